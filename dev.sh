@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# One entry point for a fresh machine:
+#   ./dev.sh lab    set up, then start JupyterLab on the quick-start notebook (emulator backend)
+#   ./dev.sh test   set up, then run the whole test suite (unit, notebooks via nbval, browser)
+#   ./dev.sh setup  only set up
+# Setup is idempotent: a virtualenv in .venv with the package (and its prebuilt JupyterLab
+# extension) installed editable, plus Debian's Chromium for the browser tests when we are root.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PYTHON=${PYTHON:-python3}
+VENV=.venv
+
+setup() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        "$PYTHON" -m venv "$VENV"
+    fi
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    "$VENV/bin/python" -m pip install --quiet -e ".[test,lab]"
+    if [ -f .ci/ui_setup.sh ]; then
+        bash .ci/ui_setup.sh
+    fi
+}
+
+cmd=${1:-help}
+case "$cmd" in
+    setup)
+        setup
+        ;;
+    lab)
+        setup
+        shift
+        exec "$VENV/bin/jupyter" lab notebooks/01_quickstart.ipynb "$@"
+        ;;
+    test)
+        setup
+        shift
+        export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
+        exec "$VENV/bin/python" -m pytest --nbval --nbval-sanitize-with notebooks/sanitize.cfg tests notebooks "$@"
+        ;;
+    *)
+        sed -n '2,7p' "$0"
+        exit 2
+        ;;
+esac

@@ -1,0 +1,58 @@
+"""npu_jupyter: Ascend NPU session configuration, placement and precision reports in Jupyter.
+
+Importing this package is cheap: TensorFlow, ipywidgets and the planner load on first use of a name
+that needs them (PEP 562 ``__getattr__``), so ``%load_ext npu_jupyter`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> "module:attribute"
+_LAZY = {
+    "NpuConfig": "npu_jupyter.options.config:NpuConfig",
+    "NpuConfigError": "npu_jupyter.options.errors:NpuConfigError",
+    "plan": "npu_jupyter.plan.planner:plan",
+    "Plan": "npu_jupyter.plan.model:Plan",
+    "session": "npu_jupyter.runtime.backends:session",
+    "RunReport": "npu_jupyter.runtime.report:RunReport",
+    "load_dump": "npu_jupyter.runtime.dump:load_dump",
+    "compare": "npu_jupyter.runtime.compare:compare",
+    "sweep": "npu_jupyter.runtime.sweep:sweep",
+    "panel": "npu_jupyter.notebook.panel:panel",
+    "current_config": "npu_jupyter.notebook.state:current_config",
+    "scope": "npu_jupyter.scope",
+}
+
+__all__ = sorted(_LAZY) + ["load_ipython_extension", "unload_ipython_extension"]
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'npu_jupyter' has no attribute {name!r}")
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    value = getattr(module, attr) if attr else module
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext npu_jupyter``: register ``%npu`` / ``%%npu`` (TensorFlow is not imported)."""
+    from npu_jupyter.notebook.magics import load_ipython_extension as _load
+
+    _load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from npu_jupyter.notebook.magics import unload_ipython_extension as _unload
+
+    _unload(ipython)

@@ -1,0 +1,1 @@
+"""The decision engine: graph + config + op tables in, placement/precision/partition out."""

@@ -1,0 +1,115 @@
+"""Plain data the planner produces and every later stage reads.
+
+A :class:`Plan` is the adapter's decisions for one graph under one config: for every op where it runs
+(AI Core, AI CPU or the host), in which dtype, and why; the device subgraphs (the adapter's GeOp
+clusters); and every tensor that crosses between host and device. It holds no TensorFlow objects, so a
+plan can be pickled, cached on disk (``graph_compiler_cache_dir``) and rendered anywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Placement = Literal["device", "host"]
+Engine = Literal["AI_CORE", "AI_CPU", "HOST"]
+
+
+@dataclass
+class OpDecision:
+    """What the adapter would do with one TensorFlow op.
+
+    ``dtype_before``/``dtype_after`` describe the op's float outputs (the first float output, else
+    the first output; "" for ops without outputs). ``input_dtypes`` gives the decided dtype of each
+    data input as the device would read it, which is what the emulator casts to.
+    """
+
+    name: str
+    op_type: str
+    placement: Placement
+    engine: Engine
+    placement_reason: str
+    dtype_before: str
+    dtype_after: str
+    precision_reason: str
+    cluster: str | None = None
+    inputs: list[str] = field(default_factory=list)  # producer op names of data inputs
+    input_dtypes: list[str] = field(default_factory=list)
+    output_dtypes: list[str] = field(default_factory=list)  # decided dtype of every output
+    impl_mode: str | None = None  # op_select_implmode / op_precision_mode result
+    policy: str | None = None  # mixed precision list: "white" | "black" | "gray" | None
+
+    @property
+    def precision_changed(self) -> bool:
+        return self.dtype_before != self.dtype_after
+
+
+@dataclass
+class Subgraph:
+    """One device cluster: the ops the adapter would replace by a single GeOp."""
+
+    name: str
+    ops: list[str]
+
+
+@dataclass
+class Transfer:
+    """A tensor crossing the host/device boundary."""
+
+    src: str  # producer op name
+    dst: str  # consumer op name
+    tensor: str  # "op:slot"
+    dtype: str
+    direction: Literal["h2d", "d2h"]
+    bytes: int | None = None  # None when the shape is not fully known
+
+
+@dataclass
+class Plan:
+    """The adapter's decisions for one graph under one config.
+
+    Attributes
+    ----------
+    ops : dict[str, OpDecision]
+        Every planned op by name, in topological order.
+    subgraphs : list[Subgraph]
+        Device clusters, largest first.
+    transfers : list[Transfer]
+        Host<->device edges.
+    warnings, errors : list[str]
+        Findings a user should act on; ``errors`` are what the real adapter would refuse.
+    """
+
+    ops: dict[str, OpDecision]
+    subgraphs: list[Subgraph] = field(default_factory=list)
+    transfers: list[Transfer] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    soc: str = "Ascend910"
+    precision_mode: str = ""  # effective mode after defaults
+    config_changes: dict[str, Any] = field(default_factory=dict)
+    title: str = ""
+
+    def summary(self) -> dict[str, Any]:
+        """Counts a person reads first: where ops run and how many changed precision."""
+        engines = [d.engine for d in self.ops.values()]
+        sizes = [t.bytes for t in self.transfers]
+        return {
+            "ops": len(self.ops),
+            "ai_core": engines.count("AI_CORE"),
+            "ai_cpu": engines.count("AI_CPU"),
+            "host": engines.count("HOST"),
+            "precision_changed": sum(d.precision_changed for d in self.ops.values()),
+            "clusters": len(self.subgraphs),
+            "transfers": len(self.transfers),
+            "transfer_bytes": None if None in sizes else sum(s for s in sizes if s is not None),
+        }
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One flat dict per op, ready for ``pandas.DataFrame`` or a CSV writer."""
+        return [asdict(d) for d in self.ops.values()]
+
+    def _repr_mimebundle_(self, include=None, exclude=None):  # noqa: ANN001 - IPython protocol
+        from npu_jupyter.display.mime import mimebundle
+
+        return mimebundle(self)

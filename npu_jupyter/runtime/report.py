@@ -1,0 +1,37 @@
+"""RunReport: what one emulated (or real) session run decided and measured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from npu_jupyter.plan.model import Plan
+
+
+@dataclass
+class RunReport:
+    """One ``session.run`` (or several runs of the same fetches, collapsed): the plan plus measurements.
+
+    ``op_times_us`` (profiling), ``drift`` (float32 reference requested) and ``overflow_ops``
+    (overflow detection) are empty when the run did not ask for them.
+    """
+
+    plan: Plan
+    backend: str = "emulator"
+    fetches: list[str] = field(default_factory=list)
+    steps: int = 1
+    wall_ms: float = 0.0
+    reference_wall_ms: float | None = None
+    op_times_us: dict[str, float] = field(default_factory=dict)
+    drift: dict[str, dict[str, float]] = field(default_factory=dict)  # op -> {max_abs, max_rel, cos}
+    overflow_ops: list[str] = field(default_factory=list)
+    first_overflow: str | None = None
+    dump_dir: str | None = None
+    trace_file: str | None = None
+    op_summary_csv: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):  # noqa: ANN001 - IPython protocol
+        from npu_jupyter.display.mime import mimebundle
+
+        return mimebundle(self)
