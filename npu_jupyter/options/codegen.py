@@ -1,0 +1,246 @@
+"""NPURunConfig keyword arguments and runnable code snippets for a config, and the way back from kwargs.
+
+``to_run_config_kwargs`` nests the options that NPURunConfig takes through helper classes the way
+those classes take them: ``{"dump_config": {"enable_dump": True, "dump_path": "/d"}}`` stands for
+``dump_config=DumpConfig(enable_dump=True, dump_path="/d")``; ``experimental_config`` may hold a
+nested ``graph_memory_optimize_config``. Session-only options (``run_config`` null in the catalogue)
+are left out; the estimator snippet carries them in its ``session_config``, whose NpuOptimizer entry
+the adapter reads before the one NPUEstimator adds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from npu_jupyter.options import catalogue
+from npu_jupyter.options.errors import NpuConfigError
+
+HELPER_CLASSES = {
+    "dump_config": "DumpConfig",
+    "profiling_config": "ProfilingConfig",
+    "memory_config": "MemoryConfig",
+    "experimental_config": "ExperimentalConfig",
+    "graph_memory_optimize_config": "GraphMemoryOptimizeConfig",
+    "dynamic_input_config": "DynamicInputConfig",
+}
+_DYNAMIC_INPUT_ORDER = ("input_shape", "dynamic_dims", "dynamic_node_type", "compile_hybrid_mode")
+
+
+def to_run_config_kwargs(config: Any) -> dict[str, Any]:
+    """NPURunConfig keyword arguments for every set option that NPURunConfig accepts."""
+    kwargs: dict[str, Any] = {}
+    for key, value in config.changed().items():
+        spec = catalogue.spec(key)
+        if not spec.run_config:
+            continue
+        if spec.accepts_int and str(value).isdigit():
+            value = int(value)  # NPURunConfig writes str(value); users pass the number
+        node = kwargs
+        *parents, leaf = spec.run_config.split(".")
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[leaf] = value
+    return kwargs
+
+
+def session_only_options(config: Any) -> dict[str, Any]:
+    """Set options that NPURunConfig has no argument for (they go into session_config)."""
+    return {k: v for k, v in config.changed().items() if not catalogue.spec(k).run_config}
+
+
+def _flatten(kwargs: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{'dump_config': {'dump_path': 'x'}} and {'dump_config.dump_path': 'x'} -> {'dump_config.dump_path': 'x'}."""
+    flat: dict[str, Any] = {}
+    for name, value in kwargs.items():
+        path = f"{prefix}{name}"
+        if isinstance(value, Mapping) and path.split(".")[-1] in HELPER_CLASSES:
+            flat.update(_flatten(value, path + "."))
+        else:
+            flat[path] = value
+    return flat
+
+
+def from_run_config_kwargs(kwargs: Mapping[str, Any], *, strict: bool = False, estimator_defaults: bool = False,
+                           config_class: Any = None) -> Any:
+    """The options ``NPURunConfig(**kwargs)`` would write, as an NpuConfig.
+
+    By default only the arguments given are taken. ``estimator_defaults=True`` adds what NPUEstimator
+    writes on its own (NPURunConfig's defaults for the keys it always writes, e.g. enable_data_pre_proc
+    True and hcom_parallel True, which differ from a bare session's C++ defaults), so the result is the
+    parameter_map the Estimator really hands the adapter.
+    RunConfig arguments that are not NPU options (model_dir, session_config, ...) are skipped; unknown
+    arguments and wrong-typed values become ``warnings()`` entries (``strict=True`` raises).
+    """
+    if config_class is None:
+        from npu_jupyter.options.config import NpuConfig as config_class
+    by_path = catalogue.by_run_config_path()
+    plain = set(catalogue.run_config_only_kwargs())
+    config = config_class()
+    notes: list[tuple[str | None, str]] = []
+    values: dict[str, tuple[Any, str | None]] = {}
+    for path, value in _flatten(kwargs).items():
+        spec = by_path.get(path)
+        if spec is None:
+            if path in plain:
+                continue
+            notes.append((None, _unknown_kwarg(path)))
+            continue
+        if value is None:
+            continue
+        try:
+            values[spec.key] = (spec.check(value), None)
+        except NpuConfigError as exc:
+            try:
+                raw = spec.convert(value)  # right type, content the adapter would still pass on
+            except NpuConfigError:
+                notes.append((spec.key, f"NPURunConfig argument {path}={value!r} has the wrong type for "
+                                        f"{spec.key} ({spec.allowed_text()}); it cannot be written"))
+            else:
+                values[spec.key] = (raw, f"{exc} (kept as NPURunConfig writes it)")
+    problems = [t for _, t in notes] + [n for _, n in values.values() if n]
+    if strict and problems:
+        text = problems[0] if len(problems) == 1 else (
+            f"{len(problems)} problems in the NPURunConfig arguments:\n" + "\n".join(f"  - {p}" for p in problems))
+        raise NpuConfigError(text, problems=problems)
+    if estimator_defaults:
+        for key, value in _estimator_writes(kwargs).items():
+            values.setdefault(key, (value, None))
+    for key, (value, note) in values.items():
+        config._assign_imported(key, value, note)
+    for key, text in notes:
+        config._note(text, key)
+    return config
+
+
+def _estimator_writes(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Keys NPUEstimator writes without being asked, given which arguments (and helper objects) were passed."""
+    given = {path.split(".")[0] for path, value in _flatten(kwargs).items() if value is not None}
+    given |= {name for name, value in kwargs.items() if isinstance(value, Mapping)}
+    written = {}
+    for spec in catalogue.specs():
+        if spec.estimator_writes is None:
+            continue
+        value, when = spec.estimator_writes
+        if when is None or when in given:
+            written[spec.key] = value
+    return written
+
+
+def _unknown_kwarg(path: str) -> str:
+    """The remark for an NPURunConfig argument that carries no session option."""
+    leaf = path.split(".")[-1]
+    try:
+        spec = catalogue.spec(leaf)
+    except NpuConfigError as exc:
+        return f"NPURunConfig argument {path!r} is not an NPU option: {str(exc).split(': ', 1)[-1]}"
+    if spec.run_config is None:
+        return f"{leaf} is a session-only option; NPURunConfig has no {path!r} argument (put it in session_config)"
+    return f"NPURunConfig argument {path!r} is misplaced (did you mean {spec.run_config!r}?)"
+
+
+# ------------------------------------------------------------------------------------------- code
+
+def _literal(value: Any) -> str:
+    """A Python literal for an option value (repr escapes user text safely)."""
+    return repr(value)
+
+
+def _param_lines(values: Mapping[str, Any], target: str) -> list[str]:
+    """``custom_op.parameter_map[...]`` lines, each value in its proto field."""
+    lines = []
+    for key, value in values.items():
+        field = catalogue.spec(key).field
+        if field == "s":
+            lines.append(f"{target}.parameter_map[{key!r}].s = tf.compat.as_bytes({_literal(str(value))})")
+        else:
+            lines.append(f"{target}.parameter_map[{key!r}].{field} = {_literal(value)}")
+    return lines
+
+
+def session_code(config: Any) -> str:
+    """sess.run style: a ConfigProto built by hand exactly as ``to_config_proto`` builds it."""
+    config.validate()
+    values = dict(config.changed())
+    if "use_off_line" not in values:
+        values = {"use_off_line": True, **values}
+    lines = [
+        "import tensorflow as tf",
+        "from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig",
+        "",
+        "config = tf.compat.v1.ConfigProto()",
+        "custom_op = config.graph_options.rewrite_options.custom_optimizers.add()",
+        'custom_op.name = "NpuOptimizer"',
+        *_param_lines(values, "custom_op"),
+        "config.graph_options.rewrite_options.remapping = RewriterConfig.OFF",
+        "config.graph_options.rewrite_options.memory_optimization = RewriterConfig.OFF",
+        "",
+        "# with tf.compat.v1.Session(config=config) as sess: ...",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _call(name: str, kwargs: Mapping[str, Any], indent: str) -> str:
+    """``Name(a=1, b=HelperClass(...))`` over several lines."""
+    if name == "DynamicInputConfig":  # all four arguments are positional and required
+        args = [_literal(kwargs.get(k, 0 if k == "compile_hybrid_mode" else None)) for k in _DYNAMIC_INPUT_ORDER]
+        return f"DynamicInputConfig({', '.join(args)})"
+    inner = indent + "    "
+    parts = []
+    for key, value in kwargs.items():
+        if isinstance(value, dict):
+            parts.append(f"{inner}{key}={_call(HELPER_CLASSES[key], value, inner)},")
+        else:
+            parts.append(f"{inner}{key}={_literal(value)},")
+    if not parts:
+        return f"{name}()"
+    return f"{name}(\n" + "\n".join(parts) + f"\n{indent})"
+
+
+def estimator_code(config: Any) -> str:
+    """NPUEstimator style: ``NPURunConfig(...)`` with helper classes; session-only options in session_config."""
+    config.validate()
+    kwargs = to_run_config_kwargs(config)
+    extra = session_only_options(config)
+    used = sorted({HELPER_CLASSES[k] for k in _nested_names(kwargs)})
+    lines = ["import tensorflow as tf", "from npu_bridge.npu_init import *",
+             f"from npu_bridge.estimator.npu.npu_config import {', '.join(['NPURunConfig', *used])}", ""]
+    if extra:
+        lines += [
+            "# Options NPURunConfig has no argument for: the adapter also reads this NpuOptimizer entry.",
+            "session_config = tf.compat.v1.ConfigProto()",
+            "custom_op = session_config.graph_options.rewrite_options.custom_optimizers.add()",
+            'custom_op.name = "NpuOptimizer"',
+            *_param_lines(extra, "custom_op"),
+            "",
+        ]
+        kwargs = {**kwargs, "session_config": _SessionConfigName()}
+    lines.append(f"config = {_call('NPURunConfig', kwargs, '')}")
+    lines.append("# estimator = NPUEstimator(model_fn=model_fn, config=config)")
+    return "\n".join(lines) + "\n"
+
+
+class _SessionConfigName:
+    """Renders as the bare name ``session_config`` inside generated code."""
+
+    def __repr__(self) -> str:
+        return "session_config"
+
+
+def _nested_names(kwargs: Mapping[str, Any]) -> list[str]:
+    """Helper-class argument names used anywhere in ``kwargs``."""
+    names = []
+    for key, value in kwargs.items():
+        if isinstance(value, dict):
+            names.append(key)
+            names.extend(_nested_names(value))
+    return names
+
+
+def to_code(config: Any, api: str = "session") -> str:
+    """A runnable snippet for ``api`` "session" (sess.run / ConfigProto) or "estimator" (NPURunConfig)."""
+    if api == "session":
+        return session_code(config)
+    if api == "estimator":
+        return estimator_code(config)
+    raise NpuConfigError(f"to_code: api must be 'session' or 'estimator', got {api!r}", value=api,
+                         allowed=["session", "estimator"])

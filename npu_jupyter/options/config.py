@@ -1,0 +1,292 @@
+"""``NpuConfig``: every Ascend adapter session option as a validated traitlet.
+
+The traits are generated from the catalogue (one per parameter_map key, ``None`` = unset so the
+adapter's own default applies). Assignment validates the single option; ``validate()`` checks the
+cross-option rules; building a proto validates first. TensorFlow is imported only by the proto and
+code-generation helpers, never by this module.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from traitlets import All, HasTraits, TraitType, observe
+
+from npu_jupyter.options import catalogue, rules, storage
+from npu_jupyter.options.catalogue import OptionSpec
+from npu_jupyter.options.errors import NpuConfigError
+
+
+class OptionTrait(TraitType):
+    """A trait that checks values with its ``OptionSpec`` and raises NpuConfigError (a ValueError)."""
+
+    allow_none = True
+
+    def __init__(self, spec: OptionSpec) -> None:
+        super().__init__(default_value=None, allow_none=True, help=spec.doc)
+        self.spec = spec
+        self.info_text = spec.allowed_text()
+        self.metadata.update(key=spec.key, field=spec.field, group=spec.group)
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        return self.spec.check(value)
+
+
+class _NpuConfigBase(HasTraits):
+    """Behaviour of NpuConfig; the option traits are added by ``_build_class``."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None, /, **options: Any) -> None:
+        """Set ``values`` (a mapping or another config) and ``options`` atomically; unknown names raise."""
+        super().__init__()
+        if isinstance(values, _NpuConfigBase):
+            values = values.changed()
+        self._raw: set[str] = set()
+        self._notes: list[tuple[str | None, str]] = []
+        if values or options:
+            self.update(values, **options)
+
+    # ----------------------------------------------------------------------- attribute guard
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Unknown public names are refused (a misspelt option would otherwise be silently ignored)."""
+        # HasTraits itself swaps some of its methods (notify_change) while holding notifications
+        if name.startswith("_") or self.has_trait(name) or hasattr(HasTraits, name):
+            super().__setattr__(name, value)
+            return
+        raise catalogue.unknown_option_error(name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        error = catalogue.unknown_option_error(name)
+        raise AttributeError(str(error))
+
+    @observe(All)
+    def _forget_import_notes(self, change: Mapping[str, Any]) -> None:
+        """A value set by the user replaces an imported one, and with it the import's remarks."""
+        name = change["name"]
+        self._raw.discard(name)
+        self._notes = [(k, text) for k, text in self._notes if k != name]
+
+    # ----------------------------------------------------------------------- setting values
+    def _checked(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Every value converted and checked, or one NpuConfigError listing every bad entry."""
+        problems: list[NpuConfigError] = []
+        result: dict[str, Any] = {}
+        for key, value in values.items():
+            try:
+                spec = catalogue.spec(key)
+                result[key] = None if value is None else spec.check(value)
+            except NpuConfigError as exc:
+                problems.append(exc)
+        if problems:
+            raise NpuConfigError.combine(problems)
+        return result
+
+    def _apply(self, values: Mapping[str, Any]) -> None:
+        """Assign already-checked values with one notification batch."""
+        with self.hold_trait_notifications():
+            for key, value in values.items():
+                setattr(self, key, value)
+
+    def update(self, values: Mapping[str, Any] | None = None, /, **options: Any) -> "_NpuConfigBase":
+        """Set several options at once: all are checked first, then all applied, or none.
+
+        ``None`` unsets an option. Returns the config, so calls chain.
+        """
+        merged = dict(values or {})
+        merged.update(options)
+        self._apply(self._checked(merged))
+        return self
+
+    def set(self, key: str, value: Any) -> "_NpuConfigBase":
+        """Set one option by its parameter_map key (``None`` unsets it)."""
+        return self.update({key: value})
+
+    def set_text(self, key: str, text: str) -> "_NpuConfigBase":
+        """Set one option from magic-line text, typed by its proto field."""
+        return self.update({key: catalogue.parse_text(key, text)})
+
+    def unset(self, *keys: str) -> "_NpuConfigBase":
+        """Unset options so the adapter's defaults apply again (unknown names raise, nothing changes)."""
+        return self.update({key: None for key in keys})
+
+    def reset(self, values: Mapping[str, Any] | None = None, /, **options: Any) -> "_NpuConfigBase":
+        """Make the config hold exactly ``values`` (everything else unset), atomically."""
+        merged = dict(values or {})
+        merged.update(options)
+        checked = self._checked(merged)
+        everything = {key: None for key in self.changed()}
+        everything.update(checked)
+        self._apply(everything)
+        self._notes.clear()
+        return self
+
+    # ----------------------------------------------------------------------- reading values
+    def changed(self) -> dict[str, Any]:
+        """The set options only, in catalogue order."""
+        return {key: value for key in catalogue.keys() if (value := self._trait_values.get(key)) is not None}
+
+    def effective(self, key: str) -> Any:
+        """The set value, or what the adapter uses when the key is absent (``None``: GE decides)."""
+        spec = catalogue.spec(key)
+        value = self._trait_values.get(key)
+        return spec.default if value is None else value
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """The adapter's value for every option when the key is absent (for display)."""
+        return {spec.key: spec.default for spec in catalogue.specs()}
+
+    @classmethod
+    def spec(cls, key: str) -> OptionSpec:
+        """The catalogue entry of ``key``."""
+        return catalogue.spec(key)
+
+    def validate(self) -> None:
+        """Raise one NpuConfigError listing every bad imported value and broken cross-option rule."""
+        problems: list[str] = []
+        for key in sorted(self._raw):
+            try:
+                catalogue.spec(key).check(self._trait_values.get(key))
+            except NpuConfigError as exc:
+                problems.append(str(exc))
+        problems.extend(rules.errors(self.changed()))
+        if problems:
+            if len(problems) == 1:
+                raise NpuConfigError(problems[0], problems=problems)
+            text = f"{len(problems)} problems in the NPU config:\n" + "\n".join(f"  - {p}" for p in problems)
+            raise NpuConfigError(text, problems=problems)
+
+    def problems(self) -> list[str]:
+        """What ``validate()`` would complain about, as a list (empty when valid)."""
+        try:
+            self.validate()
+        except NpuConfigError as exc:
+            return list(exc.problems)
+        return []
+
+    def import_warnings(self) -> list[str]:
+        """Only the remarks of the import (keys the adapter ignores, wrong fields, bad values kept)."""
+        return [text for _, text in self._notes]
+
+    def warnings(self) -> list[str]:
+        """Softer findings: import remarks (ignored keys, wrong fields) and suspicious combinations."""
+        return [text for _, text in self._notes] + rules.warnings(self.changed())
+
+    # ----------------------------------------------------------------------- copies and equality
+    def copy(self, **overrides: Any) -> "_NpuConfigBase":
+        """An independent copy (import remarks included) with ``overrides`` applied atomically."""
+        checked = self._checked(overrides)
+        clone = type(self)()
+        for key, value in self.changed().items():
+            clone._trait_values[key] = value
+        clone._raw = set(self._raw)
+        clone._notes = list(self._notes)
+        clone._apply(checked)
+        return clone
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _NpuConfigBase):
+            return NotImplemented
+        return self.changed() == other.changed()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{k}={v!r}" for k, v in self.changed().items())
+        return f"NpuConfig({body})"
+
+    # ----------------------------------------------------------------------- files
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the set options to ``path`` as JSON, atomically."""
+        storage.dump_options(path, self.changed())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> "_NpuConfigBase":
+        """A new config from a file written by ``save`` (or a plain JSON object of options).
+
+        Every option is checked before any is set, so a bad file yields one clear error and no config.
+        """
+        options = storage.read_options(path)
+        try:
+            return cls(options)
+        except NpuConfigError as exc:
+            raise NpuConfigError(f"NPU config file {str(path)!r}: {exc}", problems=exc.problems,
+                                 option=exc.option) from None
+
+    # ----------------------------------------------------------------------- proto and code
+    def to_config_proto(self, base: Any = None, *, validate: bool = True) -> Any:
+        """A ``tf.compat.v1.ConfigProto`` with the NpuOptimizer custom optimizer (see options.proto)."""
+        from npu_jupyter.options.proto import to_config_proto
+
+        return to_config_proto(self, base, validate=validate)
+
+    @classmethod
+    def from_config_proto(cls, proto: Any, *, strict: bool = False) -> "_NpuConfigBase":
+        """The config the adapter would read from ``proto`` (see options.proto)."""
+        from npu_jupyter.options.proto import from_config_proto
+
+        return from_config_proto(proto, strict=strict, config_class=cls)
+
+    @classmethod
+    def from_run_config_kwargs(cls, kwargs: Mapping[str, Any], *, strict: bool = False,
+                               estimator_defaults: bool = False) -> "_NpuConfigBase":
+        """The config NPURunConfig(**kwargs) would write (see options.codegen)."""
+        from npu_jupyter.options.codegen import from_run_config_kwargs
+
+        return from_run_config_kwargs(kwargs, strict=strict, estimator_defaults=estimator_defaults,
+                                      config_class=cls)
+
+    def to_run_config_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for NPURunConfig, sub-configs as nested dicts (see options.codegen)."""
+        from npu_jupyter.options.codegen import to_run_config_kwargs
+
+        return to_run_config_kwargs(self)
+
+    def to_code(self, api: str = "session") -> str:
+        """A runnable Python snippet building this config for ``api`` "session" or "estimator"."""
+        from npu_jupyter.options.codegen import to_code
+
+        return to_code(self, api=api)
+
+    # ----------------------------------------------------------------------- import support
+    def _assign_imported(self, key: str, value: Any, note: str | None = None) -> None:
+        """Keep a value as the adapter would read it even if it fails our check (import path only)."""
+        old = self._trait_values.get(key)
+        self._trait_values[key] = value
+        self._notify_trait(key, old, value)
+        if note is not None:
+            self._raw.add(key)
+            self._notes.append((key, note))
+
+    def _note(self, text: str, key: str | None = None) -> None:
+        """Record an import remark for ``warnings()``."""
+        self._notes.append((key, text))
+
+
+def _build_class() -> type[_NpuConfigBase]:
+    """NpuConfig with one OptionTrait per catalogue entry."""
+    namespace: dict[str, Any] = {
+        "__module__": __name__,
+        "__qualname__": "NpuConfig",
+        "__doc__": _class_doc(),
+    }
+    for spec in catalogue.specs():
+        namespace[spec.key] = OptionTrait(spec)
+    return type(_NpuConfigBase)("NpuConfig", (_NpuConfigBase,), namespace)
+
+
+def _class_doc() -> str:
+    return (
+        "Every Ascend adapter session option as a validated trait, named by its parameter_map key.\n\n"
+        "``None`` = unset (the adapter default applies, see ``NpuConfig.defaults()``). Assigning a bad "
+        "value or an unknown name raises ``NpuConfigError`` and leaves the config unchanged.\n\n"
+        "Examples\n--------\n"
+        ">>> cfg = NpuConfig(precision_mode='allow_mix_precision', mix_compile_mode=True)\n"
+        ">>> cfg.update(enable_dump=True, dump_path='/tmp/dump')\n"
+        ">>> proto = cfg.to_config_proto()\n"
+    )
+
+
+NpuConfig = _build_class()
