@@ -1,0 +1,224 @@
+"""``text/html`` fallback of a report: readable without the JupyterLab extension.
+
+Rendered from the JSON payload (:mod:`npu_jupyter.display.mime`) so it shows exactly what the extension
+shows. It must work in JupyterLab, classic notebook, VS Code, nbconvert/static HTML and nbval, in light
+and dark themes, so it uses no scripts, no external CSS and no fixed colours for text: only inline styles,
+``currentColor`` and JupyterLab CSS variables with fallbacks. Every string from the payload (op names,
+types, reasons, paths, warnings) is user data and goes through :func:`html.escape`.
+
+Layout, in the order a person porting a model reads it: title and summary counts; errors and warnings;
+what the run measured; the ops that left the device or changed precision; everything else collapsed.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from npu_jupyter.display.chart import cost_bars
+
+DETAIL_LEVELS = ("summary", "full")
+# "summary" caps the tables so a 7k-op graph does not put megabytes of HTML into the notebook;
+# the JSON payload (and plan.to_records()) still has every op.
+_SUMMARY_CAPS = (200, 300)  # (interesting ops, other ops)
+
+_default_detail = "summary"
+
+_BOX = (
+    "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:var(--jp-ui-font-size1,13px);"
+    "color:inherit;background:transparent;line-height:1.4;max-width:100%;overflow-x:auto"
+)
+_TABLE = "border-collapse:collapse;margin:4px 0;font-size:inherit;color:inherit;background:transparent"
+# Cell styles repeat on every row, so they stay short; borders and zebra rows come from the frontend's
+# own table CSS (JupyterLab, VS Code), which already follows the theme.
+_CELL = "text-align:left;vertical-align:top;padding:1px 6px"
+_HEAD = "text-align:left;padding:1px 6px;border-bottom:1px solid var(--jp-border-color1,currentColor)"
+_MONO = "font-family:var(--jp-code-font-family,monospace)"
+_NOTE = "border-left:3px solid {color};padding:2px 8px;margin:4px 0"
+_ERROR_COLOR = "var(--jp-error-color1,#d32f2f)"
+_WARN_COLOR = "var(--jp-warn-color1,#f57c00)"
+_ENGINE_LABEL = {"AI_CORE": "AI Core", "AI_CPU": "AI CPU", "HOST": "host"}
+
+
+def default_detail() -> str:
+    """Detail level used when a report renders itself (``%config NpuMagics.detail`` sets it)."""
+    return _default_detail
+
+
+def set_default_detail(level: str) -> None:
+    """Set the session-wide detail level; only ``"summary"`` and ``"full"`` exist."""
+    global _default_detail
+    if level not in DETAIL_LEVELS:
+        raise ValueError(f"detail must be one of {', '.join(DETAIL_LEVELS)}, not {level!r}")
+    _default_detail = level
+
+
+def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
+    """The whole report as one self-contained, escaped HTML fragment."""
+    ops = payload["ops"]
+    interesting = interesting_ops(ops)
+    rest = [op for op in ops if not is_interesting(op)]
+    caps = _SUMMARY_CAPS if detail == "summary" else (None, None)
+    parts = [
+        f'<div class="npu-report" style="{_BOX}">',
+        f'<div style="font-weight:600;font-size:1.1em">{escape(payload["title"])}</div>',
+        f"<div>{escape(summary_line(payload))}</div>",
+        _config_line(payload),
+        _notes(payload["errors"], "Error", _ERROR_COLOR),
+        _notes(payload["warnings"], "Warning", _WARN_COLOR),
+        _run_section(payload),
+        _op_section(payload, interesting, "Ops that left the device or changed precision", caps[0]),
+        _rest_section(payload, rest, caps[1]),
+    ]
+    if payload.get("truncated"):
+        parts.append(
+            "<div><em>Report truncated to stay under 1 MB: only the most relevant ops are included. "
+            "Use <code>plan.to_records()</code> for every op.</em></div>"
+        )
+    parts.append("</div>")
+    return "".join(p for p in parts if p)
+
+
+def is_interesting(op: dict[str, Any]) -> bool:
+    """An op a person should see first: it runs on the host, changed precision, or overflowed."""
+    return op["e"] == "HOST" or op["d0"] != op["d1"] or bool(op.get("ov"))
+
+
+_FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16")
+
+
+def interest_rank(op: dict[str, Any]) -> int:
+    """0 overflowed, 1 float op on the host (slow round trips), 2 precision changed, 3 other host ops.
+
+    Host-only shape constants and integer bookkeeping rarely need attention, so they come last.
+    """
+    if op.get("ov"):
+        return 0
+    if op["e"] == "HOST" and op["d0"] in _FLOAT_DTYPES and op["t"] not in ("Const", "Placeholder"):
+        return 1
+    if op["d0"] != op["d1"]:
+        return 2
+    return 3
+
+
+def interesting_ops(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The interesting ops, most urgent first, graph order within a rank."""
+    return sorted((op for op in ops if is_interesting(op)), key=interest_rank)
+
+
+def summary_line(payload: dict[str, Any]) -> str:
+    """``"120 ops: 100 AI Core, 5 AI CPU, 15 host · 40 changed precision · 2 clusters · …"``."""
+    s = payload["summary"]
+    line = (
+        f"{s['ops']} ops: {s['ai_core']} AI Core, {s['ai_cpu']} AI CPU, {s['host']} host"
+        f" · {s['precision_changed']} changed precision · {s['clusters']} device "
+        f"cluster{'s' if s['clusters'] != 1 else ''} · {s['transfers']} host↔device transfer"
+        f"{'s' if s['transfers'] != 1 else ''}"
+    )
+    if s.get("transfer_bytes") is not None and s["transfers"]:
+        line += f" ({format_bytes(s['transfer_bytes'])})"
+    return line
+
+
+def format_bytes(count: int) -> str:
+    """Human-readable byte count (``"4.0 KiB"``)."""
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def _config_line(payload: dict[str, Any]) -> str:
+    mode = payload.get("effective_precision_mode") or "adapter default"
+    changed = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in payload["config"].items())
+    text = f"Precision mode: {mode} · SoC: {payload['soc']}"
+    text += f" · options set: {changed}" if changed else " · no options set (adapter defaults)"
+    return f'<div style="opacity:.85">{escape(text)}</div>'
+
+
+def _notes(messages: list[str], label: str, color: str) -> str:
+    return "".join(
+        f'<div style="{_NOTE.format(color=color)}"><strong>{label}:</strong> {escape(m)}</div>' for m in messages
+    )
+
+
+def _run_section(payload: dict[str, Any]) -> str:
+    """What the run measured: backend, steps, time, first overflow, where files were written."""
+    run = payload.get("run")
+    if not run:
+        return ""
+    facts = [f"backend {run['backend']}", f"{run['steps']} step{'s' if run['steps'] != 1 else ''}"]
+    per = " per step" if run["steps"] != 1 else ""
+    facts.append(f"{run['wall_ms']:.2f} ms wall{per}")
+    if run.get("reference_wall_ms") is not None:
+        facts.append(f"float32 reference {run['reference_wall_ms']:.2f} ms{per}")
+    parts = [f"<div>{escape(' · '.join(facts))}</div>"]
+    if run.get("first_overflow"):
+        parts.append(
+            f'<div style="{_NOTE.format(color=_ERROR_COLOR)}"><strong>First overflow (inf/NaN):</strong> '
+            f'<code style="{_MONO}">{escape(run["first_overflow"])}</code></div>'
+        )
+    for key, label in (("dump_dir", "Dump"), ("trace_file", "Trace (open in Perfetto)"),
+                       ("op_summary_csv", "Op summary CSV")):
+        if run.get(key):
+            parts.append(f'<div>{label}: <code style="{_MONO}">{escape(run[key])}</code></div>')
+    parts.append(cost_bars(payload["ops"]))
+    return "".join(parts)
+
+
+def _op_section(payload: dict[str, Any], ops: list[dict[str, Any]], heading: str, cap: int | None) -> str:
+    if not ops:
+        return f"<div><em>{escape(heading)}: none.</em></div>"
+    return f"<div style=\"font-weight:600;margin-top:6px\">{escape(heading)} ({len(ops)})</div>" + _table(
+        payload, ops, cap
+    )
+
+
+def _rest_section(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) -> str:
+    if not ops:
+        return ""
+    return (
+        f"<details><summary>All other ops ({len(ops)}): on the device, precision unchanged</summary>"
+        f"{_table(payload, ops, cap)}</details>"
+    )
+
+
+def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) -> str:
+    reasons = payload["reasons"]
+    # Measurement columns only when the run measured something, so plan tables stay narrow.
+    timed = any(op.get("us") is not None for op in ops)
+    drifted = any(op.get("dr") for op in ops)
+    columns = ["Op", "Type", "Engine", "dtype", "Placement reason", "Precision reason"]
+    columns += ["µs per run"] * timed + ["Drift (max abs)"] * drifted
+    head = "".join(f'<th style="{_HEAD}">{c}</th>' for c in columns)
+    shown = ops if cap is None else ops[:cap]
+    rows = []
+    for op in shown:
+        changed = op["d0"] != op["d1"]
+        dtype = f"<strong>{escape(op['d0'])} → {escape(op['d1'])}</strong>" if changed else escape(op["d0"])
+        flag = ' <span style="white-space:nowrap">⚠ overflow</span>' if op.get("ov") else ""
+        cells = [
+            f'<code>{escape(op["n"])}</code>{flag}',
+            escape(op["t"]),
+            escape(_ENGINE_LABEL.get(op["e"], op["e"])),
+            dtype,
+            escape(reasons[op["pr"]]),
+            escape(reasons[op["xr"]]),
+        ]
+        if timed:
+            cells.append("" if op.get("us") is None else f"{op['us']:.1f}")
+        if drifted:
+            drift = (op.get("dr") or {}).get("max_abs")
+            cells.append("" if drift is None else f"{drift:.3g}")
+        styles = [_CELL] * len(cells)
+        styles[2] = styles[3] = _CELL + ";white-space:nowrap"
+        rows.append("<tr>" + "".join(f'<td style="{st}">{c}</td>' for st, c in zip(styles, cells)) + "</tr>")
+    more = ""
+    if cap is not None and len(ops) > cap:
+        more = (
+            f"<div><em>{len(ops) - cap} more not shown; "
+            "<code>%config NpuMagics.detail = 'full'</code> shows every op.</em></div>"
+        )
+    return f'<table style="{_TABLE}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>{more}'

@@ -1,0 +1,80 @@
+"""Turn the text of ``%npu`` / ``%%npu`` lines into typed option values, or one clear UsageError.
+
+Values are typed by the option catalogue (``catalogue.parse_text``), the same table the config and the
+panel read: a ``.b`` option takes true/false/1/0/yes/no/on/off, a ``.i`` option an integer, a ``.s``
+option any string (shell-style quotes keep spaces). Every token of a line is checked before anything is
+applied and all problems are reported together, so a line is either applied whole or not at all.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+from typing import Any
+
+from IPython.core.error import UsageError
+
+
+def split(line: str, usage: str) -> list[str]:
+    """Shell-style split; an unclosed quote is a usage error, not a traceback."""
+    try:
+        return shlex.split(line)
+    except ValueError as err:
+        raise UsageError(f"cannot read {line!r}: {err}.\n{usage}") from None
+
+
+def parse_assignments(tokens: list[str], usage: str, outcome: str = "nothing was changed") -> dict[str, Any]:
+    """``["precision_mode=force_fp16", "mix_compile_mode=1"]`` -> typed mapping; all problems at once."""
+    from npu_jupyter.options import catalogue
+    from npu_jupyter.options.errors import NpuConfigError
+
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    for token in tokens:
+        key, sep, text = token.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            problems.append(f"{token!r} is not KEY=VALUE")
+            continue
+        try:
+            value = catalogue.parse_text(key, text)
+        except NpuConfigError as err:
+            problems.append(str(err))
+            continue
+        if key in values and values[key] != value:
+            problems.append(f"{key} is given twice ({values[key]!r} and {value!r})")
+        values[key] = value
+    if problems:
+        raise UsageError(problem_text(problems, usage, outcome))
+    return values
+
+
+def check_keys(tokens: list[str], usage: str) -> list[str]:
+    """Option names for ``unset``; unknown ones (with suggestions) reject the whole line."""
+    from npu_jupyter.options import catalogue
+    from npu_jupyter.options.errors import NpuConfigError
+
+    problems = []
+    for key in tokens:
+        try:
+            catalogue.spec(key)
+        except NpuConfigError as err:
+            problems.append(str(err))
+    if problems:
+        raise UsageError(problem_text(problems, usage))
+    return tokens
+
+
+def suggest(word: str, choices: list[str]) -> str:
+    """`` (did you mean X?)`` or ``""``: the fuzzy hint used for subcommands, flags and op names."""
+    close = difflib.get_close_matches(word, choices, n=2, cutoff=0.6)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+
+def problem_text(problems: list[str], usage: str, outcome: str = "nothing was changed") -> str:
+    """One message for every problem of a line, ending with what is allowed."""
+    if len(problems) == 1:
+        head = f"{problems[0]}; {outcome}."
+    else:
+        head = f"{len(problems)} problems, {outcome}:\n" + "\n".join(f"  - {p}" for p in problems)
+    return f"{head}\n{usage}"

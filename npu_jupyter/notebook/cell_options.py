@@ -1,0 +1,158 @@
+"""``%%npu`` flags -> per-cell option overrides, and the precedence of config layers.
+
+A cell runs with three layers, highest first: the cell's flags, the ``NpuOptimizer`` entries of a
+``ConfigProto`` the cell's own code passes to ``tf.compat.v1.Session``, and the session-wide config.
+Overrides are a plain mapping where ``None`` means "unset here", so that choosing ``--precision
+force_fp16`` also clears a ``precision_mode_v2`` from a lower layer (the adapter refuses both at once).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from npu_jupyter.notebook.arguments import parse_assignments, split
+
+if TYPE_CHECKING:  # pragma: no cover
+    from npu_jupyter.options.config import NpuConfig
+
+# Options the adapter refuses together: setting one in a higher layer clears the other from lower ones.
+_EXCLUSIVE = (("precision_mode", "precision_mode_v2"),)
+
+
+@magic_arguments()
+@argument("--mix", action="store_true", help="mixed computing on for this cell (mix_compile_mode=True)")
+@argument("--no-mix", action="store_true", help="mixed computing off for this cell (mix_compile_mode=False)")
+@argument("--precision", metavar="MODE",
+          help="precision_mode (or a precision_mode_v2 value such as mixed_float16) for this cell")
+@argument("--dump", metavar="DIR", help="enable_dump=True, dump_path=DIR")
+@argument("--dump-step", metavar="STEPS", help="dump_step, e.g. '0|5|10' or '0|3-5|10'")
+@argument("--dump-mode", metavar="MODE", help="dump_mode: input, output or all")
+@argument("--profile", metavar="DIR", nargs="?", const="",
+          help="profiling_mode=True; profiling_options output=DIR when given")
+@argument("--set", metavar="KEY=VALUE", nargs="+", action="append", default=[],
+          help="any other option, typed by the option catalogue (repeatable)")
+@argument("--quiet", action="store_true", help="do not render the run reports after the cell")
+def cell_flags(line: str) -> None:
+    """%%npu [flags]: run this cell with the session NPU config plus these overrides."""
+
+
+def parse_cell_line(line: str, base: NpuConfig) -> tuple[dict[str, Any], bool]:
+    """Flags of a ``%%npu`` line -> (overrides, quiet). Raises UsageError on anything bad.
+
+    ``base`` is the session config snapshot; it is only read (for ``--profile`` to keep existing
+    profiling switches).
+    """
+    usage = "Usage: " + CELL_USAGE
+    argv = split(line, usage)  # POSIX quoting: '0|5' and "a b" lose their quotes, as in a shell
+    try:
+        args = cell_flags.parser.parse_args(argv)
+    except UsageError as err:
+        raise UsageError(f"%%npu {line.strip()}: {err}{_flag_hint(line)}; nothing was run.\n{usage}") from None
+    if args.mix and args.no_mix:
+        raise UsageError(f"--mix and --no-mix contradict each other; nothing was run.\n{usage}")
+    overrides: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+
+    def put(key: str, value: Any, flag: str) -> None:
+        if key in overrides and overrides[key] != value:
+            raise UsageError(f"{key} is given twice ({sources[key]} and {flag}); nothing was run.\n{usage}")
+        overrides[key] = value
+        sources[key] = flag
+
+    if args.mix or args.no_mix:
+        put("mix_compile_mode", bool(args.mix), "--mix" if args.mix else "--no-mix")
+    if args.precision is not None:
+        key = _precision_key(args.precision, usage)
+        put(key, args.precision, "--precision")
+    if args.dump is not None:
+        put("enable_dump", True, "--dump")
+        put("dump_path", args.dump, "--dump")
+    if args.dump_step is not None:
+        put("dump_step", args.dump_step, "--dump-step")
+    if args.dump_mode is not None:
+        put("dump_mode", args.dump_mode, "--dump-mode")
+    if args.profile is not None:
+        put("profiling_mode", True, "--profile")
+        if args.profile:
+            put("profiling_options", _profiling_options(base, args.profile, usage), "--profile")
+    tokens = [token for group in args.set for token in group]
+    for key, value in parse_assignments(tokens, usage, "nothing was run").items():
+        put(key, value, "--set")
+    return with_exclusions(overrides), bool(args.quiet)
+
+
+CELL_USAGE = (
+    "%%npu [--mix | --no-mix] [--precision MODE] [--dump DIR] [--dump-step STEPS] [--dump-mode MODE] "
+    "[--profile [DIR]] [--set KEY=VALUE ...] [--quiet]"
+)
+
+
+def _flag_hint(line: str) -> str:
+    """`` (did you mean --precision?)`` for a misspelt flag in ``line``."""
+    from npu_jupyter.notebook.arguments import suggest
+
+    flags = [opt for action in cell_flags.parser._actions for opt in action.option_strings if opt.startswith("--")]
+    for token in line.split():
+        if token.startswith("--") and token.split("=")[0] not in flags:
+            return suggest(token.split("=")[0], flags)
+    return ""
+
+
+def with_exclusions(layer: dict[str, Any]) -> dict[str, Any]:
+    """``layer`` plus ``None`` (unset) for options exclusive with one it sets."""
+    out = dict(layer)
+    for group in _EXCLUSIVE:
+        chosen = [key for key in group if out.get(key) is not None]
+        if len(chosen) == 1:
+            for key in group:
+                out.setdefault(key, None)
+    return out
+
+
+def apply_layer(config: NpuConfig, layer: dict[str, Any]) -> None:
+    """Apply a layer atomically: set the non-None values and unset the None ones, or change nothing."""
+    config.update(layer)
+
+
+def merged(base: NpuConfig, *layers: dict[str, Any]) -> NpuConfig:
+    """A copy of ``base`` with ``layers`` applied lowest first (``base`` is not touched)."""
+    config = base.copy()
+    for layer in layers:
+        apply_layer(config, layer)
+    return config
+
+
+def _precision_key(mode: str, usage: str) -> str:
+    """``--precision`` takes either a precision_mode or a precision_mode_v2 value."""
+    from npu_jupyter.notebook.arguments import suggest
+    from npu_jupyter.options import catalogue
+
+    v1 = [str(c) for c in catalogue.spec("precision_mode").choices or ()]
+    v2 = [str(c) for c in catalogue.spec("precision_mode_v2").choices or ()]
+    if mode in v1:
+        return "precision_mode"
+    if mode in v2:
+        return "precision_mode_v2"
+    raise UsageError(
+        f"--precision {mode!r} is not a precision mode{suggest(mode, v1 + v2)}; nothing was run.\n"
+        f"precision_mode: {', '.join(v1)}\nprecision_mode_v2: {', '.join(v2)}\n{usage}"
+    )
+
+
+def _profiling_options(base: NpuConfig, output: str, usage: str) -> str:
+    """The session's profiling_options JSON (if any) with ``output`` replaced, task trace on."""
+    current = getattr(base, "profiling_options", None) or ""
+    try:
+        options = json.loads(current) if current else {}
+    except ValueError:
+        raise UsageError(
+            f"the session's profiling_options is not valid JSON ({current!r}); fix it with "
+            f"%npu set profiling_options=... or %npu unset profiling_options.\n{usage}"
+        ) from None
+    options["output"] = output
+    options.setdefault("task_trace", "on")
+    return json.dumps(options, sort_keys=True)

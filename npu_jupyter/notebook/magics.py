@@ -1,0 +1,349 @@
+"""``%npu`` and ``%%npu``: the notebook's way to configure and run on an (emulated) Ascend NPU.
+
+One class is both IPython ``Magics`` and a traitlets ``Configurable`` (appended to
+``shell.configurables``), so display settings are ``%config NpuMagics.detail = "full"`` and can live in
+``ipython_config.py``. Loading the extension imports neither TensorFlow nor the planner: both are
+imported by the subcommands that need them.
+
+To have ``%npu`` / ``%%npu`` without ``%load_ext``, put one of these in ``ipython_config.py``::
+
+    c.InteractiveShellApp.extensions = ["npu_jupyter"]     # load at kernel start (no TF import)
+    c.MagicsManager.lazy_magics = {"npu": "npu_jupyter"}  # load on first use of %npu / %%npu
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from traitlets import Bool, Enum, observe
+from traitlets.config import Configurable
+
+from npu_jupyter.notebook import arguments
+
+_SUBCOMMANDS = ("show", "set", "unset", "reset", "panel", "code", "save", "load", "explain", "help")
+
+
+@magics_class
+class NpuMagics(Magics, Configurable):
+    """The ``%npu`` / ``%%npu`` magics and their display settings."""
+
+    detail = Enum(
+        ["summary", "full"], default_value="summary",
+        help="Reports show the ops that left the device or changed precision plus a capped, collapsed "
+             "rest ('summary'), or every op ('full').",
+    ).tag(config=True)
+    autodisplay = Bool(
+        True, help="Render each session run's report after a %%npu cell (--quiet turns it off per cell)."
+    ).tag(config=True)
+    backend = Enum(
+        ["auto", "emulator", "ascend"], default_value="auto",
+        help="Backend of the sessions %%npu creates: 'auto' uses the Ascend adapter when npu_bridge "
+             "imports, else the CPU emulator.",
+    ).tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        # Magics and Configurable both take `config`; Magics.__init__ does not forward it, so load
+        # settings from the shell's config (e.g. ipython_config.py) here.
+        if shell is not None and getattr(shell, "config", None) is not None:
+            self.update_config(shell.config)
+
+    @observe("detail")
+    def _detail_changed(self, change: dict[str, Any]) -> None:
+        """Reports rendering themselves (``plan`` at the end of a cell) follow this setting too."""
+        from npu_jupyter.display import html
+
+        html.set_default_detail(change["new"])
+
+    @line_cell_magic
+    def npu(self, line: str, cell: str | None = None) -> Any:
+        """Configure the Ascend NPU session options and run cells on an NPU session.
+
+        Line magic (the session-wide config, shared with ``npu_jupyter.panel()``)::
+
+          %npu                          show the options set, problems and warnings
+          %npu show                     same
+          %npu set KEY=VALUE ...        set options; the whole line or nothing is applied
+          %npu unset KEY ...            back to the adapter default
+          %npu reset                    unset every option
+          %npu panel                    widget panel bound to the config
+          %npu code [--estimator]       equivalent Python (sess.run ConfigProto, or NPURunConfig)
+          %npu save PATH                write the config as JSON
+          %npu load PATH                replace the config by one saved with %npu save
+          %npu explain FETCH            plan of the default graph for a tensor or op name
+          %npu help [options]           this text; ``options`` lists every option by group
+
+        KEY is a ``custom_op.parameter_map`` key (``precision_mode``, ``mix_compile_mode``,
+        ``dump_path``, ...). VALUE is typed by the option: true/false (also 1/0, yes/no, on/off) for
+        switches, integers for counts, text otherwise; quote text with spaces:
+        ``%npu set dump_path="/tmp/my dumps" enable_dump=true``.
+
+        Cell magic (this cell only; the session config is not changed)::
+
+          %%npu [--mix | --no-mix] [--precision MODE] [--dump DIR] [--dump-step STEPS]
+                [--dump-mode MODE] [--profile [DIR]] [--set KEY=VALUE ...] [--quiet]
+
+          --mix / --no-mix      mix_compile_mode on / off
+          --precision MODE      precision_mode, or a precision_mode_v2 value (e.g. mixed_float16)
+          --dump DIR            enable_dump with dump_path DIR
+          --dump-step STEPS     dump_step, e.g. '0|5|10' or '0|3-5|10'
+          --dump-mode MODE      dump_mode: input, output or all
+          --profile [DIR]       profiling_mode on; profiling_options output DIR when given
+          --set KEY=VALUE ...   any other option (repeatable)
+          --quiet               do not render the reports after the cell
+
+        Every ``tf.compat.v1.Session`` / ``InteractiveSession`` the cell creates becomes an NPU session
+        (``npu_jupyter.session``). Its options are, highest first: the cell's flags, the
+        ``NpuOptimizer`` entries of a ``ConfigProto`` the cell passes to the session, then the session
+        config. After the cell one report per distinct run renders (repeated runs of the same fetches
+        collapse into one report with a step count). A bad flag or value is reported before the cell
+        runs, and then nothing runs and nothing changes.
+
+        Display settings: ``%config NpuMagics.detail = 'full'`` (every op in reports),
+        ``%config NpuMagics.autodisplay = False``, ``%config NpuMagics.backend = 'emulator'``.
+        """
+        if cell is not None:
+            return self._run_cell(line, cell)
+        return self._line(line)
+
+    # -- line magic --------------------------------------------------------------------------
+
+    def _line(self, line: str) -> Any:
+        tokens = arguments.split(line, _LINE_USAGE)
+        command, rest = (tokens[0], tokens[1:]) if tokens else ("show", [])
+        handler = getattr(self, f"_cmd_{command}", None)
+        if command not in _SUBCOMMANDS or handler is None:
+            raise UsageError(
+                f"unknown %npu subcommand {command!r}{arguments.suggest(command, list(_SUBCOMMANDS))}.\n"
+                f"{_LINE_USAGE}"
+            )
+        return handler(rest)
+
+    def _cmd_show(self, rest: list[str]) -> Any:
+        _no_args("show", rest)
+        from npu_jupyter.display.config_view import ConfigView
+
+        return ConfigView(self._config())
+
+    def _cmd_set(self, rest: list[str]) -> None:
+        usage = "Usage: %npu set KEY=VALUE [KEY=VALUE ...]   (%npu help options lists the keys)"
+        if not rest:
+            raise UsageError(f"%npu set needs at least one KEY=VALUE.\n{usage}")
+        values = arguments.parse_assignments(rest, usage)
+        self._update(values, usage)
+
+    def _cmd_unset(self, rest: list[str]) -> None:
+        usage = "Usage: %npu unset KEY [KEY ...]   (%npu help options lists the keys)"
+        if not rest:
+            raise UsageError(f"%npu unset needs at least one option name.\n{usage}")
+        keys = arguments.check_keys(rest, usage)
+        self._update({key: None for key in keys}, usage)
+
+    def _cmd_reset(self, rest: list[str]) -> None:
+        _no_args("reset", rest)
+        self._config().reset()
+
+    def _cmd_panel(self, rest: list[str]) -> Any:
+        _no_args("panel", rest)
+        from npu_jupyter.notebook.panel import panel
+
+        return panel(self._config())
+
+    def _cmd_code(self, rest: list[str]) -> None:
+        if rest not in ([], ["--estimator"]):
+            raise UsageError("Usage: %npu code [--estimator]")
+        api = "estimator" if rest else "session"
+        print(self._config().to_code(api=api))
+
+    def _cmd_save(self, rest: list[str]) -> None:
+        if len(rest) != 1:
+            raise UsageError("Usage: %npu save PATH   (quote a path with spaces)")
+        self._config().save(rest[0])
+        print(f"saved the NPU config to {rest[0]}")
+
+    def _cmd_load(self, rest: list[str]) -> None:
+        if len(rest) != 1:
+            raise UsageError("Usage: %npu load PATH")
+        from npu_jupyter.options.config import NpuConfig
+        from npu_jupyter.options.errors import NpuConfigError
+
+        try:
+            loaded = NpuConfig.load(rest[0])
+        except (OSError, NpuConfigError) as err:
+            raise UsageError(f"cannot load {rest[0]}: {err}; the config is unchanged.") from None
+        self._config().reset(loaded.changed())
+        print(f"loaded the NPU config from {rest[0]}")
+
+    def _cmd_explain(self, rest: list[str]) -> Any:
+        if len(rest) != 1:
+            raise UsageError("Usage: %npu explain FETCH   (a tensor or op name of the default graph)")
+        import tensorflow as tf
+
+        from npu_jupyter.plan.planner import plan
+
+        graph = tf.compat.v1.get_default_graph()
+        op_name = rest[0].split(":")[0]
+        names = [op.name for op in graph.get_operations()]
+        if op_name not in names:
+            hint = arguments.suggest(op_name, names) if names else (
+                " (the default graph is empty: build the graph with tf.compat.v1 in graph mode, or call "
+                "npu_jupyter.plan(fn.get_concrete_function(...)) for a tf.function)"
+            )
+            raise UsageError(f"no op {op_name!r} in the default graph{hint}.")
+        result = plan(graph, self._config(), fetches=[rest[0]])
+        return _Rendered(result, self.detail)
+
+    def _cmd_help(self, rest: list[str]) -> None:
+        if rest == ["options"]:
+            print(_options_help())
+            return
+        if rest:
+            raise UsageError("Usage: %npu help [options]")
+        print(_manual())
+
+    # -- cell magic --------------------------------------------------------------------------
+
+    def _run_cell(self, line: str, cell: str) -> Any:
+        """Validate everything, then run the cell on one snapshot of the config with sessions swapped."""
+        from npu_jupyter.notebook.cell_options import merged, parse_cell_line
+        from npu_jupyter.notebook.run_reports import cell_reports
+        from npu_jupyter.notebook.session_swap import CellSessions, swapped_sessions
+        from npu_jupyter.options.errors import NpuConfigError
+
+        snapshot = self._config().copy()
+        overrides, quiet = parse_cell_line(line, snapshot)
+        try:
+            cell_config = merged(snapshot, overrides)
+            cell_config.validate()
+            # The run-time checks too (dump_path must be an existing writable directory, profiling
+            # output...), so a typo in --dump fails here rather than halfway through the cell.
+            from npu_jupyter.runtime.run_settings import read_run_settings
+
+            read_run_settings(cell_config)
+        except (NpuConfigError, ValueError) as err:
+            raise UsageError(f"%%npu {line.strip()}: {err}\nThe cell was not run.") from None
+        code = self._compile(cell)
+        cell_sessions = CellSessions(snapshot, overrides, self.backend)
+        failed = True
+        try:
+            with swapped_sessions(cell_sessions):
+                value = self._execute(code)
+            failed = False
+        finally:
+            # Also when the cell raised: the runs before the error (an overflow, say) often explain it.
+            if self.autodisplay and not quiet:
+                self._show_reports(cell_reports(cell_sessions.sessions), bool(cell_sessions.sessions), failed)
+        return value
+
+    def _show_reports(self, reports: list[Any], made_sessions: bool, failed: bool) -> None:
+        """One rendered report per distinct run, or a line saying why there is none."""
+        from IPython.display import display
+
+        from npu_jupyter.display.mime import mimebundle
+
+        for report in reports:
+            display(mimebundle(report, detail=self.detail), raw=True)
+        if not reports and not failed:
+            why = "its sessions ran nothing" if made_sessions else "it created no tf.compat.v1.Session"
+            print(f"%%npu: no report, {why}. For Keras or tf.function code, "
+                  "npu_jupyter.plan(concrete_function) shows the plan.")
+
+    def _compile(self, cell: str) -> tuple[Any, Any]:
+        """Compile the cell as IPython would (magics and ``!`` lines inside it work), last
+        expression kept apart so its value becomes the cell's output like a normal cell."""
+        source = self.shell.transform_cell(cell)
+        tree = ast.parse(source)
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        filename = self.shell.compile.cache(source) if hasattr(self.shell.compile, "cache") else "<%%npu>"
+        body = compile(tree, filename, "exec")
+        expr = compile(last, filename, "eval") if last is not None else None
+        return body, expr
+
+    def _execute(self, code: tuple[Any, Any]) -> Any:
+        body, expr = code
+        namespace = self.shell.user_ns
+        exec(body, namespace)  # noqa: S102 - running the user's own cell is the point
+        return eval(expr, namespace) if expr is not None else None  # noqa: S307
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _config(self) -> Any:
+        from npu_jupyter.notebook.state import current_config
+
+        return current_config()
+
+    def _update(self, values: dict[str, Any], usage: str) -> None:
+        """Apply ``values`` atomically; a config error becomes a UsageError and changes nothing."""
+        from npu_jupyter.options.errors import NpuConfigError
+
+        config = self._config()
+        try:
+            config.update(values)
+        except NpuConfigError as err:
+            raise UsageError(f"{err}\nNothing was changed.\n{usage}") from None
+        # A combination can be wrong while a user is half-way through a change, so it is applied, but
+        # said at once rather than when a session refuses it later.
+        for problem in config.problems():
+            print(f"%npu: not valid yet: {problem}")
+
+
+class _Rendered:
+    """A plan shown at the magics' detail level (``%npu explain``)."""
+
+    def __init__(self, obj: Any, detail: str) -> None:
+        self.obj = obj
+        self.detail = detail
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from npu_jupyter.display.mime import mimebundle
+
+        return mimebundle(self.obj, detail=self.detail)
+
+
+_LINE_USAGE = (
+    "Usage: %npu [show | set KEY=VALUE ... | unset KEY ... | reset | panel | code [--estimator] | "
+    "save PATH | load PATH | explain FETCH | help [options]]"
+)
+
+
+def _no_args(command: str, rest: list[str]) -> None:
+    if rest:
+        raise UsageError(f"%npu {command} takes no arguments, got {' '.join(rest)!r}.\n{_LINE_USAGE}")
+
+
+def _manual() -> str:
+    import inspect
+
+    return inspect.cleandoc(NpuMagics.npu.__doc__ or "")
+
+
+def _options_help() -> str:
+    """Every option by group: key, proto field type, allowed values, one line of doc."""
+    from npu_jupyter.options import catalogue
+
+    lines = []
+    for group in catalogue.groups():
+        lines.append(f"[{group}]")
+        for spec in catalogue.specs_in_group(group):
+            lines.append(f"  {spec.key} ({spec.allowed_text()}): {spec.doc}")
+    return "\n".join(lines)
+
+
+def load_ipython_extension(ip: Any) -> None:
+    """Register ``%npu``/``%%npu`` and make ``%config NpuMagics`` work; idempotent."""
+    magics = NpuMagics(shell=ip)
+    ip.register_magics(magics)
+    ip.configurables = [c for c in ip.configurables if not isinstance(c, NpuMagics)] + [magics]
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    """Remove the magics and the configurable (the session config itself is kept)."""
+    for kind in ("line", "cell"):
+        ip.magics_manager.magics[kind].pop("npu", None)
+    ip.magics_manager.registry.pop("NpuMagics", None)
+    ip.configurables = [c for c in ip.configurables if not isinstance(c, NpuMagics)]

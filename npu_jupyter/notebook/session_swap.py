@@ -1,0 +1,146 @@
+"""During a ``%%npu`` cell, every ``tf.compat.v1.Session`` the cell creates is an NPU session.
+
+The cell's code stays unchanged: ``tf.compat.v1.Session`` and ``tf.compat.v1.InteractiveSession`` are
+replaced, for the duration of the cell only, by factories that build the config from the three layers
+(cell flags > the user's own ``NpuOptimizer`` entries > session config) and return
+``npu_jupyter.runtime.backends.session(...)``. The originals come back when the cell ends, also when it
+raises. Every session made is remembered so its run reports can be shown after the cell.
+
+Only sessions created through the ``tf.compat.v1`` names are swapped (which is how user code and helper
+modules create them). Code holding its own reference to the class from before the cell, and TF's own
+``MonitoredSession``/Estimator machinery, which construct the class directly, keep plain TF sessions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from npu_jupyter.notebook.cell_options import merged, with_exclusions
+
+if TYPE_CHECKING:  # pragma: no cover
+    from npu_jupyter.options.config import NpuConfig
+
+_PATCHED = ("Session", "InteractiveSession")
+
+
+class CellSessions:
+    """Builds NPU sessions for one cell and remembers them.
+
+    Parameters
+    ----------
+    snapshot : NpuConfig
+        Copy of the session config taken when the cell started (the panel may change the shared
+        config while the cell runs; the cell does not see that).
+    overrides : dict
+        The cell's flags as option values (``None`` = unset).
+    backend : str
+        ``"auto"``, ``"emulator"`` or ``"ascend"``.
+    """
+
+    def __init__(self, snapshot: NpuConfig, overrides: dict[str, Any], backend: str) -> None:
+        self.snapshot = snapshot
+        self.overrides = overrides
+        self.backend = backend
+        self.sessions: list[Any] = []
+
+    def config_for(self, proto: Any) -> NpuConfig:
+        """The config of one session: the user's NpuOptimizer entries sit between session and cell."""
+        user_layer: dict[str, Any] = {}
+        if proto is not None and _has_npu_optimizer(proto):
+            from npu_jupyter.options.config import NpuConfig
+
+            user_layer = with_exclusions(NpuConfig.from_config_proto(proto).changed())
+        return merged(self.snapshot, user_layer, self.overrides)
+
+    def make(self, target: str = "", graph: Any = None, config: Any = None, *, interactive: bool = False) -> Any:
+        """Replacement for ``tf.compat.v1.Session(target, graph, config)``.
+
+        When the cell passed its own ConfigProto, the merged NPU options are written into a copy of it,
+        so its other settings (threads, GPU options, ...) are kept; the runtime reads the options back
+        from the proto exactly. The user's proto object itself is never modified.
+        """
+        from npu_jupyter.runtime import backends
+
+        npu_config = self.config_for(config)
+        if config is not None:
+            session_config: Any = npu_config.to_config_proto(base=_without_npu_entries(config))
+        else:
+            npu_config.validate()
+            session_config = npu_config
+        session = backends.session(session_config, graph=graph, backend=self.backend, target=target or "")
+        if interactive:
+            _install_as_default(session)
+        self.sessions.append(session)
+        return session
+
+
+@contextlib.contextmanager
+def swapped_sessions(cell: CellSessions) -> Iterator[CellSessions]:
+    """Patch ``tf.compat.v1.Session``/``InteractiveSession`` for the block; always restore them."""
+    import tensorflow as tf
+
+    module = tf.compat.v1
+    originals = {name: getattr(module, name) for name in _PATCHED}
+    factories = {
+        "Session": _factory(cell, originals["Session"], interactive=False),
+        "InteractiveSession": _factory(cell, originals["InteractiveSession"], interactive=True),
+    }
+    try:
+        for name, factory in factories.items():
+            setattr(module, name, factory)
+        yield cell
+    finally:
+        for name, original in originals.items():
+            setattr(module, name, original)
+
+
+def _factory(cell: CellSessions, original: type, *, interactive: bool) -> Any:
+    """A callable that looks like the TF class to the cell's code (name, docstring)."""
+
+    def make_session(target: str = "", graph: Any = None, config: Any = None) -> Any:
+        if _called_from_npu_jupyter():
+            # The emulator runs its rewritten graph in an ordinary TF session of its own; swapping
+            # that one too would emulate the emulation.
+            return original(target, graph, config)
+        return cell.make(target, graph, config, interactive=interactive)
+
+    make_session.__name__ = original.__name__
+    make_session.__qualname__ = original.__qualname__
+    make_session.__doc__ = f"NPU session (npu_jupyter %%npu cell) in place of {original.__name__}."
+    return make_session
+
+
+def _called_from_npu_jupyter() -> bool:
+    """Whether the session is being created by this package (two frames up: past make_session)."""
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    return caller == "npu_jupyter" or caller.startswith("npu_jupyter.")
+
+
+def _without_npu_entries(proto: Any) -> Any:
+    """A copy of the user's proto minus its NpuOptimizer entries (already merged into the config).
+
+    Left in place, an entry would keep a key that a higher layer unset (``--precision`` clearing the
+    user's ``precision_mode_v2``), and the adapter refuses both precision keys at once.
+    """
+    clone = type(proto)()
+    clone.CopyFrom(proto)
+    optimizers = clone.graph_options.rewrite_options.custom_optimizers
+    for index in reversed(range(len(optimizers))):
+        if optimizers[index].name == "NpuOptimizer":
+            del optimizers[index]
+    return clone
+
+
+def _has_npu_optimizer(proto: Any) -> bool:
+    optimizers = proto.graph_options.rewrite_options.custom_optimizers
+    return any(entry.name == "NpuOptimizer" for entry in optimizers)
+
+
+def _install_as_default(session: Any) -> None:
+    """What ``InteractiveSession`` does: become the default session until closed."""
+    context = session.as_default()
+    context.__enter__()
+    session._npu_default_context = context  # closed with the session by the runtime, or left as TF does

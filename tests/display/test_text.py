@@ -1,0 +1,37 @@
+"""The text/plain rendering: short, complete enough for a terminal, safe against control characters."""
+
+from __future__ import annotations
+
+from npu_jupyter.display import text
+from npu_jupyter.display.mime import report_payload
+from npu_jupyter.plan.model import OpDecision, Plan
+from npu_jupyter.runtime.report import RunReport
+
+
+def _op(name: str, engine: str = "AI_CORE", after: str = "float32") -> OpDecision:
+    return OpDecision(name=name, op_type="Mul", placement="host" if engine == "HOST" else "device",
+                      engine=engine, placement_reason="not supported on the device", dtype_before="float32",
+                      dtype_after=after, precision_reason="reduced to float16")
+
+
+def test_text_lists_interesting_ops_with_their_reason():
+    plan = Plan(ops={"a": _op("a", "HOST"), "b": _op("b", after="float16"), "c": _op("c")})
+    out = text.render(report_payload(plan))
+    assert "a [Mul] HOST float32: not supported on the device" in out
+    assert "b [Mul] AI_CORE float32->float16: reduced to float16" in out
+    assert "  c [" not in out
+    assert "  c [Mul]" in text.render(report_payload(plan), detail="full")
+
+
+def test_newlines_in_op_names_cannot_fake_extra_report_lines():
+    plan = Plan(ops={"evil\nERROR: fake": _op("evil\nERROR: fake", "HOST")})
+    out = text.render(report_payload(plan))
+    assert "\nERROR: fake" not in out and "evil\\nERROR: fake" in out
+
+
+def test_run_lines_name_first_overflow_and_costliest_ops():
+    plan = Plan(ops={"a": _op("a"), "b": _op("b")})
+    run = RunReport(plan=plan, op_times_us={"a": 1.0, "b": 5.0}, first_overflow="b", overflow_ops=["b"])
+    out = text.render(report_payload(run))
+    assert "first overflow: b" in out and "costliest: b 5.0 µs, a 1.0 µs" in out
+    assert "b [Mul] AI_CORE float32 OVERFLOW" in out

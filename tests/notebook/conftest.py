@@ -1,0 +1,22 @@
+"""A real IPython shell with the extension loaded; the shared NPU config is reset around each test."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+
+@pytest.fixture
+def ip():
+    """IPython's own InteractiveShell; ``run_line_magic``/``run_cell_magic`` raise errors directly."""
+    from npu_jupyter.notebook.state import current_config
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "npu_jupyter")
+    current_config().reset()
+    shell.run_line_magic("config", "NpuMagics.detail = 'summary'")
+    shell.run_line_magic("config", "NpuMagics.autodisplay = True")
+    yield shell
+    current_config().reset()
+    shell.run_line_magic("config", "NpuMagics.detail = 'summary'")  # a process-wide default
+    shell.run_line_magic("config", "NpuMagics.backend = 'auto'")

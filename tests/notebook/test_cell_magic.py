@@ -1,0 +1,153 @@
+"""%%npu end to end: real TF graphs run through the emulator inside a real IPython shell.
+
+(Part of ``npu_jupyter/notebook/magics.py``; kept in its own module because these tests run TensorFlow.)
+"""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+from npu_jupyter.display.mime import MIME_TYPE
+from npu_jupyter.notebook.state import current_config
+
+tf = pytest.importorskip("tensorflow")
+
+GRAPH = '''
+import numpy as np
+import tensorflow as tf
+g = tf.Graph()
+with g.as_default():
+    x = tf.compat.v1.placeholder(tf.float32, [4, 8], name="x")
+    w = tf.constant(np.full((8, 3), 0.5, np.float32), name="w")
+    y = tf.nn.relu(tf.matmul(x, w, name="mm"), name="y")
+    total = tf.reduce_sum(y, name="total")
+feed = {x: np.ones((4, 8), np.float32)}
+'''
+
+USER_PROTO = '''
+proto = tf.compat.v1.ConfigProto(intra_op_parallelism_threads=1)
+custom = proto.graph_options.rewrite_options.custom_optimizers.add()
+custom.name = "NpuOptimizer"
+custom.parameter_map["use_off_line"].b = True
+custom.parameter_map["precision_mode"].s = b"force_fp32"
+custom.parameter_map["mix_compile_mode"].b = True
+'''
+
+
+def _reports(cap):
+    return [out.data[MIME_TYPE] for out in cap.outputs if MIME_TYPE in out.data]
+
+
+def test_precision_flag_beats_the_cells_own_npu_optimizer_entries_and_shows_in_the_report(ip):
+    ip.run_line_magic("npu", "set precision_mode=allow_fp32_to_fp16")
+    cell = GRAPH + USER_PROTO + '''
+with tf.compat.v1.Session(graph=g, config=proto) as sess:
+    value = sess.run(y, feed_dict=feed)
+    kind = type(sess).__name__
+'''
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision force_fp16", cell)
+    assert ip.user_ns["kind"] == "EmulatorSession"
+    [report] = _reports(cap)
+    assert report["effective_precision_mode"] == "force_fp16"
+    assert report["config"]["precision_mode"] == "force_fp16"
+    assert report["config"]["mix_compile_mode"] is True  # the user's own entry, no flag overrode it
+    matmul = next(op for op in report["ops"] if op["n"] == "mm")
+    assert (matmul["d0"], matmul["d1"]) == ("float32", "float16")
+    assert "force_fp16" in cap.outputs[0].data["text/html"]
+    # the user's proto object is untouched and the session config is what it was
+    entries = ip.user_ns["proto"].graph_options.rewrite_options.custom_optimizers[0].parameter_map
+    assert entries["precision_mode"].s == b"force_fp32"
+    assert current_config().changed() == {"precision_mode": "allow_fp32_to_fp16"}
+
+
+def test_repeated_runs_collapse_into_one_report_per_fetch_with_a_step_count(ip):
+    cell = GRAPH + '''
+sess = tf.compat.v1.Session(graph=g)
+for _ in range(3):
+    sess.run(y, feed_dict=feed)
+    sess.run(total, feed_dict=feed)
+sess.close()
+'''
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision allow_fp32_to_fp16", cell)
+    reports = _reports(cap)
+    assert [r["run"]["steps"] for r in reports] == [3, 3]
+    assert [r["title"].split(" ")[2] for r in reports] == ["y:0:", "total:0:"]
+
+
+def test_quiet_runs_the_cell_without_rendering_reports(ip):
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--quiet", GRAPH + "out = tf.compat.v1.Session(graph=g).run(total, feed)\n")
+    assert ip.user_ns["out"] == pytest.approx(48.0)
+    assert _reports(cap) == [] and cap.stdout == ""
+
+
+def test_session_config_and_tf_session_are_restored_after_the_cell_raises(ip):
+    ip.run_line_magic("npu", "set precision_mode=force_fp32")
+    original = tf.compat.v1.Session
+    with pytest.raises(ZeroDivisionError):
+        ip.run_cell_magic("npu", "--precision force_fp16 --mix", GRAPH + "tf.compat.v1.Session(graph=g)\n1 / 0\n")
+    assert tf.compat.v1.Session is original
+    assert current_config().changed() == {"precision_mode": "force_fp32"}
+
+
+def test_a_bad_flag_runs_nothing_and_changes_nothing(ip):
+    ip.run_line_magic("npu", "set precision_mode=force_fp32")
+    for line in ("--precision force_fp17", "--dump-mode everything", "--mix --set iterations_per_loop=8",
+                 "--set dump_step=abc --dump /tmp/d"):
+        with pytest.raises(UsageError):
+            ip.run_cell_magic("npu", line, "ran = True\n")
+        assert "ran" not in ip.user_ns
+    assert current_config().changed() == {"precision_mode": "force_fp32"}
+
+
+def test_the_cell_runs_on_a_snapshot_taken_when_it_started(ip):
+    cell = GRAPH + '''
+from npu_jupyter import current_config
+current_config().update(precision_mode="force_fp32")   # as if the panel were edited meanwhile
+sess = tf.compat.v1.Session(graph=g)
+cfg = sess.config
+'''
+    ip.run_line_magic("npu", "set precision_mode=force_fp16")
+    with capture_output():
+        ip.run_cell_magic("npu", "--quiet", cell)
+    assert ip.user_ns["cfg"].precision_mode == "force_fp16"
+    assert current_config().precision_mode == "force_fp32"  # the edit itself is kept for later cells
+
+
+def test_interactive_session_becomes_the_default_npu_session(ip):
+    cell = GRAPH + '''
+with g.as_default():
+    isess = tf.compat.v1.InteractiveSession(graph=g)
+    got = total.eval(feed_dict=feed)
+    default = tf.compat.v1.get_default_session()
+isess.close()
+'''
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "", cell)
+    assert ip.user_ns["default"] is ip.user_ns["isess"]
+    assert ip.user_ns["got"] == pytest.approx(48.0)
+    assert len(_reports(cap)) == 1
+
+
+def test_last_expression_is_the_cells_value_and_a_cell_without_sessions_says_so(ip):
+    with capture_output() as cap:
+        value = ip.run_cell_magic("npu", "", "a = 20\na + 22\n")
+    assert value == 42
+    assert "created no tf.compat.v1.Session" in cap.stdout
+
+
+def test_a_dump_directory_that_does_not_exist_is_refused_before_the_cell_runs(ip, tmp_path):
+    with pytest.raises(UsageError, match="dump_path must be an existing directory"):
+        ip.run_cell_magic("npu", f"--dump {tmp_path / 'missing'}", "ran = True\n")
+    assert "ran" not in ip.user_ns
+
+
+def test_runs_before_an_error_in_the_cell_are_still_reported(ip):
+    cell = GRAPH + "tf.compat.v1.Session(graph=g).run(total, feed)\nraise RuntimeError('after one run')\n"
+    with capture_output() as cap, pytest.raises(RuntimeError, match="after one run"):
+        ip.run_cell_magic("npu", "", cell)
+    assert [r["run"]["steps"] for r in _reports(cap)] == [1]

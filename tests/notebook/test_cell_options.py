@@ -1,0 +1,73 @@
+"""%%npu flags -> per-cell overrides, and the layering of session config, user entries and flags."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from IPython.core.error import UsageError
+
+from npu_jupyter.notebook.cell_options import merged, parse_cell_line, with_exclusions
+from npu_jupyter.options.config import NpuConfig
+
+
+def test_flags_become_option_values():
+    overrides, quiet = parse_cell_line(
+        "--mix --precision force_fp16 --dump /tmp/d --dump-step '0|5' --dump-mode all --quiet", NpuConfig()
+    )
+    assert quiet is True
+    assert overrides == {
+        "mix_compile_mode": True, "precision_mode": "force_fp16", "precision_mode_v2": None,
+        "enable_dump": True, "dump_path": "/tmp/d", "dump_step": "0|5", "dump_mode": "all",
+    }
+
+
+def test_precision_takes_a_v2_value_and_then_clears_precision_mode():
+    overrides, _ = parse_cell_line("--precision mixed_float16", NpuConfig())
+    assert overrides == {"precision_mode_v2": "mixed_float16", "precision_mode": None}
+    cell = merged(NpuConfig(precision_mode="force_fp32"), overrides)
+    assert cell.changed() == {"precision_mode_v2": "mixed_float16"}
+
+
+def test_profile_keeps_session_profiling_switches_and_sets_output():
+    base = NpuConfig(profiling_options=json.dumps({"output": "/old", "training_trace": "on"}))
+    overrides, _ = parse_cell_line("--profile /tmp/prof", base)
+    assert overrides["profiling_mode"] is True
+    assert json.loads(overrides["profiling_options"]) == {
+        "output": "/tmp/prof", "training_trace": "on", "task_trace": "on",
+    }
+    overrides, _ = parse_cell_line("--profile", base)
+    assert overrides == {"profiling_mode": True}
+
+
+def test_set_values_are_typed_and_repeatable():
+    overrides, _ = parse_cell_line("--set iterations_per_loop=1 --set enable_dump=off 'dump_path=/tmp/a b'",
+                                   NpuConfig())
+    assert overrides == {"iterations_per_loop": 1, "enable_dump": False, "dump_path": "/tmp/a b"}
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("--precision force_fp17", "did you mean force_fp16"),
+        ("--mix --no-mix", "contradict"),
+        ("--prcision force_fp16", "did you mean --precision"),
+        ("--set precison_mode=force_fp16", "did you mean 'precision_mode'"),
+        ("--precision force_fp16 --set precision_mode=force_fp32", "given twice"),
+        ("--set enable_dump=maybe", "not a bool"),
+    ],
+)
+def test_bad_flags_are_one_usage_error_saying_nothing_ran(line, expected):
+    with pytest.raises(UsageError) as err:
+        parse_cell_line(line, NpuConfig())
+    assert expected in str(err.value) and "nothing was run" in str(err.value)
+    assert "Usage: %%npu" in str(err.value)
+
+
+def test_layers_apply_lowest_first_without_touching_the_base():
+    base = NpuConfig(precision_mode="force_fp32", mix_compile_mode=True)
+    user = with_exclusions({"precision_mode_v2": "fp16"})
+    cell = {"mix_compile_mode": False}
+    result = merged(base, user, cell)
+    assert result.changed() == {"mix_compile_mode": False, "precision_mode_v2": "fp16"}
+    assert base.changed() == {"precision_mode": "force_fp32", "mix_compile_mode": True}

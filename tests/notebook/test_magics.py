@@ -1,0 +1,206 @@
+"""%npu / %%npu in a real IPython shell: parsing, atomicity, the shared config, help, loading."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.utils.capture import capture_output
+
+from npu_jupyter.notebook.magics import NpuMagics
+from npu_jupyter.notebook.state import current_config
+
+
+def test_load_ext_registers_line_and_cell_magic_and_the_configurable(ip):
+    magics = ip.magics_manager.lsmagic()
+    assert "npu" in magics["line"] and "npu" in magics["cell"]
+    assert sum(isinstance(c, NpuMagics) for c in ip.configurables) == 1
+    ip.run_line_magic("load_ext", "npu_jupyter")  # loading twice keeps one configurable
+    ip.run_line_magic("reload_ext", "npu_jupyter")
+    assert sum(isinstance(c, NpuMagics) for c in ip.configurables) == 1
+
+
+def test_config_magic_sets_display_traits_and_rejects_unknown_values(ip):
+    from npu_jupyter.display import html
+
+    ip.run_line_magic("config", "NpuMagics.detail = 'full'")
+    assert html.default_detail() == "full"
+    magics = next(c for c in ip.configurables if isinstance(c, NpuMagics))
+    assert magics.detail == "full"
+    with pytest.raises(Exception, match="summary"):
+        magics.detail = "everything"
+    ip.run_line_magic("config", "NpuMagics.backend = 'emulator'")
+    assert magics.backend == "emulator"
+
+
+def test_set_types_values_by_the_option_catalogue(ip):
+    ip.run_line_magic("npu", 'set mix_compile_mode=1 iterations_per_loop=1 dump_path="/tmp/my dumps" enable_dump=yes')
+    assert current_config().changed() == {
+        "iterations_per_loop": 1, "mix_compile_mode": True, "enable_dump": True, "dump_path": "/tmp/my dumps",
+    }
+    assert current_config().mix_compile_mode is True and current_config().dump_path == "/tmp/my dumps"
+
+
+def test_unset_and_reset_bring_adapter_defaults_back(ip):
+    ip.run_line_magic("npu", "set precision_mode=force_fp16 mix_compile_mode=true")
+    ip.run_line_magic("npu", "unset precision_mode")
+    assert current_config().changed() == {"mix_compile_mode": True}
+    ip.run_line_magic("npu", "reset")
+    assert current_config().changed() == {}
+
+
+def test_a_line_with_one_bad_part_changes_nothing_and_names_every_problem(ip):
+    ip.run_line_magic("npu", "set precision_mode=force_fp32")
+    with pytest.raises(UsageError) as err:
+        ip.run_line_magic("npu", "set mix_compile_mode=true precision_mode=force_fp17 iterations_per_loop=ten")
+    text = str(err.value)
+    assert "2 problems, nothing was changed" in text
+    assert "force_fp17" in text and "iterations_per_loop" in text and "Usage: %npu set" in text
+    assert current_config().changed() == {"precision_mode": "force_fp32"}
+
+
+def test_misspelt_option_name_gets_a_did_you_mean(ip):
+    with pytest.raises(UsageError, match="did you mean 'precision_mode'"):
+        ip.run_line_magic("npu", "set precison_mode=force_fp16")
+    with pytest.raises(UsageError, match="did you mean 'mix_compile_mode'"):
+        ip.run_line_magic("npu", "unset mix_compile_mod")
+    assert current_config().changed() == {}
+
+
+def test_unknown_subcommand_and_unclosed_quote_are_usage_errors(ip):
+    with pytest.raises(UsageError, match="did you mean set"):
+        ip.run_line_magic("npu", "sett precision_mode=force_fp16")
+    with pytest.raises(UsageError, match="No closing quotation"):
+        ip.run_line_magic("npu", 'set dump_path="/tmp/x')
+    with pytest.raises(UsageError, match="takes no arguments"):
+        ip.run_line_magic("npu", "reset now")
+
+
+def test_show_lists_set_options_and_cross_option_problems(ip):
+    ip.run_line_magic("npu", "set mix_compile_mode=true iterations_per_loop=10")
+    view = ip.run_line_magic("npu", "")
+    text = repr(view)
+    assert "mix_compile_mode = True" in text and "iterations_per_loop = 10" in text
+    assert "problem:" in text and "iterations_per_loop" in view._repr_html_()
+
+
+def test_save_then_load_replaces_the_whole_config(ip, tmp_path):
+    path = tmp_path / "my config.json"
+    ip.run_line_magic("npu", "set precision_mode=allow_mix_precision")
+    ip.run_line_magic("npu", f'save "{path}"')
+    assert json.loads(path.read_text())  # a JSON file
+    ip.run_line_magic("npu", "reset")
+    ip.run_line_magic("npu", "set mix_compile_mode=true")
+    with capture_output():
+        ip.run_line_magic("npu", f'load "{path}"')
+    assert current_config().changed() == {"precision_mode": "allow_mix_precision"}
+
+
+def test_load_of_a_missing_file_is_a_usage_error_and_keeps_the_config(ip, tmp_path):
+    ip.run_line_magic("npu", "set mix_compile_mode=true")
+    with pytest.raises(UsageError, match="config is unchanged"):
+        ip.run_line_magic("npu", f"load {tmp_path / 'missing.json'}")
+    assert current_config().changed() == {"mix_compile_mode": True}
+
+
+def test_code_prints_the_equivalent_python(ip):
+    ip.run_line_magic("npu", "set precision_mode=force_fp16")
+    with capture_output() as cap:
+        ip.run_line_magic("npu", "code")
+    assert "NpuOptimizer" in cap.stdout and "force_fp16" in cap.stdout
+    with capture_output() as cap:
+        ip.run_line_magic("npu", "code --estimator")
+    assert "NPURunConfig" in cap.stdout
+    with pytest.raises(UsageError, match="Usage: %npu code"):
+        ip.run_line_magic("npu", "code --estimatr")
+
+
+def test_help_is_the_docstring_manual_and_lists_options_by_group(ip):
+    with capture_output() as cap:
+        ip.run_line_magic("npu", "help")
+    for usage in ("%npu set KEY=VALUE", "%npu explain FETCH", "--dump-step STEPS", "--profile [DIR]", "--quiet"):
+        assert usage in cap.stdout
+    assert cap.stdout.splitlines()[0] == NpuMagics.npu.__doc__.splitlines()[0]
+    with capture_output() as cap:
+        ip.run_line_magic("npu", "help options")
+    assert "[precision]" in cap.stdout and "precision_mode (one of" in cap.stdout
+
+
+def test_panel_subcommand_edits_the_shared_config(ip):
+    panel = ip.run_line_magic("npu", "panel")
+    assert panel.config is current_config()
+    panel.close()
+
+
+def test_load_ext_does_not_import_tensorflow():
+    code = (
+        "import sys\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "ip = InteractiveShell.instance()\n"
+        "ip.run_line_magic('load_ext', 'npu_jupyter')\n"
+        "ip.run_line_magic('npu', 'set precision_mode=force_fp16')\n"
+        "ip.run_line_magic('npu', 'show')\n"
+        "ip.run_line_magic('config', 'NpuMagics.detail = \"full\"')\n"
+        "assert 'npu' in ip.magics_manager.magics['cell']\n"
+        "print(sorted(m for m in ('tensorflow', 'npu_jupyter.plan.planner', 'ipywidgets') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_unload_removes_the_magics_but_keeps_the_session_config(ip):
+    ip.run_line_magic("npu", "set mix_compile_mode=true")
+    ip.run_line_magic("unload_ext", "npu_jupyter")
+    assert "npu" not in ip.magics_manager.magics["line"]
+    assert not any(isinstance(c, NpuMagics) for c in ip.configurables)
+    ip.run_line_magic("load_ext", "npu_jupyter")
+    assert current_config().changed() == {"mix_compile_mode": True}
+
+
+def test_ipython_config_can_autoload_the_magics_lazily_and_set_their_traits():
+    code = (
+        "import sys\n"
+        "from traitlets.config import Config\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "c = Config()\n"
+        "c.MagicsManager.lazy_magics = {'npu': 'npu_jupyter'}\n"
+        "c.NpuMagics.detail = 'full'\n"
+        "ip = InteractiveShell.instance(config=c)\n"
+        "assert 'npu_jupyter' not in sys.modules\n"
+        "ip.run_line_magic('npu', 'set mix_compile_mode=true')\n"
+        "from npu_jupyter import current_config\n"
+        "from npu_jupyter.display.html import default_detail\n"
+        "print(current_config().changed(), default_detail())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "{'mix_compile_mode': True} full"
+
+
+def test_explain_renders_the_plan_of_a_default_graph_op_at_the_magics_detail(ip):
+    tf = pytest.importorskip("tensorflow")
+    with tf.compat.v1.get_default_graph().as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2, 4], name="explain_x")
+        tf.matmul(x, tf.ones([4, 4]), name="explain_mm")
+    ip.run_line_magic("npu", "set precision_mode=allow_fp32_to_fp16")
+    rendered = ip.run_line_magic("npu", "explain explain_mm:0")
+    bundle = rendered._repr_mimebundle_()
+    payload = bundle["application/vnd.npu-jupyter.report+json"]
+    assert [op["n"] for op in payload["ops"]][-1] == "explain_mm"
+    assert payload["effective_precision_mode"] == "allow_fp32_to_fp16"
+    assert "explain_mm" in bundle["text/html"]
+    with pytest.raises(UsageError, match="did you mean explain_mm"):
+        ip.run_line_magic("npu", "explain explain_mn")
+
+
+def test_set_applies_a_half_finished_combination_but_says_what_is_not_valid_yet(ip):
+    with capture_output() as cap:
+        ip.run_line_magic("npu", "set mix_compile_mode=true iterations_per_loop=4")
+    assert current_config().iterations_per_loop == 4
+    assert "not valid yet" in cap.stdout and "iterations_per_loop" in cap.stdout
+    with capture_output() as cap:
+        ip.run_line_magic("npu", "set iterations_per_loop=1")
+    assert cap.stdout == ""

@@ -1,0 +1,97 @@
+"""The widget panel: generated from the catalogue, bound both ways to the config, live problems and code."""
+
+from __future__ import annotations
+
+from npu_jupyter.notebook.panel import panel
+from npu_jupyter.options import catalogue
+from npu_jupyter.options.config import NpuConfig
+
+
+def test_panel_has_the_four_named_tabs_then_all_other_options():
+    p = panel(NpuConfig())
+    assert p.tabs.titles == ("Mixed computing", "Precision", "Dump", "Profiling", "All other options")
+    p.close()
+
+
+def test_tabs_are_built_on_first_selection_and_together_cover_every_option():
+    p = panel(NpuConfig())
+    assert set(p.controls) == {s.key for s in catalogue.specs_in_group("mixed computing")}
+    p.tabs.selected_index = 1
+    assert "precision_mode" in p.controls
+    for key in catalogue.keys():
+        p.control(key)
+    assert set(p.controls) == set(catalogue.keys())
+    p.close()
+
+
+def test_widget_edits_update_the_config():
+    config = NpuConfig()
+    p = panel(config)
+    p.control("mix_compile_mode").index = 1  # "True"
+    assert config.mix_compile_mode is True
+    p.control("iterations_per_loop").value = "1"
+    assert config.iterations_per_loop == 1
+    p.control("precision_mode").value = "force_fp16"
+    assert config.precision_mode == "force_fp16"
+    p.control("precision_mode").index = 0  # "(unset)"
+    assert config.precision_mode is None
+    p.close()
+
+
+def test_config_changes_show_in_the_panel():
+    config = NpuConfig()
+    p = panel(config)
+    config.update(precision_mode="allow_mix_precision", dump_path="/tmp/d", mix_compile_mode=False)
+    assert p.control("precision_mode").value == "allow_mix_precision"
+    assert p.control("dump_path").value == "/tmp/d"
+    assert p.control("mix_compile_mode").value == "False"
+    config.unset("dump_path")
+    assert p.control("dump_path").value == ""
+    p.close()
+
+
+def test_invalid_widget_input_shows_the_error_and_leaves_the_config_unchanged():
+    config = NpuConfig(iterations_per_loop=5)
+    p = panel(config)
+    box = p.control("iterations_per_loop")
+    box.value = "many"
+    assert config.iterations_per_loop == 5
+    assert "iterations_per_loop" in p.error_text("iterations_per_loop")
+    box.value = "0"
+    assert config.iterations_per_loop == 5 and ">= 1" in p.error_text("iterations_per_loop")
+    box.value = "2"
+    assert config.iterations_per_loop == 2 and p.error_text("iterations_per_loop") == ""
+    p.close()
+
+
+def test_cross_option_problems_and_code_refresh_live_and_are_escaped():
+    config = NpuConfig()
+    p = panel(config)
+    assert "no problems" in p.status.value
+    config.update(mix_compile_mode=True, iterations_per_loop=10)
+    assert "iterations_per_loop" in p.status.value
+    assert "no code while the config has problems" in p.code.value
+    config.update(iterations_per_loop=1, dump_path="/tmp/<b>x</b>")
+    assert "no problems" in p.status.value
+    assert "mix_compile_mode" in p.code.value
+    assert "<b>x" not in p.code.value and "&lt;b&gt;x" in p.code.value
+    p.close()
+
+
+def test_closed_panel_stops_following_the_config():
+    config = NpuConfig()
+    p = panel(config)
+    p.close()
+    p.close()
+    config.update(precision_mode="force_fp16")
+    assert p.controls["mix_compile_mode"].widget.index == 0
+
+
+def test_two_panels_on_one_config_stay_in_step():
+    config = NpuConfig()
+    a, b = panel(config), panel(config)
+    a.control("precision_mode").value = "force_fp32"
+    assert b.control("precision_mode").value == "force_fp32"
+    a.close()
+    b.close()
+

@@ -1,0 +1,58 @@
+"""tf.compat.v1.Session is swapped for NPU sessions only while a %%npu cell runs."""
+
+from __future__ import annotations
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from npu_jupyter.notebook.session_swap import CellSessions, swapped_sessions  # noqa: E402
+from npu_jupyter.options.config import NpuConfig  # noqa: E402
+
+
+def _user_proto(**entries):
+    """A ConfigProto as users write it by hand, with their own NpuOptimizer entries."""
+    proto = tf.compat.v1.ConfigProto(intra_op_parallelism_threads=2)
+    custom = proto.graph_options.rewrite_options.custom_optimizers.add()
+    custom.name = "NpuOptimizer"
+    for key, value in entries.items():
+        if isinstance(value, bool):
+            custom.parameter_map[key].b = value
+        elif isinstance(value, int):
+            custom.parameter_map[key].i = value
+        else:
+            custom.parameter_map[key].s = value.encode()
+    return proto
+
+
+def test_cell_flags_beat_user_entries_which_beat_the_session_config():
+    session_config = NpuConfig(precision_mode="allow_fp32_to_fp16", mix_compile_mode=True, enable_dump=False)
+    cell = CellSessions(session_config, {"precision_mode": "force_fp16", "precision_mode_v2": None}, "emulator")
+    config = cell.config_for(_user_proto(precision_mode="force_fp32", mix_compile_mode=False))
+    assert config.precision_mode == "force_fp16"  # cell flag wins
+    assert config.mix_compile_mode is False  # user's entry beats the session config
+    assert config.enable_dump is False  # only the session config said anything
+
+
+def test_user_precision_v2_replaces_session_precision_mode_instead_of_conflicting():
+    cell = CellSessions(NpuConfig(precision_mode="force_fp32"), {}, "emulator")
+    config = cell.config_for(_user_proto(precision_mode_v2="mixed_float16"))
+    assert config.changed() == {"precision_mode_v2": "mixed_float16"}
+
+
+def test_proto_without_npu_entries_and_no_proto_take_the_session_config():
+    cell = CellSessions(NpuConfig(precision_mode="force_fp32"), {}, "emulator")
+    assert cell.config_for(None).changed() == {"precision_mode": "force_fp32"}
+    assert cell.config_for(tf.compat.v1.ConfigProto()).changed() == {"precision_mode": "force_fp32"}
+
+
+def test_session_classes_are_restored_when_the_block_raises():
+    original_session, original_interactive = tf.compat.v1.Session, tf.compat.v1.InteractiveSession
+    cell = CellSessions(NpuConfig(), {}, "emulator")
+    with pytest.raises(RuntimeError, match="boom"):
+        with swapped_sessions(cell):
+            assert tf.compat.v1.Session is not original_session
+            assert tf.compat.v1.InteractiveSession is not original_interactive
+            raise RuntimeError("boom")
+    assert tf.compat.v1.Session is original_session
+    assert tf.compat.v1.InteractiveSession is original_interactive
