@@ -133,9 +133,10 @@ class OptionSpec:
             raise self._error(text, "is not a bool; write true/false, 1/0 or yes/no")
         if self.field == "i":
             try:
-                return self.check(int(raw, 10))
+                number = int(raw, 10)
             except ValueError:
                 raise self._error(text, f"is not an int; expected {self.allowed_text()}") from None
+            return self.check(number)
         if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
             raw = raw[1:-1]
         else:

@@ -216,3 +216,10 @@ def test_values_npuestimator_writes_unasked_are_valid_for_their_option():
         assert spec.check(value) == value, spec.key
         assert "estimator" in spec.api or spec.key in ("use_off_line", "job", "task_index", "min_group_size"), spec.key
         assert when in (None, "dump_config", "profiling_config", "memory_config", "aoe_mode"), spec.key
+
+
+def test_parse_text_reports_an_out_of_range_int_as_out_of_range_not_as_a_non_int():
+    with pytest.raises(NpuConfigError) as info:
+        catalogue.parse_text("iterations_per_loop", "0")
+    assert "out of range" in str(info.value)
+    assert "is not an int" not in str(info.value)
