@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine:
 #   ./dev.sh lab    set up, then start JupyterLab on the quick-start notebook (emulator backend)
-#   ./dev.sh test   set up, then run the whole test suite (unit, notebooks via nbval, browser)
+#   ./dev.sh test   set up, then run the whole test suite (extension unit tests, Python unit tests,
+#                   notebooks via nbval, the browser test); extra arguments go to pytest
 #   ./dev.sh setup  only set up
 # Setup is idempotent: a virtualenv in .venv with the package (and its prebuilt JupyterLab
 # extension) installed editable, plus Debian's Chromium for the browser tests when we are root.
@@ -36,6 +37,9 @@ case "$cmd" in
         setup
         shift
         export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
+        # The labextension's own unit tests (vitest), then the Python suite.
+        [ -d labextension/node_modules ] || (cd labextension && npm ci --no-audit --no-fund)
+        (cd labextension && npm test --silent)
         exec "$VENV/bin/python" -m pytest --nbval --nbval-sanitize-with notebooks/sanitize.cfg tests notebooks "$@"
         ;;
     *)

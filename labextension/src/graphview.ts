@@ -1,0 +1,266 @@
+/**
+ * The graph view: an SVG drawing of the visible graph (scopes collapsed or expanded), coloured by
+ * placement or by precision. SVG is built element by element through `elements.ts`; op names
+ * only ever become text nodes.
+ */
+
+import { clear, h, s } from './elements';
+import { GraphLayout, LayoutCache, PlacedNode, layoutGraph, nodeSubtitle, nodeTitle, shortLabel } from './layout';
+import { ENGINE_LABELS, engineClass, opClasses } from './palette';
+import type { Report } from './schema';
+import { ScopeNode, ScopeTree, VisibleGraph, ancestors, initialExpansion, opKey, visibleGraph } from './scopes';
+
+let markerCounter = 0;
+
+const ENGINE_ORDER = ['AI_CORE', 'AI_CPU', 'HOST'] as const;
+
+export class GraphView {
+  /** Scroll container holding the SVG. */
+  readonly node: HTMLElement;
+  /** Milliseconds the last visible-graph computation + layout + drawing took. */
+  lastLayoutMs = 0;
+  private expanded: Set<string>;
+  private visible!: VisibleGraph;
+  private placed!: GraphLayout;
+  private zoom = 1;
+  private selected: number | null = null;
+  private readonly groups = new Map<string, SVGGElement>();
+  private readonly markerId: string;
+  private readonly cache: LayoutCache;
+
+  constructor(
+    private readonly report: Report,
+    private readonly tree: ScopeTree,
+    private readonly onSelectOp: (op: number) => void
+  ) {
+    this.markerId = `npu-arrow-${++markerCounter}`;
+    this.cache = new LayoutCache(report, tree);
+    this.expanded = initialExpansion(tree);
+    this.node = h('div', { class: 'npu-graph', tabindex: 0, role: 'group', 'aria-label': 'op graph' });
+    this.node.addEventListener('click', event => this.onClick(event));
+    this.node.addEventListener('keydown', event => {
+      if (event.key === 'Enter' || event.key === ' ') {
+        this.onClick(event);
+      }
+    });
+    this.redraw();
+  }
+
+  /** How many boxes are drawn now (ops + collapsed scopes + expanded frames). */
+  get drawnCount(): number {
+    return this.placed.nodes.length;
+  }
+
+  isExpanded(scopeId: string): boolean {
+    return this.expanded.has(scopeId);
+  }
+
+  /** Expand or collapse a scope and lay the graph out again. */
+  toggle(scopeId: string): void {
+    if (this.expanded.has(scopeId)) {
+      this.expanded.delete(scopeId);
+      for (const id of [...this.expanded]) {
+        if (id.startsWith(`${scopeId}/`) || id.startsWith(`${scopeId}#`)) {
+          this.expanded.delete(id);
+        }
+      }
+    } else {
+      this.expanded.add(scopeId);
+    }
+    this.redraw();
+  }
+
+  collapseAll(): void {
+    this.expanded.clear();
+    this.redraw();
+  }
+
+  setZoom(zoom: number): void {
+    this.zoom = Math.min(3, Math.max(0.1, zoom));
+    this.applyZoom();
+  }
+
+  get zoomLevel(): number {
+    return this.zoom;
+  }
+
+  /** Zoom so the whole drawing fits the width of the view. */
+  fit(): void {
+    const width = this.node.clientWidth || 800;
+    this.setZoom(Math.min(1, (width - 8) / Math.max(1, this.placed.width)));
+  }
+
+  /** Open every scope around an op, highlight it and scroll it into view. */
+  reveal(op: number): void {
+    const closed = ancestors(this.tree, op).filter(scope => !this.expanded.has(scope.id));
+    if (closed.length > 0) {
+      closed.forEach(scope => this.expanded.add(scope.id));
+      this.redraw();
+    }
+    this.highlight(op);
+    const group = this.groups.get(opKey(op));
+    const placed = this.placed.nodes.find(p => p.node.key === opKey(op));
+    if (group && placed) {
+      const { x, y, width, height } = placed.box;
+      this.node.scrollLeft = Math.max(0, (x + width / 2) * this.zoom - this.node.clientWidth / 2);
+      this.node.scrollTop = Math.max(0, (y + height / 2) * this.zoom - this.node.clientHeight / 2);
+    }
+  }
+
+  /** Mark the op (or the collapsed scope holding it) as selected. */
+  highlight(op: number | null): void {
+    this.selected = op;
+    for (const g of this.groups.values()) {
+      g.classList.remove('npu-selected');
+    }
+    if (op !== null) {
+      this.groups.get(this.visible.unitOf[op])?.classList.add('npu-selected');
+    }
+  }
+
+  private redraw(): void {
+    const t0 = performance.now();
+    this.visible = visibleGraph(this.report, this.tree, this.expanded);
+    this.placed = layoutGraph(this.cache, this.expanded);
+    this.draw();
+    this.highlight(this.selected);
+    this.lastLayoutMs = performance.now() - t0;
+  }
+
+  private applyZoom(): void {
+    const svg = this.node.querySelector('svg');
+    if (svg) {
+      svg.setAttribute('width', String(Math.ceil(this.placed.width * this.zoom)));
+      svg.setAttribute('height', String(Math.ceil(this.placed.height * this.zoom)));
+    }
+  }
+
+  private draw(): void {
+    clear(this.node);
+    this.groups.clear();
+    const { width, height } = this.placed;
+    const svg = s('svg', { class: 'npu-graph-svg', viewBox: `0 0 ${width} ${height}` });
+    svg.append(
+      s(
+        'defs',
+        {},
+        s(
+          'marker',
+          { id: this.markerId, viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto' },
+          s('path', { d: 'M0,0 L10,5 L0,10 z', class: 'npu-arrow' })
+        )
+      )
+    );
+    const clusters = s('g', { class: 'npu-clusters' });
+    const edges = s('g', { class: 'npu-edges' });
+    const boxes = s('g', { class: 'npu-nodes' });
+    this.placed.nodes.forEach((placed, k) => {
+      const group = this.drawNode(placed, k);
+      this.groups.set(placed.node.key, group);
+      (placed.node.kind === 'cluster' ? clusters : boxes).append(group);
+    });
+    for (const edge of this.placed.edges) {
+      if (edge.points.length < 2) {
+        continue;
+      }
+      const d = edge.points.map((p, k) => `${k === 0 ? 'M' : 'L'}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(' ');
+      edges.append(
+        s('path', {
+          d,
+          class: 'npu-edge',
+          'stroke-width': (1 + Math.log2(edge.count)).toFixed(2),
+          'marker-end': `url(#${this.markerId})`
+        })
+      );
+    }
+    svg.append(clusters, edges, boxes);
+    this.node.append(svg);
+    this.applyZoom();
+  }
+
+  private drawNode(placed: PlacedNode, k: number): SVGGElement {
+    const { node, box } = placed;
+    const title = nodeTitle(this.report, node);
+    if (node.kind === 'cluster') {
+      return s(
+        'g',
+        { class: 'npu-cluster', 'data-key': k, role: 'button', tabindex: 0, 'aria-expanded': 'true' },
+        s('title', {}, `${node.scope.path || title} \u2014 click to collapse`),
+        s('rect', { x: box.x, y: box.y, width: box.width, height: box.height, rx: 6 }),
+        s('text', { x: box.x + 8, y: box.y + 14, class: 'npu-cluster-label' }, `\u25be ${shortLabel(title, 60)} (${node.scope.total})`)
+      );
+    }
+    const cx = box.x + box.width / 2;
+    if (node.kind === 'scope') {
+      return s(
+        'g',
+        { class: 'npu-scope', 'data-key': k, role: 'button', tabindex: 0, 'aria-expanded': 'false' },
+        s('title', {}, `${node.scope.path || title}: ${node.scope.total} ops \u2014 click to expand`),
+        s('rect', { x: box.x, y: box.y, width: box.width, height: box.height, rx: 4, class: 'npu-scope-box' }),
+        s('text', { x: cx, y: box.y + 14, 'text-anchor': 'middle', class: 'npu-label' }, `\u25b8 ${shortLabel(title)}`),
+        s('text', { x: cx, y: box.y + 27, 'text-anchor': 'middle', class: 'npu-sublabel' }, nodeSubtitle(this.report, node)),
+        this.mixBars(node.scope, box.x + 4, box.y + box.height - 9, box.width - 8)
+      );
+    }
+    const op = this.report.ops[node.op];
+    return s(
+      'g',
+      { class: `npu-op ${opClasses(op)}`, 'data-key': k, 'data-op': node.op, role: 'button', tabindex: 0 },
+      s('title', {}, `${op.n}\n${op.t} on ${ENGINE_LABELS[op.e]}, ${op.d0 || '-'} \u2192 ${op.d1 || '-'}`),
+      s('rect', { x: box.x, y: box.y, width: box.width, height: box.height, rx: 4, class: 'npu-op-box' }),
+      s('text', { x: cx, y: box.y + 14, 'text-anchor': 'middle', class: 'npu-label' }, shortLabel(title)),
+      s('text', { x: cx, y: box.y + 27, 'text-anchor': 'middle', class: 'npu-sublabel' }, shortLabel(nodeSubtitle(this.report, node)))
+    );
+  }
+
+  /** Two thin stacked bars showing a collapsed scope's mix; CSS shows the one of the active mode. */
+  private mixBars(scope: ScopeNode, x: number, y: number, width: number): SVGGElement {
+    const bar = (cls: string, parts: [string, number][]): SVGGElement => {
+      const g = s('g', { class: cls });
+      let at = x;
+      for (const [partClass, n] of parts) {
+        const w = (width * n) / Math.max(1, scope.total);
+        if (w > 0) {
+          g.append(s('rect', { x: at, y, width: w, height: 5, class: partClass }));
+          at += w;
+        }
+      }
+      return g;
+    };
+    return s(
+      'g',
+      {},
+      bar('npu-mix-placement', ENGINE_ORDER.map(e => [engineClass(e), scope.engines[e]])),
+      bar('npu-mix-precision', [
+        ['npu-p-changed-any', scope.changed],
+        ['npu-p-kept-float', scope.total - scope.changed]
+      ])
+    );
+  }
+
+  private onClick(event: Event): void {
+    const target = (event.target as Element | null)?.closest?.('[data-key]');
+    if (!target || !this.node.contains(target)) {
+      return;
+    }
+    const placed = this.placed.nodes[Number(target.getAttribute('data-key'))];
+    if (!placed) {
+      return;
+    }
+    event.preventDefault();
+    if (placed.node.kind === 'op') {
+      this.onSelectOp(placed.node.op);
+    } else {
+      this.toggle(placed.node.scope.id);
+      this.restoreFocus(placed.node.scope.id);
+    }
+  }
+
+  /** Keep keyboard focus on the scope that was toggled (its element was redrawn). */
+  private restoreFocus(scopeId: string): void {
+    const group = this.groups.get(scopeId);
+    if (group && typeof (group as unknown as HTMLElement).focus === 'function') {
+      (group as unknown as HTMLElement).focus({ preventScroll: true });
+    }
+  }
+}

@@ -1,0 +1,250 @@
+/**
+ * Positions for the visible graph, computed with dagre (layered layout for directed graphs).
+ *
+ * Each expanded scope is laid out on its own, as a flat graph of its direct children (ops,
+ * collapsed scopes, and expanded child scopes as boxes of their own laid-out size), and the
+ * result is cached. An edge is drawn at the level where its two ends part: between the two
+ * children of the innermost scope holding both. So expanding a scope lays out that scope and
+ * re-packs its ancestors, each at most `MAX_CHILDREN` boxes -- the cost follows what a person
+ * opened, never the size of the graph. (dagre's own compound-graph mode takes seconds for a
+ * hundred boxes, which is why nesting is done here.)
+ */
+
+import { graphlib, layout as dagreLayout } from '@dagrejs/dagre';
+
+import type { Report } from './schema';
+import { ScopeNode, ScopeTree, VisibleNode, ancestors, opKey } from './scopes';
+
+export interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export interface PlacedNode {
+  node: VisibleNode;
+  box: Box;
+}
+
+export interface PlacedEdge {
+  source: string;
+  target: string;
+  /** How many op-level edges this drawn edge stands for. */
+  count: number;
+  points: { x: number; y: number }[];
+}
+
+export interface GraphLayout {
+  nodes: PlacedNode[];
+  edges: PlacedEdge[];
+  width: number;
+  height: number;
+}
+
+const CHAR_WIDTH = 6.6;
+const MAX_LABEL_CHARS = 28;
+const NODE_HEIGHT = 34;
+const SCOPE_HEIGHT = 44;
+
+/** What a box's first line reads; long names keep their end, which is the distinctive part. */
+export function shortLabel(text: string, max = MAX_LABEL_CHARS): string {
+  return text.length <= max ? text : `\u2026${text.slice(text.length - max + 1)}`;
+}
+
+export function nodeTitle(report: Report, node: VisibleNode): string {
+  if (node.kind === 'op') {
+    const name = report.ops[node.op].n;
+    const cut = name.lastIndexOf('/');
+    return cut < 0 ? name : name.slice(cut + 1);
+  }
+  return node.scope.label;
+}
+
+/** The second line: the op type, or its dtype decision when the name already says the type. */
+export function nodeSubtitle(report: Report, node: VisibleNode): string {
+  if (node.kind === 'op') {
+    const op = report.ops[node.op];
+    if (op.t !== nodeTitle(report, node)) {
+      return op.t;
+    }
+    return op.d0 === op.d1 ? op.d1 || op.t : `${op.d0 || '-'} \u2192 ${op.d1 || '-'}`;
+  }
+  return `${node.scope.total} ops`;
+}
+
+function nodeSize(report: Report, node: VisibleNode): { width: number; height: number } {
+  const chars = Math.max(
+    shortLabel(nodeTitle(report, node)).length + (node.kind === 'scope' ? 2 : 0),
+    shortLabel(nodeSubtitle(report, node)).length
+  );
+  return {
+    width: Math.max(70, Math.ceil(chars * CHAR_WIDTH) + 16),
+    height: node.kind === 'scope' ? SCOPE_HEIGHT : NODE_HEIGHT
+  };
+}
+
+const FRAME_HEADER = 24;
+const FRAME_PAD = 10;
+
+/** One scope's interior, in coordinates relative to the interior's top-left corner. */
+interface Interior {
+  signature: string;
+  width: number;
+  height: number;
+  items: { key: string; kind: 'op' | 'scope' | 'cluster'; op: number; scope: ScopeNode | null; box: Box; inner: Interior | null }[];
+  edges: PlacedEdge[];
+}
+
+/** Per-tree facts and caches the nested layout reuses across redraws. */
+export class LayoutCache {
+  private readonly chains: ScopeNode[][];
+  private readonly subtreeOps = new Map<ScopeNode, number[]>();
+  readonly interiors = new Map<ScopeNode, Interior>();
+
+  constructor(
+    readonly report: Report,
+    readonly tree: ScopeTree
+  ) {
+    this.chains = report.ops.map((_, k) => ancestors(tree, k));
+  }
+
+  /** Key of the box that stands for `op` among the children of `scope`. */
+  unitAt(op: number, scope: ScopeNode): string {
+    const inner = this.chains[op][scope.depth];
+    return inner ? inner.id : opKey(op);
+  }
+
+  contains(scope: ScopeNode, op: number): boolean {
+    return scope.depth === 0 || this.chains[op][scope.depth - 1] === scope;
+  }
+
+  opsUnder(scope: ScopeNode): number[] {
+    let ops = this.subtreeOps.get(scope);
+    if (!ops) {
+      ops = [];
+      for (const child of scope.children) {
+        if (child.kind === 'op') {
+          ops.push(child.op);
+        } else {
+          ops.push(...this.opsUnder(child.scope));
+        }
+      }
+      this.subtreeOps.set(scope, ops);
+    }
+    return ops;
+  }
+}
+
+/** Which expanded scopes lie under `scope`: the interior must be redone when this changes. */
+function signature(scope: ScopeNode, expanded: ReadonlySet<string>): string {
+  let sig = '';
+  for (const child of scope.children) {
+    if (child.kind === 'scope' && expanded.has(child.scope.id)) {
+      sig += `${child.scope.id}(${signature(child.scope, expanded)})`;
+    }
+  }
+  return sig;
+}
+
+/** Edges among the children of `scope`, merged per pair of child boxes. */
+function childEdges(cache: LayoutCache, scope: ScopeNode): Map<string, { source: string; target: string; count: number }> {
+  const ops = cache.report.ops;
+  const merged = new Map<string, { source: string; target: string; count: number }>();
+  for (const k of cache.opsUnder(scope)) {
+    const target = cache.unitAt(k, scope);
+    for (const j of ops[k].i) {
+      if (!cache.contains(scope, j)) {
+        continue;
+      }
+      const source = cache.unitAt(j, scope);
+      if (source === target) {
+        continue;
+      }
+      const id = `${source}\u0000${target}`;
+      const edge = merged.get(id);
+      if (edge) {
+        edge.count += 1;
+      } else {
+        merged.set(id, { source, target, count: 1 });
+      }
+    }
+  }
+  return merged;
+}
+
+function layoutInterior(cache: LayoutCache, scope: ScopeNode, expanded: ReadonlySet<string>): Interior {
+  const sig = signature(scope, expanded);
+  const cached = cache.interiors.get(scope);
+  if (cached && cached.signature === sig) {
+    return cached;
+  }
+  const report = cache.report;
+  const items: Interior['items'] = scope.children.map(child => {
+    if (child.kind === 'op') {
+      const node: VisibleNode = { key: opKey(child.op), kind: 'op', op: child.op, parent: null };
+      return { key: node.key, kind: 'op' as const, op: child.op, scope: null, box: { x: 0, y: 0, ...nodeSize(report, node) }, inner: null };
+    }
+    if (expanded.has(child.scope.id)) {
+      const inner = layoutInterior(cache, child.scope, expanded);
+      const box = { x: 0, y: 0, width: inner.width + 2 * FRAME_PAD, height: inner.height + FRAME_HEADER + FRAME_PAD };
+      return { key: child.scope.id, kind: 'cluster' as const, op: -1, scope: child.scope, box, inner };
+    }
+    const node: VisibleNode = { key: child.scope.id, kind: 'scope', scope: child.scope, parent: null };
+    return { key: node.key, kind: 'scope' as const, op: -1, scope: child.scope, box: { x: 0, y: 0, ...nodeSize(report, node) }, inner: null };
+  });
+  const g = new graphlib.Graph({ multigraph: false });
+  g.setGraph({ rankdir: 'TB', nodesep: 18, ranksep: 34, edgesep: 8, marginx: 0, marginy: 0 });
+  g.setDefaultEdgeLabel(() => ({}));
+  for (const item of items) {
+    g.setNode(item.key, { width: item.box.width, height: item.box.height });
+  }
+  const merged = childEdges(cache, scope);
+  for (const e of merged.values()) {
+    g.setEdge(e.source, e.target, { weight: e.count });
+  }
+  dagreLayout(g);
+  let width = 0;
+  let height = 0;
+  for (const item of items) {
+    const n = g.node(item.key);
+    item.box.x = n.x - n.width / 2;
+    item.box.y = n.y - n.height / 2;
+    width = Math.max(width, item.box.x + item.box.width);
+    height = Math.max(height, item.box.y + item.box.height);
+  }
+  const edges = [...merged.values()].map(e => ({
+    ...e,
+    points: (g.edge(e.source, e.target).points ?? []).map(p => ({ x: p.x, y: p.y }))
+  }));
+  const interior: Interior = { signature: sig, width, height, items, edges };
+  cache.interiors.set(scope, interior);
+  return interior;
+}
+
+const MARGIN = 12;
+
+/** Lay out the visible graph top to bottom (data flows down), frames around expanded scopes. */
+export function layoutGraph(cache: LayoutCache, expanded: ReadonlySet<string>): GraphLayout {
+  const root = layoutInterior(cache, cache.tree.root, expanded);
+  const nodes: PlacedNode[] = [];
+  const edges: PlacedEdge[] = [];
+  const place = (interior: Interior, dx: number, dy: number, parent: string | null): void => {
+    for (const e of interior.edges) {
+      edges.push({ ...e, points: e.points.map(p => ({ x: p.x + dx, y: p.y + dy })) });
+    }
+    for (const item of interior.items) {
+      const box = { ...item.box, x: item.box.x + dx, y: item.box.y + dy };
+      const node: VisibleNode =
+        item.kind === 'op'
+          ? { key: item.key, kind: 'op', op: item.op, parent }
+          : { key: item.key, kind: item.kind, scope: item.scope!, parent };
+      nodes.push({ node, box });
+      if (item.inner) {
+        place(item.inner, box.x + FRAME_PAD, box.y + FRAME_HEADER, item.key);
+      }
+    }
+  };
+  place(root, MARGIN, MARGIN, null);
+  return { nodes, edges, width: root.width + 2 * MARGIN, height: root.height + 2 * MARGIN };
+}

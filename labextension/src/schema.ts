@@ -1,0 +1,297 @@
+/**
+ * Types and a validating parser for the report payload
+ * (`application/vnd.npu-jupyter.report+json`, version 1; docs/report-schema.md).
+ *
+ * The payload comes from a notebook file, which anyone can edit, so nothing in it is trusted:
+ * every field is checked for its type and every index for its range before a view reads it.
+ * Parsing never throws; it returns either a report or one message saying what was wrong.
+ */
+
+export const MIME_TYPE = 'application/vnd.npu-jupyter.report+json';
+export const SCHEMA_NAME = 'npu-jupyter.report';
+export const SUPPORTED_VERSIONS: readonly number[] = [1];
+
+export type Engine = 'AI_CORE' | 'AI_CPU' | 'HOST';
+export const ENGINES: readonly Engine[] = ['AI_CORE', 'AI_CPU', 'HOST'];
+
+export interface Summary {
+  ops: number;
+  ai_core: number;
+  ai_cpu: number;
+  host: number;
+  precision_changed: number;
+  clusters: number;
+  transfers: number;
+  transfer_bytes: number | null;
+}
+
+export interface Drift {
+  max_abs: number;
+  max_rel: number;
+  cos: number;
+}
+
+export interface Op {
+  n: string;
+  t: string;
+  e: Engine;
+  d0: string;
+  d1: string;
+  c: number;
+  pr: number;
+  xr: number;
+  i: number[];
+  us?: number;
+  dr?: Drift;
+  ov?: boolean;
+}
+
+export interface Cluster {
+  name: string;
+  size: number;
+}
+
+export interface Transfer {
+  s: number;
+  d: number;
+  dt: string;
+  b: number | null;
+  dir: 'h2d' | 'd2h';
+}
+
+export interface RunInfo {
+  backend: string;
+  steps: number;
+  wall_ms: number;
+  reference_wall_ms: number | null;
+  first_overflow: string | null;
+  dump_dir: string | null;
+  trace_file: string | null;
+  op_summary_csv: string | null;
+}
+
+export interface Report {
+  schema: typeof SCHEMA_NAME;
+  version: number;
+  kind: 'plan' | 'run';
+  title: string;
+  soc: string;
+  config: Record<string, unknown>;
+  effective_precision_mode: string;
+  summary: Summary;
+  reasons: string[];
+  clusters: Cluster[];
+  ops: Op[];
+  transfers: Transfer[];
+  warnings: string[];
+  errors: string[];
+  truncated: boolean;
+  run?: RunInfo;
+}
+
+export type ParseResult =
+  | { ok: true; report: Report }
+  | { ok: false; message: string; unsupportedVersion?: number };
+
+/** Thrown inside the parser only; `parseReport` turns it into a message. */
+class PayloadError extends Error {}
+
+type Json = unknown;
+
+function fail(path: string, expected: string): never {
+  throw new PayloadError(`${path}: expected ${expected}`);
+}
+
+function isObject(v: Json): v is Record<string, Json> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function obj(v: Json, path: string): Record<string, Json> {
+  return isObject(v) ? v : fail(path, 'an object');
+}
+
+function str(v: Json, path: string): string {
+  return typeof v === 'string' ? v : fail(path, 'a string');
+}
+
+function num(v: Json, path: string): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : fail(path, 'a finite number');
+}
+
+function count(v: Json, path: string): number {
+  return Number.isInteger(v) && (v as number) >= 0 ? (v as number) : fail(path, 'a non-negative integer');
+}
+
+function nullable<T>(v: Json, path: string, read: (v: Json, p: string) => T): T | null {
+  return v === null || v === undefined ? null : read(v, path);
+}
+
+function bool(v: Json, path: string): boolean {
+  return typeof v === 'boolean' ? v : fail(path, 'true or false');
+}
+
+function arr<T>(v: Json, path: string, read: (item: Json, p: string) => T): T[] {
+  if (!Array.isArray(v)) {
+    fail(path, 'an array');
+  }
+  return v.map((item, k) => read(item, `${path}[${k}]`));
+}
+
+/** An index into a table of `size` entries; `allowMinusOne` for "none" (host ops' cluster). */
+function index(v: Json, path: string, size: number, allowMinusOne = false): number {
+  if (!Number.isInteger(v)) {
+    fail(path, 'an integer index');
+  }
+  const k = v as number;
+  if ((allowMinusOne && k === -1) || (k >= 0 && k < size)) {
+    return k;
+  }
+  return fail(path, `an index in 0..${size - 1}${allowMinusOne ? ' or -1' : ''}, got ${k}`);
+}
+
+function engine(v: Json, path: string): Engine {
+  return ENGINES.includes(v as Engine) ? (v as Engine) : fail(path, `one of ${ENGINES.join(', ')}`);
+}
+
+function summary(v: Json, path: string): Summary {
+  const o = obj(v, path);
+  return {
+    ops: count(o.ops, `${path}.ops`),
+    ai_core: count(o.ai_core, `${path}.ai_core`),
+    ai_cpu: count(o.ai_cpu, `${path}.ai_cpu`),
+    host: count(o.host, `${path}.host`),
+    precision_changed: count(o.precision_changed, `${path}.precision_changed`),
+    clusters: count(o.clusters, `${path}.clusters`),
+    transfers: count(o.transfers, `${path}.transfers`),
+    transfer_bytes: nullable(o.transfer_bytes, `${path}.transfer_bytes`, count)
+  };
+}
+
+function cluster(v: Json, path: string): Cluster {
+  const o = obj(v, path);
+  return { name: str(o.name, `${path}.name`), size: count(o.size, `${path}.size`) };
+}
+
+function drift(v: Json, path: string): Drift {
+  const o = obj(v, path);
+  return {
+    max_abs: num(o.max_abs, `${path}.max_abs`),
+    max_rel: num(o.max_rel, `${path}.max_rel`),
+    cos: num(o.cos, `${path}.cos`)
+  };
+}
+
+function op(v: Json, path: string, sizes: { ops: number; reasons: number; clusters: number }): Op {
+  const o = obj(v, path);
+  const result: Op = {
+    n: str(o.n, `${path}.n`),
+    t: str(o.t, `${path}.t`),
+    e: engine(o.e, `${path}.e`),
+    d0: str(o.d0, `${path}.d0`),
+    d1: str(o.d1, `${path}.d1`),
+    c: index(o.c, `${path}.c`, sizes.clusters, true),
+    pr: index(o.pr, `${path}.pr`, sizes.reasons),
+    xr: index(o.xr, `${path}.xr`, sizes.reasons),
+    i: arr(o.i, `${path}.i`, (x, p) => index(x, p, sizes.ops))
+  };
+  if (o.us !== undefined && o.us !== null) {
+    result.us = num(o.us, `${path}.us`);
+  }
+  if (o.dr !== undefined && o.dr !== null) {
+    result.dr = drift(o.dr, `${path}.dr`);
+  }
+  if (o.ov !== undefined && o.ov !== null) {
+    result.ov = bool(o.ov, `${path}.ov`);
+  }
+  return result;
+}
+
+function transfer(v: Json, path: string, opCount: number): Transfer {
+  const o = obj(v, path);
+  const dir = o.dir === 'h2d' || o.dir === 'd2h' ? o.dir : fail(`${path}.dir`, '"h2d" or "d2h"');
+  return {
+    s: index(o.s, `${path}.s`, opCount),
+    d: index(o.d, `${path}.d`, opCount),
+    dt: str(o.dt, `${path}.dt`),
+    b: nullable(o.b, `${path}.b`, count),
+    dir
+  };
+}
+
+function runInfo(v: Json, path: string): RunInfo {
+  const o = obj(v, path);
+  return {
+    backend: str(o.backend, `${path}.backend`),
+    steps: count(o.steps, `${path}.steps`),
+    wall_ms: num(o.wall_ms, `${path}.wall_ms`),
+    reference_wall_ms: nullable(o.reference_wall_ms, `${path}.reference_wall_ms`, num),
+    first_overflow: nullable(o.first_overflow, `${path}.first_overflow`, str),
+    dump_dir: nullable(o.dump_dir, `${path}.dump_dir`, str),
+    trace_file: nullable(o.trace_file, `${path}.trace_file`, str),
+    op_summary_csv: nullable(o.op_summary_csv, `${path}.op_summary_csv`, str)
+  };
+}
+
+function reportV1(o: Record<string, Json>): Report {
+  const kind = o.kind === 'plan' || o.kind === 'run' ? o.kind : fail('kind', '"plan" or "run"');
+  const reasons = arr(o.reasons, 'reasons', str);
+  const clusters = arr(o.clusters, 'clusters', cluster);
+  if (!Array.isArray(o.ops)) {
+    fail('ops', 'an array');
+  }
+  const sizes = { ops: o.ops.length, reasons: reasons.length, clusters: clusters.length };
+  const ops = o.ops.map((item, k) => op(item, `ops[${k}]`, sizes));
+  const report: Report = {
+    schema: SCHEMA_NAME,
+    version: 1,
+    kind,
+    title: str(o.title, 'title'),
+    soc: str(o.soc, 'soc'),
+    config: obj(o.config, 'config'),
+    effective_precision_mode: str(o.effective_precision_mode, 'effective_precision_mode'),
+    summary: summary(o.summary, 'summary'),
+    reasons,
+    clusters,
+    ops,
+    transfers: arr(o.transfers, 'transfers', (t, p) => transfer(t, p, ops.length)),
+    warnings: arr(o.warnings ?? [], 'warnings', str),
+    errors: arr(o.errors ?? [], 'errors', str),
+    truncated: o.truncated === undefined ? false : bool(o.truncated, 'truncated')
+  };
+  if (o.run !== undefined && o.run !== null) {
+    report.run = runInfo(o.run, 'run');
+  }
+  return report;
+}
+
+/**
+ * Check a payload and return it typed, or say in one message what is wrong with it.
+ *
+ * An unknown `version` is reported separately (with `unsupportedVersion`) so the view can show
+ * the plain "unsupported report version N" message the schema asks for.
+ */
+export function parseReport(payload: unknown): ParseResult {
+  if (!isObject(payload)) {
+    return { ok: false, message: 'report payload: expected a JSON object' };
+  }
+  if (payload.schema !== SCHEMA_NAME) {
+    return { ok: false, message: `report payload: "schema" must be "${SCHEMA_NAME}"` };
+  }
+  const version = payload.version;
+  if (typeof version !== 'number' || !SUPPORTED_VERSIONS.includes(version)) {
+    const shown = typeof version === 'number' ? String(version) : JSON.stringify(version ?? null);
+    return {
+      ok: false,
+      message: `unsupported report version ${shown} (this extension reads version ${SUPPORTED_VERSIONS.join(', ')})`,
+      unsupportedVersion: typeof version === 'number' ? version : undefined
+    };
+  }
+  try {
+    return { ok: true, report: reportV1(payload) };
+  } catch (err) {
+    if (err instanceof PayloadError) {
+      return { ok: false, message: `invalid report payload: ${err.message}` };
+    }
+    throw err;
+  }
+}

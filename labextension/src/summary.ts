@@ -1,0 +1,79 @@
+/**
+ * The bar read first: where the ops run, how many changed precision, how the graph splits into
+ * device clusters and host<->device transfers, and whether the plan has warnings or errors.
+ */
+
+import { h } from './elements';
+import { ENGINE_LABELS, engineClass } from './palette';
+import type { Report } from './schema';
+
+function chip(label: string, value: string, extraClass = ''): HTMLElement {
+  return h(
+    'span',
+    { class: `npu-chip ${extraClass}`.trim(), role: 'listitem' },
+    h('span', { class: 'npu-chip-value' }, value),
+    h('span', { class: 'npu-chip-label' }, label)
+  );
+}
+
+/** Bytes in the unit a person reads without counting digits. */
+export function formatBytes(bytes: number | null): string {
+  if (bytes === null) {
+    return 'size unknown';
+  }
+  const units = ['B', 'KiB', 'MiB', 'GiB'];
+  let v = bytes;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u += 1;
+  }
+  return `${u === 0 ? v : v.toFixed(1)} ${units[u]}`;
+}
+
+export function summaryBar(report: Report): HTMLElement {
+  const s = report.summary;
+  const bar = h('div', { class: 'npu-summary', role: 'list', 'aria-label': 'report summary' });
+  bar.append(
+    chip('ops', String(s.ops)),
+    chip(ENGINE_LABELS.AI_CORE, String(s.ai_core), `npu-chip-engine ${engineClass('AI_CORE')}`),
+    chip(ENGINE_LABELS.AI_CPU, String(s.ai_cpu), `npu-chip-engine ${engineClass('AI_CPU')}`),
+    chip(ENGINE_LABELS.HOST, String(s.host), `npu-chip-engine ${engineClass('HOST')}`),
+    chip('precision changed', String(s.precision_changed)),
+    chip('clusters', String(s.clusters)),
+    chip(`transfers (${formatBytes(s.transfer_bytes)})`, String(s.transfers)),
+    chip('warnings', String(report.warnings.length), report.warnings.length ? 'npu-chip-warn' : ''),
+    chip('errors', String(report.errors.length), report.errors.length ? 'npu-chip-error' : '')
+  );
+  if (report.run) {
+    const r = report.run;
+    bar.append(chip('backend', r.backend), chip('steps', String(r.steps)), chip('ms wall', r.wall_ms.toFixed(1)));
+    if (r.first_overflow !== null) {
+      bar.append(chip('first overflow', r.first_overflow, 'npu-chip-error'));
+    }
+  }
+  return bar;
+}
+
+/** Warnings and errors as lists (closed when long, so the graph stays on screen). */
+export function findings(report: Report): HTMLElement | null {
+  if (report.warnings.length === 0 && report.errors.length === 0 && !report.truncated) {
+    return null;
+  }
+  const box = h('div', { class: 'npu-findings' });
+  const section = (label: string, items: string[], cls: string): void => {
+    if (items.length === 0) {
+      return;
+    }
+    const details = h('details', { class: cls }, h('summary', {}, `${label} (${items.length})`));
+    details.open = items.length <= 3;
+    details.append(h('ul', {}, ...items.map(text => h('li', {}, text))));
+    box.append(details);
+  };
+  section('Errors', report.errors, 'npu-errors');
+  section('Warnings', report.warnings, 'npu-warnings');
+  if (report.truncated) {
+    box.append(h('p', { class: 'npu-truncated' }, 'Some ops were left out of this report to keep it small.'));
+  }
+  return box;
+}

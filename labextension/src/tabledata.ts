@@ -1,0 +1,120 @@
+/**
+ * Which ops the table shows and in what order: filtering and sorting as pure functions over
+ * op indices, so they are tested without a browser and the view only renders visible rows.
+ */
+
+import type { Engine, Op, Report } from './schema';
+import { precisionCategory } from './palette';
+
+export type SortKey =
+  | 'index'
+  | 'name'
+  | 'type'
+  | 'engine'
+  | 'precision'
+  | 'cluster'
+  | 'placementReason'
+  | 'precisionReason'
+  | 'time'
+  | 'drift';
+
+export interface TableQuery {
+  /** Case-insensitive words; a row matches when every word occurs in one of its texts. */
+  text: string;
+  engine: Engine | '';
+  changedOnly: boolean;
+  sort: SortKey;
+  descending: boolean;
+}
+
+export const DEFAULT_QUERY: TableQuery = {
+  text: '',
+  engine: '',
+  changedOnly: false,
+  sort: 'index',
+  descending: false
+};
+
+function clusterName(report: Report, op: Op): string {
+  return op.c >= 0 ? report.clusters[op.c].name : '';
+}
+
+/** The texts a filter word is matched against, lower-cased once per report. */
+export function searchTexts(report: Report): string[] {
+  return report.ops.map(op =>
+    [op.n, op.t, op.e, op.d0, op.d1, clusterName(report, op), report.reasons[op.pr], report.reasons[op.xr]]
+      .join('\u0001')
+      .toLowerCase()
+  );
+}
+
+type Cmp = (a: number, b: number) => number;
+
+function byText(f: (op: Op) => string, report: Report): Cmp {
+  return (a, b) => {
+    const x = f(report.ops[a]);
+    const y = f(report.ops[b]);
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
+}
+
+/** Numeric sort where ops without the measurement always go last, in either direction. */
+function byNumber(f: (op: Op) => number | undefined, report: Report, descending: boolean): Cmp {
+  return (a, b) => {
+    const x = f(report.ops[a]);
+    const y = f(report.ops[b]);
+    if (x === undefined || y === undefined) {
+      return x === y ? 0 : x === undefined ? (descending ? -1 : 1) : descending ? 1 : -1;
+    }
+    return x - y;
+  };
+}
+
+function comparator(report: Report, key: SortKey, descending: boolean): Cmp {
+  switch (key) {
+    case 'index':
+      return (a, b) => a - b;
+    case 'name':
+      return byText(op => op.n, report);
+    case 'type':
+      return byText(op => op.t, report);
+    case 'engine':
+      return byText(op => op.e, report);
+    case 'precision':
+      return byText(op => `${precisionCategory(op)}\u0001${op.d0}\u0001${op.d1}`, report);
+    case 'cluster':
+      return byNumber(op => (op.c >= 0 ? op.c : undefined), report, descending);
+    case 'placementReason':
+      return byText(op => report.reasons[op.pr], report);
+    case 'precisionReason':
+      return byText(op => report.reasons[op.xr], report);
+    case 'time':
+      return byNumber(op => op.us, report, descending);
+    case 'drift':
+      return byNumber(op => op.dr?.max_rel, report, descending);
+  }
+}
+
+/**
+ * Indices of the ops matching `query`, sorted by its key. Ties keep topological order in both
+ * directions so the table does not shuffle when the sort direction flips.
+ */
+export function selectRows(report: Report, query: TableQuery, texts: string[] = searchTexts(report)): number[] {
+  const words = query.text.toLowerCase().split(/\s+/).filter(w => w.length > 0);
+  const rows: number[] = [];
+  report.ops.forEach((op, k) => {
+    if (query.engine && op.e !== query.engine) {
+      return;
+    }
+    if (query.changedOnly && op.d0 === op.d1) {
+      return;
+    }
+    if (words.every(w => texts[k].includes(w))) {
+      rows.push(k);
+    }
+  });
+  const cmp = comparator(report, query.sort, query.descending);
+  const sign = query.descending ? -1 : 1;
+  rows.sort((a, b) => sign * cmp(a, b) || a - b);
+  return rows;
+}

@@ -1,0 +1,227 @@
+/**
+ * The op table: every op with where it runs, its dtype before/after and both reasons; sortable by
+ * any column and filterable. Only the rows in view exist in the DOM (a 7k-op report would
+ * otherwise cost tens of thousands of cells), between two spacer rows that keep the scroll height.
+ */
+
+import { clear, h } from './elements';
+import { ENGINE_LABELS, opClasses } from './palette';
+import { ENGINES, Engine, Report } from './schema';
+import { DEFAULT_QUERY, SortKey, TableQuery, searchTexts, selectRows } from './tabledata';
+
+/** Must match `.npu-table tbody tr` height in style/base.css. */
+export const ROW_HEIGHT = 24;
+const OVERSCAN = 12;
+
+interface Column {
+  key: SortKey;
+  label: string;
+  cell: (op: number) => string;
+}
+
+export class OpTable {
+  readonly node: HTMLElement;
+  /** Op indices in display order after filtering and sorting. */
+  rows: number[] = [];
+  private query: TableQuery = { ...DEFAULT_QUERY };
+  private selected: number | null = null;
+  private readonly texts: string[];
+  private readonly columns: Column[];
+  private readonly scroller: HTMLElement;
+  private readonly body: HTMLTableSectionElement;
+  private readonly headRow: HTMLTableRowElement;
+  private readonly countLabel: HTMLElement;
+  private pending = false;
+  /** Rows [first, last) now in the DOM, and whether they must be redrawn anyway. */
+  private drawn = { first: 0, last: 0, stale: true };
+
+  constructor(
+    private readonly report: Report,
+    private readonly onSelectOp: (op: number) => void
+  ) {
+    this.texts = searchTexts(report);
+    this.columns = this.makeColumns();
+    this.countLabel = h('span', { class: 'npu-table-count' });
+    this.headRow = h('tr');
+    this.body = h('tbody');
+    this.scroller = h(
+      'div',
+      { class: 'npu-table-scroll' },
+      h('table', { class: 'npu-table' }, h('thead', {}, this.headRow), this.body)
+    );
+    this.scroller.addEventListener('scroll', () => this.schedule());
+    this.body.addEventListener('click', event => {
+      const row = (event.target as Element | null)?.closest?.('tr[data-op]');
+      if (row) {
+        this.onSelectOp(Number(row.getAttribute('data-op')));
+      }
+    });
+    this.node = h('div', { class: 'npu-table-view' }, this.controls(), this.scroller);
+    this.renderHead();
+    this.refresh();
+  }
+
+  private makeColumns(): Column[] {
+    const r = this.report;
+    const ops = r.ops;
+    const columns: Column[] = [
+      { key: 'index', label: '#', cell: k => String(k) },
+      { key: 'name', label: 'op', cell: k => ops[k].n },
+      { key: 'type', label: 'type', cell: k => ops[k].t },
+      { key: 'engine', label: 'engine', cell: k => ENGINE_LABELS[ops[k].e] },
+      {
+        key: 'precision',
+        label: 'dtype',
+        cell: k => (ops[k].d0 === ops[k].d1 ? ops[k].d1 || '-' : `${ops[k].d0 || '-'} \u2192 ${ops[k].d1 || '-'}`)
+      },
+      { key: 'cluster', label: 'cluster', cell: k => (ops[k].c >= 0 ? r.clusters[ops[k].c].name : '') },
+      { key: 'placementReason', label: 'placement reason', cell: k => r.reasons[ops[k].pr] },
+      { key: 'precisionReason', label: 'precision reason', cell: k => r.reasons[ops[k].xr] }
+    ];
+    if (ops.some(op => op.us !== undefined)) {
+      columns.push({ key: 'time', label: '\u00b5s', cell: k => (ops[k].us === undefined ? '' : ops[k].us!.toFixed(1)) });
+    }
+    if (ops.some(op => op.dr !== undefined)) {
+      columns.push({
+        key: 'drift',
+        label: 'max rel drift',
+        cell: k => (ops[k].dr === undefined ? '' : ops[k].dr!.max_rel.toExponential(2) + (ops[k].ov ? ' (inf/NaN)' : ''))
+      });
+    }
+    return columns;
+  }
+
+  private controls(): HTMLElement {
+    const text = h('input', {
+      type: 'search',
+      class: 'npu-filter jp-mod-styled',
+      placeholder: 'filter: name, type, dtype, reason\u2026',
+      'aria-label': 'filter ops'
+    });
+    text.addEventListener('input', () => this.setQuery({ text: text.value }));
+    const engine = h(
+      'select',
+      { class: 'npu-engine-filter jp-mod-styled', 'aria-label': 'engine' },
+      h('option', { value: '' }, 'all engines'),
+      ...ENGINES.map(e => h('option', { value: e }, ENGINE_LABELS[e]))
+    );
+    engine.addEventListener('change', () => this.setQuery({ engine: engine.value as Engine | '' }));
+    const changed = h('input', { type: 'checkbox', class: 'npu-changed-filter' });
+    changed.addEventListener('change', () => this.setQuery({ changedOnly: changed.checked }));
+    return h(
+      'div',
+      { class: 'npu-table-controls' },
+      text,
+      engine,
+      h('label', {}, changed, ' precision changed only'),
+      this.countLabel
+    );
+  }
+
+  /** Change the filter or sort and show the result from the top. */
+  setQuery(change: Partial<TableQuery>): void {
+    this.query = { ...this.query, ...change };
+    this.refresh();
+  }
+
+  get currentQuery(): TableQuery {
+    return { ...this.query };
+  }
+
+  private refresh(): void {
+    this.rows = selectRows(this.report, this.query, this.texts);
+    this.drawn.stale = true;
+    this.countLabel.textContent = `${this.rows.length} of ${this.report.ops.length} ops`;
+    this.scroller.scrollTop = 0;
+    this.renderHead();
+    this.renderRows();
+  }
+
+  private renderHead(): void {
+    clear(this.headRow);
+    for (const col of this.columns) {
+      const active = this.query.sort === col.key;
+      const th = h(
+        'th',
+        {
+          role: 'columnheader',
+          tabindex: 0,
+          'aria-sort': active ? (this.query.descending ? 'descending' : 'ascending') : 'none'
+        },
+        col.label,
+        active ? (this.query.descending ? ' \u25bc' : ' \u25b2') : ''
+      );
+      const sort = (): void =>
+        this.setQuery({ sort: col.key, descending: active ? !this.query.descending : false });
+      th.addEventListener('click', sort);
+      th.addEventListener('keydown', event => event.key === 'Enter' && sort());
+      this.headRow.append(th);
+    }
+  }
+
+  private schedule(): void {
+    if (this.pending) {
+      return;
+    }
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      this.renderRows();
+    });
+  }
+
+  /**
+   * Draw the rows in view (plus some overscan) between spacers. While the rows in view are
+   * already drawn nothing is replaced, so a click that straddles a small scroll still lands.
+   */
+  private renderRows(): void {
+    const viewHeight = this.scroller.clientHeight || 320;
+    const top = Math.floor(this.scroller.scrollTop / ROW_HEIGHT);
+    const bottom = Math.min(this.rows.length, top + Math.ceil(viewHeight / ROW_HEIGHT) + 1);
+    if (!this.drawn.stale && top >= this.drawn.first && bottom <= this.drawn.last) {
+      return;
+    }
+    const first = Math.max(0, top - OVERSCAN);
+    const last = Math.min(this.rows.length, first + Math.ceil(viewHeight / ROW_HEIGHT) + 2 * OVERSCAN);
+    this.drawn = { first, last, stale: false };
+    clear(this.body);
+    const spacer = (rows: number): HTMLTableRowElement => {
+      const tr = h('tr', { class: 'npu-spacer' }, h('td', { colspan: this.columns.length }));
+      tr.style.height = `${rows * ROW_HEIGHT}px`;
+      return tr;
+    };
+    if (first > 0) {
+      this.body.append(spacer(first));
+    }
+    for (let k = first; k < last; k++) {
+      const op = this.rows[k];
+      const tr = h('tr', { class: `npu-row ${opClasses(this.report.ops[op])}`, 'data-op': op });
+      if (op === this.selected) {
+        tr.classList.add('npu-selected');
+        tr.setAttribute('aria-selected', 'true');
+      }
+      for (const col of this.columns) {
+        const text = col.cell(op);
+        tr.append(h('td', { title: text.length > 24 ? text : undefined }, text));
+      }
+      this.body.append(tr);
+    }
+    if (last < this.rows.length) {
+      this.body.append(spacer(this.rows.length - last));
+    }
+  }
+
+  /** Highlight an op's row; scroll to it when asked (it may be filtered out: then nothing to show). */
+  select(op: number | null, scroll: boolean): void {
+    this.selected = op;
+    this.drawn.stale = true;
+    if (op !== null && scroll) {
+      const at = this.rows.indexOf(op);
+      if (at >= 0) {
+        const view = this.scroller.clientHeight || 320;
+        this.scroller.scrollTop = Math.max(0, at * ROW_HEIGHT - view / 2);
+      }
+    }
+    this.renderRows();
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * One report on screen: header, summary bar, findings, the graph with its toolbar and legend,
+ * the selected op's details and the op table, all wired so that selecting an op in either view
+ * highlights it in both. Independent of JupyterLab so it can be tested in a plain DOM.
+ */
+
+import { clear, h } from './elements';
+import { GraphView } from './graphview';
+import { ColourMode, ENGINE_LABELS, PRECISION_LABELS, PrecisionCategory, engineClass, precisionClass } from './palette';
+import { ENGINES, Report, parseReport } from './schema';
+import { buildScopeTree } from './scopes';
+import { findings, summaryBar } from './summary';
+import { OpTable } from './tableview';
+
+export interface ReportView {
+  report: Report;
+  graph: GraphView;
+  table: OpTable;
+  select(op: number | null): void;
+  setMode(mode: ColourMode): void;
+}
+
+/** Show a payload in `host`. Returns the view, or null when the payload was refused (with a message shown). */
+export function renderReport(host: HTMLElement, payload: unknown): ReportView | null {
+  const t0 = performance.now();
+  clear(host);
+  host.classList.add('npu-report');
+  const parsed = parseReport(payload);
+  if (!parsed.ok) {
+    host.append(h('div', { class: 'npu-message', role: 'alert' }, parsed.message));
+    return null;
+  }
+  const view = build(host, parsed.report);
+  host.setAttribute('data-render-ms', (performance.now() - t0).toFixed(1));
+  return view;
+}
+
+function legend(): HTMLElement {
+  const item = (cls: string, label: string): HTMLElement =>
+    h('span', { class: 'npu-legend-item' }, h('span', { class: `npu-swatch ${cls}` }), label);
+  const precision: PrecisionCategory[] = ['to-fp16', 'to-bf16', 'to-fp32', 'changed', 'kept-float', 'non-float'];
+  return h(
+    'div',
+    { class: 'npu-legend' },
+    h('span', { class: 'npu-legend-placement' }, ...ENGINES.map(e => item(engineClass(e), ENGINE_LABELS[e]))),
+    h('span', { class: 'npu-legend-precision' }, ...precision.map(p => item(precisionClass(p), PRECISION_LABELS[p])))
+  );
+}
+
+function details(report: Report, op: number | null): HTMLElement[] {
+  if (op === null) {
+    return [h('span', { class: 'npu-hint' }, 'Click an op in the graph or the table; click a scope box to open it.')];
+  }
+  const o = report.ops[op];
+  const field = (label: string, value: string): HTMLElement =>
+    h('div', { class: 'npu-detail' }, h('span', { class: 'npu-detail-label' }, label), h('span', {}, value));
+  const inputs = o.i.map(k => report.ops[k].n);
+  return [
+    h('div', { class: 'npu-detail-name' }, o.n),
+    field('type', o.t),
+    field('engine', `${ENGINE_LABELS[o.e]}${o.c >= 0 ? ` (cluster ${report.clusters[o.c].name})` : ''}`),
+    field('placement', report.reasons[o.pr]),
+    field('precision', `${o.d0 || '-'} \u2192 ${o.d1 || '-'}: ${report.reasons[o.xr]}`),
+    field('inputs', inputs.length ? inputs.join(', ') : 'none')
+  ];
+}
+
+function build(host: HTMLElement, report: Report): ReportView {
+  const tree = buildScopeTree(report);
+  const info = h('div', { class: 'npu-details', 'aria-live': 'polite' });
+  let selected: number | null = null;
+  const select = (op: number | null): void => {
+    selected = op;
+    if (op !== null) {
+      graph.reveal(op);
+    } else {
+      graph.highlight(null);
+    }
+    table.select(op, true);
+    clear(info);
+    info.append(...details(report, op));
+  };
+  const graph = new GraphView(report, tree, op => select(op));
+  const table = new OpTable(report, op => select(op));
+
+  const modeButton = (mode: ColourMode, label: string): HTMLButtonElement => {
+    const b = h('button', { type: 'button', class: 'npu-mode jp-mod-styled', 'aria-pressed': 'false' }, label);
+    b.addEventListener('click', () => setMode(mode));
+    b.dataset.mode = mode;
+    return b;
+  };
+  const modes = [modeButton('placement', 'Placement'), modeButton('precision', 'Precision')];
+  const setMode = (mode: ColourMode): void => {
+    host.classList.toggle('npu-mode-placement', mode === 'placement');
+    host.classList.toggle('npu-mode-precision', mode === 'precision');
+    modes.forEach(b => b.setAttribute('aria-pressed', String(b.dataset.mode === mode)));
+  };
+  const tool = (label: string, title: string, action: () => void): HTMLButtonElement => {
+    const b = h('button', { type: 'button', class: 'npu-tool jp-mod-styled', title, 'aria-label': title }, label);
+    b.addEventListener('click', action);
+    return b;
+  };
+  const toolbar = h(
+    'div',
+    { class: 'npu-toolbar' },
+    h('span', { class: 'npu-toolbar-label' }, 'Colour by'),
+    ...modes,
+    tool('\u2212', 'zoom out', () => graph.setZoom(graph.zoomLevel / 1.25)),
+    tool('+', 'zoom in', () => graph.setZoom(graph.zoomLevel * 1.25)),
+    tool('fit', 'fit width', () => graph.fit()),
+    tool('collapse', 'collapse all scopes', () => {
+      graph.collapseAll();
+      graph.highlight(selected);
+    }),
+    legend()
+  );
+  const header = h(
+    'div',
+    { class: 'npu-header' },
+    h('span', { class: 'npu-title' }, report.title || (report.kind === 'run' ? 'Run report' : 'Plan')),
+    h('span', { class: 'npu-subtitle' }, `${report.soc} \u00b7 precision_mode ${report.effective_precision_mode}`)
+  );
+  host.append(header, summaryBar(report));
+  const found = findings(report);
+  if (found) {
+    host.append(found);
+  }
+  host.append(toolbar, graph.node, info, table.node);
+  setMode('placement');
+  info.append(...details(report, null));
+  return { report, graph, table, select, setMode };
+}

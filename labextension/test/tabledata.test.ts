@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+
+import { Report, parseReport } from '../src/schema';
+import { DEFAULT_QUERY, selectRows } from '../src/tabledata';
+import { payload, smallTraining } from './fixtures';
+
+function report(p: Record<string, unknown>): Report {
+  const r = parseReport(p);
+  if (!r.ok) {
+    throw new Error(r.message);
+  }
+  return r.report;
+}
+
+const names = (r: Report, rows: number[]): string[] => rows.map(k => r.ops[k].n);
+
+describe('selectRows', () => {
+  const r = report(smallTraining());
+
+  it('shows every op in topological order by default', () => {
+    expect(selectRows(r, DEFAULT_QUERY)).toEqual(r.ops.map((_, k) => k));
+  });
+
+  it('filters by words found in name, type or reason, case-insensitively', () => {
+    expect(names(r, selectRows(r, { ...DEFAULT_QUERY, text: 'GRADIENTS matmul' }))).toEqual([
+      'gradients/model/dense_1/MatMul_grad/MatMul',
+      'gradients/model/dense/MatMul_grad/MatMul'
+    ]);
+    expect(names(r, selectRows(r, { ...DEFAULT_QUERY, text: 'ai cpu' }))).toEqual([
+      'SGD/update_dense/ApplyGradientDescent'
+    ]);
+  });
+
+  it('filters by engine and by precision change', () => {
+    expect(selectRows(r, { ...DEFAULT_QUERY, engine: 'HOST' })).toEqual([0, 8]);
+    expect(selectRows(r, { ...DEFAULT_QUERY, changedOnly: true })).toEqual([1, 3, 5, 6]);
+  });
+
+  it('sorts by name both ways, ties in topological order', () => {
+    const up = names(r, selectRows(r, { ...DEFAULT_QUERY, sort: 'name' }));
+    expect(up).toEqual([...up].sort());
+    const down = names(r, selectRows(r, { ...DEFAULT_QUERY, sort: 'name', descending: true }));
+    expect(down).toEqual([...up].reverse());
+    const byType = selectRows(r, { ...DEFAULT_QUERY, sort: 'type' });
+    const matmuls = byType.filter(k => r.ops[k].t === 'MatMul');
+    expect(matmuls).toEqual([1, 3, 5, 6]);
+  });
+
+  it('puts ops without a time last whichever way time is sorted', () => {
+    const t = report(payload([{ n: 'a', us: 5 }, { n: 'b' }, { n: 'c', us: 50 }]));
+    expect(selectRows(t, { ...DEFAULT_QUERY, sort: 'time' })).toEqual([0, 2, 1]);
+    expect(selectRows(t, { ...DEFAULT_QUERY, sort: 'time', descending: true })).toEqual([2, 0, 1]);
+  });
+
+  it('treats filter text as plain words, not patterns', () => {
+    const t = report(payload([{ n: 'a.*b' }, { n: 'axxb' }]));
+    expect(selectRows(t, { ...DEFAULT_QUERY, text: '.*' })).toEqual([0]);
+  });
+});

@@ -1,0 +1,150 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+
+import { opKey } from '../src/scopes';
+import { renderReport } from '../src/view';
+import { payload, smallTraining } from './fixtures';
+
+const HOSTILE_IMG = '<img src=x onerror="window.__pwned=1">';
+const HOSTILE_SCRIPT = '<script>window.__pwned=2</script>';
+
+function hostilePayload(): Record<string, unknown> {
+  const p = payload(
+    [
+      { n: `evil/${HOSTILE_IMG}`, t: HOSTILE_SCRIPT },
+      { n: HOSTILE_SCRIPT, t: 'MatMul', i: [0], d1: 'float16', xr: 3 }
+    ],
+    {
+      title: `<b onmouseover="x()">${HOSTILE_IMG}</b>`,
+      warnings: [HOSTILE_SCRIPT],
+      errors: [HOSTILE_IMG]
+    }
+  );
+  (p.reasons as string[])[0] = `<a href="javascript:alert(1)">${HOSTILE_IMG}</a>`;
+  return p;
+}
+
+function allAttributes(root: Element): string[] {
+  return [root, ...root.querySelectorAll('*')].flatMap(el => [...el.attributes].map(a => a.name));
+}
+
+describe('renderReport', () => {
+  let host: HTMLElement;
+  beforeEach(() => {
+    document.body.replaceChildren();
+    host = document.createElement('div');
+    document.body.append(host);
+    (window as unknown as Record<string, unknown>).__pwned = undefined;
+  });
+
+  it('draws the summary, the graph and the table', () => {
+    const view = renderReport(host, smallTraining());
+    expect(view).not.toBeNull();
+    expect(host.querySelector('.npu-summary')?.textContent).toContain('9ops');
+    expect(host.querySelectorAll('.npu-graph svg g[data-key]').length).toBeGreaterThan(3);
+    expect(host.querySelectorAll('.npu-table tbody tr.npu-row').length).toBe(9);
+    expect(Number(host.getAttribute('data-render-ms'))).toBeGreaterThanOrEqual(0);
+  });
+
+  it('keeps hostile op names, types, reasons and messages as text', () => {
+    renderReport(host, hostilePayload());
+    expect(host.querySelectorAll('img, script, a, b, iframe').length).toBe(0);
+    expect(allAttributes(host).filter(name => name.startsWith('on') || name === 'href' || name === 'src')).toEqual([]);
+    const text = host.textContent ?? '';
+    expect(text).toContain(HOSTILE_IMG);
+    expect(text).toContain(HOSTILE_SCRIPT);
+    const names = [...host.querySelectorAll('.npu-table tbody tr.npu-row td:nth-child(2)')].map(td => td.textContent);
+    expect(names).toEqual([`evil/${HOSTILE_IMG}`, HOSTILE_SCRIPT]);
+    expect((window as unknown as Record<string, unknown>).__pwned).toBeUndefined();
+  });
+
+  it('keeps hostile names as text inside the SVG, including tooltips', () => {
+    const view = renderReport(host, hostilePayload())!;
+    view.select(0);
+    const svgText = [...host.querySelectorAll('svg text, svg title')].map(t => t.textContent).join('\n');
+    expect(svgText).toContain(HOSTILE_IMG.slice(-20));
+    expect(host.querySelectorAll('svg img, svg script, svg foreignObject').length).toBe(0);
+  });
+
+  it('shows a plain message for an unknown version and draws nothing else', () => {
+    const view = renderReport(host, { ...smallTraining(), version: 7 });
+    expect(view).toBeNull();
+    expect(host.querySelector('.npu-message')?.textContent).toMatch(/^unsupported report version 7/);
+    expect(host.querySelector('svg')).toBeNull();
+  });
+
+  it('highlights an op in the graph and the table when its row is clicked', () => {
+    renderReport(host, smallTraining());
+    const row = [...host.querySelectorAll<HTMLElement>('.npu-table tr.npu-row')].find(
+      tr => tr.querySelector('td:nth-child(2)')?.textContent === 'gradients/model/dense/MatMul_grad/MatMul'
+    )!;
+    row.click();
+    const node = host.querySelector('.npu-graph g.npu-op.npu-selected');
+    expect(node?.getAttribute('data-op')).toBe('6');
+    expect(host.querySelector('.npu-table tr.npu-selected')?.getAttribute('data-op')).toBe('6');
+    expect(host.querySelector('.npu-details')?.textContent).toContain('MatMul_grad');
+  });
+
+  it('opens a collapsed scope when its box is clicked and selects an op clicked in the graph', () => {
+    const ops = Array.from({ length: 50 }, (_, k) => ({ n: `big/layer${k}/op`, i: k ? [k - 1] : [] }));
+    const view = renderReport(host, payload(ops))!;
+    const scope = host.querySelector<SVGGElement>('g.npu-scope')!;
+    expect(scope).not.toBeNull();
+    const before = view.graph.drawnCount;
+    scope.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    expect(view.graph.drawnCount).toBeGreaterThan(before);
+    const op = host.querySelector<SVGGElement>('g.npu-op')!;
+    op.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    const selected = op.getAttribute('data-op');
+    expect(host.querySelector('.npu-table tr.npu-selected')?.getAttribute('data-op')).toBe(selected);
+  });
+
+  it('reveals an op hidden in a collapsed scope when it is selected', () => {
+    const ops = Array.from({ length: 50 }, (_, k) => ({ n: `big/layer${k}/op`, i: k ? [k - 1] : [] }));
+    const view = renderReport(host, payload(ops))!;
+    expect(host.querySelector(`g.npu-op[data-op="30"]`)).toBeNull();
+    view.select(30);
+    expect(host.querySelector(`g.npu-op[data-op="30"]`)?.classList.contains('npu-selected')).toBe(true);
+    expect(view.graph.isExpanded('s:big')).toBe(true);
+    expect(opKey(30)).toBe('o:30');
+  });
+
+  it('switches colouring between placement and precision', () => {
+    const view = renderReport(host, smallTraining())!;
+    expect(host.classList.contains('npu-mode-placement')).toBe(true);
+    view.setMode('precision');
+    expect(host.classList.contains('npu-mode-precision')).toBe(true);
+    expect(host.classList.contains('npu-mode-placement')).toBe(false);
+    const pressed = [...host.querySelectorAll('button.npu-mode[aria-pressed="true"]')].map(b => b.textContent);
+    expect(pressed).toEqual(['Precision']);
+  });
+
+  it('sorts the table when a header is clicked and filters as text is typed', () => {
+    const view = renderReport(host, smallTraining())!;
+    const header = [...host.querySelectorAll<HTMLElement>('.npu-table th')].find(th => th.textContent === 'op')!;
+    header.click();
+    expect(view.table.currentQuery.sort).toBe('name');
+    const filter = host.querySelector<HTMLInputElement>('input.npu-filter')!;
+    filter.value = 'applygradient';
+    filter.dispatchEvent(new Event('input'));
+    expect(view.table.rows).toEqual([7]);
+    expect(host.querySelector('.npu-table-count')?.textContent).toBe('1 of 9 ops');
+  });
+
+  it('draws only the table rows in view and keeps them while a scroll stays inside them', async () => {
+    const ops = Array.from({ length: 1000 }, (_, k) => ({ n: `layer${k % 10}/op${k}` }));
+    renderReport(host, payload(ops));
+    const rows = () => [...host.querySelectorAll<HTMLElement>('.npu-table tr.npu-row')];
+    expect(rows().length).toBeLessThan(100);
+    const row5 = rows().find(tr => tr.getAttribute('data-op') === '5')!;
+    const scroller = host.querySelector<HTMLElement>('.npu-table-scroll')!;
+    scroller.scrollTop = 48;
+    scroller.dispatchEvent(new Event('scroll'));
+    await new Promise(resolve => setTimeout(resolve, 50));
+    expect(rows().includes(row5)).toBe(true);
+    scroller.scrollTop = 24 * 500;
+    scroller.dispatchEvent(new Event('scroll'));
+    await new Promise(resolve => setTimeout(resolve, 50));
+    expect(rows().some(tr => tr.getAttribute('data-op') === '500')).toBe(true);
+    expect(rows().includes(row5)).toBe(false);
+  });
+});

@@ -1,0 +1,378 @@
+"""Browser-test fixtures: report notebooks written by the real payload code, and a JupyterLab server.
+
+The notebooks' outputs are ``npu_jupyter.display.mime.mimebundle`` of :class:`Plan` objects, so the
+browser sees exactly the bundle a user's notebook would hold (our MIME type next to the HTML and text
+fallbacks). The plans are built from the plan dataclasses directly: the browser test checks the
+renderer, not the planner, and must not depend on TensorFlow or on planner decisions changing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+UI_DIR = Path(__file__).resolve().parent
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+
+HOSTILE_IMG = '<img src=x onerror="window.__pwned=1">'
+HOSTILE_SCRIPT = "<script>window.__pwned=2</script>"
+
+_CORE = "supported on AI Core (aic kernel)"
+_CPU = "no AI Core kernel for this op: runs on AI CPU"
+_HOST = "mixed computing: resource/iterator op stays on the host"
+_FP16 = "allow_fp32_to_fp16: float32 op with a float16 AI Core kernel is cast to float16"
+_KEEP = "kept float32: op has no float16 kernel"
+_NOFLOAT = "not a float op"
+
+
+def _decision(name: str, op_type: str, engine: str, inputs: list[str], *, to16: bool = False,
+              float_op: bool = True, cluster: str | None = "GeOp1_0") -> Any:
+    """One OpDecision with the reason texts the planner writes for such an op."""
+    from npu_jupyter.plan.model import OpDecision
+
+    on_host = engine == "HOST"
+    before = "float32" if float_op else "int32"
+    return OpDecision(
+        name=name,
+        op_type=op_type,
+        placement="host" if on_host else "device",
+        engine=engine,  # type: ignore[arg-type]
+        placement_reason=_HOST if on_host else (_CPU if engine == "AI_CPU" else _CORE),
+        dtype_before=before,
+        dtype_after="float16" if to16 else before,
+        precision_reason=_FP16 if to16 else (_KEEP if float_op else _NOFLOAT),
+        cluster=None if on_host else cluster,
+        inputs=inputs,
+    )
+
+
+def small_training_plan() -> Any:
+    """A two-layer MLP training step: forward, loss, gradients, SGD updates, with a host input."""
+    from npu_jupyter.plan.model import Plan, Subgraph, Transfer
+
+    ops = [
+        _decision("IteratorGetNext", "IteratorGetNext", "HOST", []),
+        _decision("dense/kernel/Read/ReadVariableOp", "ReadVariableOp", "AI_CORE", []),
+        _decision("dense/MatMul", "MatMul", "AI_CORE", ["IteratorGetNext", "dense/kernel/Read/ReadVariableOp"], to16=True),
+        _decision("dense/BiasAdd", "BiasAdd", "AI_CORE", ["dense/MatMul"], to16=True),
+        _decision("dense/Relu", "Relu", "AI_CORE", ["dense/BiasAdd"], to16=True),
+        _decision("dense_1/kernel/Read/ReadVariableOp", "ReadVariableOp", "AI_CORE", []),
+        _decision("dense_1/MatMul", "MatMul", "AI_CORE", ["dense/Relu", "dense_1/kernel/Read/ReadVariableOp"], to16=True),
+        _decision("loss/SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "AI_CORE",
+                  ["dense_1/MatMul", "IteratorGetNext"]),
+        _decision("loss/Mean", "Mean", "AI_CORE", ["loss/SparseSoftmaxCrossEntropyWithLogits"]),
+        _decision("gradients/loss/Mean_grad/Tile", "Tile", "AI_CORE", ["loss/Mean"]),
+        _decision("gradients/dense_1/MatMul_grad/MatMul", "MatMul", "AI_CORE",
+                  ["gradients/loss/Mean_grad/Tile", "dense_1/kernel/Read/ReadVariableOp"], to16=True),
+        _decision("gradients/dense_1/MatMul_grad/MatMul_1", "MatMul", "AI_CORE",
+                  ["dense/Relu", "gradients/loss/Mean_grad/Tile"], to16=True),
+        _decision("gradients/dense/Relu_grad/ReluGrad", "ReluGrad", "AI_CORE",
+                  ["gradients/dense_1/MatMul_grad/MatMul", "dense/Relu"], to16=True),
+        _decision("gradients/dense/BiasAdd_grad/BiasAddGrad", "BiasAddGrad", "AI_CORE",
+                  ["gradients/dense/Relu_grad/ReluGrad"]),
+        _decision("gradients/dense/MatMul_grad/MatMul_1", "MatMul", "AI_CORE",
+                  ["IteratorGetNext", "gradients/dense/Relu_grad/ReluGrad"], to16=True),
+        _decision("gradients/dense/MatMul_grad/Shape", "Shape", "AI_CPU", ["IteratorGetNext"], float_op=False),
+        _decision("SGD/update_dense/ResourceApplyGradientDescent", "ResourceApplyGradientDescent", "AI_CORE",
+                  ["gradients/dense/MatMul_grad/MatMul_1"]),
+        _decision("SGD/update_dense_1/ResourceApplyGradientDescent", "ResourceApplyGradientDescent", "AI_CORE",
+                  ["gradients/dense_1/MatMul_grad/MatMul_1"]),
+        _decision("SGD/NoOp", "NoOp", "HOST", ["SGD/update_dense/ResourceApplyGradientDescent",
+                                               "SGD/update_dense_1/ResourceApplyGradientDescent"], float_op=False),
+    ]
+    return Plan(
+        ops={d.name: d for d in ops},
+        subgraphs=[Subgraph("GeOp1_0", [d.name for d in ops if d.engine != "HOST"])],
+        transfers=[Transfer("IteratorGetNext", "dense/MatMul", "IteratorGetNext:0", "float32", "h2d", 4096)],
+        warnings=["IteratorGetNext stays on the host: every step copies the batch to the device"],
+        soc="Ascend910",
+        precision_mode="allow_fp32_to_fp16",
+        config_changes={"precision_mode": "allow_fp32_to_fp16", "mix_compile_mode": True},
+        title="Plan of SGD/NoOp (Ascend910, allow_fp32_to_fp16)",
+    )
+
+
+def hostile_plan() -> Any:
+    """Op names, types, reasons, title and messages that would run script if inserted as HTML."""
+    from npu_jupyter.plan.model import OpDecision, Plan
+
+    evil = f"evil/{HOSTILE_IMG}"
+    ops = [
+        OpDecision(evil, HOSTILE_SCRIPT, "device", "AI_CORE", HOSTILE_IMG, "float32", "float16",
+                   HOSTILE_SCRIPT, "GeOp1_0"),
+        OpDecision(HOSTILE_SCRIPT, "MatMul", "host", "HOST", f'<a href="javascript:window.__pwned=3">x</a>',
+                   "float32", "float32", HOSTILE_IMG, None, inputs=[evil]),
+    ]
+    return Plan(
+        ops={d.name: d for d in ops},
+        warnings=[HOSTILE_SCRIPT],
+        errors=[HOSTILE_IMG],
+        soc=HOSTILE_IMG,
+        precision_mode=HOSTILE_SCRIPT,
+        title=f"<b onmouseover=\"window.__pwned=4\">{HOSTILE_IMG}</b>",
+    )
+
+
+# Bottleneck blocks per stage of ResNet-50 (3, 4, 6, 3), as Keras names them.
+_STAGES = [(2, 3), (3, 4), (4, 6), (5, 3)]
+
+
+def _resnet50_layers() -> list[tuple[str, str]]:
+    """(layer name, kind) of ResNet-50 in Keras naming: conv / bn / relu / add / dense."""
+    layers = [("conv1_conv", "conv"), ("conv1_bn", "bn"), ("conv1_relu", "relu")]
+    for stage, blocks in _STAGES:
+        for b in range(1, blocks + 1):
+            p = f"conv{stage}_block{b}"
+            if b == 1:
+                layers += [(f"{p}_0_conv", "conv"), (f"{p}_0_bn", "bn")]
+            for k in (1, 2, 3):
+                layers += [(f"{p}_{k}_conv", "conv"), (f"{p}_{k}_bn", "bn")]
+                if k < 3:
+                    layers.append((f"{p}_{k}_relu", "relu"))
+            layers += [(f"{p}_add", "add"), (f"{p}_out", "relu")]
+    layers += [("avg_pool", "pool"), ("predictions", "dense")]
+    return layers
+
+
+# Ops a traced Keras train step holds per layer kind: forward, gradient, optimizer (per variable).
+_FORWARD = {
+    "conv": [("ReadVariableOp", "AI_CORE", False), ("Cast", "AI_CORE", True), ("Conv2D", "AI_CORE", True),
+             ("BiasAdd", "AI_CORE", True)],
+    "bn": [("ReadVariableOp", "AI_CORE", False), ("ReadVariableOp_1", "AI_CORE", False),
+           ("ReadVariableOp_2", "AI_CORE", False), ("ReadVariableOp_3", "AI_CORE", False),
+           ("FusedBatchNormV3", "AI_CORE", False), ("AssignMovingAvg/sub", "AI_CORE", False),
+           ("AssignMovingAvg/mul", "AI_CORE", False), ("AssignMovingAvg", "AI_CORE", False),
+           ("AssignMovingAvg_1/sub", "AI_CORE", False), ("AssignMovingAvg_1/mul", "AI_CORE", False),
+           ("AssignMovingAvg_1", "AI_CORE", False)],
+    "relu": [("Relu", "AI_CORE", True)],
+    "add": [("add", "AI_CORE", True)],
+    "pool": [("Mean", "AI_CORE", False)],
+    "dense": [("ReadVariableOp", "AI_CORE", False), ("MatMul", "AI_CORE", True), ("BiasAdd", "AI_CORE", True),
+              ("Softmax", "AI_CORE", False)],
+}
+_GRAD = {
+    "conv": [("Conv2D/Conv2DBackpropInput", "AI_CORE", True), ("Conv2D/Conv2DBackpropFilter", "AI_CORE", True),
+             ("Conv2D/ShapeN", "AI_CPU", False), ("BiasAdd/BiasAddGrad", "AI_CORE", True),
+             ("Cast/Cast", "AI_CORE", False), ("Conv2D/Identity", "AI_CORE", False),
+             ("Conv2D/Identity_1", "AI_CORE", False), ("BiasAdd/Identity", "AI_CORE", False),
+             ("Conv2D/Reshape", "AI_CORE", False), ("Conv2D/Cast", "AI_CORE", False)],
+    "bn": [("FusedBatchNormV3/FusedBatchNormGradV3", "AI_CORE", False), ("FusedBatchNormV3/Shape", "AI_CPU", False),
+           ("FusedBatchNormV3/Reshape", "AI_CORE", False), ("FusedBatchNormV3/mul", "AI_CORE", False),
+           ("FusedBatchNormV3/mul_1", "AI_CORE", False), ("FusedBatchNormV3/Sum", "AI_CORE", False),
+           ("FusedBatchNormV3/Sum_1", "AI_CORE", False), ("FusedBatchNormV3/sub", "AI_CORE", False),
+           ("FusedBatchNormV3/Identity", "AI_CORE", False)],
+    "relu": [("Relu/ReluGrad", "AI_CORE", True)],
+    "add": [("add/Shape", "AI_CPU", False), ("add/Shape_1", "AI_CPU", False),
+            ("add/BroadcastGradientArgs", "AI_CPU", False), ("add/Sum", "AI_CORE", False),
+            ("add/Reshape", "AI_CORE", False), ("add/Sum_1", "AI_CORE", False), ("add/Reshape_1", "AI_CORE", False)],
+    "pool": [("Mean/Shape", "AI_CPU", False), ("Mean/truediv", "AI_CORE", False), ("Mean/Tile", "AI_CORE", False)],
+    "dense": [("MatMul/MatMul", "AI_CORE", True), ("MatMul/MatMul_1", "AI_CORE", True),
+              ("BiasAdd/BiasAddGrad", "AI_CORE", True), ("Softmax/mul", "AI_CORE", False),
+              ("Softmax/Sum", "AI_CORE", False), ("Softmax/sub", "AI_CORE", False)],
+}
+_VARIABLES = {"conv": ["kernel", "bias"], "bn": ["gamma", "beta"], "dense": ["kernel", "bias"]}
+_UPDATE = [("ReadVariableOp", "AI_CORE", False), ("Cast", "AI_CORE", False), ("mul", "AI_CORE", False),
+           ("mul_1", "AI_CORE", False), ("Identity", "AI_CORE", False), ("ResourceApplyKerasMomentum", "AI_CORE", False),
+           ("IsFinite", "AI_CORE", False), ("All", "AI_CPU", False), ("Select", "AI_CORE", False),
+           ("AssignAddVariableOp", "AI_CORE", False), ("NoOp", "HOST", False),
+           ("clip/Minimum", "AI_CORE", False), ("clip/Maximum", "AI_CORE", False), ("mul_2", "AI_CORE", False),
+           ("add", "AI_CORE", False), ("Sqrt", "AI_CORE", False), ("truediv", "AI_CORE", False),
+           ("sub", "AI_CORE", False), ("Identity_1", "AI_CORE", False), ("ReadVariableOp_1", "AI_CORE", False),
+           ("Cast_1", "AI_CORE", False), ("Square", "AI_CORE", False), ("Sum", "AI_CORE", False)]
+
+
+def resnet50_like_plan() -> Any:
+    """A plan the size and shape of a ResNet-50 Keras training step (~7k ops, real Keras scope names).
+
+    Synthetic: the browser test measures the renderer, which must not wait for a TensorFlow trace.
+    """
+    from npu_jupyter.plan.model import Plan, Subgraph
+
+    ops: list[Any] = [_decision("IteratorGetNext", "IteratorGetNext", "HOST", [])]
+    prev = "IteratorGetNext"
+    outputs: dict[str, str] = {}
+    layers = _resnet50_layers()
+    for layer, kind in layers:
+        chain = prev
+        for suffix, engine, to16 in _FORWARD[kind]:
+            name = f"resnet50/{layer}/{suffix}"
+            ops.append(_decision(name, suffix.split("/")[-1].rstrip("_0123456789") or suffix, engine, [chain],
+                                 to16=to16))
+            chain = name
+        outputs[layer] = prev = chain
+    ops.append(_decision("loss/Mean", "Mean", "AI_CORE", [prev]))
+    grad = "loss/Mean"
+    for layer, kind in reversed(layers):
+        chain = grad
+        for suffix, engine, to16 in _GRAD[kind]:
+            name = f"gradient_tape/resnet50/{layer}/{suffix}"
+            op_type = suffix.split("/")[-1].rstrip("_0123456789")
+            ops.append(_decision(name, op_type, engine, [chain, outputs[layer]], to16=to16,
+                                 float_op=engine != "AI_CPU"))
+            chain = name
+        grad = chain
+        for var in _VARIABLES.get(kind, []):
+            chain = grad
+            for step, engine, _ in _UPDATE:
+                name = f"SGD/SGD/update_{layer}_{var}/{step}"
+                ops.append(_decision(name, step.rstrip("_0123456789"), engine, [chain], float_op=engine != "HOST"))
+                chain = name
+    from npu_jupyter.plan.model import Transfer
+
+    device = [d.name for d in ops if d.engine != "HOST"]
+    return Plan(
+        ops={d.name: d for d in ops},
+        subgraphs=[Subgraph("GeOp1_0", device)],
+        transfers=[Transfer("IteratorGetNext", ops[1].name, "IteratorGetNext:0", "float32", "h2d", 224 * 224 * 3 * 4 * 32)],
+        warnings=["AI CPU ops split the graph into smaller device launches"],
+        soc="Ascend910",
+        precision_mode="allow_fp32_to_fp16",
+        config_changes={"precision_mode": "allow_fp32_to_fp16"},
+        title="Plan of ResNet-50 train step (Ascend910, allow_fp32_to_fp16)",
+    )
+
+
+def write_report_notebook(path: Path, plan: Any, *, budget: int | None = None) -> dict[str, Any]:
+    """Write a one-cell notebook whose output is the plan's MIME bundle; return the bundle.
+
+    ``budget`` raises the payload's byte budget (the default 1 MB truncates a 7k-op plan), so the
+    render time is measured on every op of a training graph.
+    """
+    import nbformat
+
+    from npu_jupyter.display.mime import MIME_TYPE, mimebundle, report_payload
+
+    bundle = mimebundle(plan)
+    if budget is not None:
+        bundle[MIME_TYPE] = report_payload(plan, budget=budget)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cell = nbformat.v4.new_code_cell("npu_jupyter.plan(train_op)")
+    cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
+    nb.cells = [cell]
+    nbformat.write(nb, str(path))
+    return bundle
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_until_up(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:  # noqa: S310 - localhost only
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"jupyter lab did not answer {url} in {timeout:.0f} s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """JupyterLab from this venv on a free localhost port with a token, in a temp root dir.
+
+    Config, runtime, settings and workspace dirs are temporary so nothing a developer configured
+    leaks in; the labextension comes from the installed package (share/jupyter/labextensions).
+    """
+    base = tmp_path_factory.mktemp("lab")
+    root = base / "root"
+    root.mkdir()
+    config = base / "config"
+    (config / "labconfig").mkdir(parents=True)
+    # No "receive Jupyter news?" toast over the screenshot.
+    (config / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
+    port = _free_port()
+    token = secrets.token_hex(16)
+    env = dict(os.environ)
+    env.update(
+        JUPYTER_CONFIG_DIR=str(config),
+        JUPYTER_RUNTIME_DIR=str(base / "runtime"),
+        JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"),
+        TF_CPP_MIN_LOG_LEVEL="2",
+    )
+    log = base / "lab.log"
+    cmd = [
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--ServerApp.port_retries=0",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if os.geteuid() == 0:  # CI containers run as root; the server refuses that unless told
+        cmd.append("--allow-root")
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    try:
+        _wait_until_up(f"http://127.0.0.1:{port}/api/status?token={token}", proc, log)
+        yield {"base": f"http://127.0.0.1:{port}", "token": token, "root": root, "log": log}
+    finally:
+        _stop(proc)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the server and the kernels it started (its own process group)."""
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser_run(lab_server: dict[str, Any]) -> dict[str, Any]:
+    """Write the three report notebooks, drive Chromium over them once, return what it observed."""
+    node = shutil.which("node")
+    if node is None or not (UI_DIR / "node_modules" / "playwright-core").is_dir() or not CHROMIUM.exists():
+        pytest.fail("the browser test needs node, tests/ui/node_modules and /usr/bin/chromium: run .ci/ui_setup.sh")
+    root: Path = lab_server["root"]
+    bundles = {
+        "report": write_report_notebook(root / "report.ipynb", small_training_plan()),
+        "hostile": write_report_notebook(root / "hostile.ipynb", hostile_plan()),
+        "big": write_report_notebook(root / "resnet50_train.ipynb", resnet50_like_plan(), budget=4_000_000),
+    }
+    ARTIFACTS.mkdir(exist_ok=True)
+    config = root.parent / "driver.json"
+    config.write_text(json.dumps({
+        "base": lab_server["base"],
+        "token": lab_server["token"],
+        "chromium": str(CHROMIUM),
+        "artifacts": str(ARTIFACTS),
+        "notebooks": {"report": "report.ipynb", "hostile": "hostile.ipynb", "big": "resnet50_train.ipynb"},
+        "clickOp": "gradients/dense/Relu_grad/ReluGrad",
+    }))
+    done = subprocess.run([node, str(UI_DIR / "lab_renderer.mjs"), str(config)], cwd=UI_DIR,
+                          capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0 or not done.stdout.strip():
+        pytest.fail(f"browser driver failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    if "fatal" in results:
+        pytest.fail(f"browser driver stopped: {results['fatal']}\nlab log:\n{lab_server['log'].read_text()[-3000:]}")
+    results["bundles"] = bundles
+    return results

@@ -1,0 +1,183 @@
+// Drives Debian's Chromium (through playwright-core, which bundles no browser) against a running
+// JupyterLab and reports what the npu-jupyter renderer drew, as one JSON object on stdout.
+// tests/ui/test_lab_renderer.py starts the server, writes the notebooks and asserts on the JSON;
+// this script only observes, so a failed expectation shows up as a readable pytest assertion.
+//
+// Usage: node lab_renderer.mjs CONFIG.json
+//   {base, token, chromium, artifacts, notebooks: {report, hostile, big}, clickOp}
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const RENDER_TIMEOUT = 120_000;
+
+const browser = await chromium.launch({
+  executablePath: cfg.chromium,
+  headless: true,
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run'
+  ]
+});
+
+const results = { pageErrors: [], dialogs: [] };
+
+async function openNotebook(page, name) {
+  const started = Date.now();
+  await page.goto(`${cfg.base}/lab/tree/${encodeURIComponent(name)}?reset&token=${cfg.token}`);
+  const report = page.locator('.npu-report').first();
+  await report.locator('.npu-graph svg g[data-key]').first().waitFor({ timeout: RENDER_TIMEOUT });
+  return { report, openMs: Date.now() - started };
+}
+
+/** What a renderer instance shows, read from the DOM. */
+async function observe(report) {
+  return report.evaluate(el => ({
+    summary: el.querySelector('.npu-summary')?.textContent ?? null,
+    title: el.querySelector('.npu-title')?.textContent ?? null,
+    graphBoxes: el.querySelectorAll('.npu-graph svg g[data-key]').length,
+    graphOps: el.querySelectorAll('.npu-graph svg g.npu-op').length,
+    graphScopes: el.querySelectorAll('.npu-graph svg g.npu-scope').length,
+    edges: el.querySelectorAll('.npu-graph svg path.npu-edge').length,
+    tableRows: el.querySelectorAll('.npu-table tbody tr.npu-row').length,
+    tableCount: el.querySelector('.npu-table-count')?.textContent ?? null,
+    renderMs: Number(el.getAttribute('data-render-ms')),
+    markupInReport: el.querySelectorAll('img, script, iframe, object, embed, a, foreignObject').length,
+    tableNames: [...el.querySelectorAll('.npu-table tbody tr.npu-row td:nth-child(2)')].map(td => td.textContent),
+    tableTypes: [...el.querySelectorAll('.npu-table tbody tr.npu-row td:nth-child(3)')].map(td => td.textContent),
+    svgTexts: [...el.querySelectorAll('.npu-graph svg text, .npu-graph svg title')].map(t => t.textContent)
+  }));
+}
+
+async function pwned(page) {
+  return page.evaluate(() => ({
+    pwned: typeof window.__pwned === 'undefined' ? null : String(window.__pwned),
+    injectedImages: document.querySelectorAll('img[src="x"]').length
+  }));
+}
+
+try {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1500 } });
+  // One page per notebook: leaving a JupyterLab page can raise a "leave site?" prompt.
+  let page = null;
+  const freshPage = async () => {
+    if (page) {
+      await page.close({ runBeforeUnload: false });
+    }
+    page = await context.newPage();
+    page.on('pageerror', err => results.pageErrors.push(String(err)));
+    page.on('dialog', dialog => {
+      // alert/confirm/prompt could only come from script in a report; beforeunload is Lab's own.
+      if (dialog.type() !== 'beforeunload') {
+        results.dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+      }
+      dialog.dismiss().catch(() => {});
+    });
+    return page;
+  };
+
+  // 1. A small plan: summary, graph, table, and selection from the table.
+  {
+    await freshPage();
+    const { report, openMs } = await openNotebook(page, cfg.notebooks.report);
+    const seen = await observe(report);
+    const target = await report.evaluate((el, name) => {
+      const row = [...el.querySelectorAll('.npu-table tbody tr.npu-row')].find(
+        tr => tr.querySelector('td:nth-child(2)')?.textContent === name
+      );
+      return row ? row.getAttribute('data-op') : null;
+    }, cfg.clickOp);
+    const drawnBeforeClick =
+      target === null ? null : (await report.locator(`g.npu-op[data-op="${target}"]`).count()) > 0;
+    if (target !== null) {
+      await report.locator(`.npu-table tr.npu-row[data-op="${target}"]`).click();
+      await report
+        .locator(`.npu-graph g.npu-op.npu-selected[data-op="${target}"]`)
+        .waitFor({ timeout: 10_000 })
+        .catch(() => {});
+    }
+    const selection = await report.evaluate(el => ({
+      reports: document.querySelectorAll('.npu-report').length,
+      graph: [...el.querySelectorAll('.npu-graph g.npu-op.npu-selected')].map(g => g.getAttribute('data-op')),
+      table: [...el.querySelectorAll('.npu-table tr.npu-selected')].map(tr => tr.getAttribute('data-op')),
+      details: el.querySelector('.npu-details')?.textContent ?? null
+    }));
+    await report.scrollIntoViewIfNeeded();
+    await report.screenshot({ path: join(cfg.artifacts, 'lab_renderer.png') });
+    await report.getByRole('button', { name: 'Precision' }).click();
+    const precisionMode = await report.evaluate(el => el.classList.contains('npu-mode-precision'));
+    await report.screenshot({ path: join(cfg.artifacts, 'lab_renderer_precision.png') });
+    results.report = { openMs, ...seen, clickTarget: target, drawnBeforeClick, selection, precisionMode };
+    results.report.security = await pwned(page);
+
+    // Dark theme through the command palette, to check the colours read on both themes.
+    try {
+      await page.keyboard.press('Control+Shift+C');
+      await page.keyboard.type('Use Theme: JupyterLab Dark');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => document.body.dataset.jpThemeLight === 'false', null, { timeout: 20_000 });
+      await page.waitForTimeout(500);
+      await report.screenshot({ path: join(cfg.artifacts, 'lab_renderer_dark.png') });
+      results.report.darkTheme = true;
+    } catch (err) {
+      results.report.darkTheme = String(err);
+    }
+  }
+
+  // 2. Hostile op names, types, reasons and messages: must stay text, nothing may run.
+  {
+    await freshPage();
+    const { report } = await openNotebook(page, cfg.notebooks.hostile);
+    const seen = await observe(report);
+    await report.locator('.npu-table tr.npu-row').first().click();
+    await report.locator('.npu-findings details').first().click().catch(() => {});
+    await page.waitForTimeout(300);
+    results.hostile = { ...seen, security: await pwned(page) };
+  }
+
+  // 3. A training-graph-sized report: render, expand and sort times measured in the page.
+  {
+    await freshPage();
+    const { report, openMs } = await openNotebook(page, cfg.notebooks.big);
+    const seen = await observe(report);
+    const timings = await report.evaluate(el => {
+      const time = action => {
+        const t0 = performance.now();
+        action();
+        return performance.now() - t0;
+      };
+      const scope = el.querySelector('.npu-graph g.npu-scope');
+      const before = el.querySelectorAll('.npu-graph svg g[data-key]').length;
+      const expandMs = scope ? time(() => scope.dispatchEvent(new MouseEvent('click', { bubbles: true }))) : null;
+      const after = el.querySelectorAll('.npu-graph svg g[data-key]').length;
+      const header = [...el.querySelectorAll('.npu-table th')].find(th => th.textContent === 'op');
+      const sortMs = header ? time(() => header.click()) : null;
+      const filter = el.querySelector('input.npu-filter');
+      const filterMs = time(() => {
+        filter.value = 'conv2d';
+        filter.dispatchEvent(new Event('input'));
+      });
+      const row = el.querySelector('.npu-table tr.npu-row');
+      const revealMs = row ? time(() => row.click()) : null;
+      const revealed = el.querySelectorAll('.npu-graph g.npu-op.npu-selected').length;
+      return { expandMs, boxesBefore: before, boxesAfterExpand: after, sortMs, filterMs, revealMs, revealed };
+    });
+    await report.scrollIntoViewIfNeeded();
+    await report.screenshot({ path: join(cfg.artifacts, 'lab_renderer_7k.png') });
+    const { tableNames, tableTypes, svgTexts, ...rest } = seen;
+    results.big = { openMs, ...rest, ...timings };
+  }
+} catch (err) {
+  results.fatal = String(err && err.stack ? err.stack : err);
+} finally {
+  await browser.close();
+}
+
+process.stdout.write(JSON.stringify(results) + '\n');
