@@ -38,6 +38,7 @@ class OpDecision:
     output_dtypes: list[str] = field(default_factory=list)  # decided dtype of every output
     impl_mode: str | None = None  # op_select_implmode / op_precision_mode result
     policy: str | None = None  # mixed precision list: "white" | "black" | "gray" | None
+    body_ops: list[str] = field(default_factory=list)  # op types inside a called function (calls only)
 
     @property
     def precision_changed(self) -> bool:
@@ -89,6 +90,7 @@ class Plan:
     precision_mode: str = ""  # effective mode after defaults
     config_changes: dict[str, Any] = field(default_factory=dict)
     title: str = ""
+    notes: list[str] = field(default_factory=list)  # informational (e.g. variables replicated per GeOp)
 
     def summary(self) -> dict[str, Any]:
         """Counts a person reads first: where ops run and how many changed precision."""

@@ -30,6 +30,9 @@ class RunReport:
     trace_file: str | None = None
     op_summary_csv: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # e.g. the dump size budget was exceeded
+    # op -> how the emulator realised its precision, e.g. "storage rounding float16 (in 0,1; out 0)"
+    emulation: dict[str, str] = field(default_factory=dict)
 
     def _repr_mimebundle_(self, include=None, exclude=None):  # noqa: ANN001 - IPython protocol
         from npu_jupyter.display.mime import mimebundle

@@ -1,0 +1,72 @@
+"""The ``ascend`` backend: a real ``tf.compat.v1.Session`` with the NpuOptimizer config.
+
+The adapter does the work (placement, precision, dump, profiling happen on the device and land in
+``dump_path`` / ``profiling_options.output`` as the adapter writes them). This subclass only adds what
+the notebook shows for either backend: a :class:`RunReport` per run, with the planner's *prediction*
+of the adapter's decisions and the measured wall time, on ``last_report`` / ``reports``.
+
+Imported only by :func:`npu_jupyter.runtime.backends.session` (TensorFlow is needed by then).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tensorflow.python.client.session import Session
+
+from npu_jupyter.runtime.report import RunReport
+
+
+# TF's class itself: ``tf.compat.v1.Session`` may be a %%npu cell's stand-in when this module loads.
+class AscendSession(Session):
+    """``tf.compat.v1.Session`` that records a RunReport per ``run``."""
+
+    backend = "ascend"
+
+    def __init__(self, npu_config: Any, target: str = "", graph: Any = None, config: Any = None) -> None:
+        super().__init__(target=target, graph=graph, config=config)
+        self.npu_config = npu_config
+        self.reports: list[RunReport] = []
+        self.last_report: RunReport | None = None
+        self._plans: dict[tuple, Any] = {}
+
+    def run(self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
+        start = time.perf_counter()
+        results = super().run(fetches, feed_dict, options, run_metadata)
+        wall = (time.perf_counter() - start) * 1000.0
+        names = _names(fetches)
+        plan = self._plan(tuple(names))
+        last = self.last_report
+        if last is not None and last.plan is plan and last.fetches == names:
+            last.extra["total_wall_ms"] += wall
+            last.steps += 1
+            last.wall_ms = last.extra["total_wall_ms"] / last.steps
+        else:
+            self.last_report = RunReport(plan=plan, backend="ascend", fetches=names, wall_ms=wall,
+                                         extra={"total_wall_ms": wall, "plan_is_prediction": True})
+            self.reports.append(self.last_report)
+            del self.reports[:-1000]
+        return results
+
+    def _plan(self, fetches: tuple) -> Any:
+        from npu_jupyter.plan.planner import plan
+
+        key = (self.graph.version, fetches)
+        if key not in self._plans:
+            self._plans[key] = plan(self.graph, self.npu_config, fetches=list(fetches) or None)
+        return self._plans[key]
+
+
+def _names(fetches: Any) -> list[str]:
+    """Flattened fetch names (tensor ``op:slot`` or op name), in fetch order."""
+    if isinstance(fetches, (list, tuple)):
+        return [n for f in fetches for n in _names(f)]
+    if isinstance(fetches, dict):
+        return [n for f in fetches.values() for n in _names(f)]
+    if isinstance(fetches, str):
+        return [fetches]
+    convert = getattr(fetches, "_as_graph_element", None)
+    element = convert() if callable(convert) else fetches
+    name = getattr(element if element is not None else fetches, "name", None)
+    return [name] if name else []

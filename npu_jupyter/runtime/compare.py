@@ -1,0 +1,180 @@
+"""Per-op accuracy comparison, with the metrics of the Ascend accuracy comparison tool.
+
+``compare(a, b)`` takes two dumps (folders or :class:`~npu_jupyter.runtime.dump.Dump` objects) or two
+RunReports and matches tensors by step, op and slot. For each pair it computes cosine similarity,
+maximum absolute error, maximum relative error, accumulated relative error and RMSE. ``a`` is the run
+under test, ``b`` the reference (usually float32): relative errors divide by ``|b|``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+# Relative errors divide by |reference|; this floor keeps exact zeros in the reference from turning a
+# tiny absolute difference into an infinite relative one (the comparison tool does the same).
+_EPS = 1e-7
+METRICS = ("cosine", "max_abs", "max_rel", "accumulated_rel", "rmse")
+
+
+def metrics(actual: Any, expected: Any) -> dict[str, float]:
+    """The five metrics of ``actual`` against ``expected`` (same shape; compared in float64).
+
+    Non-finite values propagate: an inf in ``actual`` where ``expected`` is finite gives inf errors and
+    a NaN cosine, which is what a person comparing an overflowed float16 run needs to see.
+    """
+    a = np.asarray(actual, dtype=np.float64).ravel()
+    b = np.asarray(expected, dtype=np.float64).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"cannot compare tensors of {a.size} and {b.size} elements")
+    if a.size == 0:
+        return {"cosine": 1.0, "max_abs": 0.0, "max_rel": 0.0, "accumulated_rel": 0.0, "rmse": 0.0}
+    with np.errstate(all="ignore"):
+        diff = np.abs(a - b)
+        rel = diff / np.maximum(np.abs(b), _EPS)
+        na, nb = np.linalg.norm(a), np.linalg.norm(b)
+        if na == 0 and nb == 0:
+            cosine = 1.0
+        elif na == 0 or nb == 0:
+            cosine = 0.0
+        else:
+            cosine = float(np.dot(a, b) / (na * nb))
+        return {
+            "cosine": cosine,
+            "max_abs": float(np.max(diff)),
+            "max_rel": float(np.max(rel)),
+            "accumulated_rel": float(np.sum(diff) / max(float(np.sum(np.abs(b))), _EPS)),
+            "rmse": float(math.sqrt(float(np.mean(diff * diff)))),
+        }
+
+
+@dataclass
+class Row:
+    """One compared tensor."""
+
+    step: int | None
+    op: str
+    slot: str
+    shape: tuple[int, ...]
+    cosine: float
+    max_abs: float
+    max_rel: float
+    accumulated_rel: float
+    rmse: float
+
+
+class Comparison:
+    """The result of :func:`compare`: rows per op/slot, plus what only one side had.
+
+    Renders inline in a notebook (``_repr_html_``, every name escaped); ``to_records()`` gives plain
+    dicts for pandas; ``worst(n)`` the rows with the lowest cosine similarity.
+    """
+
+    def __init__(self, rows: list[Row], only_a: list[str], only_b: list[str], title: str = "") -> None:
+        self.rows = rows
+        self.only_a = only_a
+        self.only_b = only_b
+        self.title = title
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [asdict(r) for r in self.rows]
+
+    def worst(self, n: int = 10) -> list[Row]:
+        """Rows ordered by cosine similarity, lowest (NaN first) first."""
+        return sorted(self.rows, key=lambda r: (not math.isnan(r.cosine), r.cosine))[:n]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __repr__(self) -> str:
+        worst = self.worst(1)
+        tail = f", worst {worst[0].op}:{worst[0].slot} cos={worst[0].cosine:.6g}" if worst else ""
+        return f"Comparison({len(self.rows)} tensors{tail})"
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{h}</th>" for h in ("step", "op", "slot", "shape", *METRICS))
+        body = []
+        for r in self.rows:
+            cells = [
+                "" if r.step is None else str(r.step),
+                html.escape(r.op),
+                html.escape(r.slot),
+                html.escape("×".join(str(d) for d in r.shape)),
+                *(_fmt(getattr(r, m)) for m in METRICS),
+            ]
+            style = ' style="background:#fde2e2"' if not (r.cosine >= 0.99) else ""
+            body.append(f"<tr{style}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        notes = ""
+        if self.only_a or self.only_b:
+            notes = (
+                f"<p>only in a: {html.escape(', '.join(self.only_a[:20]))}"
+                f"{' …' if len(self.only_a) > 20 else ''}; only in b: {html.escape(', '.join(self.only_b[:20]))}"
+                f"{' …' if len(self.only_b) > 20 else ''}</p>"
+            )
+        title = f"<h4>{html.escape(self.title)}</h4>" if self.title else ""
+        return f"{title}<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{notes}"
+
+
+def _fmt(x: float) -> str:
+    return "nan" if math.isnan(x) else f"{x:.6g}"
+
+
+def compare(a: Any, b: Any, *, step: int | None = None) -> Comparison:
+    """Compare two dumps or two RunReports per op and slot (``b`` is the reference).
+
+    Parameters
+    ----------
+    a, b : str, os.PathLike, Dump or RunReport
+        Dump folders (or loaded dumps) are compared tensor by tensor for every step both hold (or
+        only ``step``). RunReports are compared by their recorded fetch values (``extra["values"]``)
+        and, when both ran with a reference, their per-op drift is reported as-is.
+    """
+    from npu_jupyter.runtime.report import RunReport
+
+    if isinstance(a, RunReport) or isinstance(b, RunReport):
+        if not (isinstance(a, RunReport) and isinstance(b, RunReport)):
+            raise TypeError("compare() needs two dumps or two RunReports, not one of each")
+        return _compare_tables(_report_values(a), _report_values(b), "run reports")
+    return _compare_tables(_dump_values(a, step), _dump_values(b, step), "dumps")
+
+
+def _dump_values(source: Any, step: int | None) -> dict[tuple[int | None, str, str], Any]:
+    from npu_jupyter.runtime.dump import Dump, load_dump
+
+    dump = source if isinstance(source, Dump) else load_dump(source)
+    out: dict[tuple[int | None, str, str], Any] = {}
+    for t in dump.tensors():
+        if step is None or t.step == step:
+            out[(t.step, t.op, f"{t.kind}:{t.slot}")] = t
+    return out
+
+
+def _report_values(report: Any) -> dict[tuple[int | None, str, str], Any]:
+    values = report.extra.get("values")
+    if values is None:
+        raise ValueError(
+            "this RunReport holds no tensor values; run with a dump (enable_dump) and compare the dump "
+            "folders, or run with reference=True to get per-op drift in report.drift"
+        )
+    return {(None, op, slot): v for (op, slot), v in values.items()}
+
+
+def _compare_tables(a: dict, b: dict, what: str) -> Comparison:
+    rows: list[Row] = []
+    for key in [k for k in a if k in b]:
+        va, vb = _value(a[key]), _value(b[key])
+        if va.shape != vb.shape:
+            continue
+        step, op, slot = key
+        rows.append(Row(step, op, slot, tuple(va.shape), **metrics(va, vb)))
+    only_a = sorted({f"{k[1]}:{k[2]}" for k in a if k not in b})
+    only_b = sorted({f"{k[1]}:{k[2]}" for k in b if k not in a})
+    return Comparison(rows, only_a, only_b, title=f"Comparison of two {what}")
+
+
+def _value(item: Any) -> np.ndarray:
+    return np.asarray(getattr(item, "value", item))

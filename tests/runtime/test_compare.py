@@ -1,0 +1,87 @@
+"""compare(): accuracy metrics on known arrays, dumps and reports."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from npu_jupyter.runtime.compare import compare, metrics
+from npu_jupyter.runtime.dump import DumpEntry, DumpWriter
+
+
+def test_metrics_on_known_arrays():
+    m = metrics(np.array([1.0, 2.0, 4.0]), np.array([1.0, 2.0, 5.0]))
+    assert m["max_abs"] == pytest.approx(1.0)
+    assert m["max_rel"] == pytest.approx(0.2)
+    assert m["accumulated_rel"] == pytest.approx(1.0 / 8.0)
+    assert m["rmse"] == pytest.approx(math.sqrt(1.0 / 3.0))
+    assert m["cosine"] == pytest.approx(25.0 / (math.sqrt(21.0) * math.sqrt(30.0)))
+
+
+def test_identical_tensors_have_cosine_one_and_no_error():
+    x = np.linspace(-3, 3, 50)
+    assert metrics(x, x) == {"cosine": 1.0, "max_abs": 0.0, "max_rel": 0.0, "accumulated_rel": 0.0, "rmse": 0.0}
+
+
+def test_an_overflowed_tensor_shows_infinite_error():
+    m = metrics(np.array([np.inf, 1.0], np.float16), np.array([70000.0, 1.0]))
+    assert math.isinf(m["max_abs"]) and math.isnan(m["cosine"])
+
+
+def test_shape_mismatch_is_one_clear_error():
+    with pytest.raises(ValueError, match="3 and 2 elements"):
+        metrics(np.zeros(3), np.zeros(2))
+
+
+def _dump(path, values):
+    path.mkdir()
+    writer = DumpWriter(str(path))
+    writer.write_step(0, [DumpEntry(op, "Add", "output", 0, np.asarray(v, np.float32)) for op, v in values.items()])
+    return str(path)
+
+
+def test_compare_two_dumps_per_op_and_slot(tmp_path):
+    a = _dump(tmp_path / "a", {"x": [1.0, 2.0], "<b>": [1.0, 0.0], "only_a": [1.0]})
+    b = _dump(tmp_path / "b", {"x": [1.0, 2.0], "<b>": [0.0, 1.0], "only_b": [1.0]})
+    result = compare(a, b)
+    rows = {r["op"]: r for r in result.to_records()}
+    assert rows["x"]["cosine"] == pytest.approx(1.0)
+    assert rows["<b>"]["cosine"] == pytest.approx(0.0)
+    assert rows["<b>"]["slot"] == "output:0" and rows["<b>"]["step"] == 0
+    assert result.only_a == ["only_a:output:0"] and result.only_b == ["only_b:output:0"]
+    assert result.worst(1)[0].op == "<b>"
+
+
+def test_html_escapes_op_names(tmp_path):
+    a = _dump(tmp_path / "a", {"<script>alert(1)</script>": [1.0]})
+    page = compare(a, a)._repr_html_()
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_compare_two_run_reports_by_fetch_values(tf, hand):
+    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.runtime.emulator import EmulatorSession
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        tf.add(x, 1e-3, name="y")
+    reports = []
+    for half in ((), ("AddV2",)):
+        with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn(half)) as sess:
+            sess.run("y:0", {"x:0": np.array([1.0, 2.0], np.float32)})
+            reports.append(sess.last_report)
+    result = compare(reports[1], reports[0])
+    (row,) = result.rows
+    assert row.op == "y:0"
+    assert row.max_abs == pytest.approx(1e-3, rel=0.1)
+
+
+def test_mixing_a_dump_and_a_report_is_refused(tmp_path):
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.report import RunReport
+
+    with pytest.raises(TypeError, match="two dumps or two RunReports"):
+        compare(RunReport(plan=Plan(ops={})), str(tmp_path))

@@ -1,0 +1,205 @@
+"""Data dump: documented steps and slots, atomic layout, path checks, budget, load_dump."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from npu_jupyter.options.config import NpuConfig
+from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter.runtime import dump as dump_mod
+from npu_jupyter.runtime.dump import DumpEntry, DumpWriter, load_dump, parse_dump_step, step_selected
+from npu_jupyter.runtime.emulator import EmulatorSession
+
+
+def _graph(tf):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [3], name="x")
+        y = tf.add(x, 1e-4, name="y")
+        tf.multiply(y, 2.0, name="z")
+    return g
+
+
+def _run_steps(tf, hand, tmp_path, steps, half=(), **options):
+    g = _graph(tf)
+    cfg = NpuConfig(enable_dump=True, dump_path=str(tmp_path), **options)
+    with EmulatorSession(cfg, g, plan_fn=hand.plan_fn(half)) as sess:
+        for i in range(steps):
+            sess.run("z:0", {"x:0": np.full(3, float(i + 1), np.float32)})
+        return sess.last_report
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [("0|5|10", [0, 5, 10]), ("0|3-5|10", [0, 3, 4, 5, 10]), (None, list(range(12))), ("", list(range(12)))],
+)
+def test_dump_step_grammar_selects_the_documented_steps(spec, expected):
+    ranges = parse_dump_step(spec)
+    assert [s for s in range(12) if step_selected(ranges, s)] == expected
+
+
+@pytest.mark.parametrize("spec", ["1-a", "5-3", "1-2-3", " 1"])
+def test_malformed_dump_step_is_refused_with_the_adapters_example(spec):
+    with pytest.raises(NpuConfigError, match="correct example"):
+        parse_dump_step(spec)
+
+
+def test_dump_contains_exactly_the_selected_steps(tf, hand, tmp_path):
+    _run_steps(tf, hand, tmp_path, 6, dump_step="0|2-3")
+    dump = load_dump(tmp_path)
+    assert dump.steps == [0, 2, 3]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["step_0", "step_2", "step_3"]
+    np.testing.assert_allclose(dump[2]["x"][0], [3.0, 3.0, 3.0])
+
+
+def test_output_mode_dumps_every_output_slot_and_no_inputs(tf, hand, tmp_path):
+    _run_steps(tf, hand, tmp_path, 1)
+    step = load_dump(tmp_path)[0]
+    assert set(step) == {"x", "y", "y/y", "z", "z/y"}
+    assert all(list(slots.keys()) == ["output:0"] for slots in step.values())
+
+
+def test_input_mode_dumps_each_input_slot(tf, hand, tmp_path):
+    _run_steps(tf, hand, tmp_path, 1, dump_mode="input")
+    step = load_dump(tmp_path)[0]
+    assert sorted(step["z"].keys()) == ["input:0", "input:1"]
+    assert "x" not in step  # a placeholder has no inputs
+
+
+def test_all_mode_dumps_inputs_and_outputs(tf, hand, tmp_path):
+    _run_steps(tf, hand, tmp_path, 1, dump_mode="all")
+    assert sorted(load_dump(tmp_path)[0]["z"].keys()) == ["input:0", "input:1", "output:0"]
+
+
+def test_float16_outputs_are_dumped_as_float16(tf, hand, tmp_path):
+    _run_steps(tf, hand, tmp_path, 1, half={"AddV2"})
+    dump = load_dump(tmp_path)
+    y = dump.get(0, "y", 0)
+    assert y.dtype == np.float16
+    np.testing.assert_array_equal(y, [1.0, 1.0, 1.0])
+    assert dump.get(0, "z", 0).dtype == np.float32
+
+
+def test_dump_layer_limits_the_dump_to_named_ops(tf, hand, tmp_path):
+    _run_steps(tf, hand, tmp_path, 1, dump_layer="z")
+    assert set(load_dump(tmp_path)[0]) == {"z"}
+
+
+def test_report_points_at_the_dump(tf, hand, tmp_path):
+    report = _run_steps(tf, hand, tmp_path, 2)
+    assert report.dump_dir == os.path.realpath(tmp_path)
+    assert report.extra["dumped_steps"] == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: None, "dump_path must be set"),
+        (lambda p: str(p / "missing"), "is invalid"),
+        (lambda p: (p / "file.txt").write_text("x") and str(p / "file.txt"), "is not directory"),
+    ],
+)
+def test_a_bad_dump_path_is_refused_before_running_and_leaves_nothing(tf, hand, tmp_path, make, message):
+    path = make(tmp_path)
+    before = sorted(tmp_path.rglob("*"))
+    options = {"enable_dump": True}
+    if path:
+        options["dump_path"] = path
+    cfg = NpuConfig()
+    for key, value in options.items():
+        setattr(cfg, key, value)
+    with pytest.raises(ValueError, match=message):
+        EmulatorSession(cfg, _graph(tf), plan_fn=hand.plan_fn())
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_a_read_only_dump_path_is_refused(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        if os.access(folder, os.W_OK):
+            pytest.skip("running as root: permissions are not enforced")
+        with pytest.raises(NpuConfigError, match="read, write permissions"):
+            dump_mod.check_dump_path(str(folder))
+    finally:
+        folder.chmod(0o700)
+
+
+def test_budget_stops_dumping_with_a_clear_message_and_keeps_earlier_steps(tmp_path):
+    writer = DumpWriter(str(tmp_path), budget_bytes=1000)
+    entry = DumpEntry("a/b", "Add", "output", 0, np.zeros(100, np.float32))  # 400 bytes + header
+    writer.write_step(0, [entry])
+    writer.write_step(1, [entry])
+    with pytest.raises(dump_mod.DumpBudgetExceeded, match="budget exceeded.*step 2.*NPU_JUPYTER_DUMP_BUDGET"):
+        writer.write_step(2, [entry])
+    assert load_dump(tmp_path).steps == [0, 1]
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+
+
+def test_emulator_warns_once_the_budget_is_exceeded(tf, hand, tmp_path, monkeypatch):
+    monkeypatch.setenv(dump_mod.BUDGET_ENV, "20B")
+    with pytest.warns(RuntimeWarning, match="dump budget exceeded"):
+        report = _run_steps(tf, hand, tmp_path, 3)
+    assert load_dump(tmp_path).steps == []
+    assert any("dump budget exceeded" in w for w in report.warnings)
+
+
+def test_budget_env_accepts_units(monkeypatch):
+    monkeypatch.setenv(dump_mod.BUDGET_ENV, "2MB")
+    assert dump_mod.budget_from_env() == 2 * 1024 * 1024
+    monkeypatch.setenv(dump_mod.BUDGET_ENV, "lots")
+    with pytest.raises(ValueError, match="NPU_JUPYTER_DUMP_BUDGET"):
+        dump_mod.budget_from_env()
+
+
+def test_a_half_written_step_is_invisible_to_readers(tmp_path):
+    writer = DumpWriter(str(tmp_path))
+    writer.write_step(0, [DumpEntry("x", "Placeholder", "output", 0, np.ones(2, np.float32))])
+    partial = tmp_path / ".step_1.abc.partial"
+    partial.mkdir()
+    np.save(partial / "x.output.0.npy", np.ones(2))
+    (tmp_path / "step_2").mkdir()  # a folder without its manifest is not a complete step
+    assert load_dump(tmp_path).steps == [0]
+
+
+def test_op_names_that_collide_after_sanitising_keep_separate_files(tmp_path):
+    writer = DumpWriter(str(tmp_path))
+    writer.write_step(
+        0,
+        [
+            DumpEntry("a/b", "Add", "output", 0, np.array([1.0], np.float32)),
+            DumpEntry("a_b", "Add", "output", 0, np.array([2.0], np.float32)),
+        ],
+    )
+    dump = load_dump(tmp_path)
+    assert dump.get(0, "a/b", 0)[0] == 1.0 and dump.get(0, "a_b", 0)[0] == 2.0
+
+
+def test_rewriting_a_step_replaces_it_whole(tmp_path):
+    writer = DumpWriter(str(tmp_path))
+    writer.write_step(0, [DumpEntry("old", "Add", "output", 0, np.ones(1))])
+    writer.write_step(0, [DumpEntry("new", "Add", "output", 0, np.ones(1))])
+    assert set(load_dump(tmp_path)[0]) == {"new"}
+    assert load_dump(tmp_path / "step_0").steps == [0]
+
+
+def test_dump_data_stats_records_statistics_instead_of_tensors(tf, hand, tmp_path):
+    _run_steps(tf, hand, tmp_path, 1, dump_data="stats")
+    assert not list(tmp_path.rglob("*.npy"))
+    z = next(t for t in load_dump(tmp_path).tensors() if t.op == "z")
+    assert z.stats["max"] == pytest.approx(2.0002) and z.stats["count"] == 3 and z.stats["nan"] == 0
+    with pytest.raises(ValueError, match="statistics only"):
+        z.value
+
+
+def test_ops_upstream_of_a_fed_tensor_are_not_dumped(tf, hand, tmp_path):
+    g = _graph(tf)
+    cfg = NpuConfig(enable_dump=True, dump_path=str(tmp_path))
+    with EmulatorSession(cfg, g, plan_fn=hand.plan_fn()) as sess:
+        assert sess.run("z:0", {"y:0": np.ones(3, np.float32)}).tolist() == [2.0, 2.0, 2.0]
+    step = load_dump(tmp_path)[0]
+    assert "z" in step and "x" not in step and "y" not in step

@@ -1,0 +1,75 @@
+"""Profiling: a valid Chrome trace and an op_summary CSV named by the user's ops."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from npu_jupyter.options.config import NpuConfig
+from npu_jupyter.runtime import profile
+from npu_jupyter.runtime.emulator import EmulatorSession
+
+
+def _profiled(tf, hand, tmp_path, half=(), options=None):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [4, 8], name="x")
+        w = tf.constant(np.ones((8, 8), np.float32), name="w")
+        h = tf.nn.relu(tf.matmul(x, w, name="mm"), name="act")
+        tf.reduce_sum(h, name="total")
+    opts = {"output": str(tmp_path), "training_trace": "on", "fp_point": "mm", "aic_metrics": "PipeUtilization"}
+    opts.update(options or {})
+    cfg = NpuConfig(profiling_mode=True, profiling_options=json.dumps(opts))
+    with EmulatorSession(cfg, g, plan_fn=hand.plan_fn(half)) as sess:
+        sess.run("total:0", {"x:0": np.ones((4, 8), np.float32)})
+        sess.run("total:0", {"x:0": np.ones((4, 8), np.float32)})
+        return sess.last_report
+
+
+def test_trace_is_valid_chrome_trace_json(tf, hand, tmp_path):
+    report = _profiled(tf, hand, tmp_path)
+    with open(report.trace_file) as handle:
+        trace = json.load(handle)
+    spans = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["name"] != "Iteration"]
+    assert {"mm", "act", "total"} <= {e["name"] for e in spans}
+    for event in spans:
+        assert isinstance(event["ts"], (int, float)) and event["dur"] > 0
+        assert isinstance(event["pid"], int) and isinstance(event["tid"], int)
+    assert trace["otherData"]["profiling_options"]["aic_metrics"] == "PipeUtilization"
+    assert any(e["name"] == "FP_POINT mm" for e in trace["traceEvents"])
+
+
+def test_one_trace_and_summary_per_step_under_output(tf, hand, tmp_path):
+    _profiled(tf, hand, tmp_path)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["op_summary_step_0.csv", "op_summary_step_1.csv", "trace_step_0.json", "trace_step_1.json"]
+
+
+def test_op_summary_has_ascend_columns_and_user_op_names_without_casts(tf, hand, tmp_path):
+    report = _profiled(tf, hand, tmp_path, half={"MatMul"})
+    with open(report.op_summary_csv, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == profile.CSV_COLUMNS
+    names = {r["Op Name"] for r in rows}
+    assert "mm" in names and not any("_npu_emu_round" in n for n in names)
+    mm = next(r for r in rows if r["Op Name"] == "mm")
+    assert mm["OP Type"] == "MatMul" and mm["Task Type"] == "AI_CORE"
+    assert mm["Input Shapes"] == "4,8;8,8"
+    assert mm["Output Shapes"] == "4,8" and mm["Output Data Types"] == "FLOAT16"
+    assert float(mm["Task Duration(us)"]) > 0
+
+
+def test_report_holds_mean_per_op_times(tf, hand, tmp_path):
+    report = _profiled(tf, hand, tmp_path)
+    assert report.extra["profiled_steps"] == 2
+    assert report.op_times_us["mm"] > 0
+    assert "_SOURCE" not in report.op_times_us
+
+
+def test_empty_profiling_options_mean_the_adapters_default_json():
+    assert profile.parse_profiling_options("") == profile.DEFAULT_OPTIONS
+    with pytest.raises(ValueError, match="not valid JSON"):
+        profile.parse_profiling_options("{output:")

@@ -1,0 +1,92 @@
+"""Storage rounding in the private graph copy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npu_jupyter.runtime.rewrite import ROUND_MARKER, build_private_graph, needs_rewrite
+
+
+def _graph(tf):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        y = tf.add(x, tf.constant(1e-4), name="y")
+        tf.identity(y, name="out")
+    return g
+
+
+def _run(private, fetch, feeds):
+    import tensorflow as tf
+
+    with tf.compat.v1.Session(graph=private.graph) as sess:
+        return sess.run(private.tensor_name(fetch), feeds)
+
+
+def test_float32_plan_gives_an_exact_copy_without_casts(tf, hand):
+    g = _graph(tf)
+    private = build_private_graph(g, hand.plan(g))
+    assert private.roundings == []
+    assert [op.name for op in private.graph.get_operations()] == [op.name for op in g.get_operations()]
+    assert not needs_rewrite(hand.plan(g), g)
+
+
+def test_float16_output_rounds_one_plus_1e4_to_one(tf, hand):
+    g = _graph(tf)
+    plan = hand.plan(g, {"AddV2"})
+    assert needs_rewrite(plan, g)
+    private = build_private_graph(g, plan)
+    value = _run(private, "out:0", {"x:0": np.array([1.0, 2.0], np.float32)})
+    np.testing.assert_array_equal(value, [1.0, 2.0])
+    exact = _run(build_private_graph(g, None), "out:0", {"x:0": np.array([1.0, 2.0], np.float32)})
+    assert exact[0] == np.float32(1.0) + np.float32(1e-4)
+
+
+def test_fetching_a_rounded_output_returns_the_rounded_value(tf, hand):
+    g = _graph(tf)
+    private = build_private_graph(g, hand.plan(g, {"AddV2"}))
+    assert ROUND_MARKER in private.tensor_name("y:0")
+    assert _run(private, "y:0", {"x:0": np.array([1.0, 3.0], np.float32)}).tolist() == [1.0, 3.0]
+
+
+def test_bfloat16_rounding_keeps_fewer_mantissa_bits_than_float16(tf, hand):
+    g = _graph(tf)
+    feeds = {"x:0": np.array([1.0, 1.01], np.float32)}
+    bf16 = _run(build_private_graph(g, hand.plan(g, {"Identity"}, dtype="bfloat16")), "out:0", feeds)
+    f16 = _run(build_private_graph(g, hand.plan(g, {"Identity"})), "out:0", feeds)
+    assert abs(bf16[1] - 1.0101) > abs(f16[1] - 1.0101)
+
+
+def test_input_rounding_is_not_duplicated_after_an_output_rounding(tf, hand):
+    g = _graph(tf)
+    private = build_private_graph(g, hand.plan(g, {"AddV2", "Identity"}))
+    casts = [op for op in private.graph.get_operations() if op.type == "Cast"]
+    # y: two inputs + one output (6 casts); out: its output (2); out's input already is y's rounded value
+    assert len(casts) == 8
+    assert not any(op.name.startswith("out/") and "_in0" in op.name for op in casts)
+
+
+def test_unseeded_random_ops_get_fixed_seeds_only_when_asked(tf, hand):
+    g = tf.Graph()
+    with g.as_default():
+        tf.random.normal([3], name="r")
+    a = build_private_graph(g, None, fixed_seeds=True)
+    b = build_private_graph(g, None, fixed_seeds=True)
+    with tf.compat.v1.Session(graph=a.graph) as sa, tf.compat.v1.Session(graph=b.graph) as sb:
+        np.testing.assert_array_equal(sa.run("r:0"), sb.run("r:0"))
+    plain = build_private_graph(g, None)
+    assert plain.graph.get_operation_by_name("r/RandomStandardNormal").get_attr("seed") == 0
+
+
+def test_consumers_of_one_tensor_share_a_single_rounding(tf, hand):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        tf.add(x, 1.0, name="a")
+        tf.add(x, 2.0, name="b")
+    private = build_private_graph(g, hand.plan(g, {"AddV2"}))
+    rounds_of_x = [op for op in private.graph.get_operations() if op.type == "Cast" and op.inputs[0].name == "x:0"]
+    assert len(rounds_of_x) == 1
+    with tf.compat.v1.Session(graph=private.graph) as sess:
+        a, b = sess.run([private.tensor_name("a:0"), private.tensor_name("b:0")], {"x:0": [1e-4 + 1.0, 3.0]})
+    assert a.tolist() == [2.0, 4.0] and b.tolist() == [3.0, 5.0]

@@ -1,0 +1,48 @@
+"""sweep(): one table of time and drift per precision mode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from npu_jupyter.runtime.sweep import sweep
+
+
+def _build():
+    import tensorflow as tf
+
+    x = tf.compat.v1.placeholder(tf.float32, [8, 16], name="x")
+    w = tf.compat.v1.get_variable("w", initializer=tf.constant(np.linspace(-1, 1, 16 * 4, dtype=np.float32).reshape(16, 4)))
+    logits = tf.matmul(x, w, name="logits")
+    loss = tf.reduce_mean(tf.square(logits), name="loss")
+    tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(loss, name="train")
+    return ["loss:0", "train"]
+
+
+FEEDS = {"x:0": np.linspace(0, 1, 8 * 16, dtype=np.float32).reshape(8, 16) + 1e-3}
+
+
+def test_sweep_reports_time_and_drift_per_mode():
+    table = sweep(_build, feeds=FEEDS, modes=["must_keep_origin_dtype", "allow_fp32_to_fp16", "force_fp16"], steps=2)
+    records = table.to_records()
+    assert [r["mode"] for r in records] == ["must_keep_origin_dtype", "allow_fp32_to_fp16", "force_fp16"]
+    keep, fp16 = table["must_keep_origin_dtype"], table["allow_fp32_to_fp16"]
+    assert keep.error is None and keep.ops_changed == 0 and keep.max_abs == 0.0
+    assert fp16.ops_changed > 0 and fp16.max_rel > 0 and fp16.cosine == pytest.approx(1.0, abs=1e-3)
+    assert all(r["wall_ms"] > 0 for r in records)
+    assert keep.vs_first == 1.0
+
+
+def test_sweep_of_an_existing_graph_and_html_is_escaped(tf):
+    g = tf.Graph()
+    with g.as_default():
+        fetches = _build()
+    table = sweep(g, fetches, feeds=FEEDS, modes=["allow_mix_precision"], steps=1)
+    assert table["allow_mix_precision"].error is None
+    assert "<td>allow_mix_precision</td>" in table._repr_html_()
+    assert "allow_mix_precision" in repr(table)
+
+
+def test_a_failing_mode_is_a_row_not_an_exception():
+    table = sweep(_build, feeds={}, modes=["force_fp16"], steps=1)  # x is not fed
+    assert "InvalidArgumentError" in table["force_fp16"].error
