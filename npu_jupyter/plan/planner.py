@@ -1,0 +1,141 @@
+"""``plan(graph, config)``: the adapter's decisions for every op, with reasons.
+
+Pipeline: normalise the graph once (:mod:`graph`), seed and propagate device candidates
+(:mod:`placement`), cluster them into GeOps and list the boundary tensors (:mod:`partition`), then pick
+dtypes per precision mode (:mod:`precision`). Pure: no session, no I/O beyond the op tables and the
+files the config names.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import os
+import weakref
+from typing import Any
+
+from npu_jupyter.plan.model import OpDecision, Plan
+
+_CACHE_ENV = ("ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH")
+
+
+@functools.lru_cache(maxsize=8)
+def _library(soc: str, env: tuple[str | None, ...]) -> Any:
+    """Op tables per SoC, cached per process (keyed on the CANN paths so a new install is seen)."""
+    from npu_jupyter.ops.library import load_library
+
+    return load_library(soc)
+
+
+def library_for(soc: str) -> Any:
+    """The op library of ``soc`` (cached; a changed ASCEND_OPP_PATH loads again)."""
+    return _library(soc, tuple(os.environ.get(k) for k in _CACHE_ENV))
+
+
+# Normalised views of tf.Graph objects, keyed by the graph's serialized GraphDef and fetches.
+# Re-planning the same graph under another config (the panel, %%npu overrides, the emulator's
+# per-config plans) then skips building the view, the larger half of a plan. Keying on the bytes
+# (not just graph.version) notices attributes set after construction, e.g. keep_tensors_dtypes.
+# Views are never mutated after construction.
+_VIEW_CACHE: "weakref.WeakKeyDictionary[Any, tuple[Any, Any]]" = weakref.WeakKeyDictionary()
+
+
+def _view(graph: Any, fetches: Any) -> Any:
+    from npu_jupyter.plan.graph import fetch_names, graph_def_of, view_of
+
+    graph_def, tf_graph = graph_def_of(graph)
+    if tf_graph is None:
+        return view_of(graph_def, None, fetches)
+    key = (hash(graph_def.SerializeToString(deterministic=True)), tuple(fetch_names(fetches)))
+    try:
+        hit = _VIEW_CACHE.get(tf_graph)
+    except TypeError:  # not weak-referenceable
+        return view_of(graph_def, tf_graph, fetches)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    view = view_of(graph_def, tf_graph, fetches)
+    _VIEW_CACHE[tf_graph] = (key, view)
+    return view
+
+
+_FLOAT_NAMES = frozenset({"float16", "bfloat16", "float32", "float64"})
+
+
+def _first_float_index(dtypes: list[str]) -> int | None:
+    """Which output a person reads as "the op's dtype": the first float one, else the first."""
+    if not dtypes:
+        return None
+    if dtypes[0] in _FLOAT_NAMES:
+        return 0
+    for k, d in enumerate(dtypes):
+        if d in _FLOAT_NAMES:
+            return k
+    return 0
+
+
+def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None = None) -> Plan:
+    """Decide placement, engine, precision and partition for every op of ``graph``.
+
+    Parameters
+    ----------
+    graph : tf.Graph, GraphDef or ConcreteFunction
+        The graph to plan; for a ``tf.function`` its concrete function (its ``.graph`` is read).
+    config : NpuConfig, mapping of parameter_map keys, or None
+        Session options; unset options take the adapter's C++ defaults (full offload, training).
+    fetches : op or tensor names (or tensors/operations), optional
+        Plan only what these need.
+    soc : str, optional
+        SoC table to use ("Ascend910", "Ascend910B"); wins over ``config.soc_config``.
+    """
+    from npu_jupyter.plan.partition import partition
+    from npu_jupyter.plan.placement import place
+    from npu_jupyter.plan.precision import decide_precision
+    from npu_jupyter.plan.settings import config_changes, read_settings
+
+    settings = read_settings(config, soc)
+    lib = library_for(settings.soc)
+    # Planning allocates many small acyclic objects; the cyclic collector would only rescan them.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        view = _view(graph, fetches)
+        placed = place(view, lib, settings)
+        part = partition(view, placed, settings)
+        prec = decide_precision(view, placed.device, part.cluster_of, lib, settings)
+        ops: dict[str, OpDecision] = {}
+        device, engines, reasons, clusters = placed.device, placed.engine, placed.reason, part.cluster_of
+        for n, p in zip(view.order, prec.ops):
+            i = n.index
+            on_device = device[i]
+            engine = engines[i] if on_device else "HOST"
+            reason = reasons[i]
+            if on_device and p.engine is not None and p.engine != engine:
+                engine = p.engine
+                reason = f"{reason}; {p.reason}"
+            outs = n.output_dtypes
+            k = _first_float_index(outs)
+            decided = p.output_dtypes
+            # positional: this loop runs once per op and is a measurable part of the plan time
+            ops[n.name] = OpDecision(
+                n.name, n.op, "device" if on_device else "host", engine, reason,
+                outs[k] if k is not None else "",
+                decided[k] if k is not None and k < len(decided) else "",
+                p.reason, clusters[i], [src for src, _ in n.inputs], p.input_dtypes, decided,
+                p.impl_mode, p.policy, list(n.body) if n.body else [],
+            )
+    finally:
+        if was_enabled:
+            gc.enable()
+    mode_word = "mixed computing" if settings.mix_compile_mode else "full offload"
+    return Plan(
+        ops=ops,
+        subgraphs=part.subgraphs,
+        transfers=part.transfers,
+        warnings=placed.warnings + part.warnings + prec.warnings,
+        errors=placed.errors + part.errors + prec.errors,
+        soc=settings.soc,
+        precision_mode=prec.mode.name,
+        config_changes=config_changes(config),
+        title=f"{len(ops)} ops · {mode_word} · {prec.mode.name} ({prec.mode.source}) · {settings.soc}",
+        notes=part.notes,
+    )

@@ -1,0 +1,132 @@
+"""The normalised graph view: dtypes, refs, scope attrs, functions, pruning, ordering."""
+
+from __future__ import annotations
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+v1 = tf.compat.v1
+
+from npu_jupyter.plan.graph import build_view, fetch_names  # noqa: E402
+from npu_jupyter.scope import keep_dtype_scope, without_npu_compile_scope  # noqa: E402
+
+
+def _small_graph():
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [4, 8], name="x")
+        w = v1.Variable(tf.ones([8, 3]), name="w", use_resource=False)
+        y = tf.matmul(x, w, name="mm")
+        parts = tf.split(y, 3, axis=1, name="split")
+        with without_npu_compile_scope():
+            host = tf.add(parts[0], 1.0, name="host_add")
+        with keep_dtype_scope():
+            kept = tf.nn.relu(parts[1], name="kept_relu")
+        out = tf.add_n([host, kept, parts[2]], name="out")
+        with tf.control_dependencies([out]):
+            tf.no_op(name="after")
+        v1.assign(w, tf.zeros([8, 3]), name="reset")
+    return g
+
+
+def test_output_dtypes_come_from_op_defs_including_number_attrs():
+    view = build_view(_small_graph())
+    assert view.nodes["split"].output_dtypes == ["float32"] * 3
+    assert view.nodes["x"].output_dtypes == ["float32"]
+    assert view.nodes["out"].input_dtypes == ["float32"] * 3
+    assert view.nodes["out"].inputs == [("host_add", 0), ("kept_relu", 0), ("split", 2)]
+
+
+def test_ref_variable_output_and_assign_ref_input_are_flagged():
+    view = build_view(_small_graph())
+    assert view.nodes["w"].output_refs == [True]
+    assert view.nodes["reset"].input_refs == [True, False]
+    assert view.nodes["mm"].input_refs is None  # MatMul has no ref args
+
+
+def test_scope_attributes_are_read_from_nodes():
+    view = build_view(_small_graph())
+    assert view.nodes["host_add"].without_npu_compile
+    assert not view.nodes["mm"].without_npu_compile
+    assert view.nodes["kept_relu"].keep_dtype
+    assert not view.nodes["out"].keep_dtype
+
+
+def test_fetches_keep_only_data_and_control_ancestors():
+    view = build_view(_small_graph(), fetches=["after"])
+    assert "reset" not in view.nodes
+    assert {"after", "out", "mm", "x", "w", "split"} <= set(view.nodes)
+
+
+def test_fetches_accept_tensor_names_and_tensors():
+    g = _small_graph()
+    assert fetch_names(["out:0", "^after", g.get_tensor_by_name("mm:0")]) == ["out", "after", "mm"]
+    assert set(build_view(g, fetches="mm:0").nodes) == {"mm", "x", "w", "w/read"}
+
+
+def test_unknown_fetch_is_one_clear_error():
+    with pytest.raises(ValueError, match="'nope'"):
+        build_view(_small_graph(), fetches=["nope:0"])
+
+
+def test_graph_def_and_graph_give_the_same_nodes_in_topological_order():
+    g = _small_graph()
+    from_graph = build_view(g)
+    from_def = build_view(g.as_graph_def())
+    assert [n.name for n in from_graph.order] == [n.name for n in from_def.order]
+    pos = {n.name: n.index for n in from_def.order}
+    for n in from_def.order:
+        assert all(pos[s] < n.index for s, _ in n.inputs)
+
+
+def test_a_reversed_graph_def_is_put_back_in_topological_order():
+    gd = _small_graph().as_graph_def()
+    reversed_def = type(gd)()
+    reversed_def.node.extend(reversed(list(gd.node)))
+    view = build_view(reversed_def)
+    pos = {n.name: n.index for n in view.order}
+    for n in view.order:
+        assert all(pos[s] < n.index for s, _ in n.inputs)
+        assert all(pos[s] < n.index for s in n.control_inputs)
+
+
+def test_static_shapes_are_looked_up_from_a_tf_graph_only():
+    g = _small_graph()
+    assert build_view(g).shape("mm:0") == (4, 3)
+    assert build_view(g.as_graph_def()).shape("mm:0") is None
+
+
+def test_concrete_function_calls_list_the_ops_of_their_body():
+    @tf.function
+    def inner(a):
+        return tf.nn.softmax(tf.matmul(a, a))
+
+    @tf.function
+    def outer(a):
+        return inner(a) + 1.0
+
+    fn = outer.get_concrete_function(tf.TensorSpec([2, 2], tf.float32))
+    view = build_view(fn)
+    calls = [n for n in view.order if n.functions]
+    assert calls, "the nested tf.function should appear as a call node"
+    assert {"MatMul", "Softmax"} <= set(calls[0].body)
+    assert calls[0].functions[0] in view.functions
+
+
+def test_hostile_node_names_survive_unchanged():
+    gd = _small_graph().as_graph_def()
+    evil = "<script>alert(1)</script>"
+    for node in gd.node:
+        if node.name == "host_add":
+            node.name = evil
+        for k, inp in enumerate(node.input):
+            if inp.split(":")[0] == "host_add":
+                node.input[k] = inp.replace("host_add", evil)
+    view = build_view(gd)
+    assert evil in view.nodes
+    assert (evil, 0) in view.nodes["out"].inputs
+
+
+def test_rejects_objects_that_are_not_graphs():
+    with pytest.raises(TypeError, match="tf.Graph, a GraphDef or a tf.function ConcreteFunction"):
+        build_view(42)

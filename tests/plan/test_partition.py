@@ -1,0 +1,175 @@
+"""GeOp clusters, the full-offload single-cluster rule and host<->device transfers (§3.5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+v1 = tf.compat.v1
+
+from npu_jupyter.plan.partition import CUT_OFF_REASON  # noqa: E402
+from npu_jupyter.plan.planner import plan  # noqa: E402
+
+MIX = {"mix_compile_mode": True}
+
+
+def _split_by_py_func():
+    """Two device regions separated by a PyFunc, plus an independent device branch."""
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [8, 16], name="x")
+        a = tf.nn.relu(tf.matmul(x, tf.ones([16, 16]), name="mm1"), name="relu1")
+        b = tf.exp(a, name="exp1")
+        h = v1.py_func(np.tanh, [b], tf.float32, name="host_fn")
+        h.set_shape([8, 16])
+        c = tf.sigmoid(h, name="sig2")
+        tf.matmul(c, tf.ones([16, 4]), name="mm2")
+        y = v1.placeholder(tf.float32, [8], name="y")
+        tf.abs(y, name="side")
+    return g
+
+
+def test_full_offload_keeps_only_the_largest_cluster_and_cuts_off_the_rest():
+    p = plan(_split_by_py_func())
+    assert len(p.subgraphs) == 1
+    assert p.subgraphs[0].name == "GeOp1_0"
+    assert p.ops["mm1"].cluster == "GeOp1_0"
+    for name in ("sig2", "mm2"):
+        assert p.ops[name].placement == "host" and p.ops[name].engine == "HOST"
+        assert p.ops[name].placement_reason == CUT_OFF_REASON
+
+
+def test_full_offload_cut_off_warning_names_the_ops_and_the_fix():
+    p = plan(_split_by_py_func())
+    (warning,) = [w for w in p.warnings if "cut off" in w]
+    assert "sig2" in warning and "mm2" in warning and "host_fn" in warning
+    assert "mix_compile_mode=True" in warning and "without_npu_compile_scope" in warning
+
+
+def test_full_offload_merges_mutually_unreachable_clusters():
+    p = plan(_split_by_py_func())
+    assert p.ops["side"].cluster == "GeOp1_0"  # independent of the main cluster: merged into it
+
+
+def test_mixed_computing_keeps_several_clusters():
+    p = plan(_split_by_py_func(), MIX)
+    assert [s.name for s in p.subgraphs] == ["GeOp1_0", "GeOp1_1"]
+    assert p.ops["mm1"].cluster != p.ops["mm2"].cluster
+    assert p.ops["sig2"].placement == "device"
+    assert not any("cut off" in w for w in p.warnings)
+
+
+def test_transfers_list_each_boundary_edge_with_bytes_from_static_shapes():
+    p = plan(_split_by_py_func(), MIX)
+    edges = {(t.src, t.dst, t.direction): t for t in p.transfers}
+    out = edges[("exp1", "host_fn", "d2h")]
+    assert out.bytes == 8 * 16 * 4 and out.dtype == "float32" and out.tensor == "exp1:0"
+    assert edges[("host_fn", "sig2", "h2d")].bytes == 8 * 16 * 4
+    assert p.summary()["transfer_bytes"] == sum(t.bytes for t in p.transfers)
+
+
+def test_transfer_bytes_are_unknown_for_a_bare_graph_def():
+    p = plan(_split_by_py_func().as_graph_def(), MIX)
+    assert p.transfers and all(t.bytes is None for t in p.transfers)
+
+
+def _shared_variable():
+    g = tf.Graph()
+    with g.as_default():
+        v = v1.get_variable("v", [4], initializer=v1.ones_initializer(), use_resource=True)
+        x = v1.placeholder(tf.float32, [4], name="x")
+        a = tf.multiply(v.read_value(), x, name="first")
+        h = v1.py_func(np.negative, [a], tf.float32, name="host_fn")
+        second = tf.add(h, 1.0, name="second")
+        v.assign_add(second, name="update", read_value=False)
+    return g
+
+
+def test_mixed_computing_replicates_a_shared_variable_into_each_geop():
+    p = plan(_shared_variable(), MIX)
+    assert p.ops["first"].cluster != p.ops["update"].cluster
+    assert p.ops["update"].cluster == p.ops["second"].cluster
+    assert any(note.startswith("variable v is replicated into each GeOp") for note in p.notes)
+    assert not any(t.src == "v" for t in p.transfers)
+
+
+def test_ref_variable_cut_off_from_its_geop_is_an_error():
+    g = tf.Graph()
+    with g.as_default():
+        w = v1.Variable(tf.ones([4]), name="w", use_resource=False)
+        x = v1.placeholder(tf.float32, [4], name="x")
+        big = tf.exp(tf.sigmoid(tf.tanh(x * w)))  # w joins the big cluster through its read
+        h = v1.py_func(np.negative, [big], tf.float32, name="host_fn")
+        v1.assign(w, tf.exp(h), name="cut_off_assign")  # after the host op: cut off from w's GeOp
+    p = plan(g)
+    assert p.ops["cut_off_assign"].placement == "host"
+    assert any(e.startswith("Ref Tensors (e.g., Variables) are not supported as") for e in p.errors)
+
+
+def test_lone_identity_is_not_offloaded_when_no_larger_cluster_exists():
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [4], name="x")
+        h = v1.py_func(np.negative, [x], tf.float32, name="host_fn")
+        tf.identity(h, name="ident")
+    p = plan(g, MIX)
+    assert p.ops["ident"].placement == "host"
+    assert "lone NoOp/Identity" in p.ops["ident"].placement_reason
+    assert not any("ident" in s.ops for s in p.subgraphs)
+
+
+def _cluster_graph_is_acyclic(p) -> bool:
+    """Contract every GeOp to one node and check the result has no cycle."""
+    key = {name: (d.cluster or name) for name, d in p.ops.items()}
+    succ: dict[str, set[str]] = {}
+    for name, d in p.ops.items():
+        for src in d.inputs:
+            if src in key and key[src] != key[name]:
+                succ.setdefault(key[src], set()).add(key[name])
+    state: dict[str, int] = {}
+
+    def visit(n: str) -> bool:
+        stack = [(n, iter(succ.get(n, ())))]
+        state[n] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return False
+            elif nxt not in state:
+                state[nxt] = 1
+                stack.append((nxt, iter(succ.get(nxt, ()))))
+        return True
+
+    return all(visit(n) for n in list(succ) if n not in state)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("builder", ["lstm_train_step", "bert_train_step", "mlp_v1"])
+def test_clusters_never_form_a_cycle_in_mixed_computing(builder):
+    import models
+
+    model = getattr(models, builder)()
+    graph = getattr(model, "graph", model)
+    p = plan(graph, MIX)
+    assert p.subgraphs
+    assert _cluster_graph_is_acyclic(p)
+
+
+def test_a_host_op_on_a_parallel_branch_does_not_split_the_cluster():
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [4, 4], name="x")
+        prep = v1.py_func(np.negative, [x], tf.float32, name="prep")
+        prep.set_shape([4, 4])
+        y = v1.placeholder(tf.float32, [4, 4], name="y")
+        mm = tf.matmul(y, tf.ones([4, 4]), name="mm")
+        joined = tf.add(tf.nn.relu(mm, name="relu"), prep, name="join")
+        tf.exp(joined, name="out")
+    p = plan(g)
+    assert {p.ops[n].cluster for n in ("y", "mm", "relu", "join", "out")} == {"GeOp1_0"}
+    assert [w for w in p.warnings if "cut off" in w and "mm" in w] == []

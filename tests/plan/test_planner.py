@@ -1,0 +1,140 @@
+"""plan(): inputs, config handling, pruning, and whole-model plans."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+v1 = tf.compat.v1
+
+from npu_jupyter.options.config import NpuConfig  # noqa: E402
+from npu_jupyter.plan.planner import plan  # noqa: E402
+
+
+def _decisions(p):
+    return [
+        (d.name, d.op_type, d.placement, d.engine, d.dtype_before, d.dtype_after, d.cluster, d.input_dtypes)
+        for d in p.ops.values()
+    ]
+
+
+def test_graph_def_graph_and_concrete_function_give_the_same_plan():
+    @tf.function
+    def step(x, w):
+        return tf.nn.softmax(tf.matmul(tf.nn.relu(x), w))
+
+    fn = step.get_concrete_function(tf.TensorSpec([2, 4], tf.float32), tf.TensorSpec([4, 3], tf.float32))
+    cfg = NpuConfig(precision_mode="allow_mix_precision")
+    from_fn = plan(fn, cfg)
+    assert _decisions(from_fn) == _decisions(plan(fn.graph, cfg))
+    assert _decisions(from_fn) == _decisions(plan(fn.graph.as_graph_def(), cfg))
+    assert any(d.op_type == "MatMul" and d.dtype_after == "float16" for d in from_fn.ops.values())
+
+
+def test_npu_config_options_drive_the_plan_and_are_recorded(conv_net):
+    cfg = NpuConfig(mix_compile_mode=True, precision_mode="force_fp16")
+    p = plan(conv_net, cfg)
+    assert p.config_changes == {"mix_compile_mode": True, "precision_mode": "force_fp16"}
+    assert p.precision_mode == "force_fp16"
+    assert "mixed computing" in p.title and "force_fp16" in p.title
+    assert p.ops["relu"].dtype_after == "float16"
+
+
+def test_soc_argument_wins_over_soc_config(conv_net):
+    cfg = NpuConfig(soc_config="Ascend910B1")
+    assert plan(conv_net, cfg).soc == "Ascend910B"
+    assert plan(conv_net, cfg).precision_mode == "must_keep_origin_dtype"
+    assert plan(conv_net, cfg, soc="Ascend910").precision_mode == "allow_fp32_to_fp16"
+
+
+def test_unset_config_plans_full_offload_with_the_training_default(conv_net):
+    p = plan(conv_net)
+    assert p.config_changes == {}
+    assert p.precision_mode == "allow_fp32_to_fp16" and p.soc == "Ascend910"
+    assert len(p.subgraphs) == 1
+
+
+def test_fetches_prune_the_plan_to_what_they_need(conv_net):
+    p = plan(conv_net, fetches=["mm:0"])
+    assert set(p.ops) == {"x", "filter", "conv", "relu", "flat", "flat/shape", "w", "mm"}
+
+
+def test_every_decision_has_reasons_and_per_tensor_dtypes(conv_net):
+    p = plan(conv_net, {"precision_mode": "allow_mix_precision"})
+    for d in p.ops.values():
+        assert d.placement_reason and d.precision_reason
+        assert len(d.output_dtypes) == len(conv_net.get_operation_by_name(d.name).outputs)
+        assert len(d.input_dtypes) == len(d.inputs)
+
+
+def test_hostile_op_names_survive_planning_unchanged(conv_net):
+    gd = conv_net.as_graph_def()
+    evil = "<script>alert(1)</script>"
+    for node in gd.node:
+        if node.name == "relu":
+            node.name = evil
+        for k, inp in enumerate(node.input):
+            if inp == "relu":
+                node.input[k] = evil
+    p = plan(gd)
+    assert p.ops[evil].name == evil and p.ops[evil].op_type == "Relu"
+    assert p.ops["flat"].inputs[0] == evil
+    assert evil in p.subgraphs[0].ops
+
+
+def test_plan_holds_no_tensorflow_objects_and_pickles(conv_net):
+    p = plan(conv_net)
+    again = pickle.loads(pickle.dumps(p))
+    assert _decisions(again) == _decisions(p)
+
+
+def test_bad_graph_argument_is_one_clear_error():
+    with pytest.raises(TypeError, match="needs a tf.Graph, a GraphDef or a tf.function ConcreteFunction"):
+        plan("not a graph")
+
+
+@pytest.mark.slow
+def test_resnet50_training_step_is_one_geop_with_cube_ops_in_float16():
+    import models
+
+    fn = models.resnet50_train_step()
+    p = plan(fn)
+    assert len(p.ops) == models.node_count(fn)
+    assert len(p.subgraphs) == 1 and not p.errors
+    convs = [d for d in p.ops.values() if d.op_type.startswith("Conv2D")]
+    assert convs and all(d.placement == "device" and d.dtype_after == "float16" for d in convs)
+    mix = plan(fn, {"precision_mode": "allow_mix_precision"})
+    assert {d.policy for d in mix.ops.values() if d.op_type == "BiasAddGrad"} == {"black"}
+
+
+@pytest.mark.slow
+def test_bert_and_lstm_training_steps_plan_on_both_socs():
+    import models
+
+    for fn in (models.bert_train_step(), models.lstm_train_step()):
+        for soc in ("Ascend910", "Ascend910B"):
+            p = plan(fn, soc=soc)
+            assert len(p.ops) == len(fn.graph.as_graph_def().node)
+            assert p.subgraphs
+            assert all(d.placement_reason for d in p.ops.values())
+
+
+def test_replanning_sees_attributes_set_after_the_first_plan():
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [2, 2], name="x")
+        tf.matmul(x, x, name="mm")
+    cfg = {"precision_mode": "allow_fp32_to_fp16"}
+    assert plan(g, cfg, soc="Ascend910B").ops["mm"].dtype_after == "float16"
+    # what npu_bridge's util.keep_tensors_dtypes does to an existing graph
+    g.get_operation_by_name("mm")._set_attr("_keep_dtype", tf.compat.v1.AttrValue(i=1))
+    assert plan(g, cfg, soc="Ascend910B").ops["mm"].dtype_after == "float32"
+
+
+def test_npu_jupyter_plan_stays_callable_after_a_plan_submodule_was_imported(conv_net):
+    import npu_jupyter
+    import npu_jupyter.plan.model  # noqa: F401 - binds the subpackage on the parent package
+
+    assert npu_jupyter.plan(conv_net, fetches="mm").ops["mm"].placement == "device"

@@ -1,0 +1,269 @@
+"""Precision decisions per mode, lists, files and scopes (ADAPTER-FACTS §4) on real TF graphs."""
+
+from __future__ import annotations
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+v1 = tf.compat.v1
+
+from npu_jupyter.plan.planner import plan  # noqa: E402
+from npu_jupyter.plan.precision import effective_mode  # noqa: E402
+from npu_jupyter.plan.settings import read_settings  # noqa: E402
+from npu_jupyter.scope import keep_dtype_scope, without_npu_compile_scope  # noqa: E402
+
+
+def _after(p, name):
+    return p.ops[name].dtype_after
+
+
+# ---- defaults ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "soc", "mode"),
+    [
+        ({}, "Ascend910", "allow_fp32_to_fp16"),
+        ({"graph_run_mode": 0}, "Ascend910", "force_fp16"),
+        ({}, "Ascend910B", "must_keep_origin_dtype"),
+        ({"precision_mode_v2": "mixed_float16"}, "Ascend910", "mixed_float16"),
+        ({"precision_mode": "force_fp32"}, "Ascend910B", "force_fp32"),
+    ],
+)
+def test_effective_mode_follows_precision_mode_then_v2_then_the_soc_default(options, soc, mode):
+    assert effective_mode(read_settings(options, soc)).name == mode
+
+
+def test_plan_records_the_effective_mode_and_soc(conv_net):
+    p = plan(conv_net, soc="Ascend910B")
+    assert p.precision_mode == "must_keep_origin_dtype"
+    assert p.soc == "Ascend910B"
+
+
+# ---- each mode on conv + matmul + softmax ------------------------------------------------------
+
+
+def test_cube_ops_go_to_float16_and_vector_ops_keep_float32_under_allow_fp32_to_fp16(conv_net):
+    p = plan(conv_net, {"precision_mode": "allow_fp32_to_fp16"})
+    assert _after(p, "conv") == "float16" and _after(p, "mm") == "float16"
+    assert "cube op" in p.ops["mm"].precision_reason
+    assert _after(p, "relu") == "float32" and _after(p, "probs") == "float32"
+    assert p.ops["mm"].input_dtypes == ["float16", "float16"]
+    assert p.ops["probs"].input_dtypes == ["float32"]
+
+
+def test_every_float_tensor_goes_to_float16_under_force_fp16(conv_net):
+    p = plan(conv_net, {"precision_mode": "force_fp16"})
+    for name in ("conv", "relu", "mm", "logits", "probs", "total"):
+        assert _after(p, name) == "float16", name
+    assert p.ops["x"].dtype_after == "float32"  # Placeholder: GE plumbing keeps the fed dtype
+
+
+def test_precision_mode_v2_fp16_matches_force_fp16(conv_net):
+    a = plan(conv_net, {"precision_mode": "force_fp16"})
+    b = plan(conv_net, {"precision_mode_v2": "fp16"})
+    assert [d.output_dtypes for d in a.ops.values()] == [d.output_dtypes for d in b.ops.values()]
+
+
+def test_matmul_falls_back_to_ai_cpu_under_must_keep_origin_dtype_on_ascend910(conv_net):
+    p = plan(conv_net, {"precision_mode": "must_keep_origin_dtype"})
+    mm = p.ops["mm"]
+    assert mm.engine == "AI_CPU" and mm.placement == "device"
+    assert mm.dtype_after == "float32"
+    assert "falls back to the AI CPU kernel" in mm.precision_reason
+
+
+def test_conv_without_any_float32_kernel_is_a_compile_error_under_must_keep_origin_dtype(conv_net):
+    p = plan(conv_net, {"precision_mode": "must_keep_origin_dtype"})
+    assert any(e.startswith("conv (Conv2D)") and "float32" in e for e in p.errors)
+
+
+def test_must_keep_origin_dtype_keeps_float32_on_the_ai_core_of_ascend910b(conv_net):
+    p = plan(conv_net, soc="Ascend910B")
+    assert p.ops["mm"].engine == "AI_CORE"
+    assert all(d.dtype_after == d.dtype_before for d in p.ops.values())
+    assert p.errors == []
+
+
+def test_precision_mode_v2_origin_matches_must_keep_origin_dtype(conv_net):
+    a = plan(conv_net, {"precision_mode": "must_keep_origin_dtype"}, soc="Ascend910B")
+    b = plan(conv_net, {"precision_mode_v2": "origin"}, soc="Ascend910B")
+    assert [d.output_dtypes for d in a.ops.values()] == [d.output_dtypes for d in b.ops.values()]
+
+
+@pytest.mark.parametrize("mode", ["force_fp32", "cube_fp16in_fp32out"])
+def test_cube_ops_read_float16_and_write_float32_under_force_fp32(conv_net, mode):
+    p = plan(conv_net, {"precision_mode": mode})
+    mm = p.ops["mm"]
+    assert mm.input_dtypes == ["float16", "float16"] and mm.output_dtypes == ["float32"]
+    assert _after(p, "relu") == "float32"
+
+
+def test_mixed_precision_white_goes_float16_black_keeps_float32_gray_follows(conv_net):
+    p = plan(conv_net, {"precision_mode": "allow_mix_precision"})
+    assert (p.ops["mm"].policy, _after(p, "mm")) == ("white", "float16")
+    assert (p.ops["logits"].policy, _after(p, "logits")) == ("gray", "float16")
+    assert "follows its producer" in p.ops["logits"].precision_reason
+    assert _after(p, "probs") == "float16"
+    assert (p.ops["total"].policy, _after(p, "total")) == ("black", "float32")
+    assert p.ops["total"].input_dtypes[0] == "float32"
+
+
+def test_gray_op_fed_from_the_host_uses_allow_fp32_to_fp16():
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [4], name="x")
+        with without_npu_compile_scope():
+            h = tf.square(x, name="host_square")
+        tf.nn.relu(h, name="relu")
+    p = plan(g, {"precision_mode": "allow_mix_precision", "mix_compile_mode": True})
+    assert _after(p, "relu") == "float32"
+    assert "no producer inside the GeOp" in p.ops["relu"].precision_reason
+
+
+def test_gray_op_jumps_over_an_up_cast_to_follow_the_float16_before_it():
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float16, [2, 2], name="x")
+        up = tf.cast(x, tf.float32, name="up")
+        tf.nn.relu(up, name="relu")
+    p = plan(g, {"precision_mode": "allow_mix_precision"})
+    assert "Cast is dtype-sensitive" in p.ops["up"].precision_reason
+    assert _after(p, "up") == "float32"
+    assert _after(p, "relu") == "float16"
+
+
+def test_bf16_modes_are_refused_on_ascend910_and_applied_on_ascend910b(conv_net):
+    p910 = plan(conv_net, {"precision_mode": "allow_mix_precision_bf16"})
+    assert any("Current soc not support dtype of BFloat16" in e for e in p910.errors)
+    p910b = plan(conv_net, {"precision_mode_v2": "mixed_bfloat16"}, soc="Ascend910B")
+    assert p910b.errors == []
+    assert _after(p910b, "mm") == "bfloat16"
+    assert _after(p910b, "total") == "float32"
+
+
+def test_allow_fp32_to_bf16_keeps_float32_where_the_kernel_supports_it(conv_net):
+    p = plan(conv_net, {"precision_mode": "allow_fp32_to_bf16"}, soc="Ascend910B")
+    assert _after(p, "mm") == "float32" and _after(p, "probs") == "float32"
+
+
+def test_host_ops_keep_their_original_dtype(conv_net):
+    p = plan(conv_net, {"precision_mode": "force_fp16", "use_off_line": False})
+    assert all(d.dtype_after == d.dtype_before for d in p.ops.values())
+    assert p.ops["mm"].precision_reason == "runs on the host in its original dtype"
+
+
+# ---- scopes and files -------------------------------------------------------------------------
+
+
+def test_keep_dtype_scope_keeps_float32_for_a_cube_op_that_supports_it():
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [2, 2], name="x")
+        with keep_dtype_scope():
+            kept = tf.matmul(x, x, name="kept")
+        tf.matmul(kept, x, name="plain")
+    p = plan(g, {"precision_mode": "allow_fp32_to_fp16"}, soc="Ascend910B")
+    assert _after(p, "kept") == "float32" and "_keep_dtype" in p.ops["kept"].precision_reason
+    assert _after(p, "plain") == "float16"
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_modify_mixlist_moves_ops_between_lists_by_ascend_or_tensorflow_name(conv_net, tmp_path):
+    mix = _write(tmp_path, "mix.json", '{"black-list": {"to-add": ["Softmax", "MatMulV2"]}}')
+    p = plan(conv_net, {"precision_mode": "allow_mix_precision", "modify_mixlist": mix}, soc="Ascend910B")
+    assert p.ops["mm"].policy == "black" and _after(p, "mm") == "float32"
+    assert p.ops["probs"].policy == "black" and "modify_mixlist" in p.ops["probs"].precision_reason
+    assert p.errors == []
+
+
+def test_modify_mixlist_removing_from_white_only_makes_the_op_gray(conv_net, tmp_path):
+    mix = _write(tmp_path, "mix.json", '{"white-list": {"to-remove": ["MatMul"]}}')
+    p = plan(conv_net, {"precision_mode": "allow_mix_precision", "modify_mixlist": mix})
+    assert p.ops["mm"].policy == "gray"
+
+
+def test_modify_mixlist_warns_about_names_that_match_no_op_type(conv_net, tmp_path):
+    mix = _write(tmp_path, "mix.json", '{"gray-list": {"to-add": ["NotAnOp"]}}')
+    p = plan(conv_net, {"precision_mode": "allow_mix_precision", "modify_mixlist": mix})
+    assert any("'NotAnOp'" in w and "matches no Ascend IR op type" in w for w in p.warnings)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"grey-list": {"to-add": ["Relu"]}}', "should be 'gray-list' or 'white-list' or 'black-list'"),
+        ('{"gray-list": {"add": ["Relu"]}}', "should be 'to-add' or 'to-remove'"),
+        ('{"gray-list": {"to-add": "Relu"}}', "should be array"),
+        ('{"gray-list": {"to-add": ["Relu"]}, "white-list": {"to-add": ["Relu"]}}', "Operation add-gray+add-white for op Relu is invalid"),
+    ],
+)
+def test_malformed_modify_mixlist_is_an_error_with_the_graph_engine_text(conv_net, tmp_path, text, message):
+    mix = _write(tmp_path, "mix.json", text)
+    p = plan(conv_net, {"precision_mode": "allow_mix_precision", "modify_mixlist": mix})
+    assert any(message in e for e in p.errors), p.errors
+
+
+def test_modify_mixlist_without_a_mixed_mode_is_the_adapter_error(conv_net, tmp_path):
+    mix = _write(tmp_path, "mix.json", '{"gray-list": {"to-add": ["Relu"]}}')
+    p = plan(conv_net, {"precision_mode": "force_fp16", "modify_mixlist": mix})
+    assert any(e.startswith("modify_mixlist is assigned, please ensure that precision_mode") for e in p.errors)
+
+
+def test_customize_dtypes_sets_dtypes_by_op_name_and_by_op_type(conv_net, tmp_path):
+    rules = _write(
+        tmp_path,
+        "cust.cfg",
+        "relu::InputDtype:float16,OutputDtype:float16\nOpType::MatMulV2:InputDtype:float,float,OutputDtype:float\n",
+    )
+    p = plan(conv_net, {"customize_dtypes": rules}, soc="Ascend910B")
+    p2 = plan(conv_net, {"customize_dtypes": rules, "precision_mode": "allow_fp32_to_fp16"}, soc="Ascend910B")
+    assert p.ops["relu"].dtype_after == "float32"  # ignored under must_keep_origin_dtype
+    assert any("no effect under must_keep_origin_dtype" in w for w in p.warnings)
+    assert p2.ops["relu"].input_dtypes == ["float16"] and _after(p2, "relu") == "float16"
+    assert _after(p2, "mm") == "float32" and "customize_dtypes line 2" in p2.ops["mm"].precision_reason
+
+
+def test_customize_dtypes_accepts_tensorflow_op_type_names(conv_net, tmp_path):
+    rules = _write(tmp_path, "cust.cfg", "OpType::Softmax:OutputDtype:float16\n")
+    p = plan(conv_net, {"customize_dtypes": rules})
+    assert _after(p, "probs") == "float16"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("relu::OutputDtype:float16,InputDtype:float16\n", "The content format of the customization file is incorrect"),
+        ("relu::InputDtype:half\n", "half is an invalid dtype"),
+        ("# comment\nrelu::InputDtype:float16\n", "comment lines are not skipped"),
+    ],
+)
+def test_malformed_customize_dtypes_rejects_the_whole_file(conv_net, tmp_path, text, message):
+    rules = _write(tmp_path, "cust.cfg", text)
+    p = plan(conv_net, {"customize_dtypes": rules})
+    assert any(message in e for e in p.errors), p.errors
+    assert _after(p, "relu") == "float32"
+
+
+def test_unreadable_precision_file_is_an_error(conv_net, tmp_path):
+    p = plan(conv_net, {"customize_dtypes": str(tmp_path / "missing.cfg")})
+    assert any("customize_dtypes file" in e and "cannot be read" in e for e in p.errors)
+
+
+def test_op_select_implmode_is_recorded_for_the_listed_op_types_only(conv_net):
+    p = plan(conv_net, {"op_select_implmode": "high_precision", "optypelist_for_implmode": "MatMulV2,Softmax"})
+    assert p.ops["mm"].impl_mode == "high_precision" and p.ops["probs"].impl_mode == "high_precision"
+    assert p.ops["relu"].impl_mode is None
+
+
+def test_op_precision_mode_file_wins_over_op_select_implmode(conv_net, tmp_path):
+    ini = _write(tmp_path, "ops.ini", "[ByOpType]\nSoftmaxV2=high_performance\n[ByNodeName]\nrelu=high_precision\n")
+    p = plan(conv_net, {"op_precision_mode": ini, "op_select_implmode": "high_precision_for_all"})
+    assert p.ops["probs"].impl_mode == "high_performance"
+    assert p.ops["relu"].impl_mode == "high_precision"
+    assert p.ops["mm"].impl_mode == "high_precision_for_all"
