@@ -1,0 +1,118 @@
+"""Exact inputs for the bugs the hardening fuzzers found, one test each.
+
+Each test states the behaviour the product promises (SPEC §1/§3/§6: one clear ``NpuConfigError`` or
+``UsageError`` and no change, exact proto round trip, no traceback from a file an option names). A bug
+not fixed yet is marked xfail(strict=True): the test fails for that reason until the owning module is
+fixed, then the strict mark turns it red and the mark (and any matching skip in the fuzzers, see
+``config_invariants.py``) is deleted. Fixed bugs keep their test, unmarked, as regression tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_jupyter.options.config import NpuConfig
+from npu_jupyter.options.errors import NpuConfigError
+
+
+def test_superscript_digit_byte_count_is_refused_with_npu_config_error():
+    cfg = NpuConfig()
+    with pytest.raises(NpuConfigError, match="graph_memory_max_size"):
+        cfg.set("graph_memory_max_size", "²")
+    assert cfg.changed() == {}
+
+
+def test_arabic_indic_digit_byte_count_is_refused():
+    with pytest.raises(NpuConfigError, match="variable_memory_max_size"):
+        NpuConfig().set("variable_memory_max_size", "٣")
+
+
+def test_dump_step_with_a_trailing_newline_is_refused_at_assignment():
+    with pytest.raises(NpuConfigError, match="dump_step"):
+        NpuConfig().set("dump_step", "5\n")
+
+
+@pytest.mark.parametrize("key, text", [("local_device_list", "1,2\n"), ("input_shape", "data:1,2\n"),
+                                       ("dynamic_dims", "1,2;3,4\n")])
+def test_list_options_with_a_trailing_newline_are_refused(key, text):
+    with pytest.raises(NpuConfigError, match=key):
+        NpuConfig().set(key, text)
+
+
+def test_lone_surrogate_in_a_string_option_is_refused_or_round_trips():
+    cfg = NpuConfig()
+    try:
+        cfg.set("dump_path", "/tmp/\ud800")
+    except NpuConfigError as err:
+        assert "dump_path" in str(err) and cfg.changed() == {}
+        return
+    proto = cfg.to_config_proto(validate=False)  # raised UnicodeEncodeError before the fix
+    assert NpuConfig.from_config_proto(proto) == cfg
+
+
+@pytest.mark.xfail(strict=True, reason="options.proto.from_config_proto drops use_off_line=True, so a config that "
+                                       "sets it explicitly does not round-trip (SPEC §1: round trip is exact)")
+def test_explicit_use_off_line_true_round_trips():
+    cfg = NpuConfig(use_off_line=True)
+    assert NpuConfig.from_config_proto(cfg.to_config_proto()) == cfg
+
+
+@pytest.mark.xfail(strict=True, reason="plan.precision_files._read_text catches OSError only: a non-UTF-8 "
+                                       "modify_mixlist/customize_dtypes file escapes plan() as UnicodeDecodeError")
+@pytest.mark.parametrize("key", ["modify_mixlist", "customize_dtypes", "op_precision_mode"])
+def test_a_non_utf8_precision_file_becomes_a_plan_error_not_a_traceback(tmp_path, key):
+    from hardening_graphs import tiny_graph_def
+
+    from npu_jupyter.plan.planner import plan
+
+    path = tmp_path / "file"
+    path.write_bytes(b"\xff\xfe{\x00")
+    cfg = NpuConfig(precision_mode="allow_mix_precision", **{key: str(path)})
+    result = plan(tiny_graph_def(), cfg)
+    assert any(str(path) in m for m in result.errors + result.warnings)
+
+
+@pytest.mark.xfail(strict=True, reason="two readings of in_out_pair disagree: options.grammars.parse_in_out_pair "
+                                       "(depth == 3) vs plan.placement.parse_in_out_pair (depth >= 3)")
+def test_in_out_pair_is_read_the_same_by_the_config_check_and_the_planner():
+    from npu_jupyter.options.grammars import parse_in_out_pair as config_reading
+    from npu_jupyter.plan.placement import parse_in_out_pair as planner_reading
+
+    text = "[[[['a']], ['b']]]"
+    assert config_reading(text) == planner_reading(text)
+
+
+@pytest.mark.xfail(strict=True, reason="plan.precision_files._read_text: open() of a path with a NUL raises "
+                                       "ValueError('embedded null byte'), which escapes plan()")
+def test_a_nul_in_a_precision_file_path_becomes_a_plan_error_not_a_traceback():
+    from hardening_graphs import tiny_graph_def
+
+    from npu_jupyter.plan.planner import plan
+
+    path = "/tmp/mix\x00list.json"
+    result = plan(tiny_graph_def(), NpuConfig(precision_mode="allow_mix_precision", modify_mixlist=path))
+    assert any("modify_mixlist" in m for m in result.errors)
+
+
+def test_npu_save_to_a_path_under_a_regular_file_is_a_usage_error(ip, tmp_path):
+    from IPython.core.error import UsageError
+
+    (tmp_path / "file").write_text("a regular file")
+    with pytest.raises(UsageError, match="file"):
+        ip.run_line_magic("npu", f"save {tmp_path / 'file' / 'config.json'}")
+
+
+@pytest.mark.xfail(strict=True, reason="options.storage.read_options catches OSError only and notebook.magics._cmd_load "
+                                       "catches OSError/NpuConfigError: a non-UTF-8 file is a UnicodeDecodeError "
+                                       "traceback from '%npu load' / NpuConfig.load")
+def test_npu_load_of_a_non_utf8_file_is_a_usage_error_and_changes_nothing(ip, tmp_path):
+    from IPython.core.error import UsageError
+
+    from npu_jupyter.notebook.state import current_config
+
+    current_config().update(precision_mode="force_fp16")
+    path = tmp_path / "config.json"
+    path.write_bytes(b'{"dump_path": "\xff"}')
+    with pytest.raises(UsageError, match="config.json"):
+        ip.run_line_magic("npu", f"load {path}")
+    assert current_config().changed() == {"precision_mode": "force_fp16"}
