@@ -39,7 +39,7 @@ def parse_assignments(tokens: list[str], usage: str, outcome: str = "nothing was
         try:
             value = catalogue.parse_text(key, text)
         except NpuConfigError as err:
-            problems.append(str(err))
+            problems.append(str(err) + _json_quote_hint(key, text))
             continue
         if key in values and values[key] != value:
             problems.append(f"{key} is given twice ({values[key]!r} and {value!r})")
@@ -47,6 +47,14 @@ def parse_assignments(tokens: list[str], usage: str, outcome: str = "nothing was
     if problems:
         raise UsageError(problem_text(problems, usage, outcome))
     return values
+
+
+def _json_quote_hint(key: str, text: str) -> str:
+    """Why a JSON value typed bare fails: the shell-style split ate its double quotes."""
+    if text.lstrip().startswith("{") and '"' not in text:
+        return (f" (the line is split shell-style, which removes double quotes: wrap the JSON in single "
+                f"quotes, e.g. %npu set {key}='{{\"output\":\"/tmp/profiling\",\"task_trace\":\"on\"}}')")
+    return ""
 
 
 def check_keys(tokens: list[str], usage: str) -> list[str]:

@@ -161,7 +161,11 @@ class NpuMagics(Magics, Configurable):
     def _cmd_save(self, rest: list[str]) -> None:
         if len(rest) != 1:
             raise UsageError("Usage: %npu save PATH   (quote a path with spaces)")
-        self._config().save(rest[0])
+        try:
+            self._config().save(rest[0])
+        except (OSError, ValueError) as err:  # unwritable folder, a file where a folder should be, NUL in path
+            reason = getattr(err, "strerror", None) or err
+            raise UsageError(f"cannot save the NPU config to {rest[0]}: {reason}; nothing was written.") from None
         print(f"saved the NPU config to {rest[0]}")
 
     def _cmd_load(self, rest: list[str]) -> None:
@@ -193,6 +197,10 @@ class NpuMagics(Magics, Configurable):
                 "npu_jupyter.plan(fn.get_concrete_function(...)) for a tf.function)"
             )
             raise UsageError(f"no op {op_name!r} in the default graph{hint}.")
+        try:  # the op exists; a tensor name must also name one of its outputs ('mm:5' for a 1-output op)
+            graph.as_graph_element(rest[0], allow_tensor=True, allow_operation=True)
+        except (KeyError, ValueError, TypeError) as err:
+            raise UsageError(f"%npu explain {rest[0]}: {err}") from None
         result = plan(graph, self._config(), fetches=[rest[0]])
         return _Rendered(result, self.detail)
 

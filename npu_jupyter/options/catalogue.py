@@ -107,6 +107,10 @@ class OptionSpec:
                 raise self._error(value, "is negative; expected a byte count >= 0")
             return str(value)
         if isinstance(value, str):
+            try:
+                value.encode("utf-8")  # the proto's string field is UTF-8: a lone surrogate cannot be written
+            except UnicodeEncodeError:
+                raise self._error(value, "is not valid text (it holds a lone surrogate, which UTF-8 cannot encode)") from None
             return value
         raise self._error(value, f"has the wrong type; expected {self.allowed_text()}")
 

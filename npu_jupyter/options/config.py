@@ -9,6 +9,7 @@ code-generation helpers, never by this module.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Mapping
 
 from traitlets import All, HasTraits, TraitType, observe
@@ -35,6 +36,11 @@ class OptionTrait(TraitType):
 
 class _NpuConfigBase(HasTraits):
     """Behaviour of NpuConfig; the option traits are added by ``_build_class``."""
+
+    # One lock for every config: the panel (widget callbacks) and a running %%npu cell may touch
+    # the shared config from different threads, and a snapshot must never see half of an atomic
+    # update (say precision_mode set but precision_mode_v2 not yet unset). Contention is negligible.
+    _lock = threading.RLock()
 
     def __init__(self, values: Mapping[str, Any] | None = None, /, **options: Any) -> None:
         """Set ``values`` (a mapping or another config) and ``options`` atomically; unknown names raise."""
@@ -85,7 +91,7 @@ class _NpuConfigBase(HasTraits):
 
     def _apply(self, values: Mapping[str, Any]) -> None:
         """Assign already-checked values with one notification batch."""
-        with self.hold_trait_notifications():
+        with self._lock, self.hold_trait_notifications():
             for key, value in values.items():
                 setattr(self, key, value)
 
@@ -116,16 +122,19 @@ class _NpuConfigBase(HasTraits):
         merged = dict(values or {})
         merged.update(options)
         checked = self._checked(merged)
-        everything = {key: None for key in self.changed()}
-        everything.update(checked)
-        self._apply(everything)
-        self._notes.clear()
+        with self._lock:
+            everything = {key: None for key in self.changed()}
+            everything.update(checked)
+            self._apply(everything)
+            self._notes.clear()
         return self
 
     # ----------------------------------------------------------------------- reading values
     def changed(self) -> dict[str, Any]:
         """The set options only, in catalogue order."""
-        return {key: value for key in catalogue.keys() if (value := self._trait_values.get(key)) is not None}
+        with self._lock:
+            values = dict(self._trait_values)
+        return {key: value for key in catalogue.keys() if (value := values.get(key)) is not None}
 
     def effective(self, key: str) -> Any:
         """The set value, or what the adapter uses when the key is absent (``None``: GE decides)."""
@@ -179,17 +188,21 @@ class _NpuConfigBase(HasTraits):
         """An independent copy (import remarks included) with ``overrides`` applied atomically."""
         checked = self._checked(overrides)
         clone = type(self)()
-        for key, value in self.changed().items():
-            clone._trait_values[key] = value
-        clone._raw = set(self._raw)
-        clone._notes = list(self._notes)
+        with self._lock:
+            for key, value in self.changed().items():
+                clone._trait_values[key] = value
+            clone._raw = set(self._raw)
+            clone._notes = list(self._notes)
         clone._apply(checked)
         return clone
 
     def __eq__(self, other: object) -> bool:
+        """Equal when they build the same proto: the set options match, counting an explicit
+        ``use_off_line=True`` as unset, because ``to_config_proto`` writes exactly that when it is
+        unset (the proto cannot tell the two apart, so neither does equality)."""
         if not isinstance(other, _NpuConfigBase):
             return NotImplemented
-        return self.changed() == other.changed()
+        return _canonical(self.changed()) == _canonical(other.changed())
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
@@ -290,3 +303,10 @@ def _class_doc() -> str:
 
 
 NpuConfig = _build_class()
+
+
+def _canonical(options: dict[str, Any]) -> dict[str, Any]:
+    """Set options with those dropped that the proto writes the same way when they are unset."""
+    if options.get("use_off_line") is True:
+        options = {k: v for k, v in options.items() if k != "use_off_line"}
+    return options

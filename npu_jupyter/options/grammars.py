@@ -13,11 +13,15 @@ import json
 import re
 from typing import Any, Callable, Mapping
 
-_DIGITS = re.compile(r"^[0-9]*$")
-_INT = re.compile(r"^-?[0-9]+$")
-_NONNEG_LIST = re.compile(r"^[0-9]+(,[0-9]+)*$")
-_ENGINE_ITEM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*:[0-9]+$")
-_SHAPE_RANGE_DIM = re.compile(r"^(-1|[0-9]+|[0-9]+~[0-9]+)$")
+# Matched with ``fullmatch``, never ``^...$``: ``$`` also matches before a trailing newline, which
+# would let '5\n' through here while the adapter (and the runtime) refuse it. ASCII [0-9] on purpose:
+# str.isdigit() accepts '²' or '٣', which the adapter's decimal parse cannot read.
+_DIGITS = re.compile(r"[0-9]*")
+_INT = re.compile(r"-?[0-9]+")
+_NONNEG_LIST = re.compile(r"[0-9]+(,[0-9]+)*")
+_ENGINE_ITEM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*:[0-9]+")
+_SHAPE_RANGE_DIM = re.compile(r"-1|[0-9]+|[0-9]+~[0-9]+")
+_BYTES = re.compile(r"[0-9]+")
 
 
 def check_dump_step(text: str) -> str | None:
@@ -33,15 +37,35 @@ def check_dump_step(text: str) -> str | None:
         return f"dump_step has {len(items)} items; the adapter supports at most 100 sets of steps"
     for item in items:
         parts = item.split("-")
-        if len(parts) == 1 and _DIGITS.match(parts[0]):
+        if len(parts) == 1 and _DIGITS.fullmatch(parts[0]):
             continue
-        if len(parts) == 2 and parts[0] and parts[1] and _DIGITS.match(parts[0]) and _DIGITS.match(parts[1]):
+        if len(parts) == 2 and parts[0] and parts[1] and _DIGITS.fullmatch(parts[0]) and _DIGITS.fullmatch(parts[1]):
             if int(parts[0]) >= int(parts[1]):
                 return (f"in range {item!r} the first step is >= the second; "
-                        "a range must rise, e.g. '0|5|10-20'")
+                        "a range must rise, correct example: '0|5|10-20'")
             continue
         return f"item {item!r} is not a step or a step range; correct example: '0|5|10|50-100'"
     return None
+
+
+def parse_dump_step(text: str | None) -> list[tuple[int, int]] | None:
+    """``"0|3-5|10"`` -> [(0, 0), (3, 5), (10, 10)]; None or "" means every step.
+
+    The one reading of the grammar :func:`check_dump_step` accepts (the runtime selects dump steps
+    with it), so what the config accepts is exactly what the emulator dumps. Empty items, which the
+    adapter lets through, select nothing. ValueError with the checker's sentence if malformed.
+    """
+    if text is None or text == "":
+        return None
+    problem = check_dump_step(text)
+    if problem:
+        raise ValueError(problem)
+    ranges: list[tuple[int, int]] = []
+    for item in text.split("|"):
+        if item:
+            low, _, high = item.partition("-")
+            ranges.append((int(low), int(high or low)))
+    return ranges
 
 
 def parse_in_out_pair(text: str) -> list[tuple[list[str], list[str]]]:
@@ -94,7 +118,7 @@ def parse_input_shape(text: str) -> list[tuple[str, list[int]]]:
         if not sep or not name or not dims:
             raise ValueError(item)
         values = dims.split(",")
-        if not all(_INT.match(v) for v in values):
+        if not all(_INT.fullmatch(v) for v in values):
             raise ValueError(item)
         result.append((name, [int(v) for v in values]))
     return result
@@ -115,7 +139,7 @@ def parse_dynamic_dims(text: str) -> list[list[int]]:
     """'20,20;40,40' -> [[20, 20], [40, 40]]; ValueError if malformed."""
     gears = []
     for gear in text.split(";"):
-        if not _NONNEG_LIST.match(gear):
+        if not _NONNEG_LIST.fullmatch(gear):
             raise ValueError(gear)
         gears.append([int(v) for v in gear.split(",")])
     return gears
@@ -150,7 +174,7 @@ def check_dynamic_inputs_shape_range(text: str) -> str | None:
             return f"dynamic_inputs_shape_range item {item!r} is not a list of [dims]; {example}"
         for shape in re.findall(r"\[([^\[\]]*)\]", shapes):
             dims = [d for d in shape.split(",")] if shape else []
-            bad = [d for d in dims if not _SHAPE_RANGE_DIM.match(d)]
+            bad = [d for d in dims if not _SHAPE_RANGE_DIM.fullmatch(d)]
             if bad:
                 return f"dynamic_inputs_shape_range dim {bad[0]!r} must be n, -1 or a~b; {example}"
     return None
@@ -158,7 +182,7 @@ def check_dynamic_inputs_shape_range(text: str) -> str | None:
 
 def check_local_device_list(text: str) -> str | None:
     """Comma-separated non-negative ints, the adapter's regex."""
-    if not _NONNEG_LIST.match(text):
+    if not _NONNEG_LIST.fullmatch(text):
         return "local_device_list must be comma-separated device ids, example: '1,2,3'"
     return None
 
@@ -188,7 +212,7 @@ def check_stream_max_parallel_num(text: str) -> str | None:
     """'ENGINE:n[,ENGINE:n]' with n >= 1."""
     items = text.split(",") if text else []
     for item in items:
-        if not _ENGINE_ITEM.match(item.strip()) or int(item.split(":")[1]) < 1:
+        if not _ENGINE_ITEM.fullmatch(item.strip()) or int(item.split(":")[1]) < 1:
             return f"stream_max_parallel_num item {item!r} must be ENGINE:n (n >= 1); example: 'DNN_VM_AICPU:10,AIcoreEngine:1'"
     return None
 
@@ -203,8 +227,8 @@ def check_auto_tune_mode(text: str) -> str | None:
 
 def check_byte_size(text: str) -> str | None:
     """A decimal byte count (the proto carries it as a string; ints are accepted and converted)."""
-    if not text.isdigit():
-        return f"{text!r} is not a whole number of bytes"
+    if not _BYTES.fullmatch(text):
+        return f"{text!r} is not a whole number of bytes (ASCII digits 0-9 only)"
     return None
 
 

@@ -14,17 +14,21 @@ FORMAT = "npu_jupyter.NpuConfig"
 VERSION = 1
 
 
-def write_atomic(path: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` to ``path`` via a temp file in the same directory, fsync, then os.replace.
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path`` via a temp file in the same directory,
+    fsync, then os.replace; missing parent folders are created.
 
-    Why: a crash or a full disk mid-write must never leave a truncated config where a good one was.
+    Why: a crash or a full disk mid-write must never leave a truncated file where a good one was.
+    Every file the package writes outside a dump step's folder (configs, dump manifests, profile
+    traces and CSVs, cached plans) goes through here, so there is one implementation to get right.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
@@ -52,6 +56,11 @@ def read_options(path: str | os.PathLike[str]) -> dict[str, Any]:
     except OSError as exc:
         raise NpuConfigError(f"cannot read NPU config file {str(source)!r}: {exc.strerror or exc}",
                              value=str(source)) from None
+    except UnicodeDecodeError as exc:
+        raise NpuConfigError(f"NPU config file {str(source)!r} is not UTF-8 text (byte {exc.start}); "
+                             "save it as UTF-8 JSON", value=str(source)) from None
+    except ValueError as exc:  # an embedded NUL in the path
+        raise NpuConfigError(f"cannot read NPU config file {str(source)!r}: {exc}", value=str(source)) from None
     try:
         document = json.loads(text)
     except ValueError as exc:

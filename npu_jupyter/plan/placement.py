@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from npu_jupyter.options.grammars import parse_in_out_pair  # one reading of the syntax, shared with the config check
 from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.settings import PlanSettings
 
@@ -190,43 +191,6 @@ def _early_exit(view: GraphView, s: PlanSettings) -> str | None:
 # --------------------------------------------------------------------------------------------
 # in_out_pair (§3.4)
 # --------------------------------------------------------------------------------------------
-
-
-def parse_in_out_pair(text: str) -> list[tuple[list[str], list[str]]]:
-    """Parse ``"[[['in'], ['out1', 'out2']]]"`` the way the adapter's character walk does.
-
-    ``[`` raises the depth; ``,``/``]`` end a name inside a node list (depth 3); ``]`` at depth 3
-    also ends the node list and at depth 2 ends the pair. Spaces, tabs and single quotes are dropped;
-    pairs with fewer than two lists are ignored.
-    """
-    pairs: list[tuple[list[str], list[str]]] = []
-    lists: list[list[str]] = []
-    names: list[str] = []
-    cur: list[str] = []
-    depth = 0
-    for ch in text:
-        if ch in " \t'\"":
-            continue
-        if ch == "[":
-            depth += 1
-            continue
-        if ch in ",]":
-            if depth >= 3 and cur:
-                names.append("".join(cur))
-                cur = []
-            if ch == "]":
-                if depth == 3:
-                    lists.append(names)
-                    names = []
-                elif depth == 2:
-                    if len(lists) >= 2:
-                        pairs.append((lists[0], lists[1]))
-                    lists = []
-                depth -= 1
-            continue
-        if depth >= 3:
-            cur.append(ch)
-    return pairs
 
 
 def _reach(view: GraphView, starts: list[int], forward: bool) -> set[int]:

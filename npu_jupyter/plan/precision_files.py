@@ -46,12 +46,18 @@ class FileFindings:
 
 
 def _read_text(path: str, option: str, findings: FileFindings) -> str | None:
+    """The file's text, or None with a plan error: a file named by an option is user input, so an
+    unreadable, non-UTF-8 or impossible path (an embedded NUL) is a finding, never a traceback."""
     try:
         with open(path, encoding="utf-8") as fh:
             return fh.read()
     except OSError as exc:
         findings.errors.append(f"{option} file {path!r} cannot be read: {exc.strerror or exc}")
-        return None
+    except UnicodeDecodeError as exc:
+        findings.errors.append(f"{option} file {path!r} is not UTF-8 text (byte {exc.start}); save it as UTF-8")
+    except ValueError as exc:  # embedded NUL in the path
+        findings.errors.append(f"{option} file path {path!r} is not a usable path: {exc}")
+    return None
 
 
 def _resolve(name: str, lib: Any, option: str, findings: FileFindings) -> list[str]:

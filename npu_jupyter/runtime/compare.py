@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import math
+import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -145,6 +146,11 @@ def compare(a: Any, b: Any, *, step: int | None = None) -> Comparison:
 def _dump_values(source: Any, step: int | None) -> dict[tuple[int | None, str, str], Any]:
     from npu_jupyter.runtime.dump import Dump, load_dump
 
+    if not isinstance(source, (Dump, str, os.PathLike)):
+        raise TypeError(
+            f"compare() takes dump folders (str or path), loaded dumps (load_dump) or two RunReports; "
+            f"got {type(source).__name__} {source!r:.80}"
+        )
     dump = source if isinstance(source, Dump) else load_dump(source)
     out: dict[tuple[int | None, str, str], Any] = {}
     for t in dump.tensors():

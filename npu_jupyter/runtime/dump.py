@@ -79,29 +79,16 @@ def check_dump_path(path: str | None) -> str:
 def parse_dump_step(spec: str | None) -> list[tuple[int, int]] | None:
     """``"0|3-5|10"`` -> [(0, 0), (3, 5), (10, 10)]; None or "" means every step.
 
-    Follows the adapter's checkDumpStep: at most 100 items, digits only, ranges ascending.
+    The grammar has one owner, :func:`npu_jupyter.options.grammars.parse_dump_step` (the adapter's
+    checkDumpStep: at most 100 items, ASCII digits only, ranges ascending), so a dump_step the config
+    accepts is exactly one the runtime reads; this wraps its complaint in NpuConfigError.
     """
-    if spec is None or spec == "":
-        return None
-    items = str(spec).split("|")
-    if len(items) > 100:
-        raise _config_error("dump_step only support dump <= 100 sets of data")
-    ranges: list[tuple[int, int]] = []
-    for item in items:
-        parts = item.split("-")
-        if len(parts) > 2 or any(p and not p.isdigit() for p in parts):
-            raise _config_error(
-                f"dump_step {spec!r}: dump_step string style is error, correct example:'0|5|10|50-100'"
-            )
-        if any(not p for p in parts):
-            continue  # the adapter lets empty items through (no non-digit character); they select nothing
-        lo, hi = int(parts[0]), int(parts[-1])
-        if len(parts) == 2 and lo >= hi:
-            raise _config_error(
-                f"dump_step {spec!r}: in range steps, the first step is >= second step, correct example:'0|5|10-20'"
-            )
-        ranges.append((lo, hi))
-    return ranges
+    from npu_jupyter.options.grammars import parse_dump_step as _parse
+
+    try:
+        return _parse(None if spec is None else str(spec))
+    except ValueError as exc:
+        raise _config_error(f"dump_step {spec!r}: {exc}") from None
 
 
 def step_selected(ranges: list[tuple[int, int]] | None, step: int) -> bool:
@@ -238,19 +225,10 @@ def _publish_dir(tmp: Path, final: Path) -> None:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    """Atomic JSON write: temp file in the same folder, fsync, os.replace."""
-    text = json.dumps(data, separators=(",", ":"))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Atomic JSON write (temp file in the same folder, fsync, os.replace; see ``write_atomic``)."""
+    from npu_jupyter.options.storage import write_atomic
+
+    write_atomic(path, json.dumps(data, separators=(",", ":")))
 
 
 def _read_json(path: Path) -> Any:

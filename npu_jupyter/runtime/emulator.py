@@ -44,6 +44,8 @@ from npu_jupyter.runtime.run_settings import RunSettings, option, read_run_setti
 from npu_jupyter.runtime.variables import read_variables, write_variables
 
 _UNFETCHABLE = {"resource", "variant"}
+# Per-session caches (plans per fetch set, watch lists) are dropped whole past this many entries.
+_CACHE_LIMIT = 256
 _FEED_TYPES = {"Placeholder", "PlaceholderWithDefault", "PlaceholderV2"}
 _STATE_TYPES = {"VariableV2", "Variable", "VarHandleOp"}
 # Reduction-style op types that accumulate with atomic adds on the AI Core (dump_debug_mode atomic_overflow).
@@ -284,7 +286,7 @@ class EmulatorSession(SessionInterface):
                                lambda: plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None))
         else:
             plan = plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None)
-        if len(self._plans) > 256:
+        if len(self._plans) >= _CACHE_LIMIT:
             self._plans.clear()
         self._plans[key] = plan
         return plan
@@ -409,6 +411,8 @@ class EmulatorSession(SessionInterface):
                         want = decision.input_dtypes[slot] if slot < len(decision.input_dtypes) else ""
                         watch.append((name, "input", slot, private_op.inputs[slot].name, want,
                                       t.dtype.base_dtype.is_floating))
+        if len(self._closure_cache) >= _CACHE_LIMIT:
+            self._closure_cache.clear()  # a loop over ever-new fetch sets must not grow memory without bound
         self._closure_cache[key] = watch
         return watch
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 from typing import Any, Callable
 
 _PREFIX = "npu_jupyter_plan_"
@@ -38,15 +37,7 @@ def cached_plan(cache_dir: str, graph: Any, config_snapshot: str, fetches: tuple
     except Exception:  # noqa: BLE001 - a corrupt entry is recomputed, not fatal
         pass
     plan = compute()
-    fd, tmp = tempfile.mkstemp(prefix=f".{_PREFIX}", dir=cache_dir)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            pickle.dump(plan, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from npu_jupyter.options.storage import write_atomic
+
+    write_atomic(path, pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL))
     return plan

@@ -38,3 +38,14 @@ class RunReport:
         from npu_jupyter.display.mime import mimebundle
 
         return mimebundle(self)
+
+    def __str__(self) -> str:
+        """``print(report)`` shows the readable text report, not the dataclass dump of every decision.
+
+        ``repr()`` stays the full dataclass form for debugging; notebooks use ``_repr_mimebundle_``.
+        """
+        from npu_jupyter.display.html import default_detail
+        from npu_jupyter.display.mime import report_payload
+        from npu_jupyter.display.text import render
+
+        return render(report_payload(self), detail=default_detail())  # same detail as the notebook shows

@@ -45,48 +45,66 @@ def write_variables(session: Any, graph: Any, values: dict[str, Any]) -> None:
         session.run(ops, feed_dict=feeds)
 
 
+def _cached(graph: Any, attr: str) -> dict[str, tuple[Any, Any]] | None:
+    """The read/assign table cached on ``graph`` if it still covers every variable, else None.
+
+    Why the version stamp: the reference run syncs variables every step, and re-listing the graph's
+    ops each time would cost O(graph) per step. An unchanged ``graph.version`` proves no variable was
+    added; only after the graph grew are the variables counted again.
+    """
+    cached = getattr(graph, attr, None)
+    if cached is None:
+        return None
+    version, table = cached
+    if version == graph.version:
+        return table
+    if len(table) == len(variable_ops(graph)):
+        setattr(graph, attr, (graph.version, table))
+        return table
+    return None
+
+
 def _reader(graph: Any) -> dict[str, tuple[Any, Any]]:
     """name -> (is-initialized tensor, value tensor), built once per graph."""
-    cached = getattr(graph, "_npu_emu_var_reader", None)
-    if cached is not None and len(cached) == len(variable_ops(graph)):
-        return cached
-    import tensorflow as tf
-
-    reader: dict[str, tuple[Any, Any]] = {}
-    with graph.as_default():
-        for op in variable_ops(graph):
-            with graph.name_scope(f"npu_emu_read/{op.name}/"):
-                if op.type in _REF_TYPES:
-                    var = op.outputs[0]
-                    flag = tf.raw_ops.IsVariableInitialized(ref=var)
-                    value = tf.identity(var)
-                else:
-                    dtype = op.get_attr("dtype")
-                    flag = tf.raw_ops.VarIsInitializedOp(resource=op.outputs[0])
-                    value = tf.raw_ops.ReadVariableOp(resource=op.outputs[0], dtype=dtype)
-            reader[op.name] = (flag, value)
-    graph._npu_emu_var_reader = reader
-    return reader
+    return _table(graph, "_npu_emu_var_reader", "npu_emu_read", _read_entry)
 
 
 def _writer(graph: Any) -> dict[str, tuple[Any, Any]]:
     """name -> (placeholder, assign op), built once per graph."""
-    cached = getattr(graph, "_npu_emu_var_writer", None)
-    if cached is not None and len(cached) == len(variable_ops(graph)):
-        return cached
-    import tensorflow as tf
+    return _table(graph, "_npu_emu_var_writer", "npu_emu_write", _write_entry)
 
-    writer: dict[str, tuple[Any, Any]] = {}
+
+def _table(graph: Any, attr: str, scope: str, entry: Any) -> dict[str, tuple[Any, Any]]:
+    """The cached table ``attr`` of ``graph``, or a new one of ``entry(variable op)`` under ``scope``."""
+    cached = _cached(graph, attr)
+    if cached is not None:
+        return cached
+    table: dict[str, tuple[Any, Any]] = {}
     with graph.as_default():
         for op in variable_ops(graph):
-            with graph.name_scope(f"npu_emu_write/{op.name}/"):
-                dtype = op.get_attr("dtype")
-                base = tf.as_dtype(dtype).base_dtype
-                placeholder = tf.compat.v1.placeholder(base, name="value")
-                if op.type in _REF_TYPES:
-                    assign = tf.raw_ops.Assign(ref=op.outputs[0], value=placeholder, validate_shape=False).op
-                else:
-                    assign = tf.raw_ops.AssignVariableOp(resource=op.outputs[0], value=placeholder)
-            writer[op.name] = (placeholder, assign)
-    graph._npu_emu_var_writer = writer
-    return writer
+            with graph.name_scope(f"{scope}/{op.name}/"):
+                table[op.name] = entry(op)
+    setattr(graph, attr, (graph.version, table))
+    return table
+
+
+def _read_entry(op: Any) -> tuple[Any, Any]:
+    """(is-initialized flag, value) ops for one ref or resource variable."""
+    import tensorflow as tf
+
+    if op.type in _REF_TYPES:
+        var = op.outputs[0]
+        return tf.raw_ops.IsVariableInitialized(ref=var), tf.identity(var)
+    dtype = op.get_attr("dtype")
+    return (tf.raw_ops.VarIsInitializedOp(resource=op.outputs[0]),
+            tf.raw_ops.ReadVariableOp(resource=op.outputs[0], dtype=dtype))
+
+
+def _write_entry(op: Any) -> tuple[Any, Any]:
+    """(value placeholder, assign op) for one ref or resource variable."""
+    import tensorflow as tf
+
+    placeholder = tf.compat.v1.placeholder(tf.as_dtype(op.get_attr("dtype")).base_dtype, name="value")
+    if op.type in _REF_TYPES:
+        return placeholder, tf.raw_ops.Assign(ref=op.outputs[0], value=placeholder, validate_shape=False).op
+    return placeholder, tf.raw_ops.AssignVariableOp(resource=op.outputs[0], value=placeholder)

@@ -50,15 +50,11 @@ def test_lone_surrogate_in_a_string_option_is_refused_or_round_trips():
     assert NpuConfig.from_config_proto(proto) == cfg
 
 
-@pytest.mark.xfail(strict=True, reason="options.proto.from_config_proto drops use_off_line=True, so a config that "
-                                       "sets it explicitly does not round-trip (SPEC §1: round trip is exact)")
 def test_explicit_use_off_line_true_round_trips():
     cfg = NpuConfig(use_off_line=True)
     assert NpuConfig.from_config_proto(cfg.to_config_proto()) == cfg
 
 
-@pytest.mark.xfail(strict=True, reason="plan.precision_files._read_text catches OSError only: a non-UTF-8 "
-                                       "modify_mixlist/customize_dtypes file escapes plan() as UnicodeDecodeError")
 @pytest.mark.parametrize("key", ["modify_mixlist", "customize_dtypes", "op_precision_mode"])
 def test_a_non_utf8_precision_file_becomes_a_plan_error_not_a_traceback(tmp_path, key):
     from hardening_graphs import tiny_graph_def
@@ -72,8 +68,6 @@ def test_a_non_utf8_precision_file_becomes_a_plan_error_not_a_traceback(tmp_path
     assert any(str(path) in m for m in result.errors + result.warnings)
 
 
-@pytest.mark.xfail(strict=True, reason="two readings of in_out_pair disagree: options.grammars.parse_in_out_pair "
-                                       "(depth == 3) vs plan.placement.parse_in_out_pair (depth >= 3)")
 def test_in_out_pair_is_read_the_same_by_the_config_check_and_the_planner():
     from npu_jupyter.options.grammars import parse_in_out_pair as config_reading
     from npu_jupyter.plan.placement import parse_in_out_pair as planner_reading
@@ -82,8 +76,6 @@ def test_in_out_pair_is_read_the_same_by_the_config_check_and_the_planner():
     assert config_reading(text) == planner_reading(text)
 
 
-@pytest.mark.xfail(strict=True, reason="plan.precision_files._read_text: open() of a path with a NUL raises "
-                                       "ValueError('embedded null byte'), which escapes plan()")
 def test_a_nul_in_a_precision_file_path_becomes_a_plan_error_not_a_traceback():
     from hardening_graphs import tiny_graph_def
 
@@ -102,9 +94,6 @@ def test_npu_save_to_a_path_under_a_regular_file_is_a_usage_error(ip, tmp_path):
         ip.run_line_magic("npu", f"save {tmp_path / 'file' / 'config.json'}")
 
 
-@pytest.mark.xfail(strict=True, reason="options.storage.read_options catches OSError only and notebook.magics._cmd_load "
-                                       "catches OSError/NpuConfigError: a non-UTF-8 file is a UnicodeDecodeError "
-                                       "traceback from '%npu load' / NpuConfig.load")
 def test_npu_load_of_a_non_utf8_file_is_a_usage_error_and_changes_nothing(ip, tmp_path):
     from IPython.core.error import UsageError
 

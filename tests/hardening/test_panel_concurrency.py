@@ -72,9 +72,6 @@ def test_a_panel_edit_during_a_cell_does_not_reach_the_running_cell(ip):
     assert widget.error_text("precision_mode") == ""
 
 
-@pytest.mark.xfail(strict=True, reason="options.config: update() sets traits one by one and copy()/changed() read "
-                                       "them without a lock, so a %%npu cell starting while the panel (another "
-                                       "thread) applies an update can snapshot a half-applied config")
 def test_a_snapshot_taken_while_another_thread_swaps_exclusive_options_is_never_torn():
     """``copy()`` (what a cell starts from) against atomic ``update``s that keep exactly one of
     precision_mode / precision_mode_v2 set: every copy must hold exactly one.

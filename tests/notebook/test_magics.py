@@ -29,6 +29,10 @@ def test_config_magic_sets_display_traits_and_rejects_unknown_values(ip):
     ip.run_line_magic("config", "NpuMagics.detail = 'full'")
     assert html.default_detail() == "full"
     magics = next(c for c in ip.configurables if isinstance(c, NpuMagics))
+    with capture_output():  # %config reports the TraitError itself; the setting must not change
+        ip.run_line_magic("config", "NpuMagics.detail = 'bogus'")
+    assert magics.detail == "full" and html.default_detail() == "full"
+    magics = next(c for c in ip.configurables if isinstance(c, NpuMagics))
     assert magics.detail == "full"
     with pytest.raises(Exception, match="summary"):
         magics.detail = "everything"
@@ -204,3 +208,42 @@ def test_set_applies_a_half_finished_combination_but_says_what_is_not_valid_yet(
     with capture_output() as cap:
         ip.run_line_magic("npu", "set iterations_per_loop=1")
     assert cap.stdout == ""
+
+
+def test_save_to_a_path_under_a_regular_file_is_a_usage_error_and_writes_nothing(ip, tmp_path):
+    (tmp_path / "file").write_text("a regular file")
+    ip.run_line_magic("npu", "set mix_compile_mode=true")
+    with pytest.raises(UsageError, match="cannot save the NPU config.*nothing was written"):
+        ip.run_line_magic("npu", f"save {tmp_path / 'file' / 'config.json'}")
+    assert (tmp_path / "file").read_text() == "a regular file"
+    assert current_config().changed() == {"mix_compile_mode": True}
+
+
+def test_load_of_a_non_utf8_file_is_a_usage_error_and_keeps_the_config(ip, tmp_path):
+    ip.run_line_magic("npu", "set precision_mode=force_fp16")
+    path = tmp_path / "config.json"
+    path.write_bytes(b'{"dump_path": "\xff"}')
+    with pytest.raises(UsageError, match="config.json.*config is unchanged"):
+        ip.run_line_magic("npu", f"load {path}")
+    assert current_config().changed() == {"precision_mode": "force_fp16"}
+
+
+def test_bare_json_that_lost_its_quotes_gets_told_how_to_quote_it_and_the_hint_works(ip):
+    with pytest.raises(UsageError, match="wrap the JSON in single quotes") as info:
+        ip.run_line_magic("npu", 'set profiling_options={"output":"/tmp/p","task_trace":"on"}')
+    assert current_config().changed() == {}
+    hint = str(info.value).split("e.g. %npu ", 1)[1].split("')", 1)[0] + "'"
+    ip.run_line_magic("npu", hint)
+    assert current_config().changed() == {"profiling_options": '{"output":"/tmp/profiling","task_trace":"on"}'}
+
+
+def test_explain_of_an_output_slot_the_op_does_not_have_is_a_usage_error(ip):
+    tf = pytest.importorskip("tensorflow")
+    with tf.compat.v1.get_default_graph().as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2, 2], name="slot_x")
+        tf.matmul(x, x, name="slot_mm")
+    with pytest.raises(UsageError, match=r"explain slot_mm:3: .*only has 1 output"):
+        ip.run_line_magic("npu", "explain slot_mm:3")
+    with pytest.raises(UsageError, match="explain slot_mm:x"):
+        ip.run_line_magic("npu", "explain slot_mm:x")
+    assert ip.run_line_magic("npu", "explain slot_mm:0") is not None

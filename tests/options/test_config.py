@@ -57,6 +57,11 @@ def test_defaults_document_every_option():
     ("local_device_list", "0, 1", "example"),
     ("local_rank_id", 8, "[0, 7]"),
     ("graph_memory_max_size", "16G", "whole number"),
+    ("graph_memory_max_size", "²", "whole number"),
+    ("variable_memory_max_size", "٣", "whole number"),
+    ("dump_step", "5\n", "correct example"),
+    ("local_device_list", "1,2\n", "example"),
+    ("dump_path", "/tmp/\ud800", "lone surrogate"),
     ("graph_memory_max_size", 2 ** 40, "274877906944"),
     ("experimental_accelerate_train_mode", "fast|step|0.95", "0.2"),
     ("dump_debug_mode", "./test/output/over_dump", "aicore_overflow"),
@@ -243,3 +248,10 @@ def test_deepcopy_and_pickle_give_equal_independent_configs():
         assert clone == config and type(clone) is NpuConfig
         clone.precision_mode = "force_fp32"
         assert config.precision_mode == "force_fp16"
+
+
+def test_explicit_use_off_line_true_equals_unset_because_both_build_the_same_proto():
+    explicit = NpuConfig(use_off_line=True)
+    assert explicit == NpuConfig()
+    assert explicit.to_config_proto() == NpuConfig().to_config_proto()
+    assert NpuConfig(use_off_line=False) != NpuConfig()

@@ -94,3 +94,32 @@ def test_profiling_options_typo_gets_a_suggestion():
 ])
 def test_list_grammars(checker, good, bad):
     assert checker(good) is None and checker(bad) is not None
+
+
+@pytest.mark.parametrize("check, text", [
+    (grammars.check_dump_step, "5\n"), (grammars.check_dump_step, "0|5-7\n"),
+    (grammars.check_local_device_list, "1,2\n"), (grammars.check_input_shape, "data:1,2\n"),
+    (grammars.check_dynamic_dims, "1,2;3,4\n"),
+    (grammars.check_byte_size, "1024\n"),
+])
+def test_a_trailing_newline_is_not_part_of_the_grammar(check, text):
+    assert check(text) is not None
+
+
+@pytest.mark.parametrize("text", ["²", "٣", "１２", "1_000", "-1", " 12"])
+def test_byte_size_takes_ascii_decimal_digits_only(text):
+    assert "whole number of bytes" in grammars.check_byte_size(text)
+
+
+@pytest.mark.parametrize(("text", "ranges"), [
+    (None, None), ("", None), ("0|5|10", [(0, 0), (5, 5), (10, 10)]), ("0|3-5|10", [(0, 0), (3, 5), (10, 10)]),
+    ("0||5", [(0, 0), (5, 5)]),
+])
+def test_parse_dump_step_reads_the_steps_check_dump_step_accepts(text, ranges):
+    assert grammars.parse_dump_step(text) == ranges
+
+
+@pytest.mark.parametrize("text", ["-5", "3-", "5-3", "5\n", "٣"])
+def test_parse_dump_step_refuses_what_check_dump_step_refuses(text):
+    with pytest.raises(ValueError, match="correct example"):
+        grammars.parse_dump_step(text)

@@ -163,3 +163,14 @@ def test_bf16_is_fine_on_ascend910b():
 def test_inference_options_are_quiet_in_inference_mode():
     view = rules.View({"graph_run_mode": 0, "graph_max_parallel_model_num": 4, "quant_dumpable": "1"})
     assert list(rules.inference_only_options(view)) == []
+
+
+@pytest.mark.parametrize("soc", ["Ascend910", "ascend910proa", "ASCEND910PremiumA", " Ascend910A "])
+def test_bf16_warning_covers_every_spelling_of_the_atlas_training_series(soc):
+    found = list(rules.bf16_on_ascend910(rules.View({"precision_mode": "allow_fp32_to_bf16", "soc_config": soc})))
+    assert len(found) == 1 and "bfloat16" in found[0]
+
+
+@pytest.mark.parametrize("soc", ["Ascend910B", "Ascend910B4", "Ascend310P3", "nonsense"])
+def test_bf16_warning_is_silent_for_socs_outside_the_training_series(soc):
+    assert list(rules.bf16_on_ascend910(rules.View({"precision_mode": "allow_fp32_to_bf16", "soc_config": soc}))) == []

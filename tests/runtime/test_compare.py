@@ -85,3 +85,11 @@ def test_mixing_a_dump_and_a_report_is_refused(tmp_path):
 
     with pytest.raises(TypeError, match="two dumps or two RunReports"):
         compare(RunReport(plan=Plan(ops={})), str(tmp_path))
+
+
+@pytest.mark.parametrize("bad", [5, None, [1.0, 2.0]])
+def test_comparing_something_that_is_not_a_dump_names_what_compare_takes(tmp_path, bad):
+    writer = DumpWriter(str(tmp_path))
+    writer.write_step(0, [DumpEntry("a", "Add", "output", 0, np.ones(3, np.float32), "float32")])
+    with pytest.raises(TypeError, match=r"dump folders .*loaded dumps .*RunReports; got"):
+        compare(str(tmp_path), bad)

@@ -203,3 +203,11 @@ def test_ops_upstream_of_a_fed_tensor_are_not_dumped(tf, hand, tmp_path):
         assert sess.run("z:0", {"y:0": np.ones(3, np.float32)}).tolist() == [2.0, 2.0, 2.0]
     step = load_dump(tmp_path)[0]
     assert "z" in step and "x" not in step and "y" not in step
+
+
+@pytest.mark.parametrize("spec", ["-5", "3-", "5\n", "٣"])
+def test_dump_step_the_config_refuses_is_refused_by_the_runtime_too(spec):
+    with pytest.raises(NpuConfigError, match="dump_step"):
+        NpuConfig().set("dump_step", spec)
+    with pytest.raises(NpuConfigError, match="correct example"):
+        parse_dump_step(spec)
