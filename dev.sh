@@ -43,7 +43,7 @@ case "$cmd" in
         exec "$VENV/bin/python" -m pytest --nbval --nbval-sanitize-with notebooks/sanitize.cfg tests notebooks "$@"
         ;;
     *)
-        sed -n '2,7p' "$0"
+        sed -n '2,8p' "$0"
         exit 2
         ;;
 esac
