@@ -12,7 +12,9 @@ Run: ``.venv/bin/python bench/plan_bench.py [--repeat N] [--sizes 10000,30000,10
    real work): time and time per node, which should stay roughly flat if the planner is linear.
 
 Timings are best-of-N so that other processes on a shared machine disturb them less; the ratio is what
-to compare, since both sides run under the same load.
+to compare, since both sides run under the same load. CPU time (``time.process_time``) is the steadier
+figure when the machine is shared; the load average is printed before and after so figures can be
+read against it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,14 @@ def best_of(fn: Callable[[], Any], repeat: int) -> tuple[float, float]:
         wall = min(wall, time.perf_counter() - w0)
         cpu = min(cpu, time.process_time() - c0)
     return wall, cpu
+
+
+def load_average() -> str:
+    """The 1/5/15-minute load average, or "n/a" where the OS has none."""
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
 
 
 def grappler_runner(concrete_fn: Any) -> Callable[[], Any]:
@@ -105,6 +115,8 @@ def main() -> None:
     from npu_jupyter.plan import planner
     from npu_jupyter.plan.planner import plan
 
+    print(f"load average at start: {load_average()} ({os.cpu_count()} CPUs); times are best of N")
+
     def cold(*a: Any, **k: Any) -> Any:
         """A first plan of the graph: drop the cached view so the GraphDef is converted again."""
         planner._VIEW_CACHE.clear()  # noqa: SLF001 - the bench measures the uncached path on purpose
@@ -124,7 +136,9 @@ def main() -> None:
         t_amp = best_of(lambda: cold(fn, {"precision_mode": "allow_mix_precision"}), args.repeat)
         plan(fn)
         t_warm = best_of(lambda: plan(fn, {"precision_mode": "force_fp16"}), args.repeat)
-        print(f"ResNet-50 training step: {nodes} nodes           wall      CPU   ratio(wall) ratio(CPU)")
+        print(f"ResNet-50 training step: {nodes} nodes (plan best of {args.repeat}, grappler best of "
+              f"{max(3, args.repeat // 2)})")
+        print("                                    wall        CPU   ratio(wall) ratio(CPU) = plan / grappler")
         print(f"  grappler OptimizeGraph        {t_grappler[0] * 1e3:8.1f} ms {t_grappler[1] * 1e3:8.1f} ms")
         rows = (("full offload", t_full), ("mixed computing", t_mix), ("allow_mix_precision", t_amp),
                 ("re-plan, new config", t_warm))
@@ -134,8 +148,9 @@ def main() -> None:
         print("  target ratio <= 0.100 (goal 0.050); the first three convert the graph (cold), the last")
         print("  re-plans the same graph under another config (cached view, as the panel and magics do)")
 
-    print("Synthetic graphs (MatMul/BiasAdd/Relu layers, a PyFunc every 40 layers)")
+    print("Synthetic graphs (MatMul/BiasAdd/Relu layers, a PyFunc every 40 layers), cold plans of a GraphDef")
     print(f"  {'nodes':>8} {'full offload wall/CPU':>24} {'CPU/node':>9} {'mixed wall/CPU':>20} {'CPU/node':>9}")
+    per_node: list[tuple[int, float, float]] = []
     for size in (int(s) for s in args.sizes.split(",")):
         gd = synthetic_graph_def(size)
         count = len(gd.node)
@@ -145,6 +160,12 @@ def main() -> None:
         t_mix = best_of(lambda: plan(gd, {"mix_compile_mode": True}), repeat)
         print(f"  {count:8d} {t_full[0] * 1e3:9.1f} /{t_full[1] * 1e3:9.1f} ms {t_full[1] / count * 1e6:6.2f} us "
               f"{t_mix[0] * 1e3:8.1f} /{t_mix[1] * 1e3:8.1f} ms {t_mix[1] / count * 1e6:6.2f} us")
+        per_node.append((count, t_full[1] / count, t_mix[1] / count))
+    if len(per_node) > 1:
+        (n0, f0, m0), (n1, f1, m1) = per_node[0], per_node[-1]
+        print(f"  CPU per node at {n1} vs {n0} nodes: full offload {f1 / f0:.2f}x, mixed {m1 / m0:.2f}x "
+              "(1.00x = linear)")
+    print(f"load average at end: {load_average()}")
 
 
 if __name__ == "__main__":

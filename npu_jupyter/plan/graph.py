@@ -15,7 +15,7 @@ lazily, only for the tensors that cross the host/device boundary.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 # Attribute names the adapter's scopes and helpers set (ADAPTER-FACTS §3.2, §3.3, §4.5).
 WITHOUT_NPU_COMPILE = "_without_npu_compile"
@@ -35,6 +35,7 @@ class Node:
         "op",
         "index",
         "inputs",
+        "input_names",
         "input_dtypes",
         "input_refs",
         "control_inputs",
@@ -55,21 +56,25 @@ class Node:
         self.name = name
         self.op = op
         self.index = -1  # position in GraphView.order (topological)
-        self.inputs: list[tuple[str, int]] = []  # (producer name, output slot)
-        self.input_dtypes: list[str] = []  # dtype of each data input as produced ("" if unknown)
+        # Fields that are empty for many nodes start as the shared empty tuple and are replaced, never
+        # mutated: a view of a large graph then holds far fewer objects for the garbage collector to
+        # scan (a cold plan's collector passes cost about as much as building the view itself).
+        self.inputs: Sequence[tuple[str, int]] = ()  # (producer name, output slot)
+        self.input_names: Sequence[str] = ()  # producer name of each data input
+        self.input_dtypes: Sequence[str] = ()  # dtype of each data input as produced ("" if unknown)
         self.input_refs: list[bool] | None = None  # input arg is a ref type (None: no ref args)
-        self.control_inputs: list[str] = []
+        self.control_inputs: Sequence[str] = ()
         self.output_dtypes: list[str] = []
         self.output_refs: list[bool] | None = None
         self.without_npu_compile = False
         self.keep_dtype = False
         self.op_max_size = False
         self.no_need_optimize = False
-        self.functions: list[str] = []  # library functions this node calls (attrs or op type)
-        self.body: list[str] = []  # op types inside the called functions (for display)
+        self.functions: Sequence[str] = ()  # library functions this node calls (attrs or op type)
+        self.body: Sequence[str] = ()  # op types inside the called functions (for display)
         self.frame_name = ""  # V1 while-loop frame an Enter node opens
-        self.in_idx: list[int] = []  # producer index of each data input (-1: not in the view)
-        self.ctrl_idx: list[int] = []  # index of each control input in the view
+        self.in_idx: Sequence[int] = ()  # producer index of each data input (-1: not in the view)
+        self.ctrl_idx: Sequence[int] = ()  # index of each control input in the view
 
     def __repr__(self) -> str:
         return f"Node({self.name!r}, {self.op!r})"
@@ -94,6 +99,27 @@ class GraphView:
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     tf_graph: Any = None  # the tf.Graph the view came from, for lazy static shapes
     _consumers: list[list[tuple[int, int]]] | None = None
+    _preds: list[list[int]] | None = None
+    _succs: list[list[int]] | None = None
+
+    # Edge lists depend on the graph only, so they are built once per view: a view is cached
+    # across re-plans under other configs. Callers must not mutate them.
+
+    def preds(self) -> list[list[int]]:
+        """Per node: indices of data and control producers that come earlier in topological order."""
+        if self._preds is None:
+            self._preds = [[j for j in (*n.in_idx, *n.ctrl_idx) if 0 <= j < n.index] for n in self.order]
+        return self._preds
+
+    def succs(self) -> list[list[int]]:
+        """Per node: indices of the consumers in :meth:`preds` (the same edges reversed)."""
+        if self._succs is None:
+            succ: list[list[int]] = [[] for _ in self.order]
+            for i, ps in enumerate(self.preds()):
+                for p in ps:
+                    succ[p].append(i)
+            self._succs = succ
+        return self._succs
 
     def consumers(self) -> list[list[tuple[int, int]]]:
         """Per node index: (consumer index, input position) of every data out-edge."""
@@ -289,39 +315,80 @@ def _flag(attrs: Any, key: str) -> bool:
     return which is not None
 
 
-def _node(nd: Any, library: dict[str, FunctionInfo]) -> Node:
+# Scope attributes the rules read. They are rare, and a membership test on a protobuf map costs
+# about as much as reading an input, so the view only tests for those whose key occurs anywhere in
+# the serialized graph (a key absent from the bytes cannot be on any node).
+_SCOPE_ATTRS = (WITHOUT_NPU_COMPILE, KEEP_DTYPE, OP_MAX_SIZE, NO_NEED_OPTIMIZE)
+
+
+def scope_attrs_in(serialized: bytes | None) -> frozenset[str]:
+    """Scope attribute keys that may occur in a graph (all of them when the bytes are unknown)."""
+    if serialized is None:
+        return frozenset(_SCOPE_ATTRS)
+    return frozenset(k for k in _SCOPE_ATTRS if k.encode() in serialized)
+
+
+def _node(nd: Any, library: dict[str, FunctionInfo], scoped: frozenset[str]) -> Node:
+    """Convert one NodeDef; ``scoped`` lists the scope attribute keys worth testing for."""
     op = nd.op
     n = Node(nd.name, op)
     attrs = nd.attr
-    for text in nd.input:
-        if text.startswith("^"):
-            n.control_inputs.append(text[1:])
-        else:
-            n.inputs.append(_split_input(text))
+    raw = nd.input
+    if raw:
+        _read_inputs(n, raw)
     fn = library.get(op)
     if fn is not None:  # a direct call of a library function
         n.output_dtypes = list(fn.output_dtypes)
         n.functions = [op]
     else:
-        recipe = _recipe(op)
+        recipe = _RECIPES.get(op) or _recipe(op)
         if recipe.known:
             n.output_dtypes, n.output_refs = _output_dtypes(attrs, recipe)
-            n.input_refs = _input_refs(attrs, recipe, len(n.inputs))
+            if recipe.has_ref_input:
+                n.input_refs = _input_refs(attrs, recipe, len(n.inputs))
             if recipe.func_attrs:
                 n.functions = _called_functions(attrs, recipe)
-    # the scope attrs are rare: test membership (cheap) before decoding
-    if WITHOUT_NPU_COMPILE in attrs:
-        n.without_npu_compile = _flag(attrs, WITHOUT_NPU_COMPILE)
-    if KEEP_DTYPE in attrs:
-        n.keep_dtype = _flag(attrs, KEEP_DTYPE)
-    if OP_MAX_SIZE in attrs:
-        n.op_max_size = True
-    if NO_NEED_OPTIMIZE in attrs:
-        n.no_need_optimize = _flag(attrs, NO_NEED_OPTIMIZE)
+    if scoped:
+        _read_scope_attrs(n, attrs, scoped)
     if op == "Enter" or op == "RefEnter":
         v = attrs.get("frame_name")
         n.frame_name = v.s.decode(errors="replace") if v is not None else ""
     return n
+
+
+def _read_inputs(n: Node, raw: Any) -> None:
+    """Data inputs as (producer, slot) plus producer names; "^name" entries are control inputs."""
+    inputs: list[tuple[str, int]] = []
+    names: list[str] = []
+    control: list[str] = []
+    for text in raw:
+        if text.startswith("^"):
+            control.append(text[1:])
+            continue
+        # inlined _split_input: this loop runs once per edge of the graph
+        name, sep, slot = text.rpartition(":")
+        if sep and slot.isdigit():
+            inputs.append((name, int(slot)))
+            names.append(name)
+        else:
+            inputs.append((text, 0))
+            names.append(text)
+    if inputs:
+        n.inputs, n.input_names = inputs, names
+    if control:
+        n.control_inputs = control
+
+
+def _read_scope_attrs(n: Node, attrs: Any, scoped: frozenset[str]) -> None:
+    """Set the scope flags; membership is tested first because decoding is the rare case."""
+    if WITHOUT_NPU_COMPILE in scoped and WITHOUT_NPU_COMPILE in attrs:
+        n.without_npu_compile = _flag(attrs, WITHOUT_NPU_COMPILE)
+    if KEEP_DTYPE in scoped and KEEP_DTYPE in attrs:
+        n.keep_dtype = _flag(attrs, KEEP_DTYPE)
+    if OP_MAX_SIZE in scoped and OP_MAX_SIZE in attrs:
+        n.op_max_size = True
+    if NO_NEED_OPTIMIZE in scoped and NO_NEED_OPTIMIZE in attrs:
+        n.no_need_optimize = _flag(attrs, NO_NEED_OPTIMIZE)
 
 
 def _library(graph_def: Any) -> dict[str, FunctionInfo]:
@@ -344,40 +411,44 @@ def _library(graph_def: Any) -> dict[str, FunctionInfo]:
     return out
 
 
-def _link(listed: list[Node]) -> bool:
+def _positions(listed: list[Node]) -> bool:
     """Fill ``in_idx``/``ctrl_idx`` with listed positions; True when already topologically sorted."""
     pos = {n.name: k for k, n in enumerate(listed)}
     get = pos.get
     ordered = True
     for k, n in enumerate(listed):
-        idx = [get(s, -1) for s, _ in n.inputs]
-        ctrl = [j for j in (get(s, -1) for s in n.control_inputs) if j >= 0]
+        idx = [get(s, -1) for s in n.input_names] if n.input_names else ()
+        ctrl = [j for j in map(get, n.control_inputs) if j is not None] if n.control_inputs else ()
         n.in_idx = idx
         n.ctrl_idx = ctrl
-        if ordered:
-            for j in idx:
-                if j >= k and listed[j].op not in _BACK_EDGE_OPS:
-                    ordered = False
-                    break
-            for j in ctrl:
-                if j >= k:
-                    ordered = False
-                    break
+        # max() runs in C: cheaper than a Python loop for the common all-earlier case
+        if ordered and ((idx and max(idx) >= k) or (ctrl and max(ctrl) >= k)):
+            # a later producer is fine only across a while-loop back edge
+            ordered = all(j < k or listed[j].op in _BACK_EDGE_OPS for j in idx) and all(j < k for j in ctrl)
     return ordered
 
 
-def _topological(listed: list[Node]) -> list[Node]:
-    """Listed order, repaired so every producer precedes its consumers (while back edges ignored).
+def _topological_positions(listed: list[Node]) -> list[int]:
+    """Listed positions in an order where every producer precedes its consumers (back edges ignored).
 
     A depth-first repair rather than Kahn's algorithm: FuncGraph GraphDefs are almost sorted (often
     only the final output Identity waits on a later NoOp), and this keeps every node that is already
-    in place where it is. Nodes on a cycle are emitted when first reached.
+    in place where it is. Nodes on a cycle are emitted when first reached. A node whose producers
+    are all emitted is emitted at once without a stack: that is nearly every node.
     """
     count = len(listed)
+    back = bytearray(n.op in _BACK_EDGE_OPS for n in listed)
     state = bytearray(count)  # 0 new, 1 in progress, 2 emitted
-    order: list[Node] = []
+    order: list[int] = []
     for k in range(count):
         if state[k]:
+            continue
+        # Every position before k is emitted by now, so producers listed earlier need no stack.
+        n = listed[k]
+        idx, ctrl = n.in_idx, n.ctrl_idx
+        if (not idx or max(idx) < k) and (not ctrl or max(ctrl) < k):
+            state[k] = 2
+            order.append(k)
             continue
         stack = [k]
         state[k] = 1
@@ -386,7 +457,7 @@ def _topological(listed: list[Node]) -> list[Node]:
             n = listed[top]
             pending = None
             for j in n.in_idx:
-                if j >= 0 and state[j] == 0 and listed[j].op not in _BACK_EDGE_OPS:
+                if j >= 0 and state[j] == 0 and not back[j]:
                     pending = j
                     break
             if pending is None:
@@ -396,16 +467,47 @@ def _topological(listed: list[Node]) -> list[Node]:
                         break
             if pending is None:
                 state[top] = 2
-                order.append(n)
+                order.append(top)
                 stack.pop()
             else:
                 state[pending] = 1
                 stack.append(pending)
-    new_pos = {id(n): i for i, n in enumerate(order)}
-    old = [new_pos[id(n)] for n in listed]
-    for n in order:
-        n.in_idx = [old[j] if j >= 0 else -1 for j in n.in_idx]
-        n.ctrl_idx = [old[j] for j in n.ctrl_idx]
+    return order
+
+
+def _link(listed: list[Node]) -> list[Node]:
+    """Topological order with ``index``, ``in_idx``, ``ctrl_idx`` and ``input_dtypes`` filled in.
+
+    One pass renumbers the edges into the final order and reads each input's dtype from its
+    producer's declared outputs (a missing producer or slot reads as "").
+    """
+    if _positions(listed):
+        positions = None
+        order = listed
+    else:
+        positions = _topological_positions(listed)
+        order = [listed[k] for k in positions]
+    outs = [n.output_dtypes for n in listed]
+    new: list[int] = []
+    first_moved = len(listed)  # edges to earlier positions keep their numbers
+    if positions is not None:
+        new = [0] * len(listed)
+        for i, k in enumerate(positions):
+            new[k] = i
+            if i != k and k < first_moved:
+                first_moved = k
+    for i, n in enumerate(order):
+        n.index = i
+        idx = n.in_idx
+        if idx:
+            n.input_dtypes = [
+                outs[j][slot] if j >= 0 and slot < len(outs[j]) else "" for (_src, slot), j in zip(n.inputs, idx)
+            ]
+            if max(idx) >= first_moved:
+                n.in_idx = [new[j] if j >= 0 else -1 for j in idx]
+        ctrl = n.ctrl_idx
+        if ctrl and max(ctrl) >= first_moved:
+            n.ctrl_idx = [new[j] for j in ctrl]
     return order
 
 
@@ -468,29 +570,29 @@ def build_view(graph: Any, fetches: Iterable[Any] | None = None) -> GraphView:
     return view_of(graph_def, tf_graph, fetches)
 
 
-def view_of(graph_def: Any, tf_graph: Any = None, fetches: Iterable[Any] | None = None) -> GraphView:
-    """The view of a GraphDef; ``tf_graph`` (when known) answers static-shape lookups."""
+def view_of(graph_def: Any, tf_graph: Any = None, fetches: Iterable[Any] | None = None,
+            serialized: bytes | None = None) -> GraphView:
+    """The view of a GraphDef; ``tf_graph`` (when known) answers static-shape lookups.
+
+    ``serialized`` (the GraphDef's bytes, when the caller has them) lets the conversion skip tests
+    for scope attributes that occur nowhere in the graph.
+    """
     library = _library(graph_def) if graph_def.library.function else {}
-    listed = [_node(nd, library) for nd in graph_def.node]
+    scoped = scope_attrs_in(serialized)
+    listed = [_node(nd, library, scoped) for nd in graph_def.node]
     nodes = {n.name: n for n in listed}
     wanted = fetch_names(fetches)
     if wanted:
         listed = _prune(nodes, listed, wanted)
         nodes = {n.name: n for n in listed}
-    order = listed if _link(listed) else _topological(listed)
-    for i, n in enumerate(order):
-        n.index = i
-        # input dtypes as produced (the producer's declared output dtype)
-        dts = []
-        for (_src, slot), j in zip(n.inputs, n.in_idx):
-            outs = order[j].output_dtypes if j >= 0 else ()
-            dts.append(outs[slot] if slot < len(outs) else "")
-        n.input_dtypes = dts
-        if n.functions and library:
-            body: list[str] = []
-            for fname in n.functions:
-                info = library.get(fname)
-                if info is not None:
-                    body.extend(info.op_types)
-            n.body = body
+    order = _link(listed)
+    if library:
+        for n in order:
+            if n.functions:
+                body: list[str] = []
+                for fname in n.functions:
+                    info = library.get(fname)
+                    if info is not None:
+                        body.extend(info.op_types)
+                n.body = body
     return GraphView(nodes=nodes, order=order, functions=library, tf_graph=tf_graph)

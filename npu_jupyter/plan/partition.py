@@ -55,23 +55,6 @@ class Partition:
 # --------------------------------------------------------------------------------------------
 
 
-def _preds(view: GraphView) -> list[list[int]]:
-    """Per node: indices of data and control producers that come earlier in topological order."""
-    out: list[list[int]] = []
-    for n in view.order:
-        i = n.index
-        out.append([j for j in n.in_idx + n.ctrl_idx if 0 <= j < i])
-    return out
-
-
-def _succs(preds: list[list[int]]) -> list[list[int]]:
-    succ: list[list[int]] = [[] for _ in preds]
-    for i, ps in enumerate(preds):
-        for p in ps:
-            succ[p].append(i)
-    return succ
-
-
 def _find(parent: list[int], i: int) -> int:
     while parent[i] != i:
         parent[i] = parent[parent[i]]
@@ -102,11 +85,15 @@ def _group(device: list[bool], preds: list[list[int]], succs: list[list[int]], m
                 elif tainted[p] and level[p] + 1 > lv:
                     lv = level[p] + 1
             level[i] = lv
+            # i is still its own root here (unions only happen at a node's own step), so its root
+            # is tracked instead of searched for: the same roots, half the _find calls.
+            root = i
             for p in ps:
                 if device[p] and level[p] == lv:
-                    a, b = _find(parent, p), _find(parent, i)
-                    if a != b:
-                        parent[b] = a
+                    a = _find(parent, p)
+                    if a != root:
+                        parent[root] = a
+                        root = a
         else:
             lv = 0
             t = False
@@ -356,17 +343,19 @@ def _replicated(view: GraphView, cluster_of: list[str | None], s: PlanSettings, 
 
 
 def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[int], part: Partition) -> None:
-    nodes = view.nodes
+    order = view.order
     cache: dict[str, int | None] = {}
-    for n in view.order:
+    for n in order:
         dst_c = cluster_of[n.index]
-        for pos, (src, slot) in enumerate(n.inputs):
-            p = nodes.get(src)
-            if p is None:
+        # producer indices, not names: most edges stay inside one cluster and are skipped cheaply
+        for pos, j in enumerate(n.in_idx):
+            if j < 0:  # producer not in the (pruned) graph
                 continue
-            src_c = cluster_of[p.index]
-            if src_c == dst_c or p.index in replicated:
+            src_c = cluster_of[j]
+            if src_c == dst_c or j in replicated:
                 continue
+            p = order[j]
+            src, slot = n.inputs[pos]
             tensor = f"{src}:{slot}"
             dtype = n.input_dtypes[pos]
             size = _bytes(view, tensor, dtype, cache)
@@ -414,8 +403,7 @@ def partition(view: GraphView, placed: Placement, s: PlanSettings) -> Partition:
     Nodes cut off from the surviving GeOp are moved to the host in ``placed`` (flag, engine, reason).
     """
     device = placed.device
-    preds = _preds(view)
-    succs = _succs(preds)
+    preds, succs = view.preds(), view.succs()
     groups = _group(device, preds, succs, s.mix_compile_mode)
     if groups and len(groups[0]) == 1:  # §3.5-3: lone NoOp/Identity are not worth a GeOp
         for g in groups:

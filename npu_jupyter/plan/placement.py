@@ -205,7 +205,7 @@ def _reach(view: GraphView, starts: list[int], forward: bool) -> set[int]:
             nxt = succ[i]
         else:
             n = view.order[i]
-            nxt = [j for j in n.in_idx + n.ctrl_idx if j >= 0]
+            nxt = [j for j in (*n.in_idx, *n.ctrl_idx) if j >= 0]
         for j in nxt:
             if j not in seen:
                 seen.add(j)
@@ -216,7 +216,7 @@ def _reach(view: GraphView, starts: list[int], forward: bool) -> set[int]:
 def _successors(view: GraphView) -> list[list[int]]:
     succ: list[list[int]] = [[] for _ in view.order]
     for n in view.order:
-        for j in n.in_idx + n.ctrl_idx:
+        for j in (*n.in_idx, *n.ctrl_idx):
             if j >= 0:
                 succ[j].append(n.index)
     return succ

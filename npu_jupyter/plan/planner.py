@@ -41,19 +41,25 @@ _VIEW_CACHE: "weakref.WeakKeyDictionary[Any, tuple[Any, Any]]" = weakref.WeakKey
 
 
 def _view(graph: Any, fetches: Any) -> Any:
+    """The cached view of ``graph`` when its bytes and fetches are unchanged, else a new one.
+
+    The serialized bytes serve twice: as the cache key and to skip scope-attribute tests for keys
+    that occur nowhere in the graph.
+    """
     from npu_jupyter.plan.graph import fetch_names, graph_def_of, view_of
 
     graph_def, tf_graph = graph_def_of(graph)
     if tf_graph is None:
         return view_of(graph_def, None, fetches)
-    key = (hash(graph_def.SerializeToString(deterministic=True)), tuple(fetch_names(fetches)))
+    serialized = graph_def.SerializeToString(deterministic=True)
+    key = (hash(serialized), tuple(fetch_names(fetches)))
     try:
         hit = _VIEW_CACHE.get(tf_graph)
     except TypeError:  # not weak-referenceable
-        return view_of(graph_def, tf_graph, fetches)
+        return view_of(graph_def, tf_graph, fetches, serialized)
     if hit is not None and hit[0] == key:
         return hit[1]
-    view = view_of(graph_def, tf_graph, fetches)
+    view = view_of(graph_def, tf_graph, fetches, serialized)
     _VIEW_CACHE[tf_graph] = (key, view)
     return view
 
@@ -113,14 +119,14 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
                 engine = p.engine
                 reason = f"{reason}; {p.reason}"
             outs = n.output_dtypes
-            k = _first_float_index(outs)
+            k = 0 if outs and outs[0] in _FLOAT_NAMES else _first_float_index(outs)  # common case inline
             decided = p.output_dtypes
             # positional: this loop runs once per op and is a measurable part of the plan time
             ops[n.name] = OpDecision(
                 n.name, n.op, "device" if on_device else "host", engine, reason,
                 outs[k] if k is not None else "",
                 decided[k] if k is not None and k < len(decided) else "",
-                p.reason, clusters[i], [src for src, _ in n.inputs], p.input_dtypes, decided,
+                p.reason, clusters[i], list(n.input_names), p.input_dtypes, decided,
                 p.impl_mode, p.policy, list(n.body) if n.body else [],
             )
     finally:

@@ -172,6 +172,17 @@ def _must_keep(orig: str, sup: frozenset[str], label: str) -> tuple[str, str, st
     return got, got, f"{label}: {note}"
 
 
+def _original_float(n: Node) -> str | None:
+    """The dtype the mode acts on: the op's first float input, else its first float output."""
+    for d in n.input_dtypes:
+        if d in FLOATS:
+            return d
+    for d in n.output_dtypes:
+        if d in FLOATS:
+            return d
+    return None
+
+
 # --------------------------------------------------------------------------------------------
 # the engine
 # --------------------------------------------------------------------------------------------
@@ -199,6 +210,8 @@ class _Decider:
         self._choices: dict[tuple[Any, ...], tuple[str, str, str] | None] = {}
         self._check_mode()
         self._load_files()
+        # most configs set no implementation mode: skip the per-op lookup then
+        self._any_impl = bool(self.impl_all is not None or self.impl_by_name or self.impl_by_type)
 
     # ---- setup ----------------------------------------------------------------------------
 
@@ -316,15 +329,15 @@ class _Decider:
             return OpPrecision(list(n.input_dtypes), list(n.output_dtypes), "runs on the host in its original dtype")
         caps = self.lib.caps(n.op)
         ir = caps.ir_type if caps is not None else None
-        impl = self._impl_mode(n, ir)
-        floats = [d for d in n.input_dtypes if d in FLOATS] or [d for d in n.output_dtypes if d in FLOATS]
-        rule = self.cust_name.get(n.name) or (self.cust_type.get(ir) if ir else None)
-        if rule is not None:
-            return self._customized(n, rule, impl)
-        if not floats:
+        impl = self._impl_mode(n, ir) if self._any_impl else None
+        if self.cust_name or self.cust_type:
+            rule = self.cust_name.get(n.name) or (self.cust_type.get(ir) if ir else None)
+            if rule is not None:
+                return self._customized(n, rule, impl)
+        orig = _original_float(n)
+        if orig is None:
             return OpPrecision(list(n.input_dtypes), list(n.output_dtypes),
                                "no floating-point tensors: dtypes unchanged", None, impl)
-        orig = floats[0]
         policy = None
         strategy, label = self.mode.strategy, self.mode.name
         if caps is not None and getattr(caps, "kernel", "") == "ge":
@@ -336,7 +349,7 @@ class _Decider:
         sup = caps.aicore_dtypes or _DEFAULT_SUPPORT
         if strategy in ("MIX_FP16", "MIX_BF16"):
             policy, policy_why = self._policy(n, caps)
-        dtype_sensitive = n.op == "Cast" or any(d in _COMPLEX for d in n.input_dtypes)
+        dtype_sensitive = n.op == "Cast" or not _COMPLEX.isdisjoint(n.input_dtypes)
         if dtype_sensitive:
             return OpPrecision(list(n.input_dtypes), list(n.output_dtypes),
                                "Cast is dtype-sensitive: keeps its own source and target dtypes"

@@ -130,3 +130,112 @@ def test_hostile_node_names_survive_unchanged():
 def test_rejects_objects_that_are_not_graphs():
     with pytest.raises(TypeError, match="tf.Graph, a GraphDef or a tf.function ConcreteFunction"):
         build_view(42)
+
+
+# --------------------------------------------------------------------------------------------
+# the fast conversion against straightforward reference paths
+# --------------------------------------------------------------------------------------------
+
+
+def _reference_order(graph_def) -> list[str]:
+    """Listed order with producers first, by plain recursion: the order the view must keep.
+
+    Each node (in listed order) first emits its not yet emitted data producers, then its control
+    producers, then itself; NextIteration producers (while back edges) are not followed.
+    """
+    by_name = {nd.name: nd for nd in graph_def.node}
+    state: dict[str, int] = {}
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        state[name] = 1
+        nd = by_name[name]
+        data = [t.rpartition(":")[0] if ":" in t else t for t in nd.input if not t.startswith("^")]
+        ctrl = [t[1:] for t in nd.input if t.startswith("^")]
+        for src in data:
+            if src in by_name and src not in state and by_name[src].op not in ("NextIteration", "RefNextIteration"):
+                visit(src)
+        for src in ctrl:
+            if src in by_name and src not in state:
+                visit(src)
+        state[name] = 2
+        order.append(name)
+
+    for nd in graph_def.node:
+        if nd.name not in state:
+            visit(nd.name)
+    return order
+
+
+def _reference_nodes(graph) -> dict[str, tuple]:
+    """Per op, read through TensorFlow's own Operation objects (not the GraphDef)."""
+    out = {}
+    for op in graph.get_operations():
+        out[op.name] = (
+            op.type,
+            [(t.op.name, t.value_index) for t in op.inputs],
+            [t.dtype.base_dtype.name for t in op.inputs],
+            sorted(c.name for c in op.control_inputs),
+            [t.dtype.base_dtype.name for t in op.outputs],
+        )
+    return out
+
+
+def _assert_view_matches_references(graph, view) -> None:
+    assert [n.name for n in view.order] == _reference_order(graph.as_graph_def())
+    reference = _reference_nodes(graph)
+    assert set(view.nodes) == set(reference)
+    for n in view.order:
+        got = (n.op, list(n.inputs), list(n.input_dtypes), sorted(n.control_inputs), n.output_dtypes)
+        assert got == reference[n.name]
+        assert [view.order[j].name for j in n.in_idx] == [s for s, _ in n.inputs]
+        assert [view.order[j].name for j in n.ctrl_idx] == list(n.control_inputs)
+        assert view.order[n.index] is n
+
+
+def test_view_of_a_tf_function_graph_matches_tensorflows_own_operations():
+    @tf.function
+    def step(x, w):
+        with tf.control_dependencies([tf.debugging.assert_all_finite(x, "x")]):
+            y = tf.matmul(x, w)
+        parts = tf.split(y, 3, axis=1)
+        return tf.add_n(parts) + tf.reduce_sum(tf.nn.softmax(y))
+
+    fn = step.get_concrete_function(tf.TensorSpec([2, 4], tf.float32), tf.TensorSpec([4, 3], tf.float32))
+    _assert_view_matches_references(fn.graph, build_view(fn))
+
+
+def test_shuffled_graph_def_gets_the_reference_order_and_edges():
+    import random
+
+    g = _small_graph()
+    gd = g.as_graph_def()
+    nodes = list(gd.node)
+    random.Random(7).shuffle(nodes)
+    shuffled = type(gd)()
+    shuffled.node.extend(nodes)
+    view = build_view(shuffled)
+    assert [n.name for n in view.order] == _reference_order(shuffled)
+    for n in view.order:
+        assert [view.order[j].name for j in n.in_idx] == [s for s, _ in n.inputs]
+        assert all(j < n.index for j in (*n.in_idx, *n.ctrl_idx))
+
+
+def test_scope_attributes_are_read_whether_or_not_the_serialized_bytes_are_given():
+    from npu_jupyter.plan.graph import view_of
+
+    g = _small_graph()
+    gd = g.as_graph_def()
+    with_bytes = view_of(gd, g, None, gd.SerializeToString(deterministic=True))
+    without = view_of(gd, g)
+    flags = [(n.name, n.without_npu_compile, n.keep_dtype) for n in without.order]
+    assert flags == [(n.name, n.without_npu_compile, n.keep_dtype) for n in with_bytes.order]
+    assert ("host_add", True, False) in flags and ("kept_relu", False, True) in flags
+
+
+@pytest.mark.slow
+def test_view_of_the_resnet50_training_graph_matches_tensorflows_own_operations():
+    import models
+
+    fn = models.resnet50_train_step()
+    _assert_view_matches_references(fn.graph, build_view(fn))
