@@ -190,7 +190,8 @@ def bench_dump(tf, blocks: int) -> None:
             sess.run(init)
             sess.run(fetches, feeds)
         loaded = dump_mod.load_dump(root / "emu")
-        arrays = [(t, np.asarray(t.value)) for t in loaded.tensors() if t.step == 1]
+        # steps count per graph: the training run is step 0 of its graph (the later one, which load_dump reads)
+        arrays = [(t, np.asarray(t.value)) for t in loaded.tensors() if t.step == 0]
         entries = [dump_mod.DumpEntry(t.op, t.op_type, t.kind, t.slot, a, t.decided_dtype) for t, a in arrays]
         total = sum(a.nbytes for _, a in arrays)
         writer = dump_mod.DumpWriter(str(root / "emu"), budget_bytes=1 << 40)

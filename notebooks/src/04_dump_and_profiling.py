@@ -78,17 +78,21 @@ feed = {x: X, y: Y}
 # %% [markdown]
 # ## 1. Dump selected steps
 #
-# `--dump DIR` turns `enable_dump` on with `dump_path=DIR` for this cell; `--dump-step "1|3"` dumps only
-# steps 1 and 3 (the adapter's syntax: `|` separates steps, `3-5` is a range); `--dump-mode all` saves
+# `--dump DIR` turns `enable_dump` on with `dump_path=DIR` for this cell; `--dump-step "0|2"` dumps only
+# steps 0 and 2 (the adapter's syntax: `|` separates steps, `3-5` is a range); `--dump-mode all` saves
 # the inputs and the outputs of every op (`input` or `output` for one side only).
 #
-# Steps are counted per session, one per `sess.run`, from 0. The initializer run below is step 0, so
-# steps 1 and 3 are the first and the third training steps.
+# Steps are counted **per graph**, from 0, as on the device: the adapter compiles each distinct
+# `sess.run` (its fetches and feeds) into its own graph, and each graph has its own iteration counter.
+# The training runs below are steps 0-3 of the training graph, so `"0|2"` dumps the first and the third
+# training step. The initializer run is step 0 of *its* graph, so it is dumped too, kept apart: the
+# first graph a session runs is dumped at the top of the folder (`step_<n>/`), later ones under
+# `graph_<id>/step_<n>/`, and `graphs.json` says which fetches and feeds define each graph.
 #
 # The run's report (below the cell) ends with the dump folder.
 
 # %%
-%%npu --precision allow_fp32_to_fp16 --dump $OUT/dump_fp16 --dump-step "1|3" --dump-mode all
+%%npu --precision allow_fp32_to_fp16 --dump $OUT/dump_fp16 --dump-step "0|2" --dump-mode all
 # NBVAL_IGNORE_OUTPUT
 with tf.compat.v1.Session() as sess:
     sess.run(init_op)
@@ -98,32 +102,35 @@ with tf.compat.v1.Session() as sess:
 # %% [markdown]
 # ### Read the dump back
 #
-# `npu_jupyter.load_dump(folder)` returns a `Dump`: `dump.steps` lists the steps on disk,
-# `dump[step][op]` the slots of an op (`"output:0"`, `"input:1"`...), `dump.get(step, op, slot)` one
-# array. Only steps 1 and 3 are there. Note the **dtype**: the dump holds each tensor in the precision
-# the op computed it in, so `dense1` (a MatMul, float16 under `allow_fp32_to_fp16`) is float16.
+# `npu_jupyter.load_dump(folder)` returns a `Dump`: `dump.graphs` lists the graphs in the folder, and
+# `dump.steps`, `dump[step][op]` (the slots of an op: `"output:0"`, `"input:1"`...) and
+# `dump.get(step, op, slot)` read the graph with the most dumped steps, here the training graph
+# (`dump.graph(0)` is the initializer's). Only training steps 0 and 2 are there. Note the **dtype**: the
+# dump holds each tensor in the precision the op computed it in, so `dense1` (a MatMul, float16 under
+# `allow_fp32_to_fp16`) is float16.
 
 # %%
 dump = npu_jupyter.load_dump(os.path.join(OUT, "dump_fp16"))
-print("steps:", dump.steps)
-print("slots of dense1:", sorted(dump[1]["dense1"].keys()))
-a = dump.get(1, "dense1", 0)
+print("graphs:", dump.graphs, "| reading graph", dump.graph_id, "run as", dump.graph_info(dump.graph_id)["fetches"])
+print("steps:", dump.steps, "| initializer graph's steps:", dump.graph(0).steps)
+print("slots of dense1:", sorted(dump[0]["dense1"].keys()))
+a = dump.get(0, "dense1", 0)
 print("dense1 output:", a.dtype, a.shape)
-print("hidden output:", dump.get(1, "hidden", 0).dtype)
-print("tensors in step 1:", len(dump[1].tensors))
+print("hidden output:", dump.get(0, "hidden", 0).dtype)
+print("tensors in step 0:", len(dump[0].tensors))
 
 # %% [markdown]
 # Each tensor record also says which op type produced it and which dtype the plan decided:
 
 # %%
-for t in dump[1].tensors[:6]:
+for t in dump[0].tensors[:6]:
     print(f"{t.op:28} {t.kind:6} {t.slot} {t.op_type:12} {t.dtype:8} {t.shape}")
 
 # %% [markdown]
 # ### Dump through the session config
 #
 # The same options can be set for every following `%%npu` cell with `%npu set`. Here: every step's
-# outputs, `dump_step` unset.
+# outputs, `dump_step` unset. The two training steps are steps 0 and 1 of the training graph.
 
 # %%
 dump_dir = os.path.join(OUT, "dump_session")
@@ -150,7 +157,7 @@ print("steps:", session_dump.steps, "| kinds:", sorted({t.kind for t in session_
 # of the Ascend accuracy comparison tool. Rows with a cosine similarity below 0.99 are highlighted.
 
 # %%
-%%npu --precision force_fp32 --dump $OUT/dump_fp32 --dump-step "1|3" --dump-mode all --quiet
+%%npu --precision force_fp32 --dump $OUT/dump_fp32 --dump-step "0|2" --dump-mode all --quiet
 with tf.compat.v1.Session() as sess:
     sess.run(init_op)
     for step in range(4):
@@ -170,8 +177,8 @@ comparison
 print("tensors compared:", len(comparison), "| only in one run:", comparison.only_a + comparison.only_b)
 print("some differ:", any(r.max_abs > 0 for r in comparison.rows))
 print("all cosine > 0.99:", all(r.cosine > 0.99 for r in comparison.rows))
-print("output tensors of step 1 that differ:",
-      sum(1 for r in comparison.rows if r.step == 1 and r.slot.startswith("output") and r.max_abs > 0))
+print("output tensors of step 0 that differ:",
+      sum(1 for r in comparison.rows if r.step == 0 and r.slot.startswith("output") and r.max_abs > 0))
 
 # %% [markdown]
 # ## 3. Find the first float16 overflow

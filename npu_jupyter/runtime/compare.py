@@ -131,8 +131,10 @@ def compare(a: Any, b: Any, *, step: int | None = None) -> Comparison:
     ----------
     a, b : str, os.PathLike, Dump or RunReport
         Dump folders (or loaded dumps) are compared tensor by tensor for every step both hold (or
-        only ``step``). RunReports are compared by their recorded fetch values (``extra["values"]``)
-        and, when both ran with a reference, their per-op drift is reported as-is.
+        only ``step``). Steps are per graph (see :func:`~npu_jupyter.runtime.dump.load_dump`): a folder
+        is read for its graph with the most dumped steps; pass ``load_dump(path).graph(k)`` for another.
+        RunReports are compared by their recorded fetch values (``extra["values"]``) and, when both
+        ran with a reference, their per-op drift is reported as-is.
     """
     from npu_jupyter.runtime.report import RunReport
 

@@ -1,9 +1,23 @@
 """Data dump: the emulator's version of the adapter's ``enable_dump`` / ``enable_dump_debug`` files.
 
+Steps are counted per graph, as on the device: the adapter compiles each distinct run (each set of
+fetches and feeds the session is asked for) into its own GE model, and every model has its own
+iteration counter. So in ``sess.run(init); sess.run(train) x 3`` the initializer run is step 0 of its
+graph and the training runs are steps 0, 1, 2 of theirs, and ``dump_step="0|2"`` dumps training steps 0
+and 2 (plus the initializer graph's own step 0, which is a different graph at its step 0 — the adapter
+dumps it too). Graphs are numbered in the order the session first ran them.
+
 Layout under ``dump_path``::
 
-    step_<n>/manifest.json   what the step holds: op, kind (input/output), slot, file, dtypes, shape
+    graphs.json                         graph id -> the fetches and feeds that define it
+    step_<n>/manifest.json              graph 0 (the first graph run): op, kind, slot, file, dtypes, shape
     step_<n>/<op>.<kind>.<slot>.npy
+    graph_<id>/step_<n>/...             every later graph, the same way
+
+Graph 0 stays at the top level so a session that runs one graph reads like the adapter's flat step
+folders. ``load_dump`` lists the graphs (``dump.graphs``) and by default reads the graph with the most
+dumped steps (the training loop; on a tie, the later graph); ``load_dump(path, graph=k)`` or
+``dump.graph(k)`` picks one.
 
 A step is written into a hidden temporary folder and renamed into place after its manifest, so a
 reader (``load_dump`` or a person with ``ls``) never sees half a step: a ``step_<n>`` folder is
@@ -24,6 +38,7 @@ per-file fsync where that matters more than speed.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -46,6 +61,32 @@ _UNITS = {"": 1, "B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4
 
 class DumpBudgetExceeded(RuntimeError):
     """Dumping the next step would exceed the size budget; nothing of that step was written."""
+
+
+class DumpWriteError(OSError):
+    """Writing a step failed (most often a full disk); that step was removed, earlier steps are complete.
+
+    An OSError (with the original errno) so callers catching disk errors still catch it, but with a
+    message that names the problem, ``dump_path`` and the step instead of numpy's bare
+    ``"16384 requested and 7136 written"``.
+    """
+
+
+def _write_error(exc: OSError, root: str, step: int) -> DumpWriteError:
+    """One clear error for an OSError raised while writing ``step`` under ``root``."""
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT) or bool(re.search(r"requested and \d+ written", str(exc)))
+    try:
+        free = f"; {_human(shutil.disk_usage(root).free)} free now"
+    except OSError:
+        free = ""
+    what = ("the disk is full (no space left on device)" if full
+            else f"the write failed ({exc.strerror or exc}; check the disk has space and is writable)")
+    return DumpWriteError(
+        exc.errno or (errno.ENOSPC if full else errno.EIO),
+        f"dump to dump_path {root} failed at step {step}: {what}{free}. Step {step} was not dumped (its "
+        f"partial files were removed); earlier steps are complete. Free space, or narrow dump_step / "
+        f"dump_mode / dump_layer.",
+    )
 
 
 def _config_error(message: str) -> Exception:
@@ -107,6 +148,22 @@ def budget_from_env(default: int = DEFAULT_BUDGET_BYTES) -> int:
     return int(float(match.group(1)) * _UNITS[match.group(2) if match.group(2) != "K" else "KB"])
 
 
+@dataclass(frozen=True)
+class DumpGraph:
+    """Which graph a step belongs to: its id in the session and the run signature that defines it."""
+
+    id: int = 0
+    fetches: tuple[str, ...] = ()
+    feeds: tuple[str, ...] = ()
+
+    def folder(self, root: str) -> Path:
+        """Graph 0 at the top of ``dump_path`` (the flat layout), graph k under ``graph_<k>``."""
+        return Path(root) if self.id == 0 else Path(root) / f"graph_{self.id}"
+
+
+GRAPH_INDEX = "graphs.json"
+
+
 @dataclass
 class DumpEntry:
     """One tensor to dump: the user's op, input or output slot, and its value."""
@@ -131,9 +188,30 @@ class DumpWriter:
         self.budget_bytes = budget_from_env() if budget_bytes is None else int(budget_bytes)
         self.written_bytes = 0
         self.fsync_data = fsync_data
+        self._graphs: set[int] = set()
 
-    def write_step(self, step: int, entries: list[DumpEntry], meta: dict[str, Any] | None = None) -> str:
-        """Write ``entries`` as ``step_<step>``; return its folder. Raises DumpBudgetExceeded first."""
+    def _register(self, graph: DumpGraph) -> None:
+        """First step of a graph: create its folder and add it to ``graphs.json`` (merged, atomic)."""
+        if graph.id in self._graphs:
+            return
+        graph.folder(self.root).mkdir(exist_ok=True)
+        index_path = Path(self.root) / GRAPH_INDEX
+        index = _read_json(index_path) if index_path.exists() else None
+        if not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("graphs"), list):
+            index = {"format": FORMAT, "version": VERSION, "graphs": []}
+        graphs = [g for g in index["graphs"] if isinstance(g, dict) and g.get("id") != graph.id]
+        index["graphs"] = sorted(graphs + [_graph_record(graph)], key=lambda g: g.get("id", 0))
+        _write_json(index_path, index)
+        self._graphs.add(graph.id)
+
+    def write_step(self, step: int, entries: list[DumpEntry], meta: dict[str, Any] | None = None,
+                   graph: DumpGraph | None = None) -> str:
+        """Write ``entries`` as ``step_<step>`` of ``graph`` (default graph 0); return its folder.
+
+        Raises DumpBudgetExceeded before writing anything, DumpWriteError (an OSError) when the disk
+        refuses a write.
+        """
+        graph = graph or DumpGraph()
         arrays = [(e, _as_saved(e.value, e.decided_dtype)) for e in entries]
         size = 0 if self.stats_only else sum(a.nbytes for _, a in arrays)
         if self.written_bytes + size > self.budget_bytes:
@@ -143,13 +221,22 @@ class DumpWriter:
                 f"are not dumped; earlier steps are complete. Narrow dump_step or dump_mode, or raise the "
                 f"budget with {BUDGET_ENV}=<size> or budget_bytes=."
             )
-        tmp = Path(tempfile.mkdtemp(prefix=f".step_{step}.", suffix=".partial", dir=self.root))
+        folder = graph.folder(self.root)
+        try:
+            self._register(graph)
+            tmp = Path(tempfile.mkdtemp(prefix=f".step_{step}.", suffix=".partial", dir=folder))
+        except OSError as exc:
+            raise _write_error(exc, self.root, step) from exc
         try:
             records = self._write_files(tmp, arrays)
-            manifest = {"format": FORMAT, "version": VERSION, "step": step, "tensors": records, **(meta or {})}
+            manifest = {"format": FORMAT, "version": VERSION, "step": step, "tensors": records, **(meta or {}),
+                        "graph": _graph_record(graph)}
             _write_json(tmp / "manifest.json", manifest)
-            final = Path(self.root) / f"step_{step}"
+            final = folder / f"step_{step}"
             _publish_dir(tmp, final)
+        except OSError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise _write_error(exc, self.root, step) from exc
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -172,6 +259,12 @@ class DumpWriter:
                 size = handle.tell()
             records.append(_record(entry, array, file_name, size))
         return records
+
+def _graph_record(graph: DumpGraph) -> dict[str, Any]:
+    """A graph's line in ``graphs.json`` and in each of its step manifests."""
+    folder = "" if graph.id == 0 else f"graph_{graph.id}"
+    return {"id": graph.id, "folder": folder, "fetches": list(graph.fetches), "feeds": list(graph.feeds)}
+
 
 def _record(entry: DumpEntry, array: np.ndarray, file_name: str, size: int) -> dict[str, Any]:
     """The manifest line of one dumped tensor."""
@@ -235,7 +328,7 @@ def _read_json(path: Path) -> Any:
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError, UnicodeDecodeError):
         return None
 
 
@@ -278,6 +371,7 @@ class DumpedTensor:
     shape: list[int]
     overflow: bool
     stats: dict[str, Any] | None = None  # dump_data="stats" dumps: statistics instead of a file
+    graph_id: int = 0  # which graph (run signature) of the session the step belongs to
     _value: Any = field(default=None, repr=False)
 
     @property
@@ -301,6 +395,7 @@ class StepDump(dict):
         self.step = step
         self.tensors = tensors
         self.manifest = manifest
+        self.graph_id = int((manifest.get("graph") or {}).get("id", 0))
         for t in tensors:
             self.setdefault(t.op, _OpSlots())._records[f"{t.kind}:{t.slot}"] = t
 
@@ -346,11 +441,39 @@ def _slot_key(key: Any) -> str:
 
 
 class Dump:
-    """A dump folder read back: ``dump.steps``, ``dump[step][op][slot]``, ``dump.get(step, op, slot)``."""
+    """A dump folder read back: ``dump.steps``, ``dump[step][op][slot]``, ``dump.get(step, op, slot)``.
 
-    def __init__(self, root: str, steps: dict[int, StepDump]) -> None:
+    Steps are per graph (see the module docstring). ``dump.graphs`` lists the graph ids in the folder
+    and ``dump.graph_info(k)`` what defines each (fetches, feeds); ``steps``, ``[step]``, ``get`` and
+    ``tensors`` read one graph, ``dump.graph_id``: the one asked for, else the graph with the most dumped
+    steps (on a tie the later one), which is the training loop when an initializer ran first.
+    ``dump.graph(k)`` is the same dump read for graph ``k``.
+    """
+
+    def __init__(self, root: str, steps: dict[int, StepDump], *, graphs: dict[int, dict[int, StepDump]] | None = None,
+                 graph_id: int | None = None, infos: dict[int, dict[str, Any]] | None = None) -> None:
         self.root = root
-        self._steps = steps
+        self._graphs = graphs if graphs is not None else {0: steps}
+        self._infos = infos or {}
+        self.graph_id = graph_id if graph_id is not None else _busiest(self._graphs)
+        self._steps = self._graphs.get(self.graph_id, {}) if graphs is not None else steps
+
+    @property
+    def graphs(self) -> list[int]:
+        """The graph ids that have at least one complete step here."""
+        return sorted(g for g, steps in self._graphs.items() if steps)
+
+    def graph_info(self, graph_id: int) -> dict[str, Any]:
+        """``{"id", "folder", "fetches", "feeds"}`` of one graph (from ``graphs.json`` or its manifests)."""
+        if graph_id not in self._graphs:
+            raise KeyError(f"graph {graph_id} is not in the dump at {self.root}; graphs: {self.graphs}")
+        return dict(self._infos.get(graph_id) or {"id": graph_id})
+
+    def graph(self, graph_id: int) -> Dump:
+        """This dump read for graph ``graph_id``."""
+        if graph_id not in self._graphs:
+            raise KeyError(f"graph {graph_id} is not in the dump at {self.root}; graphs: {self.graphs}")
+        return Dump(self.root, {}, graphs=self._graphs, graph_id=graph_id, infos=self._infos)
 
     @property
     def steps(self) -> list[int]:
@@ -360,7 +483,8 @@ class Dump:
         try:
             return self._steps[step]
         except KeyError:
-            raise KeyError(f"step {step} is not in the dump at {self.root}; dumped steps: {self.steps}") from None
+            raise KeyError(f"step {step} is not in the dump at {self.root} (graph {self.graph_id}); dumped steps: "
+                           f"{self.steps}; graphs: {self.graphs}") from None
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.steps)
@@ -377,11 +501,17 @@ class Dump:
         return step_dump[op][key]
 
     def tensors(self) -> list[DumpedTensor]:
-        """Every dumped tensor record, by step then manifest order."""
+        """Every dumped tensor record of this graph, by step then manifest order."""
         return [t for s in self.steps for t in self._steps[s].tensors]
 
     def __repr__(self) -> str:
-        return f"Dump({self.root!r}, steps={self.steps})"
+        others = f", graphs={self.graphs}" if len(self.graphs) > 1 else ""
+        return f"Dump({self.root!r}, graph={self.graph_id}, steps={self.steps}{others})"
+
+
+def _busiest(graphs: dict[int, dict[int, StepDump]]) -> int:
+    """The graph with the most dumped steps, the later one on a tie; 0 for an empty dump."""
+    return max(graphs, key=lambda g: (len(graphs[g]), g), default=0)
 
 
 def _files_complete(folder: Path, manifest: dict[str, Any]) -> bool:
@@ -397,42 +527,78 @@ def _files_complete(folder: Path, manifest: dict[str, Any]) -> bool:
     return True
 
 
-def load_dump(path: str | os.PathLike[str]) -> Dump:
+def load_dump(path: str | os.PathLike[str], graph: int | None = None) -> Dump:
     """Read a dump folder written by the emulator (complete steps only).
 
-    ``path`` is the ``dump_path`` folder, or one ``step_<n>`` folder inside it.
+    ``path`` is the ``dump_path`` folder, one ``graph_<k>`` folder in it, or one ``step_<n>`` folder.
+    Steps are numbered per graph, as the adapter counts iterations per compiled graph: ``dump.graphs``
+    lists the graphs found, ``graph=k`` (or ``dump.graph(k)``) picks one; by default ``dump.steps`` and
+    ``dump[step]`` read the graph with the most dumped steps (on a tie the later one), so after
+    ``sess.run(init)`` and a training loop with ``dump_step="0|2"``, ``load_dump(path).steps == [0, 2]``
+    are the training steps and ``load_dump(path).graph(0)[0]`` is the initializer run.
     """
     root = Path(path)
     if not root.is_dir():
         raise FileNotFoundError(f"no dump folder at {str(path)!r}")
     if (root / "manifest.json").exists() and re.fullmatch(r"step_\d+", root.name):
-        folders = [root]
+        located = [(root, None)]
         root = root.parent
     else:
-        folders = sorted(p for p in root.iterdir() if p.is_dir() and re.fullmatch(r"step_\d+", p.name))
-    steps: dict[int, StepDump] = {}
-    for folder in folders:
-        manifest = _read_json(folder / "manifest.json")
-        if not manifest or manifest.get("format") != FORMAT:
-            continue  # not ours, or not complete
-        if not _files_complete(folder, manifest):
-            continue  # a crash after the rename but before the data reached the disk
-        step = int(manifest["step"])
-        tensors = [
-            DumpedTensor(
-                step=step,
-                op=rec["op"],
-                op_type=rec.get("op_type", ""),
-                kind=rec["kind"],
-                slot=int(rec["slot"]),
-                path=str(folder / rec["file"]) if rec.get("file") else "",
-                dtype=rec.get("dtype", ""),
-                decided_dtype=rec.get("decided_dtype", ""),
-                shape=list(rec.get("shape", [])),
-                overflow=bool(rec.get("overflow", False)),
-                stats=rec.get("stats"),
-            )
-            for rec in manifest.get("tensors", [])
-        ]
-        steps[step] = StepDump(step, tensors, manifest)
-    return Dump(str(root), steps)
+        located = [(f, 0) for f in _step_folders(root)]
+        if re.fullmatch(r"graph_\d+", root.name) and not (root / GRAPH_INDEX).exists():
+            located = [(f, int(root.name[6:])) for f, _ in located]
+        else:
+            for sub in sorted(p for p in root.iterdir() if p.is_dir() and re.fullmatch(r"graph_\d+", p.name)):
+                located += [(f, int(sub.name[6:])) for f in _step_folders(sub)]
+    graphs: dict[int, dict[int, StepDump]] = {}
+    infos: dict[int, dict[str, Any]] = {}
+    for folder, graph_id in located:
+        step_dump = _read_step(folder)
+        if step_dump is None:
+            continue
+        gid = step_dump.graph_id if graph_id is None else graph_id
+        step_dump.graph_id = gid
+        for t in step_dump.tensors:
+            t.graph_id = gid
+        graphs.setdefault(gid, {})[step_dump.step] = step_dump
+        if step_dump.manifest.get("graph"):
+            infos.setdefault(gid, dict(step_dump.manifest["graph"]))
+    index = _read_json(root / GRAPH_INDEX)
+    if isinstance(index, dict) and index.get("format") == FORMAT and isinstance(index.get("graphs"), list):
+        for record in index["graphs"]:
+            if isinstance(record, dict) and record.get("id") in graphs:
+                infos[record["id"]] = dict(record)
+    if graph is not None and graph not in graphs:
+        raise KeyError(f"graph {graph} is not in the dump at {root}; graphs: {sorted(graphs)}")
+    return Dump(str(root), {}, graphs=graphs, graph_id=graph, infos=infos)
+
+
+def _step_folders(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_dir() and re.fullmatch(r"step_\d+", p.name))
+
+
+def _read_step(folder: Path) -> StepDump | None:
+    """One complete step folder, or None when it is not ours or not complete."""
+    manifest = _read_json(folder / "manifest.json")
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        return None  # not ours, or not complete
+    if not _files_complete(folder, manifest):
+        return None  # a crash after the rename but before the data reached the disk
+    step = int(manifest["step"])
+    tensors = [
+        DumpedTensor(
+            step=step,
+            op=rec["op"],
+            op_type=rec.get("op_type", ""),
+            kind=rec["kind"],
+            slot=int(rec["slot"]),
+            path=str(folder / rec["file"]) if rec.get("file") else "",
+            dtype=rec.get("dtype", ""),
+            decided_dtype=rec.get("decided_dtype", ""),
+            shape=list(rec.get("shape", [])),
+            overflow=bool(rec.get("overflow", False)),
+            stats=rec.get("stats"),
+        )
+        for rec in manifest.get("tensors", [])
+    ]
+    return StepDump(step, tensors, manifest)

@@ -13,7 +13,13 @@ How a step runs
    place. The user's tensors, ops and names map to the copy by name. When the copy must be rebuilt (the
    user added ops, the config changed), initialized variables are carried over (:mod:`.variables`).
 4. Around the step: dump, overflow detection, profiling and float32 drift, as the config asks; the
-   outcome lands in ``session.last_report``.
+   outcome lands in ``session.last_report`` (the last run made from the thread that created the
+   session, so queue-runner threads do not replace it; the last run overall until that thread runs).
+
+Steps are counted per graph, as on the device: each distinct run signature (fetches + fed tensors) is
+its own compiled graph with its own iteration counter, and ``dump_step`` selects by that counter
+(see :mod:`.dump`). The session-wide run count still drives ``accelerate_train_mode`` and the report's
+``first_step``/``last_step``.
 
 A float32-preserving plan runs an exact copy of the user's graph, so the only overhead is a name map and
 a report per ``run``.
@@ -22,9 +28,11 @@ a report per ``run``.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -119,9 +127,35 @@ class EmulatorSession(SessionInterface):
         self._dump_stopped: str | None = None
         self._profile_writer: _profile.BackgroundWriter | None = None
         self._step = 0
+        self._graph_steps: dict[tuple, list[int]] = {}  # run signature -> [graph id, runs so far]
+        self._count_lock = threading.Lock()
+        self._owner_thread = threading.get_ident()
+        self._owner_last: RunReport | None = None
+        self._last_any: RunReport | None = None
         self._closed = False
         self.reports: list[RunReport] = []
-        self.last_report: RunReport | None = None
+
+    @property
+    def last_report(self) -> RunReport | None:
+        """The last run made from the thread that created the session; the last run overall until then.
+
+        Queue-runner threads run small enqueue graphs all the time; the report a user means is the one
+        of their own ``sess.run``. Every run's report is still in ``reports``.
+        """
+        return self._owner_last if self._owner_last is not None else self._last_any
+
+    def _count(self, names: list[str], feed_dict: Any) -> tuple[int, int, _dump.DumpGraph]:
+        """Reserve this run's steps: (session-wide step, this graph's id and step) under a lock."""
+        signature = (tuple(names), tuple(sorted(_feed_names(feed_dict))))
+        with self._count_lock:
+            step = self._step
+            self._step += 1
+            entry = self._graph_steps.get(signature)
+            if entry is None:
+                entry = self._graph_steps[signature] = [len(self._graph_steps), 0]
+            graph_step = entry[1]
+            entry[1] += 1
+        return step, graph_step, _dump.DumpGraph(entry[0], signature[0], signature[1])
 
     # ------------------------------------------------------------------ tf.compat.v1.Session interface
 
@@ -206,13 +240,12 @@ class EmulatorSession(SessionInterface):
         feeds = _map_feeds(feed_dict, ex.private)
         fetch_key = tuple(names)
         plan = self._plan_for(fetch_key)
-        step = self._step
         want_ref = self.reference if reference is None else bool(reference)
         if not (settings.observes or want_ref):
             start = time.perf_counter()
             results = ex.session.run(mapped, feeds, options, run_metadata)
             wall = (time.perf_counter() - start) * 1000.0
-            self._step += 1
+            step, _, _ = self._count(names, feed_dict)
             self._record(plan, fetch_key, wall, step, results, names)
             return results
         return self._observed_run(ex, settings, plan, mapped, feeds, feed_dict, names, options, run_metadata, want_ref)
@@ -350,8 +383,9 @@ class EmulatorSession(SessionInterface):
     # ------------------------------------------------------------------ observed steps
 
     def _observed_run(self, ex, settings, plan, mapped, feeds, user_feeds, names, options, run_metadata, want_ref):
-        step = self._step
-        dump_now = settings.enable_dump and _dump.step_selected(settings.dump_steps, step) and not self._dump_stopped
+        step, graph_step, graph = self._count(names, user_feeds)
+        dump_now = (settings.enable_dump and _dump.step_selected(settings.dump_steps, graph_step)
+                    and not self._dump_stopped)
         watch = self._watch_list(ex, plan, names, user_feeds, settings, dump_now, want_ref)
         ref_values = self._reference_values(ex, mapped, feeds, watch) if want_ref else None
         run_options, meta = options, run_metadata
@@ -370,9 +404,8 @@ class EmulatorSession(SessionInterface):
         wall = (time.perf_counter() - start) * 1000.0
         if settings.profiling and run_metadata is not None:
             run_metadata.CopyFrom(meta)
-        self._step += 1
         report = self._record(plan, tuple(names), wall, step, results, names)
-        self._after_step(report, settings, plan, watch, values, ref_values, dump_now, meta, step)
+        self._after_step(report, settings, plan, watch, values, ref_values, dump_now, meta, step, graph_step, graph)
         return results
 
     def _watch_list(self, ex, plan, names, user_feeds, settings, dump_now, want_ref) -> list[tuple]:
@@ -426,10 +459,12 @@ class EmulatorSession(SessionInterface):
         self._last_ref_ms = (time.perf_counter() - start) * 1000.0
         return {(w[0], w[2]): v for w, v in zip(outputs, values)}
 
-    def _after_step(self, report, settings, plan, watch, values, ref_values, dump_now, meta, step) -> None:
+    def _after_step(self, report, settings, plan, watch, values, ref_values, dump_now, meta, step, graph_step,
+                    graph) -> None:
+        """Dump and overflow checks go by the graph's own step; profiles by the session-wide one."""
         by_key = {(w[0], w[1], w[2]): (w, v) for w, v in zip(watch, values)}
         if settings.enable_dump_debug:
-            self._check_overflow(report, settings, plan, by_key, step)
+            self._check_overflow(report, settings, plan, by_key, graph_step, graph)
         if dump_now:
             entries = [
                 _dump.DumpEntry(w[0], plan.ops[w[0]].op_type, w[1], w[2], v, w[4],
@@ -438,14 +473,14 @@ class EmulatorSession(SessionInterface):
                 if (w[1] in ("output", "input") and (settings.dump_mode == "all" or w[1] == settings.dump_mode))
                 and (not settings.dump_layer or w[0] in settings.dump_layer)
             ]
-            self._write_dump(report, settings, step, entries)
+            self._write_dump(report, settings, graph_step, entries, graph=graph)
         if ref_values is not None:
             self._record_drift(report, by_key, ref_values)
         if settings.profiling:
             self._record_profile(report, settings, plan, meta, step)
         report.extra.pop("_overflow_now", None)
 
-    def _check_overflow(self, report, settings, plan, by_key, step) -> None:
+    def _check_overflow(self, report, settings, plan, by_key, step, graph) -> None:
         """Flag ops whose outputs hold inf/NaN in their decided precision; dump them."""
         flagged: list[str] = []
         for (name, kind, _slot), (w, value) in by_key.items():
@@ -471,9 +506,9 @@ class EmulatorSession(SessionInterface):
                 for (name, kind, slot), (w, v) in by_key.items()
                 if kind == "output" and name in flagged
             ]
-            self._write_dump(report, settings, step, entries, overflow_only=True)
+            self._write_dump(report, settings, step, entries, overflow_only=True, graph=graph)
 
-    def _write_dump(self, report, settings, step, entries, overflow_only: bool = False) -> None:
+    def _write_dump(self, report, settings, step, entries, overflow_only: bool = False, graph=None) -> None:
         if self._dump_stopped:
             return
         if self._dump_writer is None:
@@ -486,13 +521,14 @@ class EmulatorSession(SessionInterface):
             "backend": "emulator",
         }
         try:
-            self._dump_writer.write_step(step, entries, meta)
+            folder = self._dump_writer.write_step(step, entries, meta, graph=graph)
         except _dump.DumpBudgetExceeded as exc:
             self._dump_stopped = str(exc)
             report.warnings.append(str(exc))
             warnings.warn(str(exc), RuntimeWarning, stacklevel=4)
             return
-        report.dump_dir = self._dump_writer.root
+        report.dump_dir = self._dump_writer.root  # the dump_path the user set; load_dump(dump_dir) reads it
+        report.extra["dump_graph_dir"] = str(Path(folder).parent)  # dump_path for graph 0, graph_<k> after
         report.extra.setdefault("dumped_steps", []).append(step)
 
     def _record_drift(self, report, by_key, ref_values) -> None:
@@ -532,7 +568,15 @@ class EmulatorSession(SessionInterface):
 
     def _record(self, plan, fetch_key, wall_ms, step, results, names) -> RunReport:
         """Start a report, or fold this step into the last one when the fetches and plan are the same."""
-        last = self.last_report
+        report = self._fold_or_start(plan, fetch_key, wall_ms, step, results, names)
+        self._last_any = report
+        if threading.get_ident() == self._owner_thread:
+            self._owner_last = report
+        return report
+
+    def _fold_or_start(self, plan, fetch_key, wall_ms, step, results, names) -> RunReport:
+        """Fold into the last run's report when the fetches and plan are the same, else start one."""
+        last = self._last_any
         if last is not None and last.plan is plan and last.extra.get("_fetch_key") == fetch_key:
             total = last.extra["total_wall_ms"] + wall_ms
             last.steps += 1
@@ -547,7 +591,6 @@ class EmulatorSession(SessionInterface):
             report.emulation = {op: how for op, how in emulation.items() if op in plan.ops}
         report.extra.update(_fetch_key=fetch_key, total_wall_ms=wall_ms, first_step=step, last_step=step,
                             values=_fetch_values(names, results))
-        self.last_report = report
         self.reports.append(report)
         if len(self.reports) > 1000:
             del self.reports[: len(self.reports) - 1000]

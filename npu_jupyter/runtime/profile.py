@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -176,6 +177,40 @@ def paths(out_dir: str, step: int) -> tuple[str, str]:
     """Where step ``step``'s trace and op summary go."""
     folder = Path(out_dir)
     return str(folder / f"trace_step_{step}.json"), str(folder / f"op_summary_step_{step}.csv")
+
+
+def check_output_dir(path: Any) -> str:
+    """Make sure ``profiling_options`` ``output`` is a folder we can write to, creating it if missing.
+
+    Checked once, before the first run (``read_run_settings``): otherwise a bad folder would only fail
+    on the profile writer thread, after steps already ran. A path under a regular file, one that cannot
+    be created, or a folder without write permission is one NpuConfigError naming the option and the
+    path, and nothing is created then. Returns the folder as given (traces are written under it).
+    """
+    from npu_jupyter.options.errors import NpuConfigError
+
+    text = str(path or "./")
+    folder = Path(os.path.expanduser(text))
+
+    def refuse(why: str) -> NpuConfigError:
+        return NpuConfigError(f"profiling_options output {text!r}: {why}. Give a folder that exists or can be "
+                              f"created, and that you can write to.")
+
+    ancestor = folder
+    while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if os.path.lexists(ancestor) and not ancestor.is_dir():
+        where = "is" if ancestor == folder else f"is under {str(ancestor)!r}, which is"
+        raise refuse(f"{where} a regular file, not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        where = "" if ancestor == folder else f" (its nearest existing folder {str(ancestor)!r})"
+        raise refuse(f"the folder{where} is not writable")
+    if ancestor != folder:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise refuse(f"cannot be created ({exc.strerror or exc})") from None
+    return text
 
 
 def write(profile: StepProfile, facts: dict[str, Any], options: dict[str, Any], out_dir: str) -> StepProfile:

@@ -55,7 +55,7 @@ class RunSettings:
 
 
 def read_run_settings(config: Any) -> RunSettings:
-    """Read and check the run-time options; bad dump paths fail here, before anything runs."""
+    """Read and check the run-time options; bad dump paths and profiling folders fail here, before anything runs."""
     enable_dump = bool(option(config, "enable_dump", False))
     enable_debug = bool(option(config, "enable_dump_debug", False))
     dump_path = None
@@ -72,6 +72,8 @@ def read_run_settings(config: Any) -> RunSettings:
         )
     profiling = bool(option(config, "profiling_mode", False))
     prof_opts = _profile.parse_profiling_options(option(config, "profiling_options")) if profiling else {}
+    if profiling:
+        _profile.check_output_dir(prof_opts.get("output"))  # created if missing; unusable -> error now
     cache_dir = option(config, "graph_compiler_cache_dir") or None
     if cache_dir and not os.path.isdir(cache_dir):
         raise _dump._config_error(

@@ -4,13 +4,18 @@ The question after "which ops change precision?" is "what does each mode cost an
 my numbers?". A sweep runs the step in an emulator session per mode, each with a float32 reference
 alongside (same weights, same random draws), and reports per mode the mean step time, the number of
 ops whose precision changed, the fetches' drift from float32 and the op that drifted most.
+
+A mode whose plan has errors (``Plan.errors``: e.g. ``allow_fp32_to_bf16`` on an Ascend910, or
+``must_keep_origin_dtype`` with an op that has no float32 kernel) is one the adapter would refuse to
+compile. The emulator still runs it, so its numbers are shown (they say what the precision would do),
+but the row carries the plan's errors in ``plan_errors`` and the table marks it as refused.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 DEFAULT_MODES = ("force_fp32", "must_keep_origin_dtype", "allow_fp32_to_fp16", "allow_mix_precision", "force_fp16")
@@ -29,7 +34,13 @@ class SweepRow:
     cosine: float
     worst_op: str
     first_overflow: str | None
-    error: str | None = None
+    error: str | None = None  # the emulator could not run this mode at all
+    plan_errors: list[str] = field(default_factory=list)  # why the adapter would refuse this graph
+
+    @property
+    def refused(self) -> bool:
+        """Whether the adapter would refuse this graph under this mode (the numbers are emulated only)."""
+        return bool(self.plan_errors)
 
 
 class SweepTable:
@@ -56,6 +67,8 @@ class SweepTable:
                 continue
             lines.append(f"{r.mode:28} {r.wall_ms:9.3f} {r.vs_first:8.2f} {r.ops_changed:7d} "
                          f"{r.max_rel:10.3g} {r.cosine:9.6f}  {r.worst_op}")
+            if r.plan_errors:
+                lines.append(f"{'':28} the adapter would refuse this graph: {'; '.join(r.plan_errors)}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -70,6 +83,10 @@ class SweepTable:
             cells = (r.mode, f"{r.wall_ms:.3f}", f"{r.vs_first:.2f}×", str(r.ops_changed), _g(r.max_abs),
                      _g(r.max_rel), _g(r.cosine), r.worst_op, r.first_overflow or "")
             body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+            if r.plan_errors:
+                why = html.escape("; ".join(r.plan_errors))
+                body.append(f"<tr class='npu-sweep-refused'><td></td><td colspan='8'>the adapter would refuse "
+                            f"this graph (numbers above are emulated only): {why}</td></tr>")
         caption = html.escape(", ".join(self.fetches))
         return f"<table><caption>precision sweep of {caption}</caption><thead><tr>{head}</tr></thead>" \
                f"<tbody>{''.join(body)}</tbody></table>"
@@ -184,4 +201,5 @@ def _row(mode: str, report: Any) -> SweepRow:
         cosine=cosine,
         worst_op=worst,
         first_overflow=report.first_overflow,
+        plan_errors=[str(e) for e in report.plan.errors],
     )

@@ -119,9 +119,6 @@ def test_a_read_only_dump_path_is_refused_for_a_user_without_write_permission(tm
     assert list(folder.iterdir()) == []
 
 
-@pytest.mark.xfail(strict=True, reason="runtime.run_settings.read_run_settings does not check the profiling "
-                                       "output folder: a path under a regular file fails later, on the profile "
-                                       "writer thread (NotADirectoryError/FileExistsError), not before the run")
 def test_a_profiling_output_under_a_regular_file_is_a_clear_error_before_anything_runs(tmp_path):
     from npu_jupyter.runtime.backends import session
 
@@ -200,8 +197,6 @@ def test_a_full_disk_mid_dump_stops_the_run_and_earlier_steps_stay_complete(tmp_
         subprocess.run(["umount", str(disk)], check=False)
 
 
-@pytest.mark.xfail(strict=True, reason="runtime.dump.DumpWriter.write_step lets numpy's OSError('16384 requested "
-                                       "and 7136 written') through: no mention of the full disk, dump_path or step")
 def test_a_full_disk_mid_dump_is_reported_with_a_message_naming_the_disk_problem_and_dump_path(tmp_path):
     disk = tmp_path / "small_disk"
     _mount_tmpfs(disk)

@@ -148,6 +148,34 @@ def test_emulator_warns_once_the_budget_is_exceeded(tf, hand, tmp_path, monkeypa
     assert any("dump budget exceeded" in w for w in report.warnings)
 
 
+
+def test_a_full_disk_is_one_clear_error_naming_the_disk_dump_path_and_step(tmp_path):
+    """A real 256 KB tmpfs: the step that does not fit fails with ENOSPC wording, earlier steps stay."""
+    import errno
+    import subprocess
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        writer = DumpWriter(str(disk))
+        entry = DumpEntry("big", "Add", "output", 0, np.zeros(100 * 256, np.float32))  # 100 KB per step
+        writer.write_step(0, [entry])
+        with pytest.raises(OSError) as caught:
+            for step in range(1, 5):
+                writer.write_step(step, [entry])
+        error = caught.value
+        assert isinstance(error, dump_mod.DumpWriteError) and error.errno == errno.ENOSPC
+        text = str(error)
+        assert "disk is full" in text and "no space left" in text and str(disk) in text
+        assert f"step {step}" in text
+        assert load_dump(disk).steps == list(range(step))
+        assert not [p for p in disk.iterdir() if p.name.startswith(".")]  # the failed step was removed
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
 def test_budget_env_accepts_units(monkeypatch):
     monkeypatch.setenv(dump_mod.BUDGET_ENV, "2MB")
     assert dump_mod.budget_from_env() == 2 * 1024 * 1024
@@ -211,3 +239,58 @@ def test_dump_step_the_config_refuses_is_refused_by_the_runtime_too(spec):
         NpuConfig().set("dump_step", spec)
     with pytest.raises(NpuConfigError, match="correct example"):
         parse_dump_step(spec)
+
+
+def _train_graph(tf):
+    """w -= 0.1 * x per step: an initializer graph and a training graph, like a real loop."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [3], name="x")
+        w = tf.compat.v1.get_variable("w", initializer=tf.constant([1.0, 2.0, 3.0]), use_resource=True)
+        weights = tf.multiply(w.read_value(), 1.0, name="weights")
+        with tf.control_dependencies([weights]):  # read before the update, every step
+            tf.group(w.assign_sub(0.1 * x), name="train")
+        init = tf.compat.v1.variables_initializer([w], name="init")
+    return g, init.name
+
+
+def test_dump_steps_count_per_graph_so_the_init_run_does_not_shift_training_steps(tf, hand, tmp_path):
+    """dump_step "0|2" after an initializer run dumps training steps 0 and 2 (each graph counts its own
+    iterations, as the adapter's GE models do); the init graph's own step 0 is dumped too, in its folder."""
+    g, init = _train_graph(tf)
+    cfg = NpuConfig(enable_dump=True, dump_path=str(tmp_path), dump_step="0|2")
+    with EmulatorSession(cfg, g, plan_fn=hand.plan_fn(())) as sess:
+        sess.run(init)
+        for _ in range(3):
+            sess.run(["weights:0", "train"], {"x:0": np.ones(3, np.float32)})
+        report = sess.last_report
+    assert report.extra["dumped_steps"] == [0, 2]
+    dump = load_dump(tmp_path)
+    assert dump.graphs == [0, 1] and dump.graph_id == 1
+    assert dump.steps == [0, 2]
+    np.testing.assert_allclose(dump[0]["weights"][0], [1.0, 2.0, 3.0])
+    np.testing.assert_allclose(dump.get(2, "weights", 0), [0.8, 1.8, 2.8], rtol=1e-6)
+    assert dump.graph_info(1)["fetches"] == ["weights:0", "train"] and dump.graph_info(1)["feeds"] == ["x:0"]
+    init_graph = dump.graph(0)
+    assert init_graph.steps == [0] and dump.graph_info(0)["fetches"] == [init]
+    assert load_dump(tmp_path, graph=0).steps == [0]
+    assert report.dump_dir == os.path.realpath(tmp_path)
+    assert report.extra["dump_graph_dir"] == os.path.join(os.path.realpath(tmp_path), "graph_1")
+    assert load_dump(tmp_path / "graph_1").steps == [0, 2]
+    assert load_dump(tmp_path / "graph_1" / "step_2").steps == [2]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph_1", "graphs.json", "step_0"]
+    with pytest.raises(KeyError, match="graphs: \\[0, 1\\]"):
+        load_dump(tmp_path, graph=7)
+
+
+def test_the_same_fetches_with_other_feeds_are_another_graph_with_its_own_counter(tf, hand, tmp_path):
+    g = _graph(tf)
+    cfg = NpuConfig(enable_dump=True, dump_path=str(tmp_path), dump_step="1")
+    with EmulatorSession(cfg, g, plan_fn=hand.plan_fn(())) as sess:
+        for i in range(2):
+            sess.run("z:0", {"x:0": np.full(3, float(i), np.float32)})
+            sess.run("z:0", {"y:0": np.full(3, 10.0 + i, np.float32)})
+    dump = load_dump(tmp_path)
+    assert dump.graphs == [0, 1]
+    np.testing.assert_allclose(dump.graph(0)[1]["z"][0], [2.0002] * 3, rtol=1e-5)
+    np.testing.assert_allclose(dump.graph(1)[1]["z"][0], [22.0] * 3)

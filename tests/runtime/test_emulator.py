@@ -254,3 +254,48 @@ def test_per_fetch_caches_stay_bounded_when_every_run_fetches_something_new(tf, 
             sess.run(fetches, {x: [[1.0, 1.0]]})
             assert len(sess._closure_cache) <= 3 and len(sess._plans) <= 3
         assert sess.run(y, {x: [[1.0, 1.0]]})[0, 0] == 1.0  # still correct after the caches were dropped
+
+
+def test_last_report_is_the_main_threads_run_while_a_queue_runner_enqueues(tf, hand):
+    """A QueueRunner thread runs its 2-op enqueue graph all the time; last_report stays the user's run."""
+    import threading
+
+    g = tf.Graph()
+    with g.as_default():
+        queue = tf.queue.FIFOQueue(4, [tf.float32], shapes=[[3]])
+        enqueue = queue.enqueue([tf.constant([1.0, 2.0, 3.0])], name="enqueue")
+        batch = queue.dequeue(name="batch")
+        tf.reduce_sum(batch * 2.0, name="loss")
+        runner = tf.compat.v1.train.QueueRunner(queue, [enqueue])
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn(())) as sess:
+        coord = tf.train.Coordinator()
+        threads = runner.create_threads(sess, coord=coord, start=True)
+        try:
+            losses = [sess.run("loss:0") for _ in range(5)]
+            for _ in range(500):  # the runner refills the queue (capacity 4) after the main thread's last step
+                if sess.reports[-1].fetches == ["enqueue"]:
+                    break
+                threading.Event().wait(0.01)
+            last_overall = sess.reports[-1]
+            report = sess.last_report
+        finally:
+            coord.request_stop()
+            sess.run(queue.close(cancel_pending_enqueues=True))
+            coord.join(threads, stop_grace_period_secs=5)
+    assert losses == [12.0] * 5
+    assert last_overall.fetches == ["enqueue"]  # a queue thread ran last
+    assert report.fetches == ["loss:0"] and report in sess.reports
+    assert report.extra["values"]
+
+
+def test_last_report_falls_back_to_any_thread_until_the_creating_thread_runs(tf, hand):
+    import threading
+
+    g = tf.Graph()
+    with g.as_default():
+        tf.add(tf.constant(1.0), 2.0, name="s")
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn(())) as sess:
+        worker = threading.Thread(target=sess.run, args=("s:0",))
+        worker.start()
+        worker.join()
+        assert sess.last_report is not None and sess.last_report.fetches == ["s:0"]

@@ -73,3 +73,42 @@ def test_empty_profiling_options_mean_the_adapters_default_json():
     assert profile.parse_profiling_options("") == profile.DEFAULT_OPTIONS
     with pytest.raises(ValueError, match="not valid JSON"):
         profile.parse_profiling_options("{output:")
+
+
+def _all_files(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize("case", ["under_a_file", "a_file"])
+def test_an_unusable_profiling_output_is_one_config_error_before_running_and_nothing_is_written(tmp_path, case):
+    from npu_jupyter.options.errors import NpuConfigError
+    from npu_jupyter.runtime.run_settings import read_run_settings
+
+    (tmp_path / "file").write_text("a regular file")
+    output = tmp_path / "file" / "prof" / "deeper" if case == "under_a_file" else tmp_path / "file"
+    before = _all_files(tmp_path)
+    cfg = NpuConfig(profiling_mode=True, profiling_options=json.dumps({"output": str(output)}))
+    with pytest.raises(NpuConfigError) as caught:
+        read_run_settings(cfg)
+    message = str(caught.value)
+    assert "profiling_options output" in message and str(output) in message and "regular file" in message
+    assert _all_files(tmp_path) == before
+
+
+def test_a_missing_profiling_output_is_created_when_the_settings_are_read(tmp_path):
+    from npu_jupyter.runtime.run_settings import read_run_settings
+
+    output = tmp_path / "prof" / "run1"
+    read_run_settings(NpuConfig(profiling_mode=True, profiling_options=json.dumps({"output": str(output)})))
+    assert output.is_dir() and list(output.iterdir()) == []
+
+
+def test_a_profiling_output_that_cannot_be_created_names_the_option_and_path(tmp_path):
+    """A name longer than the file system allows cannot be created, even by root."""
+    from npu_jupyter.options.errors import NpuConfigError
+    from npu_jupyter.runtime.run_settings import read_run_settings
+
+    output = tmp_path / ("x" * 300)
+    with pytest.raises(NpuConfigError, match="cannot be created") as caught:
+        read_run_settings(NpuConfig(profiling_mode=True, profiling_options=json.dumps({"output": str(output)})))
+    assert str(output) in str(caught.value) and list(tmp_path.iterdir()) == []

@@ -57,7 +57,7 @@ def test_plans_are_cached_on_disk_under_graph_compiler_cache_dir(tf, tmp_path):
     with EmulatorSession(cfg, g) as sess:
         assert sess.run("s:0") == 3.0
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert files and all(f.startswith("npu_jupyter_plan_") and f.endswith(".pkl") for f in files)
+    assert files and all(f.startswith("npu_jupyter_plan_") and f.endswith(".json") for f in files)
     calls = []
 
     def counting_plan(graph, config, fetches=None):

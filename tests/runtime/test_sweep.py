@@ -46,3 +46,19 @@ def test_sweep_of_an_existing_graph_and_html_is_escaped(tf):
 def test_a_failing_mode_is_a_row_not_an_exception():
     table = sweep(_build, feeds={}, modes=["force_fp16"], steps=1)  # x is not fed
     assert "InvalidArgumentError" in table["force_fp16"].error
+
+
+def test_a_mode_the_adapter_would_refuse_carries_the_plan_errors_and_the_table_marks_it():
+    """allow_fp32_to_bf16 on an Ascend910 is refused by the adapter: the numbers stay, marked, escaped."""
+    table = sweep(_build, feeds=FEEDS, modes=["allow_fp32_to_fp16", "allow_fp32_to_bf16"], steps=1)
+    fine, bf16 = table["allow_fp32_to_fp16"], table["allow_fp32_to_bf16"]
+    assert fine.plan_errors == [] and not fine.refused
+    assert bf16.error is None and bf16.refused and bf16.wall_ms > 0
+    assert any("bf16" in e or "bfloat16" in e for e in bf16.plan_errors), bf16.plan_errors
+    assert table.to_records()[1]["plan_errors"] == bf16.plan_errors
+    page = table._repr_html_()
+    assert "the adapter would refuse this graph" in page and page.count("would refuse") == 1
+    import html
+
+    assert html.escape(bf16.plan_errors[0]) in page
+    assert "would refuse" in repr(table)
