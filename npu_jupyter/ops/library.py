@@ -40,11 +40,14 @@ CUSTOM_OPP_ENV = "ASCEND_CUSTOM_OPP_PATH"
 # Atlas training series and Atlas A2 map onto the two bundled tables.
 SUPPORTED_SOCS: dict[str, tuple[str, str]] = {
     "ascend910": ("Ascend910", r"ascend910(a|proa|prob|premiuma)?"),
-    "ascend910b": ("Ascend910B", r"ascend910b([1-4]|2c|4-1)?"),
+    # Atlas A3 (Ascend910_93xx) has no public table of its own; like Atlas A2 it keeps the original
+    # dtype by default, so it is planned with the Ascend910B table (an approximation).
+    "ascend910b": ("Ascend910B", r"ascend910b([1-4]|2c|4-1)?|ascend910_93\d*"),
 }
 _SOC_SPELLINGS = (
     "Ascend910, Ascend910A, Ascend910ProA, Ascend910ProB, Ascend910PremiumA (Atlas training series); "
-    "Ascend910B, Ascend910B1, Ascend910B2, Ascend910B2C, Ascend910B3, Ascend910B4 (Atlas A2)"
+    "Ascend910B, Ascend910B1, Ascend910B2, Ascend910B2C, Ascend910B3, Ascend910B4 (Atlas A2); "
+    "Ascend910_93xx (Atlas A3, planned with the Ascend910B table)"
 )
 
 

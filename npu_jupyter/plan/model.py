@@ -55,14 +55,19 @@ class Subgraph:
 
 @dataclass
 class Transfer:
-    """A tensor crossing the host/device boundary."""
+    """A tensor crossing the host/device boundary, once per GeOp output / input (not per consumer).
+
+    The adapter gives a GeOp one ``_Retval`` per tensor leaving it and one ``_Arg`` per tensor entering
+    it, however many ops read it, so ``bytes`` is moved once; ``consumers`` lists every reader.
+    """
 
     src: str  # producer op name
-    dst: str  # consumer op name
+    dst: str  # first consumer op name
     tensor: str  # "op:slot"
     dtype: str
     direction: Literal["h2d", "d2h"]
     bytes: int | None = None  # None when the shape is not fully known
+    consumers: list[str] = field(default_factory=list)  # every consumer op name, ``dst`` first
 
 
 @dataclass
@@ -91,6 +96,7 @@ class Plan:
     config_changes: dict[str, Any] = field(default_factory=dict)
     title: str = ""
     notes: list[str] = field(default_factory=list)  # informational (e.g. variables replicated per GeOp)
+    fetches: list[str] = field(default_factory=list)  # what the plan was asked for ("loss"); titles name it
 
     def summary(self) -> dict[str, Any]:
         """Counts a person reads first: where ops run and how many changed precision."""
@@ -115,3 +121,15 @@ class Plan:
         from npu_jupyter.display.mime import mimebundle
 
         return mimebundle(self)
+
+    def __str__(self) -> str:
+        """``print(plan)`` shows the readable text report, not the dataclass dump of every decision.
+
+        ``repr()`` stays the full dataclass form for debugging; notebooks use ``_repr_mimebundle_``.
+        Same rendering and detail level as ``RunReport.__str__``.
+        """
+        from npu_jupyter.display.html import default_detail
+        from npu_jupyter.display.mime import report_payload
+        from npu_jupyter.display.text import render
+
+        return render(report_payload(self), detail=default_detail())

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from npu_jupyter.plan.graph import GraphView
+from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.model import Subgraph, Transfer
 from npu_jupyter.plan.placement import Placement
 from npu_jupyter.plan.settings import PlanSettings
@@ -35,6 +35,9 @@ CUT_OFF_REASON = (
     "without_npu_compile_scope"
 )
 _VARIABLES = frozenset({"VariableV2", "Variable", "VarHandleOp"})
+# tf.train.Saver's checkpoint I/O (ADAPTER-FACTS §3.5-6/8, §3.6: GE cannot run these)
+_CHECKPOINT_OPS = frozenset({"SaveV2", "RestoreV2", "MergeV2Checkpoints", "Save", "SaveSlices", "Restore",
+                             "RestoreSlice", "ShardedFilename", "ShardedFilespec", "StringJoin"})
 
 
 @dataclass
@@ -343,8 +346,14 @@ def _replicated(view: GraphView, cluster_of: list[str | None], s: PlanSettings, 
 
 
 def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[int], part: Partition) -> None:
+    """One Transfer per tensor leaving a GeOp (d2h) and per (tensor, GeOp) it enters (h2d).
+
+    Keyed like the adapter's ``_Retval``/``_Arg`` so that a tensor read by several ops is moved, and
+    counted in ``transfer_bytes``, once; later readers are appended to ``consumers``.
+    """
     order = view.order
     cache: dict[str, int | None] = {}
+    seen: dict[tuple[str, str | None], Transfer] = {}
     for n in order:
         dst_c = cluster_of[n.index]
         # producer indices, not names: most edges stay inside one cluster and are skipped cheaply
@@ -358,18 +367,71 @@ def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[in
             src, slot = n.inputs[pos]
             tensor = f"{src}:{slot}"
             dtype = n.input_dtypes[pos]
-            size = _bytes(view, tensor, dtype, cache)
             is_ref = p.output_refs is not None and slot < len(p.output_refs) and p.output_refs[slot]
             if src_c is not None:
-                part.transfers.append(Transfer(src, n.name, tensor, dtype, "d2h", size))
+                _record(seen, part, (tensor, None), view, n.name, tensor, src, dtype, "d2h", cache)
                 if is_ref:
                     part.errors.append(f"Ref Tensors (e.g., Variables) are not supported as results: "
                                        f"{tensor} of {src_c} read by {n.name}")
             if dst_c is not None:
-                part.transfers.append(Transfer(src, n.name, tensor, dtype, "h2d", size))
+                _record(seen, part, (tensor, dst_c), view, n.name, tensor, src, dtype, "h2d", cache)
                 if is_ref:
                     part.errors.append(f"Ref Tensors (e.g., Variables) are not supported as args: "
                                        f"{tensor} read by {n.name} in {dst_c}")
+
+
+def _record(seen: dict[tuple[str, str | None], Transfer], part: Partition, key: tuple[str, str | None],
+            view: GraphView, consumer: str, tensor: str, src: str, dtype: str, direction: str,
+            cache: dict[str, int | None]) -> None:
+    """Add ``consumer`` to the transfer of ``key``, creating it (and sizing it) on first sight."""
+    t = seen.get(key)
+    if t is not None:
+        if t.consumers[-1] != consumer:  # one op reading the tensor twice is still one consumer
+            t.consumers.append(consumer)
+        return
+    t = Transfer(src, consumer, tensor, dtype, direction, _bytes(view, tensor, dtype, cache), [consumer])
+    seen[key] = t
+    part.transfers.append(t)
+
+
+def _is_checkpoint_plumbing(view: GraphView, group: list[int], preds: list[list[int]],
+                            succs: list[list[int]]) -> bool:
+    """True when a cut-off cluster only carries a Saver's checkpoint paths and control.
+
+    Every ``tf.compat.v1.train.Saver`` adds such clusters (filename consts, ``save/control_dependency``;
+    a sharded one also picks the temp prefix with StaticRegexFullMatch/Select and packs prefixes) next
+    to its SaveV2/RestoreV2, which always run on the host; keeping them there loses no compute, so they
+    deserve no full-offload warning. A cluster qualifies when every op only handles strings (see
+    :func:`_handles_only_paths`) and it touches at least one checkpoint op.
+    """
+    order = view.order
+    touches = False
+    for i in group:
+        n = order[i]
+        if not _handles_only_paths(n):
+            return False
+        touches = touches or n.op in _CHECKPOINT_OPS or any(
+            order[j].op in _CHECKPOINT_OPS for j in (*preds[i], *succs[i]))
+    return touches
+
+
+def _handles_only_paths(n: Node) -> bool:
+    """Checkpoint op, NoOp, an op producing only strings, or a string predicate (StaticRegexFullMatch)."""
+    if n.op in _CHECKPOINT_OPS or n.op == "NoOp":
+        return True
+    outs = n.output_dtypes
+    if outs and all(d == "string" for d in outs):
+        return True
+    ins = n.input_dtypes
+    return bool(ins) and bool(outs) and all(d == "string" for d in ins) and all(d == "bool" for d in outs)
+
+
+def _checkpoint_note(view: GraphView, groups: list[list[int]]) -> str:
+    """Say once that the Saver's path ops stay on the host, so their per-op reasons are not a surprise."""
+    names = [view.order[i].name for g in groups for i in sorted(g)]
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return (f"{len(names)} checkpoint path/control ops of a Saver (SaveV2/RestoreV2 run on the host) are "
+            f"kept on the host with their checkpoint ops, outside the GeOp: {shown}. No compute is lost.")
 
 
 def _cut_off_warning(view: GraphView, cut: list[int], device: list[bool], preds: list[list[int]],
@@ -421,7 +483,12 @@ def partition(view: GraphView, placed: Placement, s: PlanSettings) -> Partition:
             device[i] = False
             placed.engine[i] = "HOST"
             placed.reason[i] = CUT_OFF_REASON
-        part.warnings.append(_cut_off_warning(view, cut_nodes, device, preds, succs))
+        plumbing = [g for g in cut if _is_checkpoint_plumbing(view, g, preds, succs)]
+        worth_warning = sorted(i for g in cut if g not in plumbing for i in g)
+        if worth_warning:
+            part.warnings.append(_cut_off_warning(view, worth_warning, device, preds, succs))
+        if plumbing:
+            part.notes.append(_checkpoint_note(view, plumbing))
     for k, members in enumerate(merged):
         name = f"GeOp{GRAPH_COUNTER}_{k}"
         for i in members:

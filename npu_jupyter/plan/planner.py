@@ -88,6 +88,8 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
         The graph to plan; for a ``tf.function`` its concrete function (its ``.graph`` is read).
     config : NpuConfig, mapping of parameter_map keys, or None
         Session options; unset options take the adapter's C++ defaults (full offload, training).
+        A bad value or unknown key raises NpuConfigError; broken cross-option rules (what
+        ``NpuConfig.validate()`` rejects) are planned anyway and listed in ``plan.errors``.
     fetches : op or tensor names (or tensors/operations), optional
         Plan only what these need.
     soc : str, optional
@@ -96,8 +98,9 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
     from npu_jupyter.plan.partition import partition
     from npu_jupyter.plan.placement import place
     from npu_jupyter.plan.precision import decide_precision
-    from npu_jupyter.plan.settings import config_changes, read_settings
+    from npu_jupyter.plan.settings import checked_config, config_changes, read_settings
 
+    config, config_errors = checked_config(config)
     settings = read_settings(config, soc)
     lib = library_for(settings.soc)
     # Planning allocates many small acyclic objects; the cyclic collector would only rescan them.
@@ -138,7 +141,7 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
         subgraphs=part.subgraphs,
         transfers=part.transfers,
         warnings=placed.warnings + part.warnings + prec.warnings,
-        errors=placed.errors + part.errors + prec.errors,
+        errors=config_errors + placed.errors + part.errors + prec.errors,
         soc=settings.soc,
         precision_mode=prec.mode.name,
         config_changes=config_changes(config),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from npu_jupyter.options.rules import MIXED_PRECISION_MODES, MIXED_PRECISION_V2
 from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.precision_files import (
     FileFindings,
@@ -50,8 +51,6 @@ _MODES_V2 = {
     "cube_hif8": "CUBE_HIF8",
     "mixed_hif8": "MIXED_HIF8",
 }
-_MIXED_V1 = ("allow_mix_precision", "allow_mix_precision_fp16", "allow_mix_precision_bf16")
-_MIXED_V2 = ("mixed_float16", "mixed_bfloat16", "mixed_hif8")
 # SoCs whose cube units default to high precision in training (docs: Atlas A2/A3, 950)
 _HIGH_PRECISION_SOCS = frozenset({"Ascend910B", "Ascend910_93", "Ascend950"})
 _BF16_SOCS = _HIGH_PRECISION_SOCS
@@ -233,11 +232,11 @@ class _Decider:
     def _load_files(self) -> None:
         s = self.s
         if s.modify_mixlist:
-            if s.precision_mode and s.precision_mode not in _MIXED_V1:
+            if s.precision_mode and s.precision_mode not in MIXED_PRECISION_MODES:
                 self.errors.append(
                     "modify_mixlist is assigned, please ensure that precision_mode is assigned to "
                     "'allow_mix_precision' or 'allow_mix_precision_fp16' or 'allow_mix_precision_bf16'(if available).")
-            elif not s.precision_mode and s.precision_mode_v2 and s.precision_mode_v2 not in _MIXED_V2:
+            elif not s.precision_mode and s.precision_mode_v2 and s.precision_mode_v2 not in MIXED_PRECISION_V2:
                 self.errors.append(
                     "modify_mixlist is assigned, please ensure that precision_mode_v2 is assigned to "
                     "'mixed_float16', 'mixed_hif8' or 'mixed_bfloat16'(if available).")

@@ -4,6 +4,17 @@ The planner is called with an ``NpuConfig`` (unset options are ``None`` there), 
 sess.run config that only enables the NpuOptimizer), or with a plain mapping of parameter_map keys.
 Reading every option once into a frozen :class:`PlanSettings` keeps the rule modules free of
 ``None`` checks and makes the defaults they assume visible in one place (ADAPTER-FACTS §1.2).
+
+Validation (:func:`checked_config`) follows the options package so a plan never silently accepts
+what the adapter refuses:
+
+* a bad value or an unknown key (``{"precision_mode": "force_fp17"}``) raises the same
+  :class:`~npu_jupyter.options.errors.NpuConfigError` as building the ``NpuConfig`` would (allowed
+  values, close-match suggestions) -- there is nothing sensible to plan;
+* a config whose options are each valid but break a cross-option rule (``NpuConfig.validate()``)
+  is planned anyway and every broken rule becomes a ``plan.errors`` entry: the adapter only refuses
+  such a config at the first ``sess.run`` (ST error), so a report that shows the problem next to
+  the decisions is more useful than no report.
 """
 
 from __future__ import annotations
@@ -12,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 DEFAULT_SOC = "Ascend910"
+CONFIG_ERROR_SUFFIX = " (the adapter refuses this config at the first sess.run; NpuConfig.validate() raises it)"
 
 
 @dataclass(frozen=True)
@@ -48,16 +60,38 @@ def _read(config: Any, key: str) -> Any:
 
 
 def normalise_soc(soc: str | None) -> str:
-    """Map ``soc_config`` spellings (Ascend910B1, Ascend910_9391, ...) to a table name."""
+    """The op table's display name ("Ascend910", "Ascend910B") for a ``soc_config`` spelling.
+
+    The ops package owns the accepted spellings (:func:`npu_jupyter.ops.library.resolve_soc`); an
+    unknown one raises its ValueError naming the supported spellings.
+    """
     if not soc:
         return DEFAULT_SOC
-    text = str(soc).strip()
-    upper = text.upper()
-    if upper.startswith("ASCEND910B") or upper.startswith("ASCEND910_93"):
-        return "Ascend910B"
-    if upper.startswith("ASCEND910"):
-        return "Ascend910"
-    return text
+    from npu_jupyter.ops.library import SUPPORTED_SOCS, resolve_soc
+
+    return SUPPORTED_SOCS[resolve_soc(str(soc))][0]
+
+
+def checked_config(config: Any) -> tuple[Any, list[str]]:
+    """``config`` as a validated ``NpuConfig`` (None stays None) and its broken cross-option rules.
+
+    Mappings go through ``NpuConfig`` so bad values and unknown keys raise its NpuConfigError.
+    Broken rules are returned, not raised (see the module doc). The modify_mixlist rule is left out:
+    the precision stage reports it in the adapter's own words and would otherwise say it twice.
+    """
+    if config is None:
+        return None, []
+    from npu_jupyter.options import rules
+    from npu_jupyter.options.config import NpuConfig
+
+    if isinstance(config, Mapping):
+        config = NpuConfig(dict(config))
+    problems = config.problems() if callable(getattr(config, "problems", None)) else []
+    if not problems:
+        return config, []
+    changed = config.changed() if callable(getattr(config, "changed", None)) else {}
+    reported_later = set(rules.mixlist_needs_mixed_mode(rules.View(changed)))
+    return config, [p + CONFIG_ERROR_SUFFIX for p in problems if p not in reported_later]
 
 
 def read_settings(config: Any, soc: str | None = None) -> PlanSettings:

@@ -167,3 +167,8 @@ def test_loading_the_library_does_not_import_tensorflow() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
     assert out == "False"
+
+
+@pytest.mark.parametrize("name", ["Ascend910_9391", "ascend910_9382", "Ascend910_93"])
+def test_atlas_a3_spellings_resolve_to_the_910b_table(name):
+    assert resolve_soc(name) == "ascend910b"

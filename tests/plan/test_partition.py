@@ -173,3 +173,82 @@ def test_a_host_op_on_a_parallel_branch_does_not_split_the_cluster():
     p = plan(g)
     assert {p.ops[n].cluster for n in ("y", "mm", "relu", "join", "out")} == {"GeOp1_0"}
     assert [w for w in p.warnings if "cut off" in w and "mm" in w] == []
+
+
+def _on_host(t, name):
+    """``t`` through a PyFunc (host only), keeping its static shape so transfers have bytes."""
+    out = v1.py_func(np.tanh, [t], tf.float32, name=name)
+    out.set_shape(t.shape)
+    return out
+
+
+def _host_tensor_read_twice():
+    """A PyFunc output read by two ops of the same GeOp, and a device tensor read by two host ops."""
+    g = tf.Graph()
+    with g.as_default():
+        h = _on_host(v1.placeholder(tf.float32, [8, 16], name="x"), "host_fn")
+        s = tf.add(tf.exp(h, name="exp_a"), tf.sigmoid(h, name="sig_b"), name="sum")
+        _on_host(s, "host_out0")
+        _on_host(s, "host_out1")
+    return g
+
+
+def test_a_tensor_read_by_two_ops_of_one_geop_is_one_transfer_with_both_consumers():
+    p = plan(_host_tensor_read_twice())
+    into = [t for t in p.transfers if t.tensor == "host_fn:0"]
+    assert len(into) == 1
+    assert into[0].direction == "h2d" and into[0].consumers == ["exp_a", "sig_b"]
+    out = [t for t in p.transfers if t.tensor == "sum:0"]
+    assert len(out) == 1
+    assert out[0].direction == "d2h" and out[0].consumers == ["host_out0", "host_out1"]
+
+
+def test_transfer_bytes_count_each_crossing_tensor_once():
+    p = plan(_host_tensor_read_twice())
+    by_tensor = {t.tensor: t.bytes for t in p.transfers}
+    assert p.summary()["transfer_bytes"] == sum(by_tensor.values())
+    assert p.summary()["transfer_bytes"] == 8 * 16 * 4 * len(by_tensor)
+
+
+def test_a_tensor_entering_two_geops_is_one_transfer_per_geop():
+    g = tf.Graph()
+    with g.as_default():
+        h = _on_host(v1.placeholder(tf.float32, [4, 4], name="x"), "host_fn")
+        tf.add(_on_host(tf.exp(h, name="first"), "host_mid"), h, name="second")
+    p = plan(g, MIX)
+    assert p.ops["first"].cluster != p.ops["second"].cluster
+    into = sorted((t.consumers[0], p.ops[t.dst].cluster) for t in p.transfers
+                  if t.tensor == "host_fn:0" and t.direction == "h2d")
+    assert into == sorted([("first", p.ops["first"].cluster), ("second", p.ops["second"].cluster)])
+
+
+def _saver_training_graph(sharded: bool):
+    """A TF1 training step with a real tf.compat.v1.train.Saver (SaveV2/RestoreV2 plumbing)."""
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [4, 3], name="x")
+        w = v1.get_variable("w", [3, 2])
+        loss = tf.reduce_sum(tf.matmul(x, w), name="loss")
+        v1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+        v1.train.Saver(sharded=sharded)
+    return g
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_saver_checkpoint_plumbing_gives_no_cut_off_warning(sharded):
+    p = plan(_saver_training_graph(sharded))
+    assert not any("cut off" in w for w in p.warnings)
+    cut = [d for d in p.ops.values() if d.placement_reason == CUT_OFF_REASON]
+    assert cut and all(d.name.startswith("save") for d in cut)  # per-op reasons stay
+    assert any("checkpoint" in n and cut[0].name in n for n in p.notes)
+
+
+def test_compute_cut_off_next_to_a_saver_still_warns():
+    g = _saver_training_graph(False)
+    with g.as_default():
+        h = v1.py_func(np.tanh, [g.get_tensor_by_name("loss:0")], tf.float32, name="host_fn")
+        tf.exp(tf.exp(h, name="cut_exp"), name="cut_exp2")
+    p = plan(g)
+    (warning,) = [w for w in p.warnings if "cut off" in w]
+    assert "2 supported ops are cut off" in warning and "cut_exp2" in warning
+    assert "save/" not in warning  # the Saver's path ops are left to the note

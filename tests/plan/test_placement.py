@@ -200,9 +200,22 @@ def test_in_out_pair_node_the_device_cannot_run_is_an_error():
     assert "square is not supported npu node." in p.errors
 
 
-def test_malformed_in_out_pair_is_an_error_with_the_adapter_text():
-    p = plan(_chain(), {"mix_compile_mode": True, "in_out_pair": "[['a']]"})
-    assert p.errors == ["in_out_pair: [['a']] is invalid."]
+def test_malformed_in_out_pair_in_a_dict_config_raises_the_option_error():
+    from npu_jupyter.options.errors import NpuConfigError
+
+    with pytest.raises(NpuConfigError, match="in_out_pair.*malformed"):
+        plan(_chain(), {"mix_compile_mode": True, "in_out_pair": "[['a']]"})
+
+
+def test_malformed_in_out_pair_imported_from_a_session_config_is_an_error_with_the_adapter_text():
+    from npu_jupyter.options.config import NpuConfig
+
+    proto = NpuConfig(mix_compile_mode=True).to_config_proto()
+    (npu,) = [o for o in proto.graph_options.rewrite_options.custom_optimizers if o.name == "NpuOptimizer"]
+    npu.parameter_map["in_out_pair"].s = b"[['a']]"
+    p = plan(_chain(), NpuConfig.from_config_proto(proto))  # imports keep bad values as the adapter reads them
+    assert "in_out_pair: [['a']] is invalid." in p.errors
+    assert any(e.startswith("in_out_pair:") and "malformed" in e for e in p.errors)
 
 
 def test_in_out_pair_parser_reads_the_documented_example():
