@@ -5,7 +5,7 @@
  */
 
 import { clear, h, s } from './elements';
-import { GraphLayout, LayoutCache, PlacedNode, layoutGraph, nodeSubtitle, nodeTitle, shortLabel } from './layout';
+import { GraphLayout, LayoutCache, LINE_HEIGHT, PlacedNode, fitZoom, layoutGraph, nodeLines, shortLabel } from './layout';
 import { ENGINE_LABELS, engineClass, opClasses } from './palette';
 import type { Report } from './schema';
 import { ScopeNode, ScopeTree, VisibleGraph, ancestors, initialExpansion, opKey, visibleGraph } from './scopes';
@@ -84,10 +84,17 @@ export class GraphView {
     return this.zoom;
   }
 
-  /** Zoom so the whole drawing fits the width of the view. */
+  /**
+   * Zoom so the whole drawing fits the view, width and height. The view grows with its content up
+   * to a maximum height (or the height the user dragged it to), so fit against that height.
+   */
   fit(): void {
     const width = this.node.clientWidth || 800;
-    this.setZoom(Math.min(1, (width - 8) / Math.max(1, this.placed.width)));
+    const style = typeof getComputedStyle === 'function' ? getComputedStyle(this.node) : null;
+    const dragged = this.node.style.height !== '';
+    const max = parseFloat(style?.maxHeight ?? '');
+    const height = dragged || !(max > 0) ? this.node.clientHeight || 600 : max;
+    this.setZoom(fitZoom(this.placed, { width, height }));
   }
 
   /** Open every scope around an op, highlight it and scroll it into view. */
@@ -180,7 +187,8 @@ export class GraphView {
 
   private drawNode(placed: PlacedNode, k: number): SVGGElement {
     const { node, box } = placed;
-    const title = nodeTitle(this.report, node);
+    const lines = nodeLines(this.cache, node);
+    const title = lines.name;
     if (node.kind === 'cluster') {
       return s(
         'g',
@@ -198,18 +206,33 @@ export class GraphView {
         s('title', {}, `${node.scope.path || title}: ${node.scope.total} ops \u2014 click to expand`),
         s('rect', { x: box.x, y: box.y, width: box.width, height: box.height, rx: 4, class: 'npu-scope-box' }),
         s('text', { x: cx, y: box.y + 14, 'text-anchor': 'middle', class: 'npu-label' }, `\u25b8 ${shortLabel(title)}`),
-        s('text', { x: cx, y: box.y + 27, 'text-anchor': 'middle', class: 'npu-sublabel' }, nodeSubtitle(this.report, node)),
+        s('text', { x: cx, y: box.y + 27, 'text-anchor': 'middle', class: 'npu-sublabel' }, lines.kind),
         this.mixBars(node.scope, box.x + 4, box.y + box.height - 9, box.width - 8)
       );
     }
     const op = this.report.ops[node.op];
     return s(
       'g',
-      { class: `npu-op ${opClasses(op)}`, 'data-key': k, 'data-op': node.op, role: 'button', tabindex: 0 },
-      s('title', {}, `${op.n}\n${op.t} on ${ENGINE_LABELS[op.e]}, ${op.d0 || '-'} \u2192 ${op.d1 || '-'}`),
+      {
+        class: `npu-op ${opClasses(op)}`,
+        'data-key': k,
+        'data-op': node.op,
+        role: 'button',
+        tabindex: 0,
+        // The name a screen reader says; the full story (reasons) is in the tooltip and details.
+        'aria-label': `${op.n} (${op.t})`
+      },
+      s(
+        'title',
+        {},
+        `${op.n}\n${op.t} on ${ENGINE_LABELS[op.e]}, ${op.d0 || '-'} \u2192 ${op.d1 || '-'}\n` +
+          `placement: ${this.report.reasons[op.pr]}\nprecision: ${this.report.reasons[op.xr]}`
+      ),
       s('rect', { x: box.x, y: box.y, width: box.width, height: box.height, rx: 4, class: 'npu-op-box' }),
       s('text', { x: cx, y: box.y + 14, 'text-anchor': 'middle', class: 'npu-label' }, shortLabel(title)),
-      s('text', { x: cx, y: box.y + 27, 'text-anchor': 'middle', class: 'npu-sublabel' }, shortLabel(nodeSubtitle(this.report, node)))
+      s('text', { x: cx, y: box.y + 27, 'text-anchor': 'middle', class: 'npu-sublabel' }, shortLabel(lines.kind)),
+      lines.change &&
+        s('text', { x: cx, y: box.y + 27 + LINE_HEIGHT, 'text-anchor': 'middle', class: 'npu-sublabel npu-dtype-change' }, lines.change)
     );
   }
 

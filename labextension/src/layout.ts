@@ -12,6 +12,7 @@
 
 import { graphlib, layout as dagreLayout } from '@dagrejs/dagre';
 
+import { BoxLines, opLines, opShortNames, scopeLines } from './labels';
 import type { Report } from './schema';
 import { ScopeNode, ScopeTree, VisibleNode, ancestors, opKey } from './scopes';
 
@@ -44,7 +45,9 @@ export interface GraphLayout {
 
 const CHAR_WIDTH = 6.6;
 const MAX_LABEL_CHARS = 28;
-const NODE_HEIGHT = 34;
+/** Height of an op box with two lines of text, and how much a third line (dtype change) adds. */
+export const NODE_HEIGHT = 34;
+export const LINE_HEIGHT = 13;
 const SCOPE_HEIGHT = 44;
 
 /** What a box's first line reads; long names keep their end, which is the distinctive part. */
@@ -52,36 +55,33 @@ export function shortLabel(text: string, max = MAX_LABEL_CHARS): string {
   return text.length <= max ? text : `\u2026${text.slice(text.length - max + 1)}`;
 }
 
-export function nodeTitle(report: Report, node: VisibleNode): string {
-  if (node.kind === 'op') {
-    const name = report.ops[node.op].n;
-    const cut = name.lastIndexOf('/');
-    return cut < 0 ? name : name.slice(cut + 1);
-  }
-  return node.scope.label;
+/** The text lines of a visible box (op or collapsed scope / frame). */
+export function nodeLines(cache: LayoutCache, node: VisibleNode): BoxLines {
+  return node.kind === 'op' ? opLines(cache.report, cache.shortNames, node.op) : scopeLines(node.scope);
 }
 
-/** The second line: the op type, or its dtype decision when the name already says the type. */
-export function nodeSubtitle(report: Report, node: VisibleNode): string {
-  if (node.kind === 'op') {
-    const op = report.ops[node.op];
-    if (op.t !== nodeTitle(report, node)) {
-      return op.t;
-    }
-    return op.d0 === op.d1 ? op.d1 || op.t : `${op.d0 || '-'} \u2192 ${op.d1 || '-'}`;
-  }
-  return `${node.scope.total} ops`;
-}
-
-function nodeSize(report: Report, node: VisibleNode): { width: number; height: number } {
+function nodeSize(cache: LayoutCache, node: VisibleNode): { width: number; height: number } {
+  const lines = nodeLines(cache, node);
   const chars = Math.max(
-    shortLabel(nodeTitle(report, node)).length + (node.kind === 'scope' ? 2 : 0),
-    shortLabel(nodeSubtitle(report, node)).length
+    shortLabel(lines.name).length + (node.kind === 'scope' ? 2 : 0),
+    shortLabel(lines.kind).length,
+    lines.change.length
   );
   return {
     width: Math.max(70, Math.ceil(chars * CHAR_WIDTH) + 16),
-    height: node.kind === 'scope' ? SCOPE_HEIGHT : NODE_HEIGHT
+    height: node.kind === 'scope' ? SCOPE_HEIGHT : NODE_HEIGHT + (lines.change ? LINE_HEIGHT : 0)
   };
+}
+
+/**
+ * The zoom at which a drawing fits a view in both directions: never above 1 (text would only
+ * grow), never below `min` (text would be unreadable; the view scrolls instead).
+ */
+export function fitZoom(drawing: { width: number; height: number }, view: { width: number; height: number }, min = 0.1): number {
+  const pad = 8;
+  const zx = (view.width - pad) / Math.max(1, drawing.width);
+  const zy = (view.height - pad) / Math.max(1, drawing.height);
+  return Math.max(min, Math.min(1, zx, zy));
 }
 
 const FRAME_HEADER = 24;
@@ -101,12 +101,15 @@ export class LayoutCache {
   private readonly chains: ScopeNode[][];
   private readonly subtreeOps = new Map<ScopeNode, number[]>();
   readonly interiors = new Map<ScopeNode, Interior>();
+  /** Each op's first line, disambiguated among the ops drawn beside it. */
+  readonly shortNames: string[];
 
   constructor(
     readonly report: Report,
     readonly tree: ScopeTree
   ) {
     this.chains = report.ops.map((_, k) => ancestors(tree, k));
+    this.shortNames = opShortNames(report, tree);
   }
 
   /** Key of the box that stands for `op` among the children of `scope`. */
@@ -179,11 +182,10 @@ function layoutInterior(cache: LayoutCache, scope: ScopeNode, expanded: Readonly
   if (cached && cached.signature === sig) {
     return cached;
   }
-  const report = cache.report;
   const items: Interior['items'] = scope.children.map(child => {
     if (child.kind === 'op') {
       const node: VisibleNode = { key: opKey(child.op), kind: 'op', op: child.op, parent: null };
-      return { key: node.key, kind: 'op' as const, op: child.op, scope: null, box: { x: 0, y: 0, ...nodeSize(report, node) }, inner: null };
+      return { key: node.key, kind: 'op' as const, op: child.op, scope: null, box: { x: 0, y: 0, ...nodeSize(cache, node) }, inner: null };
     }
     if (expanded.has(child.scope.id)) {
       const inner = layoutInterior(cache, child.scope, expanded);
@@ -191,7 +193,7 @@ function layoutInterior(cache: LayoutCache, scope: ScopeNode, expanded: Readonly
       return { key: child.scope.id, kind: 'cluster' as const, op: -1, scope: child.scope, box, inner };
     }
     const node: VisibleNode = { key: child.scope.id, kind: 'scope', scope: child.scope, parent: null };
-    return { key: node.key, kind: 'scope' as const, op: -1, scope: child.scope, box: { x: 0, y: 0, ...nodeSize(report, node) }, inner: null };
+    return { key: node.key, kind: 'scope' as const, op: -1, scope: child.scope, box: { x: 0, y: 0, ...nodeSize(cache, node) }, inner: null };
   });
   const g = new graphlib.Graph({ multigraph: false });
   g.setGraph({ rankdir: 'TB', nodesep: 18, ranksep: 34, edgesep: 8, marginx: 0, marginy: 0 });
@@ -217,6 +219,13 @@ function layoutInterior(cache: LayoutCache, scope: ScopeNode, expanded: Readonly
     ...e,
     points: (g.edge(e.source, e.target).points ?? []).map(p => ({ x: p.x, y: p.y }))
   }));
+  // Edges may bend outside the boxes' extent; the drawing must hold them too, or they are cut off.
+  for (const e of edges) {
+    for (const p of e.points) {
+      width = Math.max(width, p.x + 2);
+      height = Math.max(height, p.y + 2);
+    }
+  }
   const interior: Interior = { signature: sig, width, height, items, edges };
   cache.interiors.set(scope, interior);
   return interior;

@@ -5,7 +5,14 @@
 
 import { h } from './elements';
 import { ENGINE_LABELS, engineClass } from './palette';
+import { plural } from './labels';
 import type { Report } from './schema';
+
+/** A count chip whose noun agrees with the count: "1 cluster", "2 clusters". */
+function countChip(n: number, singular: string, extraClass = '', many = `${singular}s`): HTMLElement {
+  const [value, ...noun] = plural(n, singular, many).split(' ');
+  return chip(noun.join(' '), value, extraClass);
+}
 
 function chip(label: string, value: string, extraClass = ''): HTMLElement {
   return h(
@@ -34,20 +41,21 @@ export function formatBytes(bytes: number | null): string {
 export function summaryBar(report: Report): HTMLElement {
   const s = report.summary;
   const bar = h('div', { class: 'npu-summary', role: 'list', 'aria-label': 'report summary' });
+  const bytes = ` (${formatBytes(s.transfer_bytes)})`;
   bar.append(
-    chip('ops', String(s.ops)),
+    countChip(s.ops, 'op'),
     chip(ENGINE_LABELS.AI_CORE, String(s.ai_core), `npu-chip-engine ${engineClass('AI_CORE')}`),
     chip(ENGINE_LABELS.AI_CPU, String(s.ai_cpu), `npu-chip-engine ${engineClass('AI_CPU')}`),
     chip(ENGINE_LABELS.HOST, String(s.host), `npu-chip-engine ${engineClass('HOST')}`),
     chip('precision changed', String(s.precision_changed)),
-    chip('clusters', String(s.clusters)),
-    chip(`transfers (${formatBytes(s.transfer_bytes)})`, String(s.transfers)),
-    chip('warnings', String(report.warnings.length), report.warnings.length ? 'npu-chip-warn' : ''),
-    chip('errors', String(report.errors.length), report.errors.length ? 'npu-chip-error' : '')
+    countChip(s.clusters, 'cluster'),
+    countChip(s.transfers, `transfer${bytes}`, '', `transfers${bytes}`),
+    countChip(report.warnings.length, 'warning', report.warnings.length ? 'npu-chip-warn' : ''),
+    countChip(report.errors.length, 'error', report.errors.length ? 'npu-chip-error' : '')
   );
   if (report.run) {
     const r = report.run;
-    bar.append(chip('backend', r.backend), chip('steps', String(r.steps)), chip('ms wall', r.wall_ms.toFixed(1)));
+    bar.append(chip('backend', r.backend), countChip(r.steps, 'step'), chip('ms wall', r.wall_ms.toFixed(1)));
     if (r.first_overflow !== null) {
       bar.append(chip('first overflow', r.first_overflow, 'npu-chip-error'));
     }

@@ -7,16 +7,25 @@
 import { clear, h } from './elements';
 import { ENGINE_LABELS, opClasses } from './palette';
 import { ENGINES, Engine, Report } from './schema';
+import { plural } from './labels';
 import { DEFAULT_QUERY, SortKey, TableQuery, searchTexts, selectRows } from './tabledata';
 
-/** Must match `.npu-table tbody tr` height in style/base.css. */
-export const ROW_HEIGHT = 24;
+/** Must match `.npu-table tbody tr.npu-row` height in style/base.css (two 13 px lines + padding). */
+export const ROW_HEIGHT = 32;
 const OVERSCAN = 12;
 
-interface Column {
+export interface Column {
   key: SortKey;
   label: string;
   cell: (op: number) => string;
+  /**
+   * CSS width; columns without one share what is left. The two reason columns -- why an op runs
+   * where it runs and in which precision, the point of the report -- are the ones left without,
+   * so they get most of the table; short fixed texts (index, engine, cluster) get narrow columns.
+   */
+  width?: string;
+  /** Text wraps onto a second line (and the full text is always on hover). */
+  wrap?: boolean;
 }
 
 export class OpTable {
@@ -47,7 +56,7 @@ export class OpTable {
     this.scroller = h(
       'div',
       { class: 'npu-table-scroll' },
-      h('table', { class: 'npu-table' }, h('thead', {}, this.headRow), this.body)
+      h('table', { class: 'npu-table' }, this.colgroup(), h('thead', {}, this.headRow), this.body)
     );
     this.scroller.addEventListener('scroll', () => this.schedule());
     this.body.addEventListener('click', event => {
@@ -65,30 +74,61 @@ export class OpTable {
     const r = this.report;
     const ops = r.ops;
     const columns: Column[] = [
-      { key: 'index', label: '#', cell: k => String(k) },
-      { key: 'name', label: 'op', cell: k => ops[k].n },
-      { key: 'type', label: 'type', cell: k => ops[k].t },
-      { key: 'engine', label: 'engine', cell: k => ENGINE_LABELS[ops[k].e] },
+      { key: 'index', label: '#', cell: k => String(k), width: '3.2em' },
+      { key: 'name', label: 'op', cell: k => ops[k].n, width: '17%', wrap: true },
+      { key: 'type', label: 'type', cell: k => ops[k].t, width: '9%' },
+      { key: 'engine', label: 'engine', cell: k => ENGINE_LABELS[ops[k].e], width: '5em' },
       {
         key: 'precision',
         label: 'dtype',
-        cell: k => (ops[k].d0 === ops[k].d1 ? ops[k].d1 || '-' : `${ops[k].d0 || '-'} \u2192 ${ops[k].d1 || '-'}`)
+        cell: k => (ops[k].d0 === ops[k].d1 ? ops[k].d1 || '-' : `${ops[k].d0 || '-'} \u2192 ${ops[k].d1 || '-'}`),
+        width: '8em',
+        wrap: true
       },
-      { key: 'cluster', label: 'cluster', cell: k => (ops[k].c >= 0 ? r.clusters[ops[k].c].name : '') },
-      { key: 'placementReason', label: 'placement reason', cell: k => r.reasons[ops[k].pr] },
-      { key: 'precisionReason', label: 'precision reason', cell: k => r.reasons[ops[k].xr] }
+      {
+        key: 'cluster',
+        label: 'cluster',
+        cell: k => (ops[k].c >= 0 ? r.clusters[ops[k].c].name : ''),
+        width: '5em'
+      },
+      { key: 'placementReason', label: 'placement reason', cell: k => r.reasons[ops[k].pr], wrap: true },
+      { key: 'precisionReason', label: 'precision reason', cell: k => r.reasons[ops[k].xr], wrap: true }
     ];
     if (ops.some(op => op.us !== undefined)) {
-      columns.push({ key: 'time', label: '\u00b5s', cell: k => (ops[k].us === undefined ? '' : ops[k].us!.toFixed(1)) });
+      columns.push({
+        key: 'time',
+        label: '\u00b5s',
+        cell: k => (ops[k].us === undefined ? '' : ops[k].us!.toFixed(1)),
+        width: '5em'
+      });
     }
     if (ops.some(op => op.dr !== undefined)) {
       columns.push({
         key: 'drift',
         label: 'max rel drift',
-        cell: k => (ops[k].dr === undefined ? '' : ops[k].dr!.max_rel.toExponential(2) + (ops[k].ov ? ' (inf/NaN)' : ''))
+        cell: k => (ops[k].dr === undefined ? '' : ops[k].dr!.max_rel.toExponential(2) + (ops[k].ov ? ' (inf/NaN)' : '')),
+        width: '8em',
+        wrap: true
       });
     }
     return columns;
+  }
+
+  /** The columns shown, in order (their widths and wrapping are part of the layout). */
+  get columnSpecs(): readonly Column[] {
+    return this.columns;
+  }
+
+  private colgroup(): HTMLElement {
+    const group = h('colgroup');
+    for (const col of this.columns) {
+      const el = h('col', { class: `npu-col-${col.key}` });
+      if (col.width) {
+        el.style.width = col.width;
+      }
+      group.append(el);
+    }
+    return group;
   }
 
   private controls(): HTMLElement {
@@ -131,7 +171,7 @@ export class OpTable {
   private refresh(): void {
     this.rows = selectRows(this.report, this.query, this.texts);
     this.drawn.stale = true;
-    this.countLabel.textContent = `${this.rows.length} of ${this.report.ops.length} ops`;
+    this.countLabel.textContent = `${this.rows.length} of ${plural(this.report.ops.length, 'op')}`;
     this.scroller.scrollTop = 0;
     this.renderHead();
     this.renderRows();
@@ -202,7 +242,11 @@ export class OpTable {
       }
       for (const col of this.columns) {
         const text = col.cell(op);
-        tr.append(h('td', { title: text.length > 24 ? text : undefined }, text));
+        if (col.wrap) {
+          tr.append(h('td', { title: text || undefined }, h('div', { class: 'npu-wrap' }, text)));
+        } else {
+          tr.append(h('td', { title: text.length > 10 ? text : undefined }, text));
+        }
       }
       this.body.append(tr);
     }

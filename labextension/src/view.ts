@@ -7,7 +7,7 @@
 import { clear, h } from './elements';
 import { GraphView } from './graphview';
 import { ColourMode, ENGINE_LABELS, PRECISION_LABELS, PrecisionCategory, engineClass, precisionClass } from './palette';
-import { ENGINES, Report, parseReport } from './schema';
+import { ENGINES, MIME_TYPE, Report, parseReport } from './schema';
 import { buildScopeTree } from './scopes';
 import { findings, summaryBar } from './summary';
 import { OpTable } from './tableview';
@@ -25,6 +25,8 @@ export function renderReport(host: HTMLElement, payload: unknown): ReportView | 
   const t0 = performance.now();
   clear(host);
   host.classList.add('npu-report');
+  // As JupyterLab's own renderers do: says which MIME type this output shows.
+  host.setAttribute('data-mime-type', MIME_TYPE);
   const parsed = parseReport(payload);
   if (!parsed.ok) {
     host.append(h('div', { class: 'npu-message', role: 'alert' }, parsed.message));
@@ -33,6 +35,22 @@ export function renderReport(host: HTMLElement, payload: unknown): ReportView | 
   const view = build(host, parsed.report);
   host.setAttribute('data-render-ms', (performance.now() - t0).toFixed(1));
   return view;
+}
+
+/**
+ * The grey line next to the title: the facts the title does not already state (the planner's
+ * titles usually name the SoC and precision mode; a custom title may not).
+ */
+export function subtitle(report: Report, title: string): string {
+  const parts: string[] = [];
+  if (report.soc && !title.includes(report.soc)) {
+    parts.push(report.soc);
+  }
+  const mode = report.effective_precision_mode;
+  if (mode && !title.includes(mode)) {
+    parts.push(`precision_mode ${mode}`);
+  }
+  return parts.join(' \u00b7 ');
 }
 
 function legend(): HTMLElement {
@@ -107,18 +125,20 @@ function build(host: HTMLElement, report: Report): ReportView {
     ...modes,
     tool('\u2212', 'zoom out', () => graph.setZoom(graph.zoomLevel / 1.25)),
     tool('+', 'zoom in', () => graph.setZoom(graph.zoomLevel * 1.25)),
-    tool('fit', 'fit width', () => graph.fit()),
+    tool('fit', 'fit the whole graph in view', () => graph.fit()),
     tool('collapse', 'collapse all scopes', () => {
       graph.collapseAll();
       graph.highlight(selected);
     }),
     legend()
   );
+  const title = report.title || (report.kind === 'run' ? 'Run report' : 'Plan');
+  const sub = subtitle(report, title);
   const header = h(
     'div',
     { class: 'npu-header' },
-    h('span', { class: 'npu-title' }, report.title || (report.kind === 'run' ? 'Run report' : 'Plan')),
-    h('span', { class: 'npu-subtitle' }, `${report.soc} \u00b7 precision_mode ${report.effective_precision_mode}`)
+    h('span', { class: 'npu-title' }, title),
+    sub && h('span', { class: 'npu-subtitle' }, sub)
   );
   host.append(header, summaryBar(report));
   const found = findings(report);

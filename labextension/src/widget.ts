@@ -12,6 +12,8 @@ export class ReportWidget extends Widget implements IRenderMime.IRenderer {
   constructor(private readonly mimeType: string = MIME_TYPE) {
     super();
     this.addClass('npu-report-widget');
+    // JupyterLab's own renderers mark their node with the MIME type they render.
+    this.node.dataset.mimeType = mimeType;
   }
 
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { LayoutCache, layoutGraph, shortLabel } from '../src/layout';
+import { LayoutCache, NODE_HEIGHT, fitZoom, layoutGraph, shortLabel } from '../src/layout';
 import { Report, parseReport } from '../src/schema';
 import { buildScopeTree, opKey } from '../src/scopes';
 import { OpSpec, payload, smallTraining } from './fixtures';
@@ -76,5 +76,40 @@ describe('layoutGraph', () => {
   it('shortens long labels from the front, keeping the distinctive end', () => {
     expect(shortLabel('abc', 5)).toBe('abc');
     expect(shortLabel('Conv2DBackpropFilter', 8)).toBe('\u2026pFilter');
+  });
+
+  it('makes a box taller for the dtype-change line only when the dtype changed', () => {
+    const r = report(payload([{ n: 'a', t: 'MatMul', d1: 'float16' }, { n: 'b', t: 'MatMul', i: [0] }]));
+    const placed = layoutGraph(new LayoutCache(r, buildScopeTree(r)), new Set());
+    const box = (op: number) => placed.nodes.find(n => n.node.key === opKey(op))!.box;
+    expect(box(0).height).toBeGreaterThan(NODE_HEIGHT);
+    expect(box(1).height).toBe(NODE_HEIGHT);
+  });
+
+  it('sizes the drawing to hold every edge point as well as every box', () => {
+    const ops: OpSpec[] = Array.from({ length: 12 }, (_, k) => ({ n: `op${k}`, i: k > 0 ? [0, k - 1] : [] }));
+    const r = report(payload(ops));
+    const placed = layoutGraph(new LayoutCache(r, buildScopeTree(r)), new Set());
+    for (const e of placed.edges) {
+      for (const p of e.points) {
+        expect(p.x).toBeLessThanOrEqual(placed.width);
+        expect(p.y).toBeLessThanOrEqual(placed.height);
+      }
+    }
+  });
+});
+
+describe('fitZoom', () => {
+  it('shrinks a tall drawing to the view height, not only to its width', () => {
+    expect(fitZoom({ width: 400, height: 2000 }, { width: 808, height: 508 })).toBeCloseTo(0.25);
+  });
+
+  it('shrinks a wide drawing to the view width', () => {
+    expect(fitZoom({ width: 1600, height: 100 }, { width: 808, height: 508 })).toBeCloseTo(0.5);
+  });
+
+  it('never enlarges a small drawing and never goes below the minimum', () => {
+    expect(fitZoom({ width: 100, height: 100 }, { width: 808, height: 508 })).toBe(1);
+    expect(fitZoom({ width: 100000, height: 100 }, { width: 808, height: 508 })).toBe(0.1);
   });
 });

@@ -1,7 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import { opKey } from '../src/scopes';
-import { renderReport } from '../src/view';
+import { ROW_HEIGHT } from '../src/tableview';
+import { renderReport, subtitle } from '../src/view';
+import { MIME_TYPE, parseReport } from '../src/schema';
 import { payload, smallTraining } from './fixtures';
 
 const HOSTILE_IMG = '<img src=x onerror="window.__pwned=1">';
@@ -137,14 +139,80 @@ describe('renderReport', () => {
     expect(rows().length).toBeLessThan(100);
     const row5 = rows().find(tr => tr.getAttribute('data-op') === '5')!;
     const scroller = host.querySelector<HTMLElement>('.npu-table-scroll')!;
-    scroller.scrollTop = 48;
+    scroller.scrollTop = 2 * ROW_HEIGHT;
     scroller.dispatchEvent(new Event('scroll'));
     await new Promise(resolve => setTimeout(resolve, 50));
     expect(rows().includes(row5)).toBe(true);
-    scroller.scrollTop = 24 * 500;
+    scroller.scrollTop = ROW_HEIGHT * 500;
     scroller.dispatchEvent(new Event('scroll'));
     await new Promise(resolve => setTimeout(resolve, 50));
     expect(rows().some(tr => tr.getAttribute('data-op') === '500')).toBe(true);
     expect(rows().includes(row5)).toBe(false);
+  });
+
+  it('says "1 cluster", "1 step", "1 warning", "1 error" and "2 ops" in the summary', () => {
+    const run = { backend: 'emulator', steps: 1, wall_ms: 3, reference_wall_ms: null, first_overflow: null,
+      dump_dir: null, trace_file: null, op_summary_csv: null };
+    renderReport(host, payload([{ n: 'a' }, { n: 'b', i: [0] }], { kind: 'run', run, warnings: ['w'], errors: ['e'] }));
+    const chips = [...host.querySelectorAll('.npu-summary .npu-chip')].map(c => c.textContent);
+    expect(chips).toEqual(expect.arrayContaining(['2ops', '1cluster', '1warning', '1error', '1step']));
+    expect(chips.join(' ')).not.toMatch(/\b1(clusters|warnings|errors|steps)\b/);
+    renderReport(host, payload([{ n: 'a' }]));
+    expect(host.querySelector('.npu-summary')?.textContent).toContain('1op');
+    expect(host.querySelector('.npu-table-count')?.textContent).toBe('1 of 1 op');
+  });
+
+  it('drops the subtitle when the title already names the SoC and precision mode', () => {
+    renderReport(host, payload([{ n: 'a' }], { title: 'Plan of x \u00b7 allow_fp32_to_fp16 (precision_mode) \u00b7 Ascend910' }));
+    expect(host.querySelector('.npu-subtitle')).toBeNull();
+    renderReport(host, payload([{ n: 'a' }], { title: 'My plan' }));
+    expect(host.querySelector('.npu-subtitle')?.textContent).toBe('Ascend910 \u00b7 precision_mode allow_fp32_to_fp16');
+    const r = parseReport(payload([{ n: 'a' }]));
+    expect(r.ok && subtitle(r.report, 'Plan on Ascend910')).toBe('precision_mode allow_fp32_to_fp16');
+  });
+
+  it('marks the root element with the MIME type, as JupyterLab renderers do', () => {
+    renderReport(host, smallTraining());
+    expect(host.getAttribute('data-mime-type')).toBe(MIME_TYPE);
+  });
+
+  it('gives the two reason columns the width left over and wraps them, with the full text on hover', () => {
+    const long = 'allow_fp32_to_fp16: float32 op with a float16 AI Core kernel is cast to float16';
+    const p = payload([{ n: 'model/dense/MatMul', t: 'MatMul', d1: 'float16', xr: 4 }]);
+    (p.reasons as string[]).push(long);
+    const view = renderReport(host, p)!;
+    const specs = view.table.columnSpecs;
+    const flexible = specs.filter(c => !c.width).map(c => c.key);
+    expect(flexible).toEqual(['placementReason', 'precisionReason']);
+    const fixedPercent = specs.filter(c => c.width?.endsWith('%')).reduce((sum, c) => sum + parseFloat(c.width!), 0);
+    expect(fixedPercent).toBeLessThan(40);
+    for (const key of ['index', 'engine', 'cluster']) {
+      expect(specs.find(c => c.key === key)?.width).toMatch(/em$/);
+    }
+    const cols = [...host.querySelectorAll<HTMLElement>('.npu-table colgroup col')];
+    expect(cols.map(c => c.style.width)).toEqual(specs.map(c => c.width ?? ''));
+    const cell = host.querySelector('.npu-table tr.npu-row td:nth-child(8)')!;
+    expect(cell.getAttribute('title')).toBe(long);
+    expect(cell.querySelector('.npu-wrap')?.textContent).toBe(long);
+    view.select(0);
+    expect(host.querySelector('.npu-details')?.textContent).toContain(long);
+  });
+
+  it('labels graph boxes name / type / dtype change, telling apart sibling ReadVariableOps', () => {
+    renderReport(
+      host,
+      payload([
+        { n: 'MatMul/ReadVariableOp', t: 'ReadVariableOp' },
+        { n: 'MatMul', t: 'MatMul', d1: 'float16', xr: 3, i: [0] },
+        { n: 'add/ReadVariableOp', t: 'ReadVariableOp' },
+        { n: 'add', t: 'AddV2', i: [1, 2] }
+      ])
+    );
+    const lines = (op: number) =>
+      [...host.querySelectorAll(`g.npu-op[data-op="${op}"] text`)].map(t => t.textContent);
+    expect(lines(0)).toEqual(['MatMul/ReadVariableOp', 'ReadVariableOp']);
+    expect(lines(1)).toEqual(['MatMul', 'MatMul', 'float32 \u2192 float16']);
+    expect(lines(2)).toEqual(['add/ReadVariableOp', 'ReadVariableOp']);
+    expect(lines(3)).toEqual(['add', 'AddV2']);
   });
 });

@@ -335,8 +335,9 @@ for label, p in [("no scope", unscoped), ("with scope", scoped)]:
 # * A few hundred bytes per step is free; megabytes per step (activations crossing back and forth around
 #   a Python callback in the middle of a network) can cost more than the compute they save. Then move the
 #   host op to the edge of the graph (into the input pipeline) so that only the inputs cross, once.
-# * Each entry of `plan.transfers` is one host↔device edge (one consumer), so a tensor read by two device
-#   ops is listed twice.
+# * Each entry of `plan.transfers` is one GeOp argument or result, as the adapter builds them: a tensor
+#   leaving a device cluster is listed once, and a host tensor entering a cluster once per cluster, even
+#   when several ops inside read it (`t.consumers` lists them).
 #
 # ## What to try next
 #

@@ -245,12 +245,30 @@ def _run_block(run: RunReport) -> dict[str, Any]:
 
 
 def _title(plan: Plan, run: RunReport | None) -> str:
+    """``Run of loss:0: <plan title>`` or ``Plan of loss (Ascend910, mode) · 45 ops · full offload``.
+
+    A plan asked for named fetches (``%npu explain loss``) says so first, like a run report does; the
+    SoC and precision mode move into its parentheses, so they are not repeated from the planner's title.
+    """
     mode = plan.precision_mode or "adapter default precision"
     base = plan.title or f"Plan ({plan.soc}, {mode})"
     if run is not None and run.fetches:
-        shown = ", ".join(run.fetches[:3]) + (", …" if len(run.fetches) > 3 else "")
-        return f"Run of {shown}: {base}"
+        return f"Run of {_names(run.fetches)}: {base}"
+    fetches = getattr(plan, "fetches", None)  # plans pickled by plan_cache before the field existed
+    if run is None and fetches:
+        head = f"Plan of {_names(fetches)} ({plan.soc}, {mode})"
+        rest = [part for part in plan.title.split(" · ") if part and not _restates(part, plan.soc, mode)]
+        return " · ".join([head, *rest])
     return base
+
+
+def _names(fetches: list[str]) -> str:
+    return ", ".join(fetches[:3]) + (", …" if len(fetches) > 3 else "")
+
+
+def _restates(part: str, soc: str, mode: str) -> bool:
+    """A planner title segment that only repeats the SoC or the mode ("allow_fp32_to_fp16 (precision_mode)")."""
+    return part == soc or part == mode or part.startswith(f"{mode} (")
 
 
 def _jsonable_config(changes: dict[str, Any]) -> dict[str, Any]:

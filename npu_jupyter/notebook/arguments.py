@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import shlex
+import textwrap
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -39,7 +40,7 @@ def parse_assignments(tokens: list[str], usage: str, outcome: str = "nothing was
         try:
             value = catalogue.parse_text(key, text)
         except NpuConfigError as err:
-            problems.append(str(err) + _json_quote_hint(key, text))
+            problems.append(allowed_on_own_lines(err) + _json_quote_hint(key, text))
             continue
         if key in values and values[key] != value:
             problems.append(f"{key} is given twice ({values[key]!r} and {value!r})")
@@ -67,7 +68,7 @@ def check_keys(tokens: list[str], usage: str) -> list[str]:
         try:
             catalogue.spec(key)
         except NpuConfigError as err:
-            problems.append(str(err))
+            problems.append(allowed_on_own_lines(err))
     if problems:
         raise UsageError(problem_text(problems, usage))
     return tokens
@@ -80,9 +81,47 @@ def suggest(word: str, choices: list[str]) -> str:
 
 
 def problem_text(problems: list[str], usage: str, outcome: str = "nothing was changed") -> str:
-    """One message for every problem of a line, ending with what is allowed."""
+    """One message for every problem of a line, ending with what is allowed.
+
+    A problem that carries its own block of allowed values (several lines) gets the outcome on a line
+    of its own, so the values are not followed by "; nothing was changed" mid-list.
+    """
     if len(problems) == 1:
-        head = f"{problems[0]}; {outcome}."
+        problem = problems[0]
+        head = f"{problem}\n{outcome[:1].upper()}{outcome[1:]}." if "\n" in problem else f"{problem}; {outcome}."
     else:
-        head = f"{len(problems)} problems, {outcome}:\n" + "\n".join(f"  - {p}" for p in problems)
+        items = ("  - " + p.replace("\n", "\n    ") for p in problems)
+        head = f"{len(problems)} problems, {outcome}:\n" + "\n".join(items)
     return f"{head}\n{usage}"
+
+
+WRAP_WIDTH = 88
+
+
+def wrap_values(values: list[str], indent: str = "    ") -> str:
+    """Allowed values as indented lines broken only between values (never inside one).
+
+    Notebook frontends soft-wrap a long error line at any character, which split
+    ``'must_keep_origin_dtype'`` mid-word; lines already shorter than the output area are not re-wrapped.
+    """
+    return textwrap.fill(", ".join(values), width=WRAP_WIDTH, initial_indent=indent, subsequent_indent=indent,
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def allowed_on_own_lines(err: Exception) -> str:
+    """The error's text with a long ``one of 'a', 'b', ...`` list moved onto wrapped lines of its own.
+
+    Uses the error's ``allowed`` attribute (NpuConfigError) to find the list; other errors, and short
+    lists that fit on the line anyway, are returned as they are.
+    """
+    message = str(err)
+    allowed = getattr(err, "allowed", None)
+    if not isinstance(allowed, str) or not allowed.startswith("one of ") or allowed not in message:
+        return message
+    if len(message) <= WRAP_WIDTH:
+        return message
+    at = message.index(allowed)
+    head, tail = message[:at].rstrip(), message[at + len(allowed):].strip()
+    values = [v.strip() for v in allowed[len("one of "):].split(", ")]
+    first = f"{head} one of{(' ' + tail) if tail else ''}:"
+    return f"{first}\n{wrap_values(values)}"

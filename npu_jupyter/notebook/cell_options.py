@@ -128,7 +128,7 @@ def merged(base: NpuConfig, *layers: dict[str, Any]) -> NpuConfig:
 
 def _precision_key(mode: str, usage: str) -> str:
     """``--precision`` takes either a precision_mode or a precision_mode_v2 value."""
-    from npu_jupyter.notebook.arguments import suggest
+    from npu_jupyter.notebook.arguments import suggest, wrap_values
     from npu_jupyter.options import catalogue
 
     v1 = [str(c) for c in catalogue.spec("precision_mode").choices or ()]
@@ -139,7 +139,7 @@ def _precision_key(mode: str, usage: str) -> str:
         return "precision_mode_v2"
     raise UsageError(
         f"--precision {mode!r} is not a precision mode{suggest(mode, v1 + v2)}; nothing was run.\n"
-        f"precision_mode: {', '.join(v1)}\nprecision_mode_v2: {', '.join(v2)}\n{usage}"
+        f"precision_mode values:\n{wrap_values(v1)}\nprecision_mode_v2 values:\n{wrap_values(v2)}\n{usage}"
     )
 
 

@@ -14,6 +14,7 @@ To have ``%npu`` / ``%%npu`` without ``%load_ext``, put one of these in ``ipytho
 from __future__ import annotations
 
 import ast
+from html import escape
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -202,6 +203,8 @@ class NpuMagics(Magics, Configurable):
         except (KeyError, ValueError, TypeError) as err:
             raise UsageError(f"%npu explain {rest[0]}: {err}") from None
         result = plan(graph, self._config(), fetches=[rest[0]])
+        if not result.fetches:  # the title says what was explained: "Plan of loss (...)"
+            result.fetches = [rest[0]]
         return _Rendered(result, self.detail)
 
     def _cmd_help(self, rest: list[str]) -> None:
@@ -247,13 +250,22 @@ class NpuMagics(Magics, Configurable):
         return value
 
     def _show_reports(self, reports: list[Any], made_sessions: bool, failed: bool) -> None:
-        """One rendered report per distinct run, or a line saying why there is none."""
+        """One rendered report per distinct run, or a line saying why there is none.
+
+        The runs a person came for come first; variable-initialiser runs follow as one line, and a
+        warning repeated by several reports is shown in full once (``run_reports``).
+        """
         from IPython.display import display
 
         from npu_jupyter.display.mime import mimebundle
+        from npu_jupyter.notebook.run_reports import arrange, dedupe_warnings, initializer_note
 
-        for report in reports:
+        shown, initializers = arrange(reports)
+        for report in dedupe_warnings(shown):
             display(mimebundle(report, detail=self.detail), raw=True)
+        if initializers:
+            note = initializer_note(initializers)
+            display({"text/plain": note, "text/html": f'<div style="opacity:.75">{escape(note)}</div>'}, raw=True)
         if not reports and not failed:
             why = "its sessions ran nothing" if made_sessions else "it created no tf.compat.v1.Session"
             print(f"%%npu: no report, {why}. For Keras or tf.function code, "

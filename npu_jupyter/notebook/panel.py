@@ -17,7 +17,10 @@ first tab is built at once; the others are built the first time they are selecte
 
 from __future__ import annotations
 
+import functools
+import json
 from html import escape
+from importlib import resources
 from typing import Any
 
 import ipywidgets as widgets
@@ -37,7 +40,11 @@ _TABS = (
 _OTHER = "All other options"
 _UNSET_LABEL = "(unset)"
 _ERROR_STYLE = "color:var(--jp-error-color1,#d32f2f)"
-_DESCRIPTION_WIDTH = "230px"
+# Wide enough for the longest key (47 characters, experimental_logical_device_cluster_deploy_mode) at
+# JupyterLab's 13px UI font; "(deprecated)"/"(ignored)" go to the note under the control, not the label.
+_DESCRIPTION_WIDTH = "340px"
+_CONTROL_WIDTH = "680px"
+_NOTE_STYLE = "opacity:.75;font-size:.92em;line-height:1.3"
 
 
 def panel(config: Any = None) -> NpuPanel:
@@ -67,8 +74,9 @@ class NpuPanel(widgets.VBox):
         self._looks = {
             "choice_style": DescriptionStyle(description_width=_DESCRIPTION_WIDTH),
             "text_style": TextStyle(description_width=_DESCRIPTION_WIDTH),
-            "layout": widgets.Layout(width="560px"),
+            "layout": widgets.Layout(width=_CONTROL_WIDTH),
             "plain": widgets.Layout(),
+            "note": widgets.Layout(margin=f"0 0 4px {_DESCRIPTION_WIDTH}", width=_CONTROL_WIDTH),
             "html_style": HTMLStyle(),
         }
         self._pages = _pages()
@@ -199,7 +207,7 @@ class _Control:
         self.config = config
         self.error = ""
         self._syncing = False
-        label = spec.key + (" (deprecated)" if spec.deprecated else "") + (" (ignored)" if spec.ignored else "")
+        label = spec.key  # the whole key fits; its status is said in the note below the control
         layout = looks["layout"]
         tooltip = _tooltip(spec)
         self._choices = _choices(spec)
@@ -218,7 +226,14 @@ class _Control:
             )
             self.widget.observe(self._on_widget, names="value")
         self._message = widgets.HTML(layout=looks["plain"], style=looks["html_style"])
-        self.row = widgets.HBox([self.widget, self._message], layout=looks["plain"])
+        self.row: widgets.Widget = widgets.HBox([self.widget, self._message], layout=looks["plain"])
+        self._status = _status_text(spec)
+        self._notes = choice_notes().get(spec.key)
+        # Only options with something to say get a note widget: ~110 empty ones would slow the build.
+        self.note: widgets.HTML | None = None
+        if self._status or self._notes:
+            self.note = widgets.HTML(layout=looks["note"], style=looks["html_style"])
+            self.row = widgets.VBox([self.row, self.note], layout=looks["plain"])
         self.show(getattr(config, spec.key))
 
     def show(self, value: Any) -> None:
@@ -236,6 +251,18 @@ class _Control:
         finally:
             self._syncing = False
         self._set_error(error)
+        self._show_note(value)
+
+    def _show_note(self, value: Any) -> None:
+        """Deprecation/ignored status and what the selected value does, one line each."""
+        if self.note is None:
+            return
+        lines = [self._status] if self._status else []
+        if self._notes:
+            text = self._notes.get("" if value is None else str(value))
+            if text:
+                lines.append(f"{'unset' if value is None else value}: {text}")
+        self.note.value = "".join(f'<div style="{_NOTE_STYLE}">{escape(line)}</div>' for line in lines)
 
     def _on_widget(self, change: dict[str, Any]) -> None:
         if self._syncing:
@@ -271,6 +298,22 @@ def _choices(spec: OptionSpec) -> list[Any] | None:
     if spec.field == "b":
         return [True, False]
     return None
+
+
+def _status_text(spec: OptionSpec) -> str:
+    """The note line for a deprecated or ignored option ("Deprecated: use op_precision_mode."), else ""."""
+    if spec.deprecated:
+        return "Deprecated" + (f": use {spec.deprecated_by}." if spec.deprecated_by else ".")
+    if spec.ignored:
+        return "Ignored: today's adapter does not read this option (kept so old configs load)."
+    return ""
+
+
+@functools.lru_cache(maxsize=1)
+def choice_notes() -> dict[str, dict[str, str]]:
+    """``choice_notes.json``: option -> value ("" for unset) -> what choosing it does, in one line."""
+    text = resources.files("npu_jupyter.notebook").joinpath("choice_notes.json").read_text(encoding="utf-8")
+    return {key: value for key, value in json.loads(text).items() if not key.startswith("_")}
 
 
 def _tooltip(spec: OptionSpec) -> str:

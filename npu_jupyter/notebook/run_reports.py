@@ -4,11 +4,23 @@ A training loop calls ``sess.run(train_op)`` a thousand times; a thousand identi
 the one that matters. Runs of the same session with the same fetches and the same plan collapse into
 one report whose ``steps`` is the number of runs, with times averaged per run and overflow findings
 kept from every run. Order follows the first run of each group, so the output is deterministic.
+
+Two more things keep the report a person came for on top:
+
+* a run that only initialises variables (``sess.run(tf.compat.v1.global_variables_initializer())``)
+  is not worth a full report before the training loop's: :func:`arrange` puts such runs after the
+  others, as a one-line note, unless they are all the cell ran;
+* a warning repeated word for word by several reports of the cell (the planner repeats some for every
+  run of a Saver, say) is shown in full once; later reports point back to it
+  (:func:`dedupe_warnings`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
+from importlib import resources
 from typing import Any
 
 
@@ -79,3 +91,109 @@ def _mean_times(reports: list[Any]) -> dict[str, float]:
             sums[name] = sums.get(name, 0.0) + us * max(1, r.steps)
             counts[name] = counts.get(name, 0) + max(1, r.steps)
     return {name: sums[name] / counts[name] for name in sums}
+
+
+# -- initialiser runs ---------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _initializer_types() -> dict[str, frozenset[str]]:
+    """Op-type sets of ``initializer_ops.json`` (group, assignments, variables, external_inputs)."""
+    text = resources.files("npu_jupyter.notebook").joinpath("initializer_ops.json").read_text(encoding="utf-8")
+    return {key: frozenset(value) for key, value in json.loads(text).items() if not key.startswith("_")}
+
+
+def is_initializer_run(report: Any) -> bool:
+    """True when the run only initialised variables: its fetches are NoOp groups and every other op
+    of its plan is a variable, an assignment, or computes nothing but an assignment's initial value.
+
+    Decided from the plan's structure rather than the fetch name ("init"), so renamed initialisers
+    count and a NoOp grouping training updates (``minimize``) or a Saver restore does not: an apply op
+    is neither an assignment nor feeds one, and a restore reads a checkpoint (an external input).
+    """
+    kinds = _initializer_types()
+    ops = report.plan.ops
+    fetched = [name.split(":")[0] for name in report.fetches]
+    if not fetched or any(name not in ops or ops[name].op_type not in kinds["group"] for name in fetched):
+        return False
+    if any(d.op_type in kinds["external_inputs"] for d in ops.values()):
+        return False
+    consumers: dict[str, list[str]] = {}
+    for d in ops.values():
+        for src in d.inputs:
+            consumers.setdefault(src, []).append(d.name)
+    feeds_assignment: set[str] = set()  # ops whose every consumer is an assignment or feeds one
+    assigned = False
+    for d in reversed(list(ops.values())):  # plan.ops is topological: consumers are seen first
+        if d.op_type in kinds["assignments"]:
+            assigned = True
+            feeds_assignment.add(d.name)
+        elif d.op_type in kinds["variables"]:
+            feeds_assignment.add(d.name)
+        elif d.op_type in kinds["group"]:
+            continue
+        else:
+            users = consumers.get(d.name, [])
+            if not users or not all(u in feeds_assignment for u in users):
+                return False
+            feeds_assignment.add(d.name)
+    return assigned
+
+
+def arrange(reports: list[Any]) -> tuple[list[Any], list[Any]]:
+    """(reports to render in full, initialiser runs to mention in one line), both in run order.
+
+    When the cell ran nothing but initialisers they are the reports: there is nothing else to show.
+    """
+    init = [r for r in reports if is_initializer_run(r)]
+    if len(init) == len(reports):
+        return reports, []
+    return [r for r in reports if not is_initializer_run(r)], init
+
+
+def initializer_note(reports: list[Any]) -> str:
+    """``also ran: init (variable initialisation, 22 ops)`` for the collapsed initialiser runs."""
+    parts = []
+    for r in reports:
+        runs = f", {r.steps} runs" if r.steps > 1 else ""
+        parts.append(f"{', '.join(r.fetches)} (variable initialisation, {len(r.plan.ops)} ops{runs})")
+    return "also ran: " + "; ".join(parts)
+
+
+# -- warnings repeated across reports -------------------------------------------------------------
+
+
+def dedupe_warnings(reports: list[Any]) -> list[Any]:
+    """Reports whose warnings already shown by an earlier report of the cell are cut to a pointer.
+
+    The first report keeps the full text; a later one keeps a short line naming that report, so its
+    warning count stays right and nothing is lost. Reports without repeats are returned unchanged
+    (the same objects).
+    """
+    first_seen: dict[str, str] = {}
+    out = []
+    for report in reports:
+        plan = report.plan
+        warnings = []
+        for message in plan.warnings:
+            where = first_seen.get(message)
+            if where is None:
+                first_seen[message] = _label(report)
+                warnings.append(message)
+            else:
+                warnings.append(f"Same warning as the report of {where} above: {_gist(message)}")
+        if warnings == plan.warnings:
+            out.append(report)
+        else:
+            out.append(dataclasses.replace(report, plan=dataclasses.replace(plan, warnings=warnings)))
+    return out
+
+
+def _label(report: Any) -> str:
+    return ", ".join(report.fetches[:3]) + (", …" if len(report.fetches) > 3 else "") or "the run"
+
+
+def _gist(message: str, limit: int = 90) -> str:
+    """The first sentence (or the first ``limit`` characters) of a warning."""
+    first = message.split(". ")[0].split(": ")[0]
+    return first if len(first) <= limit else first[: limit - 1] + "…"

@@ -188,3 +188,19 @@ def test_resnet50_training_plan_payload_stays_under_one_megabyte():
     kept = {op["n"] for op in payload["ops"]}
     assert {name for name, d in result.ops.items() if d.precision_changed} <= kept
     assert json.dumps(report_payload(result)) == json.dumps(payload)  # deterministic
+
+
+def test_plan_of_named_fetches_is_titled_like_a_run_report_without_repeating_soc_and_mode():
+    plan = _small_plan()
+    plan.title = "3 ops · full offload · allow_fp32_to_fp16 (precision_mode) · Ascend910"
+    assert report_payload(plan)["title"] == plan.title  # nothing named: the planner's title as it is
+    plan.fetches = ["loss"]
+    assert report_payload(plan)["title"] == "Plan of loss (Ascend910, allow_fp32_to_fp16) · 3 ops · full offload"
+    run = RunReport(plan, fetches=["loss:0"])
+    assert report_payload(run)["title"].startswith("Run of loss:0: 3 ops")
+
+
+def test_plan_unpickled_from_before_the_fetches_field_still_renders():
+    plan = _small_plan()
+    del plan.__dict__["fetches"]  # what plan_cache loads from an older pickle
+    assert report_payload(plan)["title"] == "Plan (Ascend910, allow_fp32_to_fp16)"

@@ -35,3 +35,12 @@ def test_run_lines_name_first_overflow_and_costliest_ops():
     out = text.render(report_payload(run))
     assert "first overflow: b" in out and "costliest: b 5.0 µs, a 1.0 µs" in out
     assert "b [Mul] AI_CORE float32 OVERFLOW" in out
+
+
+def test_str_of_a_plan_is_the_text_report_and_repr_stays_the_dataclass():
+    plan = Plan(ops={"a": _op("a"), "b": _op("b", engine="HOST")}, soc="Ascend910", precision_mode="force_fp16")
+    shown = str(plan)
+    assert shown == text.render(report_payload(plan))
+    assert shown.splitlines()[0] == "Plan (Ascend910, force_fp16)"
+    assert "OpDecision" not in shown
+    assert repr(plan).startswith("Plan(ops={'a': OpDecision(")

@@ -151,3 +151,43 @@ def test_runs_before_an_error_in_the_cell_are_still_reported(ip):
     with capture_output() as cap, pytest.raises(RuntimeError, match="after one run"):
         ip.run_cell_magic("npu", "", cell)
     assert [r["run"]["steps"] for r in _reports(cap)] == [1]
+
+
+TRAINING = '''
+import numpy as np
+import tensorflow as tf
+g = tf.Graph()
+with g.as_default():
+    x = tf.compat.v1.placeholder(tf.float32, [4, 8], name="x")
+    w = tf.compat.v1.get_variable("w", [8, 3])
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w)), name="loss")
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train_op")
+    init_op = tf.compat.v1.global_variables_initializer()
+feed = {x: np.ones((4, 8), np.float32)}
+'''
+
+
+def test_initializer_run_follows_the_training_report_as_one_line(ip):
+    cell = TRAINING + '''
+with tf.compat.v1.Session(graph=g) as sess:
+    sess.run(init_op)
+    for _ in range(2):
+        sess.run([train_op, loss], feed)
+'''
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "", cell)
+    [report] = _reports(cap)
+    assert report["title"].startswith("Run of train_op, loss:0: ")
+    assert cap.outputs[0].data[MIME_TYPE] is report  # the training report comes first
+    note = cap.outputs[-1].data
+    assert MIME_TYPE not in note
+    assert note["text/plain"].startswith("also ran: init (variable initialisation, ")
+    assert note["text/plain"].count("\n") == 0
+
+
+def test_a_cell_that_only_initialises_still_gets_its_full_report(ip):
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "", TRAINING + "tf.compat.v1.Session(graph=g).run(init_op)\n")
+    [report] = _reports(cap)
+    assert report["title"].startswith("Run of init: ")
+    assert len(cap.outputs) == 1

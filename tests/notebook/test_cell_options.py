@@ -71,3 +71,16 @@ def test_layers_apply_lowest_first_without_touching_the_base():
     result = merged(base, user, cell)
     assert result.changed() == {"mix_compile_mode": False, "precision_mode_v2": "fp16"}
     assert base.changed() == {"precision_mode": "force_fp32", "mix_compile_mode": True}
+
+
+def test_unknown_precision_lists_both_value_sets_wrapped_between_values():
+    from npu_jupyter.notebook.arguments import WRAP_WIDTH
+
+    with pytest.raises(UsageError) as caught:
+        parse_cell_line("--precision fp16maybe", NpuConfig())
+    lines = str(caught.value).splitlines()
+    assert "precision_mode values:" in lines and "precision_mode_v2 values:" in lines
+    values = [line for line in lines if line.startswith("    ")]
+    assert all(len(line) <= WRAP_WIDTH for line in values)
+    words = {v.strip() for line in values for v in line.split(",")}
+    assert {"must_keep_origin_dtype", "allow_mix_precision_bf16", "mixed_bfloat16"} <= words

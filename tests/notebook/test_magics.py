@@ -196,6 +196,9 @@ def test_explain_renders_the_plan_of_a_default_graph_op_at_the_magics_detail(ip)
     assert [op["n"] for op in payload["ops"]][-1] == "explain_mm"
     assert payload["effective_precision_mode"] == "allow_fp32_to_fp16"
     assert "explain_mm" in bundle["text/html"]
+    # the title says which fetch this is the plan of, like a run report's "Run of ..."
+    assert payload["title"].startswith("Plan of explain_mm:0 (Ascend910, allow_fp32_to_fp16) · ")
+    assert "ops · full offload" in payload["title"]
     with pytest.raises(UsageError, match="did you mean explain_mm"):
         ip.run_line_magic("npu", "explain explain_mn")
 
@@ -247,3 +250,30 @@ def test_explain_of_an_output_slot_the_op_does_not_have_is_a_usage_error(ip):
     with pytest.raises(UsageError, match="explain slot_mm:x"):
         ip.run_line_magic("npu", "explain slot_mm:x")
     assert ip.run_line_magic("npu", "explain slot_mm:0") is not None
+
+
+def test_refused_choice_lists_allowed_values_on_own_lines_never_splitting_a_value(ip):
+    from npu_jupyter.notebook.arguments import WRAP_WIDTH
+    from npu_jupyter.options import catalogue
+
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("npu", "set precision_mode=fp16maybe")
+    text = str(caught.value)
+    lines = text.splitlines()
+    assert lines[0] == "precision_mode: 'fp16maybe' is not allowed; choose one of:"
+    value_lines = [line for line in lines if line.startswith("    ")]
+    assert value_lines and all(len(line) <= WRAP_WIDTH for line in value_lines)
+    listed = [v.strip() for line in value_lines for v in line.split(",") if v.strip()]
+    assert listed == [repr(c) for c in catalogue.spec("precision_mode").choices]  # whole values, in order
+    assert "Nothing was changed." in lines and "Traceback" not in text
+    assert current_config().precision_mode is None
+
+
+def test_several_refusals_keep_each_values_block_under_its_own_item(ip):
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("npu", "set precision_mode=fp16maybe mix_compile_mode=maybe")
+    lines = str(caught.value).splitlines()
+    assert lines[0] == "2 problems, nothing was changed:"
+    assert lines[1] == "  - precision_mode: 'fp16maybe' is not allowed; choose one of:"
+    assert lines[2].startswith("        'force_fp32', ")
+    assert any(line.startswith("  - mix_compile_mode: 'maybe' is not a bool") for line in lines)

@@ -95,3 +95,44 @@ def test_two_panels_on_one_config_stay_in_step():
     a.close()
     b.close()
 
+
+
+def test_labels_are_bare_keys_that_fit_the_label_width_and_status_moves_to_the_note():
+    from npu_jupyter.notebook import panel as panel_module
+
+    p = panel(NpuConfig())
+    for key in catalogue.keys():
+        p.control(key)
+    longest = max(len(key) for key in catalogue.keys())
+    # ~7px a character at JupyterLab's 13px UI font
+    assert int(panel_module._DESCRIPTION_WIDTH.removesuffix("px")) >= 7 * longest
+    assert all(c.widget.description == key for key, c in p.controls.items())
+    note = p.controls["optypelist_for_implmode"].note
+    assert note is not None and "Deprecated: use op_precision_mode." in note.value
+    assert "Ignored" in p.controls["enable_reduce_precision"].note.value
+    assert p.controls["mix_compile_mode"].note is None  # nothing to say, no widget
+    p.close()
+
+
+def test_note_under_precision_controls_describes_the_selected_value_and_follows_changes():
+    config = NpuConfig()
+    p = panel(config)
+    p.control("precision_mode")
+    note = p.controls["precision_mode"].note
+    assert "unset: GE picks allow_fp32_to_fp16 for training" in note.value
+    config.update({"precision_mode": "must_keep_origin_dtype"})
+    assert "must_keep_origin_dtype: Never lower precision" in note.value
+    p.control("precision_mode_v2").index = 1 + list(catalogue.spec("precision_mode_v2").choices).index("origin")
+    assert "origin: Same as precision_mode=must_keep_origin_dtype" in p.controls["precision_mode_v2"].note.value
+    p.control("op_select_implmode")
+    config.update({"op_select_implmode": "high_precision_for_all"})
+    implmode = p.controls["op_select_implmode"].note.value
+    assert "Deprecated: use op_precision_mode." in implmode and "high_precision_for_all: Every op" in implmode
+    p.close()
+
+
+def test_every_value_of_the_described_options_has_a_note():
+    from npu_jupyter.notebook.panel import choice_notes
+
+    for key, notes in choice_notes().items():
+        assert set(notes) == {""} | {str(c) for c in catalogue.spec(key).choices}, key

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from npu_jupyter.notebook.run_reports import cell_reports, collapse
+import pytest
+
+from npu_jupyter.notebook.run_reports import (
+    arrange,
+    cell_reports,
+    collapse,
+    dedupe_warnings,
+    initializer_note,
+    is_initializer_run,
+)
 from npu_jupyter.plan.model import OpDecision, Plan
 from npu_jupyter.runtime.report import RunReport
 
@@ -43,3 +52,57 @@ def test_collapse_weights_times_by_steps_and_keeps_every_overflow():
     assert merged.op_times_us == {"a": 8.0}
     assert merged.overflow_ops == ["b", "a"] and merged.first_overflow == "b"
     assert merged.trace_file == "/tmp/trace.json"
+
+
+@pytest.fixture(scope="module")
+def training_plans():
+    """Plans of a real TF1 training graph: its initialiser, Adam's minimize op, a Saver restore."""
+    tf = pytest.importorskip("tensorflow")
+    from npu_jupyter.plan.planner import plan
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [4, 8], name="x")
+        w = tf.compat.v1.get_variable("w", [8, 3])
+        b = tf.compat.v1.get_variable("b", [3], initializer=tf.compat.v1.zeros_initializer())
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b), name="loss")
+        tf.compat.v1.train.AdamOptimizer(0.1).minimize(loss, name="train_op")
+        tf.compat.v1.global_variables_initializer()  # named "init"
+        tf.compat.v1.variables_initializer([b], name="setup_b")
+        tf.compat.v1.train.Saver()
+    names = ("init", "setup_b", "train_op", "save/restore_all", "loss")
+    return {name: plan(g, fetches=[name]) for name in names}
+
+
+def test_only_plans_that_just_assign_initial_values_are_initializer_runs(training_plans):
+    verdicts = {name: is_initializer_run(RunReport(p, fetches=[name])) for name, p in training_plans.items()}
+    # renamed initialisers count; the NoOp of minimize and the Saver's restore NoOp do not
+    assert verdicts == {"init": True, "setup_b": True, "train_op": False, "save/restore_all": False,
+                        "loss": False}
+    both = RunReport(training_plans["train_op"], fetches=["train_op", "loss:0"])
+    assert not is_initializer_run(both)
+
+
+def test_initializer_runs_go_last_as_one_line_unless_they_are_all_there_is(training_plans):
+    init = RunReport(training_plans["init"], fetches=["init"])
+    train = RunReport(training_plans["train_op"], fetches=["train_op", "loss:0"], steps=3)
+    shown, collapsed = arrange([init, train])
+    assert shown == [train] and collapsed == [init]
+    ops = len(training_plans["init"].ops)
+    assert initializer_note(collapsed) == f"also ran: init (variable initialisation, {ops} ops)"
+    assert arrange([init]) == ([init], [])
+
+
+def test_a_warning_repeated_by_later_reports_is_shown_in_full_once():
+    text = "Full offload keeps only the largest device cluster: 1 supported ops are cut off from it. Enable it."
+    first = RunReport(Plan(ops={}, warnings=[text]), fetches=["save/control_dependency:0"])
+    other = RunReport(Plan(ops={}, warnings=["something else"]), fetches=["train_op"])
+    again = RunReport(Plan(ops={}, warnings=[text, "something new"]), fetches=["save/restore_all"])
+    out = dedupe_warnings([first, other, again])
+    assert out[0] is first and out[1] is other
+    assert out[2].plan.warnings == [
+        "Same warning as the report of save/control_dependency:0 above: "
+        "Full offload keeps only the largest device cluster",
+        "something new",
+    ]
+    assert again.plan.warnings == [text, "something new"]  # the session's own report is untouched

@@ -52,6 +52,13 @@ async function observe(report) {
     markupInReport: el.querySelectorAll('img, script, iframe, object, embed, a, foreignObject').length,
     tableNames: [...el.querySelectorAll('.npu-table tbody tr.npu-row td:nth-child(2)')].map(td => td.textContent),
     tableTypes: [...el.querySelectorAll('.npu-table tbody tr.npu-row td:nth-child(3)')].map(td => td.textContent),
+    // Rendered column widths in px by header text, and the MIME type JupyterLab-style on the root.
+    columnWidths: Object.fromEntries(
+      [...el.querySelectorAll('.npu-table th')].map(th => [th.textContent.replace(/ [\u25b2\u25bc]$/, ''), th.getBoundingClientRect().width])
+    ),
+    tableWidth: el.querySelector('.npu-table')?.getBoundingClientRect().width ?? 0,
+    mimeTypeAttr: el.closest('[data-mime-type]')?.getAttribute('data-mime-type') ?? null,
+    subtitle: el.querySelector('.npu-subtitle')?.textContent ?? null,
     svgTexts: [...el.querySelectorAll('.npu-graph svg text, .npu-graph svg title')].map(t => t.textContent)
   }));
 }
@@ -111,11 +118,27 @@ try {
     }));
     await report.scrollIntoViewIfNeeded();
     await report.screenshot({ path: join(cfg.artifacts, 'lab_renderer.png') });
-    await report.getByRole('button', { name: 'Precision' }).click();
+    await report.getByRole('button', { name: 'Precision', exact: true }).click();
     const precisionMode = await report.evaluate(el => el.classList.contains('npu-mode-precision'));
     await report.screenshot({ path: join(cfg.artifacts, 'lab_renderer_precision.png') });
     results.report = { openMs, ...seen, clickTarget: target, drawnBeforeClick, selection, precisionMode };
     results.report.security = await pwned(page);
+
+    // "fit": the whole drawing inside the graph view, both directions.
+    await report.locator('button.npu-tool', { hasText: 'fit' }).click();
+    await page.waitForTimeout(200);
+    results.report.fit = await report.evaluate(el => {
+      const view = el.querySelector('.npu-graph');
+      const svg = view.querySelector('svg');
+      return {
+        svgWidth: Number(svg.getAttribute('width')),
+        svgHeight: Number(svg.getAttribute('height')),
+        viewWidth: view.clientWidth,
+        viewHeight: view.clientHeight,
+        scrollable: view.scrollHeight > view.clientHeight + 1 || view.scrollWidth > view.clientWidth + 1
+      };
+    });
+    await report.screenshot({ path: join(cfg.artifacts, 'lab_renderer_fit.png') });
 
     // Dark theme through the command palette, to check the colours read on both themes.
     try {

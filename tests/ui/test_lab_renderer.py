@@ -65,6 +65,30 @@ def test_clicking_a_table_row_highlights_the_op_in_graph_and_table(browser_run: 
     assert "gradients/dense/Relu_grad/ReluGrad" in seen["selection"]["details"]
 
 
+def test_reason_columns_get_most_of_the_table_width(browser_run: dict[str, Any]) -> None:
+    seen = browser_run["report"]
+    widths = seen["columnWidths"]
+    reasons = widths["placement reason"] + widths["precision reason"]
+    assert reasons > 0.4 * seen["tableWidth"], widths
+    for narrow in ("#", "engine", "cluster"):
+        assert widths[narrow] < 0.5 * widths["placement reason"], widths
+
+
+def test_renderer_root_carries_the_report_mime_type(browser_run: dict[str, Any]) -> None:
+    assert browser_run["report"]["mimeTypeAttr"] == MIME_TYPE
+
+
+def test_subtitle_does_not_repeat_what_the_title_says(browser_run: dict[str, Any]) -> None:
+    # The title names the SoC and the precision mode, so there is nothing left for the grey line.
+    assert browser_run["report"]["subtitle"] is None
+
+
+def test_fit_shows_the_whole_graph_without_scrolling(browser_run: dict[str, Any]) -> None:
+    fit = browser_run["report"]["fit"]
+    assert fit["svgWidth"] <= fit["viewWidth"] and fit["svgHeight"] <= fit["viewHeight"], fit
+    assert not fit["scrollable"], fit
+
+
 def test_precision_button_switches_the_colouring(browser_run: dict[str, Any]) -> None:
     assert browser_run["report"]["precisionMode"] is True
 
