@@ -31,7 +31,10 @@ case "$cmd" in
     lab)
         setup
         shift
-        exec "$VENV/bin/jupyter" lab notebooks/01_quickstart.ipynb "$@"
+        root_flag=()
+        # Jupyter refuses to start as root without this (containers, cloud notebooks often run as root).
+        if [ "$(id -u)" = "0" ]; then root_flag=(--allow-root); fi
+        exec "$VENV/bin/jupyter" lab "${root_flag[@]}" notebooks/01_quickstart.ipynb "$@"
         ;;
     test)
         setup
