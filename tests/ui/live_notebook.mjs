@@ -10,24 +10,12 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium } from './chromium.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const RUN_TIMEOUT = 150_000;
 
-const browser = await chromium.launch({
-  executablePath: cfg.chromium,
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-dev-shm-usage',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--no-first-run'
-  ]
-});
+const browser = await launchChromium(cfg.chromium);
 
 const results = { pageErrors: [], consoleErrors: [], dialogs: [], timings: {} };
 const started = Date.now();
