@@ -5,7 +5,8 @@ Inputs (both JSON, nothing else, so the output is reproducible byte for byte):
 
 * ``ascend_op_data.json`` -- public Ascend lists extracted for this project (TF->Ascend IR parser map,
   AI Core op-info allow/deny/heavy lists and the ascend910 dtype table, AI CPU kernel lists, fe.ini's
-  cube list, the adapter's dataset lists). Default: ``<repo>/../shared/data/ascend_op_data.json``.
+  cube list, the adapter's dataset lists). Default: ``tools/data/ascend_op_data.json`` (shipped; its
+  ``sources`` entry names the public repositories the lists were read from).
 * ``npu_jupyter/ops/table_sources.json`` -- the hand-curated facts those lists lack (graph plumbing
   GE executes itself, host-only TF op types, the isGray approximation rules, dtype fallbacks), each
   with its source.
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "ascend_op_data.json"
+DEFAULT_DATA = REPO / "tools" / "data" / "ascend_op_data.json"
 SOURCES = REPO / "npu_jupyter" / "ops" / "table_sources.json"
 FORMAT = "npu_jupyter.op_table/1"
 
@@ -292,8 +293,8 @@ def _provenance(soc: SocLists, data_sha: str, sources_sha: str, sources: dict[st
     return {
         "summary": (
             f"Op capabilities of {soc.cfg['soc']} ({soc.cfg['label']}) per TensorFlow op type, built by "
-            "tools/build_op_tables.py from public Ascend lists (shared/data/ascend_op_data.json; repositories "
-            "in shared/ADAPTER-FACTS.md section 6) and npu_jupyter/ops/table_sources.json. With a CANN "
+            "tools/build_op_tables.py from public Ascend lists (tools/data/ascend_op_data.json, which names the "
+            "public repositories they were read from) and npu_jupyter/ops/table_sources.json. With a CANN "
             "install (ASCEND_OPP_PATH) npu_jupyter reads the real npu_supported_ops.json and "
             f"aic-{soc.key}-ops-info.json instead."
         ),

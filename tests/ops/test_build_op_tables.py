@@ -23,7 +23,7 @@ def rebuilt(shared_data_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 @pytest.mark.parametrize("soc", SOCS)
-def test_shipped_table_is_reproducible_from_the_shared_data(rebuilt: Path, soc: str) -> None:
+def test_shipped_table_is_reproducible_from_the_shipped_data(rebuilt: Path, soc: str) -> None:
     shipped = (SHIPPED / f"{soc}.json").read_text(encoding="utf-8")
     fresh = (rebuilt / f"{soc}.json").read_text(encoding="utf-8")
     assert fresh == shipped, f"{soc}.json is stale: rerun python tools/build_op_tables.py"
@@ -74,7 +74,7 @@ def test_policies_agree_with_the_published_tf_level_precision_table(shared_data:
     assert not mismatches
 
 
-def test_builder_finds_the_shared_data_beside_the_repository_by_default(shared_data_path: Path, tmp_path: Path) -> None:
+def test_builder_finds_the_shipped_data_by_default(shared_data_path: Path, tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(TOOL), "--out", str(tmp_path)], check=True, capture_output=True, text=True
     )

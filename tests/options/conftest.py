@@ -14,7 +14,8 @@ from npu_jupyter.options.catalogue import OptionSpec
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-SHARED = Path("/work/shared")
+# Reference documents shipped with the tests (see tests/data/reference/README.md).
+SHARED = Path(__file__).resolve().parents[1] / "data" / "reference"
 
 # One documented example per special grammar (taken from the seed docs' own examples).
 GRAMMAR_SAMPLES = {
@@ -82,7 +83,7 @@ def _option_sets_fixture():
 
 @pytest.fixture(scope="session")
 def shared() -> Path:
-    """The shared reference directory (seeds, facts, real configs)."""
+    """The reference directory shipped with the tests (seeds, adapter facts, real configs)."""
     return SHARED
 
 

@@ -15,7 +15,7 @@ from npu_jupyter.options import catalogue
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.options.errors import NpuConfigError
 
-REAL_CONFIGS = Path("/work/shared/data/real_configs.jsonl")
+REAL_CONFIGS = Path(__file__).resolve().parents[1] / "data" / "reference" / "real_configs.jsonl"
 ROWS = [json.loads(line) for line in REAL_CONFIGS.read_text(encoding="utf-8").splitlines() if line.strip()]
 SESSION_ROWS = [r for r in ROWS if r["api"] == "session"]
 ESTIMATOR_ROWS = [r for r in ROWS if r["api"] == "estimator"]
