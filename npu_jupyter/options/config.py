@@ -19,6 +19,20 @@ from npu_jupyter.options.catalogue import OptionSpec
 from npu_jupyter.options.errors import NpuConfigError
 
 
+class _AsImported:
+    """A value to store exactly as the adapter would read it, bypassing the option check.
+
+    Importing a real script's ConfigProto keeps values the adapter reads even when our check refuses
+    them (the import notes say so); wrapping the value lets that go through traitlets' public
+    ``set_trait`` — with its notifications — instead of writing the private trait storage.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 class OptionTrait(TraitType):
     """A trait that checks values with its ``OptionSpec`` and raises NpuConfigError (a ValueError)."""
 
@@ -31,6 +45,8 @@ class OptionTrait(TraitType):
         self.metadata.update(key=spec.key, field=spec.field, group=spec.group)
 
     def validate(self, obj: Any, value: Any) -> Any:
+        if isinstance(value, _AsImported):
+            return value.value
         return self.spec.check(value)
 
 
@@ -42,7 +58,7 @@ class _NpuConfigBase(HasTraits):
     # update (say precision_mode set but precision_mode_v2 not yet unset). Contention is negligible.
     _lock = threading.RLock()
 
-    def __init__(self, values: Mapping[str, Any] | None = None, /, **options: Any) -> None:
+    def __init__(self, values: Mapping[str, Any] | None = None, **options: Any) -> None:
         """Set ``values`` (a mapping or another config) and ``options`` atomically; unknown names raise."""
         super().__init__()
         if isinstance(values, _NpuConfigBase):
@@ -95,7 +111,7 @@ class _NpuConfigBase(HasTraits):
             for key, value in values.items():
                 setattr(self, key, value)
 
-    def update(self, values: Mapping[str, Any] | None = None, /, **options: Any) -> "_NpuConfigBase":
+    def update(self, values: Mapping[str, Any] | None = None, **options: Any) -> "_NpuConfigBase":
         """Set several options at once: all are checked first, then all applied, or none.
 
         ``None`` unsets an option. Returns the config, so calls chain.
@@ -117,7 +133,7 @@ class _NpuConfigBase(HasTraits):
         """Unset options so the adapter's defaults apply again (unknown names raise, nothing changes)."""
         return self.update({key: None for key in keys})
 
-    def reset(self, values: Mapping[str, Any] | None = None, /, **options: Any) -> "_NpuConfigBase":
+    def reset(self, values: Mapping[str, Any] | None = None, **options: Any) -> "_NpuConfigBase":
         """Make the config hold exactly ``values`` (everything else unset), atomically."""
         merged = dict(values or {})
         merged.update(options)
@@ -131,15 +147,19 @@ class _NpuConfigBase(HasTraits):
 
     # ----------------------------------------------------------------------- reading values
     def changed(self) -> dict[str, Any]:
-        """The set options only, in catalogue order."""
+        """The set options only, in catalogue order.
+
+        An explicit ``use_off_line=True`` is listed: the user set it. Equality alone counts it as
+        unset, because the built proto is the same either way (see ``__eq__``).
+        """
         with self._lock:
-            values = dict(self._trait_values)
-        return {key: value for key in catalogue.keys() if (value := values.get(key)) is not None}
+            values = self.trait_values()
+        return {key: values[key] for key in catalogue.keys() if values.get(key) is not None}
 
     def effective(self, key: str) -> Any:
         """The set value, or what the adapter uses when the key is absent (``None``: GE decides)."""
         spec = catalogue.spec(key)
-        value = self._trait_values.get(key)
+        value = getattr(self, spec.key)
         return spec.default if value is None else value
 
     @classmethod
@@ -157,7 +177,7 @@ class _NpuConfigBase(HasTraits):
         problems: list[str] = []
         for key in sorted(self._raw):
             try:
-                catalogue.spec(key).check(self._trait_values.get(key))
+                catalogue.spec(key).check(getattr(self, key))
             except NpuConfigError as exc:
                 problems.append(str(exc))
         problems.extend(rules.errors(self.changed()))
@@ -189,10 +209,13 @@ class _NpuConfigBase(HasTraits):
         checked = self._checked(overrides)
         clone = type(self)()
         with self._lock:
-            for key, value in self.changed().items():
-                clone._trait_values[key] = value
-            clone._raw = set(self._raw)
-            clone._notes = list(self._notes)
+            values = self.changed()
+            raw, notes = set(self._raw), list(self._notes)
+        # Not inside hold_trait_notifications: on leaving it traitlets re-validates each value, which
+        # would refuse the imported ones the adapter reads but our check does not accept.
+        for key, value in values.items():
+            clone.set_trait(key, _AsImported(value) if key in raw else value)
+        clone._raw, clone._notes = raw, notes  # after the notifications, which forget import notes
         clone._apply(checked)
         return clone
 
@@ -266,9 +289,7 @@ class _NpuConfigBase(HasTraits):
     # ----------------------------------------------------------------------- import support
     def _assign_imported(self, key: str, value: Any, note: str | None = None) -> None:
         """Keep a value as the adapter would read it even if it fails our check (import path only)."""
-        old = self._trait_values.get(key)
-        self._trait_values[key] = value
-        self._notify_trait(key, old, value)
+        self.set_trait(key, _AsImported(value))
         if note is not None:
             self._raw.add(key)
             self._notes.append((key, note))

@@ -68,12 +68,39 @@ def test_a_non_utf8_precision_file_becomes_a_plan_error_not_a_traceback(tmp_path
     assert any(str(path) in m for m in result.errors + result.warnings)
 
 
-def test_in_out_pair_is_read_the_same_by_the_config_check_and_the_planner():
-    from npu_jupyter.options.grammars import parse_in_out_pair as config_reading
-    from npu_jupyter.plan.placement import parse_in_out_pair as planner_reading
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[[['mm'], ['y']]]",  # the documented form
+        "[[['mm'], ['y']]]\n",  # a trailing newline: ``$`` once matched before it in one reader only
+        "[[[\"mm\"], [\"y\"]]]",  # double quotes
+        " [ [ ['mm'] , ['y'] ] ] ",  # spaces everywhere
+    ],
+)
+def test_an_in_out_pair_the_config_accepts_is_the_range_the_planner_offloads(text):
+    """The two readers once disagreed: the config accepted a text the planner then ignored."""
+    from hardening_graphs import tiny_graph_def
 
-    text = "[[[['a']], ['b']]]"
-    assert config_reading(text) == planner_reading(text)
+    from npu_jupyter.plan.planner import plan
+
+    cfg = NpuConfig(mix_compile_mode=True, in_out_pair=text)  # accepted by the config check
+    result = plan(tiny_graph_def(), cfg)
+    assert not result.errors
+    offloaded = sorted(name for name, d in result.ops.items() if d.placement == "device")
+    assert offloaded == ["mm", "y"]
+    assert "outside every in_out_pair range" in result.ops["total"].placement_reason
+
+
+@pytest.mark.parametrize("text", ["[[['mm']]]", "[['mm'], ['y']]", "[[['mm'], 'y']]", "mm:y"])
+def test_an_in_out_pair_the_config_refuses_never_reaches_the_planner(text):
+    from hardening_graphs import tiny_graph_def
+
+    from npu_jupyter.plan.planner import plan
+
+    with pytest.raises(NpuConfigError, match="in_out_pair"):
+        NpuConfig(mix_compile_mode=True, in_out_pair=text)
+    with pytest.raises(NpuConfigError, match="in_out_pair"):  # a dict config is checked the same way
+        plan(tiny_graph_def(), {"mix_compile_mode": True, "in_out_pair": text})
 
 
 def test_a_nul_in_a_precision_file_path_becomes_a_plan_error_not_a_traceback():

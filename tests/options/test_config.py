@@ -255,3 +255,30 @@ def test_explicit_use_off_line_true_equals_unset_because_both_build_the_same_pro
     assert explicit == NpuConfig()
     assert explicit.to_config_proto() == NpuConfig().to_config_proto()
     assert NpuConfig(use_off_line=False) != NpuConfig()
+
+
+def test_config_uses_only_the_public_traitlets_api():
+    """Private traitlets storage (``_trait_values``/``_notify_trait``) skips validation and observers."""
+    from pathlib import Path
+
+    import npu_jupyter.options.config as module
+
+    source = Path(module.__file__).read_text(encoding="utf-8")
+    assert "_trait_values" not in source and "_notify_trait" not in source
+
+
+def test_a_copy_keeps_imported_values_the_check_refuses_and_their_notes():
+    import tensorflow as tf
+
+    proto = tf.compat.v1.ConfigProto()
+    custom = proto.graph_options.rewrite_options.custom_optimizers.add()
+    custom.name = "NpuOptimizer"
+    custom.parameter_map["precision_mode"].s = b"not_a_mode"
+    imported = NpuConfig.from_config_proto(proto)
+    clone = imported.copy()
+    assert clone.precision_mode == "not_a_mode"
+    assert clone.import_warnings() == imported.import_warnings() != []
+    seen = []
+    clone.observe(seen.append, names=["precision_mode"])
+    clone.precision_mode = "force_fp16"  # a user value replaces the import and its note
+    assert seen and clone.import_warnings() == []
