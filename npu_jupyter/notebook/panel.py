@@ -17,15 +17,16 @@ first tab is built at once; the others are built the first time they are selecte
 
 from __future__ import annotations
 
-import functools
-import json
 from html import escape
-from importlib import resources
 from typing import Any
 
 import ipywidgets as widgets
 from ipywidgets.widgets.widget_description import DescriptionStyle
-from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
+
+try:  # ipywidgets 8 gives text and HTML widgets styles of their own
+    from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
+except ImportError:  # ipywidgets 7: they take the description style
+    HTMLStyle = TextStyle = DescriptionStyle  # type: ignore[misc,assignment]
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.catalogue import OptionSpec
@@ -215,20 +216,21 @@ class _Control:
             default = "" if spec.default is None else f" — default {spec.default!r}"
             options = [_UNSET_LABEL + default] + [str(c) for c in self._choices]
             self.widget: widgets.Widget = widgets.Dropdown(
-                options=options, description=label, style=looks["choice_style"], layout=layout, tooltip=tooltip
+                options=options, description=label, style=looks["choice_style"], layout=layout,
+                **{_TOOLTIP: tooltip}
             )
             self.widget.observe(self._on_widget, names="index")
         else:
             placeholder = "unset" + ("" if spec.default in (None, "") else f" (default {spec.default})")
             self.widget = widgets.Text(
                 description=label, placeholder=placeholder, continuous_update=False, style=looks["text_style"],
-                layout=layout, tooltip=tooltip,
+                layout=layout, **{_TOOLTIP: tooltip},
             )
             self.widget.observe(self._on_widget, names="value")
         self._message = widgets.HTML(layout=looks["plain"], style=looks["html_style"])
         self.row: widgets.Widget = widgets.HBox([self.widget, self._message], layout=looks["plain"])
         self._status = _status_text(spec)
-        self._notes = choice_notes().get(spec.key)
+        self._notes = spec.choice_notes
         # Only options with something to say get a note widget: ~110 empty ones would slow the build.
         self.note: widgets.HTML | None = None
         if self._status or self._notes:
@@ -309,11 +311,8 @@ def _status_text(spec: OptionSpec) -> str:
     return ""
 
 
-@functools.lru_cache(maxsize=1)
-def choice_notes() -> dict[str, dict[str, str]]:
-    """``choice_notes.json``: option -> value ("" for unset) -> what choosing it does, in one line."""
-    text = resources.files("npu_jupyter.notebook").joinpath("choice_notes.json").read_text(encoding="utf-8")
-    return {key: value for key, value in json.loads(text).items() if not key.startswith("_")}
+#: The hover-text keyword: ``tooltip`` since ipywidgets 8, ``description_tooltip`` in 7.
+_TOOLTIP = "tooltip" if int(widgets.__version__.split(".")[0]) >= 8 else "description_tooltip"
 
 
 def _tooltip(spec: OptionSpec) -> str:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import difflib
 import json
+from pathlib import Path
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Mapping
 
 from npu_jupyter.options.errors import NpuConfigError
@@ -43,6 +43,7 @@ class OptionSpec:
     deprecated_by: str | None = None
     accepts_int: bool = False
     estimator_writes: tuple[Any, str | None] | None = None  # (value, argument that must be given, or None)
+    choice_notes: Mapping[str, str] | None = field(default=None, compare=False, repr=False)  # value -> what it does
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -160,8 +161,7 @@ def _close(candidates: list[str], word: str, n: int = 3) -> list[str]:
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
     """catalogue.json, read once."""
-    text = resources.files("npu_jupyter.options").joinpath("catalogue.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    return json.loads((Path(__file__).with_name("catalogue.json")).read_text(encoding="utf-8"))
 
 
 def _spec_from_entry(entry: Mapping[str, Any]) -> OptionSpec:
