@@ -7,7 +7,21 @@ that needs them (PEP 562 ``__getattr__``), so ``%load_ext npu_jupyter`` stays fa
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the lazy names below resolve to, for editors and type checkers
+    from npu_jupyter import scope
+    from npu_jupyter.notebook.panel import panel
+    from npu_jupyter.notebook.state import current_config
+    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.options.errors import NpuConfigError
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.plan.planner import plan
+    from npu_jupyter.runtime.backends import session
+    from npu_jupyter.runtime.compare import compare
+    from npu_jupyter.runtime.dump import load_dump
+    from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter.runtime.sweep import sweep
 
 __version__ = "0.1.0"
 

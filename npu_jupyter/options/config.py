@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from traitlets import All, HasTraits, TraitType, observe
 
 from npu_jupyter.options import catalogue, rules, storage
 from npu_jupyter.options.catalogue import OptionSpec
 from npu_jupyter.options.errors import NpuConfigError
+
+if TYPE_CHECKING:
+    from npu_jupyter.options._option_types import OptionAttributes
 
 
 class _AsImported:
@@ -323,7 +326,13 @@ def _class_doc() -> str:
     )
 
 
-NpuConfig = _build_class()
+if TYPE_CHECKING:  # editors and mypy see every option as a typed attribute (generated view)
+
+    class NpuConfig(_NpuConfigBase, OptionAttributes):
+        """Every Ascend adapter session option as a validated trait, named by its parameter_map key."""
+
+else:
+    NpuConfig = _build_class()
 
 
 def _canonical(options: dict[str, Any]) -> dict[str, Any]:
