@@ -9,7 +9,8 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -43,8 +44,8 @@ class OptionSpec:
     deprecated_by: str | None = None
     accepts_int: bool = False
     estimator_writes: tuple[Any, str | None] | None = None  # (value, argument that must be given, or None)
-    choice_notes: Mapping[str, str] | None = field(default=None, compare=False, repr=False)  # value -> what it does
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    choice_notes: Mapping[str, str] | None = dataclasses.field(default=None, compare=False, repr=False)  # value -> what it does
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @property
     def python_type(self) -> type:
@@ -161,7 +162,8 @@ def _close(candidates: list[str], word: str, n: int = 3) -> list[str]:
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
     """catalogue.json, read once."""
-    return json.loads((Path(__file__).with_name("catalogue.json")).read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(Path(__file__).with_name("catalogue.json").read_text(encoding="utf-8"))
+    return data
 
 
 def _spec_from_entry(entry: Mapping[str, Any]) -> OptionSpec:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, cast
 
 from traitlets import All, HasTraits, TraitType, observe
 
@@ -36,7 +36,7 @@ class _AsImported:
         self.value = value
 
 
-class OptionTrait(TraitType):
+class OptionTrait(TraitType):  # type: ignore[type-arg]  # values are typed per option, see _option_types
     """A trait that checks values with its ``OptionSpec`` and raises NpuConfigError (a ValueError)."""
 
     allow_none = True
@@ -266,7 +266,7 @@ class _NpuConfigBase(HasTraits):
         """The config the adapter would read from ``proto`` (see options.proto)."""
         from npu_jupyter.options.proto import from_config_proto
 
-        return from_config_proto(proto, strict=strict, config_class=cls)
+        return cast("_NpuConfigBase", from_config_proto(proto, strict=strict, config_class=cls))
 
     @classmethod
     def from_run_config_kwargs(cls, kwargs: Mapping[str, Any], *, strict: bool = False,
@@ -274,8 +274,9 @@ class _NpuConfigBase(HasTraits):
         """The config NPURunConfig(**kwargs) would write (see options.codegen)."""
         from npu_jupyter.options.codegen import from_run_config_kwargs
 
-        return from_run_config_kwargs(kwargs, strict=strict, estimator_defaults=estimator_defaults,
-                                      config_class=cls)
+        config = from_run_config_kwargs(kwargs, strict=strict, estimator_defaults=estimator_defaults,
+                                        config_class=cls)
+        return cast("_NpuConfigBase", config)
 
     def to_run_config_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for NPURunConfig, sub-configs as nested dicts (see options.codegen)."""
@@ -311,7 +312,8 @@ def _build_class() -> type[_NpuConfigBase]:
     }
     for spec in catalogue.specs():
         namespace[spec.key] = OptionTrait(spec)
-    return type(_NpuConfigBase)("NpuConfig", (_NpuConfigBase,), namespace)
+    metaclass: Any = type(_NpuConfigBase)  # traitlets' MetaHasTraits sets the traits up
+    return cast("type[_NpuConfigBase]", metaclass("NpuConfig", (_NpuConfigBase,), namespace))
 
 
 def _class_doc() -> str:
