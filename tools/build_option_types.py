@@ -34,8 +34,6 @@ def render(catalogue: dict) -> str:
         "",
         "from __future__ import annotations",
         "",
-        "from typing import Optional, Union",
-        "",
         "",
         "class OptionAttributes:",
         '    """Every session option as an attribute: ``None`` = unset (the adapter default applies)."""',
@@ -44,8 +42,8 @@ def render(catalogue: dict) -> str:
     for entry in catalogue["options"]:
         kind = PY_TYPES[entry["field"]]
         if entry.get("accepts_int"):
-            kind = "Union[str, int]"
-        lines.append(f"    {entry['key']}: Optional[{kind}]")
+            kind = "str | int"
+        lines.append(f"    {entry['key']}: {kind} | None")
         doc = entry["doc"].replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
         wrapped = textwrap.wrap(doc, width=104)
         if len(wrapped) == 1:
