@@ -63,6 +63,7 @@ def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext npu_jupyter``: register ``%npu`` / ``%%npu`` (TensorFlow is not imported)."""
     from npu_jupyter.notebook.magics import load_ipython_extension as _load
 
+    _formatters.register(ipython)
     _load(ipython)
 
 
@@ -70,3 +71,9 @@ def unload_ipython_extension(ipython: Any) -> None:
     from npu_jupyter.notebook.magics import unload_ipython_extension as _unload
 
     _unload(ipython)
+
+
+# Reports render through the display layer, which registers itself (see display/formatters.py).
+from npu_jupyter.display import formatters as _formatters  # noqa: E402 - after the lazy table on purpose
+
+_formatters.register()

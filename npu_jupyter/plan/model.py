@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from npu_jupyter._renderers import render_text
+
 Placement = Literal["device", "host"]
 Engine = Literal["AI_CORE", "AI_CPU", "HOST"]
 
@@ -117,19 +119,8 @@ class Plan:
         """One flat dict per op, ready for ``pandas.DataFrame`` or a CSV writer."""
         return [asdict(d) for d in self.ops.values()]
 
-    def _repr_mimebundle_(self, include=None, exclude=None):  # noqa: ANN001 - IPython protocol
-        from npu_jupyter.display.mime import mimebundle
-
-        return mimebundle(self)
-
     def __str__(self) -> str:
-        """``print(plan)`` shows the readable text report, not the dataclass dump of every decision.
+        """``print(plan)`` shows the readable text report once ``npu_jupyter.display`` has registered
+        its renderer (importing ``npu_jupyter`` does that); the plan never imports the display layer."""
+        return render_text(self)
 
-        ``repr()`` stays the full dataclass form for debugging; notebooks use ``_repr_mimebundle_``.
-        Same rendering and detail level as ``RunReport.__str__``.
-        """
-        from npu_jupyter.display.html import default_detail
-        from npu_jupyter.display.mime import report_payload
-        from npu_jupyter.display.text import render
-
-        return render(report_payload(self), detail=default_detail())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from npu_jupyter._renderers import render_text
 from npu_jupyter.plan.model import Plan
 
 
@@ -34,18 +35,7 @@ class RunReport:
     # op -> how the emulator realised its precision, e.g. "storage rounding float16 (in 0,1; out 0)"
     emulation: dict[str, str] = field(default_factory=dict)
 
-    def _repr_mimebundle_(self, include=None, exclude=None):  # noqa: ANN001 - IPython protocol
-        from npu_jupyter.display.mime import mimebundle
-
-        return mimebundle(self)
-
     def __str__(self) -> str:
-        """``print(report)`` shows the readable text report, not the dataclass dump of every decision.
-
-        ``repr()`` stays the full dataclass form for debugging; notebooks use ``_repr_mimebundle_``.
-        """
-        from npu_jupyter.display.html import default_detail
-        from npu_jupyter.display.mime import report_payload
-        from npu_jupyter.display.text import render
-
-        return render(report_payload(self), detail=default_detail())  # same detail as the notebook shows
+        """``print(report)`` shows the readable text report (the renderer ``npu_jupyter.display``
+        registers; this module never imports the display layer)."""
+        return render_text(self)

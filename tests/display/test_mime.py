@@ -167,7 +167,7 @@ def test_planner_output_with_a_hostile_node_name_is_escaped_in_html_and_kept_in_
     from npu_jupyter.plan.planner import plan
 
     result = plan(_hostile_graph_def(), NpuConfig(precision_mode="allow_fp32_to_fp16"))
-    bundle = result._repr_mimebundle_()
+    bundle = mimebundle(result)
     assert HOSTILE in [op["n"] for op in bundle[MIME_TYPE]["ops"]]
     assert "<img" not in bundle["text/html"] and "&lt;img src=x onerror=alert(1)&gt;" in bundle["text/html"]
     assert HOSTILE in bundle["text/plain"]

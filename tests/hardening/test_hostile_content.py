@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from fuzz_inputs import accepted, fuzz_settings, tried
 from hardening_graphs import renamed, set_string_attr, tiny_graph_def
+from npu_jupyter.display import formatters
 from npu_jupyter.display.mime import MIME_TYPE, mimebundle
 from npu_jupyter.options.config import NpuConfig
 
@@ -147,7 +148,7 @@ def test_plans_and_run_reports_render_hostile_names_and_paths_as_text(data):
                 expected = list(names) if detail == "full" else [mapping["y"]]
             assert_safe_html(bundle["text/html"], expected)
             assert_clean_text(bundle["text/plain"])
-    assert obj._repr_mimebundle_()["text/html"] == mimebundle(obj)["text/html"]
+    assert formatters.bundle(obj)["text/html"] == mimebundle(obj)["text/html"]
 
 
 def test_the_mime_json_keeps_hostile_strings_exactly_as_data():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import npu_jupyter  # noqa: F401 - importing the package registers the renderers
+from npu_jupyter.display.mime import mimebundle
 from npu_jupyter.plan.model import OpDecision, Plan
 from npu_jupyter.runtime.report import RunReport
 
@@ -16,7 +18,7 @@ def _plan() -> Plan:
 def test_print_shows_the_text_report_not_the_dataclass_fields():
     report = RunReport(plan=_plan(), fetches=["mm:0"], steps=2, wall_ms=1.5, first_overflow="mm")
     shown = str(report)
-    assert shown == report._repr_mimebundle_()["text/plain"]
+    assert shown == mimebundle(report)["text/plain"]
     assert "mm [MatMul] AI_CORE float32->float16: cube op goes to float16" in shown
     assert "first overflow: mm" in shown and "2 step(s)" in shown
     assert "OpDecision(" not in shown and "OpDecision(" in repr(report)

@@ -1,0 +1,54 @@
+"""How plans and run reports reach the screen: the display layer registers itself, data never calls up.
+
+``Plan`` and ``RunReport`` are plain data (``plan`` and ``runtime`` never import ``display``). This
+module is the one entry point that makes them render: it gives them their ``str()`` text report and
+registers the MIME bundle (JSON payload for the JupyterLab renderer, HTML and text fallbacks) with
+IPython's display formatters by *name*, so registering imports neither the planner nor TensorFlow.
+``import npu_jupyter`` calls :func:`register` once; ``%load_ext npu_jupyter`` calls it again with the
+shell it is given.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from npu_jupyter._renderers import TEXT_RENDERERS
+
+#: (module, class) of every object rendered as a report.
+REPORT_TYPES = (("npu_jupyter.plan.model", "Plan"), ("npu_jupyter.runtime.report", "RunReport"))
+
+
+def bundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    """IPython's mimebundle formatter hook: the payload plus HTML and text fallbacks."""
+    from npu_jupyter.display.mime import mimebundle
+
+    return mimebundle(obj)
+
+
+def text(obj: Any) -> str:
+    """The plain-text report, at the detail level the notebook shows."""
+    from npu_jupyter.display.html import default_detail
+    from npu_jupyter.display.mime import report_payload
+    from npu_jupyter.display.text import render
+
+    return render(report_payload(obj), detail=default_detail())
+
+
+def register(shell: Any = None) -> None:
+    """Give reports their text form, and register them with ``shell`` (default: the running IPython)."""
+    if text not in TEXT_RENDERERS:
+        TEXT_RENDERERS.append(text)
+    shell = shell if shell is not None else _running_shell()
+    formatter = getattr(getattr(shell, "display_formatter", None), "mimebundle_formatter", None)
+    if formatter is None:
+        return
+    for module, name in REPORT_TYPES:
+        formatter.for_type_by_name(module, name, bundle)
+
+
+def _running_shell() -> Any:
+    """The IPython shell this process runs, if any (without importing IPython when it is not loaded)."""
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    return get() if get is not None else None
