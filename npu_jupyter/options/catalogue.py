@@ -45,6 +45,7 @@ class OptionSpec:
     accepts_int: bool = False
     estimator_writes: tuple[Any, str | None] | None = None  # (value, argument that must be given, or None)
     choice_notes: Mapping[str, str] | None = dataclasses.field(default=None, compare=False, repr=False)  # value -> what it does
+    tf2: Mapping[str, Any] | None = dataclasses.field(default=None, compare=False, repr=False)  # npu_device path, choices
     extra: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @property

@@ -237,10 +237,15 @@ def _nested_names(kwargs: Mapping[str, Any]) -> list[str]:
 
 
 def to_code(config: Any, api: str = "session") -> str:
-    """A runnable snippet for ``api`` "session" (sess.run / ConfigProto) or "estimator" (NPURunConfig)."""
+    """A runnable snippet for ``api`` "session" (sess.run / ConfigProto), "estimator" (NPURunConfig) or
+    "tf2" (the TF2 adapter's ``npu_device.global_options()``)."""
     if api == "session":
         return session_code(config)
     if api == "estimator":
         return estimator_code(config)
-    raise NpuConfigError(f"to_code: api must be 'session' or 'estimator', got {api!r}", value=api,
-                         allowed=["session", "estimator"])
+    if api == "tf2":
+        from npu_jupyter.options.tf2 import tf2_code
+
+        return tf2_code(config)
+    raise NpuConfigError(f"to_code: api must be 'session', 'estimator' or 'tf2', got {api!r}", value=api,
+                         allowed=["session", "estimator", "tf2"])

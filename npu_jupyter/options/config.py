@@ -278,6 +278,13 @@ class _NpuConfigBase(HasTraits):
                                         config_class=cls)
         return cast("_NpuConfigBase", config)
 
+    @classmethod
+    def from_tf2_options(cls, options: Any) -> "_NpuConfigBase":
+        """The config an ``npu_device.global_options()`` object holds (see options.tf2)."""
+        from npu_jupyter.options.tf2 import from_tf2_options
+
+        return cast("_NpuConfigBase", from_tf2_options(options, cls))
+
     def to_run_config_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for NPURunConfig, sub-configs as nested dicts (see options.codegen)."""
         from npu_jupyter.options.codegen import to_run_config_kwargs
@@ -285,7 +292,7 @@ class _NpuConfigBase(HasTraits):
         return to_run_config_kwargs(self)
 
     def to_code(self, api: str = "session") -> str:
-        """A runnable Python snippet building this config for ``api`` "session" or "estimator"."""
+        """A runnable Python snippet building this config for ``api`` "session", "estimator" or "tf2"."""
         from npu_jupyter.options.codegen import to_code
 
         return to_code(self, api=api)
