@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.corpus import CorpusModel
-from corpus.seq_blocks import dense, dynamic_loss_scale_step, layer_norm, tf1
+from corpus.seq_blocks import dense, dynamic_loss_scale_step, layer_norm, tf1, tf1_control_flow
 
 NAME = "bert_pretrain"
 ARCHITECTURE = "BERT/Transformer"
@@ -108,7 +108,7 @@ def build(files_dir: Path) -> CorpusModel:
 
     v1 = tf1()
     graph = tf.Graph()
-    with graph.as_default():
+    with graph.as_default(), tf1_control_flow():
         v1.set_random_seed(7)
         iterator, f = _inputs(graph)
         with v1.variable_scope("bert"):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.corpus import CorpusModel
-from corpus.seq_blocks import LSTMCell, batch_norm, dynamic_loss_scale_step, tf1
+from corpus.seq_blocks import LSTMCell, batch_norm, dynamic_loss_scale_step, tf1, tf1_control_flow
 
 NAME = "crnn_ctc"
 ARCHITECTURE = "CRNN+CTC"
@@ -166,7 +166,7 @@ def build(files_dir: Path) -> CorpusModel:
     record = Path(files_dir) / "synth90k_train.tfrecords"
     write_tfrecords(record)
     graph = tf.Graph()
-    with graph.as_default():
+    with graph.as_default(), tf1_control_flow():
         v1.set_random_seed(2)
         images, dense_labels, _paths, lengths = _reader(record, "train")
         val_images, val_dense, _vpaths, val_lengths = _reader(record, "val")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.corpus import CorpusModel
-from corpus.seq_blocks import GRUCell, dynamic_loss_scale_step, tf1
+from corpus.seq_blocks import GRUCell, dynamic_loss_scale_step, tf1, tf1_control_flow
 
 NAME = "gru4rec"
 ARCHITECTURE = "LSTM/GRU"
@@ -41,7 +41,7 @@ def build(files_dir: Path) -> CorpusModel:
     mixlist = Path(files_dir) / "ops_info.json"
     mixlist.write_text(json.dumps(OPS_INFO, indent=1))
     graph = tf.Graph()
-    with graph.as_default():
+    with graph.as_default(), tf1_control_flow():
         v1.set_random_seed(6)
         x = v1.placeholder(v1.int32, [BATCH], name="input")
         y = v1.placeholder(v1.int32, [BATCH], name="output")
@@ -82,7 +82,8 @@ def build(files_dir: Path) -> CorpusModel:
     parameter_map = {"precision_mode": "allow_mix_precision", "modify_mixlist": str(mixlist)}
     return CorpusModel(
         name=NAME, architecture=ARCHITECTURE, source=SOURCE, idioms=IDIOMS, graph=graph, init=init,
-        train_fetches=train_fetches, loss=cost.name, config={"kind": "session", "parameter_map": parameter_map},
+        train_fetches=train_fetches, loss=cost.name,
+        config={"kind": "session", "parameter_map": parameter_map, "rewrite_options": {"remapping": "OFF"}},
         feed_fn=feed_fn, extra={"final_state": final_state},
         notes="Shrunk: items ~37k (rsc15) -> 500, rnn_size 100 -> 32, batch 4096 -> 16. The script feeds back "
               "the fetched final state, reset per ended session; feed_fn cannot see fetched values, so step 0 "

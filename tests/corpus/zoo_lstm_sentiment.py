@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.corpus import CorpusModel
-from corpus.seq_blocks import LSTMCell, dynamic_loss_scale_step, tf1
+from corpus.seq_blocks import LSTMCell, dynamic_loss_scale_step, tf1, tf1_control_flow
 
 NAME = "lstm_sentiment"
 ARCHITECTURE = "LSTM/GRU"
@@ -35,7 +35,7 @@ def build(files_dir: Path) -> CorpusModel:
     rng = np.random.RandomState(1)
     word_vectors = np.pad(rng.uniform(-1, 1, (VOCAB, DIMS)).astype("float32"), ((0, 0), (0, 14)))
     graph = tf.Graph()
-    with graph.as_default():
+    with graph.as_default(), tf1_control_flow():
         v1.set_random_seed(1)
         labels = v1.placeholder(v1.float32, [BATCH, CLASSES])
         input_data = v1.placeholder(v1.int32, [BATCH, MAX_LEN])
@@ -70,11 +70,13 @@ def build(files_dir: Path) -> CorpusModel:
     parameter_map = {"use_off_line": True, "precision_mode": "allow_mix_precision"}
     return CorpusModel(
         name=NAME, architecture=ARCHITECTURE, source=SOURCE, idioms=IDIOMS, graph=graph, init=init,
-        train_fetches=train_op, loss=loss.name, config={"kind": "session", "parameter_map": parameter_map},
+        train_fetches=train_op, loss=loss.name,
+        config={"kind": "session", "parameter_map": parameter_map, "rewrite_options": {"remapping": "OFF"}},
         feed_fn=feed_fn,
         extra={"eval_fetches": [loss, accuracy]},
         notes="Shrunk: vocabulary 400k GloVe rows->200 random rows (still 50+14 columns), max length 250->24, "
               "batch 24->4. npu_bridge's fused DynamicRNN op becomes tf.compat.v1.nn.dynamic_rnn with an "
-              "equivalent LSTM cell (forget bias 1.0). The script's rewrite_options.remapping=OFF is a "
-              "grappler switch, not an NPU option, and is left out; dump/profiling flags default off.",
+              "equivalent LSTM cell (forget bias 1.0). The script's rewrite_options.remapping=OFF is kept in "
+              "config['rewrite_options'] (a grappler switch, not an NPU option); dump/profiling flags "
+              "default off.",
     )

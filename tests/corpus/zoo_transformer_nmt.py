@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.corpus import CorpusModel
-from corpus.seq_blocks import dense, layer_norm, tf1
+from corpus.seq_blocks import dense, layer_norm, tf1, tf1_control_flow
 
 NAME = "transformer_nmt"
 ARCHITECTURE = "BERT/Transformer"
@@ -96,7 +96,7 @@ def build(files_dir: Path) -> CorpusModel:
 
     v1 = tf1()
     graph = tf.Graph()
-    with graph.as_default():
+    with graph.as_default(), tf1_control_flow():
         v1.set_random_seed(3)
         src, tgt_in, tgt_out, src_len, tgt_len = _inputs()
         src_mask = v1.sequence_mask(src_len, SRC_LEN)  # [B, Ls]

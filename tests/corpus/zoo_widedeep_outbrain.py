@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.corpus import CorpusModel
-from corpus.seq_blocks import dense, tf1
+from corpus.seq_blocks import dense, tf1, tf1_control_flow
 
 NAME = "widedeep_outbrain"
 ARCHITECTURE = "DeepFM/Wide&Deep"
@@ -127,7 +127,7 @@ def build(files_dir: Path) -> CorpusModel:
     record = Path(files_dir) / "outbrain_train.tfrecord"
     write_tfrecords(record)
     graph = tf.Graph()
-    with graph.as_default():
+    with graph.as_default(), tf1_control_flow():
         v1.set_random_seed(4)
         global_step = v1.train.get_or_create_global_step()
         iterator, (features, label) = _input(record)
@@ -162,11 +162,14 @@ def build(files_dir: Path) -> CorpusModel:
     parameter_map = {"use_off_line": True, "precision_mode": "allow_mix_precision"}
     return CorpusModel(
         name=NAME, architecture=ARCHITECTURE, source=SOURCE, idioms=IDIOMS, graph=graph, init=init,
-        train_fetches=train_fetches, loss=loss.name, config={"kind": "session", "parameter_map": parameter_map},
+        train_fetches=train_fetches, loss=loss.name,
+        config={"kind": "session", "parameter_map": parameter_map,
+                "rewrite_options": {"remapping": "OFF", "memory_optimization": "OFF"}},
         notes="Shrunk: 12 of the script's categorical/numeric columns kept (5 single-hot hash, 2 multi-hot "
               "hash, 3 identity, 4 numeric), hash buckets ~/250, embedding dims /8, hidden 5x1024 -> 5x32, "
               "batch 131072 (prebatched 4096) -> 4 single examples; feature columns are written out as the "
               "ops they lower to (tf.feature_column needs Keras 2 on TF >= 2.16). iteration_per_loop "
               "defaults to 0 in task.py, so enable_data_pre_proc/iterations_per_loop are not set; "
-              "remapping/memory_optimization OFF are grappler switches, not NPU options.",
+              "remapping/memory_optimization OFF (grappler switches, not NPU options) are kept in "
+              "config['rewrite_options'].",
     )
