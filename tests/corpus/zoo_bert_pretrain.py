@@ -159,9 +159,11 @@ def build(files_dir: Path) -> CorpusModel:
             decr_every_n_nan_or_inf=1, decr_ratio=0.5, clip_norm=1.0, clip_global=False, global_step=global_step)
         scale = v1.identity(scale, name="loss_scale")
         init = [v1.global_variables_initializer(), iterator.initializer]
-        hook_fetches = {"global_step": global_step, "total_loss": total_loss, "learning_rate": lr,
-                        "nsp_loss": nsp_loss, "mlm_loss": mlm_loss, "loss_scale": scale}
-        train_fetches = [train_op, total_loss, hook_fetches]
+        # MonitoredSession merges the caller's fetches with each hook's SessionRunArgs into one run:
+        # the Estimator asks for [train_op, loss], the script's _LogSessionRunHook for tensor names.
+        hook_fetches = [global_step, "total_loss:0", "learning_rate:0", "nsp_loss:0", "mlm_loss:0",
+                        scale.name]
+        train_fetches = {"caller": [train_op, total_loss], "_LogSessionRunHook": hook_fetches}
 
     kwargs = {
         "dump_config": {"enable_dump_debug": False, "dump_path": None, "dump_debug_mode": "all"},
@@ -182,8 +184,9 @@ def build(files_dir: Path) -> CorpusModel:
         notes="Shrunk: hidden 768->32, heads 12->4, intermediate 3072->128, vocab 30522->128, seq 128->16, "
               "max_predictions 20->4, batch 2, all 12 layers kept. AdamWeightDecayOptimizer replaced by Adam "
               "(same moments, no decoupled weight decay). The Estimator's per-step sess.run is the "
-              "caller's [train_op, loss] plus the logging hook's named tensors, rebuilt as one nested "
-              "fetch. num_warmup_steps 0 in the 1p script; 2 here so the warm-up branch is in the graph. "
+              "caller's [train_op, loss] plus the logging hook's tensor names, rebuilt as the one nested "
+              "dict MonitoredSession runs; 'global_step:0' is fetched as the variable itself because on TF 2 "
+              "graphs it is a resource handle, not the TF 1.15 ref tensor. num_warmup_steps 0 in the 1p script; 2 here so the warm-up branch is in the graph. "
               "session_config (a plain ConfigProto) and TDT infeed are left out: they carry no NPU option. "
               "The loss-scale all-finite check's skip/shrink uses tf.where inside the tf.cond branches.",
     )
