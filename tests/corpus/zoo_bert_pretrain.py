@@ -5,7 +5,8 @@ since ``use_fast_gelu`` defaults on), word/position/token-type embeddings, poole
 gathering ``masked_lm_positions`` with its transform + LayerNorm and an output bias over the tied
 embedding table, the next-sentence head; ``manual_fp16=True`` (the 1p test script's flag): float32
 master weights, the encoder computing in float16; the optimizer step of ``optimization.py``:
-polynomial decay with linear warm-up, NPULossScaleOptimizer with ExponentialUpdateLossScaleManager
+polynomial decay with linear warm-up, AdamWeightDecayOptimizer (decay 0.01 except LayerNorm/bias,
+epsilon 1e-6), NPULossScaleOptimizer with ExponentialUpdateLossScaleManager
 (init 2**32, incr 1000, decr every 1 overflow by 0.5; ``npu_bert_loss_scale=0``), per-gradient
 ``clip_by_norm(1.0)`` (``npu_bert_clip_by_global_norm=False``); and the NPURunConfig keyword arguments
 ``run_pretraining.py`` passes.
@@ -74,11 +75,52 @@ def _encoder(emb: Any, input_mask: Any) -> Any:
         with v1.variable_scope("layer_%d" % i):
             h = v1.cast(x, v1.float16)
             att = v1.nn.dropout(_attention(h, mask_bias, "attention"), rate=0.1)
-            x = layer_norm(v1.cast(att, v1.float32) + x, "attention_ln")
+            x = layer_norm(v1.cast(att, v1.float32) + x, "attention_LayerNorm")
             inner = _fp16_dense(v1.cast(x, v1.float16), INTER, "intermediate", _gelu)
             out = v1.nn.dropout(_fp16_dense(inner, HIDDEN, "output"), rate=0.1)
-            x = layer_norm(v1.cast(out, v1.float32) + x, "output_ln")
+            x = layer_norm(v1.cast(out, v1.float32) + x, "output_LayerNorm")
     return x
+
+
+class AdamWeightDecay:
+    """optimization.py's AdamWeightDecayOptimizer, unfused path: Adam moments, decoupled weight decay.
+
+    No bias correction; decay skipped for LayerNorm and bias variables; ``apply_gradients`` assigns each
+    parameter and its moments and then ``global_step + 1`` (the optimizer owns the step increment).
+    The moment variables are created up front so the loss-scale ``tf.cond`` branch only assigns.
+    """
+
+    EXCLUDE = ("LayerNorm", "layer_norm", "bias")
+
+    def __init__(self, learning_rate: Any, var_list: Any, weight_decay_rate: float = 0.0, beta_1: float = 0.9,
+                 beta_2: float = 0.999, epsilon: float = 1e-6) -> None:
+        v1 = tf1()
+        self.learning_rate = v1.identity(learning_rate, name="learning_rate_adam")
+        self.weight_decay_rate, self.beta_1, self.beta_2, self.epsilon = weight_decay_rate, beta_1, beta_2, epsilon
+        self.slots = {}
+        for var in var_list:
+            base = var.op.name
+            self.slots[var.op.name] = tuple(
+                v1.get_variable(base + suffix, var.shape.as_list(), v1.float32, trainable=False,
+                                initializer=v1.zeros_initializer()) for suffix in ("/adam_m", "/adam_v"))
+
+    def apply_gradients(self, grads_and_vars: Any, global_step: Any = None) -> Any:
+        """The per-parameter Adam-with-decay assignments, then the global step increment."""
+        v1 = tf1()
+        assignments = []
+        for grad, param in grads_and_vars:
+            with v1.name_scope("apply_one_adam"):
+                m, v = self.slots[param.op.name]
+                next_m = self.beta_1 * m + (1.0 - self.beta_1) * grad
+                next_v = self.beta_2 * v + (1.0 - self.beta_2) * v1.square(grad)
+                update = next_m / (v1.sqrt(next_v) + self.epsilon)
+                if not any(word in param.op.name for word in self.EXCLUDE):
+                    update += self.weight_decay_rate * param
+                assignments += [v1.assign(param, param - self.learning_rate * update),
+                                v1.assign(m, next_m), v1.assign(v, next_v)]
+        if global_step is not None:
+            assignments.append(v1.assign(global_step, v1.identity(global_step + 1, name="step_update")))
+        return v1.group(*assignments)
 
 
 def _inputs(graph: Any) -> tuple[Any, dict[str, Any]]:
@@ -130,7 +172,7 @@ def build(files_dir: Path) -> CorpusModel:
         with v1.variable_scope("cls/predictions"):
             flat_pos = v1.reshape(f["masked_lm_positions"] + v1.range(BATCH)[:, None] * SEQ, [-1])
             picked = v1.gather(seq_out, flat_pos)
-            picked = layer_norm(dense(picked, HIDDEN, "transform", _gelu), "transform_ln")
+            picked = layer_norm(dense(picked, HIDDEN, "transform", _gelu), "transform_LayerNorm")
             out_bias = v1.get_variable("output_bias", [VOCAB], initializer=v1.zeros_initializer())
             log_probs = v1.nn.log_softmax(v1.nn.bias_add(v1.matmul(picked, table, transpose_b=True), out_bias))
             ids = v1.reshape(f["masked_lm_ids"], [-1])
@@ -153,7 +195,7 @@ def build(files_dir: Path) -> CorpusModel:
         is_warmup = v1.cast(v1.cast(global_step, v1.int32) < warmup, v1.float32)
         lr = (1.0 - is_warmup) * lr + is_warmup * (init_lr * step_f / warmup)
         lr = v1.identity(lr, name="learning_rate")
-        optimizer = v1.train.AdamOptimizer(lr, beta1=0.9, beta2=0.999, epsilon=1e-6)
+        optimizer = AdamWeightDecay(lr, v1.trainable_variables(), weight_decay_rate=0.01, epsilon=1e-6)
         train_op, scale = dynamic_loss_scale_step(
             optimizer, total_loss, v1.trainable_variables(), init_loss_scale=2.0 ** 32, incr_every_n_steps=1000,
             decr_every_n_nan_or_inf=1, decr_ratio=0.5, clip_norm=1.0, clip_global=False, global_step=global_step)
@@ -182,11 +224,14 @@ def build(files_dir: Path) -> CorpusModel:
         name=NAME, architecture=ARCHITECTURE, source=SOURCE, idioms=IDIOMS, graph=graph, init=init,
         train_fetches=train_fetches, loss=total_loss.name, config={"kind": "estimator", "kwargs": kwargs},
         notes="Shrunk: hidden 768->32, heads 12->4, intermediate 3072->128, vocab 30522->128, seq 128->16, "
-              "max_predictions 20->4, batch 2, all 12 layers kept. AdamWeightDecayOptimizer replaced by Adam "
-              "(same moments, no decoupled weight decay). The Estimator's per-step sess.run is the "
+              "max_predictions 20->4, batch 2, all 12 layers kept. AdamWeightDecayOptimizer takes its unfused "
+              "path (npu_bert_use_fused_adam_momentum's fused NPU ops do not exist off the device). The Estimator's per-step sess.run is the "
               "caller's [train_op, loss] plus the logging hook's tensor names, rebuilt as the one nested "
               "dict MonitoredSession runs; 'global_step:0' is fetched as the variable itself because on TF 2 "
               "graphs it is a resource handle, not the TF 1.15 ref tensor. num_warmup_steps 0 in the 1p script; 2 here so the warm-up branch is in the graph. "
               "session_config (a plain ConfigProto) and TDT infeed are left out: they carry no NPU option. "
-              "The loss-scale all-finite check's skip/shrink uses tf.where inside the tf.cond branches.",
+              "The loss-scale all-finite check's skip/shrink uses tf.where inside the tf.cond branches. With the "
+              "script's initial scale 2**32 the float16 gradients overflow for the first ~11 steps (measured "
+              "on this CPU, plain session): those steps are skipped and the scale halves each time, as on the "
+              "device, so three steps exercise the skip branch and global_step stays 0.",
     )
