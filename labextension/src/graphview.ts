@@ -23,6 +23,11 @@ export class GraphView {
   private visible!: VisibleGraph;
   private placed!: GraphLayout;
   private zoom = 1;
+  /**
+   * A new view fits its drawing to the cell width (never wider than natural size), so the right edge
+   * is never clipped whatever the cell width; zooming or "fit" switch to an explicit scale.
+   */
+  private fitWidth = true;
   private selected: number | null = null;
   private readonly groups = new Map<string, SVGGElement>();
   private readonly markerId: string;
@@ -76,12 +81,23 @@ export class GraphView {
   }
 
   setZoom(zoom: number): void {
+    this.fitWidth = false;
     this.zoom = Math.min(3, Math.max(0.1, zoom));
     this.applyZoom();
   }
 
+  /** The scale the drawing is shown at (while fitted to the width: the width's share of the natural size). */
   get zoomLevel(): number {
+    if (this.fitWidth) {
+      const width = this.node.clientWidth;
+      return width > 0 ? Math.min(1, width / Math.max(1, this.placed.width)) : 1;
+    }
     return this.zoom;
+  }
+
+  /** Whether the drawing follows the cell width (the first view) rather than an explicit zoom. */
+  get fittedToWidth(): boolean {
+    return this.fitWidth;
   }
 
   /**
@@ -109,8 +125,9 @@ export class GraphView {
     const placed = this.placed.nodes.find(p => p.node.key === opKey(op));
     if (group && placed) {
       const { x, y, width, height } = placed.box;
-      this.node.scrollLeft = Math.max(0, (x + width / 2) * this.zoom - this.node.clientWidth / 2);
-      this.node.scrollTop = Math.max(0, (y + height / 2) * this.zoom - this.node.clientHeight / 2);
+      const zoom = this.zoomLevel;
+      this.node.scrollLeft = Math.max(0, (x + width / 2) * zoom - this.node.clientWidth / 2);
+      this.node.scrollTop = Math.max(0, (y + height / 2) * zoom - this.node.clientHeight / 2);
     }
   }
 
@@ -136,7 +153,18 @@ export class GraphView {
 
   private applyZoom(): void {
     const svg = this.node.querySelector('svg');
-    if (svg) {
+    if (!svg) {
+      return;
+    }
+    if (this.fitWidth) {
+      // The viewBox keeps the aspect ratio: width follows the cell, height follows the width.
+      svg.removeAttribute('width');
+      svg.removeAttribute('height');
+      svg.style.width = '100%';
+      svg.style.maxWidth = `${Math.ceil(this.placed.width)}px`;
+      svg.style.height = 'auto';
+    } else {
+      svg.style.width = svg.style.maxWidth = svg.style.height = '';
       svg.setAttribute('width', String(Math.ceil(this.placed.width * this.zoom)));
       svg.setAttribute('height', String(Math.ceil(this.placed.height * this.zoom)));
     }

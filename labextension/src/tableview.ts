@@ -5,6 +5,7 @@
  */
 
 import { clear, h } from './elements';
+import { measuredLabel, opMarks } from './facts';
 import { ENGINE_LABELS, opClasses } from './palette';
 import { ENGINES, Engine, Report } from './schema';
 import { plural } from './labels';
@@ -75,7 +76,14 @@ export class OpTable {
     const ops = r.ops;
     const columns: Column[] = [
       { key: 'index', label: '#', cell: k => String(k), width: '3.2em' },
-      { key: 'name', label: 'op', cell: k => ops[k].n, width: '17%', wrap: true },
+      {
+        key: 'name',
+        label: 'op',
+        // Approximate decisions and overflows are marked on the op itself, not only in the summary.
+        cell: k => [ops[k].n, ...opMarks(ops[k]).filter(m => !m.startsWith('est.'))].join(' · '),
+        width: '17%',
+        wrap: true
+      },
       { key: 'type', label: 'type', cell: k => ops[k].t, width: '9%' },
       { key: 'engine', label: 'engine', cell: k => ENGINE_LABELS[ops[k].e], width: '5em' },
       {
@@ -97,9 +105,19 @@ export class OpTable {
     if (ops.some(op => op.us !== undefined)) {
       columns.push({
         key: 'time',
-        label: '\u00b5s',
+        label: `\u00b5s (${measuredLabel(r, 'us')})`,
         cell: k => (ops[k].us === undefined ? '' : ops[k].us!.toFixed(1)),
-        width: '5em'
+        width: '7em',
+        wrap: true
+      });
+    }
+    if (ops.some(op => op.est_us !== undefined)) {
+      columns.push({
+        key: 'estimate',
+        label: 'est. \u00b5s (estimate)',
+        cell: k => (ops[k].est_us === undefined ? '' : ops[k].est_us!.toFixed(1)),
+        width: '6em',
+        wrap: true
       });
     }
     if (ops.some(op => op.dr !== undefined)) {
@@ -172,6 +190,7 @@ export class OpTable {
     this.rows = selectRows(this.report, this.query, this.texts);
     this.drawn.stale = true;
     this.countLabel.textContent = `${this.rows.length} of ${plural(this.report.ops.length, 'op')}`;
+    this.countLabel.title = this.query.sort === 'interest' ? 'sorted with what matters first: host ops and transfers, then precision changes' : '';
     this.scroller.scrollTop = 0;
     this.renderHead();
     this.renderRows();

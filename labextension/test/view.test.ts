@@ -55,7 +55,7 @@ describe('renderReport', () => {
     expect(text).toContain(HOSTILE_IMG);
     expect(text).toContain(HOSTILE_SCRIPT);
     const names = [...host.querySelectorAll('.npu-table tbody tr.npu-row td:nth-child(2)')].map(td => td.textContent);
-    expect(names).toEqual([`evil/${HOSTILE_IMG}`, HOSTILE_SCRIPT]);
+    expect(names.sort()).toEqual([`evil/${HOSTILE_IMG}`, HOSTILE_SCRIPT].sort());
     expect((window as unknown as Record<string, unknown>).__pwned).toBeUndefined();
   });
 
