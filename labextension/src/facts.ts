@@ -7,7 +7,7 @@
  */
 
 import { h } from './elements';
-import type { CostModel, Op, Report } from './schema';
+import type { CostModel, Drift, Op, Report } from './schema';
 import { formatBytes } from './summary';
 
 export interface Fact {
@@ -104,8 +104,31 @@ function costText(cost: CostModel): string {
   return text + (cost.basis ? ` \u00b7 assumes ${cost.basis}` : '');
 }
 
+/** Python's `{:.3g}`: three significant digits, no trailing zeros. */
+export function g3(v: number): string {
+  return String(Number(v.toPrecision(3)));
+}
+
+/** "0.0123 abs, 0.456 rel, cos 0.9876": the drift of an op's output against float32. */
+export function driftText(d: Drift): string {
+  return `${g3(d.max_abs)} abs, ${g3(d.max_rel)} rel, cos ${d.cos.toFixed(4)}`;
+}
+
+/** "a \u2192 b (host \u2192 device, float32, 4.0 KiB); \u2026": each host<->device edge, the first `limit`. */
+export function transfersText(report: Report, limit = 8): string {
+  const items = report.transfers.slice(0, limit).map(t => {
+    const arrow = t.dir === 'h2d' ? 'host \u2192 device' : 'device \u2192 host';
+    return `${report.ops[t.s].n} \u2192 ${report.ops[t.d].n} (${arrow}, ${t.dt}, ${formatBytes(t.b)})`;
+  });
+  const more = report.transfers.length - limit;
+  return items.join('; ') + (more > 0 ? ` +${more} more` : '');
+}
+
 function planFacts(report: Report): Fact[] {
   const facts: Fact[] = [];
+  if (report.transfers.length > 0) {
+    facts.push({ key: 'transfers', label: plural(report.transfers.length, 'transfer'), text: transfersText(report), tone: '' });
+  }
   if (report.cost_model) {
     facts.push({
       key: 'cost_model',
@@ -159,9 +182,12 @@ export function opMarks(op: Op): string[] {
   return marks;
 }
 
-/** The facts as a list of labelled lines (null when the report has none). */
-export function factsList(report: Report): HTMLElement | null {
-  const facts = reportFacts(report);
+/**
+ * The facts as a list of labelled lines (null when the report has none). `skip` leaves out facts
+ * another part of the view already shows (the lead box shows the transfers).
+ */
+export function factsList(report: Report, skip: readonly string[] = []): HTMLElement | null {
+  const facts = reportFacts(report).filter(f => !skip.includes(f.key));
   if (facts.length === 0) {
     return null;
   }

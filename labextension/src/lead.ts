@@ -8,7 +8,7 @@
 import { h } from './elements';
 import { plural } from './labels';
 import type { Report } from './schema';
-import { formatBytes } from './summary';
+import { transfersText } from './facts';
 
 /** Host ops that compute (not the constants and placeholders every graph keeps on the host). */
 const HOST_PLUMBING = new Set(['Const', 'Placeholder', 'PlaceholderWithDefault', 'NoOp']);
@@ -87,12 +87,7 @@ export function leadBox(report: Report, select: (op: number) => void): HTMLEleme
     row('host', `${plural(host.length, 'op')} on the host: `, opList(report, host, select));
   }
   if (report.transfers.length > 0) {
-    const items = report.transfers.slice(0, LEAD_ITEMS).map(t => {
-      const arrow = t.dir === 'h2d' ? 'host \u2192 device' : 'device \u2192 host';
-      return `${report.ops[t.s].n} \u2192 ${report.ops[t.d].n} (${arrow}, ${t.dt}, ${formatBytes(t.b)})`;
-    });
-    const more = report.transfers.length > LEAD_ITEMS ? ` +${report.transfers.length - LEAD_ITEMS} more` : '';
-    row('transfers', `${plural(report.transfers.length, 'transfer')}: `, items.join('; ') + more);
+    row('transfers', `${plural(report.transfers.length, 'transfer')}: `, transfersText(report, LEAD_ITEMS));
   }
   if (changed.length > 0) {
     row('precision', `${plural(changed.length, 'op')} changed precision: `, opList(report, changed, select));

@@ -85,7 +85,7 @@ export function findings(report: Report): HTMLElement | null {
   section('Errors', report.errors, 'npu-errors');
   section('Warnings', report.warnings, 'npu-warnings');
   if (report.truncated) {
-    box.append(h('p', { class: 'npu-truncated' }, 'Some ops were left out of this report to keep it small.'));
+    box.append(h('p', { class: 'npu-truncated' }, 'Report truncated to stay under 1 MB: only the most relevant ops are included.'));
   }
   return box;
 }

@@ -18,7 +18,6 @@ export type SortKey =
   | 'placementReason'
   | 'precisionReason'
   | 'time'
-  | 'estimate'
   | 'drift';
 
 export interface TableQuery {
@@ -101,8 +100,6 @@ function comparator(report: Report, key: SortKey, descending: boolean): Cmp {
       return byText(op => report.reasons[op.xr], report);
     case 'time':
       return byNumber(op => op.us, report, descending);
-    case 'estimate':
-      return byNumber(op => op.est_us, report, descending);
     case 'drift':
       return byNumber(op => op.dr?.max_rel, report, descending);
   }

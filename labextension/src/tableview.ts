@@ -5,7 +5,7 @@
  */
 
 import { clear, h } from './elements';
-import { measuredLabel, opMarks } from './facts';
+import { driftText, measuredLabel, opMarks } from './facts';
 import { ENGINE_LABELS, opClasses } from './palette';
 import { ENGINES, Engine, Report } from './schema';
 import { plural } from './labels';
@@ -80,7 +80,7 @@ export class OpTable {
         key: 'name',
         label: 'op',
         // Approximate decisions and overflows are marked on the op itself, not only in the summary.
-        cell: k => [ops[k].n, ...opMarks(ops[k]).filter(m => !m.startsWith('est.'))].join(' · '),
+        cell: k => [ops[k].n, ...opMarks(ops[k])].join(' · '),
         width: '17%',
         wrap: true
       },
@@ -111,21 +111,12 @@ export class OpTable {
         wrap: true
       });
     }
-    if (ops.some(op => op.est_us !== undefined)) {
-      columns.push({
-        key: 'estimate',
-        label: 'est. \u00b5s (estimate)',
-        cell: k => (ops[k].est_us === undefined ? '' : ops[k].est_us!.toFixed(1)),
-        width: '6em',
-        wrap: true
-      });
-    }
     if (ops.some(op => op.dr !== undefined)) {
       columns.push({
         key: 'drift',
-        label: 'max rel drift',
-        cell: k => (ops[k].dr === undefined ? '' : ops[k].dr!.max_rel.toExponential(2) + (ops[k].ov ? ' (inf/NaN)' : '')),
-        width: '8em',
+        label: 'drift vs float32',
+        cell: k => (ops[k].dr === undefined ? '' : driftText(ops[k].dr!) + (ops[k].ov ? ' (inf/NaN)' : '')),
+        width: '10em',
         wrap: true
       });
     }

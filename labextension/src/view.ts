@@ -55,6 +55,17 @@ export function subtitle(report: Report, title: string): string {
   return parts.join(' \u00b7 ');
 }
 
+/** "options set: precision_mode='force_fp16', mix_compile_mode=True", as the HTML and text views write it. */
+export function configText(report: Report): string {
+  const shown = Object.entries(report.config).map(([k, v]) => {
+    if (typeof v === 'string') {
+      return `${k}='${v}'`;
+    }
+    return `${k}=${typeof v === 'boolean' ? (v ? 'True' : 'False') : v === null ? 'None' : String(v)}`;
+  });
+  return shown.length > 0 ? `options set: ${shown.join(', ')}` : 'no options set (adapter defaults)';
+}
+
 function legend(): HTMLElement {
   const item = (cls: string, label: string): HTMLElement =>
     h('span', { class: 'npu-legend-item' }, h('span', { class: `npu-swatch ${cls}` }), label);
@@ -145,12 +156,13 @@ function build(host: HTMLElement, report: Report): ReportView {
     'div',
     { class: 'npu-header' },
     h('span', { class: 'npu-title' }, title),
-    sub && h('span', { class: 'npu-subtitle' }, sub)
+    sub && h('span', { class: 'npu-subtitle' }, sub),
+    h('span', { class: 'npu-config' }, configText(report))
   );
   // What matters first: the run's facts and files, the host ops and transfers, the precision
   // changes, then errors and warnings; the graph and the full table follow.
   host.append(header, summaryBar(report));
-  for (const part of [factsList(report), leadBox(report, op => select(op)), findings(report)]) {
+  for (const part of [factsList(report, ['transfers']), leadBox(report, op => select(op)), findings(report)]) {
     if (part) {
       host.append(part);
     }

@@ -79,8 +79,25 @@ def _run_facts(payload: dict[str, Any]) -> list[Fact]:
     return facts
 
 
+def transfers_text(payload: dict[str, Any], limit: int = 8) -> str:
+    """``"a → b (host → device, float32, 4.0 KiB); …"``: each host<->device edge, the first ``limit``."""
+    from npu_jupyter.display.html import format_bytes
+
+    ops = payload["ops"]
+    items = []
+    for t in payload["transfers"][:limit]:
+        arrow = "host → device" if t["dir"] == "h2d" else "device → host"
+        size = "size unknown" if t.get("b") is None else format_bytes(t["b"])
+        items.append(f"{ops[t['s']]['n']} → {ops[t['d']]['n']} ({arrow}, {t['dt']}, {size})")
+    more = len(payload["transfers"]) - limit
+    return "; ".join(items) + (f" +{more} more" if more > 0 else "")
+
+
 def _plan_facts(payload: dict[str, Any]) -> list[Fact]:
     facts = []
+    if payload["transfers"]:
+        count = len(payload["transfers"])
+        facts.append(Fact("transfers", _plural(count, "transfer"), transfers_text(payload)))
     cost = payload.get("cost_model")
     if cost:
         facts.append(Fact("cost_model", f"Estimated NPU step ({estimate_label(payload)}, not measured)",
@@ -114,6 +131,16 @@ def _cost_text(cost: dict[str, Any]) -> str:
                      f"{ratio(cost.get('memory_ratio_fp32'))}")
     text = " · ".join(parts) or "no estimate"
     return text + (f" · assumes {cost['basis']}" if cost.get("basis") else "")
+
+
+def drift_text(drift: dict[str, Any]) -> str:
+    """``"0.0123 abs, 0.456 rel, cos 0.9876"``: the drift of an op's output against float32."""
+    parts = [f"{drift['max_abs']:.3g} abs"] if drift.get("max_abs") is not None else []
+    if drift.get("max_rel") is not None:
+        parts.append(f"{drift['max_rel']:.3g} rel")
+    if drift.get("cos") is not None:
+        parts.append(f"cos {drift['cos']:.4f}")
+    return ", ".join(parts)
 
 
 def op_marks(op: dict[str, Any]) -> list[str]:

@@ -16,7 +16,7 @@ from html import escape
 from typing import Any
 
 from npu_jupyter.display.chart import cost_bars
-from npu_jupyter.display.facts import Fact, measured_label, op_marks, report_facts
+from npu_jupyter.display.facts import Fact, drift_text, measured_label, op_marks, report_facts
 
 DETAIL_LEVELS = ("summary", "full")
 # "summary" caps the tables so a 7k-op graph does not put megabytes of HTML into the notebook;
@@ -193,7 +193,7 @@ def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) 
     timed = any(op.get("us") is not None for op in ops)
     drifted = any(op.get("dr") for op in ops)
     columns = ["Op", "Type", "Engine", "dtype", "Placement reason", "Precision reason"]
-    columns += [f"µs per run ({escape(measured_label(payload, 'us'))})"] * timed + ["Drift (max abs)"] * drifted
+    columns += [f"µs per run ({escape(measured_label(payload, 'us'))})"] * timed + ["Drift vs float32"] * drifted
     head = "".join(f'<th style="{_HEAD}">{c}</th>' for c in columns)
     shown = ops if cap is None else ops[:cap]
     rows = []
@@ -212,8 +212,7 @@ def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) 
         if timed:
             cells.append("" if op.get("us") is None else f"{op['us']:.1f}")
         if drifted:
-            drift = (op.get("dr") or {}).get("max_abs")
-            cells.append("" if drift is None else f"{drift:.3g}")
+            cells.append(escape(drift_text(op["dr"])) if op.get("dr") else "")
         styles = [_CELL] * len(cells)
         styles[2] = styles[3] = _CELL + ";white-space:nowrap"
         rows.append("<tr>" + "".join(f'<td style="{st}">{c}</td>' for st, c in zip(styles, cells)) + "</tr>")

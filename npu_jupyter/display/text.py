@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from npu_jupyter.display.facts import op_marks, report_facts
+from npu_jupyter.display.facts import drift_text, op_marks, report_facts
 from npu_jupyter.display.html import interesting_ops, summary_line
 
 _SUMMARY_ROWS = 20
@@ -18,7 +18,9 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
     """A few lines: title, counts, problems, run facts, then the ops that matter most."""
     lines = [_clean(payload["title"]), summary_line(payload)]
     mode = payload.get("effective_precision_mode") or "adapter default"
-    lines.append(f"precision mode: {_clean(mode)}; SoC: {_clean(payload['soc'])}")
+    options = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in payload["config"].items())
+    lines.append(f"precision mode: {_clean(mode)}; SoC: {_clean(payload['soc'])}"
+                 + (f"; options set: {_clean(options)}" if options else ""))
     lines += [f"ERROR: {_clean(m)}" for m in payload["errors"]]
     lines += [f"warning: {_clean(m)}" for m in payload["warnings"]]
     lines += [f"{_clean(fact.label)}: {_clean(fact.text)}" for fact in report_facts(payload)]
@@ -37,16 +39,17 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
 
 def _op_line(payload: dict[str, Any], op: dict[str, Any]) -> str:
     dtype = op["d0"] if op["d0"] == op["d1"] else f"{op['d0']}->{op['d1']}"
-    reason = payload["reasons"][op["pr"]] if op["e"] == "HOST" else payload["reasons"][op["xr"]]
-    flag = " OVERFLOW" if op.get("ov") else ""
-    measured = []
+    # An AI Core op's placement reason is always "supported"; elsewhere where it runs is the news.
+    placement = "" if op["e"] == "AI_CORE" else payload["reasons"][op["pr"]]
+    precision = "" if op["e"] == "HOST" else payload["reasons"][op["xr"]]
+    reason = "; ".join(r for r in (placement, precision) if r)
+    marks = op_marks(op)
     if op.get("us") is not None:
-        measured.append(f"{op['us']:.1f} µs")
+        marks.append(f"{op['us']:.1f} µs")
     if op.get("dr"):
-        measured.append(f"drift {op['dr']['max_abs']:.3g}")
-    marks = [m for m in op_marks(op) if "overflow" not in m] + measured
+        marks.append(f"drift {drift_text(op['dr'])}")
     extra = f" ({'; '.join(marks)})" if marks else ""
-    return f"  {_clean(op['n'])} [{_clean(op['t'])}] {op['e']} {dtype}{flag}{extra}: {_clean(reason)}"
+    return f"  {_clean(op['n'])} [{_clean(op['t'])}] {op['e']} {dtype}{extra}: {_clean(reason)}"
 
 
 def _clean(text: str) -> str:

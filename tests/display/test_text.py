@@ -35,7 +35,7 @@ def test_run_lines_name_first_overflow_and_costliest_ops():
     out = text.render(report_payload(run))
     assert "First overflow (inf/NaN): b" in out
     assert "Costliest ops (mean per run, CPU time of the emulation): b 5.0 µs, a 1.0 µs" in out
-    assert "b [Mul] AI_CORE float32 OVERFLOW" in out
+    assert "b [Mul] AI_CORE float32 (⚠ overflow; 5.0 µs)" in out
 
 
 def test_str_of_a_plan_is_the_text_report_and_repr_stays_the_dataclass():
