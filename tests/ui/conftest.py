@@ -247,6 +247,15 @@ def resnet50_like_plan() -> Any:
     )
 
 
+def wide_plan() -> Any:
+    """48 independent ops side by side (no scopes to collapse): a drawing far wider than any cell."""
+    from npu_jupyter.plan.model import Plan, Subgraph
+
+    ops = [_decision(f"matmul_{k}", "MatMul", "AI_CORE", [], to16=True) for k in range(48)]
+    return Plan(ops={d.name: d for d in ops}, subgraphs=[Subgraph("GeOp1_0", [d.name for d in ops])],
+                soc="Ascend910", precision_mode="allow_fp32_to_fp16", title="Plan of 48 branches")
+
+
 def parity_markers() -> dict[str, Any]:
     """The marker payload of the view-parity test (every field set) and the text each field shows."""
     return json.loads((REPO / "labextension" / "test" / "parity-payload.json").read_text(encoding="utf-8"))
@@ -396,6 +405,7 @@ def browser_run(lab_server: dict[str, Any]) -> dict[str, Any]:
         "hostile": write_report_notebook(root / "hostile.ipynb", hostile_plan()),
         "big": write_report_notebook(root / "resnet50_train.ipynb", resnet50_like_plan(), budget=4_000_000),
         "parity": write_payload_notebook(root / "parity.ipynb", parity_markers()["payload"]),
+        "wide": write_report_notebook(root / "wide.ipynb", wide_plan()),
     }
     ARTIFACTS.mkdir(exist_ok=True)
     config = root.parent / "driver.json"
@@ -405,7 +415,7 @@ def browser_run(lab_server: dict[str, Any]) -> dict[str, Any]:
         "chromium": str(CHROMIUM),
         "artifacts": str(ARTIFACTS),
         "notebooks": {"report": "report.ipynb", "hostile": "hostile.ipynb", "big": "resnet50_train.ipynb",
-                      "parity": "parity.ipynb"},
+                      "parity": "parity.ipynb", "wide": "wide.ipynb"},
         "clickOp": "gradients/dense/Relu_grad/ReluGrad",
     }))
     done = subprocess.run([node, str(UI_DIR / "lab_renderer.mjs"), str(config)], cwd=UI_DIR,

@@ -224,6 +224,16 @@ try {
     await page.screenshot({ path: join(cfg.artifacts, 'lab_renderer_run_facts.png') });
     results.parity = { text: first.text, facts: first.facts, security: await pwned(page) };
   }
+
+  // 5. A drawing far wider than the cell: the first view must fit it, not clip its right edge.
+  {
+    await freshPage();
+    const { report } = await openNotebook(page, cfg.notebooks.wide);
+    const first = await firstView(report);
+    delete first.text;
+    await page.screenshot({ path: join(cfg.artifacts, 'lab_renderer_wide.png') });
+    results.wide = { first };
+  }
 } catch (err) {
   results.fatal = String(err && err.stack ? err.stack : err);
 } finally {

@@ -1,8 +1,8 @@
 """The JupyterLab renderer in a real browser: JupyterLab from this venv, Debian's Chromium.
 
-One Chromium session (``browser_run`` in conftest.py) opens four notebooks whose outputs hold report
+One Chromium session (``browser_run`` in conftest.py) opens five notebooks whose outputs hold report
 bundles — a small training plan, a plan with hostile op names, a ResNet-50-training-sized plan, the
-view-parity payload with every field set — and
+view-parity payload with every field set, 48 side-by-side ops — and
 records what the renderer drew. Each test below checks one behaviour of that run. Screenshots go to
 ``test-artifacts/``; the 7k-op timings are printed (performance is reported, never asserted).
 """
@@ -58,7 +58,7 @@ def test_renderer_draws_one_table_row_per_op(browser_run: dict[str, Any]) -> Non
 
 
 def test_first_view_fits_the_graph_to_the_cell_width(browser_run: dict[str, Any]) -> None:
-    for name in ("report", "big"):
+    for name in ("report", "big", "wide"):
         first = browser_run[name]["first"]
         assert first["graphScrollWidth"] <= first["graphClientWidth"] + 1, (name, first)
         assert 0 < first["svgWidth"] <= first["graphClientWidth"] + 1, (name, first)
