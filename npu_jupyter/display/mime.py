@@ -197,9 +197,9 @@ def _optional(source: Any, name: str) -> Any:
 
 
 def _plan_extras(plan: Plan, run: RunReport | None, summary: dict[str, Any]) -> dict[str, Any]:
-    """The optional top-level slots (``notes``, ``predicted``, ``cost_model``, ``labels``), set only when known.
+    """The optional top-level slots: ``notes``, ``cost_model`` and ``labels`` when known, and ``predicted``.
 
-    Absent keys keep plan payloads byte-identical to before, so saved notebook outputs stay valid.
+    ``predicted`` is always set: it says where the placements and precisions come from.
     """
     out: dict[str, Any] = {}
     approximate = sum(bool(getattr(d, "approximate", False)) for d in plan.ops.values())
@@ -211,8 +211,8 @@ def _plan_extras(plan: Plan, run: RunReport | None, summary: dict[str, Any]) -> 
     predicted = _optional(run, "predicted")
     if predicted is None:
         predicted = _optional(plan, "predicted")
-    if predicted is not None:
-        out["predicted"] = bool(predicted)
+    # Every decision is the planner's prediction unless a backend read it from the device (SPEC §9).
+    out["predicted"] = True if predicted is None else bool(predicted)
     cost = _optional(run, "cost_model") or _optional(plan, "cost_model")
     if cost:
         out["cost_model"] = _cost_block(cost)
