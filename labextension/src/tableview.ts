@@ -107,7 +107,7 @@ export class OpTable {
         key: 'time',
         label: `\u00b5s (${measuredLabel(r, 'us')})`,
         cell: k => (ops[k].us === undefined ? '' : ops[k].us!.toFixed(1)),
-        width: '7em',
+        width: '9em',
         wrap: true
       });
     }
@@ -196,6 +196,7 @@ export class OpTable {
         {
           role: 'columnheader',
           tabindex: 0,
+          title: col.label,
           'aria-sort': active ? (this.query.descending ? 'descending' : 'ascending') : 'none'
         },
         col.label,
