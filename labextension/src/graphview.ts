@@ -7,12 +7,36 @@
 import { clear, h, s } from './elements';
 import { GraphLayout, LayoutCache, LINE_HEIGHT, PlacedNode, fitZoom, layoutGraph, nodeLines, shortLabel } from './layout';
 import { ENGINE_LABELS, engineClass, opClasses } from './palette';
+import { hostComputeOps } from './lead';
 import type { Report } from './schema';
 import { ScopeNode, ScopeTree, VisibleGraph, ancestors, initialExpansion, opKey, visibleGraph } from './scopes';
 
 let markerCounter = 0;
 
 const ENGINE_ORDER = ['AI_CORE', 'AI_CPU', 'HOST'] as const;
+
+/** Host ops worth opening scopes for, and the most boxes the first view may draw to show them. */
+const HOST_OPS_OPENED = 6;
+const FIRST_VIEW_BOXES = 120;
+
+/**
+ * Open the scopes around the host ops that compute (a mixed-computing run's point) so the first
+ * view draws them as ops, as long as the drawing stays small; otherwise scopes stay collapsed.
+ */
+export function openToHostOps(report: Report, tree: ScopeTree, expanded: Set<string>): Set<string> {
+  const computing = hostComputeOps(report).slice(0, HOST_OPS_OPENED);
+  for (const op of computing) {
+    const closed = ancestors(tree, op).filter(scope => !expanded.has(scope.id));
+    if (closed.length === 0) {
+      continue;
+    }
+    const trial = new Set([...expanded, ...closed.map(scope => scope.id)]);
+    if (visibleGraph(report, tree, trial).nodes.length <= FIRST_VIEW_BOXES) {
+      closed.forEach(scope => expanded.add(scope.id));
+    }
+  }
+  return expanded;
+}
 
 export class GraphView {
   /** Scroll container holding the SVG. */
@@ -40,7 +64,7 @@ export class GraphView {
   ) {
     this.markerId = `npu-arrow-${++markerCounter}`;
     this.cache = new LayoutCache(report, tree);
-    this.expanded = initialExpansion(tree);
+    this.expanded = openToHostOps(report, tree, initialExpansion(tree));
     this.node = h('div', { class: 'npu-graph', tabindex: 0, role: 'group', 'aria-label': 'op graph' });
     this.node.addEventListener('click', event => this.onClick(event));
     this.node.addEventListener('keydown', event => {

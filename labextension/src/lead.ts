@@ -11,7 +11,7 @@ import type { Report } from './schema';
 import { transfersText } from './facts';
 
 /** Host ops that compute (not the constants and placeholders every graph keeps on the host). */
-const HOST_PLUMBING = new Set(['Const', 'Placeholder', 'PlaceholderWithDefault', 'NoOp']);
+export const HOST_PLUMBING: ReadonlySet<string> = new Set(['Const', 'Placeholder', 'PlaceholderWithDefault', 'NoOp']);
 
 /** Entries shown per list before "+N more"; the table (sorted the same way) has the rest. */
 export const LEAD_ITEMS = 8;
@@ -21,6 +21,11 @@ export function hostOps(report: Report): number[] {
   const host = report.ops.map((op, k) => k).filter(k => report.ops[k].e === 'HOST');
   const computing = host.filter(k => !HOST_PLUMBING.has(report.ops[k].t));
   return [...computing, ...host.filter(k => HOST_PLUMBING.has(report.ops[k].t))];
+}
+
+/** Host ops that compute (a mixed-computing run's point), in graph order. */
+export function hostComputeOps(report: Report): number[] {
+  return hostOps(report).filter(k => !HOST_PLUMBING.has(report.ops[k].t));
 }
 
 /** Ops whose dtype the decision changed, in graph order. */

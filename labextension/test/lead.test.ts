@@ -5,7 +5,7 @@ import { hostOps, leadBox } from '../src/lead';
 import { reportFacts } from '../src/facts';
 import { Report, parseReport } from '../src/schema';
 import { buildScopeTree } from '../src/scopes';
-import { payload, smallTraining } from './fixtures';
+import { OpSpec, payload, smallTraining } from './fixtures';
 
 function report(p: Record<string, unknown>): Report {
   const r = parseReport(p);
@@ -86,5 +86,22 @@ describe('the graph on first view', () => {
     expect(graph.fittedToWidth).toBe(false);
     expect(Number(svg.getAttribute('width'))).toBeGreaterThan(0);
     expect(svg.style.width).toBe('');
+  });
+});
+
+describe('the graph opens to the host ops', () => {
+  it('opens the scopes around a host op that computes, keeping other scopes collapsed', () => {
+    // 50 two-op layers under model/ (too many to open by default); layer7 holds a host op.
+    const ops: OpSpec[] = [];
+    for (let k = 0; k < 50; k++) {
+      ops.push({ n: `model/layer${k}/Relu`, t: 'Relu', i: k ? [2 * k - 1] : [] }, { n: `model/layer${k}/add`, t: 'AddV2', i: [2 * k] });
+    }
+    ops.push({ n: 'model/layer7/py_func', t: 'PyFunc', e: 'HOST', i: [15] });
+    const r = report(payload(ops));
+    const tree = buildScopeTree(r);
+    const graph = new GraphView(r, tree, () => undefined);
+    expect(graph.node.querySelector('g.npu-op[data-op="100"]')).not.toBeNull();
+    expect(graph.drawnCount).toBeLessThanOrEqual(120);
+    expect(graph.node.querySelectorAll('g.npu-scope').length).toBeGreaterThan(0);
   });
 });
