@@ -160,10 +160,13 @@ def _facts_section(payload: dict[str, Any]) -> str:
 
 
 def _fact_html(fact: Fact) -> str:
+    """One labelled line; problems get the note bar of their colour, paths and op names code font."""
     label = f"<strong>{escape(fact.label)}:</strong> "
     if fact.tone in ("error", "warn"):
         color = _ERROR_COLOR if fact.tone == "error" else _WARN_COLOR
-        value = f'<code style="{_MONO}">{escape(fact.text)}</code>' if fact.key == "run.first_overflow" else escape(fact.text)
+        value = escape(fact.text)
+        if fact.key == "run.first_overflow":
+            value = f'<code style="{_MONO}">{value}</code>'
         return f'<div style="{_NOTE.format(color=color)}">{label}{value}</div>'
     if fact.tone == "path":
         return f'<div>{label}<code style="{_MONO}">{escape(fact.text)}</code></div>'
