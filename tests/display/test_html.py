@@ -83,3 +83,15 @@ def test_default_detail_accepts_only_known_levels():
     with pytest.raises(ValueError, match="summary, full"):
         html.set_default_detail("everything")
     assert html.default_detail() == "summary"
+
+
+def test_facts_escape_hostile_paths_notes_and_reasons():
+    evil = '<img src=x onerror="alert(1)">'
+    plan = _plan()
+    plan.notes = [evil]
+    run = RunReport(plan=plan, dump_dir=evil, extra={"dump_skipped": [{"step": 1, "reason": evil}],
+                                                     "nonfinite": {"first_op": evil, "step": 0, "reason": evil},
+                                                     "labels": {"wall_ms": evil}})
+    page = html.render(report_payload(run))
+    assert "<img" not in page
+    assert page.count("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;") >= 5
