@@ -27,6 +27,8 @@ const SAFE_ATTRIBUTES = new Set([
   'aria-live',
   'data-key',
   'data-op',
+  'data-fact',
+  'data-lead',
   'data-render-ms',
   'id',
   'x',

@@ -7,12 +7,36 @@
 import { clear, h, s } from './elements';
 import { GraphLayout, LayoutCache, LINE_HEIGHT, PlacedNode, fitZoom, layoutGraph, nodeLines, shortLabel } from './layout';
 import { ENGINE_LABELS, engineClass, opClasses } from './palette';
+import { hostComputeOps } from './lead';
 import type { Report } from './schema';
 import { ScopeNode, ScopeTree, VisibleGraph, ancestors, initialExpansion, opKey, visibleGraph } from './scopes';
 
 let markerCounter = 0;
 
 const ENGINE_ORDER = ['AI_CORE', 'AI_CPU', 'HOST'] as const;
+
+/** Host ops worth opening scopes for, and the most boxes the first view may draw to show them. */
+const HOST_OPS_OPENED = 6;
+const FIRST_VIEW_BOXES = 120;
+
+/**
+ * Open the scopes around the host ops that compute (a mixed-computing run's point) so the first
+ * view draws them as ops, as long as the drawing stays small; otherwise scopes stay collapsed.
+ */
+export function openToHostOps(report: Report, tree: ScopeTree, expanded: Set<string>): Set<string> {
+  const computing = hostComputeOps(report).slice(0, HOST_OPS_OPENED);
+  for (const op of computing) {
+    const closed = ancestors(tree, op).filter(scope => !expanded.has(scope.id));
+    if (closed.length === 0) {
+      continue;
+    }
+    const trial = new Set([...expanded, ...closed.map(scope => scope.id)]);
+    if (visibleGraph(report, tree, trial).nodes.length <= FIRST_VIEW_BOXES) {
+      closed.forEach(scope => expanded.add(scope.id));
+    }
+  }
+  return expanded;
+}
 
 export class GraphView {
   /** Scroll container holding the SVG. */
@@ -23,6 +47,11 @@ export class GraphView {
   private visible!: VisibleGraph;
   private placed!: GraphLayout;
   private zoom = 1;
+  /**
+   * A new view fits its drawing to the cell width (never wider than natural size), so the right edge
+   * is never clipped whatever the cell width; zooming or "fit" switch to an explicit scale.
+   */
+  private fitWidth = true;
   private selected: number | null = null;
   private readonly groups = new Map<string, SVGGElement>();
   private readonly markerId: string;
@@ -35,7 +64,7 @@ export class GraphView {
   ) {
     this.markerId = `npu-arrow-${++markerCounter}`;
     this.cache = new LayoutCache(report, tree);
-    this.expanded = initialExpansion(tree);
+    this.expanded = openToHostOps(report, tree, initialExpansion(tree));
     this.node = h('div', { class: 'npu-graph', tabindex: 0, role: 'group', 'aria-label': 'op graph' });
     this.node.addEventListener('click', event => this.onClick(event));
     this.node.addEventListener('keydown', event => {
@@ -76,12 +105,23 @@ export class GraphView {
   }
 
   setZoom(zoom: number): void {
+    this.fitWidth = false;
     this.zoom = Math.min(3, Math.max(0.1, zoom));
     this.applyZoom();
   }
 
+  /** The scale the drawing is shown at (while fitted to the width: the width's share of the natural size). */
   get zoomLevel(): number {
+    if (this.fitWidth) {
+      const width = this.node.clientWidth;
+      return width > 0 ? Math.min(1, width / Math.max(1, this.placed.width)) : 1;
+    }
     return this.zoom;
+  }
+
+  /** Whether the drawing follows the cell width (the first view) rather than an explicit zoom. */
+  get fittedToWidth(): boolean {
+    return this.fitWidth;
   }
 
   /**
@@ -109,8 +149,9 @@ export class GraphView {
     const placed = this.placed.nodes.find(p => p.node.key === opKey(op));
     if (group && placed) {
       const { x, y, width, height } = placed.box;
-      this.node.scrollLeft = Math.max(0, (x + width / 2) * this.zoom - this.node.clientWidth / 2);
-      this.node.scrollTop = Math.max(0, (y + height / 2) * this.zoom - this.node.clientHeight / 2);
+      const zoom = this.zoomLevel;
+      this.node.scrollLeft = Math.max(0, (x + width / 2) * zoom - this.node.clientWidth / 2);
+      this.node.scrollTop = Math.max(0, (y + height / 2) * zoom - this.node.clientHeight / 2);
     }
   }
 
@@ -136,7 +177,18 @@ export class GraphView {
 
   private applyZoom(): void {
     const svg = this.node.querySelector('svg');
-    if (svg) {
+    if (!svg) {
+      return;
+    }
+    if (this.fitWidth) {
+      // The viewBox keeps the aspect ratio: width follows the cell, height follows the width.
+      svg.removeAttribute('width');
+      svg.removeAttribute('height');
+      svg.style.width = '100%';
+      svg.style.maxWidth = `${Math.ceil(this.placed.width)}px`;
+      svg.style.height = 'auto';
+    } else {
+      svg.style.width = svg.style.maxWidth = svg.style.height = '';
       svg.setAttribute('width', String(Math.ceil(this.placed.width * this.zoom)));
       svg.setAttribute('height', String(Math.ceil(this.placed.height * this.zoom)));
     }

@@ -23,6 +23,8 @@ export interface Summary {
   clusters: number;
   transfers: number;
   transfer_bytes: number | null;
+  /** Decisions resting on approximate op tables or the host-kept list (absent when none). */
+  approximate?: number;
 }
 
 export interface Drift {
@@ -44,6 +46,10 @@ export interface Op {
   us?: number;
   dr?: Drift;
   ov?: boolean;
+  /** Estimated device time per run in microseconds (cost model; an estimate, never a measurement). */
+  est_us?: number;
+  /** The decision rests on approximate data. */
+  approximate?: boolean;
 }
 
 export interface Cluster {
@@ -68,6 +74,29 @@ export interface RunInfo {
   dump_dir: string | null;
   trace_file: string | null;
   op_summary_csv: string | null;
+  dump_steps?: number[];
+  dump_skipped?: DumpSkip[];
+  nonfinite?: NonFinite;
+}
+
+export interface DumpSkip {
+  step: number;
+  reason: string;
+}
+
+export interface NonFinite {
+  first_op: string;
+  step: number | null;
+  reason: string;
+}
+
+/** The cost model's per-step estimate (docs/report-schema.md). */
+export interface CostModel {
+  step_ms: number | null;
+  memory_bytes: number | null;
+  step_ratio_fp32: number | null;
+  memory_ratio_fp32: number | null;
+  basis: string;
 }
 
 export interface Report {
@@ -87,6 +116,11 @@ export interface Report {
   errors: string[];
   truncated: boolean;
   run?: RunInfo;
+  notes?: string[];
+  predicted?: boolean;
+  cost_model?: CostModel;
+  /** What each kind of number is, by field: {"wall_ms": "CPU time of the emulation", ...}. */
+  labels?: Record<string, string>;
 }
 
 export type ParseResult =
@@ -163,8 +197,44 @@ function summary(v: Json, path: string): Summary {
     precision_changed: count(o.precision_changed, `${path}.precision_changed`),
     clusters: count(o.clusters, `${path}.clusters`),
     transfers: count(o.transfers, `${path}.transfers`),
-    transfer_bytes: nullable(o.transfer_bytes, `${path}.transfer_bytes`, count)
+    transfer_bytes: nullable(o.transfer_bytes, `${path}.transfer_bytes`, count),
+    ...optional(o.approximate, `${path}.approximate`, count, 'approximate')
   };
+}
+
+/** `{key: value}` when the field is present, `{}` when absent or null: optional fields stay absent. */
+function optional<K extends string, T>(v: Json, path: string, read: (v: Json, p: string) => T, key: K): Partial<Record<K, T>> {
+  return v === undefined || v === null ? {} : ({ [key]: read(v, path) } as Partial<Record<K, T>>);
+}
+
+function dumpSkip(v: Json, path: string): DumpSkip {
+  const o = obj(v, path);
+  return { step: count(o.step, `${path}.step`), reason: str(o.reason, `${path}.reason`) };
+}
+
+function nonFinite(v: Json, path: string): NonFinite {
+  const o = obj(v, path);
+  return {
+    first_op: str(o.first_op, `${path}.first_op`),
+    step: nullable(o.step, `${path}.step`, count),
+    reason: str(o.reason ?? '', `${path}.reason`)
+  };
+}
+
+function costModel(v: Json, path: string): CostModel {
+  const o = obj(v, path);
+  return {
+    step_ms: nullable(o.step_ms, `${path}.step_ms`, num),
+    memory_bytes: nullable(o.memory_bytes, `${path}.memory_bytes`, count),
+    step_ratio_fp32: nullable(o.step_ratio_fp32, `${path}.step_ratio_fp32`, num),
+    memory_ratio_fp32: nullable(o.memory_ratio_fp32, `${path}.memory_ratio_fp32`, num),
+    basis: str(o.basis ?? '', `${path}.basis`)
+  };
+}
+
+function labels(v: Json, path: string): Record<string, string> {
+  const o = obj(v, path);
+  return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, str(x, `${path}.${k}`)]));
 }
 
 function cluster(v: Json, path: string): Cluster {
@@ -203,6 +273,11 @@ function op(v: Json, path: string, sizes: { ops: number; reasons: number; cluste
   if (o.ov !== undefined && o.ov !== null) {
     result.ov = bool(o.ov, `${path}.ov`);
   }
+  Object.assign(
+    result,
+    optional(o.est_us, `${path}.est_us`, num, 'est_us'),
+    optional(o.approximate, `${path}.approximate`, bool, 'approximate')
+  );
   return result;
 }
 
@@ -228,7 +303,10 @@ function runInfo(v: Json, path: string): RunInfo {
     first_overflow: nullable(o.first_overflow, `${path}.first_overflow`, str),
     dump_dir: nullable(o.dump_dir, `${path}.dump_dir`, str),
     trace_file: nullable(o.trace_file, `${path}.trace_file`, str),
-    op_summary_csv: nullable(o.op_summary_csv, `${path}.op_summary_csv`, str)
+    op_summary_csv: nullable(o.op_summary_csv, `${path}.op_summary_csv`, str),
+    ...optional(o.dump_steps, `${path}.dump_steps`, (x, p) => arr(x, p, count), 'dump_steps'),
+    ...optional(o.dump_skipped, `${path}.dump_skipped`, (x, p) => arr(x, p, dumpSkip), 'dump_skipped'),
+    ...optional(o.nonfinite, `${path}.nonfinite`, nonFinite, 'nonfinite')
   };
 }
 
@@ -261,6 +339,13 @@ function reportV1(o: Record<string, Json>): Report {
   if (o.run !== undefined && o.run !== null) {
     report.run = runInfo(o.run, 'run');
   }
+  Object.assign(
+    report,
+    optional(o.notes, 'notes', (x, p) => arr(x, p, str), 'notes'),
+    optional(o.predicted, 'predicted', bool, 'predicted'),
+    optional(o.cost_model, 'cost_model', costModel, 'cost_model'),
+    optional(o.labels, 'labels', labels, 'labels')
+  );
   return report;
 }
 

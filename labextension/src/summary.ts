@@ -7,6 +7,7 @@ import { h } from './elements';
 import { ENGINE_LABELS, engineClass } from './palette';
 import { plural } from './labels';
 import type { Report } from './schema';
+import { measuredLabel } from './facts';
 
 /** A count chip whose noun agrees with the count: "1 cluster", "2 clusters". */
 function countChip(n: number, singular: string, extraClass = '', many = `${singular}s`): HTMLElement {
@@ -53,9 +54,12 @@ export function summaryBar(report: Report): HTMLElement {
     countChip(report.warnings.length, 'warning', report.warnings.length ? 'npu-chip-warn' : ''),
     countChip(report.errors.length, 'error', report.errors.length ? 'npu-chip-error' : '')
   );
+  if (s.approximate) {
+    bar.append(chip('approximate (\u2248)', String(s.approximate), 'npu-chip-warn'));
+  }
   if (report.run) {
     const r = report.run;
-    bar.append(chip('backend', r.backend), countChip(r.steps, 'step'), chip('ms wall', r.wall_ms.toFixed(1)));
+    bar.append(chip('backend', r.backend), countChip(r.steps, 'step'), chip(`ms wall (${measuredLabel(report)})`, r.wall_ms.toFixed(1)));
     if (r.first_overflow !== null) {
       bar.append(chip('first overflow', r.first_overflow, 'npu-chip-error'));
     }
@@ -81,7 +85,7 @@ export function findings(report: Report): HTMLElement | null {
   section('Errors', report.errors, 'npu-errors');
   section('Warnings', report.warnings, 'npu-warnings');
   if (report.truncated) {
-    box.append(h('p', { class: 'npu-truncated' }, 'Some ops were left out of this report to keep it small.'));
+    box.append(h('p', { class: 'npu-truncated' }, 'Report truncated to stay under 1 MB: only the most relevant ops are included.'));
   }
   return box;
 }

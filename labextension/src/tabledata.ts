@@ -4,9 +4,11 @@
  */
 
 import type { Engine, Op, Report } from './schema';
+import { leadRanks } from './lead';
 import { precisionCategory } from './palette';
 
 export type SortKey =
+  | 'interest'
   | 'index'
   | 'name'
   | 'type'
@@ -27,11 +29,15 @@ export interface TableQuery {
   descending: boolean;
 }
 
+/**
+ * The first view sorts by interest (host ops and transfer ends, then precision changes; see
+ * `leadRanks`), so a mixed-computing run's host ops are the first rows, not rows 293-295.
+ */
 export const DEFAULT_QUERY: TableQuery = {
   text: '',
   engine: '',
   changedOnly: false,
-  sort: 'index',
+  sort: 'interest',
   descending: false
 };
 
@@ -42,7 +48,7 @@ function clusterName(report: Report, op: Op): string {
 /** The texts a filter word is matched against, lower-cased once per report. */
 export function searchTexts(report: Report): string[] {
   return report.ops.map(op =>
-    [op.n, op.t, op.e, op.d0, op.d1, clusterName(report, op), report.reasons[op.pr], report.reasons[op.xr]]
+    [op.n, op.t, op.e, op.d0, op.d1, clusterName(report, op), report.reasons[op.pr], report.reasons[op.xr], op.approximate ? 'approximate' : '']
       .join('\u0001')
       .toLowerCase()
   );
@@ -72,6 +78,10 @@ function byNumber(f: (op: Op) => number | undefined, report: Report, descending:
 
 function comparator(report: Report, key: SortKey, descending: boolean): Cmp {
   switch (key) {
+    case 'interest': {
+      const ranks = leadRanks(report);
+      return (a, b) => ranks[a] - ranks[b];
+    }
     case 'index':
       return (a, b) => a - b;
     case 'name':

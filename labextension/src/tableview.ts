@@ -5,6 +5,7 @@
  */
 
 import { clear, h } from './elements';
+import { driftText, measuredLabel, opMarks } from './facts';
 import { ENGINE_LABELS, opClasses } from './palette';
 import { ENGINES, Engine, Report } from './schema';
 import { plural } from './labels';
@@ -75,7 +76,14 @@ export class OpTable {
     const ops = r.ops;
     const columns: Column[] = [
       { key: 'index', label: '#', cell: k => String(k), width: '3.2em' },
-      { key: 'name', label: 'op', cell: k => ops[k].n, width: '17%', wrap: true },
+      {
+        key: 'name',
+        label: 'op',
+        // Approximate decisions and overflows are marked on the op itself, not only in the summary.
+        cell: k => [ops[k].n, ...opMarks(ops[k])].join(' · '),
+        width: '17%',
+        wrap: true
+      },
       { key: 'type', label: 'type', cell: k => ops[k].t, width: '9%' },
       { key: 'engine', label: 'engine', cell: k => ENGINE_LABELS[ops[k].e], width: '5em' },
       {
@@ -97,17 +105,18 @@ export class OpTable {
     if (ops.some(op => op.us !== undefined)) {
       columns.push({
         key: 'time',
-        label: '\u00b5s',
+        label: `\u00b5s (${measuredLabel(r, 'us')})`,
         cell: k => (ops[k].us === undefined ? '' : ops[k].us!.toFixed(1)),
-        width: '5em'
+        width: '9em',
+        wrap: true
       });
     }
     if (ops.some(op => op.dr !== undefined)) {
       columns.push({
         key: 'drift',
-        label: 'max rel drift',
-        cell: k => (ops[k].dr === undefined ? '' : ops[k].dr!.max_rel.toExponential(2) + (ops[k].ov ? ' (inf/NaN)' : '')),
-        width: '8em',
+        label: 'drift vs float32',
+        cell: k => (ops[k].dr === undefined ? '' : driftText(ops[k].dr!) + (ops[k].ov ? ' (inf/NaN)' : '')),
+        width: '10em',
         wrap: true
       });
     }
@@ -172,6 +181,7 @@ export class OpTable {
     this.rows = selectRows(this.report, this.query, this.texts);
     this.drawn.stale = true;
     this.countLabel.textContent = `${this.rows.length} of ${plural(this.report.ops.length, 'op')}`;
+    this.countLabel.title = this.query.sort === 'interest' ? 'sorted with what matters first: host ops and transfers, then precision changes' : '';
     this.scroller.scrollTop = 0;
     this.renderHead();
     this.renderRows();
@@ -186,6 +196,7 @@ export class OpTable {
         {
           role: 'columnheader',
           tabindex: 0,
+          title: col.label,
           'aria-sort': active ? (this.query.descending ? 'descending' : 'ascending') : 'none'
         },
         col.label,

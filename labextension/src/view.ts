@@ -5,6 +5,8 @@
  */
 
 import { clear, h } from './elements';
+import { estimateLabel, factsList, measuredLabel, opMarks } from './facts';
+import { leadBox } from './lead';
 import { GraphView } from './graphview';
 import { ColourMode, ENGINE_LABELS, PRECISION_LABELS, PrecisionCategory, engineClass, precisionClass } from './palette';
 import { ENGINES, MIME_TYPE, Report, parseReport } from './schema';
@@ -53,6 +55,17 @@ export function subtitle(report: Report, title: string): string {
   return parts.join(' \u00b7 ');
 }
 
+/** "options set: precision_mode='force_fp16', mix_compile_mode=True", as the HTML and text views write it. */
+export function configText(report: Report): string {
+  const shown = Object.entries(report.config).map(([k, v]) => {
+    if (typeof v === 'string') {
+      return `${k}='${v}'`;
+    }
+    return `${k}=${typeof v === 'boolean' ? (v ? 'True' : 'False') : v === null ? 'None' : String(v)}`;
+  });
+  return shown.length > 0 ? `options set: ${shown.join(', ')}` : 'no options set (adapter defaults)';
+}
+
 function legend(): HTMLElement {
   const item = (cls: string, label: string): HTMLElement =>
     h('span', { class: 'npu-legend-item' }, h('span', { class: `npu-swatch ${cls}` }), label);
@@ -79,8 +92,13 @@ function details(report: Report, op: number | null): HTMLElement[] {
     field('engine', `${ENGINE_LABELS[o.e]}${o.c >= 0 ? ` (cluster ${report.clusters[o.c].name})` : ''}`),
     field('placement', report.reasons[o.pr]),
     field('precision', `${o.d0 || '-'} \u2192 ${o.d1 || '-'}: ${report.reasons[o.xr]}`),
-    field('inputs', inputs.length ? inputs.join(', ') : 'none')
-  ];
+    field('inputs', inputs.length ? inputs.join(', ') : 'none'),
+    o.us !== undefined && field('time', `${o.us.toFixed(1)} \u00b5s per run (${measuredLabel(report, 'us')})`),
+    o.est_us !== undefined && field('estimate', `${o.est_us.toFixed(1)} \u00b5s (${estimateLabel(report)})`),
+    o.dr !== undefined &&
+      field('drift', `max abs ${o.dr.max_abs.toExponential(2)}, max rel ${o.dr.max_rel.toExponential(2)}, cos ${o.dr.cos.toFixed(4)}`),
+    opMarks(o).length > 0 && field('marks', opMarks(o).join(' \u00b7 '))
+  ].filter((el): el is HTMLElement => el !== false);
 }
 
 function build(host: HTMLElement, report: Report): ReportView {
@@ -138,12 +156,16 @@ function build(host: HTMLElement, report: Report): ReportView {
     'div',
     { class: 'npu-header' },
     h('span', { class: 'npu-title' }, title),
-    sub && h('span', { class: 'npu-subtitle' }, sub)
+    sub && h('span', { class: 'npu-subtitle' }, sub),
+    h('span', { class: 'npu-config' }, configText(report))
   );
+  // What matters first: the run's facts and files, the host ops and transfers, the precision
+  // changes, then errors and warnings; the graph and the full table follow.
   host.append(header, summaryBar(report));
-  const found = findings(report);
-  if (found) {
-    host.append(found);
+  for (const part of [factsList(report, ['transfers']), leadBox(report, op => select(op)), findings(report)]) {
+    if (part) {
+      host.append(part);
+    }
   }
   host.append(toolbar, graph.node, info, table.node);
   setMode('placement');

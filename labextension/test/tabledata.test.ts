@@ -17,8 +17,20 @@ const names = (r: Report, rows: number[]): string[] => rows.map(k => r.ops[k].n)
 describe('selectRows', () => {
   const r = report(smallTraining());
 
-  it('shows every op in topological order by default', () => {
-    expect(selectRows(r, DEFAULT_QUERY)).toEqual(r.ops.map((_, k) => k));
+  it('shows every op, what matters first by default: precision changes, then host plumbing, then the rest', () => {
+    // smallTraining: MatMuls 1, 3, 5, 6 go to float16; 0 (Placeholder) and 8 (NoOp) stay on the host.
+    expect(selectRows(r, DEFAULT_QUERY)).toEqual([1, 3, 5, 6, 0, 8, 2, 4, 7]);
+    expect(selectRows(r, { ...DEFAULT_QUERY, sort: 'index' })).toEqual(r.ops.map((_, k) => k));
+  });
+
+  it('puts host ops that compute and the ends of transfers before precision changes', () => {
+    const p = smallTraining();
+    const ops = p.ops as Record<string, unknown>[];
+    ops[7] = { ...ops[7], e: 'HOST', c: -1 };
+    p.transfers = [{ s: 7, d: 8, dt: 'float32', b: 16, dir: 'd2h' }];
+    (p.transfers as unknown[]).push({ s: 2, d: 7, dt: 'float32', b: 16, dir: 'd2h' });
+    const mixed = report(p);
+    expect(selectRows(mixed, DEFAULT_QUERY).slice(0, 3)).toEqual([7, 2, 8]);
   });
 
   it('filters by words found in name, type or reason, case-insensitively', () => {

@@ -55,7 +55,25 @@ describe('renderReport', () => {
     expect(text).toContain(HOSTILE_IMG);
     expect(text).toContain(HOSTILE_SCRIPT);
     const names = [...host.querySelectorAll('.npu-table tbody tr.npu-row td:nth-child(2)')].map(td => td.textContent);
-    expect(names).toEqual([`evil/${HOSTILE_IMG}`, HOSTILE_SCRIPT]);
+    expect(names.sort()).toEqual([`evil/${HOSTILE_IMG}`, HOSTILE_SCRIPT].sort());
+    expect((window as unknown as Record<string, unknown>).__pwned).toBeUndefined();
+  });
+
+  it('keeps hostile paths, notes, labels and transfer ends in the facts and lead box as text', () => {
+    const p = hostilePayload();
+    p.kind = 'run';
+    p.notes = [HOSTILE_SCRIPT];
+    p.labels = { wall_ms: HOSTILE_IMG };
+    p.transfers = [{ s: 0, d: 1, dt: HOSTILE_SCRIPT, b: 8, dir: 'h2d' }];
+    p.run = { backend: HOSTILE_IMG, steps: 1, wall_ms: 1, reference_wall_ms: null, first_overflow: HOSTILE_SCRIPT,
+      dump_dir: HOSTILE_IMG, trace_file: HOSTILE_SCRIPT, op_summary_csv: null,
+      dump_skipped: [{ step: 1, reason: HOSTILE_IMG }], nonfinite: { first_op: HOSTILE_IMG, step: 0, reason: HOSTILE_SCRIPT } };
+    expect(renderReport(host, p)).not.toBeNull();
+    expect(host.querySelectorAll('img, script, a, b, iframe').length).toBe(0);
+    const facts = host.querySelector('.npu-facts')!.textContent!;
+    expect(facts).toContain(`Dump folder: ${HOSTILE_IMG}`);
+    expect(facts).toContain(`Note: ${HOSTILE_SCRIPT}`);
+    expect(host.querySelector('.npu-lead')!.textContent).toContain(HOSTILE_SCRIPT);
     expect((window as unknown as Record<string, unknown>).__pwned).toBeUndefined();
   });
 

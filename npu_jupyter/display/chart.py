@@ -25,8 +25,11 @@ def costliest(ops: list[dict[str, Any]], top: int = 10) -> list[dict[str, Any]]:
     return [op for _, op in timed[:top]]
 
 
-def cost_bars(ops: list[dict[str, Any]], top: int = 10) -> str:
-    """HTML for the costliest ops' mean time per run; "" when the run was not profiled."""
+def cost_bars(ops: list[dict[str, Any]], top: int = 10, *, heading: str = "Costliest ops (mean per run)") -> str:
+    """HTML for the costliest ops' mean time per run; "" when the run was not profiled.
+
+    ``heading`` says what the times are (CPU time of the emulation or device time); it is escaped.
+    """
     chosen = costliest(ops, top)
     if not chosen:
         return ""
@@ -44,6 +47,6 @@ def cost_bars(ops: list[dict[str, Any]], top: int = 10) -> str:
             f"{op['us']:.1f} µs ({share:.0f}%) {escape(op['t'])}</span></div>"
         )
     return (
-        f'<div style="margin:6px 0"><div style="font-weight:600">Costliest ops (mean per run)</div>'
+        f'<div style="margin:6px 0"><div style="font-weight:600">{escape(heading)}</div>'
         f'{"".join(rows)}</div>'
     )

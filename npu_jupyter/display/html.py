@@ -16,6 +16,7 @@ from html import escape
 from typing import Any
 
 from npu_jupyter.display.chart import cost_bars
+from npu_jupyter.display.facts import Fact, drift_text, measured_label, op_marks, report_facts
 
 DETAIL_LEVELS = ("summary", "full")
 # "summary" caps the tables so a 7k-op graph does not put megabytes of HTML into the notebook;
@@ -66,7 +67,7 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
         _config_line(payload),
         _notes(payload["errors"], "Error", _ERROR_COLOR),
         _notes(payload["warnings"], "Warning", _WARN_COLOR),
-        _run_section(payload),
+        _facts_section(payload),
         _op_section(payload, interesting, "Ops that left the device or changed precision", caps[0]),
         _rest_section(payload, rest, caps[1]),
     ]
@@ -144,28 +145,32 @@ def _notes(messages: list[str], label: str, color: str) -> str:
     )
 
 
-def _run_section(payload: dict[str, Any]) -> str:
-    """What the run measured: backend, steps, time, first overflow, where files were written."""
-    run = payload.get("run")
-    if not run:
-        return ""
-    facts = [f"backend {run['backend']}", f"{run['steps']} step{'s' if run['steps'] != 1 else ''}"]
-    per = " per step" if run["steps"] != 1 else ""
-    facts.append(f"{run['wall_ms']:.2f} ms wall{per}")
-    if run.get("reference_wall_ms") is not None:
-        facts.append(f"float32 reference {run['reference_wall_ms']:.2f} ms{per}")
-    parts = [f"<div>{escape(' · '.join(facts))}</div>"]
-    if run.get("first_overflow"):
-        parts.append(
-            f'<div style="{_NOTE.format(color=_ERROR_COLOR)}"><strong>First overflow (inf/NaN):</strong> '
-            f'<code style="{_MONO}">{escape(run["first_overflow"])}</code></div>'
-        )
-    for key, label in (("dump_dir", "Dump"), ("trace_file", "Trace (open in Perfetto)"),
-                       ("op_summary_csv", "Op summary CSV")):
-        if run.get(key):
-            parts.append(f'<div>{label}: <code style="{_MONO}">{escape(run[key])}</code></div>')
-    parts.append(cost_bars(payload["ops"]))
+def _facts_section(payload: dict[str, Any]) -> str:
+    """What the run measured, where it wrote files, estimates and notes (one line per fact, labelled).
+
+    The costliest ops become a bar chart here; the other views list them in one line.
+    """
+    parts = []
+    for fact in report_facts(payload):
+        if fact.key == "ops.us":
+            parts.append(cost_bars(payload["ops"], heading=fact.label))
+        else:
+            parts.append(_fact_html(fact))
     return "".join(parts)
+
+
+def _fact_html(fact: Fact) -> str:
+    """One labelled line; problems get the note bar of their colour, paths and op names code font."""
+    label = f"<strong>{escape(fact.label)}:</strong> "
+    if fact.tone in ("error", "warn"):
+        color = _ERROR_COLOR if fact.tone == "error" else _WARN_COLOR
+        value = escape(fact.text)
+        if fact.key == "run.first_overflow":
+            value = f'<code style="{_MONO}">{value}</code>'
+        return f'<div style="{_NOTE.format(color=color)}">{label}{value}</div>'
+    if fact.tone == "path":
+        return f'<div>{label}<code style="{_MONO}">{escape(fact.text)}</code></div>'
+    return f"<div>{label}{escape(fact.text)}</div>"
 
 
 def _op_section(payload: dict[str, Any], ops: list[dict[str, Any]], heading: str, cap: int | None) -> str:
@@ -191,14 +196,14 @@ def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) 
     timed = any(op.get("us") is not None for op in ops)
     drifted = any(op.get("dr") for op in ops)
     columns = ["Op", "Type", "Engine", "dtype", "Placement reason", "Precision reason"]
-    columns += ["µs per run"] * timed + ["Drift (max abs)"] * drifted
+    columns += [f"µs per run ({escape(measured_label(payload, 'us'))})"] * timed + ["Drift vs float32"] * drifted
     head = "".join(f'<th style="{_HEAD}">{c}</th>' for c in columns)
     shown = ops if cap is None else ops[:cap]
     rows = []
     for op in shown:
         changed = op["d0"] != op["d1"]
         dtype = f"<strong>{escape(op['d0'])} → {escape(op['d1'])}</strong>" if changed else escape(op["d0"])
-        flag = ' <span style="white-space:nowrap">⚠ overflow</span>' if op.get("ov") else ""
+        flag = "".join(f' <span style="white-space:nowrap">{escape(mark)}</span>' for mark in op_marks(op))
         cells = [
             f'<code>{escape(op["n"])}</code>{flag}',
             escape(op["t"]),
@@ -210,8 +215,7 @@ def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) 
         if timed:
             cells.append("" if op.get("us") is None else f"{op['us']:.1f}")
         if drifted:
-            drift = (op.get("dr") or {}).get("max_abs")
-            cells.append("" if drift is None else f"{drift:.3g}")
+            cells.append(escape(drift_text(op["dr"])) if op.get("dr") else "")
         styles = [_CELL] * len(cells)
         styles[2] = styles[3] = _CELL + ";white-space:nowrap"
         rows.append("<tr>" + "".join(f'<td style="{st}">{c}</td>' for st, c in zip(styles, cells)) + "</tr>")

@@ -170,13 +170,94 @@ def _build(
         "clusters": clusters,
         "ops": ops,
         "transfers": _transfers(plan, index),
-        "warnings": _messages(plan.warnings),
+        "warnings": _messages(plan.warnings + (list(run.warnings) if run is not None else [])),
         "errors": _messages(plan.errors),
         "truncated": truncated,
     }
+    payload.update(_plan_extras(plan, run, payload["summary"]))
     if run is not None:
         payload["run"] = _run_block(run)
     return payload
+
+
+def _optional(source: Any, name: str) -> Any:
+    """An optional report fact: an attribute of the plan or run report, else its ``extra`` entry.
+
+    Other stages fill these (the cost model, the adapter backend, the non-finite check); reading both
+    places lets them add a dataclass field or just an ``extra`` key without touching this module.
+    """
+    if source is None:
+        return None
+    value = getattr(source, name, None)
+    if value is None:
+        extra = getattr(source, "extra", None)
+        if isinstance(extra, dict):
+            value = extra.get(name)
+    return value
+
+
+def _plan_extras(plan: Plan, run: RunReport | None, summary: dict[str, Any]) -> dict[str, Any]:
+    """The optional top-level slots: ``notes``, ``cost_model`` and ``labels`` when known, and ``predicted``.
+
+    ``predicted`` is always set: it says where the placements and precisions come from.
+    """
+    out: dict[str, Any] = {}
+    approximate = sum(bool(getattr(d, "approximate", False)) for d in plan.ops.values())
+    if approximate:
+        summary["approximate"] = approximate
+    notes = list(plan.notes or []) + list(_optional(run, "notes") or [])
+    if notes:
+        out["notes"] = _messages(notes)
+    predicted = _optional(run, "predicted")
+    if predicted is None:
+        predicted = _optional(plan, "predicted")
+    # Every decision is the planner's prediction unless a backend read it from the device (SPEC §9).
+    out["predicted"] = True if predicted is None else bool(predicted)
+    cost = _optional(run, "cost_model") or _optional(plan, "cost_model")
+    if cost:
+        out["cost_model"] = _cost_block(cost)
+    labels = _labels(run, bool(cost) or bool(_optional(run, "est_us")))
+    if labels:
+        out["labels"] = labels
+    return out
+
+
+_COST_FIELDS = ("step_ms", "memory_bytes", "step_ratio_fp32", "memory_ratio_fp32")
+
+
+def _cost_block(cost: Any) -> dict[str, Any]:
+    """The cost model's per-step estimate (a dict or an object with the same names), rounded."""
+    def read(name: str) -> Any:
+        return cost.get(name) if isinstance(cost, dict) else getattr(cost, name, None)
+
+    out: dict[str, Any] = {}
+    for name in _COST_FIELDS:
+        value = read(name)
+        if name == "memory_bytes":
+            out[name] = None if value is None else int(value)
+        else:
+            out[name] = None if value is None else _round(value, 4)
+    basis = read("basis")
+    out["basis"] = "" if basis is None else str(basis)
+    return out
+
+
+_MEASURED = {"emulator": "CPU time of the emulation", "ascend": "measured on the device"}
+
+
+def _labels(run: RunReport | None, estimated: bool) -> dict[str, str]:
+    """What each number of a run is: defaults from the backend, overridden by the run's own ``labels``."""
+    if run is None:
+        return {}
+    measured = _MEASURED.get(run.backend, f"measured by the {run.backend} backend")
+    labels = {"wall_ms": measured}
+    if run.op_times_us:
+        labels["us"] = measured
+    if estimated:
+        labels["est_us"] = "estimated by the cost model"
+    given = _optional(run, "labels") or {}
+    labels.update({str(k): str(v) for k, v in dict(given).items()})
+    return dict(sorted(labels.items()))
 
 
 class _Interner:
@@ -219,6 +300,11 @@ def _op_entry(
             entry["dr"] = {k: _round(v, 6) for k, v in sorted(run.drift[d.name].items())}
         if d.name in run.overflow_ops:
             entry["ov"] = True
+        estimates = _optional(run, "est_us") or {}
+        if d.name in estimates and estimates[d.name] is not None:
+            entry["est_us"] = _round(estimates[d.name], 3)
+    if getattr(d, "approximate", False):
+        entry["approximate"] = True
     return entry
 
 
@@ -241,7 +327,30 @@ def _run_block(run: RunReport) -> dict[str, Any]:
         "dump_dir": run.dump_dir,
         "trace_file": run.trace_file,
         "op_summary_csv": run.op_summary_csv,
+        **_run_extras(run),
     }
+
+
+def _run_extras(run: RunReport) -> dict[str, Any]:
+    """Optional run facts: which steps were dumped or skipped, and the first non-finite value."""
+    out: dict[str, Any] = {}
+    steps = _optional(run, "dump_steps") or _optional(run, "dumped_steps")
+    if steps:
+        out["dump_steps"] = sorted({int(k) for k in steps})
+    skipped = _optional(run, "dump_skipped")
+    if skipped:
+        out["dump_skipped"] = [
+            {"step": int(item["step"]), "reason": str(item.get("reason", ""))} for item in list(skipped)[:_MAX_MESSAGES]
+        ]
+    nonfinite = _optional(run, "nonfinite")
+    if nonfinite:
+        step = nonfinite.get("step")
+        out["nonfinite"] = {
+            "first_op": str(nonfinite.get("first_op", "")),
+            "step": None if step is None else int(step),
+            "reason": str(nonfinite.get("reason", "")),
+        }
+    return out
 
 
 def _title(plan: Plan, run: RunReport | None) -> str:

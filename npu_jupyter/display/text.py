@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from npu_jupyter.display.chart import costliest
+from npu_jupyter.display.facts import drift_text, op_marks, report_facts
 from npu_jupyter.display.html import interesting_ops, summary_line
 
 _SUMMARY_ROWS = 20
@@ -18,10 +18,12 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
     """A few lines: title, counts, problems, run facts, then the ops that matter most."""
     lines = [_clean(payload["title"]), summary_line(payload)]
     mode = payload.get("effective_precision_mode") or "adapter default"
-    lines.append(f"precision mode: {_clean(mode)}; SoC: {_clean(payload['soc'])}")
+    options = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in payload["config"].items())
+    lines.append(f"precision mode: {_clean(mode)}; SoC: {_clean(payload['soc'])}"
+                 + (f"; options set: {_clean(options)}" if options else ""))
     lines += [f"ERROR: {_clean(m)}" for m in payload["errors"]]
     lines += [f"warning: {_clean(m)}" for m in payload["warnings"]]
-    lines += _run_lines(payload)
+    lines += [f"{_clean(fact.label)}: {_clean(fact.text)}" for fact in report_facts(payload)]
     ops = payload["ops"] if detail == "full" else interesting_ops(payload["ops"])
     heading = "ops" if detail == "full" else "ops that left the device or changed precision"
     if ops:
@@ -35,28 +37,19 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
     return "\n".join(lines)
 
 
-def _run_lines(payload: dict[str, Any]) -> list[str]:
-    run = payload.get("run")
-    if not run:
-        return []
-    per = " per step" if run["steps"] != 1 else ""
-    lines = [f"run: backend {run['backend']}, {run['steps']} step(s), {run['wall_ms']:.2f} ms{per}"]
-    if run.get("first_overflow"):
-        lines.append(f"first overflow: {_clean(run['first_overflow'])}")
-    for key in ("dump_dir", "trace_file", "op_summary_csv"):
-        if run.get(key):
-            lines.append(f"{key}: {_clean(run[key])}")
-    top = costliest(payload["ops"], 5)
-    if top:
-        lines.append("costliest: " + ", ".join(f"{_clean(op['n'])} {op['us']:.1f} µs" for op in top))
-    return lines
-
-
 def _op_line(payload: dict[str, Any], op: dict[str, Any]) -> str:
     dtype = op["d0"] if op["d0"] == op["d1"] else f"{op['d0']}->{op['d1']}"
-    reason = payload["reasons"][op["pr"]] if op["e"] == "HOST" else payload["reasons"][op["xr"]]
-    flag = " OVERFLOW" if op.get("ov") else ""
-    return f"  {_clean(op['n'])} [{_clean(op['t'])}] {op['e']} {dtype}{flag}: {_clean(reason)}"
+    # An AI Core op's placement reason is always "supported"; elsewhere where it runs is the news.
+    placement = "" if op["e"] == "AI_CORE" else payload["reasons"][op["pr"]]
+    precision = "" if op["e"] == "HOST" else payload["reasons"][op["xr"]]
+    reason = "; ".join(r for r in (placement, precision) if r)
+    marks = op_marks(op)
+    if op.get("us") is not None:
+        marks.append(f"{op['us']:.1f} µs")
+    if op.get("dr"):
+        marks.append(f"drift {drift_text(op['dr'])}")
+    extra = f" ({'; '.join(marks)})" if marks else ""
+    return f"  {_clean(op['n'])} [{_clean(op['t'])}] {op['e']} {dtype}{extra}: {_clean(reason)}"
 
 
 def _clean(text: str) -> str:

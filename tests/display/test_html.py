@@ -71,7 +71,8 @@ def test_run_section_shows_first_overflow_paths_and_costliest_ops_bars():
                     overflow_ops=["mm"], first_overflow="mm", trace_file="/tmp/t <1>.json",
                     op_summary_csv="/tmp/ops.csv")
     page = html.render(report_payload(run))
-    assert "2 steps · 3.50 ms wall per step" in page
+    assert "2 steps · 3.50 ms per step (CPU time of the emulation)" in page
+    assert "Costliest ops (mean per run, CPU time of the emulation)" in page
     assert "First overflow" in page and "<code" in page
     assert "/tmp/t &lt;1&gt;.json" in page and "/tmp/ops.csv" in page
     assert page.index("Costliest ops") < page.index("Ops that left the device")
@@ -82,3 +83,15 @@ def test_default_detail_accepts_only_known_levels():
     with pytest.raises(ValueError, match="summary, full"):
         html.set_default_detail("everything")
     assert html.default_detail() == "summary"
+
+
+def test_facts_escape_hostile_paths_notes_and_reasons():
+    evil = '<img src=x onerror="alert(1)">'
+    plan = _plan()
+    plan.notes = [evil]
+    run = RunReport(plan=plan, dump_dir=evil, extra={"dump_skipped": [{"step": 1, "reason": evil}],
+                                                     "nonfinite": {"first_op": evil, "step": 0, "reason": evil},
+                                                     "labels": {"wall_ms": evil}})
+    page = html.render(report_payload(run))
+    assert "<img" not in page
+    assert page.count("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;") >= 5

@@ -204,3 +204,45 @@ def test_plan_unpickled_from_before_the_fetches_field_still_renders():
     plan = _small_plan()
     del plan.__dict__["fetches"]  # what plan_cache loads from an older pickle
     assert report_payload(plan)["title"] == "Plan (Ascend910, allow_fp32_to_fp16)"
+
+
+def test_plan_payload_without_optional_facts_has_no_optional_keys_and_says_it_is_predicted():
+    payload = report_payload(_small_plan())
+    for key in ("notes", "cost_model", "labels"):
+        assert key not in payload
+    assert payload["predicted"] is True
+    assert "approximate" not in payload["summary"]
+    assert all("approximate" not in op and "est_us" not in op for op in payload["ops"])
+
+
+def test_run_times_are_labelled_by_backend_and_the_run_can_override_a_label():
+    plan = _small_plan()
+    emulated = report_payload(RunReport(plan=plan, op_times_us={"x": 1.0}))
+    assert emulated["labels"] == {"us": "CPU time of the emulation", "wall_ms": "CPU time of the emulation"}
+    device = report_payload(RunReport(plan=plan, backend="ascend"))
+    assert device["labels"] == {"wall_ms": "measured on the device"}
+    custom = report_payload(RunReport(plan=plan, extra={"labels": {"wall_ms": "wall clock of the host"}}))
+    assert custom["labels"]["wall_ms"] == "wall clock of the host"
+
+
+def test_optional_facts_come_from_attributes_or_extra_entries():
+    plan = _small_plan()
+    plan.notes = ["variables replicated"]
+    plan.ops["x"].approximate = True  # type: ignore[attr-defined]
+    run = RunReport(plan=plan, warnings=["dump budget exceeded"], extra={
+        "est_us": {HOSTILE: 2.5}, "cost_model": {"step_ms": 1.23456, "memory_bytes": 2048.0, "basis": "910 roofline"},
+        "dumped_steps": [2, 0, 2], "dump_skipped": [{"step": 5, "reason": "over budget"}],
+        "nonfinite": {"first_op": HOSTILE, "step": 1, "reason": "inf"}})
+    run.predicted = False  # type: ignore[attr-defined]  # e.g. read back from the device's graph dump
+    payload = report_payload(run)
+    assert payload["notes"] == ["variables replicated"] and payload["predicted"] is False
+    assert payload["summary"]["approximate"] == 1
+    ops = {op["n"]: op for op in payload["ops"]}
+    assert ops["x"]["approximate"] is True and ops[HOSTILE]["est_us"] == 2.5
+    assert payload["cost_model"] == {"step_ms": 1.2346, "memory_bytes": 2048, "step_ratio_fp32": None,
+                                     "memory_ratio_fp32": None, "basis": "910 roofline"}
+    assert payload["labels"]["est_us"] == "estimated by the cost model"
+    assert payload["run"]["dump_steps"] == [0, 2]
+    assert payload["run"]["dump_skipped"] == [{"step": 5, "reason": "over budget"}]
+    assert payload["run"]["nonfinite"] == {"first_op": HOSTILE, "step": 1, "reason": "inf"}
+    assert "dump budget exceeded" in payload["warnings"]

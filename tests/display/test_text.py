@@ -33,8 +33,9 @@ def test_run_lines_name_first_overflow_and_costliest_ops():
     plan = Plan(ops={"a": _op("a"), "b": _op("b")})
     run = RunReport(plan=plan, op_times_us={"a": 1.0, "b": 5.0}, first_overflow="b", overflow_ops=["b"])
     out = text.render(report_payload(run))
-    assert "first overflow: b" in out and "costliest: b 5.0 µs, a 1.0 µs" in out
-    assert "b [Mul] AI_CORE float32 OVERFLOW" in out
+    assert "First overflow (inf/NaN): b" in out
+    assert "Costliest ops (mean per run, CPU time of the emulation): b 5.0 µs, a 1.0 µs" in out
+    assert "b [Mul] AI_CORE float32 (⚠ overflow; 5.0 µs)" in out
 
 
 def test_str_of_a_plan_is_the_text_report_and_repr_stays_the_dataclass():

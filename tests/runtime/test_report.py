@@ -20,5 +20,5 @@ def test_print_shows_the_text_report_not_the_dataclass_fields():
     shown = str(report)
     assert shown == mimebundle(report)["text/plain"]
     assert "mm [MatMul] AI_CORE float32->float16: cube op goes to float16" in shown
-    assert "first overflow: mm" in shown and "2 step(s)" in shown
+    assert "First overflow (inf/NaN): mm" in shown and "2 steps" in shown
     assert "OpDecision(" not in shown and "OpDecision(" in repr(report)

@@ -247,6 +247,20 @@ def resnet50_like_plan() -> Any:
     )
 
 
+def wide_plan() -> Any:
+    """48 independent ops side by side (no scopes to collapse): a drawing far wider than any cell."""
+    from npu_jupyter.plan.model import Plan, Subgraph
+
+    ops = [_decision(f"matmul_{k}", "MatMul", "AI_CORE", [], to16=True) for k in range(48)]
+    return Plan(ops={d.name: d for d in ops}, subgraphs=[Subgraph("GeOp1_0", [d.name for d in ops])],
+                soc="Ascend910", precision_mode="allow_fp32_to_fp16", title="Plan of 48 branches")
+
+
+def parity_markers() -> dict[str, Any]:
+    """The marker payload of the view-parity test (every field set) and the text each field shows."""
+    return json.loads((REPO / "labextension" / "test" / "parity-payload.json").read_text(encoding="utf-8"))
+
+
 def write_report_notebook(path: Path, plan: Any, *, budget: int | None = None) -> dict[str, Any]:
     """Write a one-cell notebook whose output is the plan's MIME bundle; return the bundle.
 
@@ -267,6 +281,39 @@ def write_report_notebook(path: Path, plan: Any, *, budget: int | None = None) -
     nb.cells = [cell]
     nbformat.write(nb, str(path))
     return bundle
+
+
+def write_payload_notebook(path: Path, payload: dict[str, Any]) -> dict[str, Any]:
+    """A one-cell notebook whose output is a ready payload (and its text fallback); return the bundle."""
+    import nbformat
+
+    from npu_jupyter.display import text
+    from npu_jupyter.display.mime import MIME_TYPE
+
+    bundle = {MIME_TYPE: payload, "text/plain": text.render(payload)}
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cell = nbformat.v4.new_code_cell("report")
+    cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
+    nb.cells = [cell]
+    nbformat.write(nb, str(path))
+    return bundle
+
+
+def _this_trees_extension(base: Path) -> dict[str, str]:
+    """Environment that makes JupyterLab load the extension built from this tree, when it is built.
+
+    The venv may have another checkout's build installed (an editable install points at it); a data
+    dir first on ``JUPYTER_PATH`` wins, so the browser tests check the renderer of the code under test.
+    """
+    built = REPO / "npu_jupyter" / "labextension"
+    if not (built / "package.json").is_file():
+        return {}
+    data = base / "data"
+    (data / "labextensions").mkdir(parents=True)
+    (data / "labextensions" / "npu-jupyter").symlink_to(built, target_is_directory=True)
+    paths = [str(data)] + [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
+    return {"JUPYTER_PATH": os.pathsep.join(paths)}
 
 
 def _free_port() -> int:
@@ -315,6 +362,7 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
         JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"),
         TF_CPP_MIN_LOG_LEVEL="2",
     )
+    env.update(_this_trees_extension(base))
     log = base / "lab.log"
     cmd = [
         sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
@@ -356,6 +404,8 @@ def browser_run(lab_server: dict[str, Any]) -> dict[str, Any]:
         "report": write_report_notebook(root / "report.ipynb", small_training_plan()),
         "hostile": write_report_notebook(root / "hostile.ipynb", hostile_plan()),
         "big": write_report_notebook(root / "resnet50_train.ipynb", resnet50_like_plan(), budget=4_000_000),
+        "parity": write_payload_notebook(root / "parity.ipynb", parity_markers()["payload"]),
+        "wide": write_report_notebook(root / "wide.ipynb", wide_plan()),
     }
     ARTIFACTS.mkdir(exist_ok=True)
     config = root.parent / "driver.json"
@@ -364,7 +414,8 @@ def browser_run(lab_server: dict[str, Any]) -> dict[str, Any]:
         "token": lab_server["token"],
         "chromium": str(CHROMIUM),
         "artifacts": str(ARTIFACTS),
-        "notebooks": {"report": "report.ipynb", "hostile": "hostile.ipynb", "big": "resnet50_train.ipynb"},
+        "notebooks": {"report": "report.ipynb", "hostile": "hostile.ipynb", "big": "resnet50_train.ipynb",
+                      "parity": "parity.ipynb", "wide": "wide.ipynb"},
         "clickOp": "gradients/dense/Relu_grad/ReluGrad",
     }))
     done = subprocess.run([node, str(UI_DIR / "lab_renderer.mjs"), str(config)], cwd=UI_DIR,

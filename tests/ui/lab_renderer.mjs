@@ -51,6 +51,31 @@ async function observe(report) {
   }));
 }
 
+/**
+ * The first view, before anything is clicked: the report's top scrolled to the top of the window,
+ * then what is on screen -- the lead box with the host ops, the facts, the graph's fit to the cell.
+ */
+async function firstView(report) {
+  return report.evaluate(el => {
+    el.scrollIntoView({ block: 'start' });
+    const view = el.querySelector('.npu-graph');
+    const svg = view?.querySelector('svg');
+    const hostLead = el.querySelector('.npu-lead [data-lead="host"]');
+    const r = hostLead?.getBoundingClientRect();
+    return {
+      graphScrollWidth: view?.scrollWidth ?? null,
+      graphClientWidth: view?.clientWidth ?? null,
+      svgWidth: svg ? svg.getBoundingClientRect().width : null,
+      hostLead: hostLead?.textContent ?? null,
+      hostLeadOnScreen: r ? r.top >= 0 && r.bottom <= window.innerHeight : null,
+      transfersLead: el.querySelector('.npu-lead [data-lead="transfers"]')?.textContent ?? null,
+      firstRows: [...el.querySelectorAll('.npu-table tbody tr.npu-row td:nth-child(2)')].slice(0, 3).map(td => td.textContent),
+      facts: [...el.querySelectorAll('.npu-fact')].map(li => li.textContent),
+      text: el.textContent
+    };
+  });
+}
+
 async function pwned(page) {
   return page.evaluate(() => ({
     pwned: typeof window.__pwned === 'undefined' ? null : String(window.__pwned),
@@ -83,6 +108,9 @@ try {
     await freshPage();
     const { report, openMs } = await openNotebook(page, cfg.notebooks.report);
     const seen = await observe(report);
+    const first = await firstView(report);
+    delete first.text;
+    await page.screenshot({ path: join(cfg.artifacts, 'lab_renderer_first_view.png') });
     const target = await report.evaluate((el, name) => {
       const row = [...el.querySelectorAll('.npu-table tbody tr.npu-row')].find(
         tr => tr.querySelector('td:nth-child(2)')?.textContent === name
@@ -109,7 +137,7 @@ try {
     await report.getByRole('button', { name: 'Precision', exact: true }).click();
     const precisionMode = await report.evaluate(el => el.classList.contains('npu-mode-precision'));
     await report.screenshot({ path: join(cfg.artifacts, 'lab_renderer_precision.png') });
-    results.report = { openMs, ...seen, clickTarget: target, drawnBeforeClick, selection, precisionMode };
+    results.report = { openMs, ...seen, first, clickTarget: target, drawnBeforeClick, selection, precisionMode };
     results.report.security = await pwned(page);
 
     // "fit": the whole drawing inside the graph view, both directions.
@@ -158,6 +186,8 @@ try {
     await freshPage();
     const { report, openMs } = await openNotebook(page, cfg.notebooks.big);
     const seen = await observe(report);
+    const first = await firstView(report);
+    delete first.text;
     const timings = await report.evaluate(el => {
       const time = action => {
         const t0 = performance.now();
@@ -183,7 +213,26 @@ try {
     await report.scrollIntoViewIfNeeded();
     await report.screenshot({ path: join(cfg.artifacts, 'lab_renderer_7k.png') });
     const { tableNames, tableTypes, svgTexts, ...rest } = seen;
-    results.big = { openMs, ...rest, ...timings };
+    results.big = { openMs, ...rest, first, ...timings };
+  }
+
+  // 4. The view-parity payload (every field set to a marker): what the page shows of each field.
+  {
+    await freshPage();
+    const { report } = await openNotebook(page, cfg.notebooks.parity);
+    const first = await firstView(report);
+    await page.screenshot({ path: join(cfg.artifacts, 'lab_renderer_run_facts.png') });
+    results.parity = { text: first.text, facts: first.facts, security: await pwned(page) };
+  }
+
+  // 5. A drawing far wider than the cell: the first view must fit it, not clip its right edge.
+  {
+    await freshPage();
+    const { report } = await openNotebook(page, cfg.notebooks.wide);
+    const first = await firstView(report);
+    delete first.text;
+    await page.screenshot({ path: join(cfg.artifacts, 'lab_renderer_wide.png') });
+    results.wide = { first };
   }
 } catch (err) {
   results.fatal = String(err && err.stack ? err.stack : err);

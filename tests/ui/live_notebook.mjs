@@ -75,6 +75,8 @@ async function outputsOf(cell) {
       title: report?.querySelector('.npu-title')?.textContent ?? null,
       tableRows: report ? report.querySelectorAll('.npu-table tbody tr.npu-row').length : 0,
       tableCount: report?.querySelector('.npu-table-count')?.textContent ?? null,
+      // The labelled facts of every report in the cell (run, files, costliest ops, notes).
+      facts: [...el.querySelectorAll('.npu-report .npu-fact')].map(li => li.textContent),
       graphOps: report ? report.querySelectorAll('.npu-graph svg g.npu-op, .npu-graph svg g[data-key]').length : 0
     };
   });

@@ -11,6 +11,7 @@ on what the page showed; screenshots go to ``test-artifacts/live_*.png`` for a h
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -51,10 +52,11 @@ logits = tf.matmul(hidden, w2, name="logits")
 loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits), name="loss")
 train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train_op")
 init_op = tf.compat.v1.global_variables_initializer()
+os.makedirs("npu_dump", exist_ok=True)
 """
 
 TRAIN = """\
-%%npu --precision force_fp16
+%%npu --precision force_fp16 --dump npu_dump --profile npu_prof
 with tf.compat.v1.Session() as sess:
     sess.run(init_op)
     for step in range(3):
@@ -187,6 +189,20 @@ def test_explain_renders_the_plan_of_the_loss(live_run: dict[str, Any]) -> None:
     assert explain["graphSvgs"] == 1
     assert explain["summary"] and explain["tableRows"] > 0
     assert "Traceback" not in explain["text"]
+
+
+def test_dump_and_profile_run_shows_its_files_and_costliest_ops_in_the_lab_view(live_run: dict[str, Any]) -> None:
+    facts = " | ".join(live_run["cells"]["train"]["facts"])
+    assert re.search(r"Dump folder: \S*npu_dump", facts), facts
+    assert re.search(r"Trace \(open in Perfetto\): \S*npu_prof\S*", facts), facts
+    assert re.search(r"Costliest ops \(mean per run, CPU time of the emulation\): \S+ [0-9.]+ µs", facts), facts
+
+
+def test_run_times_are_labelled_as_cpu_time_of_the_emulation(live_run: dict[str, Any]) -> None:
+    facts = live_run["cells"]["train"]["facts"]
+    run = next((f for f in facts if f.startswith("Run: ")), "")
+    assert run.endswith("(CPU time of the emulation)"), facts
+    assert "CPU time of the emulation" in (live_run["cells"]["train"]["summary"] or "")
 
 
 def test_live_pages_raise_no_uncaught_errors(live_run: dict[str, Any]) -> None:

@@ -1,0 +1,206 @@
+/**
+ * The report's labelled facts — what a run measured and where it wrote files, the first overflow or
+ * non-finite value, skipped dump steps, the cost model's estimate, approximate decisions, notes —
+ * built exactly as `npu_jupyter/display/facts.py` builds them for the HTML and text views, so every
+ * view says the same things with the same labels (tests/display/test_view_parity.py checks all three).
+ * Every value becomes a text node.
+ */
+
+import { h } from './elements';
+import type { CostModel, Drift, Op, Report } from './schema';
+import { formatBytes } from './summary';
+
+export interface Fact {
+  /** The payload field it shows, e.g. "run.dump_dir". */
+  key: string;
+  label: string;
+  text: string;
+  tone: '' | 'error' | 'warn' | 'path';
+}
+
+/** What a measured number of this report is ("CPU time of the emulation", "measured on the device"). */
+export function measuredLabel(report: Report, field = 'wall_ms'): string {
+  const labels = report.labels ?? {};
+  return labels[field] || labels.wall_ms || 'measured';
+}
+
+/** What an estimated number is; always says "estimate". */
+export function estimateLabel(report: Report): string {
+  return report.labels?.est_us || 'estimated by the cost model';
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** The `top` ops with a measured time, slowest first (ties in graph order). */
+export function costliest(report: Report, top = 5): number[] {
+  const timed = report.ops.map((op, k) => k).filter(k => report.ops[k].us !== undefined);
+  timed.sort((a, b) => report.ops[b].us! - report.ops[a].us! || a - b);
+  return timed.slice(0, top);
+}
+
+function runFacts(report: Report): Fact[] {
+  const run = report.run;
+  if (!run) {
+    return [];
+  }
+  const per = run.steps !== 1 ? ' per step' : '';
+  const facts: Fact[] = [
+    {
+      key: 'run',
+      label: 'Run',
+      text: `backend ${run.backend} \u00b7 ${plural(run.steps, 'step')} \u00b7 ${run.wall_ms.toFixed(2)} ms${per} (${measuredLabel(report)})`,
+      tone: ''
+    }
+  ];
+  const add = (key: string, label: string, text: string, tone: Fact['tone'] = ''): void => {
+    facts.push({ key, label, text, tone });
+  };
+  if (run.reference_wall_ms !== null) {
+    add('run.reference_wall_ms', 'float32 reference', `${run.reference_wall_ms.toFixed(2)} ms${per} (${measuredLabel(report)})`);
+  }
+  if (run.first_overflow) {
+    add('run.first_overflow', 'First overflow (inf/NaN)', run.first_overflow, 'error');
+  }
+  if (run.nonfinite) {
+    const n = run.nonfinite;
+    const where = n.first_op + (n.step === null ? '' : ` at step ${n.step}`);
+    add('run.nonfinite', 'First non-finite value', where + (n.reason ? `: ${n.reason}` : ''), 'error');
+  }
+  if (run.dump_dir) {
+    add('run.dump_dir', 'Dump folder', run.dump_dir, 'path');
+  }
+  if (run.dump_steps && run.dump_steps.length > 0) {
+    add('run.dump_steps', 'Dumped steps', run.dump_steps.join(', '));
+  }
+  for (const skip of run.dump_skipped ?? []) {
+    add('run.dump_skipped', `Dump skipped step ${skip.step}`, skip.reason, 'warn');
+  }
+  if (run.trace_file) {
+    add('run.trace_file', 'Trace (open in Perfetto)', run.trace_file, 'path');
+  }
+  if (run.op_summary_csv) {
+    add('run.op_summary_csv', 'Op summary CSV', run.op_summary_csv, 'path');
+  }
+  const top = costliest(report);
+  if (top.length > 0) {
+    const listed = top.map(k => `${report.ops[k].n} ${report.ops[k].us!.toFixed(1)} \u00b5s`).join(', ');
+    add('ops.us', `Costliest ops (mean per run, ${measuredLabel(report, 'us')})`, listed);
+  }
+  return facts;
+}
+
+function costText(cost: CostModel): string {
+  const ratio = (v: number | null): string => (v === null ? '' : ` (${v.toFixed(2)}\u00d7 float32)`);
+  const parts: string[] = [];
+  if (cost.step_ms !== null) {
+    parts.push(`time ${cost.step_ms.toFixed(3)} ms${ratio(cost.step_ratio_fp32)}`);
+  }
+  if (cost.memory_bytes !== null) {
+    parts.push(`activation + weight memory ${formatBytes(cost.memory_bytes)}${ratio(cost.memory_ratio_fp32)}`);
+  }
+  const text = parts.join(' \u00b7 ') || 'no estimate';
+  return text + (cost.basis ? ` \u00b7 assumes ${cost.basis}` : '');
+}
+
+/** Python's `{:.3g}`: three significant digits, no trailing zeros. */
+export function g3(v: number): string {
+  return String(Number(v.toPrecision(3)));
+}
+
+/** "0.0123 abs, 0.456 rel, cos 0.9876": the drift of an op's output against float32. */
+export function driftText(d: Drift): string {
+  return `${g3(d.max_abs)} abs, ${g3(d.max_rel)} rel, cos ${d.cos.toFixed(4)}`;
+}
+
+/** "a \u2192 b (host \u2192 device, float32, 4.0 KiB); \u2026": each host<->device edge, the first `limit`. */
+export function transfersText(report: Report, limit = 8): string {
+  const items = report.transfers.slice(0, limit).map(t => {
+    const arrow = t.dir === 'h2d' ? 'host \u2192 device' : 'device \u2192 host';
+    return `${report.ops[t.s].n} \u2192 ${report.ops[t.d].n} (${arrow}, ${t.dt}, ${formatBytes(t.b)})`;
+  });
+  const more = report.transfers.length - limit;
+  return items.join('; ') + (more > 0 ? ` +${more} more` : '');
+}
+
+function planFacts(report: Report): Fact[] {
+  const facts: Fact[] = [];
+  if (report.transfers.length > 0) {
+    facts.push({ key: 'transfers', label: plural(report.transfers.length, 'transfer'), text: transfersText(report), tone: '' });
+  }
+  if (report.cost_model) {
+    facts.push({
+      key: 'cost_model',
+      label: `Estimated NPU step (${estimateLabel(report)}, not measured)`,
+      text: costText(report.cost_model),
+      tone: ''
+    });
+  }
+  const approximate = report.summary.approximate;
+  if (approximate) {
+    facts.push({
+      key: 'summary.approximate',
+      label: 'Approximate',
+      text:
+        `${plural(approximate, 'decision')} rest on approximate op tables or the host-kept list, ` +
+        'not on the published CANN tables (marked \u2248 per op)',
+      tone: 'warn'
+    });
+  }
+  if (report.predicted !== undefined) {
+    facts.push({
+      key: 'predicted',
+      label: 'Placement and precision',
+      text: report.predicted ? 'predicted by the planner, not read from the device' : "read from the device's graph dump",
+      tone: ''
+    });
+  }
+  for (const note of report.notes ?? []) {
+    facts.push({ key: 'notes', label: 'Note', text: note, tone: '' });
+  }
+  return facts;
+}
+
+/** Every labelled line of the report, in reading order: run, problems, files, estimates, notes. */
+export function reportFacts(report: Report): Fact[] {
+  return [...runFacts(report), ...planFacts(report)];
+}
+
+/** Short per-op labels shown next to its name: overflow, approximate decision, estimated time. */
+export function opMarks(op: Op): string[] {
+  const marks: string[] = [];
+  if (op.ov) {
+    marks.push('\u26a0 overflow');
+  }
+  if (op.approximate) {
+    marks.push('\u2248 approximate');
+  }
+  if (op.est_us !== undefined) {
+    marks.push(`est. ${op.est_us.toFixed(1)} \u00b5s (estimate)`);
+  }
+  return marks;
+}
+
+/**
+ * The facts as a list of labelled lines (null when the report has none). `skip` leaves out facts
+ * another part of the view already shows (the lead box shows the transfers).
+ */
+export function factsList(report: Report, skip: readonly string[] = []): HTMLElement | null {
+  const facts = reportFacts(report).filter(f => !skip.includes(f.key));
+  if (facts.length === 0) {
+    return null;
+  }
+  return h(
+    'ul',
+    { class: 'npu-facts', 'aria-label': 'what the run measured and where it wrote files' },
+    ...facts.map(f =>
+      h(
+        'li',
+        { class: `npu-fact${f.tone ? ` npu-fact-${f.tone}` : ''}`, 'data-fact': f.key },
+        h('span', { class: 'npu-fact-label' }, `${f.label}: `),
+        h(f.tone === 'path' ? 'code' : 'span', { class: 'npu-fact-value' }, f.text)
+      )
+    )
+  );
+}

@@ -1,0 +1,155 @@
+"""The report's facts as labelled lines, shared by the HTML and text views (and mirrored by the Lab view).
+
+Everything a report says besides its op table — what a run measured and where it wrote files, notes,
+what rests on approximate data, the cost model's estimate — is listed here once, with the label that
+says what kind of number it is ("CPU time of the emulation", "estimated by the cost model"). The HTML
+and text fallbacks both render this list, so they cannot drift apart; ``labextension/src/facts.ts``
+builds the same lines for JupyterLab, and ``tests/display/test_view_parity.py`` checks all three.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from npu_jupyter.display.chart import costliest
+
+
+class Fact(NamedTuple):
+    """One line of a report: ``label: text``. ``tone`` is "error", "warn", "path" or "" (plain)."""
+
+    key: str  # the payload field it shows, e.g. "run.dump_dir"
+    label: str
+    text: str
+    tone: str = ""
+
+
+def measured_label(payload: dict[str, Any], field: str = "wall_ms") -> str:
+    """What a measured number of this report is ("CPU time of the emulation", "measured on the device")."""
+    labels = payload.get("labels") or {}
+    return str(labels.get(field) or labels.get("wall_ms") or "measured")
+
+
+def estimate_label(payload: dict[str, Any]) -> str:
+    """What an estimated number is; always says "estimate"."""
+    return str((payload.get("labels") or {}).get("est_us") or "estimated by the cost model")
+
+
+def report_facts(payload: dict[str, Any]) -> list[Fact]:
+    """Every labelled line of the report, in reading order: problems, run, files, estimates, notes."""
+    facts = _run_facts(payload)
+    facts += _plan_facts(payload)
+    return facts
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _run_facts(payload: dict[str, Any]) -> list[Fact]:
+    run = payload.get("run")
+    if not run:
+        return []
+    per = " per step" if run["steps"] != 1 else ""
+    wall = f"{run['wall_ms']:.2f} ms{per} ({measured_label(payload)})"
+    facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], 'step')} · {wall}")]
+    if run.get("reference_wall_ms") is not None:
+        facts.append(Fact("run.reference_wall_ms", "float32 reference",
+                          f"{run['reference_wall_ms']:.2f} ms{per} ({measured_label(payload)})"))
+    if run.get("first_overflow"):
+        facts.append(Fact("run.first_overflow", "First overflow (inf/NaN)", run["first_overflow"], "error"))
+    nonfinite = run.get("nonfinite")
+    if nonfinite:
+        where = nonfinite["first_op"] + ("" if nonfinite.get("step") is None else f" at step {nonfinite['step']}")
+        reason = f": {nonfinite['reason']}" if nonfinite.get("reason") else ""
+        facts.append(Fact("run.nonfinite", "First non-finite value", where + reason, "error"))
+    if run.get("dump_dir"):
+        facts.append(Fact("run.dump_dir", "Dump folder", run["dump_dir"], "path"))
+    if run.get("dump_steps"):
+        facts.append(Fact("run.dump_steps", "Dumped steps", ", ".join(str(k) for k in run["dump_steps"])))
+    for item in run.get("dump_skipped") or []:
+        facts.append(Fact("run.dump_skipped", f"Dump skipped step {item['step']}", item["reason"], "warn"))
+    if run.get("trace_file"):
+        facts.append(Fact("run.trace_file", "Trace (open in Perfetto)", run["trace_file"], "path"))
+    if run.get("op_summary_csv"):
+        facts.append(Fact("run.op_summary_csv", "Op summary CSV", run["op_summary_csv"], "path"))
+    top = costliest(payload["ops"], 5)
+    if top:
+        listed = ", ".join(f"{op['n']} {op['us']:.1f} µs" for op in top)
+        facts.append(Fact("ops.us", f"Costliest ops (mean per run, {measured_label(payload, 'us')})", listed))
+    return facts
+
+
+def transfers_text(payload: dict[str, Any], limit: int = 8) -> str:
+    """``"a → b (host → device, float32, 4.0 KiB); …"``: each host<->device edge, the first ``limit``."""
+    from npu_jupyter.display.html import format_bytes  # html imports this module: import when used
+
+    ops = payload["ops"]
+    items = []
+    for t in payload["transfers"][:limit]:
+        arrow = "host → device" if t["dir"] == "h2d" else "device → host"
+        size = "size unknown" if t.get("b") is None else format_bytes(t["b"])
+        items.append(f"{ops[t['s']]['n']} → {ops[t['d']]['n']} ({arrow}, {t['dt']}, {size})")
+    more = len(payload["transfers"]) - limit
+    return "; ".join(items) + (f" +{more} more" if more > 0 else "")
+
+
+def _plan_facts(payload: dict[str, Any]) -> list[Fact]:
+    facts = []
+    if payload["transfers"]:
+        count = len(payload["transfers"])
+        facts.append(Fact("transfers", _plural(count, "transfer"), transfers_text(payload)))
+    cost = payload.get("cost_model")
+    if cost:
+        facts.append(Fact("cost_model", f"Estimated NPU step ({estimate_label(payload)}, not measured)",
+                          _cost_text(cost)))
+    approximate = payload["summary"].get("approximate")
+    if approximate:
+        facts.append(Fact("summary.approximate", "Approximate",
+                          f"{_plural(approximate, 'decision')} rest on approximate op tables or the host-kept "
+                          "list, not on the published CANN tables (marked ≈ per op)", "warn"))
+    predicted = payload.get("predicted")
+    if predicted is not None:
+        text = ("predicted by the planner, not read from the device" if predicted
+                else "read from the device's graph dump")
+        facts.append(Fact("predicted", "Placement and precision", text))
+    facts += [Fact("notes", "Note", note) for note in payload.get("notes") or []]
+    return facts
+
+
+def _cost_text(cost: dict[str, Any]) -> str:
+    """``"time 1.25 ms (0.48× float32) · activation + weight memory 12.0 MiB (0.55× float32)"``."""
+    from npu_jupyter.display.html import format_bytes  # html imports this module: import when used
+
+    def ratio(value: Any) -> str:
+        return "" if value is None else f" ({value:.2f}× float32)"
+
+    parts = []
+    if cost.get("step_ms") is not None:
+        parts.append(f"time {cost['step_ms']:.3f} ms{ratio(cost.get('step_ratio_fp32'))}")
+    if cost.get("memory_bytes") is not None:
+        parts.append(f"activation + weight memory {format_bytes(cost['memory_bytes'])}"
+                     f"{ratio(cost.get('memory_ratio_fp32'))}")
+    text = " · ".join(parts) or "no estimate"
+    return text + (f" · assumes {cost['basis']}" if cost.get("basis") else "")
+
+
+def drift_text(drift: dict[str, Any]) -> str:
+    """``"0.0123 abs, 0.456 rel, cos 0.9876"``: the drift of an op's output against float32."""
+    parts = [f"{drift['max_abs']:.3g} abs"] if drift.get("max_abs") is not None else []
+    if drift.get("max_rel") is not None:
+        parts.append(f"{drift['max_rel']:.3g} rel")
+    if drift.get("cos") is not None:
+        parts.append(f"cos {drift['cos']:.4f}")
+    return ", ".join(parts)
+
+
+def op_marks(op: dict[str, Any]) -> list[str]:
+    """Short per-op labels shown next to its name: overflow, approximate decision, estimated time."""
+    marks = []
+    if op.get("ov"):
+        marks.append("⚠ overflow")
+    if op.get("approximate"):
+        marks.append("≈ approximate")
+    if op.get("est_us") is not None:
+        marks.append(f"est. {op['est_us']:.1f} µs (estimate)")
+    return marks

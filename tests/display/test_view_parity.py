@@ -1,0 +1,242 @@
+"""Every report field is shown by every view: the HTML fallback, the text fallback and the Lab renderer.
+
+A payload with every field of ``docs/report-schema.md`` set to a unique marker is kept in
+``labextension/test/parity-payload.json`` with the text each field must put on screen. Here the HTML
+and text fallbacks are checked for every marker, the file is checked to cover every documented key
+(and every key ``report_payload`` writes), and ``labextension/test/parity.test.ts`` checks the same
+markers in the JupyterLab view. A field rendered by one view and not another fails one of them.
+
+Regenerate the JSON after changing the markers: ``python tests/display/test_view_parity.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from npu_jupyter.display import html, text
+from npu_jupyter.display.mime import SCHEMA, VERSION, report_payload
+from npu_jupyter.plan.model import OpDecision, Plan, Subgraph, Transfer
+from npu_jupyter.runtime.report import RunReport
+
+REPO = Path(__file__).resolve().parents[2]
+PARITY_FILE = REPO / "labextension" / "test" / "parity-payload.json"
+SCHEMA_DOC = REPO / "docs" / "report-schema.md"
+
+# Fields only the JupyterLab view shows, and why the fallbacks leave them out.
+LAB_ONLY = {
+    "ops[].i": "graph edges: only the Lab view draws the graph (its details pane lists inputs)",
+    "ops[].c": "cluster membership: drawn as cluster boxes in the Lab graph; the fallbacks give the count",
+    "clusters[].name": "cluster boxes of the Lab graph and table",
+    "clusters[].size": "cluster boxes of the Lab graph",
+    "ops[].e": "engine: a word and a colour in every view, too common to mark (checked by the table tests)",
+}
+# Structural fields no view prints as such.
+NOT_SHOWN = {
+    "schema": "constant identifying the payload",
+    "version": "read, not shown (an unknown version shows a message instead of the report)",
+    "kind": "plan or run: decides which sections exist",
+    "ops[].pr": "an index: its reason text is the 'reasons' marker",
+    "ops[].xr": "an index: its reason text is the 'reasons' marker",
+    "transfers[].s": "an index: shown as its op's name in the transfers line",
+    "transfers[].d": "an index: shown as its op's name in the transfers line",
+}
+
+
+def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """A run payload with every documented field set, and the text each field must show."""
+    ops = [
+        {"n": "host/op-marker", "t": "HostType-marker", "e": "HOST", "d0": "float32", "d1": "float32", "c": -1,
+         "pr": 2, "xr": 2, "i": [], "us": 111.1, "approximate": True},
+        {"n": "core/op-marker", "t": "CoreType-marker", "e": "AI_CORE", "d0": "float64", "d1": "bfloat16", "c": 0,
+         "pr": 0, "xr": 1, "i": [0], "us": 222.2, "dr": {"max_abs": 0.0123, "max_rel": 0.456, "cos": 0.9876},
+         "ov": True, "est_us": 33.3},
+        {"n": "cpu/op-marker", "t": "CpuType-marker", "e": "AI_CPU", "d0": "int32", "d1": "int32", "c": 0,
+         "pr": 0, "xr": 1, "i": [1]},
+    ]
+    payload = {
+        "schema": SCHEMA,
+        "version": VERSION,
+        "kind": "run",
+        "title": "Title-marker",
+        "soc": "Soc-marker",
+        "config": {"precision_mode": "cfg-marker"},
+        "effective_precision_mode": "mode-marker",
+        "summary": {"ops": 70001, "ai_core": 70002, "ai_cpu": 70003, "host": 70004, "precision_changed": 70005,
+                    "clusters": 70006, "transfers": 70007, "transfer_bytes": 7340032, "approximate": 70008},
+        "reasons": ["placement-reason-marker", "precision-reason-marker", "host-reason-marker"],
+        "clusters": [{"name": "GeOp-cluster-marker", "size": 2}],
+        "ops": ops,
+        "transfers": [{"s": 0, "d": 1, "dt": "int8", "b": 5120, "dir": "h2d"}],
+        "warnings": ["warning-marker"],
+        "errors": ["error-marker"],
+        "truncated": True,
+        "notes": ["note-marker"],
+        "predicted": True,
+        "cost_model": {"step_ms": 7.654, "memory_bytes": 3145728, "step_ratio_fp32": 0.43,
+                       "memory_ratio_fp32": 0.56, "basis": "basis-marker"},
+        "labels": {"wall_ms": "wall-label-marker", "us": "us-label-marker", "est_us": "est-label-marker"},
+        "run": {
+            "backend": "backend-marker", "steps": 3, "wall_ms": 9876.5, "reference_wall_ms": 5432.1,
+            "first_overflow": "overflow-op-marker", "dump_dir": "/dump-dir-marker", "trace_file": "/trace-marker.json",
+            "op_summary_csv": "/csv-marker.csv", "dump_steps": [41, 47],
+            "dump_skipped": [{"step": 53, "reason": "skip-reason-marker"}],
+            "nonfinite": {"first_op": "nonfinite-op-marker", "step": 59, "reason": "nonfinite-reason-marker"},
+        },
+    }
+    shows = {
+        "title": "Title-marker", "soc": "Soc-marker", "config": "cfg-marker", "effective_precision_mode": "mode-marker",
+        "summary.ops": "70001", "summary.ai_core": "70002", "summary.ai_cpu": "70003", "summary.host": "70004",
+        "summary.precision_changed": "70005", "summary.clusters": "70006", "summary.transfers": "70007",
+        "summary.transfer_bytes": "7.0 MiB", "summary.approximate": "70008 decisions rest on approximate",
+        "reasons": "placement-reason-marker|precision-reason-marker|host-reason-marker",
+        "ops[].n": "host/op-marker|core/op-marker|cpu/op-marker", "ops[].t": "HostType-marker|CoreType-marker",
+        "ops[].d0": "float64", "ops[].d1": "bfloat16", "ops[].us": "111.1|222.2",
+        "ops[].dr.max_abs": "0.0123", "ops[].dr.max_rel": "0.456", "ops[].dr.cos": "0.9876",
+        "ops[].ov": "⚠ overflow", "ops[].est_us": "est. 33.3 µs (estimate)", "ops[].approximate": "≈ approximate",
+        "transfers[].dt": "int8", "transfers[].b": "5.0 KiB",
+        "transfers[].dir": "host/op-marker → core/op-marker (host → device",
+        "warnings": "warning-marker", "errors": "error-marker", "truncated": "truncated to stay under 1 MB",
+        "notes": "note-marker", "predicted": "predicted by the planner, not read from the device",
+        "cost_model.step_ms": "7.654 ms", "cost_model.memory_bytes": "3.0 MiB",
+        "cost_model.step_ratio_fp32": "0.43× float32",
+        "cost_model.memory_ratio_fp32": "0.56× float32", "cost_model.basis": "basis-marker",
+        "labels.wall_ms": "wall-label-marker", "labels.us": "us-label-marker", "labels.est_us": "est-label-marker",
+        "run.backend": "backend-marker", "run.steps": "3 steps", "run.wall_ms": "9876.5",
+        "run.reference_wall_ms": "5432.1", "run.first_overflow": "overflow-op-marker",
+        "run.dump_dir": "/dump-dir-marker", "run.trace_file": "/trace-marker.json",
+        "run.op_summary_csv": "/csv-marker.csv", "run.dump_steps": "41, 47", "run.dump_skipped.step": "step 53",
+        "run.dump_skipped.reason": "skip-reason-marker", "run.nonfinite.first_op": "nonfinite-op-marker",
+        "run.nonfinite.step": "at step 59", "run.nonfinite.reason": "nonfinite-reason-marker",
+    }
+    markers = [{"field": field, "text": marker} for field, marker in shows.items()]
+    return payload, markers
+
+
+def _leaf_fields(value: Any, prefix: str = "") -> set[str]:
+    """Field paths of a payload, list items as ``[]``; ``config`` and ``labels`` keys are free-form."""
+    if isinstance(value, dict) and prefix not in ("config",):
+        out: set[str] = set()
+        for key, item in value.items():
+            out |= _leaf_fields(item, f"{prefix}.{key}" if prefix else key)
+        return out
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        out = set()
+        for item in value:
+            out |= _leaf_fields(item, f"{prefix}[]")
+        return out
+    return {prefix}
+
+
+def _documented_fields() -> set[str]:
+    """Field paths of the schema document's JSON block, read with a tolerant tokenizer.
+
+    The block is commented pseudo-JSON (``"plan" | "run"``, ``...``), so keys are found by structure:
+    a string followed by ``:`` inside an object, nested under the keys and lists that enclose it.
+    The config example's option names are free-form and not fields.
+    """
+    block = SCHEMA_DOC.read_text(encoding="utf-8").split("```jsonc", 1)[1].split("```", 1)[0]
+    block = re.sub(r"//[^\n]*", "", block)
+    tokens = re.findall(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]', block)
+    stack: list[str] = []  # "{key" for an object opened under key, "[" for a list
+    pending = ""
+    fields: set[str] = set()
+    for k, token in enumerate(tokens):
+        if token.startswith('"') and k + 1 < len(tokens) and tokens[k + 1] == ":":
+            pending = token[1:-1]
+            path = ".".join(part for part in stack if part) + ("." if any(stack) else "") + pending
+            fields.add(path.replace(".[]", "[]"))
+        elif token == "{":
+            stack.append(pending if stack else "")
+            pending = ""
+        elif token == "[":
+            stack.append((pending + "[]") if pending else "[]")
+            pending = ""
+        elif token in "}]" and stack:
+            stack.pop()
+    containers = {f.rsplit(".", 1)[0] for f in fields if "." in f} | {f.split("[]")[0] for f in fields if "[]" in f}
+    leaves = {"config" if f.startswith("config.") else f for f in fields if f not in containers or f == "config"}
+    return {f.replace("[][]", "[]") for f in leaves}
+
+
+def _normalise(fields: set[str]) -> set[str]:
+    """``run.dump_skipped[].step`` and ``run.dump_skipped.step`` name the same field."""
+    return {field.replace("[]", "") if field.startswith("run.") else field for field in fields}
+
+
+def _full_run_report() -> RunReport:
+    """A RunReport with every optional fact filled the way other stages fill them."""
+    host = OpDecision("x", "IteratorGetNext", "host", "HOST", "host-kept", "float32", "float32", "kept", None)
+    mm = OpDecision("mm", "MatMul", "device", "AI_CORE", "supported", "float32", "float16", "white list",
+                    "GeOp1_0", inputs=["x"])
+    mm.approximate = True  # type: ignore[attr-defined]
+    plan = Plan(ops={"x": host, "mm": mm}, subgraphs=[Subgraph("GeOp1_0", ["mm"])],
+                transfers=[Transfer("x", "mm", "x:0", "float32", "h2d", 64)], warnings=["w"], errors=["e"],
+                config_changes={"precision_mode": "force_fp16"}, notes=["replicated"])
+    return RunReport(
+        plan=plan, steps=2, wall_ms=1.0, reference_wall_ms=2.0, op_times_us={"mm": 3.0}, drift={"mm": {
+            "max_abs": 0.1, "max_rel": 0.2, "cos": 0.9}}, overflow_ops=["mm"], first_overflow="mm", dump_dir="/d",
+        trace_file="/t", op_summary_csv="/c", warnings=["dump budget"],
+        extra={"cost_model": {"step_ms": 1.0, "memory_bytes": 10, "step_ratio_fp32": 0.5, "memory_ratio_fp32": 0.5,
+                              "basis": "b"}, "est_us": {"mm": 1.5}, "predicted": True, "dumped_steps": [0, 1],
+               "dump_skipped": [{"step": 2, "reason": "budget"}], "notes": ["n"],
+               "nonfinite": {"first_op": "mm", "step": 1, "reason": "inf"}},
+    )
+
+
+def _views() -> dict[str, str]:
+    payload, _ = marker_payload()
+    return {"html": unescape(re.sub(r"<[^>]+>", " ", html.render(payload, detail="full"))),
+            "text": text.render(payload, detail="full")}
+
+
+def test_parity_file_is_the_current_marker_payload() -> None:
+    payload, markers = marker_payload()
+    stored = json.loads(PARITY_FILE.read_text(encoding="utf-8"))
+    assert stored == {"payload": payload, "markers": markers, "lab_only": LAB_ONLY}, (
+        "labextension/test/parity-payload.json is stale: run python tests/display/test_view_parity.py")
+
+
+def test_marker_payload_sets_every_documented_field_and_only_those() -> None:
+    payload, _ = marker_payload()
+    assert _leaf_fields(payload) == _documented_fields()
+
+
+def test_every_field_report_payload_writes_is_documented() -> None:
+    written = _leaf_fields(report_payload(_full_run_report()))
+    assert written - _documented_fields() == set()
+
+
+def test_every_marked_field_is_a_payload_field_and_every_field_is_marked_or_exempt() -> None:
+    payload, markers = marker_payload()
+    fields = _normalise(_leaf_fields(payload))
+    marked = {m["field"] for m in markers}
+    assert _normalise(marked) - fields == set(), "markers name fields the payload does not have"
+    exempt = set(LAB_ONLY) | set(NOT_SHOWN)
+    assert fields - _normalise(marked) - exempt == set(), "fields with no marker: add one or declare why not"
+
+
+@pytest.mark.parametrize("view", ["html", "text"])
+def test_fallback_view_shows_every_field(view: str) -> None:
+    _, markers = marker_payload()
+    shown = _views()[view]
+    missing = [(m["field"], part) for m in markers for part in m["text"].split("|") if part not in shown]
+    assert missing == [], f"{view} view does not show: {missing}"
+
+
+def test_fallbacks_leave_out_the_lab_only_markers() -> None:
+    """The exemptions are real: if a fallback starts showing a cluster, the LAB_ONLY table must shrink."""
+    for shown in _views().values():
+        assert "GeOp-cluster-marker" not in shown
+
+
+if __name__ == "__main__":
+    payload, markers = marker_payload()
+    PARITY_FILE.write_text(json.dumps({"payload": payload, "markers": markers, "lab_only": LAB_ONLY},
+                                      ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {PARITY_FILE}")
