@@ -85,7 +85,9 @@ def batch_norm(x: Any, training: Any, name: str = "bn", decay: float = 0.99, eps
     """
     channels = int(x.shape[-1])
     with v1.variable_scope(name):
-        gamma = v1.get_variable("gamma", [channels], initializer=v1.ones_initializer(), trainable=scale)
+        # slim with scale=False has no gamma variable; the fused kernel gets a constant ones vector
+        gamma = (v1.get_variable("gamma", [channels], initializer=v1.ones_initializer()) if scale
+                 else tf.ones([channels], name="gamma"))
         beta = v1.get_variable("beta", [channels], initializer=v1.zeros_initializer())
         mean_v = v1.get_variable("moving_mean", [channels], initializer=v1.zeros_initializer(), trainable=False)
         var_v = v1.get_variable("moving_variance", [channels], initializer=v1.ones_initializer(), trainable=False)
@@ -107,19 +109,40 @@ def batch_norm(x: Any, training: Any, name: str = "bn", decay: float = 0.99, eps
 
 
 def _inline_updates(x: Any, training: Any, axes: list, variables: tuple, decay: float, epsilon: float) -> Any:
-    """slim's ``updates_collections=None``: the moving-average assignments run inside the training branch."""
+    """slim's ``updates_collections=None``: statistics from one ``smart_cond``, updates in a second one.
+
+    4-D inputs take the fused kernel (slim's ``fused=None`` default); the moving-average assignments run
+    inside the training branch of the second cond, and the output depends on them.
+    """
     gamma, beta, mean_v, var_v = variables
+    fused = len(x.shape) == 4
 
     def _train() -> Any:
+        if fused:
+            return v1.nn.fused_batch_norm(x, gamma, beta, epsilon=epsilon, is_training=True)
         mean, var = tf.nn.moments(x, axes)
+        return tf.nn.batch_normalization(x, mean, var, beta, gamma, epsilon), mean, var
+
+    def _infer() -> Any:
+        if fused:
+            return v1.nn.fused_batch_norm(x, gamma, beta, mean=mean_v, variance=var_v, epsilon=epsilon,
+                                          is_training=False)
+        return tf.nn.batch_normalization(x, mean_v, var_v, beta, gamma, epsilon), mean_v, var_v
+
+    if isinstance(training, bool):
+        outputs, mean, var = _train()
+    else:
+        outputs, mean, var = tf.cond(training, _train, _infer)
+
+    def _force_updates() -> Any:
         upd = [v1.assign_sub(mean_v, (mean_v - mean) * (1.0 - decay)),
                v1.assign_sub(var_v, (var_v - var) * (1.0 - decay))]
         with tf.control_dependencies(upd):
-            return tf.nn.batch_normalization(x, mean, var, beta, gamma, epsilon)
+            return tf.identity(outputs)
 
     if isinstance(training, bool):
-        return _train()
-    return tf.cond(training, _train, lambda: tf.nn.batch_normalization(x, mean_v, var_v, beta, gamma, epsilon))
+        return _force_updates()
+    return tf.cond(training, _force_updates, lambda: outputs)
 
 
 def loss_scaled_apply(opt: Any, loss: Any, var_list: Sequence[Any] | None = None, global_step: Any = None,
