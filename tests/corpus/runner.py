@@ -1,0 +1,190 @@
+"""Run one corpus model the way its script does: plain TF, the planner, and the emulator with debug on.
+
+Shared by ``test_corpus.py`` (assertions + the figures table) and ``bench/corpus_bench.py`` (timings
+as same-run ratios). Every number this module produces is measured on this CPU (wall times) or
+predicted by the planner (placements, precision); none is an NPU figure.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import math
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from corpus.corpus import CorpusModel
+
+CORPUS_DIR = Path(__file__).resolve().parent
+STEPS = 3
+
+
+def module_names() -> list[str]:
+    """Every ``zoo_*.py`` in the corpus folder (corpus2's models are found the same way after merge)."""
+    return sorted(p.stem for p in CORPUS_DIR.glob("zoo_*.py"))
+
+
+def declared(module_name: str) -> dict[str, Any]:
+    """The module's ``ARCHITECTURE`` and ``IDIOMS`` constants, read from its source without importing it.
+
+    Parsing (not importing) keeps the coverage check fast and free of TensorFlow.
+    """
+    tree = ast.parse((CORPUS_DIR / f"{module_name}.py").read_text(encoding="utf-8"))
+    found: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id in ("ARCHITECTURE", "IDIOMS"):
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+    return found
+
+
+def build(module_name: str, files_dir: Path) -> CorpusModel:
+    """Import ``corpus.<module_name>`` and build its model into a fresh graph."""
+    files_dir.mkdir(parents=True, exist_ok=True)
+    module = importlib.import_module(f"corpus.{module_name}")
+    return module.build(files_dir)
+
+
+def npu_config(model: CorpusModel) -> Any:
+    """The script's NpuConfig: a real ConfigProto filled as the script fills it, or NPURunConfig kwargs."""
+    from npu_jupyter import NpuConfig
+
+    cfg = model.config
+    if cfg["kind"] == "estimator":
+        return NpuConfig.from_run_config_kwargs(cfg["kwargs"])
+    return NpuConfig.from_config_proto(script_proto(cfg))
+
+
+def script_proto(cfg: dict[str, Any]) -> Any:
+    """``tf.compat.v1.ConfigProto`` with the NpuOptimizer custom optimizer, typed by the Python value."""
+    import tensorflow as tf
+    from tensorflow.core.protobuf import rewriter_config_pb2
+
+    proto = tf.compat.v1.ConfigProto()
+    custom_op = proto.graph_options.rewrite_options.custom_optimizers.add()
+    custom_op.name = "NpuOptimizer"
+    for key, value in cfg["parameter_map"].items():
+        if isinstance(value, bool):
+            custom_op.parameter_map[key].b = value
+        elif isinstance(value, int):
+            custom_op.parameter_map[key].i = value
+        else:
+            custom_op.parameter_map[key].s = tf.compat.as_bytes(str(value))
+    for option, state in cfg.get("rewrite_options", {}).items():  # e.g. {"remapping": "OFF"}
+        setattr(proto.graph_options.rewrite_options, option, getattr(rewriter_config_pb2.RewriterConfig, state))
+    return proto
+
+
+def debug_config(config: Any, out: Path, model: CorpusModel) -> Any:
+    """The script's config plus dump (all), overflow detection and profiling, all writing under ``out``."""
+    options = {
+        "enable_dump": True,
+        "dump_path": str(out / "dump"),
+        "dump_mode": model.extra.get("dump_mode", "all"),
+        "enable_dump_debug": True,
+        "dump_debug_mode": "all",
+        "profiling_mode": True,
+        "profiling_options": json.dumps({"output": str(out / "profiling"), "training_trace": "on",
+                                         "task_trace": "on"}),
+    }
+    # Dump the last training step only (the adapter's dump_step grammar): "all" of every step of a 30k-op
+    # graph is 100k+ files; one step proves dump and read-back without dominating the corpus time.
+    options["dump_step"] = model.extra.get("dump_step", str(STEPS - 1))
+    (out / "dump").mkdir(parents=True, exist_ok=True)
+    (out / "profiling").mkdir(parents=True, exist_ok=True)
+    return config.copy(**options)
+
+
+@dataclass
+class Training:
+    """Three training steps of one session: per-step losses and wall times (measured on this CPU)."""
+
+    losses: list[float] = field(default_factory=list)
+    step_s: list[float] = field(default_factory=list)
+    reports: list[Any] = field(default_factory=list)  # emulator RunReports of the training steps
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.step_s) if self.step_s else float("nan")
+
+
+def train(model: CorpusModel, session: Any, steps: int = STEPS, on_step: Callable[[int], None] | None = None) -> Training:
+    """``init``, whatever the script runs before its loop, then ``steps`` runs of the script's fetches.
+
+    The loss is fetched in the same run (``{"fetches": ..., "loss": ...}``) so no extra run graph exists.
+    """
+    import tensorflow as tf
+
+    result = Training()
+    coord = threads = None
+    for op in model.init:
+        session.run(op)
+    for fetches, feed in model.extra.get("before_training", []):
+        session.run(fetches, feed)
+    if model.queue_runners:
+        coord = tf.compat.v1.train.Coordinator()
+        with model.graph.as_default():
+            threads = tf.compat.v1.train.start_queue_runners(sess=session, coord=coord)
+    loss = model.graph.get_tensor_by_name(model.loss)
+    try:
+        for step in range(steps):
+            feed = model.feed_fn(step) if model.feed_fn else None
+            start = time.perf_counter()
+            out = session.run({"fetches": model.train_fetches, "loss": loss}, feed_dict=feed)
+            result.step_s.append(time.perf_counter() - start)
+            result.losses.append(float(out["loss"]))
+            report = getattr(session, "last_report", None)
+            if report is not None:
+                result.reports.append(report)
+            if on_step:
+                on_step(step)
+    finally:
+        if coord is not None:
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10, ignore_live_threads=True)
+    return result
+
+
+def plain_run(model: CorpusModel, steps: int = STEPS) -> Training:
+    """The script's training in a plain ``tf.compat.v1.Session`` (float32 on this CPU)."""
+    import tensorflow as tf
+
+    with tf.compat.v1.Session(graph=model.graph) as sess:
+        return train(model, sess, steps)
+
+
+def timed_plan(model: CorpusModel, config: Any) -> tuple[Any, float]:
+    """``npu_jupyter.plan`` on the script's fetches, and its wall time in ms (measured on this CPU)."""
+    import npu_jupyter
+
+    start = time.perf_counter()
+    result = npu_jupyter.plan(model.graph, config, fetches=model.train_fetches)
+    return result, (time.perf_counter() - start) * 1000.0
+
+
+def emulated_run(model: CorpusModel, config: Any, steps: int = STEPS) -> Training:
+    """The script's training in the emulator under ``config`` (precision as the plan decides)."""
+    import npu_jupyter
+
+    with npu_jupyter.session(config, model.graph, backend="emulator") as sess:
+        return train(model, sess, steps)
+
+
+def lowered_ops(plan: Any) -> list[str]:
+    """Ops the plan computes in a narrower float type than the graph declares (predicted by the planner)."""
+    narrow = ("float16", "bfloat16")
+    return [name for name, d in plan.ops.items()
+            if any(t in narrow for t in d.output_dtypes) or d.dtype_after in narrow]
+
+
+def files_under(path: Path) -> int:
+    """How many files a dump or profiling folder holds."""
+    return sum(1 for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def finite(values: list[float]) -> bool:
+    return bool(values) and all(math.isfinite(v) for v in values)

@@ -1,0 +1,182 @@
+"""The real-model corpus, end to end: every ``zoo_*.py`` model planned and trained under its script's config.
+
+Per model (slow): build; three plain float32 steps; ``plan()`` on the script's own fetches with no plan
+errors; three emulated steps with dump (all), overflow detection and profiling on; precision applied
+wherever the plan lowers it; the dump read back with ``load_dump``; a finite loss, or the report naming
+the first non-finite op. Figures go to ``test-artifacts/corpus.md`` (times measured on this CPU,
+placements and precision predicted by the planner). Fast: the corpus covers every idiom/architecture.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corpus import runner
+from corpus.corpus import ARCHITECTURES, IDIOMS
+
+ARTIFACT = Path(__file__).resolve().parents[2] / "test-artifacts" / "corpus.md"
+ROWS: dict[str, dict[str, Any]] = {}
+COLUMNS = ("model", "ops", "plan ms", "host / AI Core / AI CPU", "ops lowered", "ops rounded",
+           "emulator/plain step", "loss plain vs emulated", "dump / profile files", "problem")
+
+
+def _module_literals(tree: ast.Module) -> dict[str, Any]:
+    """Module-level ``NAME = <literal>`` assignments."""
+    found: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+    return found
+
+
+def declaration(module_name: str) -> tuple[str, tuple[str, ...]]:
+    """(architecture, idioms) a module declares, read from its source (no TensorFlow, no build).
+
+    Accepts ``ARCHITECTURE``/``IDIOMS`` constants or literal ``architecture=``/``idioms=`` keywords of its
+    ``CorpusModel(...)`` call (a keyword may name a module constant).
+    """
+    tree = ast.parse((runner.CORPUS_DIR / f"{module_name}.py").read_text(encoding="utf-8"))
+    literals = _module_literals(tree)
+    arch, idioms = literals.get("ARCHITECTURE"), literals.get("IDIOMS")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "CorpusModel":
+            for kw in node.keywords:
+                value = literals.get(kw.value.id) if isinstance(kw.value, ast.Name) else None
+                if value is None:
+                    try:
+                        value = ast.literal_eval(kw.value)
+                    except ValueError:
+                        continue
+                if kw.arg == "architecture" and arch is None:
+                    arch = value
+                elif kw.arg == "idioms" and idioms is None:
+                    idioms = value
+    assert isinstance(arch, str), f"{module_name}: no literal architecture declared"
+    assert idioms is not None, f"{module_name}: no literal idioms declared"
+    return arch, tuple(idioms)
+
+
+def test_every_module_declares_known_idioms_and_architecture():
+    names = runner.module_names()
+    assert names, "no zoo_*.py corpus modules found"
+    for name in names:
+        arch, idioms = declaration(name)
+        assert arch in ARCHITECTURES, f"{name}: {arch!r} is not one of {sorted(ARCHITECTURES)}"
+        unknown = set(idioms) - IDIOMS
+        assert not unknown, f"{name}: unknown idioms {sorted(unknown)}"
+
+
+def test_corpus_covers_every_idiom_and_architecture():
+    declared = [declaration(name) for name in runner.module_names()]
+    missing_arch = ARCHITECTURES - {arch for arch, _ in declared}
+    missing_idioms = IDIOMS - {idiom for _, idioms in declared for idiom in idioms}
+    assert not missing_arch and not missing_idioms, (
+        f"corpus misses architectures {sorted(missing_arch)} and idioms {sorted(missing_idioms)}")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def figures_table():
+    """Write the per-model figures collected by the slow tests, whatever their outcome."""
+    yield
+    if not ROWS:
+        return
+    ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
+    lines = ["# Real-model corpus figures", "",
+             "Times are measured on this CPU (wall clock, median of 3 steps; the emulator step has dump, "
+             "overflow detection and profiling on). Placements and lowered ops are predicted by the "
+             "planner; ops rounded are what the emulator actually rounded (RunReport.emulation). "
+             "None of these is an NPU measurement.", "",
+             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for name in sorted(ROWS):
+        row = ROWS[name]
+        lines.append("| " + " | ".join(str(row.get(c, "")).replace("|", "\\|").replace("\n", " ") for c in COLUMNS) + " |")
+    ARTIFACT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _fmt_losses(plain: list[float], emulated: list[float]) -> str:
+    last = lambda values: f"{values[-1]:.6g}" if values else "-"  # noqa: E731
+    return f"{last(plain)} vs {last(emulated)}"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    lines = [line for line in text.splitlines() if line.strip() and "Graph execution error" not in line]
+    return f"{type(exc).__name__}: {(lines[0] if lines else text)[:200]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module_name", runner.module_names())
+def test_model_plans_and_trains_emulated_with_dump_overflow_and_profiling(module_name, tmp_path):
+    """Every phase runs even when an earlier one failed, so the table shows all of a model's problems."""
+    row: dict[str, Any] = {"model": module_name[4:]}
+    ROWS[module_name] = row
+    problems: list[str] = []
+    model = runner.build(module_name, tmp_path / "files")
+    arch, idioms = declaration(module_name)
+    assert (model.architecture, tuple(model.idioms)) == (arch, idioms), "built model differs from its declaration"
+    row["ops"] = len(model.graph.get_operations())
+    config = runner.npu_config(model)
+
+    plain = runner.plain_run(model)
+    row["loss plain vs emulated"] = _fmt_losses(plain.losses, [])
+    assert runner.finite(plain.losses), f"plain float32 loss not finite: {plain.losses}"
+
+    try:
+        plan, plan_ms = runner.timed_plan(model, config)
+        summary = plan.summary()
+        row.update({"plan ms": f"{plan_ms:.0f}", "ops lowered": len(runner.lowered_ops(plan)),
+                    "host / AI Core / AI CPU": f"{summary['host']} / {summary['ai_core']} / {summary['ai_cpu']}"})
+        if plan.errors:
+            problems.append(f"plan errors a real run would not have: {plan.errors}")
+    except Exception as exc:  # noqa: BLE001 - recorded and asserted below, after the emulated run
+        problems.append("plan(): " + _first_line(exc))
+
+    out = tmp_path / "out"
+    try:
+        emulated = runner.emulated_run(model, runner.debug_config(config, out, model))
+    except Exception as exc:  # noqa: BLE001
+        problems.append("emulated run: " + _first_line(exc))
+    else:
+        problems += _check_emulated(row, plain, emulated, out)
+    row["problem"] = "; ".join(problems) or row.get("problem", "")  # keep an explained non-finite loss
+    assert not problems, "\n".join(problems)
+
+
+def _check_emulated(row: dict[str, Any], plain: runner.Training, emulated: runner.Training, out: Path) -> list[str]:
+    """Precision applied where the plan lowers it, dump readable, profile written, loss finite or explained."""
+    from npu_jupyter import load_dump
+
+    problems = []
+    report = emulated.reports[-1]
+    row["ops rounded"] = len(report.emulation)
+    row["emulator/plain step"] = f"{emulated.median_s / plain.median_s:.1f}x"
+    row["loss plain vs emulated"] = _fmt_losses(plain.losses, emulated.losses)
+    row["dump / profile files"] = f"{runner.files_under(out / 'dump')} / {runner.files_under(out / 'profiling')}"
+    lowered = runner.lowered_ops(report.plan)
+    if lowered and not report.emulation:
+        problems.append(f"the plan lowers {len(lowered)} ops but the emulator rounded none "
+                        f"(report warnings: {report.warnings})")
+    try:
+        dump = load_dump(out / "dump")
+        if not dump.steps or not dump[dump.steps[-1]].tensors:
+            problems.append("load_dump found no dumped training step with tensors")
+    except Exception as exc:  # noqa: BLE001
+        problems.append("load_dump: " + _first_line(exc))
+    if runner.files_under(out / "profiling") == 0:
+        problems.append("profiling wrote nothing")
+    if not runner.finite(emulated.losses):
+        named = report.first_overflow or any("non-finite" in w for w in report.warnings)
+        if not named:
+            problems.append(f"emulated loss {emulated.losses} is not finite and the report names no first "
+                            f"non-finite op")
+        else:
+            row["problem"] = f"non-finite emulated loss; first overflow: {report.first_overflow}"
+    return problems
