@@ -155,6 +155,7 @@ def _run_section(payload: dict[str, Any]) -> str:
     if run.get("reference_wall_ms") is not None:
         facts.append(f"float32 reference {run['reference_wall_ms']:.2f} ms{per}")
     parts = [f"<div>{escape(' · '.join(facts))}</div>"]
+    parts.append(adapter_section(run))
     if run.get("first_overflow"):
         parts.append(
             f'<div style="{_NOTE.format(color=_ERROR_COLOR)}"><strong>First overflow (inf/NaN):</strong> '
@@ -166,6 +167,44 @@ def _run_section(payload: dict[str, Any]) -> str:
             parts.append(f'<div>{label}: <code style="{_MONO}">{escape(run[key])}</code></div>')
     parts.append(cost_bars(payload["ops"]))
     return "".join(parts)
+
+
+def adapter_section(run: dict[str, Any]) -> str:
+    """Ascend runs: the prediction label, the adapter's output folders, GE's actual decisions."""
+    parts = []
+    if run.get("prediction"):
+        parts.append(f'<div style="{_NOTE.format(color=_WARN_COLOR)}"><strong>Predicted, not measured:</strong> '
+                     f'{escape(run["prediction"])}</div>')
+    for place in run.get("adapter_outputs") or []:
+        state = "" if place.get("exists") else " (not written yet)"
+        parts.append(f'<div>{escape(place["label"])}: <code style="{_MONO}">{escape(place["path"])}</code>'
+                     f'{escape(state)}</div>')
+    actual = run.get("actual")
+    if actual is not None:
+        parts.append(_actual_table(actual))
+    return "".join(parts)
+
+
+def _actual_table(actual: dict[str, Any]) -> str:
+    """Predicted next to actual (GE graph dump) engine and output dtypes, differing rows first."""
+    if actual.get("error"):
+        return f'<div style="{_NOTE.format(color=_ERROR_COLOR)}">{escape(actual["error"])}</div>'
+    if not actual.get("files"):
+        return "<div><em>GE graph dumps are on, but none from this session were found yet.</em></div>"
+    head = (f"Actual, from GE's compiled graph (measured on the device): {actual['compared']} ops compared, "
+            f"{actual['differ']} differ from the prediction; {actual['missing']} predicted device ops not in "
+            "the dump")
+    rows = sorted(actual["rows"], key=lambda r: bool(r.get("same")))[:200]
+    cells = "".join(
+        f"<tr><td><code>{escape(r['n'])}</code></td><td>{escape(r['pe'])}</td><td>{escape(r['ae'])}</td>"
+        f"<td>{escape(', '.join(r['pd']))}</td><td>{escape(', '.join(r['ad']))}</td>"
+        f"<td>{'same' if r.get('same') else '<strong>differs</strong>'}</td></tr>"
+        for r in rows)
+    files = ", ".join(actual["files"])
+    return (f'<div style="margin-top:4px">{escape(head)}</div>'
+            f'<div style="opacity:.75">Files: <code style="{_MONO}">{escape(files)}</code></div>'
+            '<table><tr><th>op</th><th>predicted engine</th><th>actual engine</th><th>predicted dtypes</th>'
+            f'<th>actual dtypes</th><th></th></tr>{cells}</table>')
 
 
 def _op_section(payload: dict[str, Any], ops: list[dict[str, Any]], heading: str, cap: int | None) -> str:

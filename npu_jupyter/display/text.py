@@ -41,6 +41,7 @@ def _run_lines(payload: dict[str, Any]) -> list[str]:
         return []
     per = " per step" if run["steps"] != 1 else ""
     lines = [f"run: backend {run['backend']}, {run['steps']} step(s), {run['wall_ms']:.2f} ms{per}"]
+    lines.extend(_adapter_lines(run))
     if run.get("first_overflow"):
         lines.append(f"first overflow: {_clean(run['first_overflow'])}")
     for key in ("dump_dir", "trace_file", "op_summary_csv"):
@@ -49,6 +50,30 @@ def _run_lines(payload: dict[str, Any]) -> list[str]:
     top = costliest(payload["ops"], 5)
     if top:
         lines.append("costliest: " + ", ".join(f"{_clean(op['n'])} {op['us']:.1f} µs" for op in top))
+    return lines
+
+
+def _adapter_lines(run: dict[str, Any]) -> list[str]:
+    """Ascend runs: the prediction label, the adapter's outputs, GE's actual decisions (differing first)."""
+    lines = []
+    if run.get("prediction"):
+        lines.append(f"PREDICTED, not measured: {_clean(run['prediction'])}")
+    for place in run.get("adapter_outputs") or []:
+        state = "" if place.get("exists") else " (not written yet)"
+        lines.append(f"{_clean(place['label'])}: {_clean(place['path'])}{state}")
+    actual = run.get("actual")
+    if actual is None:
+        return lines
+    if actual.get("error"):
+        return lines + [_clean(actual["error"])]
+    if not actual.get("files"):
+        return lines + ["GE graph dumps are on, but none from this session were found yet."]
+    lines.append(f"actual (GE compiled graph, measured on the device): {actual['compared']} ops compared, "
+                 f"{actual['differ']} differ, {actual['missing']} predicted device ops not in the dump")
+    for row in sorted(actual["rows"], key=lambda r: bool(r.get("same")))[:50]:
+        mark = "same" if row.get("same") else "DIFFERS"
+        lines.append(f"  {_clean(row['n'])}: predicted {row['pe']} {'/'.join(row['pd'])}, "
+                     f"actual {_clean(row['ae'])} {'/'.join(row['ad'])} [{mark}]")
     return lines
 
 
