@@ -30,17 +30,17 @@ def namespaces() -> List[Any]:
     for module in candidates:
         if any(module is seen for seen in found):
             continue
-        if "Session" in _names_of(module):
+        if _has(module, "Session"):
             found.append(module)
     return found
 
 
-def _names_of(module: Any) -> List[str]:
-    """Names a module defines, without triggering lazy loads or deprecation warnings."""
+def _has(module: Any, name: str) -> bool:
+    """Whether the namespace offers ``name`` (TF's module wrappers forward attributes, so ask, not vars())."""
     try:
-        return list(vars(module))
-    except TypeError:
-        return []
+        return getattr(module, name, None) is not None
+    except Exception:  # noqa: BLE001 - a lazy loader failing to load means the name is not usable here
+        return False
 
 
 def patch(names: Tuple[str, ...], make: Callable[[str, Any], Any]) -> List[Tuple[Any, str, Any]]:
@@ -49,7 +49,7 @@ def patch(names: Tuple[str, ...], make: Callable[[str, Any], Any]) -> List[Tuple
     originals: Dict[str, Any] = {}
     for module in namespaces():
         for name in names:
-            if name not in _names_of(module):
+            if not _has(module, name):
                 continue
             original = getattr(module, name)
             if name not in originals:
