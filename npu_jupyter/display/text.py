@@ -73,7 +73,7 @@ def _adapter_lines(run: dict[str, Any]) -> list[str]:
     for row in sorted(actual["rows"], key=lambda r: bool(r.get("same")))[:50]:
         mark = "same" if row.get("same") else "DIFFERS"
         lines.append(f"  {_clean(row['n'])}: predicted {row['pe']} {'/'.join(row['pd'])}, "
-                     f"actual {_clean(row['ae'])} {'/'.join(row['ad'])} [{mark}]")
+                     f"actual {_clean(row['ae'])} {_clean('/'.join(row['ad']))} [{mark}]")
     return lines
 
 

@@ -72,8 +72,24 @@ def actual_decisions(plan: Any, since: float, environ: Optional[Dict[str, str]] 
     graphs: List[Any] = []
     try:
         for path in files:
-            graphs.extend(ge_dump.read_ge_dump(path))
+            graphs.extend(_read_cached(path))
     except (OSError, ge_dump.GeDumpError) as err:
         return {"files": files, "rows": [], "missing": 0, "error": f"could not read the GE graph dump: {err}"}
     return {"files": files, "rows": ge_dump.compare(plan, graphs),
             "missing": len(ge_dump.missing_from_dumps(plan, graphs)), "error": None}
+
+
+_READ: Dict[Any, List[Any]] = {}
+
+
+def _read_cached(path: str) -> List[Any]:
+    """A dump is read once per (path, size, mtime): every new report of a session looks at the same files."""
+    from npu_jupyter.runtime import ge_dump
+
+    stat = os.stat(path)
+    key = (path, stat.st_size, stat.st_mtime)
+    if key not in _READ:
+        if len(_READ) >= 8:
+            _READ.pop(next(iter(_READ)))
+        _READ[key] = ge_dump.read_ge_dump(path)
+    return _READ[key]

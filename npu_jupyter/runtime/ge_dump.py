@@ -28,6 +28,8 @@ ENV_PATH = "DUMP_GRAPH_PATH"
 BUILD_STAGES = ("_Build.txt", "_PreRunAfterBuild.txt")
 KERNEL_LIB_ATTR = "_ge_attr_op_kernel_lib_name"
 ORIGINAL_NAMES_ATTR = "_datadump_original_op_names"
+# ~4 MB/s on a laptop CPU (bench/ge_dump_bench.py): larger dumps (DUMP_GE_GRAPH=1 keeps weights) are refused
+MAX_DUMP_BYTES = 64 * 1024 * 1024
 
 # ge.proto.DataType enum names -> numpy-style names the planner uses
 _DTYPES = {
@@ -125,17 +127,19 @@ def _unquote(literal: str) -> str:
 
 
 def _tokens(text: str, source: str) -> Iterator[Tuple[str, str, int]]:
-    """(kind, text, line) with kind 'str', 'punct' or 'word'."""
-    pos = 0
+    """(kind, text, line) with kind 'str', 'punct' or 'word'; lines counted incrementally (linear time)."""
+    pos, line, counted = 0, 1, 0
     while pos < len(text):
         match = _TOKEN.match(text, pos)
         if match is None:
             rest = text[pos:]
-            if not rest.strip() or re.fullmatch(r"\s*(#[^\n]*\n?\s*)*", rest):
+            if re.fullmatch(r"\s*(#[^\n]*\n?\s*)*", rest):
                 return
-            line = text.count("\n", 0, pos) + 1
+            line += text.count("\n", counted, pos)
             raise GeDumpError(f"{source}: line {line}: cannot read {rest.strip()[:40]!r} as protobuf text format")
-        line = text.count("\n", 0, match.start()) + 1
+        start = match.start(match.lastindex or 0)
+        line += text.count("\n", counted, start)
+        counted = start
         if match.group(1) is not None:
             yield "str", match.group(1), line
         elif match.group(2) is not None:
@@ -248,6 +252,10 @@ def _op(op: Dict[str, List[Any]]) -> GeOp:
 
 def read_ge_dump(path: str) -> List[GeGraph]:
     """The graphs of one ``ge_proto_*.txt`` file (a ModelDef; a bare GraphDef is read too)."""
+    size = os.path.getsize(path)
+    if size > MAX_DUMP_BYTES:
+        raise GeDumpError(f"{path}: {size / 1e6:.0f} MB is too large to read here (limit "
+                          f"{MAX_DUMP_BYTES / 1e6:.0f} MB); set DUMP_GE_GRAPH=2 so GE leaves the weights out")
     with open(path, encoding="utf-8", errors="replace") as handle:
         message = parse_text_proto(handle.read(), source=path)
     graphs = message.get("graph") if "graph" in message else [message]

@@ -67,6 +67,19 @@ def test_a_broken_dump_is_one_error_naming_the_file_and_line(tmp_path, text, mes
     assert str(path) in str(info.value)
 
 
+def test_the_error_names_the_line_of_the_problem():
+    with pytest.raises(GeDumpError, match="line 4: cannot read"):
+        parse_text_proto('graph {\n  op {\n    name: "a"\n    type: "unterminated\n  }\n}\n', source="f.txt")
+
+
+def test_a_dump_too_large_to_read_is_refused_with_the_fix(tmp_path, monkeypatch):
+    path = tmp_path / "ge_proto_00000003_Build.txt"
+    path.write_text('name: "m"\n' + "# padding\n" * 100, encoding="utf-8")
+    monkeypatch.setattr(ge_dump, "MAX_DUMP_BYTES", 64)
+    with pytest.raises(GeDumpError, match="too large to read here.*DUMP_GE_GRAPH=2"):
+        read_ge_dump(str(path))
+
+
 def test_dtype_enums_may_be_printed_as_numbers():
     assert ge_dump._dtype_name(2) == "float16" and ge_dump._dtype_name(27) == "bfloat16"
     assert ge_dump._dtype_name("DT_INT32") == "int32"
