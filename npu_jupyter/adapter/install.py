@@ -54,15 +54,31 @@ def emulate_adapter(enable: bool = True) -> List[str]:
             "environment without npu_bridge to emulate it.")
     if is_emulated():
         return sorted(n for n in sys.modules if n.split(".")[0] == ROOT)
+    _require_tensorflow()
     from npu_jupyter.adapter import sessions
     from npu_jupyter.adapter.surface import build_modules
 
     modules = build_modules()  # may import TensorFlow; nothing is installed if that fails
-    sys.modules.update(modules)
-    if _finder not in sys.meta_path:
-        sys.meta_path.insert(0, _finder)
-    sessions.patch()
+    try:
+        sys.modules.update(modules)
+        if _finder not in sys.meta_path:
+            sys.meta_path.insert(0, _finder)
+        sessions.patch()
+    except BaseException:
+        uninstall()  # all or nothing
+        raise
     return sorted(modules)
+
+
+def _require_tensorflow() -> None:
+    """The emulated adapter runs scripts on the CPU emulator, which is TensorFlow: say what to install."""
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError as err:
+        raise RuntimeError(
+            f"the emulated adapter runs scripts on npu_jupyter's CPU emulator, which needs TensorFlow ({err}). "
+            "Install it into this kernel's environment, e.g. pip install 'npu_jupyter[emulator]' or "
+            "pip install tensorflow-cpu; nothing was changed.") from None
 
 
 def uninstall() -> None:

@@ -221,3 +221,20 @@ def test_importing_the_adapter_package_does_not_import_tensorflow():
     code = "import sys, npu_jupyter.adapter as a; a.status(); print('tensorflow' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_without_tensorflow_the_emulation_says_what_to_install_and_changes_nothing(no_adapter, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_tensorflow(name, *args, **kwargs):
+        if name == "tensorflow" or name.startswith("tensorflow."):
+            raise ImportError("No module named 'tensorflow'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tensorflow)
+    with pytest.raises(RuntimeError, match="needs TensorFlow.*pip install"):
+        adapter.emulate_adapter()
+    monkeypatch.undo()
+    assert not adapter.is_emulated() and "npu_bridge" not in sys.modules
