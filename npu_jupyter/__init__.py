@@ -39,6 +39,7 @@ _LAZY = {
     "panel": "npu_jupyter.notebook.panel:panel",
     "current_config": "npu_jupyter.notebook.state:current_config",
     "scope": "npu_jupyter.scope",
+    "emulate_adapter": "npu_jupyter.adapter.install:emulate_adapter",
 }
 
 __all__ = sorted(_LAZY) + ["load_ipython_extension", "unload_ipython_extension"]

@@ -7,7 +7,7 @@
  */
 
 import { h } from './elements';
-import type { CostModel, Drift, Op, Report } from './schema';
+import type { CostModel, Drift, Op, Report, RunInfo } from './schema';
 import { formatBytes } from './summary';
 
 export interface Fact {
@@ -57,6 +57,7 @@ function runFacts(report: Report): Fact[] {
   const add = (key: string, label: string, text: string, tone: Fact['tone'] = ''): void => {
     facts.push({ key, label, text, tone });
   };
+  facts.push(...adapterFacts(run));
   if (run.reference_wall_ms !== null) {
     add('run.reference_wall_ms', 'float32 reference', `${run.reference_wall_ms.toFixed(2)} ms${per} (${measuredLabel(report)})`);
   }
@@ -87,6 +88,47 @@ function runFacts(report: Report): Fact[] {
   if (top.length > 0) {
     const listed = top.map(k => `${report.ops[k].n} ${report.ops[k].us!.toFixed(1)} \u00b5s`).join(', ');
     add('ops.us', `Costliest ops (mean per run, ${measuredLabel(report, 'us')})`, listed);
+  }
+  return facts;
+}
+
+/** Ascend runs: the prediction label, the adapter's own output folders, GE's actual decisions. */
+export function adapterFacts(run: RunInfo, rows = 50): Fact[] {
+  const facts: Fact[] = [];
+  const add = (key: string, label: string, text: string, tone: Fact['tone'] = ''): void => {
+    facts.push({ key, label, text, tone });
+  };
+  if (run.prediction) {
+    add('run.prediction', 'Predicted, not measured', run.prediction, 'warn');
+  }
+  for (const place of run.adapter_outputs ?? []) {
+    add('run.adapter_outputs', place.label, place.path + (place.exists ? '' : ' (not written yet)'), 'path');
+  }
+  const actual = run.actual;
+  if (!actual) {
+    return facts;
+  }
+  if (actual.error) {
+    add('run.actual.error', 'GE graph dump not read', actual.error, 'error');
+  }
+  if (actual.files.length === 0) {
+    add('run.actual', 'GE graph dump', 'on, but none from this session was found yet');
+    return facts;
+  }
+  add(
+    'run.actual',
+    'Actual (GE compiled graph, measured on the device)',
+    `${actual.compared} ops compared, ${actual.differ} differ from the prediction, ${actual.missing} predicted device ops not in the dump`
+  );
+  add('run.actual.files', 'GE dump files', actual.files.join(', '), 'path');
+  const ordered = [...actual.rows].sort((a, b) => Number(a.same) - Number(b.same)).slice(0, rows);
+  for (const row of ordered) {
+    add(
+      'run.actual.rows',
+      row.n,
+      `predicted ${row.pe} ${row.pd.join('/')}, actual ${row.ae} ${row.ad.join('/')} (GE op ${row.ge}) [${row.same ? 'same' : 'DIFFERS'}]`,
+      row.same ? '' : 'warn'
+    );
   }
   return facts;
 }

@@ -77,6 +77,36 @@ export interface RunInfo {
   dump_steps?: number[];
   dump_skipped?: DumpSkip[];
   nonfinite?: NonFinite;
+  prediction?: string | null;
+  adapter_outputs?: AdapterOutput[];
+  actual?: Actual | null;
+}
+
+/** A folder the real adapter writes (ascend backend). */
+export interface AdapterOutput {
+  label: string;
+  path: string;
+  exists: boolean;
+}
+
+/** GE's compiled-graph dump read back: predicted next to actual per op (ascend backend). */
+export interface Actual {
+  files: string[];
+  rows: ActualRow[];
+  compared: number;
+  differ: number;
+  missing: number;
+  error: string | null;
+}
+
+export interface ActualRow {
+  n: string;
+  pe: string;
+  ae: string;
+  pd: string[];
+  ad: string[];
+  ge: string;
+  same: boolean;
 }
 
 export interface DumpSkip {
@@ -212,6 +242,36 @@ function dumpSkip(v: Json, path: string): DumpSkip {
   return { step: count(o.step, `${path}.step`), reason: str(o.reason, `${path}.reason`) };
 }
 
+function adapterOutput(v: Json, path: string): AdapterOutput {
+  const o = obj(v, path);
+  return { label: str(o.label, `${path}.label`), path: str(o.path, `${path}.path`), exists: o.exists === true };
+}
+
+function actualRow(v: Json, path: string): ActualRow {
+  const o = obj(v, path);
+  return {
+    n: str(o.n, `${path}.n`),
+    pe: str(o.pe, `${path}.pe`),
+    ae: str(o.ae, `${path}.ae`),
+    pd: arr(o.pd, `${path}.pd`, str),
+    ad: arr(o.ad, `${path}.ad`, str),
+    ge: str(o.ge ?? '', `${path}.ge`),
+    same: o.same === true
+  };
+}
+
+function actual(v: Json, path: string): Actual {
+  const o = obj(v, path);
+  return {
+    files: arr(o.files, `${path}.files`, str),
+    rows: arr(o.rows, `${path}.rows`, actualRow),
+    compared: count(o.compared, `${path}.compared`),
+    differ: count(o.differ, `${path}.differ`),
+    missing: count(o.missing, `${path}.missing`),
+    error: nullable(o.error ?? null, `${path}.error`, str)
+  };
+}
+
 function nonFinite(v: Json, path: string): NonFinite {
   const o = obj(v, path);
   return {
@@ -306,7 +366,10 @@ function runInfo(v: Json, path: string): RunInfo {
     op_summary_csv: nullable(o.op_summary_csv, `${path}.op_summary_csv`, str),
     ...optional(o.dump_steps, `${path}.dump_steps`, (x, p) => arr(x, p, count), 'dump_steps'),
     ...optional(o.dump_skipped, `${path}.dump_skipped`, (x, p) => arr(x, p, dumpSkip), 'dump_skipped'),
-    ...optional(o.nonfinite, `${path}.nonfinite`, nonFinite, 'nonfinite')
+    ...optional(o.nonfinite, `${path}.nonfinite`, nonFinite, 'nonfinite'),
+    ...optional(o.prediction, `${path}.prediction`, str, 'prediction'),
+    ...optional(o.adapter_outputs, `${path}.adapter_outputs`, (x, p) => arr(x, p, adapterOutput), 'adapter_outputs'),
+    ...optional(o.actual, `${path}.actual`, actual, 'actual')
   };
 }
 

@@ -52,6 +52,7 @@ def _run_facts(payload: dict[str, Any]) -> list[Fact]:
     per = " per step" if run["steps"] != 1 else ""
     wall = f"{run['wall_ms']:.2f} ms{per} ({measured_label(payload)})"
     facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], 'step')} · {wall}")]
+    facts += adapter_facts(run)
     if run.get("reference_wall_ms") is not None:
         facts.append(Fact("run.reference_wall_ms", "float32 reference",
                           f"{run['reference_wall_ms']:.2f} ms{per} ({measured_label(payload)})"))
@@ -76,6 +77,33 @@ def _run_facts(payload: dict[str, Any]) -> list[Fact]:
     if top:
         listed = ", ".join(f"{op['n']} {op['us']:.1f} µs" for op in top)
         facts.append(Fact("ops.us", f"Costliest ops (mean per run, {measured_label(payload, 'us')})", listed))
+    return facts
+
+
+def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
+    """Ascend runs: the prediction label, the adapter's own output folders, GE's actual decisions."""
+    facts = []
+    if run.get("prediction"):
+        facts.append(Fact("run.prediction", "Predicted, not measured", run["prediction"], "warn"))
+    for place in run.get("adapter_outputs") or []:
+        state = "" if place.get("exists") else " (not written yet)"
+        facts.append(Fact("run.adapter_outputs", place["label"], place["path"] + state, "path"))
+    actual = run.get("actual")
+    if actual is None:
+        return facts
+    if actual.get("error"):
+        facts.append(Fact("run.actual.error", "GE graph dump not read", actual["error"], "error"))
+    if not actual.get("files"):
+        return facts + [Fact("run.actual", "GE graph dump", "on, but none from this session was found yet")]
+    facts.append(Fact("run.actual", "Actual (GE compiled graph, measured on the device)",
+                      f"{actual['compared']} ops compared, {actual['differ']} differ from the prediction, "
+                      f"{actual['missing']} predicted device ops not in the dump"))
+    facts.append(Fact("run.actual.files", "GE dump files", ", ".join(actual["files"]), "path"))
+    for row in sorted(actual["rows"], key=lambda r: bool(r.get("same")))[:rows]:
+        mark = "same" if row.get("same") else "DIFFERS"
+        facts.append(Fact("run.actual.rows", row["n"],
+                          f"predicted {row['pe']} {'/'.join(row['pd'])}, actual {row['ae']} {'/'.join(row['ad'])} "
+                          f"(GE op {row['ge']}) [{mark}]", "" if row.get("same") else "warn"))
     return facts
 
 

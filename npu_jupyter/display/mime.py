@@ -328,6 +328,25 @@ def _run_block(run: RunReport) -> dict[str, Any]:
         "trace_file": run.trace_file,
         "op_summary_csv": run.op_summary_csv,
         **_run_extras(run),
+        # ascend backend only (null / empty otherwise): see docs/report-schema.md
+        "prediction": run.prediction_note,
+        "adapter_outputs": [dict(o) for o in run.adapter_outputs][:100],
+        "actual": _actual_block(run.actual),
+    }
+
+
+def _actual_block(actual: dict[str, Any] | None) -> dict[str, Any] | None:
+    """GE's actual engine/dtypes next to the prediction, capped like the other lists."""
+    if actual is None:
+        return None
+    rows = list(actual.get("rows", []))
+    return {
+        "files": list(actual.get("files", []))[:100],
+        "rows": [dict(r) for r in rows[:2000]],
+        "differ": sum(1 for r in rows if not r.get("same")),
+        "compared": len(rows),
+        "missing": int(actual.get("missing", 0)),
+        "error": actual.get("error"),
     }
 
 

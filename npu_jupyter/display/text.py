@@ -24,6 +24,7 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
     lines += [f"ERROR: {_clean(m)}" for m in payload["errors"]]
     lines += [f"warning: {_clean(m)}" for m in payload["warnings"]]
     lines += [f"{_clean(fact.label)}: {_clean(fact.text)}" for fact in report_facts(payload)]
+
     ops = payload["ops"] if detail == "full" else interesting_ops(payload["ops"])
     heading = "ops" if detail == "full" else "ops that left the device or changed precision"
     if ops:

@@ -24,7 +24,7 @@ from traitlets.config import Configurable
 
 from npu_jupyter.notebook import arguments
 
-_SUBCOMMANDS = ("show", "set", "unset", "reset", "panel", "code", "save", "load", "explain", "help")
+_SUBCOMMANDS = ("show", "set", "unset", "reset", "panel", "code", "save", "load", "explain", "adapter", "help")
 
 
 @magics_class
@@ -75,6 +75,7 @@ class NpuMagics(Magics, Configurable):
           %npu save PATH                write the config as JSON
           %npu load PATH                replace the config by one saved with %npu save
           %npu explain FETCH            plan of the default graph for a tensor or op name
+          %npu adapter [emulate | off]  which adapter sessions use; emulate npu_bridge (no real one here)
           %npu help [options]           this text; ``options`` lists every option by group
 
         KEY is a ``custom_op.parameter_map`` key (``precision_mode``, ``mix_compile_mode``,
@@ -207,6 +208,21 @@ class NpuMagics(Magics, Configurable):
             result.fetches = [rest[0]]
         return _Rendered(result, self.detail)
 
+    def _cmd_adapter(self, rest: list[str]) -> None:
+        """``%npu adapter [emulate | off]``: the emulated npu_bridge surface on or off, or the status."""
+        from npu_jupyter import adapter
+
+        if rest not in ([], ["emulate"], ["off"]):
+            raise UsageError("Usage: %npu adapter [emulate | off]   (no argument: which adapter is in use)")
+        if rest == ["emulate"]:
+            try:
+                adapter.emulate_adapter()
+            except RuntimeError as err:
+                raise UsageError(f"%npu adapter emulate: {err}") from None
+        elif rest == ["off"]:
+            adapter.uninstall()
+        print(adapter.status())
+
     def _cmd_help(self, rest: list[str]) -> None:
         if rest == ["options"]:
             print(_options_help())
@@ -327,7 +343,7 @@ class _Rendered:
 
 _LINE_USAGE = (
     "Usage: %npu [show | set KEY=VALUE ... | unset KEY ... | reset | panel | code [--estimator] | "
-    "save PATH | load PATH | explain FETCH | help [options]]"
+    "save PATH | load PATH | explain FETCH | adapter [emulate | off] | help [options]]"
 )
 
 

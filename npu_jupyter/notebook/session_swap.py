@@ -80,21 +80,15 @@ class CellSessions:
 @contextlib.contextmanager
 def swapped_sessions(cell: CellSessions) -> Iterator[CellSessions]:
     """Patch ``tf.compat.v1.Session``/``InteractiveSession`` for the block; always restore them."""
-    import tensorflow as tf
+    from npu_jupyter.runtime import session_names
 
-    module = tf.compat.v1
-    originals = {name: getattr(module, name) for name in _PATCHED}
-    factories = {
-        "Session": _factory(cell, originals["Session"], interactive=False),
-        "InteractiveSession": _factory(cell, originals["InteractiveSession"], interactive=True),
-    }
+    # every namespace: tf.compat.v1, `import tensorflow.compat.v1 as tf` (a different object), TF1's tf
+    replaced = session_names.patch(
+        _PATCHED, lambda name, original: _factory(cell, original, interactive=name == "InteractiveSession"))
     try:
-        for name, factory in factories.items():
-            setattr(module, name, factory)
         yield cell
     finally:
-        for name, original in originals.items():
-            setattr(module, name, original)
+        session_names.restore(replaced)
 
 
 def _factory(cell: CellSessions, original: type, *, interactive: bool) -> Any:

@@ -30,6 +30,7 @@ class AscendSession(Session):
         self.reports: list[RunReport] = []
         self.last_report: RunReport | None = None
         self._plans: dict[tuple, Any] = {}
+        self._created = time.time()  # GE graph dumps older than the session are not this session's
 
     def run(self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
         start = time.perf_counter()
@@ -43,11 +44,19 @@ class AscendSession(Session):
             last.steps += 1
             last.wall_ms = last.extra["total_wall_ms"] / last.steps
         else:
-            self.last_report = RunReport(plan=plan, backend="ascend", fetches=names, wall_ms=wall,
-                                         extra={"total_wall_ms": wall, "plan_is_prediction": True})
+            self.last_report = self._new_report(plan, names, wall)
             self.reports.append(self.last_report)
             del self.reports[:-1000]
         return results
+
+    def _new_report(self, plan: Any, names: list[str], wall: float) -> RunReport:
+        """A report labelled as a prediction, pointing at the adapter's outputs and GE's actual graph."""
+        from npu_jupyter.runtime.adapter_outputs import PREDICTION_NOTE, actual_decisions, output_locations
+
+        return RunReport(plan=plan, backend="ascend", fetches=names, wall_ms=wall,
+                         extra={"total_wall_ms": wall, "plan_is_prediction": True},
+                         prediction_note=PREDICTION_NOTE, adapter_outputs=output_locations(self.npu_config),
+                         actual=actual_decisions(plan, since=self._created - 1.0))
 
     def _plan(self, fetches: tuple) -> Any:
         from npu_jupyter.plan.planner import plan

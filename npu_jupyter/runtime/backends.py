@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from typing import Any
 
 BACKENDS = ("auto", "ascend", "emulator")
 
 
 def ascend_available() -> bool:
-    """Whether the Ascend adapter (``npu_bridge``) is installed, without importing it."""
+    """Whether the real Ascend adapter (``npu_bridge``) is installed, without importing it.
+
+    npu_jupyter's emulated surface (``emulate_adapter()``) is not the adapter: with it installed this
+    is False, so ``auto`` keeps choosing the emulator.
+    """
+    loaded = sys.modules.get("npu_bridge")
+    if loaded is not None:
+        return not getattr(loaded, "__npu_jupyter_emulated__", False)
     try:
         return importlib.util.find_spec("npu_bridge") is not None
     except (ImportError, ValueError):
@@ -95,6 +103,10 @@ def resolve_config(config: Any) -> tuple[Any, Any]:
 
 def _ascend_session(config: Any, base_proto: Any, graph: Any, target: str) -> Any:
     """A real TF session with the NpuOptimizer config, after importing the adapter."""
+    if not ascend_available() and "npu_bridge" in sys.modules:
+        raise RuntimeError(
+            "backend='ascend' needs the real Ascend TensorFlow adapter, but the npu_bridge loaded here is "
+            "npu_jupyter's emulated surface (emulate_adapter()); use backend='emulator' or 'auto'.")
     try:
         importlib.import_module("npu_bridge.npu_init")
     except ImportError as exc:

@@ -34,6 +34,10 @@ class RunReport:
     warnings: list[str] = field(default_factory=list)  # e.g. the dump size budget was exceeded
     # op -> how the emulator realised its precision, e.g. "storage rounding float16 (in 0,1; out 0)"
     emulation: dict[str, str] = field(default_factory=dict)
+    # ascend backend: the plan is a prediction; where the adapter wrote; GE's actual decisions if dumped
+    prediction_note: str | None = None
+    adapter_outputs: list[dict[str, Any]] = field(default_factory=list)  # {"label", "path", "exists"}
+    actual: dict[str, Any] | None = None  # runtime.adapter_outputs.actual_decisions
 
     def __str__(self) -> str:
         """``print(report)`` shows the readable text report (the renderer ``npu_jupyter.display``

@@ -1,0 +1,156 @@
+# %% [markdown]
+# # 06 · Keras and `tf.function` code under `%%npu`
+#
+# Most TensorFlow code written today is TensorFlow 2: Keras `model.fit` and `tf.function` training
+# loops. On an Ascend server such code reaches the NPU through the TF2 adapter, `npu_device`
+# (TensorFlow 2.6.5). This notebook shows what npu_jupyter does with it:
+#
+# 1. `%%npu --precision MODE` around `model.fit(...)` plans every traced function the cell runs (the
+#    Keras train step) and trains it in the decided precisions on the CPU emulator,
+# 2. the report per function: which ops the plan lowers to float16, how many calls, CPU time,
+# 3. a float32-keeping mode matches a plain run exactly; a custom `GradientTape` loop works the same way,
+# 4. the same options as `npu_device` code for your training script.
+#
+# What is emulated and what is not is listed at the end.
+
+# %%
+%load_ext npu_jupyter
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import keras
+import numpy as np
+import tensorflow as tf
+
+tf.config.list_physical_devices()  # TensorFlow's start-up messages appear here, not later
+
+# %% [markdown]
+# ## 1. A small Keras CNN and its float32 baseline
+#
+# `train()` builds the same model from the same seed every time, so runs differ only by precision.
+
+# %%
+rng = np.random.default_rng(0)
+images = rng.normal(size=(64, 8, 8, 3)).astype("float32")
+labels = rng.integers(0, 10, 64)
+
+
+def train(epochs=3):
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([
+        keras.layers.Input((8, 8, 3)),
+        keras.layers.Conv2D(8, 3, activation="relu"),
+        keras.layers.Flatten(),
+        keras.layers.Dense(10),
+    ])
+    model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model.fit(images, labels, epochs=epochs, batch_size=16, verbose=0).history["loss"]
+
+
+float32_losses = train()
+print("float32 losses:", [round(x, 4) for x in float32_losses])
+
+# %% [markdown]
+# ## 2. The same training under `allow_mix_precision`
+#
+# `%%npu` plans the traced train function as the adapter would (here: convolution and matmul on
+# AI Core in float16, the loss in float32) and runs it with every tensor the plan lowers rounded
+# through float16. The report below the cell is one per function, with its call count; its times are
+# CPU time of the emulation, not NPU time.
+
+# %%
+%%npu --precision allow_mix_precision
+mixed_losses = train()
+
+# %% [markdown]
+# The losses differ from float32 by float16-sized amounts — the effect the precision mode has:
+
+# %%
+print("allow_mix_precision losses differ:", mixed_losses != float32_losses)
+print("largest relative difference below 1%:",
+      max(abs(a - b) / abs(b) for a, b in zip(mixed_losses, float32_losses)) < 0.01)
+
+# %% [markdown]
+# ## 3. A mode that keeps float32 matches the plain run exactly
+#
+# `must_keep_origin_dtype` never lowers precision: nothing is rewritten, and the losses are the float32
+# ones bit for bit.
+
+# %%
+%%npu --precision must_keep_origin_dtype --quiet
+kept_losses = train()
+
+# %%
+print("must_keep_origin_dtype equals float32:", kept_losses == float32_losses)
+
+# %% [markdown]
+# ## 4. A custom `GradientTape` loop
+#
+# Any `tf.function` works the same way: here a two-layer regression trained by hand.
+
+# %%
+x = tf.constant(rng.normal(size=(32, 16)).astype("float32"))
+y = tf.constant(rng.normal(size=(32, 1)).astype("float32"))
+
+
+def tape_losses(steps=4):
+    init = np.random.default_rng(2)
+    w1 = tf.Variable(init.normal(size=(16, 32)).astype("float32") * 0.3)
+    w2 = tf.Variable(init.normal(size=(32, 1)).astype("float32") * 0.3)
+
+    @tf.function
+    def train_step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2) - y))
+        g1, g2 = tape.gradient(loss, [w1, w2])
+        w1.assign_sub(0.05 * g1)
+        w2.assign_sub(0.05 * g2)
+        return loss
+
+    return [float(train_step()) for _ in range(steps)]
+
+
+plain_tape = tape_losses()
+
+# %%
+%%npu --precision force_fp16
+fp16_tape = tape_losses()
+
+# %%
+print("force_fp16 changed the loss trajectory:", fp16_tape != plain_tape)
+
+# %% [markdown]
+# ## 5. The options as `npu_device` code
+#
+# On an Ascend server with TensorFlow 2.6.5, the TF2 adapter takes the options on
+# `npu_device.global_options()`. `to_code(api="tf2")` writes that code; options only the TF1 adapter
+# reads (mixed computing, `iterations_per_loop`, ...) are listed in a comment instead.
+
+# %%
+import npu_jupyter
+
+config = npu_jupyter.NpuConfig(precision_mode="allow_mix_precision", enable_dump=True, dump_path="/tmp",
+                               dump_step="0|2", mix_compile_mode=True)
+print(config.to_code(api="tf2"))
+
+# %% [markdown]
+# ## What is emulated, and what is not
+#
+# - **Placement** of TF2 code is predicted with the TF1 adapter's mixed-computing rule: an op the
+#   device cannot run falls back to the host, as `npu_device` falls back to the CPU. Every report says
+#   so. (The TF2 adapter ignores the host-kept `isGray` list the TF1 rule uses.)
+# - **Precision** is emulated by storage rounding inside the traced function (`Cast` to float16 and
+#   back where the plan lowers a tensor); the function is swapped for the cell only.
+# - **Not yet inside functions**: data dump, per-op overflow detection and drift. A non-finite output
+#   of a function is reported, without naming the first op.
+# - Needs TensorFlow ≥ 2.14 (the emulator's function path); on older TensorFlow the cell says its
+#   flags had no effect on TF2 code.
+#
+# ## What to try next
+#
+# - `%%npu --precision force_fp16` around your own `model.fit` and compare the loss curves.
+# - `npu_jupyter.plan(fn.get_concrete_function(...), config)` shows the plan of one function.
+# - Notebook 03 compares all precision modes on a TF1 graph, with drift per op.

@@ -1,0 +1,16 @@
+"""The Ascend adapter's Python surface, emulated for the CPU emulator (opt-in).
+
+``npu_jupyter.emulate_adapter()`` (or ``%npu adapter emulate``) lets a real Ascend TF1 script —
+``from npu_bridge.npu_init import *``, ``NPURunConfig``, ``npu_config_proto``, ``npu_scope``,
+``npu_ops.dropout``, ``NPULossScaleOptimizer`` — run unchanged on this machine's CPU. Never over a real
+adapter. One module per idea: ``surface`` (the modules, from ``surface.json``), ``install`` (on/off),
+``sessions`` (sessions become emulator sessions), ``run_config``, ``loss_scale``, ``optimizers``,
+``npu_ops``, ``resources``. Importing this package does not import TensorFlow.
+"""
+
+from __future__ import annotations
+
+from npu_jupyter.adapter.install import emulate_adapter, is_emulated, real_adapter_location, status, uninstall
+from npu_jupyter.adapter.surface import NotEmulatedError
+
+__all__ = ["emulate_adapter", "uninstall", "is_emulated", "real_adapter_location", "status", "NotEmulatedError"]

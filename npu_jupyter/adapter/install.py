@@ -1,0 +1,105 @@
+"""Turning the emulated adapter surface on and off, never over a real adapter.
+
+``emulate_adapter()`` installs the modules of :mod:`npu_jupyter.adapter.surface` into ``sys.modules``,
+a finder that names un-emulated submodules, and the session swap of :mod:`npu_jupyter.adapter.sessions`.
+It refuses when a real ``npu_bridge`` is importable: on an Ascend server the adapter itself must run.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import sys
+from typing import List, Optional
+
+from npu_jupyter.adapter.surface import MARKER, ROOT, NotEmulatedFinder
+
+_finder = NotEmulatedFinder()
+
+
+def is_emulated() -> bool:
+    """Whether the emulated ``npu_bridge`` is the one in ``sys.modules`` now."""
+    return bool(getattr(sys.modules.get(ROOT), MARKER, False))
+
+
+def real_adapter_location() -> Optional[str]:
+    """Where a real ``npu_bridge`` is (imported already, or findable on sys.path), else None."""
+    loaded = sys.modules.get(ROOT)
+    if loaded is not None and not getattr(loaded, MARKER, False):
+        return str(getattr(loaded, "__file__", None) or getattr(loaded, "__path__", None) or ROOT)
+    spec = importlib.machinery.PathFinder.find_spec(ROOT)  # sys.path only, ignoring our modules
+    if spec is None:
+        return None
+    return str(spec.origin or list(spec.submodule_search_locations or []) or ROOT)
+
+
+def emulate_adapter(enable: bool = True) -> List[str]:
+    """Install (or with ``enable=False`` remove) the emulated Ascend adapter surface; returns its modules.
+
+    Afterwards real Ascend scripts' imports work (``from npu_bridge.npu_init import *``,
+    ``from npu_bridge.estimator import npu_ops``, ...), and every ``tf.compat.v1.Session`` they create
+    runs on the CPU emulator with the NpuOptimizer options of its ConfigProto. Names the surface does not
+    emulate fail with a message naming them (docs/emulated-adapter.md lists both). Idempotent.
+
+    Raises RuntimeError, changing nothing, when a real ``npu_bridge`` is installed: the emulation never
+    shadows the real adapter.
+    """
+    if not enable:
+        uninstall()
+        return []
+    location = real_adapter_location()
+    if location is not None:
+        raise RuntimeError(
+            f"the Ascend adapter (npu_bridge) is installed here ({location}); npu_jupyter never shadows a real "
+            "adapter with its emulated one. Use it as it is (backend 'auto' or 'ascend'), or run in an "
+            "environment without npu_bridge to emulate it.")
+    if is_emulated():
+        return sorted(n for n in sys.modules if n.split(".")[0] == ROOT)
+    _require_tensorflow()
+    from npu_jupyter.adapter import sessions
+    from npu_jupyter.adapter.surface import build_modules
+
+    modules = build_modules()  # may import TensorFlow; nothing is installed if that fails
+    try:
+        sys.modules.update(modules)
+        if _finder not in sys.meta_path:
+            sys.meta_path.insert(0, _finder)
+        sessions.patch()
+    except BaseException:
+        uninstall()  # all or nothing
+        raise
+    return sorted(modules)
+
+
+def _require_tensorflow() -> None:
+    """The emulated adapter runs scripts on the CPU emulator, which is TensorFlow: say what to install."""
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError as err:
+        raise RuntimeError(
+            f"the emulated adapter runs scripts on npu_jupyter's CPU emulator, which needs TensorFlow ({err}). "
+            "Install it into this kernel's environment, e.g. pip install 'npu_jupyter[emulator]' or "
+            "pip install tensorflow-cpu; nothing was changed.") from None
+
+
+def uninstall() -> None:
+    """Remove the emulated modules, the finder and the session swap; a real adapter is never touched."""
+    for name in [n for n in sys.modules if n.split(".")[0] == ROOT]:
+        if getattr(sys.modules[name], MARKER, False):
+            del sys.modules[name]
+    while _finder in sys.meta_path:
+        sys.meta_path.remove(_finder)
+    from npu_jupyter.adapter import sessions
+
+    sessions.restore()
+
+
+def status() -> str:
+    """One line for ``%npu adapter``: real, emulated, or none."""
+    if is_emulated():
+        return "adapter: emulated (npu_jupyter's emulated npu_bridge; sessions run on the CPU emulator)"
+    location = real_adapter_location()
+    if location is not None:
+        return f"adapter: real npu_bridge at {location} (backend 'auto' uses it)"
+    return "adapter: none installed (backend 'auto' uses the CPU emulator; '%npu adapter emulate' emulates npu_bridge)"
+
+

@@ -1,0 +1,211 @@
+"""Loss scaling as the adapter does it on one device: NPULossScaleOptimizer and its two managers.
+
+Semantics follow the adapter's ``npu_loss_scale_optimizer`` / ``npu_loss_scale_manager`` (ADAPTER
+sources, TF Adapter 1.x) in its INF/NaN mode, the mode that does not read the device's float-status
+register: the loss is multiplied by the loss scale, gradients are divided by it, the update is skipped
+when any gradient is non-finite, and the manager then updates the scale:
+
+* ``FixedLossScaleManager``: the scale never changes.
+* ``ExponentialUpdateLossScaleManager``: after ``incr_every_n_steps`` finite steps in a row the scale is
+  multiplied by ``incr_ratio`` (unless that would pass 3.4e38); after ``decr_every_n_nan_or_inf``
+  non-finite steps it becomes ``max(1, scale * decr_ratio)``. Both counters reset when the scale
+  changes; a finite step resets the bad-step counter, a non-finite one the good-step counter.
+
+Graph mode (``tf.compat.v1``) only, as in the adapter. TensorFlow is imported when a class is used.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+_MAX_FLOAT32_SCALE = 3.4e38
+
+
+def _tf() -> Any:
+    import tensorflow as tf
+
+    return tf
+
+
+class FixedLossScaleManager:
+    """A constant loss scale (``loss_scale`` >= 1); ``enable_overflow_check`` keeps the skip-on-overflow."""
+
+    def __init__(self, loss_scale: float, enable_overflow_check: bool = True) -> None:
+        if loss_scale < 1:
+            raise ValueError(f"FixedLossScaleManager: loss_scale must be at least 1, got {loss_scale!r}")
+        tf = _tf()
+        self._loss_scale = tf.convert_to_tensor(float(loss_scale), dtype=tf.float32, name="loss_scale")
+        self._enable_overflow_check = bool(enable_overflow_check)
+
+    def get_loss_scale(self) -> Any:
+        """The scale tensor the loss is multiplied by."""
+        return self._loss_scale
+
+    def update_loss_scale(self, finite_grads: Any) -> Any:
+        """Nothing to update: a fixed scale."""
+        del finite_grads
+        return _tf().no_op(name="fixed_loss_scale_update")
+
+    def get_enable_overflow_check(self) -> bool:
+        """Whether the optimizer skips updates whose gradients are not finite."""
+        return self._enable_overflow_check
+
+
+class ExponentialUpdateLossScaleManager:
+    """Dynamic loss scale kept in non-trainable variables ``loss_scale``, ``good_steps``, ``bad_steps``."""
+
+    def __init__(self, init_loss_scale: float, incr_every_n_steps: int, decr_every_n_nan_or_inf: int = 2,
+                 incr_ratio: float = 2, decr_ratio: float = 0.8) -> None:
+        for label, value in (("incr_every_n_steps", incr_every_n_steps),
+                             ("decr_every_n_nan_or_inf", decr_every_n_nan_or_inf)):
+            if int(value) < 1:
+                raise ValueError(f"ExponentialUpdateLossScaleManager: {label} must be at least 1, got {value!r}")
+        if init_loss_scale <= 0 or incr_ratio <= 0 or decr_ratio <= 0:
+            raise ValueError("ExponentialUpdateLossScaleManager: init_loss_scale, incr_ratio and decr_ratio "
+                             f"must be positive, got {init_loss_scale!r}, {incr_ratio!r}, {decr_ratio!r}")
+        tf = _tf()
+        self._incr_every_n_steps = int(incr_every_n_steps)
+        self._decr_every_n_nan_or_inf = int(decr_every_n_nan_or_inf)
+        self._incr_ratio = float(incr_ratio)
+        self._decr_ratio = float(decr_ratio)
+        v1 = tf.compat.v1
+        self._loss_scale = v1.Variable(float(init_loss_scale), dtype=tf.float32, trainable=False,
+                                       name="loss_scale", use_resource=True)
+        self._num_good_steps = v1.Variable(0, dtype=tf.int32, trainable=False, name="good_steps",
+                                           use_resource=True)
+        self._num_bad_steps = v1.Variable(0, dtype=tf.int32, trainable=False, name="bad_steps",
+                                          use_resource=True)
+
+    def get_loss_scale(self) -> Any:
+        """The current scale (a variable: it changes as the run goes)."""
+        return self._loss_scale
+
+    def _reset_stats(self) -> Any:
+        tf = _tf()
+        return tf.group(tf.compat.v1.assign(self._num_good_steps, 0),
+                        tf.compat.v1.assign(self._num_bad_steps, 0))
+
+    def update_loss_scale(self, finite_grads: Any) -> Any:
+        """The op that moves the scale and the counters after one step (``finite_grads``: bool tensor)."""
+        tf = _tf()
+        v1 = tf.compat.v1
+
+        def finite() -> Any:
+            def increase() -> Any:
+                room = tf.less(self._loss_scale, _MAX_FLOAT32_SCALE / self._incr_ratio)
+                new = tf.where(room, self._loss_scale * self._incr_ratio, self._loss_scale)
+                return tf.group(v1.assign(self._loss_scale, new), self._reset_stats())
+
+            def count() -> Any:
+                return tf.group(v1.assign_add(self._num_good_steps, 1), v1.assign(self._num_bad_steps, 0))
+
+            return v1.cond(self._num_good_steps + 1 >= self._incr_every_n_steps, increase, count)
+
+        def not_finite() -> Any:
+            def decrease() -> Any:
+                new = tf.maximum(1.0, self._loss_scale * self._decr_ratio)
+                return tf.group(v1.assign(self._loss_scale, new), self._reset_stats())
+
+            def count() -> Any:
+                return tf.group(v1.assign_add(self._num_bad_steps, 1), v1.assign(self._num_good_steps, 0))
+
+            return v1.cond(self._num_bad_steps + 1 >= self._decr_every_n_nan_or_inf, decrease, count)
+
+        return v1.cond(finite_grads, finite, not_finite)
+
+
+def _all_finite(grads: List[Any]) -> Any:
+    """One bool: every element of every gradient is finite (IndexedSlices: their values)."""
+    tf = _tf()
+    checks = [tf.reduce_all(tf.math.is_finite(getattr(g, "values", g))) for g in grads]
+    if not checks:
+        return tf.constant(True)
+    return tf.reduce_all(tf.stack(checks), name="overflow_status_reduce_all")
+
+
+def _down_scale(grad: Any, loss_scale: Any) -> Any:
+    tf = _tf()
+    if grad is None:
+        return None
+    inverse = tf.math.reciprocal(tf.cast(loss_scale, grad.dtype))
+    if isinstance(grad, tf.IndexedSlices):
+        return tf.IndexedSlices(grad.values * inverse, grad.indices, grad.dense_shape)
+    return grad * inverse
+
+
+def _optimizer_base() -> type:
+    return _tf().compat.v1.train.Optimizer
+
+
+class NPULossScaleOptimizer:
+    """Wraps a ``tf.compat.v1.train.Optimizer``: scaled loss, unscaled gradients, skipped non-finite steps.
+
+    A ``tf.compat.v1.train.Optimizer`` subclass at run time (built on first use, so importing this module
+    does not import TensorFlow). ``is_distributed`` has nothing to reduce on one device.
+    """
+
+    def __new__(cls, opt: Any, loss_scale_manager: Any, is_distributed: bool = False) -> Any:
+        return _loss_scale_class()(opt, loss_scale_manager, is_distributed)
+
+
+_CLASS_CACHE: dict = {}
+
+
+def _loss_scale_class() -> type:
+    """The Optimizer subclass, made once TensorFlow is imported."""
+    if "class" in _CLASS_CACHE:
+        return _CLASS_CACHE["class"]
+    base = _optimizer_base()
+
+    class NPULossScaleOptimizerImpl(base):  # type: ignore[misc, valid-type]
+        __doc__ = NPULossScaleOptimizer.__doc__
+
+        def __init__(self, opt: Any, loss_scale_manager: Any, is_distributed: bool = False) -> None:
+            super().__init__(use_locking=False, name=f"NPULossScaleOptimizer{type(opt).__name__}")
+            self._opt = opt
+            self._loss_scale_manager = loss_scale_manager
+            self._is_distributed = bool(is_distributed)
+
+        def compute_gradients(self, loss: Any, var_list: Any = None, gate_gradients: int = 1,
+                              aggregation_method: Any = None, colocate_gradients_with_ops: bool = False,
+                              grad_loss: Any = None) -> List[Tuple[Any, Any]]:
+            """Gradients of ``loss * scale``, divided by the scale again."""
+            tf = _tf()
+            loss_scale = self._loss_scale_manager.get_loss_scale()
+            scaled = loss * tf.cast(loss_scale, loss.dtype)
+            pairs = self._opt.compute_gradients(
+                scaled, var_list=var_list, gate_gradients=gate_gradients, aggregation_method=aggregation_method,
+                colocate_gradients_with_ops=colocate_gradients_with_ops, grad_loss=grad_loss)
+            return [(_down_scale(g, loss_scale), v) for g, v in pairs]
+
+        def apply_gradients(self, grads_and_vars: Any, global_step: Any = None, name: Any = None) -> Any:
+            """Apply only when every gradient is finite; always let the manager update the scale."""
+            tf = _tf()
+            pairs = list(grads_and_vars)
+            grads = [g for g, _ in pairs if g is not None]
+            if self._overflow_check():
+                finite = _all_finite(grads)
+            else:
+                finite = tf.constant(True, dtype=tf.bool)
+
+            def apply() -> Any:
+                return tf.group(self._opt.apply_gradients(pairs, global_step, name))
+
+            update = tf.compat.v1.cond(finite, apply, tf.no_op)
+            return tf.group(update, self._loss_scale_manager.update_loss_scale(finite))
+
+        def _overflow_check(self) -> bool:
+            check = getattr(self._loss_scale_manager, "get_enable_overflow_check", None)
+            return bool(check()) if callable(check) else True
+
+        def get_loss_scale(self) -> Any:
+            return self._loss_scale_manager.get_loss_scale()
+
+        def __getattr__(self, attr: str) -> Any:
+            if attr.startswith("__") or attr == "_opt":
+                raise AttributeError(attr)
+            return getattr(self._opt, attr)
+
+    NPULossScaleOptimizerImpl.__name__ = NPULossScaleOptimizerImpl.__qualname__ = "NPULossScaleOptimizer"
+    _CLASS_CACHE["class"] = NPULossScaleOptimizerImpl
+    return NPULossScaleOptimizerImpl

@@ -1,0 +1,82 @@
+"""While the emulated adapter is installed, ``tf.compat.v1.Session`` makes emulator sessions.
+
+The real ``npu_bridge.npu_init`` wraps ``Session.__init__`` so every session a script makes carries the
+NpuOptimizer config and runs on the device. The emulated surface does the same for the emulator: the
+``tf.compat.v1`` names ``Session`` and ``InteractiveSession`` become factories that apply the adapter's
+defaults to the script's ConfigProto (``npu_config_proto``) and return ``npu_jupyter.session(...,
+backend="emulator")``. Sessions this package makes for itself stay plain TF sessions, and a ``%%npu``
+cell's own swap (installed over this one) wins inside the cell.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, List, Tuple
+
+_PATCHED = ("Session", "InteractiveSession")
+_replaced: List[Tuple[Any, str, Any]] = []
+
+
+def patch() -> None:
+    """Swap the session names in every TF namespace scripts use (idempotent)."""
+    if _replaced:
+        return
+    from npu_jupyter.runtime import session_names
+
+    _replaced.extend(session_names.patch(
+        _PATCHED, lambda name, original: _factory(original, interactive=name == "InteractiveSession")))
+
+
+def restore() -> None:
+    """Put TensorFlow's own classes back (idempotent)."""
+    if not _replaced:
+        return
+    from npu_jupyter.runtime import session_names
+
+    session_names.restore(_replaced)
+    del _replaced[:]
+
+
+def is_patched() -> bool:
+    return bool(_replaced)
+
+
+def _factory(original: Any, *, interactive: bool) -> Any:
+    def make_session(target: str = "", graph: Any = None, config: Any = None) -> Any:
+        if _from_npu_jupyter():
+            return original(target, graph, config)
+        return emulated_session(target, graph, config, interactive=interactive)
+
+    make_session.__name__ = original.__name__
+    make_session.__qualname__ = original.__qualname__
+    make_session.__doc__ = f"Emulated-adapter session (npu_jupyter) in place of {original.__name__}."
+    return make_session
+
+
+def emulated_session(target: str = "", graph: Any = None, config: Any = None, *, interactive: bool = False) -> Any:
+    """What a script's session is under the emulated adapter: the emulator, reading the NpuOptimizer entry."""
+    from npu_jupyter.adapter.run_config import npu_config_proto
+    from npu_jupyter.runtime import backends
+
+    proto = _copy(config)
+    session = backends.session(npu_config_proto(proto), graph=graph, backend="emulator", target=target or "")
+    if interactive:
+        context = session.as_default()
+        context.__enter__()
+        session._npu_default_context = context
+    return session
+
+
+def _copy(config: Any) -> Any:
+    """A copy of the script's ConfigProto (the adapter edits it in place; we leave the script's alone)."""
+    if config is None:
+        return None
+    clone = type(config)()
+    clone.CopyFrom(config)
+    return clone
+
+
+def _from_npu_jupyter() -> bool:
+    """Whether this package (the emulator, a %%npu cell's swap) is the one making the session."""
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    return caller == "npu_jupyter" or caller.startswith("npu_jupyter.")

@@ -1,0 +1,97 @@
+"""Builds the emulated ``npu_bridge`` modules from ``surface.json``.
+
+Each module gets its emulated names as attributes and ``__all__`` (so ``from npu_bridge.npu_init
+import *`` brings exactly them). Any other public name fails with :class:`NotEmulatedError`, which
+names it, says it is the adapter's and not emulated, and lists what is; a submodule that is not
+emulated fails the same way when imported (:class:`NotEmulatedFinder`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import json
+import sys
+import types
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+MARKER = "__npu_jupyter_emulated__"
+ROOT = "npu_bridge"
+
+
+class NotEmulatedError(ImportError):
+    """An adapter name the emulated surface does not provide.
+
+    An ImportError, so ``from npu_bridge.x import name`` shows this message rather than Python's generic
+    one; raised for attribute access too.
+    """
+
+
+def spec_table() -> Dict[str, Any]:
+    """module name -> {"emulated": {name: target}, "not_emulated": [names]}."""
+    with open(Path(__file__).with_name("surface.json"), encoding="utf-8") as handle:
+        return json.load(handle)["modules"]
+
+
+def _not_emulated_message(module: str, name: str, emulated: List[str]) -> str:
+    offered = ", ".join(sorted(emulated)) or "nothing"
+    return (f"{module}.{name} is part of the Ascend adapter but is not emulated by npu_jupyter's emulated "
+            f"adapter surface (it has no one-device CPU equivalent here). {module} emulates: {offered}. "
+            "See docs/emulated-adapter.md; on an Ascend server the real adapter provides it.")
+
+
+def _module_getattr(module_name: str, known: List[str], emulated: List[str]) -> Any:
+    def __getattr__(name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+        if name in known:
+            raise NotEmulatedError(_not_emulated_message(module_name, name, emulated))
+        raise AttributeError(f"module {module_name!r} (npu_jupyter's emulated adapter) has no attribute "
+                             f"{name!r}; it emulates: {', '.join(sorted(emulated)) or 'nothing'}")
+
+    return __getattr__
+
+
+def _resolve(target: str, built: Dict[str, types.ModuleType]) -> Any:
+    """'pkg.mod:attr' or 'pkg.mod' (an emulated module when it is one of ours)."""
+    module_name, _, attr = target.partition(":")
+    module = built.get(module_name) or importlib.import_module(module_name)
+    return getattr(module, attr) if attr else module
+
+
+def build_modules() -> Dict[str, types.ModuleType]:
+    """Fresh module objects for every emulated module, keyed by full name (parents before children)."""
+    table = spec_table()
+    built: Dict[str, types.ModuleType] = {}
+    for name in sorted(table, key=lambda n: n.count(".")):
+        module = types.ModuleType(name, f"npu_jupyter's emulated stand-in for the Ascend adapter's {name}.")
+        setattr(module, MARKER, True)
+        module.__path__ = []  # every emulated module may have children; the finder guards the rest
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        built[name] = module
+    # children as attributes of their parents, as a real import would leave them
+    for name, module in built.items():
+        parent, _, leaf = name.rpartition(".")
+        if parent in built:
+            setattr(built[parent], leaf, module)
+    for name in sorted(table, key=lambda n: -n.count(".")):  # leaves first: parents may re-export them
+        module = built[name]
+        emulated = table[name]["emulated"]
+        for attr, target in emulated.items():
+            setattr(module, attr, _resolve(target, built))
+        module.__all__ = sorted(emulated)
+        module.__getattr__ = _module_getattr(name, table[name]["not_emulated"], list(emulated))
+    return built
+
+
+class NotEmulatedFinder(importlib.abc.MetaPathFinder):
+    """Refuses, with a message naming it, any ``npu_bridge`` submodule the surface does not emulate."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Optional[Any]:
+        if fullname.split(".")[0] != ROOT or fullname in sys.modules:
+            return None
+        parent, _, leaf = fullname.rpartition(".")
+        emulated = [n.rpartition(".")[2] for n in sys.modules if n.rpartition(".")[0] == parent]
+        raise NotEmulatedError(_not_emulated_message(parent, leaf, emulated))

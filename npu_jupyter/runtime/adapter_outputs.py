@@ -1,0 +1,95 @@
+"""What the real adapter wrote and what GE really decided, for reports of the ``ascend`` backend.
+
+On the device the planner's placement and precision are a *prediction*: the adapter and the graph
+engine decide. A report therefore says so, lists where the adapter's own outputs go (data dump and
+overflow dump under ``dump_path``, profiling under ``profiling_options.output``, GE graph dumps under
+``DUMP_GRAPH_PATH`` when ``DUMP_GE_GRAPH`` is on), and — when GE graph dumps from this session exist —
+sets the actual engine and dtypes of each op next to the prediction (:mod:`npu_jupyter.runtime.ge_dump`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List, Optional
+
+PREDICTION_NOTE = (
+    "Placement and precision shown are the planner's prediction of what the adapter decides; the Ascend "
+    "adapter and graph engine made the real decisions on the device. Wall time is measured on the device "
+    "host. The adapter's own outputs are listed below.")
+GE_HINT = ("Set DUMP_GE_GRAPH=2 (and DUMP_GRAPH_PATH) before the session is created to compare the "
+           "prediction with the engine's own compiled graph.")
+
+
+def output_locations(config: Any, environ: Optional[Dict[str, str]] = None) -> List[Dict[str, Any]]:
+    """[{"label", "path", "exists"}] for each output the config makes the adapter write."""
+    from npu_jupyter.runtime.ge_dump import dump_directory
+
+    values = config.changed() if hasattr(config, "changed") else dict(config or {})
+    places = []
+    if values.get("enable_dump") and values.get("dump_path"):
+        places.append(("Data dump (adapter)", values["dump_path"]))
+    if values.get("enable_dump_debug") and values.get("dump_path"):
+        places.append(("Overflow dump (adapter)", values["dump_path"]))
+    if values.get("profiling_mode"):
+        output = _profiling_output(values.get("profiling_options"))
+        places.append(("Profiling output (adapter)", output or "(profiling_options has no 'output': the "
+                                                                "adapter's default folder)"))
+    ge_dir = dump_directory(environ)
+    if ge_dir is not None:
+        places.append(("GE graph dumps (ge_proto_*.txt)", ge_dir))
+    seen = set()
+    result = []
+    for label, path in places:
+        if (label, path) in seen:
+            continue
+        seen.add((label, path))
+        result.append({"label": label, "path": str(path), "exists": os.path.isdir(str(path))})
+    return result
+
+
+def _profiling_output(options: Any) -> Optional[str]:
+    if isinstance(options, str):
+        try:
+            options = json.loads(options)
+        except ValueError:
+            return None
+    if isinstance(options, dict) and options.get("output"):
+        return str(options["output"])
+    return None
+
+
+def actual_decisions(plan: Any, since: float, environ: Optional[Dict[str, str]] = None) -> Optional[Dict[str, Any]]:
+    """{"files", "rows", "missing", "error"} from GE's Build-stage dumps written since ``since``; None when off."""
+    from npu_jupyter.runtime import ge_dump
+
+    directory = ge_dump.dump_directory(environ)
+    if directory is None:
+        return None
+    files = ge_dump.build_dumps(directory, since=since)
+    if not files:
+        return {"files": [], "rows": [], "missing": 0, "error": None}
+    graphs: List[Any] = []
+    try:
+        for path in files:
+            graphs.extend(_read_cached(path))
+    except (OSError, ge_dump.GeDumpError) as err:
+        return {"files": files, "rows": [], "missing": 0, "error": f"could not read the GE graph dump: {err}"}
+    return {"files": files, "rows": ge_dump.compare(plan, graphs),
+            "missing": len(ge_dump.missing_from_dumps(plan, graphs)), "error": None}
+
+
+_READ: Dict[Any, List[Any]] = {}
+
+
+def _read_cached(path: str) -> List[Any]:
+    """A dump is read once per (path, size, mtime): every new report of a session looks at the same files."""
+    from npu_jupyter.runtime import ge_dump
+
+    stat = os.stat(path)
+    key = (path, stat.st_size, stat.st_mtime)
+    if key not in _READ:
+        if len(_READ) >= 8:
+            _READ.pop(next(iter(_READ)))
+        _READ[key] = ge_dump.read_ge_dump(path)
+    return _READ[key]

@@ -1,0 +1,65 @@
+"""Every place a script finds ``Session`` / ``InteractiveSession``, so a swap reaches all of them.
+
+``tf.compat.v1`` is a module wrapper distinct from the module ``import tensorflow.compat.v1 as tf``
+returns (TF 2.x), and on TF 1.15 scripts write ``tf.Session`` on the top-level module. A swap that
+patches one namespace misses scripts that use another, so both the %%npu cell swap and the emulated
+adapter patch them all and restore exactly what they replaced.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, Dict, List, Tuple
+
+_V1_SUFFIX = "compat.v1"
+
+
+def namespaces() -> List[Any]:
+    """Distinct module objects exposing the TF1 session names (tf, tf.compat.v1 and its aliases)."""
+    import tensorflow as tf
+
+    try:  # the object `import tensorflow.compat.v1 as tf` binds, made now so a later import finds it patched
+        import tensorflow.compat.v1 as imported_v1
+    except ImportError:  # pragma: no cover - TF builds without the compat package
+        imported_v1 = tf.compat.v1
+    candidates: List[Any] = [tf, tf.compat.v1, imported_v1]
+    for name, module in list(sys.modules.items()):
+        if name.startswith("tensorflow") and name.endswith(_V1_SUFFIX) and module is not None:
+            candidates.append(module)
+    found: List[Any] = []
+    for module in candidates:
+        if any(module is seen for seen in found):
+            continue
+        if _has(module, "Session"):
+            found.append(module)
+    return found
+
+
+def _has(module: Any, name: str) -> bool:
+    """Whether the namespace offers ``name`` (TF's module wrappers forward attributes, so ask, not vars())."""
+    try:
+        return getattr(module, name, None) is not None
+    except Exception:  # noqa: BLE001 - a lazy loader failing to load means the name is not usable here
+        return False
+
+
+def patch(names: Tuple[str, ...], make: Callable[[str, Any], Any]) -> List[Tuple[Any, str, Any]]:
+    """Set ``module.name = make(name, original)`` everywhere; returns what to restore."""
+    replaced: List[Tuple[Any, str, Any]] = []
+    originals: Dict[str, Any] = {}
+    for module in namespaces():
+        for name in names:
+            if not _has(module, name):
+                continue
+            original = getattr(module, name)
+            if name not in originals:
+                originals[name] = (original, make(name, original))
+            replaced.append((module, name, original))
+            setattr(module, name, originals[name][1])
+    return replaced
+
+
+def restore(replaced: List[Tuple[Any, str, Any]]) -> None:
+    """Undo :func:`patch`, last first."""
+    for module, name, original in reversed(replaced):
+        setattr(module, name, original)
