@@ -34,7 +34,9 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     """Every npu_jupyter module ``path`` imports, with its line (inside functions too)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("npu_jupyter"):
+        if isinstance(node, ast.ImportFrom) and node.module == "npu_jupyter":  # from npu_jupyter import adapter
+            found.extend((node.lineno, f"npu_jupyter.{a.name}") for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("npu_jupyter"):
             found.append((node.lineno, node.module))
         elif isinstance(node, ast.Import):
             found.extend((node.lineno, a.name) for a in node.names if a.name.startswith("npu_jupyter"))
