@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.model import Subgraph, Transfer
 from npu_jupyter.plan.placement import Placement
@@ -34,7 +35,6 @@ CUT_OFF_REASON = (
     "runs on the host CPU — enable mix_compile_mode or wrap the unsupported ops in "
     "without_npu_compile_scope"
 )
-_VARIABLES = frozenset({"VariableV2", "Variable", "VarHandleOp"})
 # tf.train.Saver's checkpoint I/O (ADAPTER-FACTS §3.5-6/8, §3.6: GE cannot run these)
 _CHECKPOINT_OPS = frozenset({"SaveV2", "RestoreV2", "MergeV2Checkpoints", "Save", "SaveSlices", "Restore",
                              "RestoreSlice", "ShardedFilename", "ShardedFilespec", "StringJoin"})
@@ -326,16 +326,16 @@ def _replicated(view: GraphView, cluster_of: list[str | None], s: PlanSettings, 
     out: set[int] = set()
     for n in view.order:
         i = n.index
-        if cluster_of[i] is None or (n.op not in _VARIABLES and n.op != "Const"):
+        if cluster_of[i] is None or (n.op not in VARIABLE_OPS and n.op != "Const"):
             continue
-        if n.op in _VARIABLES and s.variable_placement == "Host":
+        if n.op in VARIABLE_OPS and s.variable_placement == "Host":
             continue
         targets = sorted({cluster_of[j] for j, _ in cons[i] if cluster_of[j] is not None})
         if len(targets) > 1:
             out.add(i)
             kind = "constant" if n.op == "Const" else "variable"
             part.notes.append(f"{kind} {n.name} is replicated into each GeOp that uses it: {', '.join(targets)}")
-        if n.op in _VARIABLES:
+        if n.op in VARIABLE_OPS:
             for j, pos in cons[i]:
                 d = view.order[j]
                 reads_ref = (d.input_refs is not None and d.input_refs[pos]) or d.input_dtypes[pos] == "resource"

@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 from npu_jupyter.options.grammars import parse_in_out_pair  # one reading of the syntax, shared with the config check
 from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.settings import PlanSettings
 
 _EDGE_KEPT_OFF_DEVICE = frozenset({"string", "resource", "variant"})
-_VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp"})
 _ITERATOR_OPS = frozenset({"Iterator", "IteratorV2"})
 _GETNEXT_OPS = frozenset({"IteratorGetNext", "GetNext"})
 _NEVER_SEEDED = frozenset({"_Arg", "_Retval", "StringJoin"})
@@ -130,7 +130,7 @@ def _seed(n: Node, view: GraphView, lib: Any, s: PlanSettings, memo: dict[str, s
     if mix and _unsupported_resource(n, view):
         return False, ("uses a resource that is not a variable read directly from VarHandleOp "
                        "(iterator, table, captured handle): stays on the host in mixed computing")
-    if s.variable_placement == "Host" and op in _VARIABLE_OPS:
+    if s.variable_placement == "Host" and op in VARIABLE_OPS:
         return False, "variable_placement='Host': variables stay on the host"
     if n.functions and (caps is None or getattr(caps, "kernel", "") == "function_call"):
         return True, f"function call: every op of {', '.join(n.functions)} runs on the device"
