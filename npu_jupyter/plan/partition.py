@@ -65,8 +65,12 @@ def _find(parent: list[int], i: int) -> int:
     return i
 
 
-def _group(device: list[bool], preds: list[list[int]], succs: list[list[int]], mix: bool) -> list[list[int]]:
+def _group(device: list[bool], preds: list[list[int]], succs: list[list[int]], mix: bool,
+           kept_apart: frozenset[int] = frozenset()) -> list[list[int]]:
     """Cycle-free clusters: connected candidates with equal host-crossing level (one linear pass).
+
+    ``kept_apart`` holds nodes whose out-edges are never contracted (a GetNext under lazy_recompile):
+    they and their consumers end up in different clusters.
 
     Source candidates (no inputs: consts, variables, random shapes) have level 0 whatever they feed;
     they join their consumers' cluster instead when that adds no path (all consumers in one cluster),
@@ -92,7 +96,7 @@ def _group(device: list[bool], preds: list[list[int]], succs: list[list[int]], m
             # is tracked instead of searched for: the same roots, half the _find calls.
             root = i
             for p in ps:
-                if device[p] and level[p] == lv:
+                if device[p] and level[p] == lv and p not in kept_apart:
                     a = _find(parent, p)
                     if a != root:
                         parent[root] = a
@@ -113,6 +117,8 @@ def _group(device: list[bool], preds: list[list[int]], succs: list[list[int]], m
         if device[i] and preds[i]:
             size[_find(parent, i)] += 1
     for i in sources:
+        if i in kept_apart:
+            continue
         roots = {_find(parent, j) for j in succs[i] if device[j] and preds[j]}
         if len(roots) == 1 or (mix and roots):
             target = max(roots, key=lambda r: (size[r], -r))
@@ -121,7 +127,7 @@ def _group(device: list[bool], preds: list[list[int]], succs: list[list[int]], m
     for i in range(count):
         if device[i]:
             groups.setdefault(_find(parent, i), []).append(i)
-    return _rejoin(list(groups.values()), device, preds)
+    return _rejoin(list(groups.values()), device, preds, kept_apart)
 
 
 _REJOIN_PASSES = 8
@@ -130,7 +136,8 @@ _REJOIN_PASSES = 8
 _MAX_BITSET_CLUSTERS = 4096
 
 
-def _rejoin(groups: list[list[int]], device: list[bool], preds: list[list[int]]) -> list[list[int]]:
+def _rejoin(groups: list[list[int]], device: list[bool], preds: list[list[int]],
+            kept_apart: frozenset[int] = frozenset()) -> list[list[int]]:
     """Merge groups the level rule split although no path joins them through anything else.
 
     The level rule splits candidate edge a→b when b is also fed by a host node that has *some* device
@@ -149,7 +156,7 @@ def _rejoin(groups: list[list[int]], device: list[bool], preds: list[list[int]])
             for i in g:
                 gid[i] = c
         cross = [(gid[p], gid[i]) for i in range(count) if gid[i] >= 0
-                 for p in preds[i] if gid[p] >= 0 and gid[p] != gid[i]]
+                 for p in preds[i] if gid[p] >= 0 and gid[p] != gid[i] and p not in kept_apart]
         if not cross:
             break
         up = [0] * count
@@ -454,6 +461,13 @@ def _cut_off_warning(view: GraphView, cut: list[int], device: list[bool], preds:
             "without_npu_compile_scope.")
 
 
+def _getnexts_kept_apart(view: GraphView, device: list[bool], s: PlanSettings) -> frozenset[int]:
+    """Device GetNexts whose out-edges the adapter does not contract (lazy_recompile + enable_dp)."""
+    if not (s.lazy_recompile and s.enable_data_pre_proc):
+        return frozenset()
+    return frozenset(n.index for n in view.order if n.op == "IteratorGetNext" and device[n.index])
+
+
 # --------------------------------------------------------------------------------------------
 # entry point
 # --------------------------------------------------------------------------------------------
@@ -466,7 +480,8 @@ def partition(view: GraphView, placed: Placement, s: PlanSettings) -> Partition:
     """
     device = placed.device
     preds, succs = view.preds(), view.succs()
-    groups = _group(device, preds, succs, s.mix_compile_mode)
+    kept_apart = _getnexts_kept_apart(view, device, s)
+    groups = _group(device, preds, succs, s.mix_compile_mode or s.lazy_recompile, kept_apart)
     if groups and len(groups[0]) == 1:  # §3.5-3: lone NoOp/Identity are not worth a GeOp
         for g in groups:
             if view.order[g[0]].op in ("NoOp", "Identity"):
@@ -474,9 +489,18 @@ def partition(view: GraphView, placed: Placement, s: PlanSettings) -> Partition:
                 placed.engine[g[0]] = "HOST"
                 placed.reason[g[0]] = "a lone NoOp/Identity is not offloaded when no larger cluster exists"
         groups = [g for g in groups if device[g[0]]]
-    full_offload = not s.mix_compile_mode
+    # lazy_recompile merges GeOps "in the new way" of mixed computing: several GeOps, none cut off
+    full_offload = not (s.mix_compile_mode or s.lazy_recompile)
     merged, cut = _merge_unreachable(groups, preds, succs, full_offload)
     part = Partition(clusters=merged, cluster_of=[None] * len(device), subgraphs=[])
+    if s.lazy_recompile and not s.mix_compile_mode and len(merged) > 1:
+        part.notes.append(f"dynamic_input with dynamic_graph_execute_mode='lazy_recompile': the adapter keeps "
+                          f"{len(merged)} GeOps apart, as in mixed computing, instead of keeping only the "
+                          "largest one; no supported op is cut off to the host.")
+    for i in kept_apart:
+        if device[i]:
+            placed.reason[i] += ("; lazy_recompile with enable_data_pre_proc: the adapter never merges a GetNext "
+                                 "with its consumers, so it gets a GeOp of its own")
     if cut:
         cut_nodes = sorted(i for g in cut for i in g)
         for i in cut_nodes:
