@@ -166,8 +166,27 @@ def _seed_data_pre_proc(view: GraphView, device: list[bool], reason: list[str]) 
                     reason[m.index] = ("iterator + GetNext pair read the device data queue "
                                        "(enable_data_pre_proc): offloaded together")
     for n in view.order:
-        if n.op in _ITERATOR_OPS | _GETNEXT_OPS and not device[n.index]:
-            reason[n.index] = "iterator op not paired with a GetNext: stays on the host"
+        if not device[n.index] and (n.op in _ITERATOR_OPS or n.op in _GETNEXT_OPS):
+            reason[n.index] = _unpaired_reason(n, view)
+
+
+def _unpaired_reason(n: Node, view: GraphView) -> str:
+    """Why enable_data_pre_proc leaves this iterator or GetNext on the host (the adapter's pairing rule).
+
+    The adapter sinks an IteratorGetNext only when it reads an ``Iterator``/``IteratorV2`` (what
+    ``make_initializable_iterator`` and ``Iterator.from_structure`` create), and such an iterator only
+    when it feeds an IteratorGetNext. A GetNext reading a OneShotIterator (``make_one_shot_iterator``)
+    or a captured handle is never a candidate.
+    """
+    if n.op in _ITERATOR_OPS:
+        return (f"{n.op} feeds no IteratorGetNext: enable_data_pre_proc sinks an iterator only together "
+                "with the GetNext that reads it, so it stays on the host")
+    if n.without_npu_compile:
+        return "inside without_npu_compile_scope: runs on the host"
+    src = view.nodes.get(n.inputs[0][0]) if n.inputs else None
+    what = f"{src.op} {src.name}" if src is not None else "an iterator outside this graph"
+    return (f"reads {what}, not an Iterator/IteratorV2: enable_data_pre_proc sinks only a GetNext fed by an "
+            "initializable iterator (make_initializable_iterator / from_structure), so it stays on the host")
 
 
 # --------------------------------------------------------------------------------------------
@@ -416,6 +435,9 @@ def place(view: GraphView, lib: Any, s: PlanSettings) -> Placement:
                 out.in_out_pair = True
                 _place_in_out_pair(view, lib, s, collected, out)
                 return out
+    if s.iterations_per_loop != 1 and any(n.op == "OneShotIterator" for n in view.order):
+        out.errors.append(f"iterator_per_loop only support 1 when using OneShotIterator (iterations_per_loop is "
+                          f"{s.iterations_per_loop}; the adapter aborts the process: use an initializable iterator)")
     if not s.enable_data_pre_proc and any(
         n.op in _GETNEXT_OPS and "string" in n.output_dtypes for n in view.order
     ):

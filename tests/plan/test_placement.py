@@ -292,6 +292,29 @@ def test_enable_data_pre_proc_offloads_the_iterator_and_get_next_as_a_pair():
     assert all(d.placement == "host" for d in p.ops.values() if d.op_type.endswith("Dataset"))
 
 
+def _one_shot_model():
+    g = tf.Graph()
+    with g.as_default():
+        ds = tf.data.Dataset.from_tensor_slices(np.ones([16, 8], np.float32)).batch(4)
+        x = v1.data.make_one_shot_iterator(ds).get_next(name="batch")
+        tf.reduce_sum(tf.matmul(x, tf.ones([8, 2])), name="loss")
+    return g
+
+
+def test_get_next_of_a_one_shot_iterator_says_the_adapter_pairs_only_initializable_iterators():
+    p = plan(_one_shot_model(), {"enable_data_pre_proc": True}, fetches=["loss"])
+    reason = p.ops["batch"].placement_reason
+    assert p.ops["batch"].placement == "host"
+    assert "reads OneShotIterator" in reason and "not an Iterator/IteratorV2" in reason
+    assert "not paired with a GetNext" not in reason
+
+
+def test_one_shot_iterator_with_iterations_per_loop_above_one_is_the_adapter_error():
+    p = plan(_one_shot_model(), {"iterations_per_loop": 10}, fetches=["loss"])
+    assert any(e.startswith("iterator_per_loop only support 1 when using OneShotIterator") for e in p.errors)
+    assert not plan(_one_shot_model(), fetches=["loss"]).errors
+
+
 def test_string_dataset_outputs_without_data_pre_processing_get_the_adapter_warning():
     g = tf.Graph()
     with g.as_default():
