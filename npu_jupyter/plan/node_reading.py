@@ -10,6 +10,7 @@ from typing import Any
 
 from npu_jupyter.plan.graph import KEEP_DTYPE, NO_NEED_OPTIMIZE, OP_MAX_SIZE, WITHOUT_NPU_COMPILE, FunctionInfo, Node
 from npu_jupyter.plan.op_recipes import RECIPES, called_functions, dtype_of, input_refs, output_dtypes, recipe_of
+from npu_jupyter.plan.rewrites import UNARY_COMPOSITION, composed_ops
 
 
 def _flag(attrs: Any, key: str) -> bool:
@@ -61,6 +62,8 @@ def read_node(nd: Any, library: dict[str, FunctionInfo], scoped: frozenset[str])
                 n.functions = called_functions(attrs, recipe)
     if scoped:
         _read_scope_attrs(n, attrs, scoped)
+    if op == UNARY_COMPOSITION:  # the adapter splits it back into these ops (plan.rewrites)
+        n.body = composed_ops(attrs)
     if op == "Enter" or op == "RefEnter":
         v = attrs.get("frame_name")
         n.frame_name = v.s.decode(errors="replace") if v is not None else ""

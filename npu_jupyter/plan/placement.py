@@ -17,6 +17,7 @@ from typing import Any
 
 from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 from npu_jupyter.options.grammars import parse_in_out_pair  # one reading of the syntax, shared with the config check
+from npu_jupyter.plan import rewrites
 from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.settings import PlanSettings
 
@@ -107,6 +108,8 @@ def _seed(n: Node, view: GraphView, lib: Any, s: PlanSettings, memo: dict[str, s
         return False, f"{op} is never offloaded by the adapter"
     if s.enable_data_pre_proc and op in _ITERATOR_OPS | _GETNEXT_OPS | {"AdpGetNext"}:
         return None, ""  # decided as a pair in _seed_data_pre_proc
+    if op == rewrites.UNARY_COMPOSITION:
+        return rewrites.seed_unary_composition(n, lambda t: _declared(t, lib, mix))
     caps = lib.caps(op)
     if caps is not None and not getattr(caps, "declared", True):
         caps = None
@@ -146,6 +149,8 @@ def _device_reason(caps: Any) -> str:
 
 
 def _engine(n: Node, lib: Any) -> str:
+    if n.op == rewrites.UNARY_COMPOSITION:
+        return rewrites.unary_composition_engine(n, lib)
     caps = lib.caps(n.op)
     if caps is None or caps.engine == "HOST":
         return "AI_CORE"  # function calls and consts: compiled into the GeOp
@@ -463,4 +468,6 @@ def place(view: GraphView, lib: Any, s: PlanSettings) -> Placement:
     for n in view.order:
         if out.device[n.index]:
             out.engine[n.index] = _engine(n, lib)
+            if n.op == rewrites.ACCUMULATE:
+                out.reason[n.index] += f"; {rewrites.accumulate_note(n)}"
     return out

@@ -347,3 +347,52 @@ def test_host_op_inside_a_v1_while_loop_keeps_the_whole_loop_on_the_host(monkeyp
     assert loop_ops and all(d.placement == "host" for d in loop_ops)
     assert any("while loop" in d.placement_reason for d in loop_ops)
     assert p.ops["after"].placement == "device"
+
+
+# ---- ops rewritten before partitioning (plan.rewrites) ----------------------------------------
+
+
+def _unary_composition(op_names):
+    """x -> _UnaryOpsComposition(op_names) -> Square, as grappler leaves a CPU graph."""
+    from tensorflow.core.framework import attr_value_pb2, graph_pb2, types_pb2
+
+    gd = graph_pb2.GraphDef()
+    x = gd.node.add(name="x", op="Placeholder")
+    x.attr["dtype"].type = types_pb2.DT_FLOAT
+    fused = gd.node.add(name="fused", op="_UnaryOpsComposition", input=["x"])
+    fused.attr["T"].type = types_pb2.DT_FLOAT
+    fused.attr["op_names"].CopyFrom(attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(
+        s=[o.encode() for o in op_names])))
+    sq = gd.node.add(name="out", op="Square", input=["fused"])
+    sq.attr["T"].type = types_pb2.DT_FLOAT
+    return gd
+
+
+def test_fused_unary_chain_is_placed_as_the_ops_the_adapter_splits_it_into():
+    p = plan(_unary_composition(["Relu", "Tanh"]))
+    d = p.ops["fused"]
+    assert d.placement == "device" and d.engine == "AI_CORE"  # the table's own entry says AI CPU
+    assert "splits it back" in d.placement_reason and "Relu, Tanh" in d.placement_reason
+    assert d.body_ops == ["Relu", "Tanh"]
+    assert d.cluster == p.ops["out"].cluster
+
+
+def test_fused_unary_chain_with_an_op_without_device_kernel_names_it():
+    p = plan(_unary_composition(["Relu", "NoSuchUnaryOp"]), MIX)
+    d = p.ops["fused"]
+    assert d.placement == "host" and "NoSuchUnaryOp has no device kernel" in d.placement_reason
+
+
+def test_accumulate_n_reason_says_the_adapter_fuses_the_rewrite_back():
+    from tensorflow.core.framework import graph_pb2, types_pb2
+
+    gd = graph_pb2.GraphDef()
+    for name in ("a", "b"):
+        n = gd.node.add(name=name, op="Placeholder")
+        n.attr["dtype"].type = types_pb2.DT_FLOAT
+    acc = gd.node.add(name="AccumulateNV2", op="AccumulateNV2", input=["a", "b"])
+    acc.attr["T"].type = types_pb2.DT_FLOAT
+    acc.attr["N"].i = 2
+    acc.attr["shape"].shape.unknown_rank = True
+    d = plan(gd).ops["AccumulateNV2"]
+    assert d.placement == "device" and "fuses them back into this one op" in d.placement_reason
