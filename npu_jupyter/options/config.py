@@ -49,6 +49,7 @@ class _NpuConfigBase(HasTraits):
             values = values.changed()
         self._raw: set[str] = set()
         self._notes: list[tuple[str | None, str]] = []
+        self._unasked: set[str] = set()  # imported keys NPUEstimator wrote on its own (no warnings)
         if values or options:
             self.update(values, **options)
 
@@ -72,6 +73,7 @@ class _NpuConfigBase(HasTraits):
         """A value set by the user replaces an imported one, and with it the import's remarks."""
         name = change["name"]
         self._raw.discard(name)
+        self._unasked.discard(name)
         self._notes = [(k, text) for k, text in self._notes if k != name]
 
     # ----------------------------------------------------------------------- setting values
@@ -181,7 +183,7 @@ class _NpuConfigBase(HasTraits):
 
     def warnings(self) -> list[str]:
         """Softer findings: import remarks (ignored keys, wrong fields) and suspicious combinations."""
-        return [text for _, text in self._notes] + rules.warnings(self.changed())
+        return [text for _, text in self._notes] + rules.warnings(self.changed(), unasked=self._unasked)
 
     # ----------------------------------------------------------------------- copies and equality
     def copy(self, **overrides: Any) -> "_NpuConfigBase":
@@ -193,6 +195,7 @@ class _NpuConfigBase(HasTraits):
                 clone._trait_values[key] = value
             clone._raw = set(self._raw)
             clone._notes = list(self._notes)
+            clone._unasked = set(self._unasked)
         clone._apply(checked)
         return clone
 
