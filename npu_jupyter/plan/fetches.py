@@ -50,9 +50,13 @@ def _collect(f: Any, where: str, out: list[str]) -> None:
             if value is not None:
                 _collect(value, f"{where}.{part}", out)
         return
+    element = getattr(f, "_graph_element", None)  # what Session.run fetches for a variable (its value)
+    if element is not None and element is not f and isinstance(getattr(element, "name", None), str):
+        _collect(element, where, out)
+        return
     name = getattr(f, "name", None)
     if isinstance(name, (str, bytes)) and (hasattr(f, "graph") or hasattr(f, "op")):
-        _collect(name, where, out)  # Tensor, Operation, Variable
+        _collect(name, where, out)  # Tensor, Operation, ref Variable
         return
     if isinstance(f, Mapping):
         for key, value in f.items():
