@@ -440,6 +440,10 @@ def place(view: GraphView, lib: Any, s: PlanSettings) -> Placement:
                 out.in_out_pair = True
                 _place_in_out_pair(view, lib, s, collected, out)
                 return out
+    getnexts = sum(n.op == "IteratorGetNext" for n in view.order)
+    if s.input_shape and s.dynamic_dims and getnexts > 1:
+        out.errors.append(f"dynamic dims func can not support graph with {getnexts} IteratorGetNext node. (input_shape "
+                          "+ dynamic_dims need exactly one GetNext in the run graph; the adapter aborts the process)")
     if s.iterations_per_loop != 1 and any(n.op == "OneShotIterator" for n in view.order):
         out.errors.append(f"iterator_per_loop only support 1 when using OneShotIterator (iterations_per_loop is "
                           f"{s.iterations_per_loop}; the adapter aborts the process: use an initializable iterator)")

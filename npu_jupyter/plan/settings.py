@@ -39,6 +39,8 @@ class PlanSettings:
     enable_data_pre_proc: bool = False
     dynamic_input: bool = False
     dynamic_graph_execute_mode: str = "dynamic_execute"
+    input_shape: str = ""
+    dynamic_dims: str = ""
     job: str = "localhost"
     precision_mode: str | None = None
     precision_mode_v2: str | None = None
@@ -121,9 +123,10 @@ def read_settings(config: Any, soc: str | None = None) -> PlanSettings:
         if key in values:
             values[key] = int(values[key])
     for key in ("precision_mode", "precision_mode_v2", "modify_mixlist", "customize_dtypes",
-                "op_select_implmode", "optypelist_for_implmode", "op_precision_mode", "in_out_pair"):
+                "op_select_implmode", "optypelist_for_implmode", "op_precision_mode", "in_out_pair",
+                "input_shape", "dynamic_dims"):
         if key in values and values[key] == "":
-            values[key] = None if key != "in_out_pair" else ""
+            values[key] = None if key not in ("in_out_pair", "input_shape", "dynamic_dims") else ""
     return PlanSettings(**{**base.__dict__, **values})
 
 

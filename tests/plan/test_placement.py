@@ -396,3 +396,17 @@ def test_accumulate_n_reason_says_the_adapter_fuses_the_rewrite_back():
     acc.attr["shape"].shape.unknown_rank = True
     d = plan(gd).ops["AccumulateNV2"]
     assert d.placement == "device" and "fuses them back into this one op" in d.placement_reason
+
+
+def test_dynamic_dims_with_two_get_nexts_in_one_run_graph_is_the_adapter_abort():
+    g = tf.Graph()
+    with g.as_default():
+        outs = []
+        for k in range(2):
+            ds = tf.data.Dataset.from_tensor_slices(np.ones([8, 4], np.float32)).batch(2)
+            outs.append(v1.data.make_initializable_iterator(ds).get_next(name=f"batch{k}"))
+        tf.add(outs[0], outs[1], name="both")
+    dims = {"input_shape": "batch0:-1,4", "dynamic_dims": "2;4", "dynamic_node_type": 0}
+    p = plan(g, dims, fetches=["both"])
+    assert any(e.startswith("dynamic dims func can not support graph with 2 IteratorGetNext node.") for e in p.errors)
+    assert not any("IteratorGetNext node" in e for e in plan(g, dims, fetches=["batch0"]).errors)
