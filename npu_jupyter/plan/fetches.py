@@ -50,7 +50,8 @@ def _collect(f: Any, where: str, out: list[str]) -> None:
             if value is not None:
                 _collect(value, f"{where}.{part}", out)
         return
-    element = getattr(f, "_graph_element", None)  # what Session.run fetches for a variable (its value)
+    convert = getattr(f, "_as_graph_element", None)  # Graph.as_graph_element's hook: a variable's value
+    element = convert() if callable(convert) else None
     if element is not None and element is not f and isinstance(getattr(element, "name", None), str):
         _collect(element, where, out)
         return
