@@ -110,11 +110,12 @@ def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[in
             src_c = cluster_of[j]
             if src_c == dst_c or j in replicated:
                 continue
-            p = order[j]
             src, slot = n.inputs[pos]
             tensor = f"{src}:{slot}"
             dtype = n.input_dtypes[pos]
-            is_ref = p.output_refs is not None and slot < len(p.output_refs) and p.output_refs[slot]
+            # OMSplitter looks at the *destination's* input type: a ref output read through a plain
+            # input (SaveV2 reading a VariableV2) is cast to a value and crosses without complaint
+            is_ref = n.input_refs is not None and n.input_refs[pos]
             if src_c is not None:
                 _record(seen, part, (tensor, None), view, n.name, tensor, src, dtype, "d2h", cache)
                 if is_ref:

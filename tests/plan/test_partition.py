@@ -304,3 +304,18 @@ def test_lazy_recompile_with_data_pre_processing_gives_the_get_next_its_own_geop
     assert p.ops["mm1"].cluster not in (None, getnext.cluster)
     plain = plan(g, {"enable_data_pre_proc": True, "mix_compile_mode": True}, fetches=["loss"])
     assert plain.ops["mm1"].cluster == plain.ops["batch"].cluster  # without lazy_recompile they merge
+
+
+def test_a_ref_variable_read_through_a_plain_input_crosses_without_the_ref_error():
+    # OMSplitter checks the destination's input type: SaveV2 reads w's ref output as a value
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [4, 8], name="x")
+        w = v1.Variable(tf.ones([8, 3]), name="w", use_resource=False)
+        tf.reduce_sum(tf.matmul(x, w), name="loss")
+        saver = v1.train.Saver()
+    for config in (None, MIX):
+        p = plan(g, config, fetches=[saver.saver_def.save_tensor_name])
+        assert p.ops["w"].placement == "device" and p.ops["save/SaveV2"].placement == "host"
+        assert not any(e.startswith("Ref Tensors") for e in p.errors), p.errors
+        assert any(t.tensor == "w:0" and t.direction == "d2h" for t in p.transfers)
