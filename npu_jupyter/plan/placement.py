@@ -189,7 +189,7 @@ def _unpaired_reason(n: Node, view: GraphView) -> str:
     if n.without_npu_compile:
         return "inside without_npu_compile_scope: runs on the host"
     src = view.nodes.get(n.inputs[0][0]) if n.inputs else None
-    what = f"{src.op} {src.name}" if src is not None else "an iterator outside this graph"
+    what = f"the {src.op} {src.name!r}" if src is not None else "an iterator outside this graph"
     return (f"reads {what}, not an Iterator/IteratorV2: enable_data_pre_proc sinks only a GetNext fed by an "
             "initializable iterator (make_initializable_iterator / from_structure), so it stays on the host")
 

@@ -305,7 +305,7 @@ def test_get_next_of_a_one_shot_iterator_says_the_adapter_pairs_only_initializab
     p = plan(_one_shot_model(), {"enable_data_pre_proc": True}, fetches=["loss"])
     reason = p.ops["batch"].placement_reason
     assert p.ops["batch"].placement == "host"
-    assert "reads OneShotIterator" in reason and "not an Iterator/IteratorV2" in reason
+    assert "reads the OneShotIterator" in reason and "not an Iterator/IteratorV2" in reason
     assert "not paired with a GetNext" not in reason
 
 
