@@ -23,6 +23,8 @@ import json
 from importlib import resources
 from typing import Any
 
+from npu_jupyter.ops.variable_ops import VARIABLE_OPS
+
 
 def cell_reports(sessions: list[Any]) -> list[Any]:
     """Every RunReport of the cell's sessions, collapsed per (session, fetches, plan)."""
@@ -100,7 +102,9 @@ def _mean_times(reports: list[Any]) -> dict[str, float]:
 def _initializer_types() -> dict[str, frozenset[str]]:
     """Op-type sets of ``initializer_ops.json`` (group, assignments, variables, external_inputs)."""
     text = resources.files("npu_jupyter.notebook").joinpath("initializer_ops.json").read_text(encoding="utf-8")
-    return {key: frozenset(value) for key, value in json.loads(text).items() if not key.startswith("_")}
+    kinds = {key: frozenset(value) for key, value in json.loads(text).items() if not key.startswith("_")}
+    kinds["variables"] |= VARIABLE_OPS  # one source for the variable op types
+    return kinds
 
 
 def is_initializer_run(report: Any) -> bool:

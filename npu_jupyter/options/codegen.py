@@ -68,8 +68,14 @@ def from_run_config_kwargs(kwargs: Mapping[str, Any], *, strict: bool = False, e
     writes on its own (NPURunConfig's defaults for the keys it always writes, e.g. enable_data_pre_proc
     True and hcom_parallel True, which differ from a bare session's C++ defaults), so the result is the
     parameter_map the Estimator really hands the adapter.
-    RunConfig arguments that are not NPU options (model_dir, session_config, ...) are skipped; unknown
-    arguments and wrong-typed values become ``warnings()`` entries (``strict=True`` raises).
+    RunConfig arguments that are not NPU options (model_dir, ...) are skipped; unknown arguments and
+    wrong-typed values become ``warnings()`` entries (``strict=True`` raises).
+
+    ``session_config`` (a ConfigProto or its bytes) is folded in as the adapter reads it: its
+    ``NpuOptimizer`` entries come first and the entry NPUEstimator appends overrides them key by key
+    (ADAPTER-FACTS §0.1), so a key set both ways takes the NPURunConfig value. Options the estimator
+    writes on its own are not the user's choice: ``warnings()`` stays silent about those (a deprecated
+    or ineffective key the user never passed is nothing for them to fix).
     """
     if config_class is None:
         from npu_jupyter.options.config import NpuConfig as config_class
@@ -78,6 +84,7 @@ def from_run_config_kwargs(kwargs: Mapping[str, Any], *, strict: bool = False, e
     config = config_class()
     notes: list[tuple[str | None, str]] = []
     values: dict[str, tuple[Any, str | None]] = {}
+    session = _session_config_values(kwargs.get("session_config"), config_class, notes)
     for path, value in _flatten(kwargs).items():
         spec = by_path.get(path)
         if spec is None:
@@ -102,14 +109,50 @@ def from_run_config_kwargs(kwargs: Mapping[str, Any], *, strict: bool = False, e
         text = problems[0] if len(problems) == 1 else (
             f"{len(problems)} problems in the NPURunConfig arguments:\n" + "\n".join(f"  - {p}" for p in problems))
         raise NpuConfigError(text, problems=problems)
+    unasked: set[str] = set()
     if estimator_defaults:
         for key, value in _estimator_writes(kwargs).items():
-            values.setdefault(key, (value, None))
+            if key not in values:
+                values[key] = (value, None)
+                unasked.add(key)
+    for key, value_note in session.items():  # the user's session_config entry is read first
+        if key not in values:
+            values[key] = value_note
+            unasked.discard(key)
     for key, (value, note) in values.items():
         config._assign_imported(key, value, note)
     for key, text in notes:
         config._note(text, key)
+    config._unasked = unasked
     return config
+
+
+def _session_config_values(session_config: Any, config_class: Any, notes: list[tuple[str | None, str]]
+                           ) -> dict[str, tuple[Any, str | None]]:
+    """(value, import remark) per NpuOptimizer key of a RunConfig's ``session_config``; remarks to ``notes``.
+
+    Read with the ConfigProto importer, so a bad key or wrong field gets the same remark as there. A
+    session_config without an NpuOptimizer entry is normal here (NPUEstimator adds one), so that remark
+    is dropped.
+    """
+    if session_config is None:
+        return {}
+    from npu_jupyter.options.proto import OPTIMIZER_NAME, from_config_proto
+
+    try:
+        imported = from_config_proto(session_config, config_class=config_class)
+    except Exception as exc:  # noqa: BLE001 - any unreadable object is one remark, not a traceback
+        notes.append((None, f"NPURunConfig argument session_config could not be read as a ConfigProto "
+                            f"({type(exc).__name__}: {exc}); its NpuOptimizer options are not included"))
+        return {}
+    changed = imported.changed()
+    keyed = {key: text for key, text in imported._notes if key is not None}
+    for key, text in imported._notes:
+        if key is None and f"no custom optimizer named '{OPTIMIZER_NAME}'" in text:
+            continue
+        if key is None or key not in changed:
+            notes.append((key, f"session_config: {text}"))
+    return {key: (value, keyed.get(key)) for key, value in changed.items()}
 
 
 def _estimator_writes(kwargs: Mapping[str, Any]) -> dict[str, Any]:

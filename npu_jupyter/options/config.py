@@ -68,6 +68,7 @@ class _NpuConfigBase(HasTraits):
             values = values.changed()
         self._raw: set[str] = set()
         self._notes: list[tuple[str | None, str]] = []
+        self._unasked: set[str] = set()  # imported keys NPUEstimator wrote on its own (no warnings)
         if values or options:
             self.update(values, **options)
 
@@ -91,6 +92,7 @@ class _NpuConfigBase(HasTraits):
         """A value set by the user replaces an imported one, and with it the import's remarks."""
         name = change["name"]
         self._raw.discard(name)
+        self._unasked.discard(name)
         self._notes = [(k, text) for k, text in self._notes if k != name]
 
     # ----------------------------------------------------------------------- setting values
@@ -204,7 +206,7 @@ class _NpuConfigBase(HasTraits):
 
     def warnings(self) -> list[str]:
         """Softer findings: import remarks (ignored keys, wrong fields) and suspicious combinations."""
-        return [text for _, text in self._notes] + rules.warnings(self.changed())
+        return [text for _, text in self._notes] + rules.warnings(self.changed(), unasked=self._unasked)
 
     # ----------------------------------------------------------------------- copies and equality
     def copy(self, **overrides: Any) -> "_NpuConfigBase":
@@ -213,12 +215,13 @@ class _NpuConfigBase(HasTraits):
         clone = type(self)()
         with self._lock:
             values = self.changed()
-            raw, notes = set(self._raw), list(self._notes)
+            raw, notes, unasked = set(self._raw), list(self._notes), set(self._unasked)
         # Not inside hold_trait_notifications: on leaving it traitlets re-validates each value, which
         # would refuse the imported ones the adapter reads but our check does not accept.
         for key, value in values.items():
             clone.set_trait(key, _AsImported(value) if key in raw else value)
-        clone._raw, clone._notes = raw, notes  # after the notifications, which forget import notes
+        # after the notifications, which forget import notes
+        clone._raw, clone._notes, clone._unasked = raw, notes, unasked
         clone._apply(checked)
         return clone
 

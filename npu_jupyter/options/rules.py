@@ -9,7 +9,7 @@ message says so. ``ERROR_RULES`` make ``validate()`` fail; ``WARNING_RULES`` fee
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Collection, Iterator, Mapping
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.grammars import parse_dynamic_dims, parse_input_shape
@@ -364,7 +364,16 @@ def errors(values: Mapping[str, Any]) -> list[str]:
     return [msg for rule in ERROR_RULES for msg in rule(view)]
 
 
-def warnings(values: Mapping[str, Any]) -> list[str]:
-    """Every softer finding, one sentence each."""
+def warnings(values: Mapping[str, Any], unasked: Collection[str] = ()) -> list[str]:
+    """Every softer finding, one sentence each.
+
+    ``unasked`` names keys a tool wrote without the user asking (NPUEstimator's own defaults): a
+    finding those keys raise by themselves is not reported, one that involves a user's key is.
+    """
     view = View(values)
-    return [msg for rule in WARNING_RULES for msg in rule(view)]
+    found = [msg for rule in WARNING_RULES for msg in rule(view)]
+    if not unasked:
+        return found
+    own = View({k: v for k, v in values.items() if k in unasked})
+    theirs = {msg for rule in WARNING_RULES for msg in rule(own)}
+    return [msg for msg in found if msg not in theirs]

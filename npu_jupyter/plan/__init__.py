@@ -5,6 +5,17 @@ binds a subpackage as an attribute of its parent as soon as any of its modules i
 example ``npu_jupyter.plan.model`` by the runtime), which would shadow the lazily exported function.
 Making the package module itself callable keeps ``npu_jupyter.plan(graph, ...)`` working in either
 order, without importing TensorFlow here.
+
+Modules, in pipeline order (:mod:`planner` runs them):
+
+* reading the graph: :mod:`view` (entry) builds a :mod:`graph` view (the node types) with
+  :mod:`node_reading` (NodeDefs), :mod:`op_recipes` (per-type OpDef recipes), :mod:`topology`
+  (ordering, pruning) and :mod:`fetches` (what a ``Session.run`` fetch structure names);
+* :mod:`placement` (candidates and host propagation) with :mod:`rewrites` (ops TF or the adapter
+  rewrite before partitioning);
+* :mod:`partition` (GeOps, transfers, cut-off findings) with :mod:`clustering` (the algorithm);
+* :mod:`precision` with :mod:`precision_files` (mixlist, customize_dtypes, op_precision_mode);
+* :mod:`settings` (the options read), :mod:`model` (the Plan records every later stage reads).
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ class OpDecision:
 
     ``dtype_before``/``dtype_after`` describe the op's float outputs (the first float output, else
     the first output; "" for ops without outputs). ``input_dtypes`` gives the decided dtype of each
-    data input as the device would read it, which is what the emulator casts to.
+    data input as the device would read it, which is what the emulator casts to. Build it with
+    keyword arguments: fields are added over time and 15 positional values are unreadable.
     """
 
     name: str
@@ -40,7 +41,7 @@ class OpDecision:
     output_dtypes: list[str] = field(default_factory=list)  # decided dtype of every output
     impl_mode: str | None = None  # op_select_implmode / op_precision_mode result
     policy: str | None = None  # mixed precision list: "white" | "black" | "gray" | None
-    body_ops: list[str] = field(default_factory=list)  # op types inside a called function (calls only)
+    body_ops: list[str] = field(default_factory=list)  # op types inside a called function or a fused unary chain
 
     @property
     def precision_changed(self) -> bool:

@@ -1,23 +1,17 @@
 """Device clusters (the adapter's GeOps) and the tensors that cross between host and device.
 
-The adapter contracts candidate→candidate edges one at a time with a dynamic cycle check (TF
-``GraphCycles``), then, in full offload, keeps only the largest cluster plus clusters mutually
-unreachable from it; in mixed computing it keeps several (ADAPTER-FACTS §3.5).
-
-Doing the same edge by edge in Python is quadratic on large graphs. Instead each node gets a *level*:
-the largest number of host nodes (that have a device ancestor) on any path reaching it. Two adjacent
-candidates with the same level can never be joined by a path through a host node, so merging every
-connected same-level group of candidates is cycle-free, and the whole step is one pass in topological
-order (linear). The level rule can split an edge the adapter would contract (a host node on a
-parallel branch raises one end's level); a repair pass then rejoins such groups when no path through
-anything else connects them, using one bitset per node over groups. Reachability between clusters
-for the final merge step is exact.
+The entry point applies the adapter's partition rules in order: group the candidates into cycle-free
+clusters (:mod:`clustering`), drop a lone NoOp/Identity, merge unrelated clusters (full offload keeps
+only the largest, cutting the rest off to the host; mixed computing and lazy_recompile keep several),
+then list every tensor that crosses a GeOp boundary (ADAPTER-FACTS §3.5).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from npu_jupyter.ops.variable_ops import VARIABLE_OPS
+from npu_jupyter.plan.clustering import group_candidates, merge_unreachable
 from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.model import Subgraph, Transfer
 from npu_jupyter.plan.placement import Placement
@@ -34,7 +28,6 @@ CUT_OFF_REASON = (
     "runs on the host CPU — enable mix_compile_mode or wrap the unsupported ops in "
     "without_npu_compile_scope"
 )
-_VARIABLES = frozenset({"VariableV2", "Variable", "VarHandleOp"})
 # tf.train.Saver's checkpoint I/O (ADAPTER-FACTS §3.5-6/8, §3.6: GE cannot run these)
 _CHECKPOINT_OPS = frozenset({"SaveV2", "RestoreV2", "MergeV2Checkpoints", "Save", "SaveSlices", "Restore",
                              "RestoreSlice", "ShardedFilename", "ShardedFilespec", "StringJoin"})
@@ -51,252 +44,6 @@ class Partition:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-
-# --------------------------------------------------------------------------------------------
-# graph helpers
-# --------------------------------------------------------------------------------------------
-
-
-def _find(parent: list[int], i: int) -> int:
-    while parent[i] != i:
-        parent[i] = parent[parent[i]]
-        i = parent[i]
-    return i
-
-
-def _group(device: list[bool], preds: list[list[int]], succs: list[list[int]], mix: bool) -> list[list[int]]:
-    """Cycle-free clusters: connected candidates with equal host-crossing level (one linear pass).
-
-    Source candidates (no inputs: consts, variables, random shapes) have level 0 whatever they feed;
-    they join their consumers' cluster instead when that adds no path (all consumers in one cluster),
-    or, in mixed computing, the largest consumer cluster (the adapter copies consts and variables into
-    every GeOp that uses them).
-    """
-    count = len(device)
-    level = [0] * count
-    tainted = [False] * count  # host node with a device ancestor: a path may come back from it
-    parent = list(range(count))
-    for i in range(count):
-        ps = preds[i]
-        if device[i]:
-            lv = 0
-            for p in ps:
-                if device[p]:
-                    if level[p] > lv:
-                        lv = level[p]
-                elif tainted[p] and level[p] + 1 > lv:
-                    lv = level[p] + 1
-            level[i] = lv
-            # i is still its own root here (unions only happen at a node's own step), so its root
-            # is tracked instead of searched for: the same roots, half the _find calls.
-            root = i
-            for p in ps:
-                if device[p] and level[p] == lv:
-                    a = _find(parent, p)
-                    if a != root:
-                        parent[root] = a
-                        root = a
-        else:
-            lv = 0
-            t = False
-            for p in ps:
-                if device[p] or tainted[p]:
-                    t = True
-                    if level[p] > lv:
-                        lv = level[p]
-            level[i] = lv
-            tainted[i] = t
-    sources = [i for i in range(count) if device[i] and not preds[i]]
-    size = [0] * count
-    for i in range(count):
-        if device[i] and preds[i]:
-            size[_find(parent, i)] += 1
-    for i in sources:
-        roots = {_find(parent, j) for j in succs[i] if device[j] and preds[j]}
-        if len(roots) == 1 or (mix and roots):
-            target = max(roots, key=lambda r: (size[r], -r))
-            parent[_find(parent, i)] = target
-    groups: dict[int, list[int]] = {}
-    for i in range(count):
-        if device[i]:
-            groups.setdefault(_find(parent, i), []).append(i)
-    return _rejoin(list(groups.values()), device, preds)
-
-
-_REJOIN_PASSES = 8
-# Above this many groups, per-node bitsets would not fit comfortably in memory: groups stay as they
-# are (possibly finer than the adapter's clusters, never cyclic).
-_MAX_BITSET_CLUSTERS = 4096
-
-
-def _rejoin(groups: list[list[int]], device: list[bool], preds: list[list[int]]) -> list[list[int]]:
-    """Merge groups the level rule split although no path joins them through anything else.
-
-    The level rule splits candidate edge a→b when b is also fed by a host node that has *some* device
-    ancestor, even one unrelated to a. The adapter merges such edges (no cycle arises), so: for each
-    group, collect the groups that reach it through an outside predecessor (bitsets, one topological
-    pass); a→b may merge when a's group is not among them for b's group. Merges in one pass form a
-    matching (each group at most once) so the reachability used stays exact; passes repeat.
-    """
-    count = len(device)
-    for _ in range(_REJOIN_PASSES):
-        k = len(groups)
-        if k < 2 or k > _MAX_BITSET_CLUSTERS:
-            break
-        gid = [-1] * count
-        for c, g in enumerate(groups):
-            for i in g:
-                gid[i] = c
-        cross = [(gid[p], gid[i]) for i in range(count) if gid[i] >= 0
-                 for p in preds[i] if gid[p] >= 0 and gid[p] != gid[i]]
-        if not cross:
-            break
-        up = [0] * count
-        for i in range(count):
-            acc = (1 << gid[i]) if gid[i] >= 0 else 0
-            for p in preds[i]:
-                acc |= up[p]
-            up[i] = acc
-        entering = [0] * k  # groups with a path into group c through a node outside it
-        for i in range(count):
-            c = gid[i]
-            if c < 0:
-                continue
-            for p in preds[i]:
-                d = gid[p]
-                if d != c:
-                    entering[c] |= up[p] & ~(1 << d) if d >= 0 else up[p]
-        parent = list(range(k))
-        touched = bytearray(k)
-        merged_any = False
-        for a, b in cross:
-            if touched[a] or touched[b] or entering[b] >> a & 1:
-                continue
-            touched[a] = touched[b] = 1
-            parent[b] = a
-            merged_any = True
-        if not merged_any:
-            break
-        joined: dict[int, list[int]] = {}
-        for c, g in enumerate(groups):
-            joined.setdefault(parent[c], []).extend(g)
-        groups = [sorted(g) for g in joined.values()]
-    return sorted(groups, key=lambda g: (-len(g), g[0]))
-
-
-class _Reach:
-    """Nodes reachable from / reaching a growing set of clusters; each node is visited once."""
-
-    def __init__(self, preds: list[list[int]], succs: list[list[int]]) -> None:
-        self.preds, self.succs = preds, succs
-        self.fwd = bytearray(len(preds))
-        self.bwd = bytearray(len(preds))
-
-    def add(self, members: list[int]) -> None:
-        for mark, nxt in ((self.fwd, self.succs), (self.bwd, self.preds)):
-            stack = [i for i in members if not mark[i]]
-            for i in stack:
-                mark[i] = 1
-            while stack:
-                i = stack.pop()
-                for j in nxt[i]:
-                    if not mark[j]:
-                        mark[j] = 1
-                        stack.append(j)
-
-    def unrelated(self, members: list[int]) -> bool:
-        fwd, bwd = self.fwd, self.bwd
-        return not any(fwd[i] or bwd[i] for i in members)
-
-
-def _merge_unreachable(groups: list[list[int]], preds: list[list[int]], succs: list[list[int]],
-                       full_offload: bool) -> tuple[list[list[int]], list[list[int]]]:
-    """Merge mutually unreachable clusters; full offload returns the rest as cut off."""
-    if not groups:
-        return [], []
-    if full_offload:
-        return _merge_into_largest(groups, preds, succs)
-    return _merge_all(groups, preds), []
-
-
-def _merge_into_largest(groups: list[list[int]], preds: list[list[int]], succs: list[list[int]]
-                        ) -> tuple[list[list[int]], list[list[int]]]:
-    """Full offload: the largest cluster absorbs every cluster unrelated to all it holds (§3.5-4).
-
-    Reachability sets only grow as clusters join, so each node is visited at most once per direction.
-    """
-    reach = _Reach(preds, succs)
-    reach.add(groups[0])
-    members = list(groups[0])
-    cut: list[list[int]] = []
-    for g in groups[1:]:
-        if reach.unrelated(g):
-            reach.add(g)
-            members.extend(g)
-        else:
-            cut.append(g)
-    return [sorted(members)], cut
-
-
-def _merge_all(groups: list[list[int]], preds: list[list[int]]) -> list[list[int]]:
-    """Mixed computing: walking clusters by size, each absorbs those unrelated to it (§3.5-5).
-
-    Which clusters reach which is computed once with one bitset per node (a Python int with one bit
-    per cluster) in topological order, so the merge costs O(edges * clusters / 64) word operations
-    instead of a graph search per cluster. Above ``_MAX_BITSET_CLUSTERS`` clusters are kept as they are.
-    """
-    k = len(groups)
-    if k == 1 or k > _MAX_BITSET_CLUSTERS:
-        return [sorted(g) for g in groups]
-    count = len(preds)
-    own = [0] * count
-    for c, g in enumerate(groups):
-        bit = 1 << c
-        for i in g:
-            own[i] = bit
-    up = [0] * count  # clusters with a path to the node (itself included)
-    for i in range(count):
-        acc = own[i]
-        for p in preds[i]:
-            acc |= up[p]
-        up[i] = acc
-    ancestors = [0] * k  # clusters that reach cluster c
-    for c, g in enumerate(groups):
-        acc = 0
-        for i in g:
-            acc |= up[i]
-        ancestors[c] = acc & ~(1 << c)
-    descendants = [0] * k  # clusters cluster c reaches (transpose of ancestors)
-    for c in range(k):
-        a = ancestors[c]
-        while a:
-            low = a & -a
-            descendants[low.bit_length() - 1] |= 1 << c
-            a ^= low
-    remaining = (1 << k) - 1
-    merged: list[list[int]] = []
-    for a in range(k):
-        if not remaining >> a & 1:
-            continue
-        remaining &= ~(1 << a)
-        held = 1 << a
-        related = ancestors[a] | descendants[a]
-        members = list(groups[a])
-        free = remaining & ~related
-        while free:
-            low = free & -free
-            free ^= low
-            b = low.bit_length() - 1
-            if (ancestors[b] | descendants[b]) & held or related & low:
-                continue
-            held |= low
-            related |= ancestors[b] | descendants[b]
-            remaining &= ~low
-            members.extend(groups[b])
-            free &= ~related
-        merged.append(sorted(members))
-    return merged
 
 
 # --------------------------------------------------------------------------------------------
@@ -326,16 +73,16 @@ def _replicated(view: GraphView, cluster_of: list[str | None], s: PlanSettings, 
     out: set[int] = set()
     for n in view.order:
         i = n.index
-        if cluster_of[i] is None or (n.op not in _VARIABLES and n.op != "Const"):
+        if cluster_of[i] is None or (n.op not in VARIABLE_OPS and n.op != "Const"):
             continue
-        if n.op in _VARIABLES and s.variable_placement == "Host":
+        if n.op in VARIABLE_OPS and s.variable_placement == "Host":
             continue
         targets = sorted({cluster_of[j] for j, _ in cons[i] if cluster_of[j] is not None})
         if len(targets) > 1:
             out.add(i)
             kind = "constant" if n.op == "Const" else "variable"
             part.notes.append(f"{kind} {n.name} is replicated into each GeOp that uses it: {', '.join(targets)}")
-        if n.op in _VARIABLES:
+        if n.op in VARIABLE_OPS:
             for j, pos in cons[i]:
                 d = view.order[j]
                 reads_ref = (d.input_refs is not None and d.input_refs[pos]) or d.input_dtypes[pos] == "resource"
@@ -363,11 +110,12 @@ def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[in
             src_c = cluster_of[j]
             if src_c == dst_c or j in replicated:
                 continue
-            p = order[j]
             src, slot = n.inputs[pos]
             tensor = f"{src}:{slot}"
             dtype = n.input_dtypes[pos]
-            is_ref = p.output_refs is not None and slot < len(p.output_refs) and p.output_refs[slot]
+            # OMSplitter looks at the *destination's* input type: a ref output read through a plain
+            # input (SaveV2 reading a VariableV2) is cast to a value and crosses without complaint
+            is_ref = n.input_refs is not None and n.input_refs[pos]
             if src_c is not None:
                 _record(seen, part, (tensor, None), view, n.name, tensor, src, dtype, "d2h", cache)
                 if is_ref:
@@ -454,6 +202,13 @@ def _cut_off_warning(view: GraphView, cut: list[int], device: list[bool], preds:
             "without_npu_compile_scope.")
 
 
+def _getnexts_kept_apart(view: GraphView, device: list[bool], s: PlanSettings) -> frozenset[int]:
+    """Device GetNexts whose out-edges the adapter does not contract (lazy_recompile + enable_dp)."""
+    if not (s.lazy_recompile and s.enable_data_pre_proc):
+        return frozenset()
+    return frozenset(n.index for n in view.order if n.op == "IteratorGetNext" and device[n.index])
+
+
 # --------------------------------------------------------------------------------------------
 # entry point
 # --------------------------------------------------------------------------------------------
@@ -466,7 +221,8 @@ def partition(view: GraphView, placed: Placement, s: PlanSettings) -> Partition:
     """
     device = placed.device
     preds, succs = view.preds(), view.succs()
-    groups = _group(device, preds, succs, s.mix_compile_mode)
+    kept_apart = _getnexts_kept_apart(view, device, s)
+    groups = group_candidates(device, preds, succs, s.mix_compile_mode or s.lazy_recompile, kept_apart)
     if groups and len(groups[0]) == 1:  # §3.5-3: lone NoOp/Identity are not worth a GeOp
         for g in groups:
             if view.order[g[0]].op in ("NoOp", "Identity"):
@@ -474,9 +230,18 @@ def partition(view: GraphView, placed: Placement, s: PlanSettings) -> Partition:
                 placed.engine[g[0]] = "HOST"
                 placed.reason[g[0]] = "a lone NoOp/Identity is not offloaded when no larger cluster exists"
         groups = [g for g in groups if device[g[0]]]
-    full_offload = not s.mix_compile_mode
-    merged, cut = _merge_unreachable(groups, preds, succs, full_offload)
+    # lazy_recompile merges GeOps "in the new way" of mixed computing: several GeOps, none cut off
+    full_offload = not (s.mix_compile_mode or s.lazy_recompile)
+    merged, cut = merge_unreachable(groups, preds, succs, full_offload)
     part = Partition(clusters=merged, cluster_of=[None] * len(device), subgraphs=[])
+    if s.lazy_recompile and not s.mix_compile_mode and len(merged) > 1:
+        part.notes.append(f"dynamic_input with dynamic_graph_execute_mode='lazy_recompile': the adapter keeps "
+                          f"{len(merged)} GeOps apart, as in mixed computing, instead of keeping only the "
+                          "largest one; no supported op is cut off to the host.")
+    for i in kept_apart:
+        if device[i]:
+            placed.reason[i] += ("; lazy_recompile with enable_data_pre_proc: the adapter never merges a GetNext "
+                                 "with its consumers, so it gets a GeOp of its own")
     if cut:
         cut_nodes = sorted(i for g in cut for i in g)
         for i in cut_nodes:

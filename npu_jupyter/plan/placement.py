@@ -15,12 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 from npu_jupyter.options.grammars import parse_in_out_pair  # one reading of the syntax, shared with the config check
+from npu_jupyter.plan import rewrites
 from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.settings import PlanSettings
 
 _EDGE_KEPT_OFF_DEVICE = frozenset({"string", "resource", "variant"})
-_VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp"})
 _ITERATOR_OPS = frozenset({"Iterator", "IteratorV2"})
 _GETNEXT_OPS = frozenset({"IteratorGetNext", "GetNext"})
 _NEVER_SEEDED = frozenset({"_Arg", "_Retval", "StringJoin"})
@@ -107,6 +108,8 @@ def _seed(n: Node, view: GraphView, lib: Any, s: PlanSettings, memo: dict[str, s
         return False, f"{op} is never offloaded by the adapter"
     if s.enable_data_pre_proc and op in _ITERATOR_OPS | _GETNEXT_OPS | {"AdpGetNext"}:
         return None, ""  # decided as a pair in _seed_data_pre_proc
+    if op == rewrites.UNARY_COMPOSITION:
+        return rewrites.seed_unary_composition(n, lambda t: _declared(t, lib, mix))
     caps = lib.caps(op)
     if caps is not None and not getattr(caps, "declared", True):
         caps = None
@@ -130,7 +133,7 @@ def _seed(n: Node, view: GraphView, lib: Any, s: PlanSettings, memo: dict[str, s
     if mix and _unsupported_resource(n, view):
         return False, ("uses a resource that is not a variable read directly from VarHandleOp "
                        "(iterator, table, captured handle): stays on the host in mixed computing")
-    if s.variable_placement == "Host" and op in _VARIABLE_OPS:
+    if s.variable_placement == "Host" and op in VARIABLE_OPS:
         return False, "variable_placement='Host': variables stay on the host"
     if n.functions and (caps is None or getattr(caps, "kernel", "") == "function_call"):
         return True, f"function call: every op of {', '.join(n.functions)} runs on the device"
@@ -146,6 +149,8 @@ def _device_reason(caps: Any) -> str:
 
 
 def _engine(n: Node, lib: Any) -> str:
+    if n.op == rewrites.UNARY_COMPOSITION:
+        return rewrites.unary_composition_engine(n, lib)
     caps = lib.caps(n.op)
     if caps is None or caps.engine == "HOST":
         return "AI_CORE"  # function calls and consts: compiled into the GeOp
@@ -166,8 +171,27 @@ def _seed_data_pre_proc(view: GraphView, device: list[bool], reason: list[str]) 
                     reason[m.index] = ("iterator + GetNext pair read the device data queue "
                                        "(enable_data_pre_proc): offloaded together")
     for n in view.order:
-        if n.op in _ITERATOR_OPS | _GETNEXT_OPS and not device[n.index]:
-            reason[n.index] = "iterator op not paired with a GetNext: stays on the host"
+        if not device[n.index] and (n.op in _ITERATOR_OPS or n.op in _GETNEXT_OPS):
+            reason[n.index] = _unpaired_reason(n, view)
+
+
+def _unpaired_reason(n: Node, view: GraphView) -> str:
+    """Why enable_data_pre_proc leaves this iterator or GetNext on the host (the adapter's pairing rule).
+
+    The adapter sinks an IteratorGetNext only when it reads an ``Iterator``/``IteratorV2`` (what
+    ``make_initializable_iterator`` and ``Iterator.from_structure`` create), and such an iterator only
+    when it feeds an IteratorGetNext. A GetNext reading a OneShotIterator (``make_one_shot_iterator``)
+    or a captured handle is never a candidate.
+    """
+    if n.op in _ITERATOR_OPS:
+        return (f"{n.op} feeds no IteratorGetNext: enable_data_pre_proc sinks an iterator only together "
+                "with the GetNext that reads it, so it stays on the host")
+    if n.without_npu_compile:
+        return "inside without_npu_compile_scope: runs on the host"
+    src = view.nodes.get(n.inputs[0][0]) if n.inputs else None
+    what = f"the {src.op} {src.name!r}" if src is not None else "an iterator outside this graph"
+    return (f"reads {what}, not an Iterator/IteratorV2: enable_data_pre_proc sinks only a GetNext fed by an "
+            "initializable iterator (make_initializable_iterator / from_structure), so it stays on the host")
 
 
 # --------------------------------------------------------------------------------------------
@@ -416,6 +440,13 @@ def place(view: GraphView, lib: Any, s: PlanSettings) -> Placement:
                 out.in_out_pair = True
                 _place_in_out_pair(view, lib, s, collected, out)
                 return out
+    getnexts = sum(n.op == "IteratorGetNext" for n in view.order)
+    if s.input_shape and s.dynamic_dims and getnexts > 1:
+        out.errors.append(f"dynamic dims func can not support graph with {getnexts} IteratorGetNext node. (input_shape "
+                          "+ dynamic_dims need exactly one GetNext in the run graph; the adapter aborts the process)")
+    if s.iterations_per_loop != 1 and any(n.op == "OneShotIterator" for n in view.order):
+        out.errors.append(f"iterator_per_loop only support 1 when using OneShotIterator (iterations_per_loop is "
+                          f"{s.iterations_per_loop}; the adapter aborts the process: use an initializable iterator)")
     if not s.enable_data_pre_proc and any(
         n.op in _GETNEXT_OPS and "string" in n.output_dtypes for n in view.order
     ):
@@ -441,4 +472,6 @@ def place(view: GraphView, lib: Any, s: PlanSettings) -> Placement:
     for n in view.order:
         if out.device[n.index]:
             out.engine[n.index] = _engine(n, lib)
+            if n.op == rewrites.ACCUMULATE:
+                out.reason[n.index] += f"; {rewrites.accumulate_note(n)}"
     return out

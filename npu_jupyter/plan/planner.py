@@ -46,7 +46,8 @@ def _view(graph: Any, fetches: Any) -> Any:
     The serialized bytes serve twice: as the cache key and to skip scope-attribute tests for keys
     that occur nowhere in the graph.
     """
-    from npu_jupyter.plan.graph import fetch_names, graph_def_of, view_of
+    from npu_jupyter.plan.fetches import fetch_names
+    from npu_jupyter.plan.view import graph_def_of, view_of
 
     graph_def, tf_graph = graph_def_of(graph)
     if tf_graph is None:
@@ -124,13 +125,22 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
             outs = n.output_dtypes
             k = 0 if outs and outs[0] in _FLOAT_NAMES else _first_float_index(outs)  # common case inline
             decided = p.output_dtypes
-            # positional: this loop runs once per op and is a measurable part of the plan time
             ops[n.name] = OpDecision(
-                n.name, n.op, "device" if on_device else "host", engine, reason,
-                outs[k] if k is not None else "",
-                decided[k] if k is not None and k < len(decided) else "",
-                p.reason, clusters[i], list(n.input_names), p.input_dtypes, decided,
-                p.impl_mode, p.policy, list(n.body) if n.body else [],
+                name=n.name,
+                op_type=n.op,
+                placement="device" if on_device else "host",
+                engine=engine,
+                placement_reason=reason,
+                dtype_before=outs[k] if k is not None else "",
+                dtype_after=decided[k] if k is not None and k < len(decided) else "",
+                precision_reason=p.reason,
+                cluster=clusters[i],
+                inputs=list(n.input_names),
+                input_dtypes=p.input_dtypes,
+                output_dtypes=decided,
+                impl_mode=p.impl_mode,
+                policy=p.policy,
+                body_ops=list(n.body) if n.body else [],
             )
     finally:
         if was_enabled:

@@ -29,13 +29,21 @@ _LEGAL = {
     (frozenset({"black"}), frozenset({"gray"})),
     (frozenset({"black"}), frozenset({"white"})),
 }
-# GE dtype names accepted by the customize_dtypes parser (token upper-cased, "DT_" prefixed).
-_GE_DTYPES = {
-    "DT_FLOAT": "float32", "DT_FLOAT16": "float16", "DT_BF16": "bfloat16", "DT_DOUBLE": "float64",
-    "DT_INT8": "int8", "DT_INT16": "int16", "DT_INT32": "int32", "DT_INT64": "int64",
-    "DT_UINT8": "uint8", "DT_UINT16": "uint16", "DT_UINT32": "uint32", "DT_UINT64": "uint64",
-    "DT_BOOL": "bool", "DT_COMPLEX64": "complex64", "DT_COMPLEX128": "complex128",
-}
+
+
+def _ge_dtype_names() -> tuple[dict[str, str], frozenset[str]]:
+    """GE's dtype name table (``ge_dtype_names.json``): names with a TensorFlow dtype, GE-only names.
+
+    Data, not code: the table is GE's, cited in the file, and must be comparable with it line by line.
+    """
+    from importlib import resources
+
+    text = resources.files("npu_jupyter.plan").joinpath("ge_dtype_names.json").read_text(encoding="utf-8")
+    data = json.loads(text)
+    return dict(data["tensorflow"]), frozenset(data["ge_only"])
+
+
+_GE_DTYPES, _GE_ONLY_DTYPES = _ge_dtype_names()
 _MAX_LINE = 1024
 
 
@@ -171,6 +179,12 @@ class DtypeRule:
 
 
 def _dtypes(part: str, findings: FileFindings) -> list[str | None] | None:
+    """The dtypes of one ``InputDtype:``/``OutputDtype:`` list; None (with an error) on a bad token.
+
+    Like the fusion engine: the token is upper-cased, prefixed with ``DT_`` and looked up in GE's
+    name table, so ``float32``, ``FLOAT`` and ``bfloat16`` are all accepted. A name GE accepts but
+    TensorFlow has no dtype for (``int4``, ``hifloat8``) keeps the op's own dtype at that position.
+    """
     out: list[str | None] = []
     for tok in part.split(","):
         tok = tok.strip()
@@ -178,8 +192,14 @@ def _dtypes(part: str, findings: FileFindings) -> list[str | None] | None:
             out.append(None)
             continue
         ge = "DT_" + tok.upper()
+        if ge in _GE_ONLY_DTYPES:
+            findings.warnings.append(f"customize_dtypes: {tok} ({ge}) is a GE dtype with no TensorFlow "
+                                     "equivalent: the planner keeps the op's own dtype there")
+            out.append(None)
+            continue
         if ge not in _GE_DTYPES:
-            findings.errors.append(f"{tok} is an invalid dtype")
+            allowed = ", ".join(sorted({k[3:].lower() for k in _GE_DTYPES} | {k[3:].lower() for k in _GE_ONLY_DTYPES}))
+            findings.errors.append(f"{tok} is an invalid dtype (GE accepts, in any case: {allowed})")
             return None
         out.append(_GE_DTYPES[ge])
     while out and out[-1] is None:

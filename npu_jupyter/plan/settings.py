@@ -37,6 +37,10 @@ class PlanSettings:
     in_out_pair_flag: bool = True
     use_off_line: bool = True
     enable_data_pre_proc: bool = False
+    dynamic_input: bool = False
+    dynamic_graph_execute_mode: str = "dynamic_execute"
+    input_shape: str = ""
+    dynamic_dims: str = ""
     job: str = "localhost"
     precision_mode: str | None = None
     precision_mode_v2: str | None = None
@@ -47,6 +51,13 @@ class PlanSettings:
     optypelist_for_implmode: str | None = None
     op_precision_mode: str | None = None
     soc: str = DEFAULT_SOC
+
+    @property
+    def lazy_recompile(self) -> bool:
+        """dynamic_input with lazy_recompile: the partition pass merges GeOps as in mixed computing
+        and keeps a GetNext's out-edges uncontracted (``is_set_lazy_recompile`` in
+        ``om_partition_subgraphs_pass.cc``). dynamic_execute changes nothing there."""
+        return self.dynamic_input and self.dynamic_graph_execute_mode == "lazy_recompile"
 
 
 def _read(config: Any, key: str) -> Any:
@@ -105,16 +116,17 @@ def read_settings(config: Any, soc: str | None = None) -> PlanSettings:
         if v is not None:
             values[key] = v
     values["soc"] = normalise_soc(soc or _read(config, "soc_config"))
-    for key in ("mix_compile_mode", "in_out_pair_flag", "use_off_line", "enable_data_pre_proc"):
+    for key in ("mix_compile_mode", "in_out_pair_flag", "use_off_line", "enable_data_pre_proc", "dynamic_input"):
         if key in values:
             values[key] = bool(values[key])
     for key in ("iterations_per_loop", "graph_run_mode"):
         if key in values:
             values[key] = int(values[key])
     for key in ("precision_mode", "precision_mode_v2", "modify_mixlist", "customize_dtypes",
-                "op_select_implmode", "optypelist_for_implmode", "op_precision_mode", "in_out_pair"):
+                "op_select_implmode", "optypelist_for_implmode", "op_precision_mode", "in_out_pair",
+                "input_shape", "dynamic_dims"):
         if key in values and values[key] == "":
-            values[key] = None if key != "in_out_pair" else ""
+            values[key] = None if key not in ("in_out_pair", "input_shape", "dynamic_dims") else ""
     return PlanSettings(**{**base.__dict__, **values})
 
 

@@ -44,6 +44,7 @@ import numpy as np
 from tensorflow.python.client.session import Session as _TFSession
 from tensorflow.python.client.session import SessionInterface
 
+from npu_jupyter.ops.variable_ops import VARIABLE_OPS as _STATE_TYPES
 from npu_jupyter.runtime import dump as _dump
 from npu_jupyter.runtime import profile as _profile
 from npu_jupyter.runtime.report import RunReport
@@ -55,7 +56,6 @@ _UNFETCHABLE = {"resource", "variant"}
 # Per-session caches (plans per fetch set, watch lists) are dropped whole past this many entries.
 _CACHE_LIMIT = 256
 _FEED_TYPES = {"Placeholder", "PlaceholderWithDefault", "PlaceholderV2"}
-_STATE_TYPES = {"VariableV2", "Variable", "VarHandleOp"}
 # Reduction-style op types that accumulate with atomic adds on the AI Core (dump_debug_mode atomic_overflow).
 _ATOMIC_TYPES = {
     "Sum", "Mean", "BiasAddGrad", "UnsortedSegmentSum", "ScatterAdd", "ScatterNdAdd",

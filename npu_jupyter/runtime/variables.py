@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-_REF_TYPES = {"VariableV2", "Variable"}
-_RESOURCE_TYPES = {"VarHandleOp"}
+from npu_jupyter.ops.variable_ops import REF_VARIABLE_OPS as _REF_TYPES
+from npu_jupyter.ops.variable_ops import RESOURCE_VARIABLE_OPS as _RESOURCE_TYPES
 
 
 def variable_ops(graph: Any) -> list[Any]:

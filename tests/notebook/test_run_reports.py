@@ -17,7 +17,8 @@ from npu_jupyter.runtime.report import RunReport
 
 
 def _plan(*names: str) -> Plan:
-    return Plan(ops={n: OpDecision(n, "Add", "device", "AI_CORE", "ok", "float32", "float16", "fp16")
+    return Plan(ops={n: OpDecision(name=n, op_type="Add", placement="device", engine="AI_CORE", placement_reason="ok",
+                                      dtype_before="float32", dtype_after="float16", precision_reason="fp16")
                      for n in names})
 
 

@@ -7,7 +7,8 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.plan.graph import build_view, fetch_names  # noqa: E402
+from npu_jupyter.plan.fetches import fetch_names  # noqa: E402
+from npu_jupyter.plan.view import build_view  # noqa: E402
 from npu_jupyter.scope import keep_dtype_scope, without_npu_compile_scope  # noqa: E402
 
 
@@ -62,6 +63,44 @@ def test_fetches_accept_tensor_names_and_tensors():
     g = _small_graph()
     assert fetch_names(["out:0", "^after", g.get_tensor_by_name("mm:0")]) == ["out", "after", "mm"]
     assert set(build_view(g, fetches="mm:0").nodes) == {"mm", "x", "w", "w/read"}
+
+
+def test_fetches_accept_every_structure_session_run_accepts():
+    import collections
+
+    g = _small_graph()
+    pair = collections.namedtuple("Pair", "loss step")
+    with g.as_default():
+        sparse = tf.sparse.from_dense(g.get_tensor_by_name("mm:0"), name="sp")
+    nested = [g.get_operation_by_name("after"), {"a": "out:0", "b": (g.get_tensor_by_name("mm:0"),)},
+              pair(loss="split:1", step=[b"kept_relu"]), sparse]
+    names = fetch_names(nested)
+    assert names[:5] == ["after", "out", "mm", "split", "kept_relu"]
+    assert set(names[5:]) == {sparse.indices.op.name, sparse.values.op.name, sparse.dense_shape.op.name}
+    assert {"after", "out", sparse.indices.op.name} <= set(build_view(g, fetches=nested).nodes)
+
+
+def test_a_resource_variable_fetch_names_the_read_session_run_returns():
+    g = tf.Graph()
+    with g.as_default():
+        v = v1.Variable(1.0, name="v", use_resource=True)
+    names = fetch_names([v])
+    assert names == [v._graph_element.op.name]  # noqa: SLF001 - what Session.run's fetch mapper reads
+    assert names[0] != "v"  # not the bare handle: Session.run returns the value
+
+
+def test_plan_accepts_nested_fetch_lists_like_a_training_script():
+    from npu_jupyter.plan.planner import plan
+
+    g = _small_graph()
+    p = plan(g, fetches=[[g.get_tensor_by_name("out:0"), g.get_operation_by_name("after")], {"m": "mm"}])
+    assert "reset" not in p.ops and {"out", "after", "mm"} <= set(p.ops)
+
+
+@pytest.mark.parametrize("bad", [[["out:0", 3]], {"x": None}, [""]])
+def test_a_malformed_fetch_is_one_clear_error_naming_where_it_is(bad):
+    with pytest.raises(TypeError, match="fetches.* Session.run accepts"):
+        fetch_names(bad)
 
 
 def test_unknown_fetch_is_one_clear_error():
@@ -222,7 +261,7 @@ def test_shuffled_graph_def_gets_the_reference_order_and_edges():
 
 
 def test_scope_attributes_are_read_whether_or_not_the_serialized_bytes_are_given():
-    from npu_jupyter.plan.graph import view_of
+    from npu_jupyter.plan.view import view_of
 
     g = _small_graph()
     gd = g.as_graph_def()

@@ -252,3 +252,70 @@ def test_compute_cut_off_next_to_a_saver_still_warns():
     (warning,) = [w for w in p.warnings if "cut off" in w]
     assert "2 supported ops are cut off" in warning and "cut_exp2" in warning
     assert "save/" not in warning  # the Saver's path ops are left to the note
+
+
+# ---- dynamic inputs (dynamic_input + dynamic_graph_execute_mode) ------------------------------
+
+LAZY = {"dynamic_input": True, "dynamic_graph_execute_mode": "lazy_recompile"}
+
+
+def _dataset_model_with_a_host_gap():
+    """Iterator -> GetNext -> matmul -> host op -> matmul: full offload cuts the tail off."""
+    from npu_jupyter.scope import without_npu_compile_scope
+
+    g = tf.Graph()
+    with g.as_default():
+        ds = tf.data.Dataset.from_tensor_slices(np.ones([16, 8], np.float32)).batch(4, drop_remainder=True)
+        it = v1.data.make_initializable_iterator(ds)
+        x = it.get_next(name="batch")
+        a = tf.nn.relu(tf.matmul(x, tf.ones([8, 8]), name="mm1"), name="relu1")
+        with without_npu_compile_scope():
+            h = tf.add(a, 1.0, name="host_add")
+        tf.reduce_sum(tf.matmul(h, tf.ones([8, 2]), name="mm2"), name="loss")
+    return g
+
+
+def test_lazy_recompile_keeps_several_geops_and_cuts_nothing_off():
+    g = _dataset_model_with_a_host_gap()
+    full = plan(g, fetches=["loss"])
+    lazy = plan(g, LAZY, fetches=["loss"])
+    cut = [n for n, d in full.ops.items() if d.placement_reason == CUT_OFF_REASON]
+    assert {"mm1", "mm2"} & set(cut)  # the full-offload rule without dynamic inputs
+    assert all(lazy.ops[n].placement == "device" for n in cut)
+    assert lazy.ops["mm1"].cluster not in (None, lazy.ops["mm2"].cluster) and lazy.ops["mm2"].cluster
+    assert not any("cut off" in w for w in lazy.warnings), lazy.warnings
+    assert any("lazy_recompile" in n for n in lazy.notes)
+
+
+def test_dynamic_execute_partitions_like_static_shapes():
+    # om_partition_subgraphs_pass.cc reads only lazy_recompile when merging clusters
+    g = _dataset_model_with_a_host_gap()
+    dyn = plan(g, {"dynamic_input": True, "dynamic_graph_execute_mode": "dynamic_execute"}, fetches=["loss"])
+    assert CUT_OFF_REASON in {dyn.ops["mm1"].placement_reason, dyn.ops["mm2"].placement_reason}
+
+
+def test_lazy_recompile_with_data_pre_processing_gives_the_get_next_its_own_geop():
+    g = _dataset_model_with_a_host_gap()
+    p = plan(g, {**LAZY, "enable_data_pre_proc": True}, fetches=["loss"])
+    getnext = p.ops["batch"]
+    assert getnext.placement == "device" and "GeOp of its own" in getnext.placement_reason
+    iterator = next(d for d in p.ops.values() if d.op_type in ("Iterator", "IteratorV2"))
+    assert iterator.cluster == getnext.cluster
+    assert p.ops["mm1"].cluster not in (None, getnext.cluster)
+    plain = plan(g, {"enable_data_pre_proc": True, "mix_compile_mode": True}, fetches=["loss"])
+    assert plain.ops["mm1"].cluster == plain.ops["batch"].cluster  # without lazy_recompile they merge
+
+
+def test_a_ref_variable_read_through_a_plain_input_crosses_without_the_ref_error():
+    # OMSplitter checks the destination's input type: SaveV2 reads w's ref output as a value
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [4, 8], name="x")
+        w = v1.Variable(tf.ones([8, 3]), name="w", use_resource=False)
+        tf.reduce_sum(tf.matmul(x, w), name="loss")
+        saver = v1.train.Saver()
+    for config in (None, MIX):
+        p = plan(g, config, fetches=[saver.saver_def.save_tensor_name])
+        assert p.ops["w"].placement == "device" and p.ops["save/SaveV2"].placement == "host"
+        assert not any(e.startswith("Ref Tensors") for e in p.errors), p.errors
+        assert any(t.tensor == "w:0" and t.direction == "d2h" for t in p.transfers)

@@ -292,6 +292,29 @@ def test_enable_data_pre_proc_offloads_the_iterator_and_get_next_as_a_pair():
     assert all(d.placement == "host" for d in p.ops.values() if d.op_type.endswith("Dataset"))
 
 
+def _one_shot_model():
+    g = tf.Graph()
+    with g.as_default():
+        ds = tf.data.Dataset.from_tensor_slices(np.ones([16, 8], np.float32)).batch(4)
+        x = v1.data.make_one_shot_iterator(ds).get_next(name="batch")
+        tf.reduce_sum(tf.matmul(x, tf.ones([8, 2])), name="loss")
+    return g
+
+
+def test_get_next_of_a_one_shot_iterator_says_the_adapter_pairs_only_initializable_iterators():
+    p = plan(_one_shot_model(), {"enable_data_pre_proc": True}, fetches=["loss"])
+    reason = p.ops["batch"].placement_reason
+    assert p.ops["batch"].placement == "host"
+    assert "reads the OneShotIterator" in reason and "not an Iterator/IteratorV2" in reason
+    assert "not paired with a GetNext" not in reason
+
+
+def test_one_shot_iterator_with_iterations_per_loop_above_one_is_the_adapter_error():
+    p = plan(_one_shot_model(), {"iterations_per_loop": 10}, fetches=["loss"])
+    assert any(e.startswith("iterator_per_loop only support 1 when using OneShotIterator") for e in p.errors)
+    assert not plan(_one_shot_model(), fetches=["loss"]).errors
+
+
 def test_string_dataset_outputs_without_data_pre_processing_get_the_adapter_warning():
     g = tf.Graph()
     with g.as_default():
@@ -324,3 +347,66 @@ def test_host_op_inside_a_v1_while_loop_keeps_the_whole_loop_on_the_host(monkeyp
     assert loop_ops and all(d.placement == "host" for d in loop_ops)
     assert any("while loop" in d.placement_reason for d in loop_ops)
     assert p.ops["after"].placement == "device"
+
+
+# ---- ops rewritten before partitioning (plan.rewrites) ----------------------------------------
+
+
+def _unary_composition(op_names):
+    """x -> _UnaryOpsComposition(op_names) -> Square, as grappler leaves a CPU graph."""
+    from tensorflow.core.framework import attr_value_pb2, graph_pb2, types_pb2
+
+    gd = graph_pb2.GraphDef()
+    x = gd.node.add(name="x", op="Placeholder")
+    x.attr["dtype"].type = types_pb2.DT_FLOAT
+    fused = gd.node.add(name="fused", op="_UnaryOpsComposition", input=["x"])
+    fused.attr["T"].type = types_pb2.DT_FLOAT
+    fused.attr["op_names"].CopyFrom(attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(
+        s=[o.encode() for o in op_names])))
+    sq = gd.node.add(name="out", op="Square", input=["fused"])
+    sq.attr["T"].type = types_pb2.DT_FLOAT
+    return gd
+
+
+def test_fused_unary_chain_is_placed_as_the_ops_the_adapter_splits_it_into():
+    p = plan(_unary_composition(["Relu", "Tanh"]))
+    d = p.ops["fused"]
+    assert d.placement == "device" and d.engine == "AI_CORE"  # the table's own entry says AI CPU
+    assert "splits it back" in d.placement_reason and "Relu, Tanh" in d.placement_reason
+    assert d.body_ops == ["Relu", "Tanh"]
+    assert d.cluster == p.ops["out"].cluster
+
+
+def test_fused_unary_chain_with_an_op_without_device_kernel_names_it():
+    p = plan(_unary_composition(["Relu", "NoSuchUnaryOp"]), MIX)
+    d = p.ops["fused"]
+    assert d.placement == "host" and "NoSuchUnaryOp has no device kernel" in d.placement_reason
+
+
+def test_accumulate_n_reason_says_the_adapter_fuses_the_rewrite_back():
+    from tensorflow.core.framework import graph_pb2, types_pb2
+
+    gd = graph_pb2.GraphDef()
+    for name in ("a", "b"):
+        n = gd.node.add(name=name, op="Placeholder")
+        n.attr["dtype"].type = types_pb2.DT_FLOAT
+    acc = gd.node.add(name="AccumulateNV2", op="AccumulateNV2", input=["a", "b"])
+    acc.attr["T"].type = types_pb2.DT_FLOAT
+    acc.attr["N"].i = 2
+    acc.attr["shape"].shape.unknown_rank = True
+    d = plan(gd).ops["AccumulateNV2"]
+    assert d.placement == "device" and "fuses them back into this one op" in d.placement_reason
+
+
+def test_dynamic_dims_with_two_get_nexts_in_one_run_graph_is_the_adapter_abort():
+    g = tf.Graph()
+    with g.as_default():
+        outs = []
+        for k in range(2):
+            ds = tf.data.Dataset.from_tensor_slices(np.ones([8, 4], np.float32)).batch(2)
+            outs.append(v1.data.make_initializable_iterator(ds).get_next(name=f"batch{k}"))
+        tf.add(outs[0], outs[1], name="both")
+    dims = {"input_shape": "batch0:-1,4", "dynamic_dims": "2;4", "dynamic_node_type": 0}
+    p = plan(g, dims, fetches=["both"])
+    assert any(e.startswith("dynamic dims func can not support graph with 2 IteratorGetNext node.") for e in p.errors)
+    assert not any("IteratorGetNext node" in e for e in plan(g, dims, fetches=["batch0"]).errors)

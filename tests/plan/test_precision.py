@@ -250,6 +250,31 @@ def test_malformed_customize_dtypes_rejects_the_whole_file(conv_net, tmp_path, t
     assert _after(p, "relu") == "float32"
 
 
+@pytest.mark.parametrize(("token", "dtype"), [("float32", "float32"), ("FLOAT", "float32"), ("bfloat16", "bfloat16"),
+                                            ("Float16", "float16"), ("double", "float64")])
+def test_customize_dtypes_accepts_every_name_of_ges_dtype_table(conv_net, tmp_path, token, dtype):
+    # FE looks "DT_" + token.upper() up in GE's kStringTodataTypeMap, which holds DT_FLOAT32 and DT_BFLOAT16
+    rules = _write(tmp_path, "cust.cfg", f"mm::InputDtype:{token},{token},OutputDtype:{token}\n")
+    p = plan(conv_net, {"customize_dtypes": rules, "precision_mode": "force_fp16"})
+    assert not p.errors, p.errors
+    assert _after(p, "mm") == dtype and "customize_dtypes line 1" in p.ops["mm"].precision_reason
+
+
+@pytest.mark.parametrize("token", ["bf16", "undefined", "fp32"])
+def test_customize_dtypes_refuses_names_outside_ges_table(conv_net, tmp_path, token):
+    rules = _write(tmp_path, "cust.cfg", f"mm::OutputDtype:{token}\n")
+    p = plan(conv_net, {"customize_dtypes": rules, "precision_mode": "force_fp16"})
+    assert any(f"{token} is an invalid dtype" in e and "float32" in e for e in p.errors), p.errors
+    assert _after(p, "mm") == "float16"
+
+
+def test_customize_dtypes_keeps_the_op_dtype_for_a_ge_only_dtype(conv_net, tmp_path):
+    rules = _write(tmp_path, "cust.cfg", "mm::OutputDtype:hifloat8\n")
+    p = plan(conv_net, {"customize_dtypes": rules, "precision_mode": "allow_fp32_to_fp16"})
+    assert not p.errors, p.errors
+    assert any("hifloat8" in w and "no TensorFlow equivalent" in w for w in p.warnings), p.warnings
+
+
 def test_unreadable_precision_file_is_an_error(conv_net, tmp_path):
     p = plan(conv_net, {"customize_dtypes": str(tmp_path / "missing.cfg")})
     assert any("customize_dtypes file" in e and "cannot be read" in e for e in p.errors)

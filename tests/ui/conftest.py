@@ -113,10 +113,12 @@ def hostile_plan() -> Any:
 
     evil = f"evil/{HOSTILE_IMG}"
     ops = [
-        OpDecision(evil, HOSTILE_SCRIPT, "device", "AI_CORE", HOSTILE_IMG, "float32", "float16",
-                   HOSTILE_SCRIPT, "GeOp1_0"),
-        OpDecision(HOSTILE_SCRIPT, "MatMul", "host", "HOST", f'<a href="javascript:window.__pwned=3">x</a>',
-                   "float32", "float32", HOSTILE_IMG, None, inputs=[evil]),
+        OpDecision(name=evil, op_type=HOSTILE_SCRIPT, placement="device", engine="AI_CORE",
+                   placement_reason=HOSTILE_IMG, dtype_before="float32", dtype_after="float16",
+                   precision_reason=HOSTILE_SCRIPT, cluster="GeOp1_0"),
+        OpDecision(name=HOSTILE_SCRIPT, op_type="MatMul", placement="host", engine="HOST",
+                   placement_reason=f'<a href="javascript:window.__pwned=3">x</a>', dtype_before="float32",
+                   dtype_after="float32", precision_reason=HOSTILE_IMG, cluster=None, inputs=[evil]),
     ]
     return Plan(
         ops={d.name: d for d in ops},

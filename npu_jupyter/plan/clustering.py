@@ -1,0 +1,269 @@
+"""Clustering device candidates into cycle-free GeOps, and the adapter's merge of unrelated clusters.
+
+The adapter contracts candidate→candidate edges one at a time with a dynamic cycle check (TF
+``GraphCycles``), then, in full offload, keeps only the largest cluster plus clusters mutually
+unreachable from it; in mixed computing it keeps several (ADAPTER-FACTS §3.5).
+
+Doing the same edge by edge in Python is quadratic on large graphs. Instead each node gets a *level*:
+the largest number of host nodes (that have a device ancestor) on any path reaching it. Two adjacent
+candidates with the same level can never be joined by a path through a host node, so merging every
+connected same-level group of candidates is cycle-free, and the whole step is one pass in topological
+order (linear). The level rule can split an edge the adapter would contract (a host node on a
+parallel branch raises one end's level); a repair pass then rejoins such groups when no path through
+anything else connects them, using one bitset per node over groups. Reachability between clusters
+for the final merge step is exact.
+"""
+
+from __future__ import annotations
+
+# --------------------------------------------------------------------------------------------
+# grouping candidates
+# --------------------------------------------------------------------------------------------
+
+
+def _find(parent: list[int], i: int) -> int:
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+def group_candidates(device: list[bool], preds: list[list[int]], succs: list[list[int]], mix: bool,
+           kept_apart: frozenset[int] = frozenset()) -> list[list[int]]:
+    """Cycle-free clusters: connected candidates with equal host-crossing level (one linear pass).
+
+    ``kept_apart`` holds nodes whose out-edges are never contracted (a GetNext under lazy_recompile):
+    they and their consumers end up in different clusters.
+
+    Source candidates (no inputs: consts, variables, random shapes) have level 0 whatever they feed;
+    they join their consumers' cluster instead when that adds no path (all consumers in one cluster),
+    or, in mixed computing, the largest consumer cluster (the adapter copies consts and variables into
+    every GeOp that uses them).
+    """
+    count = len(device)
+    level = [0] * count
+    tainted = [False] * count  # host node with a device ancestor: a path may come back from it
+    parent = list(range(count))
+    for i in range(count):
+        ps = preds[i]
+        if device[i]:
+            lv = 0
+            for p in ps:
+                if device[p]:
+                    if level[p] > lv:
+                        lv = level[p]
+                elif tainted[p] and level[p] + 1 > lv:
+                    lv = level[p] + 1
+            level[i] = lv
+            # i is still its own root here (unions only happen at a node's own step), so its root
+            # is tracked instead of searched for: the same roots, half the _find calls.
+            root = i
+            for p in ps:
+                if device[p] and level[p] == lv and p not in kept_apart:
+                    a = _find(parent, p)
+                    if a != root:
+                        parent[root] = a
+                        root = a
+        else:
+            lv = 0
+            t = False
+            for p in ps:
+                if device[p] or tainted[p]:
+                    t = True
+                    if level[p] > lv:
+                        lv = level[p]
+            level[i] = lv
+            tainted[i] = t
+    sources = [i for i in range(count) if device[i] and not preds[i]]
+    size = [0] * count
+    for i in range(count):
+        if device[i] and preds[i]:
+            size[_find(parent, i)] += 1
+    for i in sources:
+        if i in kept_apart:
+            continue
+        roots = {_find(parent, j) for j in succs[i] if device[j] and preds[j]}
+        if len(roots) == 1 or (mix and roots):
+            target = max(roots, key=lambda r: (size[r], -r))
+            parent[_find(parent, i)] = target
+    groups: dict[int, list[int]] = {}
+    for i in range(count):
+        if device[i]:
+            groups.setdefault(_find(parent, i), []).append(i)
+    return _rejoin(list(groups.values()), device, preds, kept_apart)
+
+
+_REJOIN_PASSES = 8
+# Above this many groups, per-node bitsets would not fit comfortably in memory: groups stay as they
+# are (possibly finer than the adapter's clusters, never cyclic).
+_MAX_BITSET_CLUSTERS = 4096
+
+
+def _rejoin(groups: list[list[int]], device: list[bool], preds: list[list[int]],
+            kept_apart: frozenset[int] = frozenset()) -> list[list[int]]:
+    """Merge groups the level rule split although no path joins them through anything else.
+
+    The level rule splits candidate edge a→b when b is also fed by a host node that has *some* device
+    ancestor, even one unrelated to a. The adapter merges such edges (no cycle arises), so: for each
+    group, collect the groups that reach it through an outside predecessor (bitsets, one topological
+    pass); a→b may merge when a's group is not among them for b's group. Merges in one pass form a
+    matching (each group at most once) so the reachability used stays exact; passes repeat.
+    """
+    count = len(device)
+    for _ in range(_REJOIN_PASSES):
+        k = len(groups)
+        if k < 2 or k > _MAX_BITSET_CLUSTERS:
+            break
+        gid = [-1] * count
+        for c, g in enumerate(groups):
+            for i in g:
+                gid[i] = c
+        cross = [(gid[p], gid[i]) for i in range(count) if gid[i] >= 0
+                 for p in preds[i] if gid[p] >= 0 and gid[p] != gid[i] and p not in kept_apart]
+        if not cross:
+            break
+        up = [0] * count
+        for i in range(count):
+            acc = (1 << gid[i]) if gid[i] >= 0 else 0
+            for p in preds[i]:
+                acc |= up[p]
+            up[i] = acc
+        entering = [0] * k  # groups with a path into group c through a node outside it
+        for i in range(count):
+            c = gid[i]
+            if c < 0:
+                continue
+            for p in preds[i]:
+                d = gid[p]
+                if d != c:
+                    entering[c] |= up[p] & ~(1 << d) if d >= 0 else up[p]
+        parent = list(range(k))
+        touched = bytearray(k)
+        merged_any = False
+        for a, b in cross:
+            if touched[a] or touched[b] or entering[b] >> a & 1:
+                continue
+            touched[a] = touched[b] = 1
+            parent[b] = a
+            merged_any = True
+        if not merged_any:
+            break
+        joined: dict[int, list[int]] = {}
+        for c, g in enumerate(groups):
+            joined.setdefault(parent[c], []).extend(g)
+        groups = [sorted(g) for g in joined.values()]
+    return sorted(groups, key=lambda g: (-len(g), g[0]))
+
+
+class _Reach:
+    """Nodes reachable from / reaching a growing set of clusters; each node is visited once."""
+
+    def __init__(self, preds: list[list[int]], succs: list[list[int]]) -> None:
+        self.preds, self.succs = preds, succs
+        self.fwd = bytearray(len(preds))
+        self.bwd = bytearray(len(preds))
+
+    def add(self, members: list[int]) -> None:
+        for mark, nxt in ((self.fwd, self.succs), (self.bwd, self.preds)):
+            stack = [i for i in members if not mark[i]]
+            for i in stack:
+                mark[i] = 1
+            while stack:
+                i = stack.pop()
+                for j in nxt[i]:
+                    if not mark[j]:
+                        mark[j] = 1
+                        stack.append(j)
+
+    def unrelated(self, members: list[int]) -> bool:
+        fwd, bwd = self.fwd, self.bwd
+        return not any(fwd[i] or bwd[i] for i in members)
+
+
+def merge_unreachable(groups: list[list[int]], preds: list[list[int]], succs: list[list[int]],
+                       full_offload: bool) -> tuple[list[list[int]], list[list[int]]]:
+    """Merge mutually unreachable clusters; full offload returns the rest as cut off."""
+    if not groups:
+        return [], []
+    if full_offload:
+        return _merge_into_largest(groups, preds, succs)
+    return _merge_all(groups, preds), []
+
+
+def _merge_into_largest(groups: list[list[int]], preds: list[list[int]], succs: list[list[int]]
+                        ) -> tuple[list[list[int]], list[list[int]]]:
+    """Full offload: the largest cluster absorbs every cluster unrelated to all it holds (§3.5-4).
+
+    Reachability sets only grow as clusters join, so each node is visited at most once per direction.
+    """
+    reach = _Reach(preds, succs)
+    reach.add(groups[0])
+    members = list(groups[0])
+    cut: list[list[int]] = []
+    for g in groups[1:]:
+        if reach.unrelated(g):
+            reach.add(g)
+            members.extend(g)
+        else:
+            cut.append(g)
+    return [sorted(members)], cut
+
+
+def _merge_all(groups: list[list[int]], preds: list[list[int]]) -> list[list[int]]:
+    """Mixed computing: walking clusters by size, each absorbs those unrelated to it (§3.5-5).
+
+    Which clusters reach which is computed once with one bitset per node (a Python int with one bit
+    per cluster) in topological order, so the merge costs O(edges * clusters / 64) word operations
+    instead of a graph search per cluster. Above ``_MAX_BITSET_CLUSTERS`` clusters are kept as they are.
+    """
+    k = len(groups)
+    if k == 1 or k > _MAX_BITSET_CLUSTERS:
+        return [sorted(g) for g in groups]
+    count = len(preds)
+    own = [0] * count
+    for c, g in enumerate(groups):
+        bit = 1 << c
+        for i in g:
+            own[i] = bit
+    up = [0] * count  # clusters with a path to the node (itself included)
+    for i in range(count):
+        acc = own[i]
+        for p in preds[i]:
+            acc |= up[p]
+        up[i] = acc
+    ancestors = [0] * k  # clusters that reach cluster c
+    for c, g in enumerate(groups):
+        acc = 0
+        for i in g:
+            acc |= up[i]
+        ancestors[c] = acc & ~(1 << c)
+    descendants = [0] * k  # clusters cluster c reaches (transpose of ancestors)
+    for c in range(k):
+        a = ancestors[c]
+        while a:
+            low = a & -a
+            descendants[low.bit_length() - 1] |= 1 << c
+            a ^= low
+    remaining = (1 << k) - 1
+    merged: list[list[int]] = []
+    for a in range(k):
+        if not remaining >> a & 1:
+            continue
+        remaining &= ~(1 << a)
+        held = 1 << a
+        related = ancestors[a] | descendants[a]
+        members = list(groups[a])
+        free = remaining & ~related
+        while free:
+            low = free & -free
+            free ^= low
+            b = low.bit_length() - 1
+            if (ancestors[b] | descendants[b]) & held or related & low:
+                continue
+            held |= low
+            related |= ancestors[b] | descendants[b]
+            remaining &= ~low
+            members.extend(groups[b])
+            free &= ~related
+        merged.append(sorted(members))
+    return merged
