@@ -1,0 +1,57 @@
+"""A ``%%npu`` cell's TF2 code: the traced functions it runs, emulated under the cell's config.
+
+``%%npu`` swaps the cell's ``tf.compat.v1`` sessions (``session_swap``); TF2 code — Keras ``fit``,
+``evaluate``, ``predict`` and ``tf.function`` loops — never makes a session, so the cell also runs
+inside :class:`npu_jupyter.runtime.functions.FunctionEmulation` when the emulator is the backend and
+this TensorFlow supports it. Each function the cell called becomes one report, like a session run.
+On the ``ascend`` backend the real adapter (``npu_device``) runs TF2 code, and nothing is emulated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Iterator, List
+
+
+class CellFunctions:
+    """The cell's function reports (empty when nothing was emulated)."""
+
+    def __init__(self) -> None:
+        self.reports: List[Any] = []
+        self.active = False
+
+
+@contextlib.contextmanager
+def emulated_functions(config: Any, backend: str) -> Iterator[CellFunctions]:
+    """Run the ``with`` block with every traced function emulated under ``config`` (emulator only).
+
+    TensorFlow is not imported here: a cell that never imported it has no functions to emulate.
+    """
+    found = CellFunctions()
+    if "tensorflow" not in sys.modules or not _emulator_backend(backend):
+        yield found
+        return
+    from npu_jupyter.runtime import functions
+
+    if not functions.supported():
+        yield found
+        return
+    emulation = functions.FunctionEmulation(config)
+    found.active = True
+    with emulation:
+        try:
+            yield found
+        finally:
+            found.reports = [r for r in emulation.reports.values() if r.plan is not None and r.steps]
+
+
+def _emulator_backend(backend: str) -> bool:
+    """True when the cell's sessions run on the emulator (the real adapter runs TF2 code itself)."""
+    if backend == "emulator":
+        return True
+    if backend == "ascend":
+        return False
+    from npu_jupyter.runtime.backends import ascend_available
+
+    return not ascend_available()
