@@ -111,9 +111,14 @@ def is_initializer_run(report: Any) -> bool:
     count and a NoOp grouping training updates (``minimize``) or a Saver restore does not: an apply op
     is neither an assignment nor feeds one, and a restore reads a checkpoint (an external input).
     """
+    return is_initializer_plan(report.plan, report.fetches)
+
+
+def is_initializer_plan(plan: Any, fetches: list[str]) -> bool:
+    """:func:`is_initializer_run` for a plan and the names it was run for (also used by profiling)."""
     kinds = _initializer_types()
-    ops = report.plan.ops
-    fetched = [name.split(":")[0] for name in report.fetches]
+    ops = plan.ops
+    fetched = [name.split(":")[0] for name in fetches]
     if not fetched or any(name not in ops or ops[name].op_type not in kinds["group"] for name in fetched):
         return False
     if any(d.op_type in kinds["external_inputs"] for d in ops.values()):

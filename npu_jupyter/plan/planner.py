@@ -79,6 +79,19 @@ def _first_float_index(dtypes: list[str]) -> int | None:
     return 0
 
 
+def _refuse_tf_function(graph: Any) -> None:
+    """A ``tf.function`` holds no graph until traced for argument types: say what to pass instead."""
+    if hasattr(graph, "get_concrete_function") and not hasattr(graph, "as_graph_def") \
+            and not hasattr(graph, "graph"):
+        name = getattr(graph, "__name__", None) or "fn"
+        raise TypeError(
+            f"plan() was given the tf.function {name!r}, which has no graph until it is traced for its "
+            f"argument types: pass {name}.get_concrete_function(...) with example arguments or "
+            f"tf.TensorSpec(shape, dtype) for each, e.g. "
+            f"plan({name}.get_concrete_function(tf.TensorSpec([None, 8], tf.float32)))"
+        )
+
+
 def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None = None) -> Plan:
     """Decide placement, engine, precision and partition for every op of ``graph``.
 
@@ -100,6 +113,7 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
     from npu_jupyter.plan.precision import decide_precision
     from npu_jupyter.plan.settings import checked_config, config_changes, read_settings
 
+    _refuse_tf_function(graph)
     config, config_errors = checked_config(config)
     settings = read_settings(config, soc)
     lib = library_for(settings.soc)

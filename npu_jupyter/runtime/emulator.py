@@ -476,7 +476,7 @@ class EmulatorSession(SessionInterface):
             self._write_dump(report, settings, graph_step, entries, graph=graph)
         if ref_values is not None:
             self._record_drift(report, by_key, ref_values)
-        if settings.profiling:
+        if settings.profiling and _profile.profiles_run(plan, report.fetches, settings.profile_options()):
             self._record_profile(report, settings, plan, meta, step)
         report.extra.pop("_overflow_now", None)
 
