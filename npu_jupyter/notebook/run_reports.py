@@ -25,14 +25,29 @@ from typing import Any
 
 
 def cell_reports(sessions: list[Any]) -> list[Any]:
-    """Every RunReport of the cell's sessions, collapsed per (session, fetches, plan)."""
+    """Every RunReport of the cell's sessions, collapsed per (session, fetches, plan), each with the
+    cost model's estimate of its plan (``npu_jupyter.cost``) for the report to show beside the
+    measured CPU times."""
+    from npu_jupyter.cost.attach import with_estimate
+
     groups: dict[tuple[Any, ...], list[Any]] = {}
+    graphs: dict[tuple[Any, ...], Any] = {}
     plan_keys: dict[int, tuple[Any, ...]] = {}
     for number, session in enumerate(sessions):
         for report in _reports_of(session):
             key = (number, tuple(report.fetches), _plan_key(report.plan, plan_keys))
             groups.setdefault(key, []).append(report)
-    return [collapse(reports) for reports in groups.values()]
+            graphs[key] = _graph_of(session)
+    memo: dict[int, Any] = {}
+    return [with_estimate(collapse(reports), graphs[key], memo) for key, reports in groups.items()]
+
+
+def _graph_of(session: Any) -> Any:
+    """The tf.Graph a session runs (None for a stand-in without one)."""
+    try:
+        return getattr(session, "graph", None)
+    except Exception:  # noqa: BLE001 - a closed or foreign session: no estimate, no failure
+        return None
 
 
 def collapse(reports: list[Any]) -> Any:

@@ -149,6 +149,9 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
     finally:
         if was_enabled:
             gc.enable()
+    from npu_jupyter.plan.approximate import mark_approximate
+
+    mark_approximate(ops, lib, settings.mix_compile_mode)
     mode_word = "mixed computing" if settings.mix_compile_mode else "full offload"
     return Plan(
         ops=ops,
