@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import functools
 import json
+import pkgutil
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 from npu_jupyter.cost.shapes import OpFacts, graph_facts
@@ -116,8 +116,10 @@ class StepCost:
 
 @functools.lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    text = resources.files("npu_jupyter.cost").joinpath("socs.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    data = pkgutil.get_data("npu_jupyter.cost", "socs.json")  # importlib.resources.files is 3.9+
+    if data is None:  # pragma: no cover - a broken install
+        raise FileNotFoundError("npu_jupyter/cost/socs.json is missing from the installed package")
+    return json.loads(data.decode("utf-8"))
 
 
 def soc_figures(soc: str) -> SocFigures:
