@@ -121,9 +121,9 @@ class SweepTable:
                             f"this graph (numbers above are emulated only): {why}</td></tr>")
         caption = html.escape(", ".join(self.fetches))
         legend = html.escape(self.legend())
+        body.append(f"<tr class='npu-sweep-legend'><td colspan='12' style='opacity:.8'>{legend}</td></tr>")
         return f"<table><caption>precision sweep of {caption}</caption><thead><tr>{head}</tr></thead>" \
-               f"<tbody>{''.join(body)}</tbody><tfoot><tr><td colspan='12' style='opacity:.8'>{legend}</td>" \
-               f"</tr></tfoot></table>"
+               f"<tbody>{''.join(body)}</tbody></table>"
 
 
 def _num(x: float | None, spec: str) -> str:
