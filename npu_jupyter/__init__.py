@@ -36,6 +36,7 @@ _LAZY = {
     "load_dump": "npu_jupyter.runtime.dump:load_dump",
     "compare": "npu_jupyter.runtime.compare:compare",
     "sweep": "npu_jupyter.runtime.sweep:sweep",
+    "estimate": "npu_jupyter.cost.roofline:estimate",
     "panel": "npu_jupyter.notebook.panel:panel",
     "current_config": "npu_jupyter.notebook.state:current_config",
     "scope": "npu_jupyter.scope",

@@ -244,7 +244,9 @@ with tf.compat.v1.Session() as sess:
 # The report of a profiled run shows a **bar chart of the costliest ops** (mean time per run, share of
 # the step, op type), the per-op times in its op table, and the paths of the trace and the op summary.
 # The times are those of TensorFlow's CPU kernels running the emulated precisions, not NPU times: use
-# them to compare runs on this machine, not to predict the device.
+# them to compare runs on this machine, not to predict the device. Only the steps you asked about are
+# profiled: the variable-initialisation run is not, so 3 training steps give 3 traces. TensorFlow's own
+# profiler log lines stay out of the cell (`--verbose` shows them).
 
 # %%
 %%npu --profile $OUT/profile
@@ -281,7 +283,9 @@ print("has op slices:", len(slices) > 0, "| dense1 traced:", any(e["name"] == "d
 print("note:", trace["otherData"]["note"])
 
 # %% [markdown]
-# The op summary CSV has the columns of the Ascend profiler's `op_summary`:
+# The op summary CSV has the columns of the Ascend profiler's `op_summary` that a CPU run can fill; the
+# device-only ones (task, stream and model ids, wait time, block dim, formats) are left out rather than
+# filled with constants, and the times say they are CPU times of the emulation:
 
 # %%
 with open(profile_report.op_summary_csv) as f:

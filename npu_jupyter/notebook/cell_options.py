@@ -9,6 +9,7 @@ force_fp16`` also clears a ``precision_mode_v2`` from a lower layer (the adapter
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -23,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _EXCLUSIVE = (("precision_mode", "precision_mode_v2"),)
 
 
-@magic_arguments()
+@magic_arguments(name="%npu")
 @argument("--mix", action="store_true", help="mixed computing on for this cell (mix_compile_mode=True)")
 @argument("--no-mix", action="store_true", help="mixed computing off for this cell (mix_compile_mode=False)")
 @argument("--precision", metavar="MODE",
@@ -36,18 +37,36 @@ _EXCLUSIVE = (("precision_mode", "precision_mode_v2"),)
 @argument("--set", metavar="KEY=VALUE", nargs="+", action="append", default=[],
           help="any other option, typed by the option catalogue (repeatable)")
 @argument("--quiet", action="store_true", help="do not render the run reports after the cell")
+@argument("--verbose", action="store_true",
+          help="let TensorFlow's own C++ log lines (profiler, oneDNN, CUDA probes) into the cell's output")
 def cell_flags(line: str) -> None:
     """%%npu [flags]: run this cell with the session NPU config plus these overrides."""
 
 
+@dataclass
+class CellFlags:
+    """What a ``%%npu`` line asks for: option overrides plus the display switches."""
+
+    overrides: dict[str, Any]
+    quiet: bool = False
+    verbose: bool = False
+
+
 def parse_cell_line(line: str, base: NpuConfig) -> tuple[dict[str, Any], bool]:
-    """Flags of a ``%%npu`` line -> (overrides, quiet). Raises UsageError on anything bad.
+    """Flags of a ``%%npu`` line -> (overrides, quiet); see :func:`parse_cell_flags`."""
+    flags = parse_cell_flags(line, base)
+    return flags.overrides, flags.quiet
+
+
+def parse_cell_flags(line: str, base: NpuConfig) -> CellFlags:
+    """Flags of a ``%%npu`` line -> :class:`CellFlags`. Raises UsageError on anything bad.
 
     ``base`` is the session config snapshot; it is only read (for ``--profile`` to keep existing
     profiling switches).
     """
     usage = "Usage: " + CELL_USAGE
     argv = split(line, usage)  # POSIX quoting: '0|5' and "a b" lose their quotes, as in a shell
+    _reject_unknown_flags(argv, line, usage)
     try:
         args = cell_flags.parser.parse_args(argv)
     except UsageError as err:
@@ -82,20 +101,57 @@ def parse_cell_line(line: str, base: NpuConfig) -> tuple[dict[str, Any], bool]:
     tokens = [token for group in args.set for token in group]
     for key, value in parse_assignments(tokens, usage, "nothing was run").items():
         put(key, value, "--set")
-    return with_exclusions(overrides), bool(args.quiet)
+    return CellFlags(with_exclusions(overrides), bool(args.quiet), bool(args.verbose))
 
 
-CELL_USAGE = (
-    "%%npu [--mix | --no-mix] [--precision MODE] [--dump DIR] [--dump-step STEPS] [--dump-mode MODE] "
-    "[--profile [DIR]] [--set KEY=VALUE ...] [--quiet]"
-)
+def _flag_names() -> list[str]:
+    """Every ``--flag`` of the one parser (the help and the hints are both generated from it)."""
+    return [opt for action in cell_flags.parser._actions for opt in action.option_strings
+            if opt.startswith("--") and opt != "--help"]
+
+
+def cell_usage() -> str:
+    """``%%npu [--mix] [--no-mix] ...``: the usage line argparse writes from the flags."""
+    usage = " ".join(cell_flags.parser.format_usage().split())
+    return "%" + usage[usage.index("%npu"):]
+
+
+def flags_help() -> str:
+    """One indented line (or more) per flag with its metavar and help, generated from the parser."""
+    text = cell_flags.parser.format_help()
+    body = text[text.index("--mix", text.index("\n\n", text.index("%npu"))) - 2:] if "--mix" in text else ""
+    return "\n".join(line.rstrip() for line in body.rstrip().splitlines())
+
+
+CELL_USAGE = cell_usage()
+
+
+def _known_flag(token: str, flags: list[str]) -> bool:
+    """An exact flag, or an abbreviation argparse would accept (a prefix of exactly one flag)."""
+    name = token.split("=")[0]
+    return name in flags or sum(flag.startswith(name) for flag in flags) == 1
+
+
+def _reject_unknown_flags(argv: list[str], line: str, usage: str) -> None:
+    """A misspelt flag is named itself, with its hint, before argparse blames a neighbour.
+
+    argparse reports "argument --dump: expected one argument" for ``--precison force_fp16 --dump`` and
+    only afterwards would notice ``--precison``; the unknown flag is the user's real mistake.
+    """
+    from npu_jupyter.notebook.arguments import suggest
+
+    flags = _flag_names()
+    unknown = [t for t in argv if t.startswith("--") and len(t) > 2 and not _known_flag(t, flags)]
+    if unknown:
+        name = unknown[0].split("=")[0]
+        raise UsageError(f"%%npu {line.strip()}: unknown flag {name}{suggest(name, flags)}; nothing was run.\n{usage}")
 
 
 def _flag_hint(line: str) -> str:
     """`` (did you mean --precision?)`` for a misspelt flag in ``line``."""
     from npu_jupyter.notebook.arguments import suggest
 
-    flags = [opt for action in cell_flags.parser._actions for opt in action.option_strings if opt.startswith("--")]
+    flags = _flag_names()
     for token in line.split():
         if token.startswith("--") and token.split("=")[0] not in flags:
             return suggest(token.split("=")[0], flags)

@@ -39,6 +39,10 @@ class NpuMagics(Magics, Configurable):
     autodisplay = Bool(
         True, help="Render each session run's report after a %%npu cell (--quiet turns it off per cell)."
     ).tag(config=True)
+    verbose = Bool(
+        False, help="Let TensorFlow's C++ log lines (profiler session, oneDNN, CUDA probes) into %%npu cell "
+                    "outputs; --verbose does it for one cell.",
+    ).tag(config=True)
     backend = Enum(
         ["auto", "emulator", "ascend"], default_value="auto",
         help="Backend of the sessions %%npu creates: 'auto' uses the Ascend adapter when npu_bridge "
@@ -85,17 +89,9 @@ class NpuMagics(Magics, Configurable):
 
         Cell magic (this cell only; the session config is not changed)::
 
-          %%npu [--mix | --no-mix] [--precision MODE] [--dump DIR] [--dump-step STEPS]
-                [--dump-mode MODE] [--profile [DIR]] [--set KEY=VALUE ...] [--quiet]
+          {cell_usage}
 
-          --mix / --no-mix      mix_compile_mode on / off
-          --precision MODE      precision_mode, or a precision_mode_v2 value (e.g. mixed_float16)
-          --dump DIR            enable_dump with dump_path DIR
-          --dump-step STEPS     dump_step, e.g. '0|5|10' or '0|3-5|10'
-          --dump-mode MODE      dump_mode: input, output or all
-          --profile [DIR]       profiling_mode on; profiling_options output DIR when given
-          --set KEY=VALUE ...   any other option (repeatable)
-          --quiet               do not render the reports after the cell
+{cell_flags}
 
         Every ``tf.compat.v1.Session`` / ``InteractiveSession`` the cell creates becomes an NPU session
         (``npu_jupyter.session``). Its options are, highest first: the cell's flags, the
@@ -104,8 +100,15 @@ class NpuMagics(Magics, Configurable):
         collapse into one report with a step count). A bad flag or value is reported before the cell
         runs, and then nothing runs and nothing changes.
 
+        A ``--dump DIR`` folder is created when missing, as ``--profile DIR`` creates its own (``%npu set
+        dump_path=...`` keeps the adapter's rule: the folder must exist). TensorFlow's C++ log lines stay
+        out of the cell's output unless ``--verbose`` (or ``%config NpuMagics.verbose = True``). Code in
+        the cell that does not run through a ``tf.compat.v1`` session (eager ops, ``tf.function``, Keras
+        ``fit``) is not affected by the flags, and the cell says so.
+
         Display settings: ``%config NpuMagics.detail = 'full'`` (every op in reports),
-        ``%config NpuMagics.autodisplay = False``, ``%config NpuMagics.backend = 'emulator'``.
+        ``%config NpuMagics.autodisplay = False``, ``%config NpuMagics.backend = 'emulator'``,
+        ``%config NpuMagics.verbose = True``.
         """
         if cell is not None:
             return self._run_cell(line, cell)
@@ -234,23 +237,37 @@ class NpuMagics(Magics, Configurable):
     # -- cell magic --------------------------------------------------------------------------
 
     def _run_cell(self, line: str, cell: str) -> Any:
+        """Parse the flags, then validate and run the cell with TensorFlow's C++ logs kept out."""
+        from npu_jupyter.notebook.cell_options import parse_cell_flags
+        from npu_jupyter.notebook.quiet import quiet_tensorflow
+
+        snapshot = self._config().copy()
+        flags = parse_cell_flags(line, snapshot)
+        # The checks below may import TensorFlow for the first time: its start-up lines are logs too.
+        with quiet_tensorflow(enabled=not (flags.verbose or self.verbose)):
+            return self._run_checked(line, cell, snapshot, flags)
+
+    def _run_checked(self, line: str, cell: str, snapshot: Any, flags: Any) -> Any:
         """Validate everything, then run the cell on one snapshot of the config with sessions swapped."""
-        from npu_jupyter.notebook.cell_options import merged, parse_cell_line
+        from npu_jupyter.notebook.cell_options import merged
         from npu_jupyter.notebook.run_reports import cell_reports
         from npu_jupyter.notebook.session_swap import CellSessions, swapped_sessions
         from npu_jupyter.options.errors import NpuConfigError
 
-        snapshot = self._config().copy()
-        overrides, quiet = parse_cell_line(line, snapshot)
+        overrides = flags.overrides
+        created = None
         try:
             cell_config = merged(snapshot, overrides)
             cell_config.validate()
-            # The run-time checks too (dump_path must be an existing writable directory, profiling
-            # output...), so a typo in --dump fails here rather than halfway through the cell.
+            created = _make_dump_folder(overrides)
+            # The run-time checks too (dump_path must be a writable directory, profiling output...), so a
+            # typo in --dump fails here rather than halfway through the cell.
             from npu_jupyter.runtime.run_settings import read_run_settings
 
             read_run_settings(cell_config)
-        except (NpuConfigError, ValueError) as err:
+        except (NpuConfigError, ValueError, OSError) as err:
+            if created is not None:  # a refused cell leaves no folder behind
+                _remove_empty(created)
             raise UsageError(f"%%npu {line.strip()}: {err}\nThe cell was not run.") from None
         code = self._compile(cell)
         cell_sessions = CellSessions(snapshot, overrides, self.backend)
@@ -261,11 +278,12 @@ class NpuMagics(Magics, Configurable):
             failed = False
         finally:
             # Also when the cell raised: the runs before the error (an overflow, say) often explain it.
-            if self.autodisplay and not quiet:
-                self._show_reports(cell_reports(cell_sessions.sessions), bool(cell_sessions.sessions), failed)
+            if self.autodisplay and not flags.quiet:
+                self._show_reports(cell_reports(cell_sessions.sessions), bool(cell_sessions.sessions), failed,
+                                   line.strip())
         return value
 
-    def _show_reports(self, reports: list[Any], made_sessions: bool, failed: bool) -> None:
+    def _show_reports(self, reports: list[Any], made_sessions: bool, failed: bool, line: str = "") -> None:
         """One rendered report per distinct run, or a line saying why there is none.
 
         The runs a person came for come first; variable-initialiser runs follow as one line, and a
@@ -284,8 +302,7 @@ class NpuMagics(Magics, Configurable):
             display({"text/plain": note, "text/html": f'<div style="opacity:.75">{escape(note)}</div>'}, raw=True)
         if not reports and not failed:
             why = "its sessions ran nothing" if made_sessions else "it created no tf.compat.v1.Session"
-            print(f"%%npu: no report, {why}. For Keras or tf.function code, "
-                  "npu_jupyter.plan(concrete_function) shows the plan.")
+            print(no_effect_message(why, line))
 
     def _compile(self, cell: str) -> tuple[Any, Any]:
         """Compile the cell as IPython would (magics and ``!`` lines inside it work), last
@@ -328,6 +345,44 @@ class NpuMagics(Magics, Configurable):
             print(f"%npu: not valid yet: {problem}")
 
 
+def no_effect_message(why: str, line: str) -> str:
+    """Why a cell has no report, and that its flags changed nothing that ran.
+
+    Eager ops, ``tf.function`` and Keras ``fit`` never go through a ``tf.compat.v1`` session, so a cell
+    of TF2 code under ``--precision force_fp16`` trained in float32: saying only "no report" let a user
+    believe otherwise.
+    """
+    flags = f"its flags ({line})" if line else "the NPU config"
+    return (f"%%npu: no report, {why}. {flags[0].upper()}{flags[1:]} did not affect this cell's code: TensorFlow 2 "
+            "code (eager ops, tf.function, Keras fit) runs on the CPU in its own dtypes, only tf.compat.v1 "
+            "sessions become NPU sessions. For such code, npu_jupyter.plan(fn.get_concrete_function(...)) shows "
+            "what the adapter would decide.")
+
+
+def _make_dump_folder(overrides: dict[str, Any]) -> Any:
+    """Create the cell's dump folder as ``--profile DIR`` creates its own; the created path, or None.
+
+    Only a cell's own ``dump_path`` (``--dump DIR``): the session-wide option keeps the adapter's rule.
+    """
+    from pathlib import Path
+
+    path = overrides.get("dump_path")
+    if not overrides.get("enable_dump") or not path:
+        return None
+    folder = Path(str(path)).expanduser()
+    if folder.exists():
+        return None
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _remove_empty(folder: Any) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
+
+
 class _Rendered:
     """A plan shown at the magics' detail level (``%npu explain``)."""
 
@@ -356,6 +411,18 @@ def _manual() -> str:
     import inspect
 
     return inspect.cleandoc(NpuMagics.npu.__doc__ or "")
+
+
+def _document_cell_flags() -> None:
+    """Write the ``%%npu`` flag list into the magic's doc from the one parser (``%npu?``, ``%npu help``)."""
+    from npu_jupyter.notebook.cell_options import CELL_USAGE, flags_help
+
+    flags = "\n".join("        " + line if line else "" for line in flags_help().splitlines())
+    doc = NpuMagics.npu.__doc__ or ""
+    NpuMagics.npu.__doc__ = doc.replace("{cell_usage}", CELL_USAGE).replace("{cell_flags}", flags)
+
+
+_document_cell_flags()
 
 
 def _options_help() -> str:

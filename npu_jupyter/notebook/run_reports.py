@@ -27,14 +27,29 @@ from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 
 
 def cell_reports(sessions: list[Any]) -> list[Any]:
-    """Every RunReport of the cell's sessions, collapsed per (session, fetches, plan)."""
+    """Every RunReport of the cell's sessions, collapsed per (session, fetches, plan), each with the
+    cost model's estimate of its plan (``npu_jupyter.cost``) for the report to show beside the
+    measured CPU times."""
+    from npu_jupyter.cost.attach import with_estimate
+
     groups: dict[tuple[Any, ...], list[Any]] = {}
+    graphs: dict[tuple[Any, ...], Any] = {}
     plan_keys: dict[int, tuple[Any, ...]] = {}
     for number, session in enumerate(sessions):
         for report in _reports_of(session):
             key = (number, tuple(report.fetches), _plan_key(report.plan, plan_keys))
             groups.setdefault(key, []).append(report)
-    return [collapse(reports) for reports in groups.values()]
+            graphs[key] = _graph_of(session)
+    memo: dict[int, Any] = {}
+    return [with_estimate(collapse(reports), graphs[key], memo) for key, reports in groups.items()]
+
+
+def _graph_of(session: Any) -> Any:
+    """The tf.Graph a session runs (None for a stand-in without one)."""
+    try:
+        return getattr(session, "graph", None)
+    except Exception:  # noqa: BLE001 - a closed or foreign session: no estimate, no failure
+        return None
 
 
 def collapse(reports: list[Any]) -> Any:
@@ -115,9 +130,14 @@ def is_initializer_run(report: Any) -> bool:
     count and a NoOp grouping training updates (``minimize``) or a Saver restore does not: an apply op
     is neither an assignment nor feeds one, and a restore reads a checkpoint (an external input).
     """
+    return is_initializer_plan(report.plan, report.fetches)
+
+
+def is_initializer_plan(plan: Any, fetches: list[str]) -> bool:
+    """:func:`is_initializer_run` for a plan and the names it was run for (also used by profiling)."""
     kinds = _initializer_types()
-    ops = report.plan.ops
-    fetched = [name.split(":")[0] for name in report.fetches]
+    ops = plan.ops
+    fetched = [name.split(":")[0] for name in fetches]
     if not fetched or any(name not in ops or ops[name].op_type not in kinds["group"] for name in fetched):
         return False
     if any(d.op_type in kinds["external_inputs"] for d in ops.values()):

@@ -42,6 +42,7 @@ class OpDecision:
     impl_mode: str | None = None  # op_select_implmode / op_precision_mode result
     policy: str | None = None  # mixed precision list: "white" | "black" | "gray" | None
     body_ops: list[str] = field(default_factory=list)  # op types inside a called function or a fused unary chain
+    approximate: bool = False  # rests on approximate op data (plan/approximate.py)
 
     @property
     def precision_changed(self) -> bool:

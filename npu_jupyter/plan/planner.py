@@ -80,6 +80,31 @@ def _first_float_index(dtypes: list[str]) -> int | None:
     return 0
 
 
+# Plans of real models (tens of thousands of ops) take seconds; smaller ones never show a bar.
+PROGRESS_MIN_OPS = 5000
+
+
+def _stage_progress(ops: int) -> Any:
+    """A notebook progress bar over the planner's stages for large graphs (``npu_jupyter.progress``)."""
+    from npu_jupyter.progress import progress_bar
+
+    enabled = None if ops >= PROGRESS_MIN_OPS else False
+    return progress_bar(3, f"plan of {ops} ops", enabled=enabled)
+
+
+def _refuse_tf_function(graph: Any) -> None:
+    """A ``tf.function`` holds no graph until traced for argument types: say what to pass instead."""
+    if hasattr(graph, "get_concrete_function") and not hasattr(graph, "as_graph_def") \
+            and not hasattr(graph, "graph"):
+        name = getattr(graph, "__name__", None) or "fn"
+        raise TypeError(
+            f"plan() was given the tf.function {name!r}, which has no graph until it is traced for its "
+            f"argument types: pass {name}.get_concrete_function(...) with example arguments or "
+            f"tf.TensorSpec(shape, dtype) for each, e.g. "
+            f"plan({name}.get_concrete_function(tf.TensorSpec([None, 8], tf.float32)))"
+        )
+
+
 def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None = None) -> Plan:
     """Decide placement, engine, precision and partition for every op of ``graph``.
 
@@ -101,6 +126,7 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
     from npu_jupyter.plan.precision import decide_precision
     from npu_jupyter.plan.settings import checked_config, config_changes, read_settings
 
+    _refuse_tf_function(graph)
     config, config_errors = checked_config(config)
     settings = read_settings(config, soc)
     lib = library_for(settings.soc)
@@ -109,9 +135,16 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
     gc.disable()
     try:
         view = _view(graph, fetches)
-        placed = place(view, lib, settings)
-        part = partition(view, placed, settings)
-        prec = decide_precision(view, placed.device, part.cluster_of, lib, settings)
+        with _stage_progress(len(view.order)) as bar:
+            bar.describe("placement")
+            placed = place(view, lib, settings)
+            bar.advance()
+            bar.describe("partition")
+            part = partition(view, placed, settings)
+            bar.advance()
+            bar.describe("precision")
+            prec = decide_precision(view, placed.device, part.cluster_of, lib, settings)
+            bar.advance()
         ops: dict[str, OpDecision] = {}
         device, engines, reasons, clusters = placed.device, placed.engine, placed.reason, part.cluster_of
         for n, p in zip(view.order, prec.ops):
@@ -145,6 +178,9 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
     finally:
         if was_enabled:
             gc.enable()
+    from npu_jupyter.plan.approximate import mark_approximate
+
+    mark_approximate(ops, lib, settings.mix_compile_mode)
     mode_word = "mixed computing" if settings.mix_compile_mode else "full offload"
     return Plan(
         ops=ops,

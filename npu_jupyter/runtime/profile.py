@@ -6,7 +6,14 @@ time reported separately), tag it with the engine the plan chose (AI_CORE / AI_C
 
 * ``trace_step_<n>.json`` — Chrome trace event format (``traceEvents`` with ``ph: "X"``, ``ts``/``dur``
   in microseconds, ``pid``/``tid``), which Perfetto and ``chrome://tracing`` open. One track per engine.
-* ``op_summary_step_<n>.csv`` — the columns Ascend users know from the profiler's op_summary.
+* ``op_summary_step_<n>.csv`` — the op_summary columns Ascend users know that a CPU run can fill
+  (op, type, engine, shapes, dtypes, times labelled as CPU emulation); the device-only columns (task,
+  stream and model ids, wait time, block dim, formats) are left out rather than filled with constants.
+
+Which runs are profiled (:func:`profiles_run`): the steps a user asked about, not every ``session.run``.
+A run that only initialises variables is never traced (an init run plus 3 training steps gives 3
+traces); when ``fp_point``/``bp_point`` name ops, only runs whose plan holds one of them are traced, as
+those points mark the training iteration the adapter's training trace measures.
 
 ``profiling_options`` follows the adapter's JSON (ADAPTER-FACTS §2.2). ``output`` picks the folder;
 ``training_trace`` with ``fp_point``/``bp_point`` adds markers at those ops; the remaining keys
@@ -36,23 +43,20 @@ DEFAULT_OPTIONS = {
     "aic_metrics": "PipeUtilization",
     "msproftx": "off",
 }
+# The op_summary columns the emulator can fill with something it measured or knows. Ascend's Model ID,
+# Task ID, Stream ID, Task Wait Time, Block Dim and Input/Output Formats are left out: a CPU run has no
+# streams, tasks, blocks or device formats, and constants under those names read as measurements.
+# The times are CPU times of the emulated step and the column names say so.
 CSV_COLUMNS = [
-    "Model ID",
-    "Task ID",
-    "Stream ID",
     "Op Name",
     "OP Type",
     "Task Type",
-    "Task Start Time",
-    "Task Duration(us)",
-    "Task Wait Time(us)",
-    "Block Dim",
+    "Task Start Time(us, CPU emulation)",
+    "Task Duration(us, CPU emulation)",
     "Input Shapes",
     "Input Data Types",
-    "Input Formats",
     "Output Shapes",
     "Output Data Types",
-    "Output Formats",
 ]
 _TIDS = {"AI_CORE": 1, "AI_CPU": 2, "HOST": 3}
 
@@ -101,6 +105,17 @@ class StepProfile:
         for t in self.ops:
             out[t.name] = out.get(t.name, 0.0) + t.duration_us
         return out
+
+
+def profiles_run(plan: Plan, fetches: list[str], options: dict[str, Any]) -> bool:
+    """Whether this run is a step the user asked to profile (see the module doc for the rule)."""
+    from npu_jupyter.notebook.run_reports import is_initializer_plan
+
+    if is_initializer_plan(plan, list(fetches)):
+        return False
+    points = [str(options.get(key) or "") for key in ("fp_point", "bp_point")]
+    points = [p for p in points if p]
+    return not points or any(p in plan.ops for p in points)
 
 
 def graph_facts(graph: Any) -> dict[str, tuple[str, list[tuple[str, int, list[int], str]]]]:
@@ -327,26 +342,19 @@ def op_summary_csv(profile: StepProfile, facts: dict[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(CSV_COLUMNS)
-    for task_id, t in enumerate(profile.ops):
+    for t in profile.ops:
         in_shapes, in_types = _input_facts(facts, t.name, shapes)
         writer.writerow(
             [
-                0,
-                task_id,
-                0,
                 t.name,
                 t.op_type,
                 t.engine,
                 f"{t.start_us:.3f}",
                 f"{t.duration_us:.3f}",
-                0,
-                "N/A",
                 _shape_text(in_shapes),
                 ";".join(x.upper() for x in in_types),
-                ";".join("ND" for _ in in_types),
                 _shape_text(t.output_shapes),
                 ";".join(x.upper() for x in t.output_dtypes),
-                ";".join("ND" for _ in t.output_dtypes),
             ]
         )
     return buffer.getvalue()

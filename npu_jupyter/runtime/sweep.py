@@ -1,9 +1,16 @@
-"""``npu_jupyter.sweep``: the same step under several precision modes, one table of time and drift.
+"""``npu_jupyter.sweep``: the same step under several precision modes, one table of cost and drift.
 
 The question after "which ops change precision?" is "what does each mode cost and what does it do to
 my numbers?". A sweep runs the step in an emulator session per mode, each with a float32 reference
-alongside (same weights, same random draws), and reports per mode the mean step time, the number of
-ops whose precision changed, the fetches' drift from float32 and the op that drifted most.
+alongside (same weights, same random draws), and reports per mode:
+
+* the **estimated NPU step time and memory**, each vs float32 (``npu_jupyter.cost``: a roofline over
+  the SoC's published peak rates; an estimate, never a measurement) -- the main columns;
+* the number of ops whose precision changed, the fetches' drift from float32 and the op that drifted
+  most;
+* the **CPU time of the emulation** per step: each mode is warmed up first (``warmup`` runs, untimed),
+  then the median of ``steps`` timed runs. It includes the emulator's rounding casts, so it says
+  nothing about NPU speed; it is shown last and labelled so.
 
 A mode whose plan has errors (``Plan.errors``: e.g. ``allow_fp32_to_bf16`` on an Ascend910, or
 ``must_keep_origin_dtype`` with an op that has no float32 kernel) is one the adapter would refuse to
@@ -15,8 +22,12 @@ from __future__ import annotations
 
 import html
 import math
+import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
+
+CPU_LABEL = "CPU time of the emulation (not NPU time)"
+EST_LABEL = "estimated by the cost model (not measured)"
 
 DEFAULT_MODES = ("force_fp32", "must_keep_origin_dtype", "allow_fp32_to_fp16", "allow_mix_precision", "force_fp16")
 
@@ -26,8 +37,7 @@ class SweepRow:
     """One precision mode's outcome."""
 
     mode: str
-    wall_ms: float
-    vs_first: float
+    wall_ms: float  # median CPU ms per step of the emulation, after warm-up (CPU_LABEL)
     ops_changed: int
     max_abs: float
     max_rel: float
@@ -36,6 +46,12 @@ class SweepRow:
     first_overflow: str | None
     error: str | None = None  # the emulator could not run this mode at all
     plan_errors: list[str] = field(default_factory=list)  # why the adapter would refuse this graph
+    est_step_ms: float | None = None  # estimated NPU ms per step (cost model)
+    est_step_vs_fp32: float | None = None  # est_step_ms / the same step all in float32
+    est_memory_bytes: int | None = None  # estimated activation + weight memory in the decided dtypes
+    est_memory_vs_fp32: float | None = None
+    approximate_ops: int = 0  # decisions resting on approximate op data
+    timed_steps: int = 0  # runs the CPU median is taken over (after warm-up)
 
     @property
     def refused(self) -> bool:
@@ -60,36 +76,70 @@ class SweepTable:
         raise KeyError(f"mode {mode!r} was not swept; swept: {[r.mode for r in self.rows]}")
 
     def __repr__(self) -> str:
-        lines = [f"{'mode':28} {'ms/step':>9} {'vs first':>8} {'changed':>7} {'max_rel':>10} {'cos':>9}  worst op"]
+        lines = [f"{'mode':28} {'est ms/step':>11} {'vs fp32':>7} {'est memory':>11} {'vs fp32':>7} "
+                 f"{'changed':>7} {'max_rel':>10} {'cos':>9} {'CPU ms':>8}  worst op"]
         for r in self.rows:
             if r.error:
                 lines.append(f"{r.mode:28} error: {r.error}")
                 continue
-            lines.append(f"{r.mode:28} {r.wall_ms:9.3f} {r.vs_first:8.2f} {r.ops_changed:7d} "
-                         f"{r.max_rel:10.3g} {r.cosine:9.6f}  {r.worst_op}")
+            lines.append(f"{r.mode:28} {_num(r.est_step_ms, '.4g'):>11} {_ratio(r.est_step_vs_fp32):>7} "
+                         f"{_bytes(r.est_memory_bytes):>11} {_ratio(r.est_memory_vs_fp32):>7} {r.ops_changed:7d} "
+                         f"{r.max_rel:10.3g} {r.cosine:9.6f} {r.wall_ms:8.3f}  {r.worst_op}")
             if r.plan_errors:
                 lines.append(f"{'':28} the adapter would refuse this graph: {'; '.join(r.plan_errors)}")
+        lines.append(self.legend())
         return "\n".join(lines)
 
+    def legend(self) -> str:
+        """What each number is: the labels every view of the table carries."""
+        timed = max((r.timed_steps for r in self.rows), default=0)
+        approx = max((r.approximate_ops for r in self.rows), default=0)
+        text = (f"est ms/step, est memory: {EST_LABEL}, from the plan and published peak rates "
+                f"(docs/cost-model.md); vs fp32: the same estimate with every float tensor in float32. "
+                f"CPU ms: {CPU_LABEL}, median of {timed} step(s) after warm-up, including the emulator's "
+                f"rounding casts.")
+        if approx:
+            text += f" Up to {approx} op decision(s) per mode rest on approximate op data."
+        return text
+
     def _repr_html_(self) -> str:
-        cols = ("mode", "ms/step", "vs first", "ops changed", "max abs", "max rel", "cosine", "worst op",
-                "first overflow")
-        head = "".join(f"<th>{c}</th>" for c in cols)
+        cols = ("mode", "est. NPU ms/step", "vs float32", "est. memory", "vs float32", "ops changed", "max abs",
+                "max rel", "cosine", "worst op", "first overflow", "CPU ms/step (emulation)")
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
         body = []
         for r in self.rows:
             if r.error:
-                body.append(f"<tr><td>{html.escape(r.mode)}</td><td colspan='8'>{html.escape(r.error)}</td></tr>")
+                body.append(f"<tr><td>{html.escape(r.mode)}</td><td colspan='11'>{html.escape(r.error)}</td></tr>")
                 continue
-            cells = (r.mode, f"{r.wall_ms:.3f}", f"{r.vs_first:.2f}×", str(r.ops_changed), _g(r.max_abs),
-                     _g(r.max_rel), _g(r.cosine), r.worst_op, r.first_overflow or "")
+            cells = (r.mode, _num(r.est_step_ms, ".4g"), _ratio(r.est_step_vs_fp32), _bytes(r.est_memory_bytes),
+                     _ratio(r.est_memory_vs_fp32), str(r.ops_changed), _g(r.max_abs), _g(r.max_rel), _g(r.cosine),
+                     r.worst_op, r.first_overflow or "", f"{r.wall_ms:.3f}")
             body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
             if r.plan_errors:
                 why = html.escape("; ".join(r.plan_errors))
-                body.append(f"<tr class='npu-sweep-refused'><td></td><td colspan='8'>the adapter would refuse "
+                body.append(f"<tr class='npu-sweep-refused'><td></td><td colspan='11'>the adapter would refuse "
                             f"this graph (numbers above are emulated only): {why}</td></tr>")
         caption = html.escape(", ".join(self.fetches))
+        legend = html.escape(self.legend())
+        body.append(f"<tr class='npu-sweep-legend'><td colspan='12' style='opacity:.8'>{legend}</td></tr>")
         return f"<table><caption>precision sweep of {caption}</caption><thead><tr>{head}</tr></thead>" \
                f"<tbody>{''.join(body)}</tbody></table>"
+
+
+def _num(x: float | None, spec: str) -> str:
+    return "n/a" if x is None else format(x, spec)
+
+
+def _ratio(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}×"
+
+
+def _bytes(x: int | None) -> str:
+    if x is None:
+        return "n/a"
+    from npu_jupyter.display.html import format_bytes
+
+    return format_bytes(int(x))
 
 
 def _g(x: float) -> str:
@@ -102,10 +152,12 @@ def sweep(
     feeds: dict | Callable[[], dict] | None = None,
     modes: list[str] | tuple[str, ...] = DEFAULT_MODES,
     config: Any = None,
-    steps: int = 1,
+    steps: int = 3,
     init: Any = None,
+    warmup: int = 1,
+    progress: bool | None = None,
 ) -> SweepTable:
-    """Run ``fetches`` for ``steps`` steps under each precision mode and tabulate time and drift.
+    """Run ``fetches`` under each precision mode and tabulate estimated cost, drift and CPU time.
 
     Parameters
     ----------
@@ -120,35 +172,56 @@ def sweep(
     modes : precision_mode values
     config : NpuConfig, optional
         Base options; ``precision_mode`` is replaced per mode (``precision_mode_v2`` is cleared).
+    steps : int
+        Timed runs per mode; the CPU column is their median.
     init : op or name, optional
         Run once before the steps; default: the initializers of the graph's global and local variables.
+    warmup : int
+        Untimed runs per mode before the timed ones (the first run of a session builds its kernels).
+    progress : bool, optional
+        A progress bar over the modes; default: only in a notebook frontend (``npu_jupyter.progress``).
     """
     from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.progress import progress_bar
     from npu_jupyter.runtime.emulator import EmulatorSession
 
+    if steps < 1 or warmup < 0:
+        raise ValueError(f"sweep(): steps must be >= 1 and warmup >= 0, got steps={steps}, warmup={warmup}")
     base = config.copy() if config is not None else NpuConfig()
     rows: list[SweepRow] = []
     fetch_names: list[str] = []
-    for mode in modes:
-        graph, mode_fetches = _graph_for(graph_or_build_fn, fetches)
-        cfg = base.copy(precision_mode=mode, precision_mode_v2=None)
-        with EmulatorSession(cfg, graph, reference=True) as sess:
-            try:
-                _initialize(sess, graph, init)
-                for _ in range(steps):
-                    sess.run(mode_fetches, feeds() if callable(feeds) else feeds)
-            except Exception as exc:  # noqa: BLE001 - one failing mode must not hide the others
-                rows.append(SweepRow(mode, math.nan, math.nan, 0, math.nan, math.nan, math.nan, "", None,
-                                     error=f"{type(exc).__name__}: {exc}"))
-                continue
-            report = sess.last_report
-            fetch_names = report.fetches
-            rows.append(_row(mode, report))
-    first = next((r.wall_ms for r in rows if not r.error), math.nan)
-    for r in rows:
-        if not r.error:
-            r.vs_first = r.wall_ms / first if first else math.nan
+    with progress_bar(len(modes), "precision sweep", enabled=progress) as bar:
+        for mode in modes:
+            bar.describe(mode)
+            graph, mode_fetches = _graph_for(graph_or_build_fn, fetches)
+            cfg = base.copy(precision_mode=mode, precision_mode_v2=None)
+            with EmulatorSession(cfg, graph, reference=True) as sess:
+                try:
+                    _initialize(sess, graph, init)
+                    for _ in range(warmup):
+                        sess.run(mode_fetches, feeds() if callable(feeds) else feeds)
+                    times = [_timed_run(sess, mode_fetches, feeds) for _ in range(steps)]
+                except Exception as exc:  # noqa: BLE001 - one failing mode must not hide the others
+                    rows.append(SweepRow(mode, math.nan, 0, math.nan, math.nan, math.nan, "", None,
+                                         error=f"{type(exc).__name__}: {exc}"))
+                    bar.advance()
+                    continue
+                report = sess.last_report
+                fetch_names = report.fetches
+                rows.append(_row(mode, report, statistics.median(times), graph, len(times)))
+            bar.advance()
     return SweepTable(rows, fetch_names)
+
+
+def _timed_run(sess: Any, fetches: Any, feeds: Any) -> float:
+    """CPU ms of one emulated step as the emulator measured it (its own run, not the reference's)."""
+    before = sess.last_report
+    total = before.extra.get("total_wall_ms", 0.0) if before is not None else 0.0
+    sess.run(fetches, feeds() if callable(feeds) else feeds)
+    after = sess.last_report
+    if after is before:
+        return after.extra.get("total_wall_ms", after.wall_ms * after.steps) - total
+    return after.wall_ms
 
 
 def _graph_for(graph_or_build_fn: Any, fetches: Any) -> tuple[Any, Any]:
@@ -182,7 +255,7 @@ def _initialize(sess: Any, graph: Any, init: Any) -> None:
         sess.run([v.initializer for v in variables])
 
 
-def _row(mode: str, report: Any) -> SweepRow:
+def _row(mode: str, report: Any, wall_ms: float, graph: Any, timed: int) -> SweepRow:
     drift = report.drift
     fetch_ops = [name.split(":")[0] for name in report.fetches]
     fetch_drift = [drift[n] for n in fetch_ops if n in drift]
@@ -191,10 +264,9 @@ def _row(mode: str, report: Any) -> SweepRow:
     cosine = min((d["cos"] for d in fetch_drift), default=1.0)
     worst = max(drift.items(), key=lambda kv: (kv[1]["max_rel"] if not math.isnan(kv[1]["max_rel"]) else math.inf),
                 default=("", {}))[0]
-    return SweepRow(
+    row = SweepRow(
         mode=mode,
-        wall_ms=report.wall_ms,
-        vs_first=1.0,
+        wall_ms=wall_ms,
         ops_changed=report.plan.summary()["precision_changed"],
         max_abs=max_abs,
         max_rel=max_rel,
@@ -202,4 +274,19 @@ def _row(mode: str, report: Any) -> SweepRow:
         worst_op=worst,
         first_overflow=report.first_overflow,
         plan_errors=[str(e) for e in report.plan.errors],
+        approximate_ops=sum(bool(getattr(d, "approximate", False)) for d in report.plan.ops.values()),
+        timed_steps=timed,
     )
+    _add_estimate(row, report.plan, graph)
+    return row
+
+
+def _add_estimate(row: SweepRow, plan: Any, graph: Any) -> None:
+    """The cost model's columns: estimated NPU step time and memory, each vs float32."""
+    from npu_jupyter.cost import estimate
+
+    cost = estimate(plan, graph)
+    row.est_step_ms = cost.step_ms
+    row.est_step_vs_fp32 = cost.step_ratio_fp32
+    row.est_memory_bytes = cost.memory_bytes
+    row.est_memory_vs_fp32 = cost.memory_ratio_fp32

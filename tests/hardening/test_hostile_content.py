@@ -170,8 +170,8 @@ def test_compare_and_sweep_tables_escape_hostile_names(op, slot, mode, title):
     accepted("hostile tables")
     comparison = Comparison([Row(0, op, slot, (2, 2), 0.5, 1.0, 0.2, 0.1, 0.3)], [op], [slot], title=title)
     assert_safe_html(comparison._repr_html_(), [op, slot, title])
-    table = SweepTable([SweepRow(mode, 1.0, 1.0, 2, 0.1, 0.2, 0.99, op, slot),
-                        SweepRow(title, float("nan"), float("nan"), 0, 0, 0, 0, "", None, error=op)], [slot])
+    table = SweepTable([SweepRow(mode, 1.0, 2, 0.1, 0.2, 0.99, op, slot),
+                        SweepRow(title, float("nan"), 0, 0, 0, 0, "", None, error=op)], [slot])
     assert_safe_html(table._repr_html_(), [mode, op, slot, title])
 
 

@@ -140,10 +140,36 @@ def test_last_expression_is_the_cells_value_and_a_cell_without_sessions_says_so(
     assert "created no tf.compat.v1.Session" in cap.stdout
 
 
-def test_a_dump_directory_that_does_not_exist_is_refused_before_the_cell_runs(ip, tmp_path):
-    with pytest.raises(UsageError, match="dump_path must be an existing directory"):
-        ip.run_cell_magic("npu", f"--dump {tmp_path / 'missing'}", "ran = True\n")
+def test_a_dump_folder_is_created_like_a_profile_folder_as_the_readme_example_needs(ip, tmp_path):
+    folder = tmp_path / "new" / "dump"
+    with capture_output():
+        ip.run_cell_magic("npu", f"--dump {folder} --quiet", "ran = True\n")
+    assert ip.user_ns.pop("ran") is True
+    assert folder.is_dir()
+
+
+def test_a_refused_cell_leaves_no_dump_folder_behind(ip, tmp_path):
+    folder = tmp_path / "dump"
+    with pytest.raises(UsageError, match="not run"):
+        ip.run_cell_magic("npu", f"--dump {folder} --dump-step nonsense", "ran = True\n")
     assert "ran" not in ip.user_ns
+    assert not folder.exists()
+
+
+def test_the_session_wide_dump_path_keeps_the_adapters_existing_folder_rule(ip, tmp_path):
+    ip.run_line_magic("npu", f"set enable_dump=true dump_path={tmp_path / 'missing'}")
+    with pytest.raises(UsageError, match="dump_path must be an existing directory"):
+        ip.run_cell_magic("npu", "", "ran = True\n")
+    assert "ran" not in ip.user_ns
+
+
+def test_a_cell_of_tf2_code_says_its_flags_did_not_affect_it(ip):
+    cell = "import tensorflow as tf\nvalue = float(tf.reduce_sum(tf.ones([3])))\n"
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision force_fp16", cell)
+    assert ip.user_ns["value"] == 3.0
+    assert "its flags (--precision force_fp16) did not affect this cell" in cap.stdout.lower()
+    assert "get_concrete_function" in cap.stdout
 
 
 def test_runs_before_an_error_in_the_cell_are_still_reported(ip):

@@ -64,6 +64,32 @@ def test_bad_flags_are_one_usage_error_saying_nothing_ran(line, expected):
     assert "Usage: %%npu" in str(err.value)
 
 
+def test_a_misspelt_flag_gets_the_hint_on_itself_not_on_a_neighbour():
+    with pytest.raises(UsageError) as err:
+        parse_cell_line("--precison force_fp16 --dump", NpuConfig())
+    message = str(err.value)
+    assert "unknown flag --precison (did you mean --precision?)" in message
+    assert "argument --dump" not in message
+
+
+def test_an_abbreviated_flag_argparse_accepts_is_not_called_unknown():
+    overrides, _ = parse_cell_line("--prec force_fp16", NpuConfig())
+    assert overrides["precision_mode"] == "force_fp16"
+
+
+def test_the_usage_and_flag_help_are_generated_from_the_one_parser():
+    from npu_jupyter.notebook.cell_options import CELL_USAGE, _flag_names, cell_flags, flags_help
+
+    help_text = flags_help()
+    for action in cell_flags.parser._actions:
+        for flag in action.option_strings:
+            if flag != "--help":
+                assert flag in CELL_USAGE and flag in help_text
+                assert action.help.split()[0] in help_text
+    assert CELL_USAGE.startswith("%%npu ")
+    assert "--verbose" in _flag_names()
+
+
 def test_layers_apply_lowest_first_without_touching_the_base():
     base = NpuConfig(precision_mode="force_fp32", mix_compile_mode=True)
     user = with_exclusions({"precision_mode_v2": "fp16"})

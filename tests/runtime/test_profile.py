@@ -59,7 +59,47 @@ def test_op_summary_has_ascend_columns_and_user_op_names_without_casts(tf, hand,
     assert mm["OP Type"] == "MatMul" and mm["Task Type"] == "AI_CORE"
     assert mm["Input Shapes"] == "4,8;8,8"
     assert mm["Output Shapes"] == "4,8" and mm["Output Data Types"] == "FLOAT16"
-    assert float(mm["Task Duration(us)"]) > 0
+    assert float(mm["Task Duration(us, CPU emulation)"]) > 0
+
+
+def test_op_summary_writes_no_device_columns_it_cannot_measure(tf, hand, tmp_path):
+    report = _profiled(tf, hand, tmp_path)
+    with open(report.op_summary_csv, newline="") as handle:
+        header = next(csv.reader(handle))
+    for device_only in ("Model ID", "Task ID", "Stream ID", "Task Wait Time(us)", "Block Dim", "Input Formats",
+                        "Output Formats", "Task Duration(us)"):
+        assert device_only not in header
+    assert all("CPU emulation" in h for h in header if "Time" in h or "Duration" in h)
+
+
+def test_only_the_steps_asked_for_are_profiled_not_variable_initialisation(tf, tmp_path):
+    g = tf.Graph()
+    with g.as_default():
+        w = tf.compat.v1.get_variable("w", [3], initializer=tf.compat.v1.ones_initializer())
+        loss = tf.reduce_sum(w * 2.0, name="loss")
+        train = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+        init = tf.compat.v1.global_variables_initializer()
+    cfg = NpuConfig(profiling_mode=True, profiling_options=json.dumps({"output": str(tmp_path)}))
+    with EmulatorSession(cfg, g) as sess:
+        sess.run(init)
+        for _ in range(3):
+            sess.run(train)
+    assert len(list(tmp_path.glob("trace_step_*.json"))) == 3
+
+
+def test_fp_and_bp_points_limit_profiling_to_runs_holding_them(tf, tmp_path):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        tf.reduce_sum(x * 2.0, name="step_out")
+        tf.reduce_max(x, name="metric")
+    opts = {"output": str(tmp_path), "training_trace": "on", "fp_point": "step_out", "bp_point": ""}
+    cfg = NpuConfig(profiling_mode=True, profiling_options=json.dumps(opts))
+    feed = {"x:0": np.ones(2, np.float32)}
+    with EmulatorSession(cfg, g) as sess:
+        sess.run("metric:0", feed)
+        sess.run("step_out:0", feed)
+    assert len(list(tmp_path.glob("trace_step_*.json"))) == 1
 
 
 def test_report_holds_mean_per_op_times(tf, hand, tmp_path):

@@ -30,7 +30,47 @@ def test_sweep_reports_time_and_drift_per_mode():
     assert keep.error is None and keep.ops_changed == 0 and keep.max_abs == 0.0
     assert fp16.ops_changed > 0 and fp16.max_rel > 0 and fp16.cosine == pytest.approx(1.0, abs=1e-3)
     assert all(r["wall_ms"] > 0 for r in records)
-    assert keep.vs_first == 1.0
+    assert all(r["timed_steps"] == 2 for r in records)
+
+
+def test_cpu_times_exclude_the_warm_up_and_are_the_median_of_the_timed_steps(monkeypatch):
+    """The first run of a session carries the warm-up; it must not land in any mode's number."""
+    from npu_jupyter.runtime import sweep as sweep_module
+
+    seen = []
+    real = sweep_module._timed_run
+
+    def spy(sess, fetches, feeds):
+        value = real(sess, fetches, feeds)
+        seen.append((sess.last_report.steps, value))
+        return value
+
+    monkeypatch.setattr(sweep_module, "_timed_run", spy)
+    monkeypatch.setattr(sweep_module.statistics, "median", lambda xs: max(xs) + 1000.0)
+    table = sweep(_build, feeds=FEEDS, modes=["force_fp16"], steps=3, warmup=2)
+    # every timed run came after the initializer and two warm-up runs of the same fetches
+    assert [steps for steps, _ in seen] == [3, 4, 5]
+    assert table["force_fp16"].wall_ms == max(v for _, v in seen) + 1000.0
+    assert table["force_fp16"].timed_steps == 3
+
+
+def test_every_view_labels_cpu_time_as_emulation_and_leads_with_the_estimate():
+    table = sweep(_build, feeds=FEEDS, modes=["must_keep_origin_dtype", "force_fp16"], steps=1)
+    text, page = repr(table), table._repr_html_()
+    for view in (text, page):
+        assert "CPU time of the emulation (not NPU time)" in view
+        assert "estimated by the cost model (not measured)" in view
+        assert "vs first" not in view
+    assert page.index("est. NPU ms/step") < page.index("CPU ms/step (emulation)")
+    fp16, keep = table["force_fp16"], table["must_keep_origin_dtype"]
+    assert fp16.est_step_ms is not None and fp16.est_step_ms > 0
+    assert fp16.est_memory_vs_fp32 < 1.0 and keep.est_memory_vs_fp32 == pytest.approx(1.0)
+    assert fp16.est_step_ms <= keep.est_step_ms
+
+
+def test_bad_step_counts_are_one_clear_error():
+    with pytest.raises(ValueError, match="steps must be >= 1"):
+        sweep(_build, feeds=FEEDS, modes=["force_fp16"], steps=0)
 
 
 def test_sweep_of_an_existing_graph_and_html_is_escaped(tf):

@@ -1,0 +1,301 @@
+"""Roofline estimate of a plan on the device: per-op AI Core / AI CPU time, transfers, memory.
+
+Every figure is an estimate from published peak rates (``socs.json``), never a measurement:
+
+* an AI Core op takes ``max(FLOPs / peak rate of its unit in its dtype, bytes / HBM bandwidth)``
+  plus a fixed launch cost; matrix ops (``cube_ops``) use the cube's rate for their dtype, other ops
+  the vector unit's (a dtype the cube has no mode for falls back to the vector rate);
+* an AI CPU op takes ``FLOPs / AI CPU rate + bytes / HBM bandwidth`` plus its launch cost;
+* a host op costs the device nothing, but each host<->device transfer of the plan costs
+  ``bytes / PCIe bandwidth`` plus a fixed latency;
+* plumbing ops (``free_ops``: constants, identities, reshapes, variables) cost nothing;
+* the step is the sum (one stream, no overlap), and memory is the sum of every device op's outputs in
+  its decided dtype (activations, no buffer reuse: an upper bound) plus variables and constants
+  (weights).
+
+Each is computed twice: as decided, and with every float tensor in float32, which gives the
+"vs float32" ratios the reports and the sweep show.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Any
+
+from npu_jupyter.cost.shapes import OpFacts, graph_facts
+
+BASIS = "estimated by the cost model (roofline over published peak rates, not measured)"
+_SIZES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
+          "int32": 4, "int64": 8, "bool": 1, "uint16": 2, "uint32": 4, "uint64": 8, "complex64": 8,
+          "complex128": 16}
+_FLOATS = frozenset({"float16", "bfloat16", "float32"})
+
+
+@dataclass(frozen=True)
+class SocFigures:
+    """Peak rates and fixed costs of one SoC (``socs.json``), with where each figure comes from."""
+
+    name: str
+    cube_tflops: dict[str, float]
+    vector_tflops: dict[str, float]
+    hbm_gbps: float
+    pcie_gbps: float
+    aicore_launch_us: float
+    aicpu_gflops: float
+    aicpu_launch_us: float
+    transfer_latency_us: float
+    approximate: bool
+    sources: dict[str, str]
+
+
+@dataclass
+class OpCost:
+    """One op's estimate: unit, compute dtype, FLOPs, bytes moved and time (µs), as decided and in float32."""
+
+    name: str
+    unit: str  # "cube" | "vector" | "aicpu" | "host" | "free"
+    dtype: str
+    flops: float
+    bytes: int
+    est_us: float
+    fp32_us: float
+    bound: str  # "compute" | "memory" | "launch" | ""
+
+
+@dataclass
+class StepCost:
+    """A step's estimate: per-op costs, transfers, totals and their float32 counterparts."""
+
+    soc: str
+    ops: dict[str, OpCost] = field(default_factory=dict)
+    transfer_us: float = 0.0
+    step_ms: float = 0.0
+    fp32_step_ms: float = 0.0
+    activation_bytes: int = 0
+    weight_bytes: int = 0
+    fp32_memory_bytes: int = 0
+    guessed_shapes: int = 0  # ops with a dimension unknown before the run (counted at ``unknown_dim``)
+    unknown_transfers: int = 0  # transfers of unknown size (not counted)
+    approximate_figures: bool = False
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.activation_bytes + self.weight_bytes
+
+    @property
+    def step_ratio_fp32(self) -> float | None:
+        return self.step_ms / self.fp32_step_ms if self.fp32_step_ms else None
+
+    @property
+    def memory_ratio_fp32(self) -> float | None:
+        return self.memory_bytes / self.fp32_memory_bytes if self.fp32_memory_bytes else None
+
+    @property
+    def basis(self) -> str:
+        notes = [BASIS, f"{self.soc} figures from socs.json (see docs/cost-model.md)"]
+        if self.approximate_figures:
+            notes.append(f"the {self.soc} figures are from secondary sources or assumed")
+        if self.guessed_shapes:
+            notes.append(f"{self.guessed_shapes} ops had a dimension unknown before the run, counted as 1")
+        if self.unknown_transfers:
+            notes.append(f"{self.unknown_transfers} transfers of unknown size are not counted")
+        return "; ".join(notes)
+
+    def payload(self) -> dict[str, Any]:
+        """The ``cost_model`` block of the report payload (docs/report-schema.md)."""
+        return {"step_ms": self.step_ms, "memory_bytes": self.memory_bytes, "step_ratio_fp32": self.step_ratio_fp32,
+                "memory_ratio_fp32": self.memory_ratio_fp32, "basis": self.basis}
+
+    def est_us(self) -> dict[str, float]:
+        """Estimated µs per op that costs anything (the payload's per-op ``est_us``)."""
+        return {name: c.est_us for name, c in self.ops.items() if c.unit not in ("free", "host")}
+
+
+@functools.lru_cache(maxsize=1)
+def _data() -> dict[str, Any]:
+    data = pkgutil.get_data("npu_jupyter.cost", "socs.json")  # importlib.resources.files is 3.9+
+    if data is None:  # pragma: no cover - a broken install
+        raise FileNotFoundError("npu_jupyter/cost/socs.json is missing from the installed package")
+    return json.loads(data.decode("utf-8"))
+
+
+def soc_figures(soc: str) -> SocFigures:
+    """The figures of ``soc`` (any spelling the op tables accept: Ascend910A, Ascend910B3, ...)."""
+    from npu_jupyter.ops.library import SUPPORTED_SOCS, resolve_soc
+
+    name = SUPPORTED_SOCS[resolve_soc(soc)][0]
+    row = _data()[name]
+    return SocFigures(name, dict(row["cube_tflops"]), dict(row["vector_tflops"]), float(row["hbm_gbps"]),
+                      float(row["pcie_gbps"]), float(row["aicore_launch_us"]), float(row["aicpu_gflops"]),
+                      float(row["aicpu_launch_us"]), float(row["transfer_latency_us"]),
+                      bool(row.get("approximate", False)), dict(row["sources"]))
+
+
+def estimate(plan: Any, graph: Any, *, unknown_dim: int = 1, facts: dict[str, OpFacts] | None = None) -> StepCost:
+    """The estimated device cost of one step of ``plan`` (whose ops are ``graph``'s)."""
+    figures = soc_figures(plan.soc)
+    facts = facts if facts is not None else graph_facts(graph, unknown_dim)
+    cost = StepCost(soc=figures.name, approximate_figures=figures.approximate)
+    total_us = fp32_us = 0.0
+    fp32_bytes = 0
+    variables = frozenset(_data()["variable_ops"])
+    for name, decision in plan.ops.items():
+        fact = facts.get(name)
+        if fact is None:
+            continue
+        cost.guessed_shapes += fact.guessed
+        op_cost = _op_cost(decision, fact, facts, plan.ops, figures)
+        cost.ops[name] = op_cost
+        total_us += op_cost.est_us
+        fp32_us += op_cost.fp32_us
+        if decision.engine == "HOST":
+            continue
+        if decision.op_type in variables and fact.variable_shape is not None:
+            size = _elements(fact.variable_shape) * _size(fact.variable_dtype)
+            cost.weight_bytes += size
+            fp32_bytes += _elements(fact.variable_shape) * _size(_as_fp32(fact.variable_dtype))
+            continue
+        dtypes = _output_dtypes(decision, fact)
+        decided = _tensor_bytes(fact.outputs, dtypes)
+        if decision.op_type == "Const":
+            cost.weight_bytes += decided
+        else:
+            cost.activation_bytes += decided
+        fp32_bytes += _tensor_bytes(fact.outputs, [_as_fp32(d) for d in dtypes])
+    for transfer in plan.transfers:
+        if transfer.bytes is None:
+            cost.unknown_transfers += 1
+            continue
+        moved = transfer.bytes / (figures.pcie_gbps * 1e3) + figures.transfer_latency_us
+        cost.transfer_us += moved
+        fp32_us += transfer.bytes * _widen(transfer.dtype) / (figures.pcie_gbps * 1e3) + figures.transfer_latency_us
+    cost.step_ms = (total_us + cost.transfer_us) / 1e3
+    cost.fp32_step_ms = fp32_us / 1e3
+    cost.fp32_memory_bytes = fp32_bytes
+    return cost
+
+
+def _op_cost(decision: Any, fact: OpFacts, facts: dict[str, OpFacts], ops: dict[str, Any],
+             figures: SocFigures) -> OpCost:
+    """Roofline time of one op as decided and in float32."""
+    data = _data()
+    op_type = decision.op_type
+    if decision.engine == "HOST" or op_type in data["free_ops"]:
+        unit = "host" if decision.engine == "HOST" else "free"
+        return OpCost(decision.name, unit, decision.dtype_after, 0.0, 0, 0.0, 0.0, "")
+    in_shapes = [_input_shape(facts, src, slot) for src, slot in fact.inputs]
+    in_dtypes = _input_dtypes(decision, fact, facts, ops)
+    out_dtypes = _output_dtypes(decision, fact)
+    flops = _flops(op_type, fact, in_shapes)
+    moved = _tensor_bytes(in_shapes, in_dtypes) + _tensor_bytes(fact.outputs, out_dtypes)
+    moved32 = _tensor_bytes(in_shapes, [_as_fp32(d) for d in in_dtypes]) + \
+        _tensor_bytes(fact.outputs, [_as_fp32(d) for d in out_dtypes])
+    dtype = next((d for d in in_dtypes if d in _FLOATS), None) or decision.dtype_after or "float32"
+    if decision.engine == "AI_CPU":
+        fixed = figures.aicpu_launch_us
+        us = flops / (figures.aicpu_gflops * 1e3) + moved / (figures.hbm_gbps * 1e3) + fixed
+        us32 = flops / (figures.aicpu_gflops * 1e3) + moved32 / (figures.hbm_gbps * 1e3) + fixed
+        return OpCost(decision.name, "aicpu", dtype, flops, moved, us, us32, "compute")
+    cube = op_type in data["cube_ops"]
+    unit = "cube" if cube and dtype in figures.cube_tflops else "vector"
+    us, bound = _roofline(flops, moved, _rate(figures, cube, dtype), figures)
+    us32, _ = _roofline(flops, moved32, _rate(figures, cube, _as_fp32(dtype)), figures)
+    return OpCost(decision.name, unit, dtype, flops, moved, us, us32, bound)
+
+
+def _rate(figures: SocFigures, cube: bool, dtype: str) -> float:
+    """Peak TFLOPS for an op: the cube's for matrix ops in a dtype it has, else the vector unit's."""
+    if cube and dtype in figures.cube_tflops:
+        return figures.cube_tflops[dtype]
+    return figures.vector_tflops.get(dtype, figures.vector_tflops["float32"])
+
+
+def _roofline(flops: float, moved: int, tflops: float, figures: SocFigures) -> tuple[float, str]:
+    compute = flops / (tflops * 1e6)
+    memory = moved / (figures.hbm_gbps * 1e3)
+    body = max(compute, memory)
+    if body < figures.aicore_launch_us * 0.1:
+        bound = "launch"
+    else:
+        bound = "compute" if compute >= memory else "memory"
+    return body + figures.aicore_launch_us, bound
+
+
+def _flops(op_type: str, fact: OpFacts, in_shapes: list[list[int]]) -> float:
+    """Floating-point operations of one op from its shapes (multiply-add = 2)."""
+    out = _elements(fact.outputs[0]) if fact.outputs else 0
+    if op_type == "MatMul" and in_shapes and len(in_shapes[0]) == 2:
+        k = in_shapes[0][0] if fact.flags.get("transpose_a") else in_shapes[0][1]
+        return 2.0 * out * k
+    if op_type.startswith("BatchMatMul") and in_shapes and len(in_shapes[0]) >= 2:
+        k = in_shapes[0][-2] if fact.flags.get("adj_x") else in_shapes[0][-1]
+        return 2.0 * out * k
+    if op_type in ("Conv2D", "Conv3D") and len(in_shapes) > 1 and in_shapes[1]:
+        return 2.0 * out * _elements(in_shapes[1][:-1])  # kh*kw*cin per output element
+    if op_type in ("Conv2DBackpropInput", "Conv3DBackpropInputV2") and len(in_shapes) > 2:
+        return 2.0 * _elements(in_shapes[2]) * _elements(in_shapes[1][:-1])
+    if op_type in ("Conv2DBackpropFilter", "Conv3DBackpropFilterV2") and len(in_shapes) > 2 and fact.outputs:
+        return 2.0 * _elements(in_shapes[2]) * _elements(fact.outputs[0][:-1])
+    if op_type.startswith("DepthwiseConv2dNative") and len(in_shapes) > 1:
+        kernel = in_shapes[1] if op_type == "DepthwiseConv2dNative" else (fact.outputs[0] if op_type.endswith(
+            "Filter") else in_shapes[1])
+        grad = out if op_type == "DepthwiseConv2dNative" else _elements(in_shapes[-1])
+        return 2.0 * grad * _elements(kernel[:2]) if len(kernel) >= 2 else 2.0 * grad
+    factors = _data()["flops_per_element"]
+    widest = max([out] + [_elements(s) for s in in_shapes])
+    return float(factors.get(op_type, factors["_default"])) * widest
+
+
+def _input_shape(facts: dict[str, OpFacts], src: str, slot: int) -> list[int]:
+    producer = facts.get(src)
+    if producer is None or slot >= len(producer.outputs):
+        return []
+    return producer.outputs[slot]
+
+
+def _input_dtypes(decision: Any, fact: OpFacts, facts: dict[str, OpFacts], ops: dict[str, Any]) -> list[str]:
+    """Decided dtype of each data input (the plan's ``input_dtypes``, else the producer's output)."""
+    decided = list(decision.input_dtypes or [])
+    out = []
+    for k, (src, slot) in enumerate(fact.inputs):
+        if k < len(decided) and decided[k]:
+            out.append(decided[k])
+            continue
+        producer = ops.get(src)
+        dtypes = list(producer.output_dtypes or []) if producer is not None else []
+        out.append(dtypes[slot] if slot < len(dtypes) else "float32")
+    return out
+
+
+def _output_dtypes(decision: Any, fact: OpFacts) -> list[str]:
+    dtypes = list(decision.output_dtypes or [])
+    return [dtypes[k] if k < len(dtypes) and dtypes[k] else (decision.dtype_after or "float32")
+            for k in range(len(fact.outputs))]
+
+
+def _elements(shape: list[int]) -> int:
+    count = 1
+    for dim in shape:
+        count *= max(int(dim), 0)
+    return count
+
+
+def _size(dtype: str) -> int:
+    return _SIZES.get(dtype.replace("_ref", ""), 4)
+
+
+def _as_fp32(dtype: str) -> str:
+    base = dtype.replace("_ref", "")
+    return "float32" if base in _FLOATS else base
+
+
+def _widen(dtype: str) -> float:
+    """Bytes factor of a tensor of ``dtype`` if it were float32 instead."""
+    return _size(_as_fp32(dtype)) / _size(dtype)
+
+
+def _tensor_bytes(shapes: list[list[int]], dtypes: list[str]) -> int:
+    return sum(_elements(s) * _size(d) for s, d in zip(shapes, dtypes) if d not in ("resource", "variant", "string"))

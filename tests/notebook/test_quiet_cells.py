@@ -1,0 +1,101 @@
+"""%%npu cells keep TensorFlow's C++ logs out of their output and profile only the asked-for steps.
+
+The end-to-end check runs in a fresh interpreter without ``TF_CPP_MIN_LOG_LEVEL``, as a new kernel
+would, because TensorFlow reads its log level once per process.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from npu_jupyter.notebook.quiet import quiet_tensorflow
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = r'''
+import sys
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+ip = InteractiveShell.instance()
+ip.run_line_magic("load_ext", "npu_jupyter")
+cell = """
+import numpy as np
+import tensorflow as tf
+g = tf.Graph()
+with g.as_default():
+    x = tf.compat.v1.placeholder(tf.float32, [4, 8], name="x")
+    w = tf.compat.v1.get_variable("w", [8, 3])
+    loss = tf.reduce_sum(tf.nn.relu(tf.matmul(x, w, name="mm")), name="loss")
+    train = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+    init = tf.compat.v1.global_variables_initializer()
+with tf.compat.v1.Session(graph=g) as sess:
+    sess.run(init)
+    for _ in range(3):
+        sess.run(train, {x: np.ones((4, 8), np.float32)})
+"""
+with capture_output() as cap:
+    ip.run_cell_magic("npu", " ".join(sys.argv[1:]), cell)
+print("OUTPUTS", len(cap.outputs))
+'''
+
+LOG_MARKERS = ("profiler_session.cc", "cuInit", "oneDNN", "cudart_stub", "cpu_feature_guard")
+
+
+def _run_profiled_cell(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT, "--profile", str(tmp_path / "prof"), *flags],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )
+
+
+@pytest.mark.slow
+def test_a_profiled_cell_over_an_init_run_and_three_steps_shows_no_tf_log_lines_and_writes_three_traces(tmp_path):
+    pytest.importorskip("tensorflow")
+    done = _run_profiled_cell(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "OUTPUTS" in done.stdout
+    assert not [m for m in LOG_MARKERS if m in done.stderr], done.stderr
+    traces = sorted(p.name for p in (tmp_path / "prof").glob("trace_step_*.json"))
+    assert len(traces) == 3, traces
+    # --verbose lets them through: the check above is not vacuous on this machine
+    loud = _run_profiled_cell(tmp_path, "--verbose")
+    assert loud.returncode == 0, loud.stderr
+    assert any(m in loud.stderr for m in LOG_MARKERS), loud.stderr
+
+
+def test_writes_to_descriptor_2_inside_the_block_are_kept_out_and_kept_for_inspection(capfd):
+    from npu_jupyter.notebook import quiet
+
+    with quiet_tensorflow():
+        os.write(2, b"I0000 profiler_session.cc:103] Profiler session initializing.\n")
+    os.write(2, b"after\n")
+    err = capfd.readouterr().err
+    assert "profiler_session" not in err
+    assert "after" in err
+    assert "profiler_session.cc" in quiet.last_log
+
+
+def test_disabled_quiet_block_lets_the_lines_through(capfd):
+    with quiet_tensorflow(enabled=False):
+        os.write(2, b"profiler_session.cc visible\n")
+    assert "profiler_session.cc visible" in capfd.readouterr().err
+
+
+def test_the_verbose_flag_and_trait_reach_the_cell(ip, capfd):
+    ip.run_cell_magic("npu", "--verbose --quiet", "import os\nos.write(2, b'loud line\\n')\n")
+    assert "loud line" in capfd.readouterr().err
+    ip.run_cell_magic("npu", "--quiet", "import os\nos.write(2, b'hidden line\\n')\n")
+    assert "hidden line" not in capfd.readouterr().err
+    ip.run_line_magic("config", "NpuMagics.verbose = True")
+    try:
+        ip.run_cell_magic("npu", "--quiet", "import os\nos.write(2, b'trait line\\n')\n")
+        assert "trait line" in capfd.readouterr().err
+    finally:
+        ip.run_line_magic("config", "NpuMagics.verbose = False")
