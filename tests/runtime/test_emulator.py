@@ -252,7 +252,7 @@ def test_per_fetch_caches_stay_bounded_when_every_run_fetches_something_new(tf, 
         sess.run(init)
         for fetches in fetch_sets:
             sess.run(fetches, {x: [[1.0, 1.0]]})
-            assert len(sess._closure_cache) <= 3 and len(sess._plans) <= 3
+            assert len(sess._facts) <= 3 and len(sess._plans) <= 3
         assert sess.run(y, {x: [[1.0, 1.0]]})[0, 0] == 1.0  # still correct after the caches were dropped
 
 
