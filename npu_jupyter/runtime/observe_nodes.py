@@ -124,8 +124,6 @@ class _Builder:
         int32 = ("type", tf.int32.as_datatype_enum)
         zero = self._add(self._name("zero"), "Const", [], dtype=int32,
                          value=tf.compat.v1.make_tensor_proto(np.array(0, np.int32)))
-        one = self._add(self._name("one"), "Const", [], dtype=int32,
-                        value=tf.compat.v1.make_tensor_proto(np.array(1, np.int32)))
         outs = []
         for name in tensors:
             op, _, slot = name.rpartition(":")
@@ -137,9 +135,13 @@ class _Builder:
                 ref = self._ref(key)[0]
             enum = tensor.dtype.base_dtype.as_datatype_enum
             finite = self._add(self._name("is_finite"), "IsFinite", [ref], T=("type", enum))
-            rank = self._add(self._name("rank"), "Rank", [finite.name], T=("type", tf.bool.as_datatype_enum))
-            axes = self._add(self._name("axes"), "Range", [zero.name, rank.name, one.name], Tidx=int32)
-            outs.append(self._add(self._name("all"), "All", [finite.name, axes.name], keep_dims=False,
+            # Flatten by the runtime size (static shapes can be wrong, e.g. reserve-space outputs).
+            size = self._add(self._name("size"), "Size", [finite.name], T=("type", tf.bool.as_datatype_enum),
+                             out_type=int32)
+            shape = self._add(self._name("shape"), "ExpandDims", [size.name, zero.name], T=int32, Tdim=int32)
+            flat = self._add(self._name("flat"), "Reshape", [finite.name, shape.name],
+                             T=("type", tf.bool.as_datatype_enum), Tshape=int32)
+            outs.append(self._add(self._name("all"), "All", [flat.name, zero.name], keep_dims=False,
                                   Tidx=int32).name)
         packed = self._add(self._name("flags"), "Pack", outs, T=("type", tf.bool.as_datatype_enum), N=len(outs), axis=0)
         self.run.flags = (f"{self.run.prefix}{packed.name}:0", list(tensors))

@@ -93,7 +93,7 @@ def finite_flag_tensors(graph: Any, plan: Any, executed: set[str], fed: tuple, l
         op = graph.get_operation_by_name(name)
         if op.type in STATE_TYPES:
             continue
-        for t in op.outputs:
+        for t in op.outputs[:3] if op.type.startswith("FusedBatchNorm") else op.outputs:  # not reserve space
             if (t.dtype.base_dtype.is_floating and not t.dtype._is_ref_dtype and fetchable(graph, t, fed)):
                 out.append(t.name)
     return out
