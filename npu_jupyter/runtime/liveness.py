@@ -95,7 +95,7 @@ def _analyse(graph: Any) -> Liveness:
         if frame:
             killers[op.name] = empty  # inside a loop: captured per iteration, only live iterations run
             continue
-        if op.type == "ControlTrigger":
+        if op.type == "ControlTrigger" or op.type in _EXIT:  # a loop's exit is live once the loop ends
             killers[op.name] = empty
             continue
         sets = [_tensor_killers(killers, t, empty) for t in op.inputs

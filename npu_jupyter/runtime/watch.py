@@ -15,6 +15,7 @@ from npu_jupyter.runtime.run_graph import Observe
 
 _UNFETCHABLE = frozenset({"resource", "variant", "string"})
 STATE_TYPES = frozenset({"VariableV2", "Variable", "VarHandleOp"})
+_ENTER = frozenset({"Enter", "RefEnter", "NextIteration", "RefNextIteration"})  # not captured in a frame
 
 
 class Watch(NamedTuple):
@@ -43,14 +44,16 @@ def watch_list(graph: Any, plan: Any, executed: set[str], fed: tuple, kinds: set
         if op.type in STATE_TYPES:
             continue  # a variable: state, not a result
         frame = liveness.frame(name)
+        if frame and op.type in _ENTER:
+            continue  # Enter runs in the first iteration only; NextIteration is its input op's value
         if "output" in kinds:
             for slot, t in enumerate(op.outputs):
-                if fetchable(graph, t, fed):
+                if fetchable(graph, t, fed, bool(frame)):
                     want = decision.output_dtypes[slot] if slot < len(decision.output_dtypes) else ""
                     _add(watch, name, "output", slot, want, t, frame, liveness.may_be_dead(name))
         if "input" in kinds:
             for slot, t in enumerate(op.inputs):
-                if fetchable(graph, t, fed):
+                if not t.dtype._is_ref_dtype and fetchable(graph, t, fed, bool(frame)):  # a ref is state
                     want = decision.input_dtypes[slot] if slot < len(decision.input_dtypes) else ""
                     _add(watch, name, "input", slot, want, t, frame, _input_may_be_dead(liveness, t))
     return watch
@@ -99,13 +102,16 @@ def finite_flag_tensors(graph: Any, plan: Any, executed: set[str], fed: tuple, l
     return out
 
 
-def fetchable(graph: Any, tensor: Any, fed: tuple) -> bool:
-    """A tensor a run can hand back: not a handle, string or unfed placeholder."""
+def fetchable(graph: Any, tensor: Any, fed: tuple, captured: bool = False) -> bool:
+    """A tensor a run can hand back: not a handle, string or unfed placeholder.
+
+    Inside a loop frame TensorFlow marks tensors unfetchable; those are ``captured`` per iteration.
+    """
     if tensor.dtype.base_dtype.name in _UNFETCHABLE:
         return False
     if tensor.op.type == "Placeholder" and tensor.name not in fed:
         return False
-    return graph.is_fetchable(tensor)
+    return captured or graph.is_fetchable(tensor)
 
 
 def read_values(run: Any, watch: list[Watch], fetched: dict[tuple, Any]) -> dict[tuple, list]:
