@@ -57,9 +57,12 @@ class StepObservers:
         (unknown dimensions count as 1, so the estimate is a floor). A step that does not fit is
         skipped, named in the report, recorded in ``graphs.json``, and ends dumping for the session.
         """
-        if self.dump_stopped:
-            return False
         writer = self._writer(settings)
+        if self.dump_stopped:
+            reason = f"step {step} of graph {graph.id} not dumped: dumping stopped earlier ({self.dump_stopped})"
+            writer.record_skipped(graph, step, reason)
+            report_warnings.append(reason)
+            return False
         if settings.dump_data == "stats":
             return True
         estimate = self._step_bytes.get(graph.id)
