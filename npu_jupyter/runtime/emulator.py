@@ -29,13 +29,11 @@ its own compiled graph with its own iteration counter, and ``dump_step`` selects
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-import numpy as np
 
 # This module is only imported when a session is created (backends.session imports it lazily), so
 # TensorFlow is already needed; subclassing SessionInterface lets tf.compat.v1.train.Saver and other
@@ -45,19 +43,22 @@ from tensorflow.python.client.session import Session as _TFSession
 from tensorflow.python.client.session import SessionInterface
 
 from npu_jupyter.runtime import dump_format as _dump
-from npu_jupyter.runtime.fetch_map import feed_names, fetch_values, map_feeds, map_fetches
+from npu_jupyter.runtime.fetch_map import feed_names, map_feeds, map_fetches
 from npu_jupyter.runtime.liveness import analyse
 from npu_jupyter.runtime.observers import StepObservers
+from npu_jupyter.runtime.reference import Float32Reference
 from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.report_book import ReportBook
 from npu_jupyter.runtime.rewrite import PrivateGraph, build_private_graph, roundings
 from npu_jupyter.runtime.run_graph import RunGraph, build_run_graph, executed_ops
-from npu_jupyter.runtime.run_notes import lowered_but_unrounded, non_finite_finding
-from npu_jupyter.runtime.run_settings import RunSettings, option, read_run_settings, reduced_phase
+from npu_jupyter.runtime.run_notes import non_finite_finding
+from npu_jupyter.runtime.run_settings import RunSettings, reduced_phase
+from npu_jupyter.runtime.session_plans import SessionPlans
 from npu_jupyter.runtime.variables import read_variables, write_variables
 from npu_jupyter.runtime.watch import finite_flag_tensors, observe_spec, read_values, watch_list
 from npu_jupyter.runtime.watch import fetch_names as watch_fetch_names
 
-# Per-session caches (plans per fetch set, run facts) are dropped whole past this many entries.
+# Per-session caches (run facts per fetch set) are dropped whole past this many entries.
 _CACHE_LIMIT = 256
 
 
@@ -111,26 +112,21 @@ class EmulatorSession(SessionInterface):
         self.reference = bool(reference)
         self.target = target
         self._base_proto = base_proto
-        self._plan_fn = plan_fn
         self._dump_budget = dump_budget_bytes
-        self._config_snapshot_cache: tuple[Any, str] | None = None
-        self._settings_cache: tuple[str, RunSettings] | None = None
-        self._settings()  # bad dump_path / dump_step / profiling options fail now, before any run
-        self._plans: dict[tuple, Any] = {}
+        self._observers = StepObservers(self._graph, dump_budget_bytes)
+        self._planner = SessionPlans(self._graph, lambda: self.config, plan_fn, self._observers.reset_dump)
+        self._planner.settings()  # bad dump_path / dump_step / profiling options fail now, before any run
         self._facts: dict[tuple, tuple] = {}  # (version, plan key, fed) -> (executed ops, rounds?, flagged)
         self._exec: _Executor | None = None
-        self._ref_exec: _Executor | None = None
-        self._observers = StepObservers(self._graph, dump_budget_bytes)
+        self._reference: Float32Reference | None = None
         self._capture_lock = threading.Lock()
         self._step = 0
         self._graph_steps: dict[tuple, list[int]] = {}  # run signature -> [graph id, runs so far]
         self._count_lock = threading.Lock()
-        self._owner_thread = threading.get_ident()
-        self._owner_last: RunReport | None = None
-        self._last_any: RunReport | None = None
+        self._book = ReportBook(self._graph)
+        self.reports = self._book.reports
         self._closed = False
         self._pending_warnings: list[str] = []
-        self.reports: list[RunReport] = []
 
     @property
     def last_report(self) -> RunReport | None:
@@ -139,7 +135,7 @@ class EmulatorSession(SessionInterface):
         Queue-runner threads run small enqueue graphs all the time; the report a user means is the one
         of their own ``sess.run``. Every run's report is still in ``reports``.
         """
-        return self._owner_last if self._owner_last is not None else self._last_any
+        return self._book.last
 
     def _count(self, names: list[str], feed_dict: Any) -> tuple[int, int, _dump.DumpGraph]:
         """Reserve this run's steps: (session-wide step, this graph's id and step) under a lock."""
@@ -194,10 +190,12 @@ class EmulatorSession(SessionInterface):
         observers = getattr(self, "_observers", None)
         if observers is not None:
             observers.close()
-        for ex in (getattr(self, "_exec", None), getattr(self, "_ref_exec", None)):
-            if ex is not None:
-                ex.session.close()
-        self._exec = self._ref_exec = None
+        ex, reference = getattr(self, "_exec", None), getattr(self, "_reference", None)
+        if ex is not None:
+            ex.session.close()
+        if reference is not None:
+            reference.close()
+        self._exec = self._reference = None
         self._closed = True
 
     def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
@@ -230,13 +228,13 @@ class EmulatorSession(SessionInterface):
         """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        settings = self._settings()
+        settings = self._planner.settings()
         ex = self._executor(settings)
         names: list[str] = []
         map_fetches(fetches, ex.private, names)  # the signature: user-side names in flattening order
         fed = tuple(sorted(feed_names(feed_dict)))
-        plan_key = self._plan_key(tuple(names), ex.key[2])
-        plan = self._plan(tuple(names), ex.key[2])
+        plan_key = self._planner.key(tuple(names), ex.key[2])
+        plan = self._planner.plan(tuple(names), ex.key[2])
         executed, rounds, flagged = self._run_facts(plan_key, plan, names, fed)
         want_ref = self.reference if reference is None else bool(reference)
         step, graph_step, graph = self._count(names, feed_dict)
@@ -251,7 +249,7 @@ class EmulatorSession(SessionInterface):
         run = self._run_graph(ex, (tuple(names), fed), plan_key, plan, executed, observe, liveness)
         mapped = map_fetches(fetches, run, [])
         feeds = map_feeds(feed_dict, run)
-        ref_values = self._reference_values(ex, executed, feeds, watch, liveness) if want_ref else None
+        ref_values = self._reference_values(ex, executed, feed_dict, watch, liveness) if want_ref else None
         run_options, meta = options, run_metadata
         if settings.profiling:
             run_options = self._tf.compat.v1.RunOptions()
@@ -276,7 +274,7 @@ class EmulatorSession(SessionInterface):
             _strip_variant_names(meta, run.prefix)
             if run_metadata is not None:
                 run_metadata.CopyFrom(meta)
-        report = self._record(plan, tuple(names), wall, step, results, names, run)
+        report = self._book.record(plan, tuple(names), wall, step, results, names, run)
         if self._pending_warnings:
             report.warnings.extend(self._pending_warnings)
             report.extra.setdefault("dump_skipped", {})[graph_step] = self._pending_warnings[-1]
@@ -301,79 +299,14 @@ class EmulatorSession(SessionInterface):
 
     # ------------------------------------------------------------------ planning and the private graph
 
-    def _config_snapshot(self) -> str:
-        """A string that changes exactly when an option that was set changes."""
-        cfg = self.config
-        cached = self._config_snapshot_cache
-        if cached is not None and cached[0] is cfg and getattr(cfg, "_npu_emu_clean", False):
-            return cached[1]
-        if cfg is None:
-            snapshot = "{}"
-        elif hasattr(cfg, "changed"):
-            snapshot = json.dumps(cfg.changed(), sort_keys=True, default=str)
-        else:
-            snapshot = json.dumps(dict(cfg), sort_keys=True, default=str)
-        if hasattr(cfg, "observe") and not getattr(cfg, "_npu_emu_observed", False):
-            cfg.observe(_mark_dirty)
-            cfg._npu_emu_observed = True
-        if hasattr(cfg, "observe"):
-            cfg._npu_emu_clean = True
-        self._config_snapshot_cache = (cfg, snapshot)
-        return snapshot
-
-    def _settings(self) -> RunSettings:
-        snapshot = self._config_snapshot()
-        if self._settings_cache is None or self._settings_cache[0] != snapshot:
-            self._settings_cache = (snapshot, read_run_settings(self.config))
-            if hasattr(self, "_observers"):
-                self._observers.reset_dump()
-        return self._settings_cache[1]
-
-    def _effective_config(self, reduced: bool) -> Any:
-        """The config planned with: the session's, or its reduced-precision phase (accelerate_train_mode)."""
-        cfg = self.config
-        if not reduced:
-            return cfg
-        if option(cfg, "precision_mode_v2"):
-            overrides = {"precision_mode_v2": "mixed_float16"}
-        else:
-            overrides = {"precision_mode": "allow_mix_precision"}
-        if hasattr(cfg, "copy"):
-            return cfg.copy(**overrides)
-        return {**(cfg or {}), **overrides}
-
-    def _plan_key(self, fetches: tuple | None, reduced: bool) -> tuple:
-        return (self._graph.version, self._config_snapshot(), reduced, fetches)
-
-    def _plan(self, fetches: tuple | None, reduced: bool) -> Any:
-        """Plan for ``fetches`` (None = whole graph), cached per graph version, config and phase."""
-        key = self._plan_key(fetches, reduced)
-        cached = self._plans.get(key)
-        if cached is not None:
-            return cached
-        cfg = self._effective_config(reduced)
-        plan_fn = self._plan_fn or _default_plan_fn()
-        cache_dir = self._settings().plan_cache_dir
-        if cache_dir:
-            from npu_jupyter.runtime.plan_cache import cached_plan
-
-            plan = cached_plan(cache_dir, self._graph, key[1] + f"|reduced={reduced}", fetches,
-                               lambda: plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None))
-        else:
-            plan = plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None)
-        if len(self._plans) >= _CACHE_LIMIT:
-            self._plans.clear()
-        self._plans[key] = plan
-        return plan
-
     def _reduced(self, settings: RunSettings) -> bool:
         return reduced_phase(settings.accelerate, self._step) if settings.accelerate else False
 
     def _executor(self, settings: RunSettings | None = None) -> _Executor:
         """The private copy + inner session for the current graph version and config (and phase)."""
-        settings = settings or self._settings()
+        settings = settings or self._planner.settings()
         reduced = self._reduced(settings)
-        key = (self._graph.version, self._config_snapshot(), reduced)
+        key = (self._graph.version, self._planner.snapshot(), reduced)
         ex = self._exec
         if ex is not None and ex.key == key:
             return ex
@@ -388,9 +321,6 @@ class EmulatorSession(SessionInterface):
             write_variables(session, private.graph, read_variables(ex.session, ex.private.graph))
             ex.session.close()
         self._exec = new
-        if self._ref_exec is not None and self._ref_exec.key[0] != key[0]:
-            self._ref_exec.session.close()
-            self._ref_exec = None
         return new
 
     def _run_facts(self, plan_key: tuple, plan: Any, names: list[str], fed: tuple) -> tuple:
@@ -416,17 +346,6 @@ class EmulatorSession(SessionInterface):
                                   observe, liveness)
             ex.runs[key] = run
         return run
-
-    def _reference_executor(self) -> _Executor:
-        """An unrewritten copy (float32 as the user wrote it) with the same fixed seeds."""
-        ex = self._ref_exec
-        if ex is not None and ex.key[0] == self._graph.version:
-            return ex
-        private = build_private_graph(self._graph, None, fixed_seeds=True)
-        session = _TFSession(target=self.target, graph=private.graph, config=self._proto())
-        self._ref_exec = _Executor((self._graph.version,), private, session,
-                                   graph_def=self._graph.as_graph_def(add_shapes=False))
-        return self._ref_exec
 
     def _proto(self) -> Any:
         """The inner session's ConfigProto: the real NpuOptimizer config (plain TF ignores the entry).
@@ -458,26 +377,13 @@ class EmulatorSession(SessionInterface):
         return watch_list(self._graph, plan, executed, fed, kinds, analyse(self._graph))
 
     def _reference_values(self, ex, executed, feeds, watch, liveness) -> dict[tuple, list]:
-        """Run the float32 reference of this step's watched outputs from the emulated session's weights."""
-        ref = self._reference_executor()
-        write_variables(ref.session, ref.private.graph, read_variables(ex.session, ex.private.graph))
-        outputs = [w for w in watch if w.kind == "output" and w.is_float]
-        if not outputs:
-            return {}
-        observe = observe_spec(outputs, [], liveness)
-        key = ("reference", tuple(sorted(executed)), observe)
-        run = ref.runs.get(key)
-        if run is None:
-            run = ref.runs[key] = build_run_graph(ref.private.graph, self._graph, None, executed, len(ref.runs),
-                                                  ref.graph_def, observe, liveness)
-        keys, names = watch_fetch_names(run, outputs)
-        ref_feeds = {run.feed_name(k if ":" in k else f"{k}:0"): v for k, v in (feeds or {}).items()}
-        start = time.perf_counter()
-        with self._capture_lock if run.captures else _NoLock():
-            run.clear_captures()
-            fetched = ref.session.run(names, ref_feeds or None) if names else []
-            values = read_values(run, outputs, dict(zip(keys, fetched)))
-        self._observers.last_ref_ms = (time.perf_counter() - start) * 1000.0
+        """The float32 reference of this step's watched outputs, from the emulated session's weights."""
+        if self._reference is None or self._reference.version != self._graph.version:
+            if self._reference is not None:
+                self._reference.close()
+            self._reference = Float32Reference(self._graph, self.target, self._proto(), self._capture_lock)
+        values = self._reference.values(ex.session, ex.private.graph, executed, feeds, watch, liveness)
+        self._observers.last_ref_ms = self._reference.last_ms
         return values
 
     def _note_non_finite(self, report, plan, run, flags, names, results, step) -> None:
@@ -489,52 +395,7 @@ class EmulatorSession(SessionInterface):
         if finding["message"] not in report.warnings:
             report.warnings.append(finding["message"])
 
-    # ------------------------------------------------------------------ reports
-
-    def _record(self, plan, fetch_key, wall_ms, step, results, names, run) -> RunReport:
-        """Start a report, or fold this step into the last one when the fetches and plan are the same."""
-        report = self._fold_or_start(plan, fetch_key, wall_ms, step, results, names, run)
-        self._last_any = report
-        if threading.get_ident() == self._owner_thread:
-            self._owner_last = report
-        return report
-
-    def _fold_or_start(self, plan, fetch_key, wall_ms, step, results, names, run) -> RunReport:
-        """Fold into the last run's report when the fetches and plan are the same, else start one."""
-        last = self._last_any
-        if last is not None and last.plan is plan and last.extra.get("_fetch_key") == fetch_key:
-            total = last.extra["total_wall_ms"] + wall_ms
-            last.steps += 1
-            last.extra["total_wall_ms"] = total
-            last.wall_ms = total / last.steps
-            last.extra["last_step"] = step
-            last.extra["values"] = fetch_values(names, results)
-            return last
-        report = RunReport(plan=plan, backend="emulator", fetches=list(names), steps=1, wall_ms=wall_ms)
-        report.emulation = {op: how for op, how in run.emulation().items() if op in plan.ops}
-        note = lowered_but_unrounded(plan, report.emulation, self._graph)
-        if note:
-            report.warnings.append(note)  # a plan that lowers precision never runs unrounded silently
-        report.extra.update(_fetch_key=fetch_key, total_wall_ms=wall_ms, first_step=step, last_step=step,
-                            values=fetch_values(names, results))
-        self.reports.append(report)
-        if len(self.reports) > 1000:
-            del self.reports[: len(self.reports) - 1000]
-        return report
-
-
 # ---------------------------------------------------------------------- helpers (pure functions)
-
-
-def _mark_dirty(change: Any) -> None:
-    """traitlets observer: an option changed, so the session's config snapshot must be recomputed."""
-    change["owner"]._npu_emu_clean = False
-
-
-def _default_plan_fn() -> Callable[..., Any]:
-    from npu_jupyter.plan.planner import plan
-
-    return plan
 
 
 class _NoLock:

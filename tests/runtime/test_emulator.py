@@ -245,14 +245,17 @@ def test_reference_can_be_asked_for_one_run(tf, hand):
 def test_per_fetch_caches_stay_bounded_when_every_run_fetches_something_new(tf, hand, monkeypatch):
     from npu_jupyter.runtime import emulator
 
+    from npu_jupyter.runtime import session_plans
+
     monkeypatch.setattr(emulator, "_CACHE_LIMIT", 3)
+    monkeypatch.setattr(session_plans, "CACHE_LIMIT", 3)
     g, x, _, y, loss, _train, init = _tiny(tf)
     fetch_sets = [[y], [loss], [y, loss], ["y:0", "loss"], ["x:0", "y"], [y, "x:0"]]
     with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"MatMul"}), reference=True) as sess:
         sess.run(init)
         for fetches in fetch_sets:
             sess.run(fetches, {x: [[1.0, 1.0]]})
-            assert len(sess._facts) <= 3 and len(sess._plans) <= 3
+            assert len(sess._facts) <= 3 and len(sess._planner.plans) <= 3
         assert sess.run(y, {x: [[1.0, 1.0]]})[0, 0] == 1.0  # still correct after the caches were dropped
 
 
