@@ -81,3 +81,47 @@ def test_drift_covers_ops_inside_while_loops(tf, hand):
         sess.run("out:0", {"x:0": np.array([1.001, 2.0], np.float32)})
         drift = sess.last_report.drift
     assert "loop/grow" in drift and drift["loop/grow"]["max_abs"] > 0
+
+
+def _rnn_loss_scaled_graph(tf):
+    """A dynamic_rnn-style loop (TensorArray + while_loop) trained with a static loss scale and IsFinite."""
+    tf.compat.v1.disable_control_flow_v2()
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [5, 4, 3], name="x")  # time, batch, features
+        w = tf.compat.v1.get_variable("w", [3, 8], initializer=tf.compat.v1.glorot_uniform_initializer(seed=1))
+        u = tf.compat.v1.get_variable("u", [8, 8], initializer=tf.compat.v1.glorot_uniform_initializer(seed=2))
+        inputs = tf.TensorArray(tf.float32, 5).unstack(x)
+
+        def body(t, h, out):
+            h = tf.tanh(tf.matmul(inputs.read(t), w) + tf.matmul(h, u), name="cell")
+            return t + 1, h, out.write(t, h)
+
+        _, h, outs = tf.compat.v1.while_loop(lambda t, *_: t < 5, body,
+                                             [tf.constant(0), tf.zeros([4, 8]), tf.TensorArray(tf.float32, 5)],
+                                             name="rnn")
+        loss = tf.reduce_mean(tf.square(outs.stack()), name="loss")
+        scale = 1024.0
+        grads = tf.gradients(loss * scale, [w, u])
+        finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(gr)) for gr in grads], name="finite")
+        opt = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+        train = tf.cond(finite, lambda: opt.apply_gradients([(gr / scale, v) for gr, v in zip(grads, [w, u])]),
+                        lambda: tf.no_op(), name="apply")
+        init = tf.compat.v1.global_variables_initializer()
+    tf.compat.v1.enable_control_flow_v2()
+    return g, x, loss, train, init
+
+
+def test_a_loss_scaled_rnn_trains_with_dump_and_overflow_detection_under_the_real_planner(tf, tmp_path):
+    g, x, loss, train, init = _rnn_loss_scaled_graph(tf)
+    feed = {x: np.random.default_rng(0).normal(size=(5, 4, 3)).astype(np.float32)}
+    cfg = NpuConfig(precision_mode="allow_mix_precision", enable_dump=True, dump_path=str(tmp_path),
+                    enable_dump_debug=True)
+    with EmulatorSession(cfg, g) as sess:
+        sess.run(init)
+        losses = [sess.run([loss, train], feed)[0] for _ in range(3)]
+        report = sess.last_report
+    assert np.isfinite(losses).all() and losses[-1] < losses[0]
+    assert report.emulation, "the plan lowers MatMuls and the run rounds them"
+    step = load_dump(tmp_path)[0]
+    assert len([k for k in step["rnn/cell"] if "#" in k]) == 5, "the loop body is dumped once per time step"
