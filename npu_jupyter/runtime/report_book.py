@@ -12,7 +12,7 @@ from typing import Any
 
 from npu_jupyter.runtime.fetch_map import fetch_values
 from npu_jupyter.runtime.report import RunReport
-from npu_jupyter.runtime.run_notes import lowered_but_unrounded
+from npu_jupyter.runtime.run_notes import lowered_but_unrounded, soft_placement_note
 
 _KEEP = 1000
 
@@ -55,6 +55,9 @@ class ReportBook:
         note = lowered_but_unrounded(plan, report.emulation, self._graph)
         if note:
             report.warnings.append(note)  # a plan that lowers precision never runs unrounded silently
+        soft = soft_placement_note(plan, self._graph)
+        if soft:
+            report.warnings.append(soft)
         report.extra.update(_fetch_key=fetch_key, total_wall_ms=wall_ms, first_step=step, last_step=step,
                             values=fetch_values(names, results))
         self.reports.append(report)

@@ -36,6 +36,24 @@ def lowered_but_unrounded(plan: Any, emulation: dict[str, str], graph: Any) -> s
             f"tensor: {why}. The numbers of this run are float32 numbers (measured on this CPU).")
 
 
+def soft_placement_note(plan: Any, graph: Any) -> str | None:
+    """The note for ops pinned to a GPU: they run because the adapter turns on soft placement."""
+    pinned = []
+    for name in plan.ops:
+        try:
+            device = graph.get_operation_by_name(name).device
+        except (KeyError, ValueError):
+            continue
+        if "GPU" in device.upper():
+            pinned.append(name)
+    if not pinned:
+        return None
+    shown = ", ".join(pinned[:3]) + (f" and {len(pinned) - 3} more" if len(pinned) > 3 else "")
+    return (f"{len(pinned)} op(s) are pinned to a GPU ({shown}): they run because the adapter sets "
+            f"allow_soft_placement=True on every session it configures, as the emulator does; on an Ascend "
+            f"server the plan's placement applies.")
+
+
 def _why_unrounded(lowered: list[str], graph: Any) -> str:
     """The reason none of ``lowered``'s tensors was rounded, read from the graph."""
     reasons = set()

@@ -80,3 +80,4 @@ def test_ops_pinned_to_a_gpu_run_as_with_the_adapters_soft_placement(tf, hand):
     with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn()) as sess:
         np.testing.assert_array_equal(sess.run(y, {x: [1.0, 2.0]}), [2.0, 4.0])
         assert sess._proto().allow_soft_placement
+        assert any("allow_soft_placement=True" in w and "y" in w for w in sess.last_report.warnings)
