@@ -46,7 +46,7 @@ from npu_jupyter.runtime import dump_format as _dump
 from npu_jupyter.runtime.fetch_map import feed_names, map_feeds, map_fetches
 from npu_jupyter.runtime.liveness import analyse
 from npu_jupyter.runtime.observers import StepObservers
-from npu_jupyter.runtime.reference import Float32Reference
+from npu_jupyter.runtime.reference import Float32Reference, data_sources
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.report_book import ReportBook
 from npu_jupyter.runtime.rewrite import PrivateGraph, build_private_graph, roundings
@@ -249,7 +249,8 @@ class EmulatorSession(SessionInterface):
         run = self._run_graph(ex, (tuple(names), fed), plan_key, plan, executed, observe, liveness)
         mapped = map_fetches(fetches, run, [])
         feeds = map_feeds(feed_dict, run)
-        ref_values = self._reference_values(ex, executed, feed_dict, watch, liveness) if want_ref else None
+        weights = read_variables(ex.session, ex.private.graph) if want_ref else None  # before the step
+        sources = data_sources(self._graph, executed) if want_ref else []
         run_options, meta = options, run_metadata
         if settings.profiling:
             run_options = self._tf.compat.v1.RunOptions()
@@ -260,6 +261,8 @@ class EmulatorSession(SessionInterface):
         keys, extra = watch_fetch_names(run, watch)
         if run.flags is not None:
             extra = extra + [run.flags[0]]
+        if sources:
+            extra = extra + [[run.tensor_name(t) for t in sources]]
         with self._capture_lock if run.captures else _NoLock():
             run.clear_captures()
             start = time.perf_counter()
@@ -268,8 +271,11 @@ class EmulatorSession(SessionInterface):
             else:
                 results, fetched = ex.session.run(mapped, feeds, run_options, meta), []
             wall = (time.perf_counter() - start) * 1000.0
+            source_values = dict(zip(sources, fetched.pop())) if sources else {}
             flags = fetched[-1] if run.flags is not None else None
             values = read_values(run, watch, dict(zip(keys, fetched)))
+        ref_values = (self._reference_values(weights, executed, feed_dict, source_values, watch, liveness)
+                      if want_ref else None)
         if settings.profiling:
             _strip_variant_names(meta, run.prefix)
             if run_metadata is not None:
@@ -376,13 +382,16 @@ class EmulatorSession(SessionInterface):
             return []
         return watch_list(self._graph, plan, executed, fed, kinds, analyse(self._graph))
 
-    def _reference_values(self, ex, executed, feeds, watch, liveness) -> dict[tuple, list]:
-        """The float32 reference of this step's watched outputs, from the emulated session's weights."""
+    def _reference_values(self, weights, executed, feed_dict, source_values, watch, liveness) -> dict[tuple, list]:
+        """The float32 reference of this step's watched outputs, from the weights before the step.
+
+        The step's data (what its iterators and queues handed out) is fed, so both read the same batch.
+        """
         if self._reference is None or self._reference.version != self._graph.version:
             if self._reference is not None:
                 self._reference.close()
             self._reference = Float32Reference(self._graph, self.target, self._proto(), self._capture_lock)
-        values = self._reference.values(ex.session, ex.private.graph, executed, feeds, watch, liveness)
+        values = self._reference.values(weights, executed, feed_dict, source_values, watch, liveness)
         self._observers.last_ref_ms = self._reference.last_ms
         return values
 

@@ -17,7 +17,7 @@ from tensorflow.python.client.session import Session as _TFSession
 from npu_jupyter.runtime.fetch_map import map_feeds
 from npu_jupyter.runtime.rewrite import build_private_graph
 from npu_jupyter.runtime.run_graph import RunGraph, build_run_graph
-from npu_jupyter.runtime.variables import read_variables, write_variables
+from npu_jupyter.runtime.variables import write_variables
 from npu_jupyter.runtime.watch import Watch, fetch_names, observe_spec, read_values
 
 
@@ -37,10 +37,10 @@ class Float32Reference:
     def close(self) -> None:
         self._session.close()
 
-    def values(self, session: Any, private_graph: Any, executed: set[str], feed_dict: Any, watch: list[Watch],
-               liveness: Any) -> dict[tuple, list]:
-        """Watched float outputs of this step in float32, from ``session``'s current variables."""
-        write_variables(self._session, self._private.graph, read_variables(session, private_graph))
+    def values(self, weights: dict, executed: set[str], feed_dict: Any, source_values: dict[str, Any],
+               watch: list[Watch], liveness: Any) -> dict[tuple, list]:
+        """Watched float outputs of this step in float32 from ``weights``, the step's data fed."""
+        write_variables(self._session, self._private.graph, weights)
         outputs = [w for w in watch if w.kind == "output" and w.is_float]
         if not outputs:
             return {}
@@ -51,11 +51,30 @@ class Float32Reference:
             run = self._runs[key] = build_run_graph(self._private.graph, self._graph, None, executed,
                                                     len(self._runs), self._graph_def, observe, liveness)
         keys, names = fetch_names(run, outputs)
-        feeds = map_feeds(feed_dict, run)
+        feeds = map_feeds(feed_dict, run) or {}
+        feeds.update({run.feed_name(name): value for name, value in source_values.items()})
         start = time.perf_counter()
         with self._lock:
             run.clear_captures()
-            fetched = self._session.run(names, feeds) if names else []
+            fetched = self._session.run(names, feeds or None) if names else []
             values = read_values(run, outputs, dict(zip(keys, fetched)))
         self.last_ms = (time.perf_counter() - start) * 1000.0
         return values
+
+
+# Ops that hand out the next element of shared state (an iterator, a queue, a reader): the reference
+# session has its own, unstarted copy of that state, so it is fed what the emulated step received.
+_SOURCE_TYPES = frozenset({
+    "IteratorGetNext", "IteratorGetNextSync", "QueueDequeue", "QueueDequeueV2", "QueueDequeueMany",
+    "QueueDequeueManyV2", "QueueDequeueUpTo", "QueueDequeueUpToV2", "ReaderRead", "ReaderReadV2",
+})
+
+
+def data_sources(graph: Any, executed: set[str]) -> list[str]:
+    """Output tensors of the executed data-source ops (fetchable kinds only)."""
+    out: list[str] = []
+    for name in sorted(executed):
+        op = graph.get_operation_by_name(name)
+        if op.type in _SOURCE_TYPES:
+            out.extend(t.name for t in op.outputs if t.dtype.base_dtype.name not in ("resource", "variant"))
+    return out

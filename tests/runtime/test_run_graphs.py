@@ -81,3 +81,16 @@ def test_ops_pinned_to_a_gpu_run_as_with_the_adapters_soft_placement(tf, hand):
         np.testing.assert_array_equal(sess.run(y, {x: [1.0, 2.0]}), [2.0, 4.0])
         assert sess._proto().allow_soft_placement
         assert any("allow_soft_placement=True" in w and "y" in w for w in sess.last_report.warnings)
+
+
+def test_drift_against_float32_reads_the_same_batch_as_the_emulated_step_from_an_iterator(tf):
+    g, it_init, init, loss, train = _dataset_training_graph(tf)
+    with EmulatorSession(NpuConfig(precision_mode="allow_fp32_to_fp16"), g, reference=True) as sess:
+        sess.run(init)
+        sess.run(it_init)
+        for _ in range(2):
+            sess.run([loss, train])
+        drift = sess.last_report.drift
+    assert "loss" in drift and drift["loss"]["max_rel"] < 0.05  # same batch, same weights: small drift only
+    assert any(op.startswith("IteratorGetNext") for op in drift) and all(
+        drift[op]["max_abs"] == 0 for op in drift if op.startswith("IteratorGetNext"))
