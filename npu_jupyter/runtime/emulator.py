@@ -50,7 +50,7 @@ from npu_jupyter.runtime.reference import Float32Reference, data_sources
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.report_book import ReportBook
 from npu_jupyter.runtime.rewrite import PrivateGraph, build_private_graph, roundings
-from npu_jupyter.runtime.run_graph import RunGraph, build_run_graph, executed_ops
+from npu_jupyter.runtime.run_graph import RunGraph, build_run_graph, executed_ops, extend_copy
 from npu_jupyter.runtime.run_notes import non_finite_finding
 from npu_jupyter.runtime.run_settings import RunSettings, reduced_phase
 from npu_jupyter.runtime.session_plans import SessionPlans
@@ -71,6 +71,7 @@ class _Executor:
     session: Any
     runs: dict = field(default_factory=dict)  # (run signature, plan key, Observe) -> RunGraph
     graph_def: Any = None  # the user's GraphDef the copy was made from (variants copy from it)
+    proto: bytes = b""  # the inner session's ConfigProto, serialized
 
 
 class EmulatorSession(SessionInterface):
@@ -320,14 +321,26 @@ class EmulatorSession(SessionInterface):
             ex.key = key  # only the phase changed: plans differ, the copy and session do not
             return ex
         graph_def = self._graph.as_graph_def(add_shapes=False)
+        proto = self._proto()
+        proto_bytes = proto.SerializeToString(deterministic=True)
+        if ex is not None and ex.proto == proto_bytes and self._extended(ex, graph_def):
+            ex.key, ex.graph_def = key, graph_def  # the graph grew or options changed: same copy, same session
+            return ex
         private = build_private_graph(self._graph, None, fixed_seeds=self.reference)
-        session = _TFSession(target=self.target, graph=private.graph, config=self._proto())
-        new = _Executor(key, private, session, graph_def=graph_def)
+        session = _TFSession(target=self.target, graph=private.graph, config=proto)
+        new = _Executor(key, private, session, graph_def=graph_def, proto=proto_bytes)
         if ex is not None:
             write_variables(session, private.graph, read_variables(ex.session, ex.private.graph))
             ex.session.close()
         self._exec = new
         return new
+
+    def _extended(self, ex: _Executor, graph_def: Any) -> bool:
+        """Grow ``ex``'s copy by the user's new ops; False (rebuild) when the graph changed otherwise."""
+        try:
+            return extend_copy(ex.private.graph, ex.graph_def, graph_def, fixed_seeds=self.reference)
+        except (ValueError, TypeError, KeyError):
+            return False
 
     def _run_facts(self, plan_key: tuple, plan: Any, names: list[str], fed: tuple) -> tuple:
         """(ops the run executes, does its plan round a tensor, the float outputs to flag) — cached."""

@@ -135,13 +135,13 @@ def build_run_graph(private: Any, user_graph: Any, plan: Any, executed: set[str]
     if not rounded and not observe:
         return RunGraph(private)
     prefix = _free_prefix(private, index)
-    sub = _sub_graph_def(graph_def if graph_def is not None else user_graph.as_graph_def(), copied, prefix)
+    sub = sub_graph_def(graph_def if graph_def is not None else user_graph.as_graph_def(), copied, prefix)
     tensor_map = insert_casts(sub, rounded)
     run = RunGraph(private, prefix, frozenset(copied), {u: prefix + n for u, n in tensor_map.items()}, rounded)
     from npu_jupyter.runtime.observe_nodes import add_observers
 
     add_observers(sub, run, tensor_map, observe, user_graph, liveness)
-    input_map = _outside_inputs(sub, copied, private)
+    input_map = outside_inputs(sub, copied, private)
     import tensorflow as tf
 
     with private.as_default():
@@ -158,7 +158,7 @@ def _free_prefix(private: Any, index: int) -> str:
     return f"{VARIANT_PREFIX}{k}/"
 
 
-def _sub_graph_def(graph_def: Any, copied: set[str], prefix: str) -> Any:
+def sub_graph_def(graph_def: Any, copied: set[str], prefix: str) -> Any:
     """The copied nodes (and the function library) as a GraphDef, ready for import under ``prefix``.
 
     Colocation hints are dropped (they may name shared ops outside the copy; the CPU ignores them) and
@@ -181,7 +181,7 @@ def _sub_graph_def(graph_def: Any, copied: set[str], prefix: str) -> Any:
     return sub
 
 
-def _outside_inputs(sub: Any, copied: set[str], private: Any) -> dict[str, Any]:
+def outside_inputs(sub: Any, copied: set[str], private: Any) -> dict[str, Any]:
     """input_map for every input the copy reads from outside it: shared ops and fed producers."""
     input_map: dict[str, Any] = {}
     local = {node.name for node in sub.node}  # the copy plus the casts and observers added to it
@@ -198,3 +198,31 @@ def _outside_inputs(sub: Any, copied: set[str], private: Any) -> dict[str, Any]:
                 tensor = name if ":" in name else f"{name}:0"
                 input_map[ref] = private.get_tensor_by_name(tensor)
     return input_map
+
+
+def extend_copy(private: Any, old_def: Any, new_def: Any, *, fixed_seeds: bool = False) -> bool:
+    """Add the ops the user's graph gained since ``old_def`` to the private copy; False when it cannot.
+
+    A ``tf.Graph`` only grows, so a new version is the old ops plus new ones. Importing just the new
+    ops into the copy (wired to the copy's existing tensors) keeps the inner session and with it every
+    variable, iterator position and queue, and a queue-runner thread blocked in that session keeps
+    running. The copy is rebuilt only when this returns False.
+    """
+    old = {node.name for node in old_def.node}
+    new_names = {node.name for node in new_def.node}
+    if not old <= new_names:
+        return False
+    added = new_names - old
+    if not added:
+        return True
+    sub = sub_graph_def(new_def, added, "")
+    if fixed_seeds:
+        from npu_jupyter.runtime.rewrite import fix_seeds
+
+        fix_seeds(sub)
+    input_map = outside_inputs(sub, added, private)
+    import tensorflow as tf
+
+    with private.as_default():
+        tf.graph_util.import_graph_def(sub, input_map=input_map, name="")
+    return True

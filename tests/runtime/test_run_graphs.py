@@ -94,3 +94,17 @@ def test_drift_against_float32_reads_the_same_batch_as_the_emulated_step_from_an
     assert "loss" in drift and drift["loss"]["max_rel"] < 0.05  # same batch, same weights: small drift only
     assert any(op.startswith("IteratorGetNext") for op in drift) and all(
         drift[op]["max_abs"] == 0 for op in drift if op.startswith("IteratorGetNext"))
+
+
+def test_adding_ops_between_runs_keeps_the_iterator_position_and_the_session(tf):
+    g, it_init, init, loss, train = _dataset_training_graph(tf)
+    with EmulatorSession(NpuConfig(precision_mode="allow_fp32_to_fp16"), g) as sess:
+        sess.run(init)
+        sess.run(it_init)
+        sess.run([loss, train])
+        inner = sess._exec.session
+        with g.as_default():
+            doubled = tf.multiply(loss, 2.0, name="doubled")  # a new cell adds an op: the graph version changes
+        value = sess.run(doubled)  # the iterator is still initialized, so this runs
+        assert sess._exec.session is inner
+    assert np.isfinite(value)
