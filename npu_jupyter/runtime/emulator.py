@@ -29,6 +29,7 @@ its own compiled graph with its own iteration counter, and ``dump_step`` selects
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import dataclass, field
@@ -45,13 +46,13 @@ from tensorflow.python.client.session import SessionInterface
 from npu_jupyter.runtime import dump_format as _dump
 from npu_jupyter.runtime.fetch_map import feed_names, map_feeds, map_fetches
 from npu_jupyter.runtime.liveness import analyse
-from npu_jupyter.runtime.observers import StepObservers
+from npu_jupyter.runtime.observers import StepObservers, strip_variant_names
 from npu_jupyter.runtime.reference import Float32Reference, data_sources
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.report_book import ReportBook
 from npu_jupyter.runtime.rewrite import PrivateGraph, build_private_graph, roundings
-from npu_jupyter.runtime.run_graph import RunGraph, build_run_graph, executed_ops, extend_copy
-from npu_jupyter.runtime.run_notes import non_finite_finding
+from npu_jupyter.runtime.run_graph import RunGraph, StepCounter, build_run_graph, executed_ops, extend_copy
+from npu_jupyter.runtime.run_notes import note_non_finite
 from npu_jupyter.runtime.run_settings import RunSettings, reduced_phase
 from npu_jupyter.runtime.session_plans import SessionPlans
 from npu_jupyter.runtime.variables import read_variables, write_variables
@@ -121,9 +122,7 @@ class EmulatorSession(SessionInterface):
         self._exec: _Executor | None = None
         self._reference: Float32Reference | None = None
         self._capture_lock = threading.Lock()
-        self._step = 0
-        self._graph_steps: dict[tuple, list[int]] = {}  # run signature -> [graph id, runs so far]
-        self._count_lock = threading.Lock()
+        self._steps = StepCounter()
         self._book = ReportBook(self._graph)
         self.reports = self._book.reports
         self._closed = False
@@ -137,19 +136,6 @@ class EmulatorSession(SessionInterface):
         of their own ``sess.run``. Every run's report is still in ``reports``.
         """
         return self._book.last
-
-    def _count(self, names: list[str], feed_dict: Any) -> tuple[int, int, _dump.DumpGraph]:
-        """Reserve this run's steps: (session-wide step, this graph's id and step) under a lock."""
-        signature = (tuple(names), tuple(sorted(feed_names(feed_dict))))
-        with self._count_lock:
-            step = self._step
-            self._step += 1
-            entry = self._graph_steps.get(signature)
-            if entry is None:
-                entry = self._graph_steps[signature] = [len(self._graph_steps), 0]
-            graph_step = entry[1]
-            entry[1] += 1
-        return step, graph_step, _dump.DumpGraph(entry[0], signature[0], signature[1])
 
     # ------------------------------------------------------------------ tf.compat.v1.Session interface
 
@@ -238,7 +224,7 @@ class EmulatorSession(SessionInterface):
         plan = self._planner.plan(tuple(names), ex.key[2])
         executed, rounds, flagged = self._run_facts(plan_key, plan, names, fed)
         want_ref = self.reference if reference is None else bool(reference)
-        step, graph_step, graph = self._count(names, feed_dict)
+        step, graph_step, graph = self._steps.count(names, fed)
         dump_now = settings.enable_dump and _dump.step_selected(settings.dump_steps, graph_step)
         watch = self._watch(plan, executed, fed, settings, dump_now, want_ref)
         if dump_now and watch and not self._observers.dump_fits(self._pending_warnings, settings, watch, graph,
@@ -264,7 +250,7 @@ class EmulatorSession(SessionInterface):
             extra = extra + [run.flags[0]]
         if sources:
             extra = extra + [[run.tensor_name(t) for t in sources]]
-        with self._capture_lock if run.captures else _NoLock():
+        with self._capture_lock if run.captures else contextlib.nullcontext():
             run.clear_captures()
             start = time.perf_counter()
             if extra:
@@ -278,7 +264,7 @@ class EmulatorSession(SessionInterface):
         ref_values = (self._reference_values(weights, executed, feed_dict, source_values, watch, liveness)
                       if want_ref else None)
         if settings.profiling:
-            _strip_variant_names(meta, run.prefix)
+            strip_variant_names(meta, run.prefix)
             if run_metadata is not None:
                 run_metadata.CopyFrom(meta)
         report = self._book.record(plan, tuple(names), wall, step, results, names, run)
@@ -287,7 +273,7 @@ class EmulatorSession(SessionInterface):
             report.extra.setdefault("dump_skipped", {})[graph_step] = self._pending_warnings[-1]
             del self._pending_warnings[:]
         if flags is not None:
-            self._note_non_finite(report, plan, run, flags, names, results, step)
+            note_non_finite(report, plan, run, flags, names, results, step)
         if watch or settings.profiling:
             self._observers.after_step(report, settings, plan, watch, values, ref_values, dump_now, meta, step,
                                        graph_step, graph)
@@ -307,7 +293,7 @@ class EmulatorSession(SessionInterface):
     # ------------------------------------------------------------------ planning and the private graph
 
     def _reduced(self, settings: RunSettings) -> bool:
-        return reduced_phase(settings.accelerate, self._step) if settings.accelerate else False
+        return reduced_phase(settings.accelerate, self._steps.total) if settings.accelerate else False
 
     def _executor(self, settings: RunSettings | None = None) -> _Executor:
         """The private copy + inner session for the current graph version and config (and phase)."""
@@ -407,34 +393,3 @@ class EmulatorSession(SessionInterface):
         values = self._reference.values(weights, executed, feed_dict, source_values, watch, liveness)
         self._observers.last_ref_ms = self._reference.last_ms
         return values
-
-    def _note_non_finite(self, report, plan, run, flags, names, results, step) -> None:
-        """A fetch went inf/NaN in a run whose plan lowers precision: say so, naming the first op."""
-        finding = non_finite_finding(plan, run, flags, names, results, step)
-        if finding is None:
-            return
-        report.extra.setdefault("non_finite", finding)
-        if finding["message"] not in report.warnings:
-            report.warnings.append(finding["message"])
-
-# ---------------------------------------------------------------------- helpers (pure functions)
-
-
-class _NoLock:
-    """A do-nothing context manager (runs without captures need no lock)."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-
-def _strip_variant_names(meta: Any, prefix: str) -> None:
-    """Name a variant's nodes in ``step_stats`` by the user's op, so profiles read the same either way."""
-    if not prefix or meta is None:
-        return
-    for dev in meta.step_stats.dev_stats:
-        for ns in dev.node_stats:
-            if ns.node_name.startswith(prefix):
-                ns.node_name = ns.node_name[len(prefix):]

@@ -231,3 +231,13 @@ def _static_bytes(graph: Any, w: Any) -> int:
         count *= d if d else 1
     dtype = w.decided_dtype or tensor.dtype.base_dtype.name
     return count * _ITEM_BYTES.get(dtype, 4)
+
+
+def strip_variant_names(meta: Any, prefix: str) -> None:
+    """Name a variant's nodes in ``step_stats`` by the user's op, so profiles read the same either way."""
+    if not prefix or meta is None:
+        return
+    for dev in meta.step_stats.dev_stats:
+        for ns in dev.node_stats:
+            if ns.node_name.startswith(prefix):
+                ns.node_name = ns.node_name[len(prefix):]

@@ -17,8 +17,11 @@ nodes: no overhead.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
+
+from npu_jupyter.runtime.dump_format import DumpGraph
 
 from npu_jupyter.runtime.rewrite import Rounding, emulation_of, insert_casts, roundings
 
@@ -226,3 +229,29 @@ def extend_copy(private: Any, old_def: Any, new_def: Any, *, fixed_seeds: bool =
     with private.as_default():
         tf.graph_util.import_graph_def(sub, input_map=input_map, name="")
     return True
+
+
+class StepCounter:
+    """Steps per run graph, as the device counts iterations per compiled graph, and the session's total.
+
+    Each distinct run signature (fetches + fed tensors) is its own graph, numbered in the order first
+    run, with its own step counter (``dump_step`` selects by it).
+    """
+
+    def __init__(self) -> None:
+        self.total = 0
+        self._graphs: dict[tuple, list[int]] = {}  # run signature -> [graph id, runs so far]
+        self._lock = threading.Lock()
+
+    def count(self, names: list[str], fed: tuple) -> tuple[int, int, DumpGraph]:
+        """Reserve this run's steps: (session-wide step, this graph's step, the graph) under a lock."""
+        signature = (tuple(names), tuple(fed))
+        with self._lock:
+            step = self.total
+            self.total += 1
+            entry = self._graphs.get(signature)
+            if entry is None:
+                entry = self._graphs[signature] = [len(self._graphs), 0]
+            graph_step = entry[1]
+            entry[1] += 1
+        return step, graph_step, DumpGraph(entry[0], signature[0], signature[1])

@@ -108,6 +108,16 @@ def non_finite_finding(plan: Any, run: Any, flags: Any, names: list[str], result
             "decided_dtype": dtype, "rounded": rounded, "message": message}
 
 
+def note_non_finite(report: Any, plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int) -> None:
+    """A fetch went inf/NaN in a run whose plan lowers precision: say so in the report, naming the first op."""
+    finding = non_finite_finding(plan, run, flags, names, results, step)
+    if finding is None:
+        return
+    report.extra.setdefault("non_finite", finding)
+    if finding["message"] not in report.warnings:
+        report.warnings.append(finding["message"])
+
+
 def _non_finite(value: Any) -> bool:
     array = np.asarray(value) if isinstance(value, (np.ndarray, np.generic, float)) else None
     return array is not None and array.dtype.kind == "f" and array.size > 0 and not np.isfinite(array).all()
