@@ -9,7 +9,7 @@
   frame hands each live iteration's value to Python; a ControlTrigger on it gates one of the frame's
   ``NextIteration`` ops so the capture runs every iteration (and stays out of the loop's liveness).
   Iterations are recorded in completion order.
-* **All-finite flags**: ``All(IsFinite(x))`` for each float output, packed into one bool vector the
+* **All-finite flags**: ``IsFinite(Sum(x))`` for each float output, packed into one bool vector the
   emulator fetches with every step whose plan lowers precision, so the first op whose output became
   inf/NaN is known without the user turning anything on.
 """
@@ -118,13 +118,21 @@ class _Builder:
         self.nodes[next_iteration].input.append("^" + trigger.name)
 
     def flags(self, tensors: list[str], guarded: set) -> None:
-        """One packed bool vector: is each listed output all finite (a dead output counts as finite)."""
+        """One bool vector: is each listed output all finite (a dead output counts as finite).
+
+        Two cheap nodes per tensor: the float32 sum of its flattened values, which is inf/NaN exactly when
+        a value is (or, for finite values, when the sum leaves the float32 range, ~3.4e38); one IsFinite
+        over all the sums. Static shapes are not trusted (the flattening shape is -1).
+        """
         import tensorflow as tf
 
         int32 = ("type", tf.int32.as_datatype_enum)
+        f32 = tf.float32.as_datatype_enum
+        minus_one = self._add(self._name("minus_one"), "Const", [], dtype=int32,
+                              value=tf.compat.v1.make_tensor_proto(np.array([-1], np.int32)))
         zero = self._add(self._name("zero"), "Const", [], dtype=int32,
                          value=tf.compat.v1.make_tensor_proto(np.array(0, np.int32)))
-        outs = []
+        sums = []
         for name in tensors:
             op, _, slot = name.rpartition(":")
             key = (op, "output", int(slot))
@@ -134,17 +142,15 @@ class _Builder:
             else:
                 ref = self._ref(key)[0]
             enum = tensor.dtype.base_dtype.as_datatype_enum
-            finite = self._add(self._name("is_finite"), "IsFinite", [ref], T=("type", enum))
-            # Flatten by the runtime size (static shapes can be wrong, e.g. reserve-space outputs).
-            size = self._add(self._name("size"), "Size", [finite.name], T=("type", tf.bool.as_datatype_enum),
-                             out_type=int32)
-            shape = self._add(self._name("shape"), "ExpandDims", [size.name, zero.name], T=int32, Tdim=int32)
-            flat = self._add(self._name("flat"), "Reshape", [finite.name, shape.name],
-                             T=("type", tf.bool.as_datatype_enum), Tshape=int32)
-            outs.append(self._add(self._name("all"), "All", [flat.name, zero.name], keep_dims=False,
-                                  Tidx=int32).name)
-        packed = self._add(self._name("flags"), "Pack", outs, T=("type", tf.bool.as_datatype_enum), N=len(outs), axis=0)
-        self.run.flags = (f"{self.run.prefix}{packed.name}:0", list(tensors))
+            if enum != f32:
+                ref = self._add(self._name("to_f32"), "Cast", [ref], SrcT=("type", enum), DstT=("type", f32),
+                                Truncate=False).name
+            flat = self._add(self._name("flat"), "Reshape", [ref, minus_one.name], T=("type", f32), Tshape=int32)
+            sums.append(self._add(self._name("sum"), "Sum", [flat.name, zero.name], T=("type", f32), Tidx=int32,
+                                  keep_dims=False).name)
+        packed = self._add(self._name("sums"), "Pack", sums, T=("type", f32), N=len(sums), axis=0)
+        finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=("type", f32))
+        self.run.flags = (f"{self.run.prefix}{finite.name}:0", list(tensors))
 
 
 def _input_ref(tensor_name: str) -> str:
