@@ -108,3 +108,18 @@ def test_adding_ops_between_runs_keeps_the_iterator_position_and_the_session(tf)
         value = sess.run(doubled)  # the iterator is still initialized, so this runs
         assert sess._exec.session is inner
     assert np.isfinite(value)
+
+
+def test_the_planner_takes_whole_graph_exits_per_run_graph(tf):
+    from npu_jupyter.plan.planner import plan
+
+    g, it_init, init, loss, train = _dataset_training_graph(tf)
+    cfg = NpuConfig(precision_mode="allow_fp32_to_fp16")
+
+    def exits(p):
+        return any("dataset initialisation" in w for w in p.warnings)
+
+    assert exits(plan(g, cfg))  # the whole tf.Graph holds MakeIterator beside the IteratorV2
+    assert exits(plan(g, cfg, fetches=[it_init]))  # so does the run graph of the iterator's initializer
+    step = plan(g, cfg, fetches=[loss, train])  # the training step's run graph does not
+    assert not exits(step) and any(d.dtype_after == "float16" for d in step.ops.values())
