@@ -122,6 +122,7 @@ class EmulatorSession(SessionInterface):
         self._exec: _Executor | None = None
         self._reference: Float32Reference | None = None
         self._capture_lock = threading.Lock()
+        self._exec_lock = threading.Lock()
         self._steps = StepCounter()
         self._book = ReportBook(self._graph)
         self.reports = self._book.reports
@@ -296,10 +297,21 @@ class EmulatorSession(SessionInterface):
         return reduced_phase(settings.accelerate, self._steps.total) if settings.accelerate else False
 
     def _executor(self, settings: RunSettings | None = None) -> _Executor:
-        """The private copy + inner session for the current graph version and config (and phase)."""
+        """The private copy + inner session for the current graph version and config (and phase).
+
+        Built under a lock: a queue-runner thread and the main thread making their first runs at once
+        must share one copy (two copies would hold two queues, one filled and one drained, forever).
+        """
         settings = settings or self._planner.settings()
         reduced = self._reduced(settings)
         key = (self._graph.version, self._planner.snapshot(), reduced)
+        ex = self._exec
+        if ex is not None and ex.key == key:
+            return ex
+        with self._exec_lock:
+            return self._executor_locked(key)
+
+    def _executor_locked(self, key: tuple) -> _Executor:
         ex = self._exec
         if ex is not None and ex.key == key:
             return ex

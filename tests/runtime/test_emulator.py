@@ -275,10 +275,15 @@ def test_last_report_is_the_main_threads_run_while_a_queue_runner_enqueues(tf, h
         threads = runner.create_threads(sess, coord=coord, start=True)
         try:
             losses = [sess.run("loss:0") for _ in range(5)]
-            for _ in range(500):  # the runner refills the queue (capacity 4) after the main thread's last step
+            for _ in range(200):  # until a queue-runner enqueue is the last run overall
                 if sess.reports[-1].fetches == ["enqueue"]:
                     break
-                threading.Event().wait(0.01)
+                # The runner may have filled the queue before the main thread's last report was recorded;
+                # another (non-owner) thread makes room so it enqueues again.
+                helper = threading.Thread(target=sess.run, args=("batch:0",))
+                helper.start()
+                helper.join()
+                threading.Event().wait(0.02)
             last_overall = sess.reports[-1]
             report = sess.last_report
         finally:
