@@ -144,7 +144,7 @@ def bench_overhead(tf, name, build, modes, blocks, per_block) -> None:
         t_default, t_emu2 = interleaved(lambda: default.run(fetches, feeds), lambda: emu.run(fetches, feeds),
                                         max(3, blocks // 2), per_block)
         summary = emu.last_report.plan.summary()
-        casts = len(emu._exec.private.roundings)
+        casts = sum(len(run.roundings) for run in emu._exec.runs.values())  # per run graph
         print(f"{name:9} {mode:23} same-config plain {t_same * 1e3:8.3f} ms  emulator {t_emu * 1e3:8.3f} ms  "
               f"ratio {t_emu / t_same:5.3f}x | vs TF-default config {t_emu2 / t_default:5.3f}x  "
               f"(ops {summary['ops']}, precision changed {summary['precision_changed']}, rounded tensors {casts})")

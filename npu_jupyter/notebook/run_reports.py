@@ -18,12 +18,9 @@ Two more things keep the report a person came for on top:
 from __future__ import annotations
 
 import dataclasses
-import functools
-import json
-from importlib import resources
 from typing import Any
 
-from npu_jupyter.ops.variable_ops import VARIABLE_OPS
+from npu_jupyter.runtime.initializers import is_initializer_plan
 
 
 def cell_reports(sessions: list[Any]) -> list[Any]:
@@ -113,15 +110,6 @@ def _mean_times(reports: list[Any]) -> dict[str, float]:
 # -- initialiser runs ---------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1)
-def _initializer_types() -> dict[str, frozenset[str]]:
-    """Op-type sets of ``initializer_ops.json`` (group, assignments, variables, external_inputs)."""
-    text = resources.files("npu_jupyter.notebook").joinpath("initializer_ops.json").read_text(encoding="utf-8")
-    kinds = {key: frozenset(value) for key, value in json.loads(text).items() if not key.startswith("_")}
-    kinds["variables"] |= VARIABLE_OPS  # one source for the variable op types
-    return kinds
-
-
 def is_initializer_run(report: Any) -> bool:
     """True when the run only initialised variables: its fetches are NoOp groups and every other op
     of its plan is a variable, an assignment, or computes nothing but an assignment's initial value.
@@ -131,37 +119,6 @@ def is_initializer_run(report: Any) -> bool:
     is neither an assignment nor feeds one, and a restore reads a checkpoint (an external input).
     """
     return is_initializer_plan(report.plan, report.fetches)
-
-
-def is_initializer_plan(plan: Any, fetches: list[str]) -> bool:
-    """:func:`is_initializer_run` for a plan and the names it was run for (also used by profiling)."""
-    kinds = _initializer_types()
-    ops = plan.ops
-    fetched = [name.split(":")[0] for name in fetches]
-    if not fetched or any(name not in ops or ops[name].op_type not in kinds["group"] for name in fetched):
-        return False
-    if any(d.op_type in kinds["external_inputs"] for d in ops.values()):
-        return False
-    consumers: dict[str, list[str]] = {}
-    for d in ops.values():
-        for src in d.inputs:
-            consumers.setdefault(src, []).append(d.name)
-    feeds_assignment: set[str] = set()  # ops whose every consumer is an assignment or feeds one
-    assigned = False
-    for d in reversed(list(ops.values())):  # plan.ops is topological: consumers are seen first
-        if d.op_type in kinds["assignments"]:
-            assigned = True
-            feeds_assignment.add(d.name)
-        elif d.op_type in kinds["variables"]:
-            feeds_assignment.add(d.name)
-        elif d.op_type in kinds["group"]:
-            continue
-        else:
-            users = consumers.get(d.name, [])
-            if not users or not all(u in feeds_assignment for u in users):
-                return False
-            feeds_assignment.add(d.name)
-    return assigned
 
 
 def arrange(reports: list[Any]) -> tuple[list[Any], list[Any]]:

@@ -2,40 +2,39 @@
 
 How a step runs
 ---------------
-1. The graph is planned (``npu_jupyter.plan``) for the config, cached per graph version and config
-   snapshot; the per-fetch plan (pruned to what the fetches need) feeds the report.
-2. The whole graph is copied into a private ``tf.Graph`` (see :mod:`.rewrite`): unchanged when the plan
-   keeps float32, with storage rounding where the plan lowers an op to float16/bfloat16. The copy is
-   built once per plan and run by an inner ``tf.compat.v1.Session`` whose ConfigProto is the real
-   ``config.to_config_proto()`` (plain TensorFlow ignores the NpuOptimizer entry, as the product promises
-   the same config works on a real NPU).
-3. *Everything* runs in that copy — initializers, optimizer updates, savers — so variables live in one
-   place. The user's tensors, ops and names map to the copy by name. When the copy must be rebuilt (the
-   user added ops, the config changed), initialized variables are carried over (:mod:`.variables`).
-4. Around the step: dump, overflow detection, profiling and float32 drift, as the config asks; the
-   outcome lands in ``session.last_report`` (the last run made from the thread that created the
-   session, so queue-runner threads do not replace it; the last run overall until that thread runs).
+1. The run's fetches and feeds define its *run graph* (the subgraph one ``Session.run`` reaches), and
+   that run graph is planned (``npu_jupyter.plan``) for the config, as the adapter plans each run graph
+   on its own: its whole-graph exits (a dataset initialisation graph, ...) apply per run, so
+   ``sess.run(iterator.initializer)`` stays float32 while ``sess.run(train_op)`` in the same graph is
+   lowered. Plans are cached per graph version, config snapshot, phase and run signature.
+2. The user's graph is copied once into a private ``tf.Graph`` run by an inner ``tf.compat.v1.Session``
+   whose ConfigProto is the real ``config.to_config_proto()`` (plain TensorFlow ignores the NpuOptimizer
+   entry), with ``allow_soft_placement=True`` as the adapter sets on every session it configures (so
+   ops pinned to ``/gpu:0`` run). A run whose plan rounds a float32 tensor runs a *variant* of its ops
+   added beside the copy with that plan's storage rounding (:mod:`.run_graph`); variables, iterators and
+   queues stay shared, so everything lives in one session. When the copy must be rebuilt (the user added
+   ops, the config changed), initialized variables are carried over (:mod:`.variables`).
+3. Around the step, the observers (:mod:`.observers`) dump, detect overflow, profile and compare with a
+   float32 reference as the config asks; tensors that may be dead or that run inside loop frames are
+   read through guards and per-iteration captures (:mod:`.observe_nodes`). A run whose plan lowers
+   precision also checks every float output for inf/NaN, so a non-finite fetch is reported with the
+   first op that went non-finite. The outcome lands in ``session.last_report`` (the last run made from
+   the thread that created the session, so queue-runner threads do not replace it).
 
 Steps are counted per graph, as on the device: each distinct run signature (fetches + fed tensors) is
 its own compiled graph with its own iteration counter, and ``dump_step`` selects by that counter
 (see :mod:`.dump`). The session-wide run count still drives ``accelerate_train_mode`` and the report's
 ``first_step``/``last_step``.
-
-A float32-preserving plan runs an exact copy of the user's graph, so the only overhead is a name map and
-a report per ``run``.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import threading
 import time
-import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 
 # This module is only imported when a session is created (backends.session imports it lazily), so
 # TensorFlow is already needed; subclassing SessionInterface lets tf.compat.v1.train.Saver and other
@@ -44,30 +43,37 @@ import numpy as np
 from tensorflow.python.client.session import Session as _TFSession
 from tensorflow.python.client.session import SessionInterface
 
-from npu_jupyter.ops.variable_ops import VARIABLE_OPS as _STATE_TYPES
-from npu_jupyter.runtime import dump as _dump
+from npu_jupyter.runtime import dump_format as _dump
 from npu_jupyter.runtime import profile as _profile
+from npu_jupyter.runtime.fetch_map import feed_names, map_feeds, map_fetches
+from npu_jupyter.runtime.liveness import analyse
+from npu_jupyter.runtime.observers import StepObservers, strip_variant_names
+from npu_jupyter.runtime.reference import Float32Reference, data_sources
 from npu_jupyter.runtime.report import RunReport
-from npu_jupyter.runtime.rewrite import ROUND_MARKER, PrivateGraph, build_private_graph
-from npu_jupyter.runtime.run_settings import RunSettings, option, read_run_settings, reduced_phase
+from npu_jupyter.runtime.report_book import ReportBook
+from npu_jupyter.runtime.rewrite import PrivateGraph, build_private_graph, roundings
+from npu_jupyter.runtime.run_graph import RunGraph, StepCounter, build_run_graph, executed_ops, extend_copy
+from npu_jupyter.runtime.run_notes import note_non_finite
+from npu_jupyter.runtime.run_settings import RunSettings, reduced_phase
+from npu_jupyter.runtime.session_plans import SessionPlans
 from npu_jupyter.runtime.variables import read_variables, write_variables
+from npu_jupyter.runtime.watch import finite_flag_tensors, observe_spec, read_values, watch_list
+from npu_jupyter.runtime.watch import fetch_names as watch_fetch_names
 
-_UNFETCHABLE = {"resource", "variant"}
-# Per-session caches (plans per fetch set, watch lists) are dropped whole past this many entries.
+# Per-session caches (run facts per fetch set) are dropped whole past this many entries.
 _CACHE_LIMIT = 256
-_FEED_TYPES = {"Placeholder", "PlaceholderWithDefault", "PlaceholderV2"}
 
 
 @dataclass
 class _Executor:
-    """One private graph and the inner session that runs it."""
+    """One private copy of the user's graph, the inner session that runs it, and its run graphs."""
 
     key: tuple
     private: PrivateGraph
     session: Any
-    plan: Any
-    signature: tuple
-    emulation: dict = field(default_factory=dict)
+    runs: dict = field(default_factory=dict)  # (run signature, plan key, Observe) -> RunGraph
+    graph_def: Any = None  # the user's GraphDef the copy was made from (variants copy from it)
+    proto: bytes = b""  # the inner session's ConfigProto, serialized
 
 
 class EmulatorSession(SessionInterface):
@@ -109,26 +115,20 @@ class EmulatorSession(SessionInterface):
         self.reference = bool(reference)
         self.target = target
         self._base_proto = base_proto
-        self._plan_fn = plan_fn
         self._dump_budget = dump_budget_bytes
-        self._config_snapshot_cache: tuple[Any, str] | None = None
-        self._settings_cache: tuple[str, RunSettings] | None = None
-        self._settings()  # bad dump_path / dump_step / profiling options fail now, before any run
-        self._plans: dict[tuple, Any] = {}
-        self._closure_cache: dict[tuple, list] = {}
+        self._observers = StepObservers(self._graph, dump_budget_bytes)
+        self._planner = SessionPlans(self._graph, lambda: self.config, plan_fn, self._observers.reset_dump)
+        self._planner.settings()  # bad dump_path / dump_step / profiling options fail now, before any run
+        self._facts: dict[tuple, tuple] = {}  # (version, plan key, fed) -> (executed ops, rounds?, flagged)
         self._exec: _Executor | None = None
-        self._ref_exec: _Executor | None = None
-        self._dump_writer: _dump.DumpWriter | None = None
-        self._dump_stopped: str | None = None
-        self._profile_writer: _profile.BackgroundWriter | None = None
-        self._step = 0
-        self._graph_steps: dict[tuple, list[int]] = {}  # run signature -> [graph id, runs so far]
-        self._count_lock = threading.Lock()
-        self._owner_thread = threading.get_ident()
-        self._owner_last: RunReport | None = None
-        self._last_any: RunReport | None = None
+        self._reference: Float32Reference | None = None
+        self._capture_lock = threading.Lock()
+        self._exec_lock = threading.Lock()
+        self._steps = StepCounter()
+        self._book = ReportBook(self._graph)
+        self.reports = self._book.reports
         self._closed = False
-        self.reports: list[RunReport] = []
+        self._pending_warnings: list[str] = []
 
     @property
     def last_report(self) -> RunReport | None:
@@ -137,20 +137,7 @@ class EmulatorSession(SessionInterface):
         Queue-runner threads run small enqueue graphs all the time; the report a user means is the one
         of their own ``sess.run``. Every run's report is still in ``reports``.
         """
-        return self._owner_last if self._owner_last is not None else self._last_any
-
-    def _count(self, names: list[str], feed_dict: Any) -> tuple[int, int, _dump.DumpGraph]:
-        """Reserve this run's steps: (session-wide step, this graph's id and step) under a lock."""
-        signature = (tuple(names), tuple(sorted(_feed_names(feed_dict))))
-        with self._count_lock:
-            step = self._step
-            self._step += 1
-            entry = self._graph_steps.get(signature)
-            if entry is None:
-                entry = self._graph_steps[signature] = [len(self._graph_steps), 0]
-            graph_step = entry[1]
-            entry[1] += 1
-        return step, graph_step, _dump.DumpGraph(entry[0], signature[0], signature[1])
+        return self._book.last
 
     # ------------------------------------------------------------------ tf.compat.v1.Session interface
 
@@ -189,13 +176,15 @@ class EmulatorSession(SessionInterface):
 
         Pending profile files are written first.
         """
-        writer, self._profile_writer = getattr(self, "_profile_writer", None), None
-        if writer is not None:
-            writer.close()
-        for ex in (getattr(self, "_exec", None), getattr(self, "_ref_exec", None)):
-            if ex is not None:
-                ex.session.close()
-        self._exec = self._ref_exec = None
+        observers = getattr(self, "_observers", None)
+        if observers is not None:
+            observers.close()
+        ex, reference = getattr(self, "_exec", None), getattr(self, "_reference", None)
+        if ex is not None:
+            ex.session.close()
+        if reference is not None:
+            reference.close()
+        self._exec = self._reference = None
         self._closed = True
 
     def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
@@ -228,22 +217,71 @@ class EmulatorSession(SessionInterface):
         """
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        settings = self._settings()
+        settings = self._planner.settings()
         ex = self._executor(settings)
         names: list[str] = []
-        mapped = _map_fetches(fetches, ex.private, names)
-        feeds = _map_feeds(feed_dict, ex.private)
-        fetch_key = tuple(names)
-        plan = self._plan_for(fetch_key)
+        map_fetches(fetches, ex.private, names)  # the signature: user-side names in flattening order
+        fed = tuple(sorted(feed_names(feed_dict)))
+        plan_key = self._planner.key(tuple(names), ex.key[2])
+        plan = self._planner.plan(tuple(names), ex.key[2])
+        executed, rounds, flagged = self._run_facts(plan_key, plan, names, fed)
         want_ref = self.reference if reference is None else bool(reference)
-        if not (settings.observes or want_ref):
+        step, graph_step, graph = self._steps.count(names, fed)
+        dump_now = settings.enable_dump and _dump.step_selected(settings.dump_steps, graph_step)
+        watch = self._watch(plan, executed, fed, settings, dump_now, want_ref)
+        if dump_now and watch and not self._observers.dump_fits(self._pending_warnings, settings, watch, graph,
+                                                                graph_step):
+            dump_now = False
+            watch = self._watch(plan, executed, fed, settings, False, want_ref)
+        liveness = analyse(self._graph) if (watch or flagged) else None
+        observe = observe_spec(watch, flagged, liveness) if liveness is not None else None
+        run = self._run_graph(ex, (tuple(names), fed), plan_key, plan, executed, observe, liveness)
+        mapped = map_fetches(fetches, run, [])
+        feeds = map_feeds(feed_dict, run)
+        weights = read_variables(ex.session, ex.private.graph) if want_ref else None  # before the step
+        sources = data_sources(self._graph, executed) if want_ref else []
+        run_options, meta = options, run_metadata
+        # Only the steps asked for are traced (not variable initialisers, nor runs that miss fp/bp points).
+        profiled = settings.profiling and _profile.profiles_run(plan, list(names), settings.profile_options())
+        if profiled:
+            run_options = self._tf.compat.v1.RunOptions()
+            if options is not None:
+                run_options.CopyFrom(options)
+            run_options.trace_level = self._tf.compat.v1.RunOptions.FULL_TRACE
+            meta = self._tf.compat.v1.RunMetadata()
+        keys, extra = watch_fetch_names(run, watch)
+        if run.flags is not None:
+            extra = extra + [run.flags[0]]
+        if sources:
+            extra = extra + [[run.tensor_name(t) for t in sources]]
+        with self._capture_lock if run.captures else contextlib.nullcontext():
+            run.clear_captures()
             start = time.perf_counter()
-            results = ex.session.run(mapped, feeds, options, run_metadata)
+            if extra:
+                results, fetched = ex.session.run([mapped, extra], feeds, run_options, meta)
+            else:
+                results, fetched = ex.session.run(mapped, feeds, run_options, meta), []
             wall = (time.perf_counter() - start) * 1000.0
-            step, _, _ = self._count(names, feed_dict)
-            self._record(plan, fetch_key, wall, step, results, names)
-            return results
-        return self._observed_run(ex, settings, plan, mapped, feeds, feed_dict, names, options, run_metadata, want_ref)
+            source_values = dict(zip(sources, fetched.pop())) if sources else {}
+            flags = fetched[-1] if run.flags is not None else None
+            values = read_values(run, watch, dict(zip(keys, fetched)))
+        ref_values = (self._reference_values(weights, executed, feed_dict, source_values, watch, liveness)
+                      if want_ref else None)
+        if profiled:
+            strip_variant_names(meta, run.prefix)
+            if run_metadata is not None:
+                run_metadata.CopyFrom(meta)
+        report = self._book.record(plan, tuple(names), wall, step, results, names, run)
+        if self._pending_warnings:
+            report.warnings.extend(self._pending_warnings)
+            report.extra.setdefault("dump_skipped", {})[graph_step] = self._pending_warnings[-1]
+            del self._pending_warnings[:]
+        if flags is not None:
+            note_non_finite(report, plan, run, flags, names, results, step)
+        if watch or profiled:
+            self._observers.after_step(report, settings, plan, watch, values, ref_values, dump_now,
+                                       meta if profiled else None, step, graph_step, graph)
+        return results
 
     def make_callable(self, fetches: Any, feed_list: Any = None, accept_options: bool = False) -> Callable:
         """A callable running ``fetches`` through :meth:`run` (feeds positional, like TF's)."""
@@ -258,475 +296,115 @@ class EmulatorSession(SessionInterface):
 
     # ------------------------------------------------------------------ planning and the private graph
 
-    def _config_snapshot(self) -> str:
-        """A string that changes exactly when an option that was set changes."""
-        cfg = self.config
-        cached = self._config_snapshot_cache
-        if cached is not None and cached[0] is cfg and getattr(cfg, "_npu_emu_clean", False):
-            return cached[1]
-        if cfg is None:
-            snapshot = "{}"
-        elif hasattr(cfg, "changed"):
-            snapshot = json.dumps(cfg.changed(), sort_keys=True, default=str)
-        else:
-            snapshot = json.dumps(dict(cfg), sort_keys=True, default=str)
-        if hasattr(cfg, "observe") and not getattr(cfg, "_npu_emu_observed", False):
-            cfg.observe(_mark_dirty)
-            cfg._npu_emu_observed = True
-        if hasattr(cfg, "observe"):
-            cfg._npu_emu_clean = True
-        self._config_snapshot_cache = (cfg, snapshot)
-        return snapshot
-
-    def _settings(self) -> RunSettings:
-        snapshot = self._config_snapshot()
-        if self._settings_cache is None or self._settings_cache[0] != snapshot:
-            self._settings_cache = (snapshot, read_run_settings(self.config))
-            self._dump_writer = None
-        return self._settings_cache[1]
-
-    def _effective_config(self, reduced: bool) -> Any:
-        """The config planned with: the session's, or its reduced-precision phase (accelerate_train_mode)."""
-        cfg = self.config
-        if not reduced:
-            return cfg
-        if option(cfg, "precision_mode_v2"):
-            overrides = {"precision_mode_v2": "mixed_float16"}
-        else:
-            overrides = {"precision_mode": "allow_mix_precision"}
-        if hasattr(cfg, "copy"):
-            return cfg.copy(**overrides)
-        return {**(cfg or {}), **overrides}
-
-    def _plan(self, fetches: tuple | None, reduced: bool) -> Any:
-        """Plan for ``fetches`` (None = whole graph), cached per graph version, config and phase."""
-        key = (self._graph.version, self._config_snapshot(), reduced, fetches)
-        cached = self._plans.get(key)
-        if cached is not None:
-            return cached
-        cfg = self._effective_config(reduced)
-        plan_fn = self._plan_fn or _default_plan_fn()
-        cache_dir = self._settings().plan_cache_dir
-        if cache_dir:
-            from npu_jupyter.runtime.plan_cache import cached_plan
-
-            plan = cached_plan(cache_dir, self._graph, key[1] + f"|reduced={reduced}", fetches,
-                               lambda: plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None))
-        else:
-            plan = plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None)
-        if len(self._plans) >= _CACHE_LIMIT:
-            self._plans.clear()
-        self._plans[key] = plan
-        return plan
-
     def _reduced(self, settings: RunSettings) -> bool:
-        return reduced_phase(settings.accelerate, self._step) if settings.accelerate else False
-
-    def _plan_for(self, fetch_key: tuple) -> Any:
-        ex = self._exec
-        return self._plan(fetch_key, ex.key[2] if ex is not None else False)
+        return reduced_phase(settings.accelerate, self._steps.total) if settings.accelerate else False
 
     def _executor(self, settings: RunSettings | None = None) -> _Executor:
-        """The private graph + inner session for the current graph version, config and phase."""
-        settings = settings or self._settings()
+        """The private copy + inner session for the current graph version and config (and phase).
+
+        Built under a lock: a queue-runner thread and the main thread making their first runs at once
+        must share one copy (two copies would hold two queues, one filled and one drained, forever).
+        """
+        settings = settings or self._planner.settings()
         reduced = self._reduced(settings)
-        key = (self._graph.version, self._config_snapshot(), reduced)
+        key = (self._graph.version, self._planner.snapshot(), reduced)
         ex = self._exec
         if ex is not None and ex.key == key:
             return ex
-        plan = self._plan(None, reduced)
-        private = build_private_graph(self._graph, plan, fixed_seeds=self.reference)
-        signature = (self._graph.version, tuple((r.op, r.kind, r.slot, r.dtype) for r in private.roundings),
-                     self._proto_snapshot())
-        if ex is not None and ex.signature == signature:
-            ex.key, ex.plan = key, plan  # same copy, same session: nothing to rebuild
+        with self._exec_lock:
+            return self._executor_locked(key)
+
+    def _executor_locked(self, key: tuple) -> _Executor:
+        ex = self._exec
+        if ex is not None and ex.key == key:
             return ex
-        session = _TFSession(target=self.target, graph=private.graph, config=self._proto())
-        new = _Executor(key, private, session, plan, signature, private.emulation())
+        if ex is not None and ex.key[:2] == key[:2]:
+            ex.key = key  # only the phase changed: plans differ, the copy and session do not
+            return ex
+        graph_def = self._graph.as_graph_def(add_shapes=False)
+        proto = self._proto()
+        proto_bytes = proto.SerializeToString(deterministic=True)
+        if ex is not None and ex.proto == proto_bytes and self._extended(ex, graph_def):
+            ex.key, ex.graph_def = key, graph_def  # the graph grew or options changed: same copy, same session
+            return ex
+        private = build_private_graph(self._graph, None, fixed_seeds=self.reference)
+        session = _TFSession(target=self.target, graph=private.graph, config=proto)
+        new = _Executor(key, private, session, graph_def=graph_def, proto=proto_bytes)
         if ex is not None:
             write_variables(session, private.graph, read_variables(ex.session, ex.private.graph))
             ex.session.close()
         self._exec = new
-        if self._ref_exec is not None and self._ref_exec.key[0] != key[0]:
-            self._ref_exec.session.close()
-            self._ref_exec = None
         return new
 
-    def _reference_executor(self) -> _Executor:
-        """An unrewritten copy (float32 as the user wrote it) with the same fixed seeds."""
-        ex = self._ref_exec
-        if ex is not None and ex.key[0] == self._graph.version:
-            return ex
-        private = build_private_graph(self._graph, None, fixed_seeds=True)
-        session = _TFSession(target=self.target, graph=private.graph, config=self._proto())
-        self._ref_exec = _Executor((self._graph.version,), private, session, None, ())
-        return self._ref_exec
+    def _extended(self, ex: _Executor, graph_def: Any) -> bool:
+        """Grow ``ex``'s copy by the user's new ops; False (rebuild) when the graph changed otherwise."""
+        try:
+            return extend_copy(ex.private.graph, ex.graph_def, graph_def, fixed_seeds=self.reference)
+        except (ValueError, TypeError, KeyError):
+            return False
+
+    def _run_facts(self, plan_key: tuple, plan: Any, names: list[str], fed: tuple) -> tuple:
+        """(ops the run executes, does its plan round a tensor, the float outputs to flag) — cached."""
+        key = (plan_key, fed)
+        facts = self._facts.get(key)
+        if facts is None:
+            executed = executed_ops(self._graph, names, set(fed))
+            rounds = bool(roundings(plan, self._graph, executed))
+            flagged = finite_flag_tensors(self._graph, plan, executed, fed, analyse(self._graph)) if rounds else []
+            if len(self._facts) >= _CACHE_LIMIT:
+                self._facts.clear()
+            facts = self._facts[key] = (executed, rounds, flagged)
+        return facts
+
+    def _run_graph(self, ex: _Executor, signature: tuple, plan_key: tuple, plan: Any, executed: set[str],
+                   observe: Any, liveness: Any) -> RunGraph:
+        """The run graph of this signature under this plan and observation (built once, then reused)."""
+        key = (signature, plan_key[1:], observe)
+        run = ex.runs.get(key)
+        if run is None:
+            run = build_run_graph(ex.private.graph, self._graph, plan, executed, len(ex.runs), ex.graph_def,
+                                  observe, liveness)
+            ex.runs[key] = run
+        return run
 
     def _proto(self) -> Any:
-        """The inner session's ConfigProto: the real NpuOptimizer config (plain TF ignores the entry)."""
+        """The inner session's ConfigProto: the real NpuOptimizer config (plain TF ignores the entry).
+
+        ``allow_soft_placement`` is forced on, as the adapter's ``npu_config`` and ``npu_init`` Session
+        wrapper do, so a script that pins ops to ``/gpu:0`` runs instead of failing to place them.
+        """
         cfg = self.config
         if cfg is not None and hasattr(cfg, "to_config_proto"):
-            return cfg.to_config_proto(self._base_proto) if self._base_proto is not None else cfg.to_config_proto()
-        proto = self._tf.compat.v1.ConfigProto()
-        if self._base_proto is not None:
-            proto.CopyFrom(self._base_proto)
+            proto = cfg.to_config_proto(self._base_proto) if self._base_proto is not None else cfg.to_config_proto()
+        else:
+            proto = self._tf.compat.v1.ConfigProto()
+            if self._base_proto is not None:
+                proto.CopyFrom(self._base_proto)
+        proto.allow_soft_placement = True  # as the adapter sets on every session it configures (npu_config.py)
         return proto
-
-    def _proto_snapshot(self) -> str:
-        return self._config_snapshot()
 
     # ------------------------------------------------------------------ observed steps
 
-    def _observed_run(self, ex, settings, plan, mapped, feeds, user_feeds, names, options, run_metadata, want_ref):
-        step, graph_step, graph = self._count(names, user_feeds)
-        dump_now = (settings.enable_dump and _dump.step_selected(settings.dump_steps, graph_step)
-                    and not self._dump_stopped)
-        watch = self._watch_list(ex, plan, names, user_feeds, settings, dump_now, want_ref)
-        ref_values = self._reference_values(ex, mapped, feeds, watch) if want_ref else None
-        run_options, meta = options, run_metadata
-        if settings.profiling:
-            run_options = self._tf.compat.v1.RunOptions()
-            if options is not None:
-                run_options.CopyFrom(options)
-            run_options.trace_level = self._tf.compat.v1.RunOptions.FULL_TRACE
-            meta = self._tf.compat.v1.RunMetadata()
-        extra = [w[3] for w in watch]
-        start = time.perf_counter()
-        if extra:
-            results, values = ex.session.run([mapped, extra], feeds, run_options, meta)
-        else:
-            results, values = ex.session.run(mapped, feeds, run_options, meta), []
-        wall = (time.perf_counter() - start) * 1000.0
-        if settings.profiling and run_metadata is not None:
-            run_metadata.CopyFrom(meta)
-        report = self._record(plan, tuple(names), wall, step, results, names)
-        self._after_step(report, settings, plan, watch, values, ref_values, dump_now, meta, step, graph_step, graph)
-        return results
-
-    def _watch_list(self, ex, plan, names, user_feeds, settings, dump_now, want_ref) -> list[tuple]:
-        """(op, kind, slot, private tensor name, decided dtype, is-float) for every tensor to look at."""
-        if not (dump_now or settings.enable_dump_debug or want_ref):
-            return []
-        fed = tuple(sorted(_feed_names(user_feeds)))
-        key = (ex.key, tuple(names), fed, dump_now and settings.dump_mode, settings.enable_dump_debug, want_ref,
-               settings.dump_layer)
-        cached = self._closure_cache.get(key)
-        if cached is not None:
-            return cached
-        executed = _executed_ops(self._graph, names, set(fed))
+    def _watch(self, plan, executed, fed, settings, dump_now, want_ref) -> list:
+        """The tensors this step looks at (dump, overflow detection, drift)."""
         kinds = set()
         if dump_now:
             kinds |= {"output", "input"} if settings.dump_mode == "all" else {settings.dump_mode}
         if settings.enable_dump_debug or want_ref:
             kinds.add("output")
-        watch: list[tuple] = []
-        for name, decision in plan.ops.items():
-            if name not in executed:
-                continue
-            op = self._graph.get_operation_by_name(name)
-            if op._control_flow_context is not None or op.type in _STATE_TYPES:
-                continue  # inside a v1 while/cond frame (unfetchable), or a variable (state, not a result)
-            if "output" in kinds:
-                for slot, t in enumerate(op.outputs):
-                    if _fetchable(self._graph, t, fed):
-                        want = decision.output_dtypes[slot] if slot < len(decision.output_dtypes) else ""
-                        watch.append((name, "output", slot, ex.private.tensor_name(t.name), want,
-                                      t.dtype.base_dtype.is_floating))
-            if "input" in kinds:
-                private_op = ex.private.graph.get_operation_by_name(name)
-                for slot, t in enumerate(op.inputs):
-                    if _fetchable(self._graph, t, fed):
-                        want = decision.input_dtypes[slot] if slot < len(decision.input_dtypes) else ""
-                        watch.append((name, "input", slot, private_op.inputs[slot].name, want,
-                                      t.dtype.base_dtype.is_floating))
-        if len(self._closure_cache) >= _CACHE_LIMIT:
-            self._closure_cache.clear()  # a loop over ever-new fetch sets must not grow memory without bound
-        self._closure_cache[key] = watch
-        return watch
+        if not kinds:
+            return []
+        return watch_list(self._graph, plan, executed, fed, kinds, analyse(self._graph))
 
-    def _reference_values(self, ex, mapped, feeds, watch) -> dict[tuple, Any]:
-        """Run the float32 reference of this step from the emulated session's current weights."""
-        ref = self._reference_executor()
-        write_variables(ref.session, ref.private.graph, read_variables(ex.session, ex.private.graph))
-        outputs = [w for w in watch if w[1] == "output" and w[5]]
-        start = time.perf_counter()
-        values = ref.session.run([w[0] + f":{w[2]}" for w in outputs], feeds) if outputs else []
-        self._last_ref_ms = (time.perf_counter() - start) * 1000.0
-        return {(w[0], w[2]): v for w, v in zip(outputs, values)}
+    def _reference_values(self, weights, executed, feed_dict, source_values, watch, liveness) -> dict[tuple, list]:
+        """The float32 reference of this step's watched outputs, from the weights before the step.
 
-    def _after_step(self, report, settings, plan, watch, values, ref_values, dump_now, meta, step, graph_step,
-                    graph) -> None:
-        """Dump and overflow checks go by the graph's own step; profiles by the session-wide one."""
-        by_key = {(w[0], w[1], w[2]): (w, v) for w, v in zip(watch, values)}
-        if settings.enable_dump_debug:
-            self._check_overflow(report, settings, plan, by_key, graph_step, graph)
-        if dump_now:
-            entries = [
-                _dump.DumpEntry(w[0], plan.ops[w[0]].op_type, w[1], w[2], v, w[4],
-                                overflow=w[0] in report.extra.get("_overflow_now", ()))
-                for w, v in zip(watch, values)
-                if (w[1] in ("output", "input") and (settings.dump_mode == "all" or w[1] == settings.dump_mode))
-                and (not settings.dump_layer or w[0] in settings.dump_layer)
-            ]
-            self._write_dump(report, settings, graph_step, entries, graph=graph)
-        if ref_values is not None:
-            self._record_drift(report, by_key, ref_values)
-        if settings.profiling and _profile.profiles_run(plan, report.fetches, settings.profile_options()):
-            self._record_profile(report, settings, plan, meta, step)
-        report.extra.pop("_overflow_now", None)
-
-    def _check_overflow(self, report, settings, plan, by_key, step, graph) -> None:
-        """Flag ops whose outputs hold inf/NaN in their decided precision; dump them."""
-        flagged: list[str] = []
-        for (name, kind, _slot), (w, value) in by_key.items():
-            if kind != "output" or not w[5] or name in flagged:
-                continue
-            if not _debug_covers(settings.dump_debug_mode, plan.ops[name]):
-                continue
-            array = np.asarray(value)
-            if array.size and not np.isfinite(array).all():
-                flagged.append(name)
-        if not flagged:
-            return
-        report.extra["_overflow_now"] = list(flagged)
-        for name in flagged:
-            if name not in report.overflow_ops:
-                report.overflow_ops.append(name)
-        by_step = report.extra.setdefault("first_overflow_by_step", {})
-        by_step[step] = flagged[0]
-        report.first_overflow = flagged[0]
-        if not settings.enable_dump or not _dump.step_selected(settings.dump_steps, step):
-            entries = [
-                _dump.DumpEntry(name, plan.ops[name].op_type, "output", slot, v, w[4], overflow=True)
-                for (name, kind, slot), (w, v) in by_key.items()
-                if kind == "output" and name in flagged
-            ]
-            self._write_dump(report, settings, step, entries, overflow_only=True, graph=graph)
-
-    def _write_dump(self, report, settings, step, entries, overflow_only: bool = False, graph=None) -> None:
-        if self._dump_stopped:
-            return
-        if self._dump_writer is None:
-            self._dump_writer = _dump.DumpWriter(settings.dump_path, budget_bytes=self._dump_budget,
-                                                 stats_only=settings.dump_data == "stats")
-        meta = {
-            "dump_mode": "overflow" if overflow_only else settings.dump_mode,
-            "overflow_ops": list(report.extra.get("_overflow_now", ())),
-            "first_overflow": report.extra.get("first_overflow_by_step", {}).get(step),
-            "backend": "emulator",
-        }
-        try:
-            folder = self._dump_writer.write_step(step, entries, meta, graph=graph)
-        except _dump.DumpBudgetExceeded as exc:
-            self._dump_stopped = str(exc)
-            report.warnings.append(str(exc))
-            warnings.warn(str(exc), RuntimeWarning, stacklevel=4)
-            return
-        report.dump_dir = self._dump_writer.root  # the dump_path the user set; load_dump(dump_dir) reads it
-        report.extra["dump_graph_dir"] = str(Path(folder).parent)  # dump_path for graph 0, graph_<k> after
-        report.extra.setdefault("dumped_steps", []).append(step)
-
-    def _record_drift(self, report, by_key, ref_values) -> None:
-        from npu_jupyter.runtime.compare import metrics
-
-        drift: dict[str, dict[str, float]] = {}
-        for (name, slot), ref in ref_values.items():
-            hit = by_key.get((name, "output", slot))
-            if hit is None or np.shape(hit[1]) != np.shape(ref):
-                continue
-            m = metrics(hit[1], ref)
-            row = {"max_abs": m["max_abs"], "max_rel": m["max_rel"], "cos": m["cosine"], "rmse": m["rmse"],
-                   "accumulated_rel": m["accumulated_rel"]}
-            old = drift.get(name)
-            if old is None or not (row["max_abs"] <= old["max_abs"]):
-                drift[name] = row
-        report.drift = drift
-        report.reference_wall_ms = getattr(self, "_last_ref_ms", None)
-
-    def _record_profile(self, report, settings, plan, meta, step) -> None:
-        options = settings.profile_options()
-        prof = _profile.collect(meta.step_stats, self._graph, plan, step, marker=ROUND_MARKER)
-        out_dir = str(options.get("output") or "./")
-        if self._profile_writer is None:
-            self._profile_writer = _profile.BackgroundWriter()
-        self._profile_writer.submit(prof, self._graph, options, out_dir)
-        report.trace_file = prof.trace_file
-        report.op_summary_csv = prof.op_summary_csv
-        sums = report.extra.setdefault("_op_time_sums", {})
-        for name, us in prof.op_times_us().items():
-            sums[name] = sums.get(name, 0.0) + us
-        runs = report.extra["profiled_steps"] = report.extra.get("profiled_steps", 0) + 1
-        report.op_times_us = {name: total / runs for name, total in sums.items()}
-        report.extra["emulator_cast_us"] = prof.cast_us
-
-    # ------------------------------------------------------------------ reports
-
-    def _record(self, plan, fetch_key, wall_ms, step, results, names) -> RunReport:
-        """Start a report, or fold this step into the last one when the fetches and plan are the same."""
-        report = self._fold_or_start(plan, fetch_key, wall_ms, step, results, names)
-        self._last_any = report
-        if threading.get_ident() == self._owner_thread:
-            self._owner_last = report
-        return report
-
-    def _fold_or_start(self, plan, fetch_key, wall_ms, step, results, names) -> RunReport:
-        """Fold into the last run's report when the fetches and plan are the same, else start one."""
-        last = self._last_any
-        if last is not None and last.plan is plan and last.extra.get("_fetch_key") == fetch_key:
-            total = last.extra["total_wall_ms"] + wall_ms
-            last.steps += 1
-            last.extra["total_wall_ms"] = total
-            last.wall_ms = total / last.steps
-            last.extra["last_step"] = step
-            last.extra["values"] = _fetch_values(names, results)
-            return last
-        report = RunReport(plan=plan, backend="emulator", fetches=list(names), steps=1, wall_ms=wall_ms)
-        if self._exec is not None:
-            emulation = self._exec.emulation
-            report.emulation = {op: how for op, how in emulation.items() if op in plan.ops}
-        report.extra.update(_fetch_key=fetch_key, total_wall_ms=wall_ms, first_step=step, last_step=step,
-                            values=_fetch_values(names, results))
-        self.reports.append(report)
-        if len(self.reports) > 1000:
-            del self.reports[: len(self.reports) - 1000]
-        return report
-
-
-# ---------------------------------------------------------------------- helpers (pure functions)
-
-
-def _mark_dirty(change: Any) -> None:
-    """traitlets observer: an option changed, so the session's config snapshot must be recomputed."""
-    change["owner"]._npu_emu_clean = False
-
-
-def _default_plan_fn() -> Callable[..., Any]:
-    from npu_jupyter.plan.planner import plan
-
-    return plan
-
-
-def _map_fetches(fetches: Any, private: PrivateGraph, names: list[str]) -> Any:
-    """The user's fetch structure with every leaf replaced by the private graph's name for it.
-
-    ``names`` collects the user-side names (tensor ``op:slot`` or op name) in flattening order.
-    """
-    if isinstance(fetches, (list, tuple)):
-        mapped = [_map_fetches(f, private, names) for f in fetches]
-        if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
-            return type(fetches)(*mapped)
-        return type(fetches)(mapped) if isinstance(fetches, tuple) else mapped
-    if isinstance(fetches, dict):
-        return type(fetches)((k, _map_fetches(v, private, names)) for k, v in fetches.items())
-    return _map_leaf(fetches, private, names)
-
-
-def _map_leaf(leaf: Any, private: PrivateGraph, names: list[str]) -> Any:
-    if isinstance(leaf, str):
-        names.append(leaf)
-        return private.tensor_name(leaf) if ":" in leaf else leaf
-    if hasattr(leaf, "indices") and hasattr(leaf, "dense_shape") and hasattr(leaf, "values"):
-        import tensorflow as tf  # SparseTensor / IndexedSlices: map their components
-
-        parts = [private.graph.get_tensor_by_name(private.tensor_name(t.name))
-                 for t in (leaf.indices, leaf.values, leaf.dense_shape)]
-        names.extend(t.name for t in (leaf.indices, leaf.values, leaf.dense_shape))
-        if isinstance(leaf, tf.SparseTensor):
-            return tf.SparseTensor(parts[0], parts[1], parts[2])
-        return tf.IndexedSlices(parts[1], parts[0], parts[2])
-    convert = getattr(leaf, "_as_graph_element", None)  # variables fetch as their value tensor
-    element = convert() if callable(convert) else leaf
-    element = leaf if element is None else element
-    name = getattr(element, "name", None)
-    if name is None or not hasattr(element, "graph"):
-        raise TypeError(
-            f"Fetch argument {leaf!r} has invalid type {type(leaf)}, must be a string or Tensor/Operation "
-            "(or a nested list/tuple/dict of them)"
-        )
-    names.append(name)
-    return private.tensor_name(name) if ":" in name else name
-
-
-def _map_feeds(feed_dict: Any, private: PrivateGraph) -> dict | None:
-    """Feed keys by name (feeding a tensor's original name also feeds its rounded consumers)."""
-    if not feed_dict:
-        return None
-    out: dict[Any, Any] = {}
-    for key, value in feed_dict.items():
-        if hasattr(key, "indices") and hasattr(key, "dense_shape") and hasattr(key, "values"):
-            parts = (key.indices, key.values, key.dense_shape)
-            vals = (value.indices, value.values, value.dense_shape) if hasattr(value, "indices") else value
-            for p, v in zip(parts, vals):
-                out[p.name] = v
-            continue
-        out[key if isinstance(key, str) else key.name] = value
-    return out
-
-
-def _feed_names(feed_dict: Any) -> list[str]:
-    if not feed_dict:
-        return []
-    return [k if isinstance(k, str) else getattr(k, "name", str(k)) for k in feed_dict]
-
-
-def _executed_ops(graph: Any, names: list[str], fed: set[str]) -> set[str]:
-    """Ops a run of ``names`` executes: the fetch closure, cut at fed tensors."""
-    stack: list[Any] = []
-    for name in names:
-        element = graph.as_graph_element(name, allow_tensor=True, allow_operation=True)
-        stack.append(element if hasattr(element, "control_inputs") else element.op)
-    seen: set[str] = set()
-    while stack:
-        op = stack.pop()
-        if op.name in seen:
-            continue
-        seen.add(op.name)
-        for t in op.inputs:
-            if t.name not in fed:
-                stack.append(t.op)
-            elif t.op.type in _FEED_TYPES:
-                seen.add(t.op.name)  # a fed placeholder's value is part of the step (dumped as its output)
-        stack.extend(op.control_inputs)
-    return seen
-
-
-def _fetchable(graph: Any, tensor: Any, fed: tuple) -> bool:
-    if tensor.dtype.base_dtype.name in _UNFETCHABLE or tensor.dtype.base_dtype.name == "string":
-        return False
-    if tensor.op.type == "Placeholder" and tensor.name not in fed:
-        return False
-    return graph.is_fetchable(tensor)
-
-
-def _debug_covers(mode: str, decision: Any) -> bool:
-    """Which ops ``dump_debug_mode`` watches: AI Core ops, atomic accumulations, or all device ops."""
-    if decision.engine == "HOST":
-        return False  # host ops run on the CPU, outside the device's overflow detection
-    if mode == "aicore_overflow":
-        return decision.engine == "AI_CORE"
-    if mode == "atomic_overflow":
-        # The adapter docs (tf_adapter accuracy_comparison.md, dumpconfig_constructor.md) define it as the
-        # Atomic Add overflow "when data is transferred from the UB to OUT after AI Core computation". Which
-        # kernels write with Atomic Add is decided when TBE compiles them and is not published per op type,
-        # so every AI Core op is watched: a superset of what the device checks, said in docs/cost-model.md.
-        return decision.engine == "AI_CORE"
-    return True
-
-
-def _fetch_values(names: list[str], results: Any) -> dict[tuple[str, str], Any]:
-    """(fetch name, "output:0") -> value for array-valued leaves, for compare() over two reports."""
-    if len(names) == 1 and not isinstance(results, (list, tuple, dict)):
-        leaves = [results]
-    else:
-        leaves = _leaves(results)
-    if len(leaves) != len(names):
-        return {}
-    return {(n, "output:0"): v for n, v in zip(names, leaves) if isinstance(v, (np.ndarray, np.generic, float, int))}
-
-
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, (list, tuple)):
-        return [x for v in value for x in _leaves(v)]
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _leaves(v)]
-    return [value]
+        The step's data (what its iterators and queues handed out) is fed, so both read the same batch.
+        """
+        if self._reference is None or self._reference.version != self._graph.version:
+            if self._reference is not None:
+                self._reference.close()
+            self._reference = Float32Reference(self._graph, self.target, self._proto(), self._capture_lock)
+        values = self._reference.values(weights, executed, feed_dict, source_values, watch, liveness)
+        self._observers.last_ref_ms = self._reference.last_ms
+        return values

@@ -109,7 +109,7 @@ class StepProfile:
 
 def profiles_run(plan: Plan, fetches: list[str], options: dict[str, Any]) -> bool:
     """Whether this run is a step the user asked to profile (see the module doc for the rule)."""
-    from npu_jupyter.notebook.run_reports import is_initializer_plan
+    from npu_jupyter.runtime.initializers import is_initializer_plan
 
     if is_initializer_plan(plan, list(fetches)):
         return False

@@ -50,25 +50,38 @@ class PrivateGraph:
 
     def emulation(self) -> dict[str, str]:
         """op -> how its precision is emulated, for the report (ops without rounding are absent)."""
-        slots: dict[str, dict[tuple[str, str], list[int]]] = {}
-        for r in self.roundings:
-            slots.setdefault(r.op, {}).setdefault((r.dtype, r.kind), []).append(r.slot)
-        out = {}
-        for op, parts in slots.items():
-            dtypes = sorted({dtype for dtype, _ in parts})
-            where = "; ".join(f"{'in' if kind == 'input' else 'out'} {','.join(map(str, s))}"
-                              for (_, kind), s in sorted(parts.items(), key=lambda kv: kv[0][1]))
-            out[op] = f"storage rounding {'/'.join(dtypes)} ({where})"
-        return out
+        return emulation_of(self.roundings)
 
     def tensor_name(self, name: str) -> str:
         """The copy's tensor that holds what the device would produce for the user's ``name``."""
         return self.tensor_map.get(name, name)
 
+    def op_name(self, name: str) -> str:
+        """The copy's op for the user's op ``name`` (the same name: the copy keeps every name)."""
+        return name
+
+    def feed_name(self, name: str) -> str:
+        """The tensor to feed for the user's ``name`` (feeding the original also feeds its rounding)."""
+        return name
+
+
+def emulation_of(rounded: list[Rounding]) -> dict[str, str]:
+    """op -> how its precision is emulated, e.g. ``"storage rounding float16 (in 0,1; out 0)"``."""
+    slots: dict[str, dict[tuple[str, str], list[int]]] = {}
+    for r in rounded:
+        slots.setdefault(r.op, {}).setdefault((r.dtype, r.kind), []).append(r.slot)
+    out = {}
+    for op, parts in slots.items():
+        dtypes = sorted({dtype for dtype, _ in parts})
+        where = "; ".join(f"{'in' if kind == 'input' else 'out'} {','.join(map(str, s))}"
+                          for (_, kind), s in sorted(parts.items(), key=lambda kv: kv[0][1]))
+        out[op] = f"storage rounding {'/'.join(dtypes)} ({where})"
+    return out
+
 
 def needs_rewrite(plan: Plan, graph: tf.Graph) -> bool:
     """True when some op of ``plan`` reads or writes a float32 tensor in half precision."""
-    return bool(_roundings(plan, graph))
+    return bool(roundings(plan, graph))
 
 
 def build_private_graph(graph: tf.Graph, plan: Plan | None, *, fixed_seeds: bool = False) -> PrivateGraph:
@@ -79,31 +92,64 @@ def build_private_graph(graph: tf.Graph, plan: Plan | None, *, fixed_seeds: bool
     import tensorflow as tf
 
     graph_def = graph.as_graph_def(add_shapes=False)
-    roundings = _roundings(plan, graph) if plan is not None else []
-    tensor_map = _insert_casts(graph_def, roundings) if roundings else {}
+    rounded = roundings(plan, graph) if plan is not None else []
+    tensor_map = insert_casts(graph_def, rounded) if rounded else {}
     if fixed_seeds:
-        _fix_seeds(graph_def)
+        fix_seeds(graph_def)
     private = tf.Graph()
     with private.as_default():
         tf.graph_util.import_graph_def(graph_def, name="")
-    return PrivateGraph(private, tensor_map, roundings)
+    return PrivateGraph(private, tensor_map, rounded)
 
 
-def _roundings(plan: Plan, graph: tf.Graph) -> list[Rounding]:
-    """Every float32 input/output the plan wants in half precision, ops in plan order."""
+def roundings(plan: Plan, graph: tf.Graph, ops: Any = None) -> list[Rounding]:
+    """Every float32 input/output the plan wants in half precision, ops in plan order.
+
+    ``ops`` (a set of op names) limits the result to the ops one run executes. Slots the device keeps
+    in float32 whatever the op's precision are never rounded (:func:`device_slots`).
+    """
     out: list[Rounding] = []
     for name, decision in plan.ops.items():
+        if ops is not None and name not in ops:
+            continue
         try:
             op = graph.get_operation_by_name(name)
         except (KeyError, ValueError):
             continue
-        for slot, want in enumerate(decision.input_dtypes):
-            if slot < len(op.inputs) and _lowers(op.inputs[slot], want):
-                out.append(Rounding(name, "input", slot, op.inputs[slot].name, want))
-        for slot, want in enumerate(decision.output_dtypes):
-            if slot < len(op.outputs) and _lowers(op.outputs[slot], want):
-                out.append(Rounding(name, "output", slot, op.outputs[slot].name, want))
+        lowered = [(slot, want) for slot, want in enumerate(decision.input_dtypes)
+                   if slot < len(op.inputs) and _lowers(op.inputs[slot], want)]
+        lowered_out = [(slot, want) for slot, want in enumerate(decision.output_dtypes)
+                       if slot < len(op.outputs) and _lowers(op.outputs[slot], want)]
+        if not (lowered or lowered_out):
+            continue
+        inputs, outputs = device_slots(op)
+        out.extend(Rounding(name, "input", slot, op.inputs[slot].name, want) for slot, want in lowered if slot in inputs)
+        out.extend(Rounding(name, "output", slot, op.outputs[slot].name, want)
+                   for slot, want in lowered_out if slot in outputs)
     return out
+
+
+
+def device_slots(op: Any) -> tuple[set[int], set[int]]:
+    """(input slots, output slots) whose dtype follows the op's compute precision on the device.
+
+    An Ascend kernel lowered to float16 computes its main tensors (those of the OpDef's ``T``
+    attribute) in float16, but keeps float32 wherever the op's signature fixes another type: the
+    statistics and scale/offset of ``FusedBatchNormV3`` (attribute ``U``), a variable's stored value
+    (``AssignVariableOp``/``ReadVariableOp`` take ``dtype``), a ``Cast``'s other side. Rounding those
+    would make an emulated run lose precision (or overflow) where the device does not, so only the
+    ``T`` slots are rounded; an op without a ``T`` attribute is rounded wholly only when it is stateless
+    and has a single type attribute.
+    """
+    op_def = op.op_def
+    type_attrs = [a.name for a in op_def.attr if a.type == "type"]
+    if "T" in type_attrs:
+        keep = "T"
+    elif len(type_attrs) == 1 and not op_def.is_stateful:
+        keep = type_attrs[0]
+    else:
+        return set(), set()
+    return _slots_of(op, op_def.input_arg, keep), _slots_of(op, op_def.output_arg, keep)
 
 
 def _lowers(tensor: Any, want: str) -> bool:
@@ -111,7 +157,24 @@ def _lowers(tensor: Any, want: str) -> bool:
     return want in _HALF and not dtype._is_ref_dtype and dtype.name in _WIDE
 
 
-def _insert_casts(graph_def: Any, roundings: list[Rounding]) -> dict[str, str]:
+def _slots_of(op: Any, args: Any, keep: str) -> set[int]:
+    """The flattened slots of ``args`` whose type comes from attribute ``keep``."""
+    slots: set[int] = set()
+    index = 0
+    for arg in args:
+        if arg.number_attr:
+            count = int(op.get_attr(arg.number_attr))
+        elif arg.type_list_attr:
+            count = len(op.get_attr(arg.type_list_attr))
+        else:
+            count = 1
+        if arg.type_attr == keep:
+            slots.update(range(index, index + count))
+        index += count
+    return slots
+
+
+def insert_casts(graph_def: Any, roundings: list[Rounding]) -> dict[str, str]:
     """Add Cast pairs to ``graph_def`` in place; return user tensor -> rounded tensor for outputs."""
     nodes = {node.name: node for node in graph_def.node}
     dtypes = _float_dtype_enums()
@@ -180,7 +243,7 @@ def _input_ref(tensor_name: str) -> str:
     return op if slot == "0" else tensor_name
 
 
-def _fix_seeds(graph_def: Any) -> None:
+def fix_seeds(graph_def: Any) -> None:
     """Give unseeded random ops a fixed seed so two copies draw the same numbers."""
     import zlib
 

@@ -64,10 +64,10 @@ def read_run_settings(config: Any) -> RunSettings:
     steps = _dump.parse_dump_step(option(config, "dump_step")) if enable_dump else None
     dump_mode = str(option(config, "dump_mode", "output"))
     if enable_dump and dump_mode not in _dump.DUMP_MODES:
-        raise _dump._config_error(f"dump mode should be one of the list:[input, output, all] (got {dump_mode!r})")
+        raise _dump.config_error(f"dump mode should be one of the list:[input, output, all] (got {dump_mode!r})")
     debug_mode = str(option(config, "dump_debug_mode", "all"))
     if enable_debug and debug_mode not in _dump.DEBUG_MODES:
-        raise _dump._config_error(
+        raise _dump.config_error(
             f"dump debug mode should be one of the list:[aicore_overflow, atomic_overflow, all] (got {debug_mode!r})"
         )
     profiling = bool(option(config, "profiling_mode", False))
@@ -76,7 +76,7 @@ def read_run_settings(config: Any) -> RunSettings:
         _profile.check_output_dir(prof_opts.get("output"))  # created if missing; unusable -> error now
     cache_dir = option(config, "graph_compiler_cache_dir") or None
     if cache_dir and not os.path.isdir(cache_dir):
-        raise _dump._config_error(
+        raise _dump.config_error(
             f"graph_compiler_cache_dir {cache_dir!r} is not an existing directory; create it first"
         )
     return RunSettings(

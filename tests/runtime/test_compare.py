@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from npu_jupyter.runtime.compare import compare, metrics
-from npu_jupyter.runtime.dump import DumpEntry, DumpWriter
+from npu_jupyter.runtime.dump_writer import DumpEntry, DumpWriter
 
 
 def test_metrics_on_known_arrays():

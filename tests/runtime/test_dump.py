@@ -10,7 +10,9 @@ import pytest
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.options.errors import NpuConfigError
 from npu_jupyter.runtime import dump as dump_mod
-from npu_jupyter.runtime.dump import DumpEntry, DumpWriter, load_dump, parse_dump_step, step_selected
+from npu_jupyter.runtime.dump_format import parse_dump_step, step_selected
+from npu_jupyter.runtime.dump_reader import load_dump
+from npu_jupyter.runtime.dump_writer import DumpEntry, DumpWriter
 from npu_jupyter.runtime.emulator import EmulatorSession
 
 

@@ -245,14 +245,17 @@ def test_reference_can_be_asked_for_one_run(tf, hand):
 def test_per_fetch_caches_stay_bounded_when_every_run_fetches_something_new(tf, hand, monkeypatch):
     from npu_jupyter.runtime import emulator
 
+    from npu_jupyter.runtime import session_plans
+
     monkeypatch.setattr(emulator, "_CACHE_LIMIT", 3)
+    monkeypatch.setattr(session_plans, "CACHE_LIMIT", 3)
     g, x, _, y, loss, _train, init = _tiny(tf)
     fetch_sets = [[y], [loss], [y, loss], ["y:0", "loss"], ["x:0", "y"], [y, "x:0"]]
     with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"MatMul"}), reference=True) as sess:
         sess.run(init)
         for fetches in fetch_sets:
             sess.run(fetches, {x: [[1.0, 1.0]]})
-            assert len(sess._closure_cache) <= 3 and len(sess._plans) <= 3
+            assert len(sess._facts) <= 3 and len(sess._planner.plans) <= 3
         assert sess.run(y, {x: [[1.0, 1.0]]})[0, 0] == 1.0  # still correct after the caches were dropped
 
 
@@ -272,10 +275,15 @@ def test_last_report_is_the_main_threads_run_while_a_queue_runner_enqueues(tf, h
         threads = runner.create_threads(sess, coord=coord, start=True)
         try:
             losses = [sess.run("loss:0") for _ in range(5)]
-            for _ in range(500):  # the runner refills the queue (capacity 4) after the main thread's last step
+            for _ in range(200):  # until a queue-runner enqueue is the last run overall
                 if sess.reports[-1].fetches == ["enqueue"]:
                     break
-                threading.Event().wait(0.01)
+                # The runner may have filled the queue before the main thread's last report was recorded;
+                # another (non-owner) thread makes room so it enqueues again.
+                helper = threading.Thread(target=sess.run, args=("batch:0",))
+                helper.start()
+                helper.join()
+                threading.Event().wait(0.02)
             last_overall = sess.reports[-1]
             report = sess.last_report
         finally:

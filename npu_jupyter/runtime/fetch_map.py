@@ -1,0 +1,96 @@
+"""The user's fetches and feeds, mapped to the private graph one run executes.
+
+A run's fetches may be any structure ``tf.compat.v1.Session.run`` accepts (nested lists, tuples,
+namedtuples, dicts, SparseTensors, variables); every leaf is replaced by the private graph's name for it
+(:class:`~npu_jupyter.runtime.run_graph.RunGraph` decides: the copy's own node, a variant's copy, or its
+rounding). The flat list of user-side names is the run's signature.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def map_fetches(fetches: Any, private: Any, names: list[str]) -> Any:
+    """The user's fetch structure with every leaf replaced by the private graph's name for it.
+
+    ``names`` collects the user-side names (tensor ``op:slot`` or op name) in flattening order.
+    """
+    if isinstance(fetches, (list, tuple)):
+        mapped = [map_fetches(f, private, names) for f in fetches]
+        if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
+            return type(fetches)(*mapped)
+        return type(fetches)(mapped) if isinstance(fetches, tuple) else mapped
+    if isinstance(fetches, dict):
+        return type(fetches)((k, map_fetches(v, private, names)) for k, v in fetches.items())
+    return map_leaf(fetches, private, names)
+
+
+def map_leaf(leaf: Any, private: Any, names: list[str]) -> Any:
+    if isinstance(leaf, str):
+        names.append(leaf)
+        return private.tensor_name(leaf) if ":" in leaf else private.op_name(leaf.lstrip("^"))
+    if hasattr(leaf, "indices") and hasattr(leaf, "dense_shape") and hasattr(leaf, "values"):
+        import tensorflow as tf  # SparseTensor / IndexedSlices: map their components
+
+        parts = [private.graph.get_tensor_by_name(private.tensor_name(t.name))
+                 for t in (leaf.indices, leaf.values, leaf.dense_shape)]
+        names.extend(t.name for t in (leaf.indices, leaf.values, leaf.dense_shape))
+        if isinstance(leaf, tf.SparseTensor):
+            return tf.SparseTensor(parts[0], parts[1], parts[2])
+        return tf.IndexedSlices(parts[1], parts[0], parts[2])
+    convert = getattr(leaf, "_as_graph_element", None)  # variables fetch as their value tensor
+    element = convert() if callable(convert) else leaf
+    element = leaf if element is None else element
+    name = getattr(element, "name", None)
+    if name is None or not hasattr(element, "graph"):
+        raise TypeError(
+            f"Fetch argument {leaf!r} has invalid type {type(leaf)}, must be a string or Tensor/Operation "
+            "(or a nested list/tuple/dict of them)"
+        )
+    names.append(name)
+    return private.tensor_name(name) if ":" in name else private.op_name(name)
+
+
+def map_feeds(feed_dict: Any, private: Any) -> dict | None:
+    """Feed keys by private name: the tensor the run reads (feeding it also feeds its rounding)."""
+    if not feed_dict:
+        return None
+    out: dict[Any, Any] = {}
+    for key, value in feed_dict.items():
+        if hasattr(key, "indices") and hasattr(key, "dense_shape") and hasattr(key, "values"):
+            parts = (key.indices, key.values, key.dense_shape)
+            vals = (value.indices, value.values, value.dense_shape) if hasattr(value, "indices") else value
+            for p, v in zip(parts, vals):
+                out[private.feed_name(p.name)] = v
+            continue
+        name = key if isinstance(key, str) else key.name
+        out[private.feed_name(name if ":" in name else f"{name}:0")] = value
+    return out
+
+
+def feed_names(feed_dict: Any) -> list[str]:
+    if not feed_dict:
+        return []
+    return [k if isinstance(k, str) else getattr(k, "name", str(k)) for k in feed_dict]
+
+
+def fetch_values(names: list[str], results: Any) -> dict[tuple[str, str], Any]:
+    """(fetch name, "output:0") -> value for array-valued leaves, for compare() over two reports."""
+    if len(names) == 1 and not isinstance(results, (list, tuple, dict)):
+        leaves = [results]
+    else:
+        leaves = _leaves(results)
+    if len(leaves) != len(names):
+        return {}
+    return {(n, "output:0"): v for n, v in zip(names, leaves) if isinstance(v, (np.ndarray, np.generic, float, int))}
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _leaves(v)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    return [value]

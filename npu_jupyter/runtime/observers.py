@@ -1,0 +1,241 @@
+"""What the emulator does after a step: dump, overflow detection, drift, profile, non-finite findings.
+
+Each observer reads the step's watched values (:mod:`.watch`) and writes into the step's
+:class:`~npu_jupyter.runtime.report.RunReport`. The session owns the run; this module owns what is
+made of it, and the state that outlives a step (the dump writer, the profile writer).
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from npu_jupyter.runtime import dump_writer as _writer
+from npu_jupyter.runtime import profile as _profile
+from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
+from npu_jupyter.runtime.rewrite import ROUND_MARKER
+
+_ITEM_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int32": 4, "int64": 8, "bool": 1,
+               "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "complex64": 8, "complex128": 16}
+
+
+class StepObservers:
+    """The observers of one emulator session (dump and profile writers live as long as it does)."""
+
+    def __init__(self, graph: Any, dump_budget: int | None) -> None:
+        self.graph = graph
+        self.dump_budget = dump_budget
+        self.dump_writer: _writer.DumpWriter | None = None
+        self.dump_stopped: str | None = None
+        self.profile_writer: _profile.BackgroundWriter | None = None
+        self.last_ref_ms: float | None = None
+        self._step_bytes: dict[int, int] = {}  # graph id -> bytes of its last dumped step
+
+    def reset_dump(self) -> None:
+        """The dump options changed: the next dump starts a new writer."""
+        self.dump_writer = None
+
+    def close(self) -> None:
+        writer, self.profile_writer = self.profile_writer, None
+        if writer is not None:
+            writer.close()
+
+    # ------------------------------------------------------------------ the budget, decided up front
+
+    def dump_fits(self, report_warnings: list[str], settings: Any, watch: list, graph: DumpGraph, step: int) -> bool:
+        """Whether this step's dump fits the budget, decided before the step runs.
+
+        The estimate is the graph's last dumped step, else the static shapes of the watched tensors
+        (unknown dimensions count as 1, so the estimate is a floor). A step that does not fit is
+        skipped, named in the report, recorded in ``graphs.json``, and ends dumping for the session.
+        """
+        writer = self._writer(settings)
+        if self.dump_stopped:
+            reason = f"step {step} of graph {graph.id} not dumped: dumping stopped earlier ({self.dump_stopped})"
+            writer.record_skipped(graph, step, reason)
+            report_warnings.append(reason)
+            return False
+        if settings.dump_data == "stats":
+            return True
+        estimate = self._step_bytes.get(graph.id)
+        if estimate is None:
+            estimate = sum(_static_bytes(self.graph, w) for w in watch)
+        if writer.written_bytes + estimate <= writer.budget_bytes:
+            return True
+        reason = (f"dump budget exceeded: step {step} of graph {graph.id} needs about {_writer._human(estimate)}, "
+                  f"{_writer._human(writer.written_bytes)} already written of {_writer._human(writer.budget_bytes)} "
+                  f"(dump_path {writer.root}); step {step} and later steps are not dumped, earlier steps are "
+                  f"complete. Narrow dump_step, dump_mode or dump_layer, or raise the budget with "
+                  f"{_writer.BUDGET_ENV}=<size>.")
+        self.dump_stopped = reason
+        writer.record_skipped(graph, step, reason)
+        report_warnings.append(reason)
+        warnings.warn(reason, RuntimeWarning, stacklevel=4)
+        return False
+
+    def _writer(self, settings: Any) -> _writer.DumpWriter:
+        if self.dump_writer is None:
+            self.dump_writer = _writer.DumpWriter(settings.dump_path, budget_bytes=self.dump_budget,
+                                                  stats_only=settings.dump_data == "stats")
+        return self.dump_writer
+
+    # ------------------------------------------------------------------ after the step
+
+    def after_step(self, report: Any, settings: Any, plan: Any, watch: list, values: dict, ref_values: Any,
+                   dump_now: bool, meta: Any, step: int, graph_step: int, graph: DumpGraph) -> None:
+        """Dump and overflow checks go by the graph's own step; profiles by the session-wide one."""
+        overflow_now: list[str] = []
+        if settings.enable_dump_debug:
+            overflow_now = self._check_overflow(report, settings, plan, watch, values, graph_step, graph)
+        if dump_now:
+            entries = [
+                entry
+                for w in watch
+                if (settings.dump_mode == "all" or w.kind == settings.dump_mode)
+                and (not settings.dump_layer or w.op in settings.dump_layer)
+                for entry in _entries(plan, w, values.get(w.key, ()), w.op in overflow_now)
+            ]
+            self._write_dump(report, settings, graph_step, entries, overflow_now, graph=graph)
+        if ref_values is not None:
+            self._record_drift(report, watch, values, ref_values)
+        if settings.profiling and meta is not None:  # the emulator passes no trace for steps not profiled
+            self._record_profile(report, settings, plan, meta, step)
+        missed = [w.op for w in watch if w.mode != "fetch" and not values.get(w.key)]
+        if missed:
+            report.extra["not_live"] = sorted(set(missed))  # dead branches / loops that did not iterate
+
+    def _check_overflow(self, report, settings, plan, watch, values, step, graph) -> list[str]:
+        """Flag ops whose outputs hold inf/NaN in their decided precision (any iteration); dump them."""
+        flagged: list[str] = []
+        for w in watch:
+            if w.kind != "output" or not w.is_float or w.op in flagged:
+                continue
+            if not _debug_covers(settings.dump_debug_mode, plan.ops[w.op]):
+                continue
+            if any(np.asarray(v).size and not np.isfinite(np.asarray(v)).all() for v in values.get(w.key, ())):
+                flagged.append(w.op)
+        if not flagged:
+            return flagged
+        for name in flagged:
+            if name not in report.overflow_ops:
+                report.overflow_ops.append(name)
+        report.extra.setdefault("first_overflow_by_step", {})[step] = flagged[0]
+        report.first_overflow = flagged[0]
+        if not settings.enable_dump or not step_selected(settings.dump_steps, step):
+            entries = [e for w in watch if w.kind == "output" and w.op in flagged
+                       for e in _entries(plan, w, values.get(w.key, ()), True)]
+            self._write_dump(report, settings, step, entries, flagged, overflow_only=True, graph=graph)
+        return flagged
+
+    def _write_dump(self, report, settings, step, entries, overflow_now, overflow_only: bool = False,
+                    graph=None) -> None:
+        if self.dump_stopped:
+            return
+        writer = self._writer(settings)
+        meta = {
+            "dump_mode": "overflow" if overflow_only else settings.dump_mode,
+            "overflow_ops": list(overflow_now),
+            "first_overflow": report.extra.get("first_overflow_by_step", {}).get(step),
+            "backend": "emulator",
+        }
+        try:
+            before = writer.written_bytes
+            folder = writer.write_step(step, entries, meta, graph=graph)
+        except _writer.DumpBudgetExceeded as exc:
+            self.dump_stopped = str(exc)
+            writer.record_skipped(graph or DumpGraph(), step, str(exc))
+            report.warnings.append(str(exc))
+            warnings.warn(str(exc), RuntimeWarning, stacklevel=4)
+            return
+        if not overflow_only:
+            self._step_bytes[(graph or DumpGraph()).id] = writer.written_bytes - before
+        report.dump_dir = writer.root  # the dump_path the user set; load_dump(dump_dir) reads it
+        report.extra["dump_graph_dir"] = str(Path(folder).parent)  # dump_path for graph 0, graph_<k> after
+        report.extra.setdefault("dumped_steps", []).append(step)
+
+    def _record_drift(self, report, watch, values, ref_values) -> None:
+        """Per op, the worst drift of any output (and any loop iteration) against the float32 reference."""
+        from npu_jupyter.runtime.compare import metrics
+
+        drift: dict[str, dict[str, float]] = {}
+        for w in watch:
+            if w.kind != "output" or not w.is_float:
+                continue
+            for got, ref in zip(values.get(w.key, ()), ref_values.get(w.key, ())):
+                if np.shape(got) != np.shape(ref):
+                    continue
+                m = metrics(got, ref)
+                row = {"max_abs": m["max_abs"], "max_rel": m["max_rel"], "cos": m["cosine"], "rmse": m["rmse"],
+                       "accumulated_rel": m["accumulated_rel"]}
+                old = drift.get(w.op)
+                if old is None or not (row["max_abs"] <= old["max_abs"]):
+                    drift[w.op] = row
+        report.drift = drift
+        report.reference_wall_ms = self.last_ref_ms
+
+    def _record_profile(self, report, settings, plan, meta, step) -> None:
+        options = settings.profile_options()
+        prof = _profile.collect(meta.step_stats, self.graph, plan, step, marker=ROUND_MARKER)
+        out_dir = str(options.get("output") or "./")
+        if self.profile_writer is None:
+            self.profile_writer = _profile.BackgroundWriter()
+        self.profile_writer.submit(prof, self.graph, options, out_dir)
+        report.trace_file = prof.trace_file
+        report.op_summary_csv = prof.op_summary_csv
+        sums = report.extra.setdefault("_op_time_sums", {})
+        for name, us in prof.op_times_us().items():
+            sums[name] = sums.get(name, 0.0) + us
+        runs = report.extra["profiled_steps"] = report.extra.get("profiled_steps", 0) + 1
+        report.op_times_us = {name: total / runs for name, total in sums.items()}
+        report.extra["emulator_cast_us"] = prof.cast_us
+
+
+def _entries(plan: Any, w: Any, values: Any, overflow: bool) -> list[_writer.DumpEntry]:
+    """The dump entries of one watch: one per value, numbered by iteration inside a loop frame."""
+    op_type = plan.ops[w.op].op_type
+    if w.mode == "capture":
+        return [_writer.DumpEntry(w.op, op_type, w.kind, w.slot, v, w.decided_dtype, overflow=overflow, iteration=i)
+                for i, v in enumerate(values)]
+    return [_writer.DumpEntry(w.op, op_type, w.kind, w.slot, v, w.decided_dtype, overflow=overflow) for v in values]
+
+
+def _debug_covers(mode: str, decision: Any) -> bool:
+    """Which ops ``dump_debug_mode`` watches: AI Core ops, or all device ops.
+
+    ``atomic_overflow`` is Atomic Add overflow "after AI Core computation" (the adapter's
+    accuracy_comparison doc); which kernels accumulate with Atomic Add is not published per op type,
+    so it watches every AI Core op, like ``aicore_overflow``.
+    """
+    if decision.engine == "HOST":
+        return False  # host ops run on the CPU, outside the device's overflow detection
+    if mode in ("aicore_overflow", "atomic_overflow"):
+        return decision.engine == "AI_CORE"
+    return True
+
+
+def _static_bytes(graph: Any, w: Any) -> int:
+    """Bytes of a watched tensor from its static shape (unknown dimensions count as 1)."""
+    op = graph.get_operation_by_name(w.op)
+    tensor = op.outputs[w.slot] if w.kind == "output" else op.inputs[w.slot]
+    try:
+        dims = tensor.shape.as_list()
+    except ValueError:
+        dims = []
+    count = 1
+    for d in dims or []:
+        count *= d if d else 1
+    dtype = w.decided_dtype or tensor.dtype.base_dtype.name
+    return count * _ITEM_BYTES.get(dtype, 4)
+
+
+def strip_variant_names(meta: Any, prefix: str) -> None:
+    """Name a variant's nodes in ``step_stats`` by the user's op, so profiles read the same either way."""
+    if not prefix or meta is None:
+        return
+    for dev in meta.step_stats.dev_stats:
+        for ns in dev.node_stats:
+            if ns.node_name.startswith(prefix):
+                ns.node_name = ns.node_name[len(prefix):]

@@ -1,0 +1,80 @@
+"""The float32 reference a step's drift is measured against: the user's graph as written, same weights.
+
+``reference=True`` runs, beside each emulated step, an unrewritten copy of the graph in its own session
+with fixed seeds, after copying the emulated session's variables into it, and reads the same watched
+outputs (through the same liveness guards and loop captures, :mod:`.observe_nodes`), so drift covers
+dead-branch-prone tensors and every loop iteration too.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from tensorflow.python.client.session import Session as _TFSession
+
+from npu_jupyter.runtime.fetch_map import map_feeds
+from npu_jupyter.runtime.rewrite import build_private_graph
+from npu_jupyter.runtime.run_graph import RunGraph, build_run_graph
+from npu_jupyter.runtime.variables import write_variables
+from npu_jupyter.runtime.watch import Watch, fetch_names, observe_spec, read_values
+
+
+class Float32Reference:
+    """An unrewritten copy of one graph version and the session that runs it."""
+
+    def __init__(self, graph: Any, target: str, proto: Any, capture_lock: threading.Lock) -> None:
+        self._graph = graph
+        self.version = graph.version
+        self._private = build_private_graph(graph, None, fixed_seeds=True)
+        self._graph_def = graph.as_graph_def(add_shapes=False)
+        self._session = _TFSession(target=target, graph=self._private.graph, config=proto)
+        self._runs: dict[tuple, RunGraph] = {}
+        self._lock = capture_lock
+        self.last_ms: float | None = None
+
+    def close(self) -> None:
+        self._session.close()
+
+    def values(self, weights: dict, executed: set[str], feed_dict: Any, source_values: dict[str, Any],
+               watch: list[Watch], liveness: Any) -> dict[tuple, list]:
+        """Watched float outputs of this step in float32 from ``weights``, the step's data fed."""
+        write_variables(self._session, self._private.graph, weights)
+        outputs = [w for w in watch if w.kind == "output" and w.is_float]
+        if not outputs:
+            return {}
+        observe = observe_spec(outputs, [], liveness)
+        key = (tuple(sorted(executed)), observe)
+        run = self._runs.get(key)
+        if run is None:
+            run = self._runs[key] = build_run_graph(self._private.graph, self._graph, None, executed,
+                                                    len(self._runs), self._graph_def, observe, liveness)
+        keys, names = fetch_names(run, outputs)
+        feeds = map_feeds(feed_dict, run) or {}
+        feeds.update({run.feed_name(name): value for name, value in source_values.items()})
+        start = time.perf_counter()
+        with self._lock:
+            run.clear_captures()
+            fetched = self._session.run(names, feeds or None) if names else []
+            values = read_values(run, outputs, dict(zip(keys, fetched)))
+        self.last_ms = (time.perf_counter() - start) * 1000.0
+        return values
+
+
+# Ops that hand out the next element of shared state (an iterator, a queue, a reader): the reference
+# session has its own, unstarted copy of that state, so it is fed what the emulated step received.
+_SOURCE_TYPES = frozenset({
+    "IteratorGetNext", "IteratorGetNextSync", "QueueDequeue", "QueueDequeueV2", "QueueDequeueMany",
+    "QueueDequeueManyV2", "QueueDequeueUpTo", "QueueDequeueUpToV2", "ReaderRead", "ReaderReadV2",
+})
+
+
+def data_sources(graph: Any, executed: set[str]) -> list[str]:
+    """Output tensors of the executed data-source ops (fetchable kinds only)."""
+    out: list[str] = []
+    for name in sorted(executed):
+        op = graph.get_operation_by_name(name)
+        if op.type in _SOURCE_TYPES:
+            out.extend(t.name for t in op.outputs if t.dtype.base_dtype.name not in ("resource", "variant"))
+    return out

@@ -1,0 +1,69 @@
+"""The reports of an emulator session: one per run, or several runs of the same fetches folded into one.
+
+``last_report`` is the last run made from the thread that created the session (queue-runner threads
+run small enqueue graphs all the time; the report a user means is the one of their own ``sess.run``),
+the last run overall until that thread runs. Every run's report is in ``reports`` (the last 1000).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from npu_jupyter.runtime.fetch_map import fetch_values
+from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.run_notes import lowered_but_unrounded, soft_placement_note
+
+_KEEP = 1000
+
+
+class ReportBook:
+    """Starts, folds and remembers the RunReports of one session."""
+
+    def __init__(self, graph: Any) -> None:
+        self._graph = graph
+        self._owner_thread = threading.get_ident()
+        self._owner_last: RunReport | None = None
+        self._last_any: RunReport | None = None
+        self.reports: list[RunReport] = []
+
+    @property
+    def last(self) -> RunReport | None:
+        return self._owner_last if self._owner_last is not None else self._last_any
+
+    def record(self, plan, fetch_key, wall_ms, step, results, names, run) -> RunReport:
+        """Start a report, or fold this step into the last one when the fetches and plan are the same."""
+        report = self._fold_or_start(plan, fetch_key, wall_ms, step, results, names, run)
+        self._last_any = report
+        if threading.get_ident() == self._owner_thread:
+            self._owner_last = report
+        return report
+
+    def _fold_or_start(self, plan, fetch_key, wall_ms, step, results, names, run) -> RunReport:
+        """Fold into the last run's report when the fetches and plan are the same, else start one."""
+        last = self._last_any
+        if last is not None and last.plan is plan and last.extra.get("_fetch_key") == fetch_key:
+            total = last.extra["total_wall_ms"] + wall_ms
+            last.steps += 1
+            last.extra["total_wall_ms"] = total
+            last.wall_ms = total / last.steps
+            last.extra["last_step"] = step
+            last.extra["values"] = fetch_values(names, results)
+            return last
+        report = RunReport(plan=plan, backend="emulator", fetches=list(names), steps=1, wall_ms=wall_ms)
+        report.emulation = {op: how for op, how in run.emulation().items() if op in plan.ops}
+        note = lowered_but_unrounded(plan, report.emulation, self._graph)
+        if note:
+            report.warnings.append(note)  # a plan that lowers precision never runs unrounded silently
+        soft = soft_placement_note(plan, self._graph)
+        if soft:
+            report.warnings.append(soft)
+        report.extra.update(_fetch_key=fetch_key, total_wall_ms=wall_ms, first_step=step, last_step=step,
+                            values=fetch_values(names, results))
+        self.reports.append(report)
+        if len(self.reports) > _KEEP:
+            del self.reports[: len(self.reports) - _KEEP]
+        return report
+
+
+

@@ -1,0 +1,131 @@
+"""Findings an emulated run must put in its report without being asked.
+
+* A plan that lowers precision but a run that rounds no tensor: the numbers are float32 numbers, so the
+  report says which ops the plan lowers and why none of their tensors was rounded.
+* A fetch that came back inf/NaN from a run whose plan lowers precision: the report names the first op
+  (topological order) whose output became non-finite, from the all-finite flags the run computed
+  (:mod:`.observe_nodes`), and whether that op's output was rounded to half precision.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_HALF = frozenset({"float16", "bfloat16"})
+
+
+def lowered_ops(plan: Any) -> list[str]:
+    """Ops the plan computes in half precision where the graph says float32."""
+    return [name for name, d in plan.ops.items()
+            if (d.dtype_after in _HALF and d.dtype_before == "float32")
+            or any(x in _HALF for x in (d.output_dtypes or []) + (d.input_dtypes or []))]
+
+
+def lowered_but_unrounded(plan: Any, emulation: dict[str, str], graph: Any) -> str | None:
+    """The note for a run that rounds nothing although its plan lowers ops; None when consistent."""
+    if emulation:
+        return None
+    lowered = lowered_ops(plan)
+    if not lowered:
+        return None
+    why = _why_unrounded(lowered, graph)
+    shown = ", ".join(lowered[:5]) + (f" and {len(lowered) - 5} more" if len(lowered) > 5 else "")
+    return (f"The plan lowers {len(lowered)} op(s) to half precision ({shown}) but this emulated run rounds no "
+            f"tensor: {why}. The numbers of this run are float32 numbers (measured on this CPU).")
+
+
+def soft_placement_note(plan: Any, graph: Any) -> str | None:
+    """The note for ops pinned to a GPU: they run because the adapter turns on soft placement."""
+    pinned = []
+    for name in plan.ops:
+        try:
+            device = graph.get_operation_by_name(name).device
+        except (KeyError, ValueError):
+            continue
+        if "GPU" in device.upper():
+            pinned.append(name)
+    if not pinned:
+        return None
+    shown = ", ".join(pinned[:3]) + (f" and {len(pinned) - 3} more" if len(pinned) > 3 else "")
+    return (f"{len(pinned)} op(s) are pinned to a GPU ({shown}): they run because the adapter sets "
+            f"allow_soft_placement=True on every session it configures, as the emulator does; on an Ascend "
+            f"server the plan's placement applies.")
+
+
+def _why_unrounded(lowered: list[str], graph: Any) -> str:
+    """The reason none of ``lowered``'s tensors was rounded, read from the graph."""
+    reasons = set()
+    for name in lowered:
+        try:
+            op = graph.get_operation_by_name(name)
+        except (KeyError, ValueError):
+            reasons.add("the lowered ops are not in the session's graph")
+            continue
+        tensors = list(op.inputs) + list(op.outputs)
+        if not any(t.dtype.base_dtype.name in ("float32", "float64") for t in tensors):
+            reasons.add("their tensors are not float32 (nothing to round)")
+        elif all(t.dtype._is_ref_dtype or t.dtype.base_dtype.name not in ("float32", "float64") for t in tensors):
+            reasons.add("their float tensors are variable references (state stays float32)")
+        else:
+            reasons.add("their float32 tensors are slots the device keeps in float32 (statistics, variables, "
+                        "casts) or the ops are not executed by this run")
+    return "; ".join(sorted(reasons))
+
+
+def non_finite_finding(plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int) -> dict | None:
+    """What went inf/NaN and where first, when a fetched value is non-finite; None otherwise."""
+    bad_fetches = [n for n, v in zip(names, _leaves(results)) if _non_finite(v)]
+    if not bad_fetches or run.flags is None:
+        return None
+    flags = np.asarray(flags).reshape(-1)
+    tensors = run.flags[1]
+    first = next((tensors[i] for i, ok in enumerate(flags) if not ok), None)
+    if first is None:
+        message = (f"Step {step}: fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run, "
+                   f"but every float output checked outside loops stayed finite: the first non-finite value "
+                   f"arises inside a while loop (turn on enable_dump_debug to capture loop iterations).")
+        return {"step": step, "fetches": bad_fetches, "first_op": None, "message": message}
+    op = first.rpartition(":")[0]
+    decision = plan.ops.get(op)
+    rounded = op in run.emulation()
+    dtype = ""
+    if decision is not None:
+        slot = int(first.rpartition(":")[2])
+        dtype = decision.output_dtypes[slot] if slot < len(decision.output_dtypes) else decision.dtype_after
+    if rounded and dtype in _HALF:
+        cause = (f"its output is stored in {dtype} by the plan; values beyond the {dtype} range "
+                 f"({'65504' if dtype == 'float16' else '3.4e38'}) become inf")
+    else:
+        cause = "it computes in float32 here, so an input or the op itself (log(0), 0/0, ...) made it non-finite"
+    op_type = decision.op_type if decision is not None else "?"
+    message = (f"Step {step}: fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run. The "
+               f"first op whose output became non-finite (topological order) is {op} ({op_type}, output "
+               f"{first}): {cause}. Whether float32 stays finite was not checked: run with reference=True to "
+               f"compare.")
+    return {"step": step, "fetches": bad_fetches, "first_op": op, "first_tensor": first, "op_type": op_type,
+            "decided_dtype": dtype, "rounded": rounded, "message": message}
+
+
+def note_non_finite(report: Any, plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int) -> None:
+    """A fetch went inf/NaN in a run whose plan lowers precision: say so in the report, naming the first op."""
+    finding = non_finite_finding(plan, run, flags, names, results, step)
+    if finding is None:
+        return
+    report.extra.setdefault("non_finite", finding)
+    if finding["message"] not in report.warnings:
+        report.warnings.append(finding["message"])
+
+
+def _non_finite(value: Any) -> bool:
+    array = np.asarray(value) if isinstance(value, (np.ndarray, np.generic, float)) else None
+    return array is not None and array.dtype.kind == "f" and array.size > 0 and not np.isfinite(array).all()
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _leaves(v)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    return [value]

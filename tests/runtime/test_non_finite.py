@@ -1,0 +1,47 @@
+"""A non-finite fetch of a lowered run is explained without asking; the device's float32 slots stay float32."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npu_jupyter.options.config import NpuConfig
+from npu_jupyter.runtime.emulator import EmulatorSession
+
+
+def test_a_float16_overflow_names_the_first_op_that_went_non_finite(tf, hand):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        big = tf.multiply(x, 1000.0, name="big")  # 70 * 1000 = 70000 > 65504: inf in float16
+        small = tf.subtract(big, big, name="diff")  # inf - inf = NaN downstream
+        tf.reduce_sum(small, name="loss")
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        loss = sess.run("loss:0", {"x:0": np.array([70.0, 1.0], np.float32)})
+        report = sess.last_report
+    assert np.isnan(loss)
+    finding = report.extra["non_finite"]
+    assert finding["first_op"] == "big" and finding["rounded"]
+    assert any("first op whose output became non-finite" in w and "big" in w for w in report.warnings)
+
+
+def test_a_finite_run_carries_no_non_finite_finding(tf, hand):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        tf.reduce_sum(tf.multiply(x, 2.0, name="twice"), name="loss")
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        sess.run("loss:0", {"x:0": np.array([1.0, 2.0], np.float32)})
+        assert "non_finite" not in sess.last_report.extra and sess.last_report.emulation
+
+
+def test_batch_norm_statistics_stay_float32_when_the_op_is_lowered(tf, hand):
+    from npu_jupyter.runtime.rewrite import build_private_graph
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [4, 2, 2, 3], name="x")
+        scale, offset = tf.ones([3]), tf.zeros([3])
+        tf.compat.v1.nn.fused_batch_norm(x, scale, offset, is_training=True, name="bn")
+    plan = hand.plan(g, {"FusedBatchNormV3"})
+    rounded = {(r.kind, r.slot) for r in build_private_graph(g, plan).roundings if r.op == "bn"}
+    assert rounded == {("input", 0), ("output", 0)}  # x and y only: scale, offset, mean, variance stay float32
