@@ -12,6 +12,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "npu_jupyter"
 #: layer of each top-level part of the package; a module may import its own part and lower layers.
 LAYERS = {
     "_renderers": 0,
+    "units": 0,
+    "progress": 0,
+    "tensorflow_import": 0,
+    "package_data": 0,
     "ops": 0,
     "options": 1,
     "scope": 1,

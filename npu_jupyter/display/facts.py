@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from npu_jupyter.display.chart import costliest
+from npu_jupyter.units import format_bytes
 
 
 class Fact(NamedTuple):
@@ -109,7 +110,6 @@ def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
 
 def transfers_text(payload: dict[str, Any], limit: int = 8) -> str:
     """``"a → b (host → device, float32, 4.0 KiB); …"``: each host<->device edge, the first ``limit``."""
-    from npu_jupyter.display.html import format_bytes  # html imports this module: import when used
 
     ops = payload["ops"]
     items = []
@@ -146,7 +146,6 @@ def _plan_facts(payload: dict[str, Any]) -> list[Fact]:
 
 def _cost_text(cost: dict[str, Any]) -> str:
     """``"time 1.25 ms (0.48× float32) · activation + weight memory 12.0 MiB (0.55× float32)"``."""
-    from npu_jupyter.display.html import format_bytes  # html imports this module: import when used
 
     def ratio(value: Any) -> str:
         return "" if value is None else f" ({value:.2f}× float32)"

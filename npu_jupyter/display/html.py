@@ -16,6 +16,7 @@ from html import escape
 from typing import Any
 
 from npu_jupyter.display.chart import cost_bars
+from npu_jupyter.units import format_bytes  # re-exported: display.html.format_bytes
 from npu_jupyter.display.facts import Fact, drift_text, measured_label, op_marks, report_facts
 
 DETAIL_LEVELS = ("summary", "full")
@@ -119,16 +120,6 @@ def summary_line(payload: dict[str, Any]) -> str:
     if s.get("transfer_bytes") is not None and s["transfers"]:
         line += f" ({format_bytes(s['transfer_bytes'])})"
     return line
-
-
-def format_bytes(count: int) -> str:
-    """Human-readable byte count (``"4.0 KiB"``)."""
-    size = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    raise AssertionError("unreachable")
 
 
 def _config_line(payload: dict[str, Any]) -> str:

@@ -137,7 +137,7 @@ def _ratio(x: float | None) -> str:
 def _bytes(x: int | None) -> str:
     if x is None:
         return "n/a"
-    from npu_jupyter.display.html import format_bytes
+    from npu_jupyter.units import format_bytes
 
     return format_bytes(int(x))
 
