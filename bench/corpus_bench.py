@@ -7,8 +7,10 @@ training steps in a plain ``tf.compat.v1.Session`` (float32, this CPU) and in th
 script's NPU config, and plan the script's fetches. Printed per model, all measured on this CPU:
 
 * ``plan/plain`` -- ``npu_jupyter.plan`` wall time divided by the median plain training step;
-* ``emu/plain`` -- median emulated step divided by the median plain step (``--debug`` adds dump,
-  overflow detection and profiling, as the corpus test runs it).
+* ``emu/plain`` -- median emulated step (the script's config, nothing switched on) divided by the
+  median plain step;
+* ``debug/plain`` (with ``--debug``) -- the same for a separate emulated run with dump, overflow
+  detection and profiling on, as the corpus test's debug run does it; never mixed into ``emu/plain``.
 
 Ratios, not seconds, are what to compare across machines: both sides run under the same load. A
 model whose plan or emulation fails prints the error instead of its ratio. Nothing here is an NPU time.
@@ -22,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,13 +47,23 @@ def bench_model(name: str, steps: int, debug: bool) -> str:
             parts.append(f"plan/plain={plan_ms / 1000.0 / plain.median_s:6.2f}")
         except Exception as exc:  # report and go on: the bench covers the whole corpus
             parts.append(f"plan failed: {type(exc).__name__}: {str(exc)[:120]}")
-        try:
-            emu_config = runner.debug_config(config, out / "debug", model) if debug else config
-            emulated = runner.emulated_run(model, emu_config, steps)
-            parts.append(f"emu/plain={emulated.median_s / plain.median_s:6.2f}")
-        except Exception as exc:
-            parts.append(f"emulation failed: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
+        parts.append(_emulated_ratio("emu/plain", model, config, steps, plain.median_s))
+        if debug:
+            debug_config = runner.debug_config(config, out / "debug", model)
+            parts.append(_emulated_ratio("debug/plain", model, debug_config, steps, plain.median_s))
         return "  ".join(parts)
+
+
+def _emulated_ratio(label: str, model: Any, config: Any, steps: int, plain_s: float) -> str:
+    """``label=ratio`` of the median emulated step to the same-run plain step, or the run's first error."""
+    from corpus import runner
+
+    try:
+        emulated = runner.emulated_run(model, config, steps)
+    except Exception as exc:  # report and go on: the bench covers the whole corpus
+        first = (str(exc).splitlines() or [""])[0][:120]
+        return f"{label} failed: {type(exc).__name__}: {first}"
+    return f"{label}={emulated.median_s / plain_s:6.2f}"
 
 
 def main() -> None:
@@ -59,7 +72,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", default="", help="comma-separated zoo_* module names (default: all)")
     parser.add_argument("--steps", type=int, default=runner.STEPS)
-    parser.add_argument("--debug", action="store_true", help="emulate with dump, overflow detection, profiling")
+    parser.add_argument("--debug", action="store_true",
+                        help="also a separate emulated run with dump, overflow detection, profiling")
     args = parser.parse_args()
     names = [n for n in args.models.split(",") if n] or runner.module_names()
     print(f"corpus bench: {len(names)} models, {args.steps} steps, load average {os.getloadavg()[0]:.1f} "

@@ -21,6 +21,10 @@ from corpus.corpus import CorpusModel
 
 CORPUS_DIR = Path(__file__).resolve().parent
 STEPS = 3
+#: Steps of the separate debug run (dump, overflow detection, profiling); only its last step is dumped.
+#: Two, not one: each run graph counts its own steps, so dumping step 0 would also dump the initialiser
+#: graph and a read-back check could pass on it; only the training step's graph reaches step 1.
+DEBUG_STEPS = 2
 
 
 def module_names() -> list[str]:
@@ -91,9 +95,9 @@ def debug_config(config: Any, out: Path, model: CorpusModel) -> Any:
         "profiling_options": json.dumps({"output": str(out / "profiling"), "training_trace": "on",
                                          "task_trace": "on"}),
     }
-    # Dump the last training step only (the adapter's dump_step grammar): "all" of every step of a 30k-op
-    # graph is 100k+ files; one step proves dump and read-back without dominating the corpus time.
-    options["dump_step"] = model.extra.get("dump_step", str(STEPS - 1))
+    # Dump the debug run's last step only (the adapter's dump_step grammar): "all" of every step of a
+    # 30k-op graph is 100k+ files; one step proves dump and read-back without dominating the corpus time.
+    options["dump_step"] = model.extra.get("dump_step", str(DEBUG_STEPS - 1))
     (out / "dump").mkdir(parents=True, exist_ok=True)
     (out / "profiling").mkdir(parents=True, exist_ok=True)
     return config.copy(**options)
@@ -120,12 +124,13 @@ def train(model: CorpusModel, session: Any, steps: int = STEPS, on_step: Callabl
     import tensorflow as tf
 
     result = Training()
-    coord = threads = None
+    coord = threads = closers = None
     for op in model.init:
         session.run(op)
     for fetches, feed in model.extra.get("before_training", []):
         session.run(fetches, feed)
     if model.queue_runners:
+        closers = queue_closers(model)
         coord = tf.compat.v1.train.Coordinator()
         with model.graph.as_default():
             threads = tf.compat.v1.train.start_queue_runners(sess=session, coord=coord)
@@ -144,9 +149,51 @@ def train(model: CorpusModel, session: Any, steps: int = STEPS, on_step: Callabl
                 on_step(step)
     finally:
         if coord is not None:
-            coord.request_stop()
-            coord.join(threads, stop_grace_period_secs=10, ignore_live_threads=True)
+            stop_queue_runners(session, coord, threads, closers or [])
     return result
+
+
+#: Queue ops (resource and ref handles) whose pending dequeues a queue-runner thread may block on.
+QUEUE_OPS = {"FIFOQueueV2": "QueueCloseV2", "PaddingFIFOQueueV2": "QueueCloseV2",
+             "RandomShuffleQueueV2": "QueueCloseV2", "PriorityQueueV2": "QueueCloseV2",
+             "FIFOQueue": "QueueClose", "PaddingFIFOQueue": "QueueClose", "RandomShuffleQueue": "QueueClose",
+             "PriorityQueue": "QueueClose"}
+
+
+def queue_closers(model: CorpusModel) -> list[Any]:
+    """One ``close(cancel_pending_enqueues=True)`` op per queue in the graph, made once per model.
+
+    A queue runner's own cancel op closes only the queue it fills; its thread can still sit in a dequeue
+    from an upstream queue the script fills by hand (FaceNet's path queue), so only closing every queue
+    lets the thread see the end of input and return before the session closes. Made on first use (after
+    the op count is taken) and kept in ``model.extra`` so every session runs the same ops.
+    """
+    import tensorflow as tf
+
+    if "queue_closers" not in model.extra:
+        closers = []
+        with model.graph.as_default(), tf.name_scope("corpus_runner"):
+            for op in model.graph.get_operations():
+                close = QUEUE_OPS.get(op.type)
+                if close == "QueueCloseV2":
+                    closers.append(tf.raw_ops.QueueCloseV2(handle=op.outputs[0], cancel_pending_enqueues=True))
+                elif close == "QueueClose":
+                    closers.append(tf.raw_ops.QueueClose(handle=op.outputs[0], cancel_pending_enqueues=True))
+        model.extra["queue_closers"] = closers
+    return model.extra["queue_closers"]
+
+
+def stop_queue_runners(session: Any, coord: Any, threads: list[Any], closers: list[Any]) -> None:
+    """Stop the queue-runner threads before the session closes, so none dies on a closed session.
+
+    ``request_stop`` ends the runners' loops, closing every queue wakes the threads blocked in a dequeue or
+    enqueue (a closed empty queue ends them with OutOfRange, a clean stop), and ``join`` waits for all of
+    them: a thread still alive after the grace period raises instead of being left to print a traceback.
+    """
+    coord.request_stop()
+    if closers:
+        session.run(closers)
+    coord.join(threads, stop_grace_period_secs=10)
 
 
 def plain_run(model: CorpusModel, steps: int = STEPS) -> Training:
@@ -174,11 +221,33 @@ def emulated_run(model: CorpusModel, config: Any, steps: int = STEPS) -> Trainin
         return train(model, sess, steps)
 
 
-def lowered_ops(plan: Any) -> list[str]:
-    """Ops the plan computes in a narrower float type than the graph declares (predicted by the planner)."""
-    narrow = ("float16", "bfloat16")
-    return [name for name, d in plan.ops.items()
-            if any(t in narrow for t in d.output_dtypes) or d.dtype_after in narrow]
+#: Float widths in bits; an op is lowered when the plan gives a tensor of it a narrower float than the graph.
+FLOAT_BITS = {"float64": 64, "float32": 32, "float16": 16, "bfloat16": 16}
+
+
+def lowered_ops(plan: Any, graph: Any) -> list[str]:
+    """Ops the plan computes in a narrower float than ``graph`` declares for them (predicted by the planner).
+
+    Compares every input and output the plan decides with the same tensor's dtype in the graph, so an op
+    the script already writes in float16 (BERT's manual-fp16 encoder, a Cast to float16) is not counted:
+    only ops the NPU config lowers are, which is what the emulator must then round.
+    """
+    lowered = []
+    for name, decision in plan.ops.items():
+        try:
+            op = graph.get_operation_by_name(name)
+        except KeyError:  # an op the planner adds (none today) has no declared dtype to compare with
+            continue
+        pairs = list(zip([t.dtype.base_dtype.name for t in op.inputs], decision.input_dtypes))
+        pairs += zip([t.dtype.base_dtype.name for t in op.outputs], decision.output_dtypes)
+        if any(_narrower(new, old) for old, new in pairs):
+            lowered.append(name)
+    return lowered
+
+
+def _narrower(decided: str, declared: str) -> bool:
+    """Whether ``decided`` is a float type narrower than the float type ``declared``."""
+    return decided in FLOAT_BITS and declared in FLOAT_BITS and FLOAT_BITS[decided] < FLOAT_BITS[declared]
 
 
 def files_under(path: Path) -> int:

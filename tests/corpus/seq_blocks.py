@@ -11,33 +11,16 @@ and the scale update), as read from the public adapter sources; written here, no
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
+
+from corpus.tf1_blocks import tf1_control_flow  # noqa: F401 - re-exported: the sequence models build with it
 
 
 def tf1() -> Any:
-    """tf.compat.v1, imported lazily so collecting the corpus does not import TensorFlow."""
+    """tf.compat.v1, fetched when a builder runs (builders call it inside ``build``)."""
     import tensorflow as tf
 
     return tf.compat.v1
-
-
-@contextlib.contextmanager
-def tf1_control_flow() -> Iterator[None]:
-    """Build tf.cond / while loops as the scripts' TF 1.15 does (Switch/Merge, Enter/Exit frames).
-
-    TF 2.x builds functional ``If``/``While`` ops even in a ``tf.compat.v1`` graph, which hides the loop
-    body from the graph the adapter (and the planner) partitions. The switch is process-wide, so it is
-    flipped only while the model is built and restored afterwards.
-    """
-    v1 = tf1()
-    before = v1.control_flow_v2_enabled()
-    v1.disable_control_flow_v2()
-    try:
-        yield
-    finally:
-        if before:
-            v1.enable_control_flow_v2()
 
 
 def dense(x: Any, units: int, name: str, activation: Any = None, use_bias: bool = True,

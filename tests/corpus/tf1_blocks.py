@@ -22,19 +22,20 @@ v1 = tf.compat.v1
 
 @contextlib.contextmanager
 def tf1_control_flow() -> Iterator[None]:
-    """Build ``tf.cond`` / ``tf.while_loop`` as TF 1.15 does (Switch/Merge/Enter/Exit), for this block only.
+    """Build ``tf.cond`` / ``tf.while_loop`` as TF 1.15 does (Switch/Merge, Enter/Exit), for this block only.
 
-    The zoo scripts run on the adapter's TF 1.15, where control flow is v1; TF 2.x builds ``If``/``While``
-    even in a ``tf.compat.v1`` graph. The module flag is restored on exit, so nothing global changes.
+    The zoo scripts run on the adapter's TF 1.15, where control flow is v1; TF 2.x builds functional
+    ``If``/``While`` ops even in a ``tf.compat.v1`` graph, which hides the branch and loop bodies from the
+    graph the adapter (and the planner) partitions. The switch is process-wide, so it is flipped only while
+    a model is built and restored on exit. The one copy for every corpus builder (``seq_blocks`` re-exports it).
     """
-    from tensorflow.python.ops import control_flow_util
-
-    before = control_flow_util.ENABLE_CONTROL_FLOW_V2
-    control_flow_util.ENABLE_CONTROL_FLOW_V2 = False
+    before = v1.control_flow_v2_enabled()
+    v1.disable_control_flow_v2()
     try:
         yield
     finally:
-        control_flow_util.ENABLE_CONTROL_FLOW_V2 = before
+        if before:
+            v1.enable_control_flow_v2()
 
 
 def he_init(seed: int = 0) -> Any:
