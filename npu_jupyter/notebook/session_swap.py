@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from npu_jupyter.notebook.cell_options import merged, with_exclusions
+from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter.options.config import NpuConfig
@@ -80,7 +81,7 @@ class CellSessions:
 @contextlib.contextmanager
 def swapped_sessions(cell: CellSessions) -> Iterator[CellSessions]:
     """Patch ``tf.compat.v1.Session``/``InteractiveSession`` for the block; always restore them."""
-    import tensorflow as tf
+    tf = require_tensorflow("running a %%npu cell")
 
     module = tf.compat.v1
     originals = {name: getattr(module, name) for name in _PATCHED}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
+from npu_jupyter.tensorflow_import import require_tensorflow
 
 # Attribute names the adapter's scopes and helpers set (ADAPTER-FACTS §3.2, §3.3, §4.5).
 WITHOUT_NPU_COMPILE = "_without_npu_compile"
@@ -161,7 +162,7 @@ def _dtype(enum: int) -> tuple[str, bool]:
     """(base dtype name, is_ref) of a DataType enum value."""
     hit = _DTYPE_NAMES.get(enum)
     if hit is None:
-        import tensorflow as tf
+        tf = require_tensorflow("the planner")
 
         try:
             d = tf.dtypes.as_dtype(enum)
@@ -207,6 +208,7 @@ class _Recipe:
 def _recipe(op: str) -> _Recipe:
     r = _RECIPES.get(op)
     if r is None:
+        require_tensorflow("the planner")
         from tensorflow.python.framework import op_def_registry
 
         r = _Recipe(op_def_registry.get(op))
@@ -513,6 +515,7 @@ def _link(listed: list[Node]) -> list[Node]:
 
 def graph_def_of(graph: Any) -> tuple[Any, Any]:
     """(GraphDef, tf.Graph or None) for any accepted input; one clear error otherwise."""
+    require_tensorflow("the planner")
     from tensorflow.core.framework import graph_pb2
 
     if isinstance(graph, graph_pb2.GraphDef):

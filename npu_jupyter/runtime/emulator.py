@@ -41,6 +41,9 @@ import numpy as np
 # TensorFlow is already needed; subclassing SessionInterface lets tf.compat.v1.train.Saver and other
 # ``isinstance(sess, Session)`` checks accept the emulator. Inner sessions use TF's Session class
 # itself, not ``tf.compat.v1.Session``, which ``%%npu`` cells temporarily replace.
+from npu_jupyter.tensorflow_import import require_tensorflow
+
+require_tensorflow("the emulator backend")  # one clear error when TensorFlow is missing
 from tensorflow.python.client.session import Session as _TFSession
 from tensorflow.python.client.session import SessionInterface
 
@@ -106,7 +109,7 @@ class EmulatorSession(SessionInterface):
         plan_fn: Callable[..., Any] | None = None,
         dump_budget_bytes: int | None = None,
     ) -> None:
-        import tensorflow as tf
+        tf = require_tensorflow("the emulator backend")
 
         self._tf = tf
         self._graph = graph if graph is not None else tf.compat.v1.get_default_graph()
@@ -173,9 +176,7 @@ class EmulatorSession(SessionInterface):
 
     def as_default(self) -> Any:
         """Make this the default session (``tf.compat.v1.get_default_session`` returns it)."""
-        from tensorflow.python.framework import stack
-
-        return stack.default_session(self)
+        return _default_session_context(self)
 
     def __enter__(self) -> EmulatorSession:
         self._default_cm = self.as_default()
@@ -626,12 +627,26 @@ def _map_fetches(fetches: Any, private: PrivateGraph, names: list[str]) -> Any:
     return _map_leaf(fetches, private, names)
 
 
+def _default_session_context(session: Any) -> Any:
+    """TF's context manager that makes ``session`` the default one, wherever this TF version keeps it.
+
+    TF 2.16+ has ``tensorflow.python.framework.stack.default_session``; TF 2.6.5 (the Ascend adapter's
+    TF 2 version) has no ``stack`` module and keeps the same function in ``framework.ops``.
+    """
+    require_tensorflow("the emulator backend")
+    try:
+        from tensorflow.python.framework import stack
+    except ImportError:
+        from tensorflow.python.framework import ops as stack  # older TF (2.6.5): ops.default_session
+    return stack.default_session(session)
+
+
 def _map_leaf(leaf: Any, private: PrivateGraph, names: list[str]) -> Any:
     if isinstance(leaf, str):
         names.append(leaf)
         return private.tensor_name(leaf) if ":" in leaf else leaf
     if hasattr(leaf, "indices") and hasattr(leaf, "dense_shape") and hasattr(leaf, "values"):
-        import tensorflow as tf  # SparseTensor / IndexedSlices: map their components
+        tf = require_tensorflow("the emulator backend")  # SparseTensor / IndexedSlices: map their components
 
         parts = [private.graph.get_tensor_by_name(private.tensor_name(t.name))
                  for t in (leaf.indices, leaf.values, leaf.dense_shape)]

@@ -17,6 +17,7 @@ import html
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
+from npu_jupyter.tensorflow_import import require_tensorflow
 
 DEFAULT_MODES = ("force_fp32", "must_keep_origin_dtype", "allow_fp32_to_fp16", "allow_mix_precision", "force_fp16")
 
@@ -152,7 +153,7 @@ def sweep(
 
 
 def _graph_for(graph_or_build_fn: Any, fetches: Any) -> tuple[Any, Any]:
-    import tensorflow as tf
+    tf = require_tensorflow("a precision sweep")
 
     if isinstance(graph_or_build_fn, tf.Graph):
         if fetches is None:
@@ -171,7 +172,7 @@ def _graph_for(graph_or_build_fn: Any, fetches: Any) -> tuple[Any, Any]:
 
 def _initialize(sess: Any, graph: Any, init: Any) -> None:
     """Run ``init``, or every variable initializer the graph knows, without adding ops to it."""
-    import tensorflow as tf
+    tf = require_tensorflow("a precision sweep")
 
     if init is not None:
         sess.run(init)
