@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import json
 from html import escape
-from importlib import resources
 from typing import Any
 
 import ipywidgets as widgets
@@ -29,6 +28,7 @@ from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.catalogue import OptionSpec
+from npu_jupyter.package_data import read_package_text
 
 # (tab title, catalogue groups shown in it); the last tab collects every group not named before it.
 _TABS = (
@@ -312,7 +312,7 @@ def _status_text(spec: OptionSpec) -> str:
 @functools.lru_cache(maxsize=1)
 def choice_notes() -> dict[str, dict[str, str]]:
     """``choice_notes.json``: option -> value ("" for unset) -> what choosing it does, in one line."""
-    text = resources.files("npu_jupyter.notebook").joinpath("choice_notes.json").read_text(encoding="utf-8")
+    text = read_package_text("npu_jupyter.notebook", "choice_notes.json")
     return {key: value for key, value in json.loads(text).items() if not key.startswith("_")}
 
 

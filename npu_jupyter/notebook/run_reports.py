@@ -20,8 +20,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from importlib import resources
 from typing import Any
+
+from npu_jupyter.package_data import read_package_text
 
 
 def cell_reports(sessions: list[Any]) -> list[Any]:
@@ -99,7 +100,7 @@ def _mean_times(reports: list[Any]) -> dict[str, float]:
 @functools.lru_cache(maxsize=1)
 def _initializer_types() -> dict[str, frozenset[str]]:
     """Op-type sets of ``initializer_ops.json`` (group, assignments, variables, external_inputs)."""
-    text = resources.files("npu_jupyter.notebook").joinpath("initializer_ops.json").read_text(encoding="utf-8")
+    text = read_package_text("npu_jupyter.notebook", "initializer_ops.json")
     return {key: frozenset(value) for key, value in json.loads(text).items() if not key.startswith("_")}
 
 

@@ -10,11 +10,11 @@ import difflib
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Mapping
 
 from npu_jupyter.options.errors import NpuConfigError
 from npu_jupyter.options.grammars import CHECKERS
+from npu_jupyter.package_data import read_package_text
 
 FIELD_TYPES = {"b": bool, "i": int, "s": str}
 FIELD_NAMES = {"b": "bool (.b)", "i": "int (.i)", "s": "str (.s)"}
@@ -160,7 +160,7 @@ def _close(candidates: list[str], word: str, n: int = 3) -> list[str]:
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
     """catalogue.json, read once."""
-    text = resources.files("npu_jupyter.options").joinpath("catalogue.json").read_text(encoding="utf-8")
+    text = read_package_text("npu_jupyter.options", "catalogue.json")
     return json.loads(text)
 
 

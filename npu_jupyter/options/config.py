@@ -42,7 +42,7 @@ class _NpuConfigBase(HasTraits):
     # update (say precision_mode set but precision_mode_v2 not yet unset). Contention is negligible.
     _lock = threading.RLock()
 
-    def __init__(self, values: Mapping[str, Any] | None = None, /, **options: Any) -> None:
+    def __init__(self, values: Mapping[str, Any] | None = None, **options: Any) -> None:
         """Set ``values`` (a mapping or another config) and ``options`` atomically; unknown names raise."""
         super().__init__()
         if isinstance(values, _NpuConfigBase):
@@ -95,7 +95,7 @@ class _NpuConfigBase(HasTraits):
             for key, value in values.items():
                 setattr(self, key, value)
 
-    def update(self, values: Mapping[str, Any] | None = None, /, **options: Any) -> "_NpuConfigBase":
+    def update(self, values: Mapping[str, Any] | None = None, **options: Any) -> "_NpuConfigBase":
         """Set several options at once: all are checked first, then all applied, or none.
 
         ``None`` unsets an option. Returns the config, so calls chain.
@@ -117,7 +117,7 @@ class _NpuConfigBase(HasTraits):
         """Unset options so the adapter's defaults apply again (unknown names raise, nothing changes)."""
         return self.update({key: None for key in keys})
 
-    def reset(self, values: Mapping[str, Any] | None = None, /, **options: Any) -> "_NpuConfigBase":
+    def reset(self, values: Mapping[str, Any] | None = None, **options: Any) -> "_NpuConfigBase":
         """Make the config hold exactly ``values`` (everything else unset), atomically."""
         merged = dict(values or {})
         merged.update(options)
@@ -134,7 +134,7 @@ class _NpuConfigBase(HasTraits):
         """The set options only, in catalogue order."""
         with self._lock:
             values = dict(self._trait_values)
-        return {key: value for key in catalogue.keys() if (value := values.get(key)) is not None}
+        return {key: values[key] for key in catalogue.keys() if values.get(key) is not None}
 
     def effective(self, key: str) -> Any:
         """The set value, or what the adapter uses when the key is absent (``None``: GE decides)."""
