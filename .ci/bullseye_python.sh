@@ -19,7 +19,6 @@ if [ "$(id -u)" != "0" ]; then sudo_cmd="sudo"; fi
 src=/etc/apt/sources.list.d/npu-jupyter-bullseye.sources
 pin=/etc/apt/preferences.d/npu-jupyter-bullseye
 tmp=$(mktemp -d)
-chmod 755 "$tmp"  # apt downloads as its own _apt user
 
 cleanup() {
     rm -rf "$tmp"
@@ -46,7 +45,7 @@ PIN
 export DEBIAN_FRONTEND=noninteractive
 $sudo_cmd apt-get update -qq
 $sudo_cmd apt-get install -y -qq --no-install-recommends python3.9 >/dev/null
-(cd "$tmp" && apt-get download -qq "python3-distutils=3.9.2-1")
+(cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "python3-distutils=3.9.2-1")
 dpkg-deb -x "$tmp"/python3-distutils_3.9.2-1_all.deb "$tmp/root"
 $sudo_cmd cp -rn "$tmp/root/usr/lib/python3.9/distutils/." /usr/lib/python3.9/distutils/
 ready

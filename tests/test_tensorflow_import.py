@@ -78,3 +78,16 @@ def test_config_options_and_code_generation_work_without_tensorflow():
 ])
 def test_each_tensorflow_entry_point_raises_the_install_hint(body):
     _expect_install_hint(body)
+
+
+def test_load_ext_and_npu_set_work_in_a_kernel_without_tensorflow():
+    result = _run_without_tensorflow("""
+        from IPython.core.interactiveshell import InteractiveShell
+        ip = InteractiveShell.instance()
+        ip.run_line_magic("load_ext", "npu_jupyter")
+        ip.run_line_magic("npu", "set precision_mode=force_fp16")
+        from npu_jupyter.notebook.state import current_config
+        print(current_config().changed())
+    """)
+    assert result.returncode == 0, result.stderr
+    assert "force_fp16" in result.stdout
