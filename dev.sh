@@ -2,7 +2,7 @@
 # One entry point for a fresh machine:
 #   ./dev.sh lab    set up, then start JupyterLab on the quick-start notebook (emulator backend)
 #   ./dev.sh test   set up, then run the whole test suite (extension unit tests, the Python 3.7 floor
-#                   check, the legacy leg on Python 3.9 + TF 2.6.5, Python unit tests, notebooks via
+#                   check, the legacy legs (Python 3.9 + TF 2.6.5, Python 3.7 + TF 1.15 smoke), Python unit tests, notebooks via
 #                   nbval, the browser test); extra arguments go to pytest. LEGACY_LEG=0 skips the leg.
 #   ./dev.sh setup  only set up
 # Setup is idempotent: a virtualenv in .venv with the kernel package (npu_jupyter, with TensorFlow
@@ -49,6 +49,7 @@ case "$cmd" in
         legacy=0
         if [ "${LEGACY_LEG:-1}" != "0" ]; then
             MAIN_PYTHON="$VENV/bin/python" bash .ci/legacy_leg.sh -q || legacy=$?
+            MAIN_PYTHON="$VENV/bin/python" bash .ci/tf115_leg.sh || legacy=$?
         fi
         # The main suite last, so its summary line closes the output.
         main=0

@@ -352,7 +352,7 @@ def _build(key: str, opp: str | None, custom_opp: str | None, override: HostOps 
     name = SUPPORTED_SOCS[key][0]
     if opp is None:
         rows = table["ops"]
-        lists = {k: table[f"mixed_precision_{k}"] for k in ("white", "black")} | {"ir_types": table["ir_types"]}
+        lists = {**{k: table[f"mixed_precision_{k}"] for k in ("white", "black")}, "ir_types": table["ir_types"]}
         provenance = _bundled_provenance(table)
         approximate = True
     else:

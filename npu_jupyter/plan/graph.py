@@ -211,7 +211,10 @@ def _recipe(op: str) -> _Recipe:
         require_tensorflow("the planner")
         from tensorflow.python.framework import op_def_registry
 
-        r = _Recipe(op_def_registry.get(op))
+        if hasattr(op_def_registry, "get"):
+            r = _Recipe(op_def_registry.get(op))
+        else:  # TF 1.15 has only the whole registry as a dict
+            r = _Recipe(op_def_registry.get_registered_ops().get(op))
         _RECIPES[op] = r
     return r
 

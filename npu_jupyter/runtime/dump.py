@@ -248,7 +248,7 @@ class DumpWriter:
         used: set[str] = set()
         for entry, array in arrays:
             if self.stats_only:
-                records.append(_record(entry, array, "", 0) | {"stats": _stats(array)})
+                records.append({**_record(entry, array, "", 0), "stats": _stats(array)})
                 continue
             file_name = _unique(f"{_safe(entry.op)}.{entry.kind}.{entry.slot}", used) + ".npy"
             with open(folder / file_name, "wb") as handle:
