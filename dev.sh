@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine:
 #   ./dev.sh lab    set up, then start JupyterLab on the quick-start notebook (emulator backend)
-#   ./dev.sh test   set up, then run the whole test suite (extension unit tests, Python unit tests,
-#                   notebooks via nbval, the browser test); extra arguments go to pytest
+#   ./dev.sh test   set up, then run the whole test suite (extension unit tests, the Python 3.7 floor
+#                   check, the legacy legs (Python 3.9 + TF 2.6.5, Python 3.7 + TF 1.15 smoke), Python unit tests, notebooks via
+#                   nbval, the browser test); extra arguments go to pytest. LEGACY_LEG=0 skips the leg.
 #   ./dev.sh setup  only set up
-# Setup is idempotent: a virtualenv in .venv with the package (and its prebuilt JupyterLab
-# extension) installed editable, plus Debian's Chromium for the browser tests when we are root.
+# Setup is idempotent: a virtualenv in .venv with the kernel package (npu_jupyter, with TensorFlow
+# through its `emulator` extra) and the renderer package (npu-jupyter-lab, labextension/) installed
+# editable, plus Debian's Chromium for the browser tests when we are root.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -17,7 +19,7 @@ setup() {
         "$PYTHON" -m venv "$VENV"
     fi
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    "$VENV/bin/python" -m pip install --quiet -e ".[test,lab]"
+    "$VENV/bin/python" -m pip install --quiet -e ./labextension -e ".[emulator,test,lab,legacy-keras]"
     if [ -f .ci/ui_setup.sh ]; then
         bash .ci/ui_setup.sh
     fi
@@ -43,7 +45,18 @@ case "$cmd" in
         # The labextension's own unit tests (vitest), then the Python suite.
         [ -d labextension/node_modules ] || (cd labextension && npm ci --no-audit --no-fund)
         (cd labextension && npm test --silent)
-        exec "$VENV/bin/python" -m pytest --nbval --nbval-sanitize-with notebooks/sanitize.cfg tests notebooks "$@"
+        bash .ci/python_floor.sh
+        legacy=0
+        if [ "${LEGACY_LEG:-1}" != "0" ]; then
+            MAIN_PYTHON="$VENV/bin/python" bash .ci/legacy_leg.sh -q || legacy=$?
+            MAIN_PYTHON="$VENV/bin/python" bash .ci/tf115_leg.sh || legacy=$?
+        fi
+        # The main suite last, so its summary line closes the output.
+        main=0
+        "$VENV/bin/python" -m pytest --nbval --nbval-sanitize-with notebooks/sanitize.cfg tests notebooks \
+            --ignore=tests/legacy "$@" || main=$?
+        if [ "$legacy" != "0" ]; then echo "dev.sh test: the legacy leg (.ci/legacy_leg.sh) failed" >&2; fi
+        exit $(( main != 0 ? main : legacy ))
         ;;
     *)
         sed -n '2,8p' "$0"

@@ -15,6 +15,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator, Mapping
 
+from npu_jupyter.tensorflow_import import require_tensorflow
+
 WITHOUT_NPU_COMPILE = "_without_npu_compile"
 KEEP_DTYPE = "_keep_dtype"
 VARIABLE_PLACEMENTS = ("all", "cube", "vector", "taishan", "dvpp", "host")
@@ -22,6 +24,7 @@ VARIABLE_PLACEMENTS = ("all", "cube", "vector", "taishan", "dvpp", "host")
 
 def _attr(**field: Any) -> Any:
     """One AttrValue (b/i/s)."""
+    require_tensorflow("npu_scope")
     from tensorflow.core.framework import attr_value_pb2
 
     if "s" in field:
@@ -32,7 +35,7 @@ def _attr(**field: Any) -> Any:
 @contextlib.contextmanager
 def _attr_scope(attrs: Mapping[str, Any]) -> Iterator[None]:
     """Stamp ``attrs`` on every op created in the block, on the current default graph."""
-    import tensorflow as tf
+    tf = require_tensorflow("npu_scope")
 
     graph = tf.compat.v1.get_default_graph()
     with graph._attr_scope(dict(attrs)):  # the adapter's own mechanism; no public equivalent exists
@@ -115,14 +118,14 @@ def limit_core_num_scope(op_aicore_num: str = "0", op_vectorcore_num: str = "0")
 
 def npu_recompute_scope() -> Any:
     """A name scope 'NpuRecompute': the adapter marks ops under it (outside gradients) for recomputation."""
-    import tensorflow as tf
+    tf = require_tensorflow("npu_scope")
 
     return tf.name_scope("NpuRecompute")
 
 
 def npu_graph_slice_scope(slice_num: int) -> Any:
     """A name scope 'SliceNum-<n>-NpuGraphSlicing<n>' that the adapter reads as a graph slice count."""
-    import tensorflow as tf
+    tf = require_tensorflow("npu_scope")
 
     if isinstance(slice_num, bool) or not isinstance(slice_num, int) or slice_num <= 0:
         raise ValueError(f"npu_graph_slice_scope: slice_num must be a positive int, got {slice_num!r}")

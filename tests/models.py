@@ -63,6 +63,20 @@ def _one_hot(labels, classes: int):
 
 
 @functools.lru_cache(maxsize=None)
+def _keras3():
+    """Keras 3, or a skip: the TF2 training-step builders and their recorded digests are Keras 3's.
+
+    On TF 2.6.5 (the Ascend adapter's TF 2, run by .ci/legacy_leg.sh) Keras 2.6 builds different
+    graphs, so these models exist only on TF >= 2.16.
+    """
+    import keras
+    import pytest
+
+    if int(keras.__version__.split(".")[0]) < 3:
+        pytest.skip(f"needs Keras 3 (TensorFlow >= 2.16); this is Keras {keras.__version__}")
+    return keras
+
+
 def mlp_v1(use_resource: bool = False) -> V1Model:
     """Two-layer MLP, softmax + hand-written cross-entropy, GradientDescent.
 
@@ -231,7 +245,7 @@ def _sparse_xent(labels, logits):
 @functools.lru_cache(maxsize=None)
 def resnet50_train_step():
     """Keras 3 ResNet-50 (random weights, 64x64 RGB, 10 classes, batch 2), SGD with momentum."""
-    import keras
+    keras = _keras3()
     import tensorflow as tf
 
     keras.utils.set_random_seed(0)
@@ -250,7 +264,7 @@ def _bert_encoder(vocab: int, seq: int, width: int, heads: int, layers: int, cla
     ``keras.layers.MultiHeadAttention`` (Einsum) because BatchMatMul is what BERT graphs on the
     device are made of; GELU is the erf form used by the original BERT.
     """
-    import keras
+    keras = _keras3()
     import tensorflow as tf
 
     head_dim = width // heads
@@ -313,7 +327,7 @@ def _bert_encoder(vocab: int, seq: int, width: int, heads: int, layers: int, cla
 @functools.lru_cache(maxsize=None)
 def bert_train_step():
     """BERT-style encoder (2 layers, width 64, 4 heads, seq 16, batch 2), Adam optimizer."""
-    import keras
+    keras = _keras3()
     import tensorflow as tf
 
     keras.utils.set_random_seed(0)
@@ -330,7 +344,7 @@ def lstm_train_step():
     On CPU Keras lowers the recurrence to a ``While`` op whose body is a library function, so
     this graph exercises function bodies and loop control flow.
     """
-    import keras
+    keras = _keras3()
     import tensorflow as tf
 
     keras.utils.set_random_seed(0)

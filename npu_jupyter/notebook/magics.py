@@ -23,6 +23,7 @@ from traitlets import Bool, Enum, observe
 from traitlets.config import Configurable
 
 from npu_jupyter.notebook import arguments
+from npu_jupyter.tensorflow_import import require_tensorflow
 
 _SUBCOMMANDS = ("show", "set", "unset", "reset", "panel", "code", "save", "load", "explain", "adapter", "help")
 
@@ -189,7 +190,7 @@ class NpuMagics(Magics, Configurable):
     def _cmd_explain(self, rest: list[str]) -> Any:
         if len(rest) != 1:
             raise UsageError("Usage: %npu explain FETCH   (a tensor or op name of the default graph)")
-        import tensorflow as tf
+        tf = require_tensorflow("running a %%npu cell")
 
         from npu_jupyter.plan.planner import plan
 

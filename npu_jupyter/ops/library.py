@@ -24,12 +24,12 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from npu_jupyter.ops.cann import AicoreOp, CannData, OpDataError, read_install
 from npu_jupyter.ops.host_ops import HostOps, apply_host_ops, host_ops_from
+from npu_jupyter.package_data import read_package_text
 
 __all__ = ["OpCaps", "OpDataError", "OpLibrary", "load_library", "resolve_soc", "SUPPORTED_SOCS"]
 
@@ -215,7 +215,7 @@ def resolve_soc(soc: str) -> str:
 @functools.lru_cache(maxsize=None)
 def _bundled(key: str) -> dict[str, Any]:
     """The bundled table for a SoC key, parsed once per process."""
-    text = resources.files("npu_jupyter.ops").joinpath(f"{key}.json").read_text(encoding="utf-8")
+    text = read_package_text("npu_jupyter.ops", f"{key}.json")
     return json.loads(text)
 
 
@@ -352,7 +352,7 @@ def _build(key: str, opp: str | None, custom_opp: str | None, override: HostOps 
     name = SUPPORTED_SOCS[key][0]
     if opp is None:
         rows = table["ops"]
-        lists = {k: table[f"mixed_precision_{k}"] for k in ("white", "black")} | {"ir_types": table["ir_types"]}
+        lists = {**{k: table[f"mixed_precision_{k}"] for k in ("white", "black")}, "ir_types": table["ir_types"]}
         provenance = _bundled_provenance(table)
         approximate = True
     else:

@@ -14,12 +14,14 @@ from typing import Any
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter.tensorflow_import import require_tensorflow
 
 OPTIMIZER_NAME = "NpuOptimizer"
 
 
 def _protos() -> tuple[Any, Any]:
     """config_pb2 and rewriter_config_pb2 (lighter than importing all of TensorFlow)."""
+    require_tensorflow("building a ConfigProto")
     from tensorflow.core.protobuf import config_pb2, rewriter_config_pb2
 
     return config_pb2, rewriter_config_pb2

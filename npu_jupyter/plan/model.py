@@ -9,12 +9,15 @@ plan can be pickled, cached on disk (``graph_compiler_cache_dir``) and rendered 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from npu_jupyter._renderers import render_text
 
-Placement = Literal["device", "host"]
-Engine = Literal["AI_CORE", "AI_CPU", "HOST"]
+if TYPE_CHECKING:  # typing.Literal is Python 3.8+; annotations here are strings, never evaluated
+    from typing import Literal  # novermin (never imported at run time)
+
+    Placement = Literal["device", "host"]
+    Engine = Literal["AI_CORE", "AI_CPU", "HOST"]
 
 
 @dataclass
@@ -69,7 +72,7 @@ class Transfer:
     dst: str  # first consumer op name
     tensor: str  # "op:slot"
     dtype: str
-    direction: Literal["h2d", "d2h"]
+    direction: Literal["h2d", "d2h"]  # novermin (a string annotation)
     bytes: int | None = None  # None when the shape is not fully known
     consumers: list[str] = field(default_factory=list)  # every consumer op name, ``dst`` first
 

@@ -18,8 +18,9 @@ def dtype_of(enum: int) -> tuple[str, bool]:
     """(base dtype name, is_ref) of a DataType enum value."""
     hit = _DTYPE_NAMES.get(enum)
     if hit is None:
-        import tensorflow as tf
+        from npu_jupyter.tensorflow_import import require_tensorflow
 
+        tf = require_tensorflow("the planner")
         try:
             d = tf.dtypes.as_dtype(enum)
             hit = (d.base_dtype.name, d._is_ref_dtype)  # noqa: SLF001 - no public accessor
@@ -66,7 +67,10 @@ def recipe_of(op: str) -> Recipe:
     if r is None:
         from tensorflow.python.framework import op_def_registry
 
-        r = Recipe(op_def_registry.get(op))
+        if hasattr(op_def_registry, "get"):
+            r = Recipe(op_def_registry.get(op))
+        else:  # TF 1.15: the registry is read as a dict
+            r = Recipe(op_def_registry.get_registered_ops().get(op))
         RECIPES[op] = r
     return r
 

@@ -13,6 +13,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from npu_jupyter.tensorflow_import import require_tensorflow
+
+require_tensorflow("the ascend backend")  # one clear error when TensorFlow is missing
 from tensorflow.python.client.session import Session
 
 from npu_jupyter.runtime.report import RunReport

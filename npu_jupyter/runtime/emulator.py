@@ -40,8 +40,11 @@ from typing import Any, Callable
 # TensorFlow is already needed; subclassing SessionInterface lets tf.compat.v1.train.Saver and other
 # ``isinstance(sess, Session)`` checks accept the emulator. Inner sessions use TF's Session class
 # itself, not ``tf.compat.v1.Session``, which ``%%npu`` cells temporarily replace.
-from tensorflow.python.client.session import Session as _TFSession
-from tensorflow.python.client.session import SessionInterface
+from npu_jupyter.tensorflow_import import require_tensorflow
+
+require_tensorflow("the emulator backend")  # one clear error when TensorFlow is missing
+from tensorflow.python.client.session import Session as _TFSession  # noqa: E402
+from tensorflow.python.client.session import SessionInterface  # noqa: E402
 
 from npu_jupyter.runtime import dump_format as _dump
 from npu_jupyter.runtime import profile as _profile
@@ -107,8 +110,7 @@ class EmulatorSession(SessionInterface):
         plan_fn: Callable[..., Any] | None = None,
         dump_budget_bytes: int | None = None,
     ) -> None:
-        import tensorflow as tf
-
+        tf = require_tensorflow("the emulator backend")
         self._tf = tf
         self._graph = graph if graph is not None else tf.compat.v1.get_default_graph()
         self.config = config
@@ -155,9 +157,7 @@ class EmulatorSession(SessionInterface):
 
     def as_default(self) -> Any:
         """Make this the default session (``tf.compat.v1.get_default_session`` returns it)."""
-        from tensorflow.python.framework import stack
-
-        return stack.default_session(self)
+        return _default_session_context(self)
 
     def __enter__(self) -> EmulatorSession:
         self._default_cm = self.as_default()
@@ -408,3 +408,16 @@ class EmulatorSession(SessionInterface):
         values = self._reference.values(weights, executed, feed_dict, source_values, watch, liveness)
         self._observers.last_ref_ms = self._reference.last_ms
         return values
+
+
+def _default_session_context(session: Any) -> Any:
+    """TF's context manager that makes ``session`` the default one, wherever this TF version keeps it.
+
+    TF 2.16+ has ``tensorflow.python.framework.stack.default_session``; TF 2.6.5 (the Ascend adapter's
+    TF 2 version) has no ``stack`` module and keeps the same function in ``framework.ops``.
+    """
+    try:
+        from tensorflow.python.framework import stack
+    except ImportError:
+        from tensorflow.python.framework import ops as stack  # older TF (2.6.5): ops.default_session
+    return stack.default_session(session)

@@ -30,6 +30,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter.plan.model import Plan
@@ -140,6 +141,7 @@ def graph_facts(graph: Any) -> dict[str, tuple[str, list[tuple[str, int, list[in
 
 def collect(step_stats: Any, graph: Any, plan: Plan | None, step: int, *, marker: str) -> StepProfile:
     """Turn ``RunMetadata.step_stats`` into user-op timings (nodes not in the user's graph dropped)."""
+    require_tensorflow("profiling")
     from tensorflow.python.framework import dtypes  # noqa: PLC0415 - heavy import at call time
 
     facts = graph_facts(graph)

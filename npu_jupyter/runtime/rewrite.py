@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
-    import tensorflow as tf
+    tf = require_tensorflow("the emulator backend")
 
     from npu_jupyter.plan.model import Plan
 
@@ -89,7 +90,7 @@ def build_private_graph(graph: tf.Graph, plan: Plan | None, *, fixed_seeds: bool
 
     ``plan`` None (or a plan that changes no float32 tensor) gives a plain copy.
     """
-    import tensorflow as tf
+    tf = require_tensorflow("the emulator backend")
 
     graph_def = graph.as_graph_def(add_shapes=False)
     rounded = roundings(plan, graph) if plan is not None else []
@@ -255,6 +256,6 @@ def fix_seeds(graph_def: Any) -> None:
 
 
 def _float_dtype_enums() -> dict[str, int]:
-    import tensorflow as tf
+    tf = require_tensorflow("the emulator backend")
 
     return {name: getattr(tf, name).as_datatype_enum for name in ("float16", "bfloat16", "float32")}

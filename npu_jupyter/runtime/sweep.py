@@ -25,6 +25,7 @@ import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
+from npu_jupyter.tensorflow_import import require_tensorflow
 
 CPU_LABEL = "CPU time of the emulation (not NPU time)"
 EST_LABEL = "estimated by the cost model (not measured)"
@@ -225,7 +226,7 @@ def _timed_run(sess: Any, fetches: Any, feeds: Any) -> float:
 
 
 def _graph_for(graph_or_build_fn: Any, fetches: Any) -> tuple[Any, Any]:
-    import tensorflow as tf
+    tf = require_tensorflow("a precision sweep")
 
     if isinstance(graph_or_build_fn, tf.Graph):
         if fetches is None:
@@ -244,7 +245,7 @@ def _graph_for(graph_or_build_fn: Any, fetches: Any) -> tuple[Any, Any]:
 
 def _initialize(sess: Any, graph: Any, init: Any) -> None:
     """Run ``init``, or every variable initializer the graph knows, without adding ops to it."""
-    import tensorflow as tf
+    tf = require_tensorflow("a precision sweep")
 
     if init is not None:
         sess.run(init)

@@ -10,6 +10,7 @@ built once per private graph and cached on it, so a per-step sync does not grow 
 from __future__ import annotations
 
 from typing import Any
+from npu_jupyter.tensorflow_import import require_tensorflow
 
 from npu_jupyter.ops.variable_ops import REF_VARIABLE_OPS as _REF_TYPES
 from npu_jupyter.ops.variable_ops import RESOURCE_VARIABLE_OPS as _RESOURCE_TYPES
@@ -90,7 +91,7 @@ def _table(graph: Any, attr: str, scope: str, entry: Any) -> dict[str, tuple[Any
 
 def _read_entry(op: Any) -> tuple[Any, Any]:
     """(is-initialized flag, value) ops for one ref or resource variable."""
-    import tensorflow as tf
+    tf = require_tensorflow("the emulator backend")
 
     if op.type in _REF_TYPES:
         var = op.outputs[0]
@@ -102,7 +103,7 @@ def _read_entry(op: Any) -> tuple[Any, Any]:
 
 def _write_entry(op: Any) -> tuple[Any, Any]:
     """(value placeholder, assign op) for one ref or resource variable."""
-    import tensorflow as tf
+    tf = require_tensorflow("the emulator backend")
 
     placeholder = tf.compat.v1.placeholder(tf.as_dtype(op.get_attr("dtype")).base_dtype, name="value")
     if op.type in _REF_TYPES:

@@ -12,11 +12,15 @@ def ip():
     from npu_jupyter.notebook.state import current_config
 
     shell = InteractiveShell.instance()
+    # IPython 7's %config evaluates "cfg.<line>" with the user namespace first: a `cfg` left by an
+    # earlier test (say an NpuConfig) would receive the assignment. IPython 8 fixed this.
+    shell.user_ns.pop("cfg", None)
     shell.run_line_magic("load_ext", "npu_jupyter")
     current_config().reset()
     shell.run_line_magic("config", "NpuMagics.detail = 'summary'")
     shell.run_line_magic("config", "NpuMagics.autodisplay = True")
     yield shell
+    shell.user_ns.pop("cfg", None)
     current_config().reset()
     shell.run_line_magic("config", "NpuMagics.detail = 'summary'")  # a process-wide default
     shell.run_line_magic("config", "NpuMagics.backend = 'auto'")

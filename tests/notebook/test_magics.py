@@ -164,6 +164,8 @@ def test_unload_removes_the_magics_but_keeps_the_session_config(ip):
     assert current_config().changed() == {"mix_compile_mode": True}
 
 
+@pytest.mark.skipif(int(__import__("IPython").__version__.split(".")[0]) < 8,
+                    reason="MagicsManager.lazy_magics is IPython >= 8 (Python 3.7 kernels have IPython 7)")
 def test_ipython_config_can_autoload_the_magics_lazily_and_set_their_traits():
     code = (
         "import sys\n"

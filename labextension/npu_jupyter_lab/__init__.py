@@ -1,0 +1,15 @@
+"""npu-jupyter-lab: the JupyterLab renderer for npu_jupyter reports, and nothing else.
+
+This package goes into the environment that runs the Jupyter server. It has no dependencies (no
+TensorFlow, no IPython, no npu_jupyter): the kernel-side package ``npu_jupyter`` goes into the
+kernel's environment, which on an Ascend server is the one holding the adapter's TensorFlow. The two
+talk only through the ``application/vnd.npu-jupyter.report+json`` output (docs/report-schema.md).
+The same split as ipywidgets (kernel) and jupyterlab_widgets (server).
+"""
+
+__version__ = "0.1.0"
+
+
+def _jupyter_labextension_paths():  # type: ignore[no-untyped-def]
+    """Where JupyterLab finds the prebuilt extension when it is not in share/jupyter (editable installs)."""
+    return [{"src": "labextension", "dest": "npu-jupyter"}]
