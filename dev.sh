@@ -43,7 +43,9 @@ case "$cmd" in
         shift
         export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
         # The labextension's own unit tests (vitest), then the Python suite.
-        [ -d labextension/node_modules ] || (cd labextension && npm ci --no-audit --no-fund)
+        # `npm install` (not `npm ci`): npm 11 asks the lock for every platform's optional binaries, which the
+        # lock written by an older npm does not list; install still takes the locked versions.
+        [ -d labextension/node_modules ] || (cd labextension && npm install --no-audit --no-fund)
         (cd labextension && npm test --silent)
         bash .ci/python_floor.sh
         legacy=0

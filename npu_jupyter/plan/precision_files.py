@@ -36,9 +36,9 @@ def _ge_dtype_names() -> tuple[dict[str, str], frozenset[str]]:
 
     Data, not code: the table is GE's, cited in the file, and must be comparable with it line by line.
     """
-    from importlib import resources
+    from npu_jupyter.package_data import read_package_text
 
-    text = resources.files("npu_jupyter.plan").joinpath("ge_dtype_names.json").read_text(encoding="utf-8")
+    text = read_package_text("npu_jupyter.plan", "ge_dtype_names.json")
     data = json.loads(text)
     return dict(data["tensorflow"]), frozenset(data["ge_only"])
 
