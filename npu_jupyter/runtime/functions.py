@@ -1,0 +1,202 @@
+"""TF2 code on the emulator: every ``tf.function`` a cell runs, planned and run in the decided precisions.
+
+Keras ``fit``/``evaluate``/``predict`` and custom GradientTape loops run traced functions: FunctionDefs
+in the eager context's library, called by name. While :class:`FunctionEmulation` is active, the first
+eager call of each function plans its graph and the graphs of the functions it calls
+(``AtomicFunction.children``), and registers, under the same names, definitions with the plan's
+storage rounding (:mod:`npu_jupyter.runtime.function_rewrite`). Calls are timed (CPU time of the
+emulation) and counted per top-level function; leaving the context puts the original definitions
+back, so code after the cell runs as before.
+
+How the TF2 adapter places ops is approximated by the TF1 planner's mixed-computing rule — ops the
+device cannot run fall back to the host one by one, as ``npu_device`` falls back to the CPU — and each
+report says so. Limits: TensorFlow ≥ 2.14 (the ``AtomicFunction`` call path); dump, overflow detection
+per op and drift are not yet captured inside functions — a non-finite output of a function is reported
+without naming the first op.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+from npu_jupyter.runtime.report import RunReport
+
+#: Said in every TF2 report: the placement rule is the TF1 planner's, standing in for npu_device's.
+TF2_RULE_NOTE = ("TF2 code: placement approximates the TF2 adapter (npu_device) with the TF1 adapter's "
+                 "mixed-computing rule (an op the device cannot run falls back to the host CPU)")
+
+
+def supported() -> bool:
+    """True when this TensorFlow calls traced functions through ``AtomicFunction`` (TF ≥ 2.14)."""
+    try:
+        from tensorflow.python.eager.polymorphic_function import atomic_function  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class FunctionEmulation:
+    """Emulate the config's precisions in every traced function called eagerly inside the ``with`` block.
+
+    ``reports`` maps each top-level function name to its :class:`RunReport` (plan of the largest
+    function in its call tree, the roundings of all of them, calls and CPU time).
+    """
+
+    def __init__(self, config: Any, *, soc: Optional[str] = None,
+                 plan_fn: Optional[Callable[..., Any]] = None) -> None:
+        from npu_jupyter.options.config import NpuConfig
+
+        base = config if isinstance(config, NpuConfig) else NpuConfig(config or {})
+        self.config = base.copy(mix_compile_mode=True) if base.mix_compile_mode is None else base
+        self.soc = soc
+        self._plan_fn = plan_fn
+        self.reports: Dict[str, RunReport] = {}
+        self._originals: Dict[str, Any] = {}  # function name -> original FunctionDef
+        self._handled: Dict[str, Any] = {}  # function name -> RewrittenFunction
+        self._context: Any = None
+        self._saved: Any = None
+
+    # ----------------------------------------------------------------------------- context manager
+    def __enter__(self) -> "FunctionEmulation":
+        from tensorflow.python.eager.polymorphic_function import atomic_function
+
+        self._saved = atomic_function.AtomicFunction.call_flat
+        emulation = self
+        original = self._saved
+
+        def call_flat(function: Any, *args: Any, **kwargs: Any) -> Any:
+            from tensorflow.python.eager import context
+
+            if not context.executing_eagerly():
+                return original(function, *args, **kwargs)
+            emulation._prepare(function)
+            start = time.perf_counter()
+            result = original(function, *args, **kwargs)
+            emulation._record(function, (time.perf_counter() - start) * 1000.0, result)
+            return result
+
+        atomic_function.AtomicFunction.call_flat = call_flat
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        from tensorflow.python.eager.polymorphic_function import atomic_function
+
+        atomic_function.AtomicFunction.call_flat = self._saved
+        for name, original in self._originals.items():
+            _register(self._context, name, original)
+        self._originals.clear()
+
+    # ----------------------------------------------------------------------------- per function
+    def _prepare(self, function: Any) -> None:
+        """Plan and rewrite ``function`` and everything it calls, once per emulation."""
+        key = _name(function)
+        if key in self.reports:
+            return
+        self._context = function._bound_context  # noqa: SLF001 - the context the function is registered in
+        tree = [function, *_descendants(function)]
+        plans = []
+        emulation: Dict[str, str] = {}
+        warnings: List[str] = []
+        for member in tree:
+            rewritten, plan = self._rewrite(member)
+            if plan is not None:
+                plans.append(plan)
+                warnings.extend(plan.errors + plan.warnings)
+            if rewritten is not None:
+                emulation.update({f"{_name(member)}/{op}": how for op, how in rewritten.emulation().items()})
+        main = max(plans, key=lambda p: len(p.ops)) if plans else None
+        report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)
+        report.emulation = emulation
+        report.warnings = [TF2_RULE_NOTE, *dict.fromkeys(warnings)]
+        lowered = main is not None and any(d.precision_changed for d in main.ops.values())
+        if lowered and not emulation:
+            report.warnings.append("the plan lowers precision but no float32 tensor of this function was "
+                                   "rounded (the lowered tensors are not float32)")
+        report.extra["tf2_functions"] = [_name(m) for m in tree]
+        self.reports[key] = report
+
+    def _rewrite(self, function: Any) -> tuple:
+        """(RewrittenFunction or None, Plan or None) for one function; registers the rewrite."""
+        from npu_jupyter.runtime.function_rewrite import rewrite_function
+
+        name = _name(function)
+        if name in self._handled:
+            return self._handled[name]
+        graph = getattr(function, "graph", None)
+        if graph is None or not graph.get_operations():
+            self._handled[name] = (None, None)
+            return self._handled[name]
+        plan = self._plan(graph)
+        rewritten = rewrite_function(function.definition, graph, plan)
+        if rewritten.roundings:
+            self._originals.setdefault(name, function.definition)
+            _register(function._bound_context, name, rewritten.definition)  # noqa: SLF001
+        self._handled[name] = (rewritten, plan)
+        return self._handled[name]
+
+    def _plan(self, graph: Any) -> Any:
+        plan_fn = self._plan_fn
+        if plan_fn is None:
+            from npu_jupyter.plan.planner import plan as plan_fn
+        return plan_fn(graph, self.config, soc=self.soc)
+
+    def _record(self, function: Any, wall_ms: float, result: Any) -> None:
+        """Count the call, add its CPU time, and note a non-finite float output."""
+        report = self.reports[_name(function)]
+        report.steps += 1
+        report.wall_ms += wall_ms
+        bad = _non_finite_outputs(result)
+        if bad and "nonfinite" not in report.extra:
+            report.extra["nonfinite"] = {"step": report.steps - 1, "outputs": bad}
+            report.warnings.append(
+                f"call {report.steps - 1} returned non-finite values in output(s) {', '.join(map(str, bad))}; "
+                "the first op that produced them is not located inside tf.functions yet")
+
+
+def _name(function: Any) -> str:
+    name = function.name
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def _descendants(function: Any) -> List[Any]:
+    """Every function ``function`` calls, transitively, each once."""
+    seen: Dict[str, Any] = {}
+    stack = list(getattr(function, "children", []) or [])
+    while stack:
+        child = stack.pop()
+        if _name(child) in seen:
+            continue
+        seen[_name(child)] = child
+        stack.extend(getattr(child, "children", []) or [])
+    return list(seen.values())
+
+
+def _register(context: Any, name: str, definition: Any) -> None:
+    """Put ``definition`` in ``context``'s library under ``name`` (replacing what is there)."""
+    if context is None:
+        return
+    if context.has_function(name):
+        context.remove_function(name)
+    context.add_function_def(definition)
+
+
+def _non_finite_outputs(result: Any) -> List[int]:
+    """Indices of float outputs holding NaN or Inf."""
+    import numpy as np
+
+    bad = []
+    for index, value in enumerate(result if isinstance(result, (list, tuple)) else [result]):
+        dtype = getattr(value, "dtype", None)
+        if dtype is None or not getattr(dtype, "is_floating", False):
+            continue
+        try:
+            array = np.asarray(value)
+        except Exception:  # noqa: BLE001 - a resource or variant output: nothing to check
+            continue
+        if array.size and not np.isfinite(array).all():
+            bad.append(index)
+    return bad
+
+
+__all__ = ["FunctionEmulation", "TF2_RULE_NOTE", "supported"]
