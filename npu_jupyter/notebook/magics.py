@@ -250,6 +250,7 @@ class NpuMagics(Magics, Configurable):
 
     def _run_checked(self, line: str, cell: str, snapshot: Any, flags: Any) -> Any:
         """Validate everything, then run the cell on one snapshot of the config with sessions swapped."""
+        from npu_jupyter.notebook.cell_functions import CellFunctions, emulated_functions
         from npu_jupyter.notebook.cell_options import merged
         from npu_jupyter.notebook.run_reports import cell_reports
         from npu_jupyter.notebook.session_swap import CellSessions, swapped_sessions
@@ -272,15 +273,18 @@ class NpuMagics(Magics, Configurable):
             raise UsageError(f"%%npu {line.strip()}: {err}\nThe cell was not run.") from None
         code = self._compile(cell)
         cell_sessions = CellSessions(snapshot, overrides, self.backend)
+        functions = CellFunctions()
         failed = True
         try:
-            with swapped_sessions(cell_sessions):
+            # TF1 sessions are swapped; TF2 code's traced functions are emulated (emulator backend).
+            with swapped_sessions(cell_sessions), emulated_functions(cell_config, self.backend) as functions:
                 value = self._execute(code)
             failed = False
         finally:
             # Also when the cell raised: the runs before the error (an overflow, say) often explain it.
             if self.autodisplay and not flags.quiet:
-                self._show_reports(cell_reports(cell_sessions.sessions), bool(cell_sessions.sessions), failed,
+                reports = cell_reports(cell_sessions.sessions) + functions.reports
+                self._show_reports(reports, bool(cell_sessions.sessions) or bool(functions.reports), failed,
                                    line.strip())
         return value
 
@@ -349,15 +353,17 @@ class NpuMagics(Magics, Configurable):
 def no_effect_message(why: str, line: str) -> str:
     """Why a cell has no report, and that its flags changed nothing that ran.
 
-    Eager ops, ``tf.function`` and Keras ``fit`` never go through a ``tf.compat.v1`` session, so a cell
-    of TF2 code under ``--precision force_fp16`` trained in float32: saying only "no report" let a user
-    believe otherwise.
+    Eager ops never go through a ``tf.compat.v1`` session nor a traced function, so a cell of eager
+    TF2 code under ``--precision force_fp16`` computed in float32: saying only "no report" let a user
+    believe otherwise. Traced functions (Keras ``fit``, ``tf.function``) are emulated when the emulator
+    is the backend and TensorFlow calls them through ``AtomicFunction`` (2.14+); the message says so.
     """
     flags = f"its flags ({line})" if line else "the NPU config"
-    return (f"%%npu: no report, {why}. {flags[0].upper()}{flags[1:]} did not affect this cell's code: TensorFlow 2 "
-            "code (eager ops, tf.function, Keras fit) runs on the CPU in its own dtypes, only tf.compat.v1 "
-            "sessions become NPU sessions. For such code, npu_jupyter.plan(fn.get_concrete_function(...)) shows "
-            "what the adapter would decide.")
+    return (f"%%npu: no report, {why} and called no traced tf.function. {flags[0].upper()}{flags[1:]} did not "
+            "affect this cell's code: eager TensorFlow ops run on the CPU in their own dtypes. Sessions "
+            "(tf.compat.v1) and traced functions (tf.function, Keras fit/evaluate/predict, on TensorFlow 2.14+ "
+            "and the emulator backend) are what %%npu emulates; npu_jupyter.plan(fn.get_concrete_function(...)) "
+            "shows what the adapter would decide for a function.")
 
 
 def _make_dump_folder(overrides: dict[str, Any]) -> Any:

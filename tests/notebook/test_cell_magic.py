@@ -217,3 +217,28 @@ def test_a_cell_that_only_initialises_still_gets_its_full_report(ip):
     [report] = _reports(cap)
     assert report["title"].startswith("Run of init: ")
     assert len(cap.outputs) == 1
+
+
+def test_a_cell_of_keras_code_gets_one_report_per_traced_function(ip):
+    """TF2 code under %%npu: the Keras train function is planned and trained in the decided precision."""
+    from npu_jupyter.runtime import functions
+
+    if not functions.supported():
+        pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
+    setup = ("import numpy as np, keras\n"
+             "def fit():\n"
+             "    keras.utils.set_random_seed(0)\n"
+             "    m = keras.Sequential([keras.layers.Input((6,)), keras.layers.Dense(4)])\n"
+             "    m.compile(optimizer='sgd', loss='mse')\n"
+             "    r = np.random.default_rng(0)\n"
+             "    x, y = r.normal(size=(32, 6)).astype('float32'), r.normal(size=(32, 4)).astype('float32')\n"
+             "    return m.fit(x, y, epochs=2, batch_size=16, verbose=0).history['loss']\n"
+             "plain = fit()\n")
+    ip.run_cell(setup)
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision force_fp16", "emulated = fit()\n")
+    (report,) = _reports(cap)
+    assert report["run"]["steps"] == 4  # 2 epochs x 2 batches, one report for the train function
+    assert any(op["d1"] == "float16" for op in report["ops"])
+    assert ip.user_ns["emulated"] != ip.user_ns["plain"]
+    assert "did not affect" not in cap.stdout
