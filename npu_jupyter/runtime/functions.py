@@ -108,7 +108,8 @@ class FunctionEmulation:
         main = max(plans, key=lambda p: len(p.ops)) if plans else None
         report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)
         report.emulation = emulation
-        report.warnings = [TF2_RULE_NOTE, *dict.fromkeys(warnings)]
+        report.warnings = list(dict.fromkeys(warnings))
+        report.extra["notes"] = [TF2_RULE_NOTE]
         lowered = main is not None and any(d.precision_changed for d in main.ops.values())
         if lowered and not emulation:
             report.warnings.append("the plan lowers precision but no float32 tensor of this function was "

@@ -37,7 +37,7 @@ def test_keras_fit_under_mixed_precision_trains_with_float16_rounding():
     assert report.steps == 12  # 3 epochs x 4 batches
     assert report.plan is not None and any(d.dtype_after == "float16" for d in report.plan.ops.values())
     assert any("Conv2D" in op or "convolution" in op for op in report.emulation)
-    assert functions.TF2_RULE_NOTE in report.warnings
+    assert report.extra["notes"] == [functions.TF2_RULE_NOTE]
 
 
 def test_must_keep_origin_dtype_matches_a_plain_run_bit_for_bit():
