@@ -53,6 +53,11 @@ def watch_list(graph: Any, plan: Any, executed: set[str], fed: tuple, kinds: set
                     _add(watch, name, "output", slot, want, t, frame, liveness.may_be_dead(name))
         if "input" in kinds:
             for slot, t in enumerate(op.inputs):
+                if frame and t.op.type in _ENTER:
+                    # A Merge's loop inputs: Enter's value is the outer op's, NextIteration's is its input
+                    # op's (captured there). Capturing NextIteration's output would also gate the frame's
+                    # NextIteration on itself: a cycle the graph import refuses.
+                    continue
                 if not t.dtype._is_ref_dtype and fetchable(graph, t, fed, bool(frame)):  # a ref is state
                     want = decision.input_dtypes[slot] if slot < len(decision.input_dtypes) else ""
                     _add(watch, name, "input", slot, want, t, frame, _input_may_be_dead(liveness, t))

@@ -125,3 +125,14 @@ def test_a_loss_scaled_rnn_trains_with_dump_and_overflow_detection_under_the_rea
     assert report.emulation, "the plan lowers MatMuls and the run rounds them"
     step = load_dump(tmp_path)[0]
     assert len([k for k in step["rnn/cell"] if "#" in k]) == 5, "the loop body is dumped once per time step"
+
+
+def test_dumping_inputs_and_outputs_inside_a_while_loop_builds_a_valid_graph(tf, hand, tmp_path):
+    """dump_mode=all once captured a Merge's NextIteration input, gating that NextIteration on itself."""
+    g = _while_graph(tf)
+    cfg = NpuConfig(enable_dump=True, dump_path=str(tmp_path), dump_mode="all")
+    with EmulatorSession(cfg, g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        sess.run("out:0", {"x:0": np.array([1.0, 2.0], np.float32)})  # raised "N nodes in a cycle"
+    grow = load_dump(tmp_path)[0]["loop/grow"]
+    assert len([k for k in grow if k.startswith("output:0#")]) == 3
+    assert any(k.startswith("input:") for k in grow)  # the loop op's own inputs are still dumped
