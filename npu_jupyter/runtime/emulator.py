@@ -241,8 +241,10 @@ class EmulatorSession(SessionInterface):
         weights = read_variables(ex.session, ex.private.graph) if want_ref else None  # before the step
         sources = data_sources(self._graph, executed) if want_ref else []
         run_options, meta = options, run_metadata
-        # Only the steps asked for are traced (not variable initialisers, nor runs that miss fp/bp points).
-        profiled = settings.profiling and _profile.profiles_run(plan, list(names), settings.profile_options())
+        # Only the steps asked for are traced: not variable initialisers, not runs that miss fp/bp points,
+        # and not the runs of helper threads (queue runners): TensorFlow allows one trace at a time.
+        profiled = (settings.profiling and self._book.in_owner_thread()
+                    and _profile.profiles_run(plan, list(names), settings.profile_options()))
         if profiled:
             run_options = self._tf.compat.v1.RunOptions()
             if options is not None:

@@ -27,6 +27,10 @@ class ReportBook:
         self._last_any: RunReport | None = None
         self.reports: list[RunReport] = []
 
+    def in_owner_thread(self) -> bool:
+        """True when the calling thread created the session (the user's runs, not a queue runner's)."""
+        return threading.get_ident() == self._owner_thread
+
     @property
     def last(self) -> RunReport | None:
         return self._owner_last if self._owner_last is not None else self._last_any

@@ -152,3 +152,36 @@ def test_a_profiling_output_that_cannot_be_created_names_the_option_and_path(tmp
     with pytest.raises(NpuConfigError, match="cannot be created") as caught:
         read_run_settings(NpuConfig(profiling_mode=True, profiling_options=json.dumps({"output": str(output)})))
     assert str(output) in str(caught.value) and list(tmp_path.iterdir()) == []
+
+
+def test_queue_runner_threads_are_not_profiled_beside_the_training_step(tmp_path):
+    """Traced runs from helper threads collided with the step's trace ("Another profiling session")."""
+    import threading
+
+    import numpy as np
+    import tensorflow as tf
+
+    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.runtime.emulator import EmulatorSession
+
+    g = tf.Graph()
+    with g.as_default():
+        queue = tf.queue.FIFOQueue(8, [tf.float32], shapes=[[64, 64]])
+        enqueue = queue.enqueue([tf.random.normal([64, 64])], name="enqueue")
+        batch = queue.dequeue(name="batch")
+        tf.reduce_sum(tf.matmul(batch, batch), name="loss")
+        runner = tf.compat.v1.train.QueueRunner(queue, [enqueue] * 2)
+    options = f'{{"output": "{tmp_path}", "task_trace": "on"}}'
+    with EmulatorSession(NpuConfig(profiling_mode=True, profiling_options=options), g) as sess:
+        coord = tf.train.Coordinator()
+        threads = runner.create_threads(sess, coord=coord, start=True)
+        try:
+            losses = [sess.run("loss:0") for _ in range(6)]
+            traced = [r for r in sess.reports if r.trace_file]
+        finally:
+            coord.request_stop()
+            sess.run(queue.close(cancel_pending_enqueues=True))
+            coord.join(threads, stop_grace_period_secs=5)
+    assert np.isfinite(losses).all()
+    assert traced and all(r.fetches == ["loss:0"] for r in traced)
+    assert not [t for t in threading.enumerate() if t in threads and t.is_alive()]
