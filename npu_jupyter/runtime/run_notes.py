@@ -114,6 +114,9 @@ def note_non_finite(report: Any, plan: Any, run: Any, flags: Any, names: list[st
     if finding is None:
         return
     report.extra.setdefault("non_finite", finding)
+    # The report payload's slot (docs/report-schema.md: run.nonfinite): every view shows the first op.
+    report.extra.setdefault("nonfinite", {"first_op": finding["first_op"] or "inside a while loop",
+                                          "step": finding["step"], "reason": finding["message"]})
     if finding["message"] not in report.warnings:
         report.warnings.append(finding["message"])
 

@@ -176,12 +176,13 @@ def _check_emulated(row: dict[str, Any], model: Any, plain: runner.Training, emu
         problems.append(f"the plan lowers {len(lowered)} ops but the emulator rounded none "
                         f"(report warnings: {report.warnings})")
     if not runner.finite(emulated.losses):
-        named = report.first_overflow or any("non-finite" in w for w in report.warnings)
+        finding = report.extra.get("nonfinite") or {}
+        named = report.first_overflow or finding.get("first_op")
         if not named:
             problems.append(f"emulated loss {emulated.losses} is not finite and the report names no first "
                             f"non-finite op")
         else:
-            row["problem"] = f"non-finite emulated loss; first overflow: {report.first_overflow}"
+            row["problem"] = f"non-finite emulated loss; first non-finite op: {named} (step {finding.get('step')})"
     return problems
 
 

@@ -22,6 +22,13 @@ def test_a_float16_overflow_names_the_first_op_that_went_non_finite(tf, hand):
     finding = report.extra["non_finite"]
     assert finding["first_op"] == "big" and finding["rounded"]
     assert any("first op whose output became non-finite" in w and "big" in w for w in report.warnings)
+    from npu_jupyter.display import html, text
+    from npu_jupyter.display.mime import report_payload
+
+    payload = report_payload(report)  # every view shows it, also the JupyterLab renderer (run.nonfinite)
+    assert payload["run"]["nonfinite"]["first_op"] == "big" and payload["run"]["nonfinite"]["step"] == 0
+    assert "First non-finite value: big at step 0" in text.render(payload)
+    assert "big at step 0" in html.render(payload)
 
 
 def test_a_finite_run_carries_no_non_finite_finding(tf, hand):
