@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import npu_jupyter
-from npu_jupyter.plan import graph as graph_module
+from npu_jupyter.plan import op_recipes
 
 
 def test_plan_works_where_op_def_registry_has_only_get_registered_ops(monkeypatch):
@@ -23,6 +23,6 @@ def test_plan_works_where_op_def_registry_has_only_get_registered_ops(monkeypatc
             return real_get(name)
 
     monkeypatch.setattr(op_def_registry, "get_registered_ops", lambda: _AllOps(), raising=False)
-    monkeypatch.setattr(graph_module, "_RECIPES", {})
+    monkeypatch.setattr(op_recipes, "RECIPES", {})  # read every op type afresh through the old API
     plan = npu_jupyter.plan(g, fetches=[y])
     assert plan.ops["MatMul"].engine == "AI_CORE"
