@@ -64,8 +64,10 @@ def main(count: int) -> None:
         reader = time.perf_counter() - start
         assert len(graph.ops) == count and len(lines) > count
         print(f"{count} ops, {size_mb:.1f} MB dump (measured on this CPU)")
-        print(f"read_ge_dump: {reader * 1000:.0f} ms; baseline read+splitlines: {baseline * 1000:.1f} ms; "
-              f"ratio {reader / max(baseline, 1e-9):.0f}x; {size_mb / reader:.1f} MB/s")
+        print(
+            f"read_ge_dump: {reader * 1000:.0f} ms; baseline read+splitlines: {baseline * 1000:.1f} ms; "
+            f"ratio {reader / max(baseline, 1e-9):.0f}x; {size_mb / reader:.1f} MB/s"
+        )
 
 
 if __name__ == "__main__":

@@ -51,7 +51,8 @@ def emulate_adapter(enable: bool = True) -> List[str]:
         raise RuntimeError(
             f"the Ascend adapter (npu_bridge) is installed here ({location}); npu_jupyter never shadows a real "
             "adapter with its emulated one. Use it as it is (backend 'auto' or 'ascend'), or run in an "
-            "environment without npu_bridge to emulate it.")
+            "environment without npu_bridge to emulate it."
+        )
     if is_emulated():
         return sorted(n for n in sys.modules if n.split(".")[0] == ROOT)
     _require_tensorflow()
@@ -78,7 +79,8 @@ def _require_tensorflow() -> None:
         raise RuntimeError(
             f"the emulated adapter runs scripts on npu_jupyter's CPU emulator, which needs TensorFlow ({err}). "
             "Install it into this kernel's environment, e.g. pip install 'npu_jupyter[emulator]' or "
-            "pip install tensorflow-cpu; nothing was changed.") from None
+            "pip install tensorflow-cpu; nothing was changed."
+        ) from None
 
 
 def uninstall() -> None:
@@ -101,5 +103,3 @@ def status() -> str:
     if location is not None:
         return f"adapter: real npu_bridge at {location} (backend 'auto' uses it)"
     return "adapter: none installed (backend 'auto' uses the CPU emulator; '%npu adapter emulate' emulates npu_bridge)"
-
-

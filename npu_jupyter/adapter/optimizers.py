@@ -20,8 +20,10 @@ def _rank_size() -> int:
 def NPUDistributedOptimizer(optimizer: Any, is_weight_update_sharding: bool = False, name: Any = None) -> Any:  # noqa: N802
     """The adapter's distributed optimizer for rank size 1: computes and applies like ``optimizer``."""
     if _rank_size() > 1:
-        raise RuntimeError(f"NPUDistributedOptimizer: RANK_SIZE={_rank_size()} but the emulated adapter is one "
-                           "device; unset RANK_SIZE (or set it to 1) to emulate one rank")
+        raise RuntimeError(
+            f"NPUDistributedOptimizer: RANK_SIZE={_rank_size()} but the emulated adapter is one "
+            "device; unset RANK_SIZE (or set it to 1) to emulate one rank"
+        )
     return _distributed_class()(optimizer, is_weight_update_sharding, name)
 
 

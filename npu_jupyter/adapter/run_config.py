@@ -119,8 +119,10 @@ class NPURunConfig:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args:
-            raise TypeError("NPURunConfig (emulated adapter) takes keyword arguments only, "
-                            f"got {len(args)} positional argument(s); write e.g. NPURunConfig(model_dir=...)")
+            raise TypeError(
+                "NPURunConfig (emulated adapter) takes keyword arguments only, "
+                f"got {len(args)} positional argument(s); write e.g. NPURunConfig(model_dir=...)"
+            )
         from npu_jupyter.options.config import NpuConfig
 
         self.kwargs = {k: _plain(v) for k, v in kwargs.items()}

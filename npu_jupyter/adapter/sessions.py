@@ -23,8 +23,11 @@ def patch() -> None:
         return
     from npu_jupyter.runtime import session_names
 
-    _replaced.extend(session_names.patch(
-        _PATCHED, lambda name, original: _factory(original, interactive=name == "InteractiveSession")))
+    _replaced.extend(
+        session_names.patch(
+            _PATCHED, lambda name, original: _factory(original, interactive=name == "InteractiveSession")
+        )
+    )
 
 
 def restore() -> None:

@@ -37,9 +37,11 @@ def spec_table() -> Dict[str, Any]:
 
 def _not_emulated_message(module: str, name: str, emulated: List[str]) -> str:
     offered = ", ".join(sorted(emulated)) or "nothing"
-    return (f"{module}.{name} is part of the Ascend adapter but is not emulated by npu_jupyter's emulated "
-            f"adapter surface (it has no one-device CPU equivalent here). {module} emulates: {offered}. "
-            "See docs/emulated-adapter.md; on an Ascend server the real adapter provides it.")
+    return (
+        f"{module}.{name} is part of the Ascend adapter but is not emulated by npu_jupyter's emulated "
+        f"adapter surface (it has no one-device CPU equivalent here). {module} emulates: {offered}. "
+        "See docs/emulated-adapter.md; on an Ascend server the real adapter provides it."
+    )
 
 
 def _module_getattr(module_name: str, known: List[str], emulated: List[str]) -> Any:
@@ -48,8 +50,10 @@ def _module_getattr(module_name: str, known: List[str], emulated: List[str]) -> 
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
         if name in known:
             raise NotEmulatedError(_not_emulated_message(module_name, name, emulated))
-        raise AttributeError(f"module {module_name!r} (npu_jupyter's emulated adapter) has no attribute "
-                             f"{name!r}; it emulates: {', '.join(sorted(emulated)) or 'nothing'}")
+        raise AttributeError(
+            f"module {module_name!r} (npu_jupyter's emulated adapter) has no attribute "
+            f"{name!r}; it emulates: {', '.join(sorted(emulated)) or 'nothing'}"
+        )
 
     return __getattr__
 

@@ -142,9 +142,7 @@ def _ranked(plan: Plan, run: RunReport | None) -> list[str]:
     return [name for _, name in sorted(enumerate(plan.ops), key=rank)]
 
 
-def _build(
-    plan: Plan, run: RunReport | None, keep: list[str], *, truncated: bool = False
-) -> dict[str, Any]:
+def _build(plan: Plan, run: RunReport | None, keep: list[str], *, truncated: bool = False) -> dict[str, Any]:
     """Assemble the payload for the ops in ``keep`` (topological order)."""
     reasons = _Interner()
     index = {name: i for i, name in enumerate(keep)}
@@ -227,6 +225,7 @@ _COST_FIELDS = ("step_ms", "memory_bytes", "step_ratio_fp32", "memory_ratio_fp32
 
 def _cost_block(cost: Any) -> dict[str, Any]:
     """The cost model's per-step estimate (a dict or an object with the same names), rounded."""
+
     def read(name: str) -> Any:
         return cost.get(name) if isinstance(cost, dict) else getattr(cost, name, None)
 

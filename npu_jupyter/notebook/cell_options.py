@@ -27,18 +27,31 @@ _EXCLUSIVE = (("precision_mode", "precision_mode_v2"),)
 @magic_arguments(name="%npu")
 @argument("--mix", action="store_true", help="mixed computing on for this cell (mix_compile_mode=True)")
 @argument("--no-mix", action="store_true", help="mixed computing off for this cell (mix_compile_mode=False)")
-@argument("--precision", metavar="MODE",
-          help="precision_mode (or a precision_mode_v2 value such as mixed_float16) for this cell")
+@argument(
+    "--precision",
+    metavar="MODE",
+    help="precision_mode (or a precision_mode_v2 value such as mixed_float16) for this cell",
+)
 @argument("--dump", metavar="DIR", help="enable_dump=True, dump_path=DIR")
 @argument("--dump-step", metavar="STEPS", help="dump_step, e.g. '0|5|10' or '0|3-5|10'")
 @argument("--dump-mode", metavar="MODE", help="dump_mode: input, output or all")
-@argument("--profile", metavar="DIR", nargs="?", const="",
-          help="profiling_mode=True; profiling_options output=DIR when given")
-@argument("--set", metavar="KEY=VALUE", nargs="+", action="append", default=[],
-          help="any other option, typed by the option catalogue (repeatable)")
+@argument(
+    "--profile", metavar="DIR", nargs="?", const="", help="profiling_mode=True; profiling_options output=DIR when given"
+)
+@argument(
+    "--set",
+    metavar="KEY=VALUE",
+    nargs="+",
+    action="append",
+    default=[],
+    help="any other option, typed by the option catalogue (repeatable)",
+)
 @argument("--quiet", action="store_true", help="do not render the run reports after the cell")
-@argument("--verbose", action="store_true",
-          help="let TensorFlow's own C++ log lines (profiler, oneDNN, CUDA probes) into the cell's output")
+@argument(
+    "--verbose",
+    action="store_true",
+    help="let TensorFlow's own C++ log lines (profiler, oneDNN, CUDA probes) into the cell's output",
+)
 def cell_flags(line: str) -> None:
     """%%npu [flags]: run this cell with the session NPU config plus these overrides."""
 
@@ -106,20 +119,24 @@ def parse_cell_flags(line: str, base: NpuConfig) -> CellFlags:
 
 def _flag_names() -> list[str]:
     """Every ``--flag`` of the one parser (the help and the hints are both generated from it)."""
-    return [opt for action in cell_flags.parser._actions for opt in action.option_strings
-            if opt.startswith("--") and opt != "--help"]
+    return [
+        opt
+        for action in cell_flags.parser._actions
+        for opt in action.option_strings
+        if opt.startswith("--") and opt != "--help"
+    ]
 
 
 def cell_usage() -> str:
     """``%%npu [--mix] [--no-mix] ...``: the usage line argparse writes from the flags."""
     usage = " ".join(cell_flags.parser.format_usage().split())
-    return "%" + usage[usage.index("%npu"):]
+    return "%" + usage[usage.index("%npu") :]
 
 
 def flags_help() -> str:
     """One indented line (or more) per flag with its metavar and help, generated from the parser."""
     text = cell_flags.parser.format_help()
-    body = text[text.index("--mix", text.index("\n\n", text.index("%npu"))) - 2:] if "--mix" in text else ""
+    body = text[text.index("--mix", text.index("\n\n", text.index("%npu"))) - 2 :] if "--mix" in text else ""
     return "\n".join(line.rstrip() for line in body.rstrip().splitlines())
 
 

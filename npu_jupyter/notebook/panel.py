@@ -172,7 +172,7 @@ class NpuPanel(widgets.VBox):
             code = self.config.to_code()
         except Exception as err:  # noqa: BLE001 - the panel must stay usable; show why there is no code
             code = f"# no code while the config has problems: {err}"
-        self.code.value = f"<pre style=\"margin:0\">{escape(code)}</pre>"
+        self.code.value = f'<pre style="margin:0">{escape(code)}</pre>'
 
 
 class _LazyAccordion(widgets.Accordion):
@@ -216,15 +216,18 @@ class _Control:
             default = "" if spec.default is None else f" — default {spec.default!r}"
             options = [_UNSET_LABEL + default] + [str(c) for c in self._choices]
             self.widget: widgets.Widget = widgets.Dropdown(
-                options=options, description=label, style=looks["choice_style"], layout=layout,
-                **{_TOOLTIP: tooltip}
+                options=options, description=label, style=looks["choice_style"], layout=layout, **{_TOOLTIP: tooltip}
             )
             self.widget.observe(self._on_widget, names="index")
         else:
             placeholder = "unset" + ("" if spec.default in (None, "") else f" (default {spec.default})")
             self.widget = widgets.Text(
-                description=label, placeholder=placeholder, continuous_update=False, style=looks["text_style"],
-                layout=layout, **{_TOOLTIP: tooltip},
+                description=label,
+                placeholder=placeholder,
+                continuous_update=False,
+                style=looks["text_style"],
+                layout=layout,
+                **{_TOOLTIP: tooltip},
             )
             self.widget.observe(self._on_widget, names="value")
         self._message = widgets.HTML(layout=looks["plain"], style=looks["html_style"])

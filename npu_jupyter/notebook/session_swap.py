@@ -85,7 +85,8 @@ def swapped_sessions(cell: CellSessions) -> Iterator[CellSessions]:
 
     # every namespace: tf.compat.v1, `import tensorflow.compat.v1 as tf` (a different object), TF1's tf
     replaced = session_names.patch(
-        _PATCHED, lambda name, original: _factory(cell, original, interactive=name == "InteractiveSession"))
+        _PATCHED, lambda name, original: _factory(cell, original, interactive=name == "InteractiveSession")
+    )
     try:
         yield cell
     finally:

@@ -60,8 +60,9 @@ def _flatten(kwargs: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def from_run_config_kwargs(kwargs: Mapping[str, Any], *, strict: bool = False, estimator_defaults: bool = False,
-                           config_class: Any = None) -> Any:
+def from_run_config_kwargs(
+    kwargs: Mapping[str, Any], *, strict: bool = False, estimator_defaults: bool = False, config_class: Any = None
+) -> Any:
     """The options ``NPURunConfig(**kwargs)`` would write, as an NpuConfig.
 
     By default only the arguments given are taken. ``estimator_defaults=True`` adds what NPUEstimator
@@ -100,14 +101,24 @@ def from_run_config_kwargs(kwargs: Mapping[str, Any], *, strict: bool = False, e
             try:
                 raw = spec.convert(value)  # right type, content the adapter would still pass on
             except NpuConfigError:
-                notes.append((spec.key, f"NPURunConfig argument {path}={value!r} has the wrong type for "
-                                        f"{spec.key} ({spec.allowed_text()}); it cannot be written"))
+                notes.append(
+                    (
+                        spec.key,
+                        f"NPURunConfig argument {path}={value!r} has the wrong type for "
+                        f"{spec.key} ({spec.allowed_text()}); it cannot be written",
+                    )
+                )
             else:
                 values[spec.key] = (raw, f"{exc} (kept as NPURunConfig writes it)")
     problems = [t for _, t in notes] + [n for _, n in values.values() if n]
     if strict and problems:
-        text = problems[0] if len(problems) == 1 else (
-            f"{len(problems)} problems in the NPURunConfig arguments:\n" + "\n".join(f"  - {p}" for p in problems))
+        text = (
+            problems[0]
+            if len(problems) == 1
+            else (
+                f"{len(problems)} problems in the NPURunConfig arguments:\n" + "\n".join(f"  - {p}" for p in problems)
+            )
+        )
         raise NpuConfigError(text, problems=problems)
     unasked: set[str] = set()
     if estimator_defaults:
@@ -127,8 +138,9 @@ def from_run_config_kwargs(kwargs: Mapping[str, Any], *, strict: bool = False, e
     return config
 
 
-def _session_config_values(session_config: Any, config_class: Any, notes: list[tuple[str | None, str]]
-                           ) -> dict[str, tuple[Any, str | None]]:
+def _session_config_values(
+    session_config: Any, config_class: Any, notes: list[tuple[str | None, str]]
+) -> dict[str, tuple[Any, str | None]]:
     """(value, import remark) per NpuOptimizer key of a RunConfig's ``session_config``; remarks to ``notes``.
 
     Read with the ConfigProto importer, so a bad key or wrong field gets the same remark as there. A
@@ -142,8 +154,13 @@ def _session_config_values(session_config: Any, config_class: Any, notes: list[t
     try:
         imported = from_config_proto(session_config, config_class=config_class)
     except Exception as exc:  # noqa: BLE001 - any unreadable object is one remark, not a traceback
-        notes.append((None, f"NPURunConfig argument session_config could not be read as a ConfigProto "
-                            f"({type(exc).__name__}: {exc}); its NpuOptimizer options are not included"))
+        notes.append(
+            (
+                None,
+                f"NPURunConfig argument session_config could not be read as a ConfigProto "
+                f"({type(exc).__name__}: {exc}); its NpuOptimizer options are not included",
+            )
+        )
         return {}
     changed = imported.changed()
     keyed = {key: text for key, text in imported._notes if key is not None}
@@ -182,6 +199,7 @@ def _unknown_kwarg(path: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------- code
+
 
 def _literal(value: Any) -> str:
     """A Python literal for an option value (repr escapes user text safely)."""
@@ -245,8 +263,12 @@ def estimator_code(config: Any) -> str:
     kwargs = to_run_config_kwargs(config)
     extra = session_only_options(config)
     used = sorted({HELPER_CLASSES[k] for k in _nested_names(kwargs)})
-    lines = ["import tensorflow as tf", "from npu_bridge.npu_init import *",
-             f"from npu_bridge.estimator.npu.npu_config import {', '.join(['NPURunConfig', *used])}", ""]
+    lines = [
+        "import tensorflow as tf",
+        "from npu_bridge.npu_init import *",
+        f"from npu_bridge.estimator.npu.npu_config import {', '.join(['NPURunConfig', *used])}",
+        "",
+    ]
     if extra:
         lines += [
             "# Options NPURunConfig has no argument for: the adapter also reads this NpuOptimizer entry.",
@@ -290,5 +312,8 @@ def to_code(config: Any, api: str = "session") -> str:
         from npu_jupyter.options.tf2 import tf2_code
 
         return tf2_code(config)
-    raise NpuConfigError(f"to_code: api must be 'session', 'estimator' or 'tf2', got {api!r}", value=api,
-                         allowed=["session", "estimator", "tf2"])
+    raise NpuConfigError(
+        f"to_code: api must be 'session', 'estimator' or 'tf2', got {api!r}",
+        value=api,
+        allowed=["session", "estimator", "tf2"],
+    )

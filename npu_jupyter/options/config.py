@@ -254,8 +254,9 @@ class _NpuConfigBase(HasTraits):
         try:
             return cls(options)
         except NpuConfigError as exc:
-            raise NpuConfigError(f"NPU config file {str(path)!r}: {exc}", problems=exc.problems,
-                                 option=exc.option) from None
+            raise NpuConfigError(
+                f"NPU config file {str(path)!r}: {exc}", problems=exc.problems, option=exc.option
+            ) from None
 
     # ----------------------------------------------------------------------- proto and code
     def to_config_proto(self, base: Any = None, *, validate: bool = True) -> Any:
@@ -272,13 +273,13 @@ class _NpuConfigBase(HasTraits):
         return cast("_NpuConfigBase", from_config_proto(proto, strict=strict, config_class=cls))
 
     @classmethod
-    def from_run_config_kwargs(cls, kwargs: Mapping[str, Any], *, strict: bool = False,
-                               estimator_defaults: bool = False) -> "_NpuConfigBase":
+    def from_run_config_kwargs(
+        cls, kwargs: Mapping[str, Any], *, strict: bool = False, estimator_defaults: bool = False
+    ) -> "_NpuConfigBase":
         """The config NPURunConfig(**kwargs) would write (see options.codegen)."""
         from npu_jupyter.options.codegen import from_run_config_kwargs
 
-        config = from_run_config_kwargs(kwargs, strict=strict, estimator_defaults=estimator_defaults,
-                                        config_class=cls)
+        config = from_run_config_kwargs(kwargs, strict=strict, estimator_defaults=estimator_defaults, config_class=cls)
         return cast("_NpuConfigBase", config)
 
     @classmethod

@@ -66,7 +66,9 @@ def _tf2_value(spec: catalogue.OptionSpec, value: Any) -> Any:
     raise NpuConfigError(
         f"{spec.key}={value!r}: the TF2 adapter (npu_device) allows only {allowed} for "
         f"global_options().{spec.tf2['path']}",
-        option=spec.key, value=value, allowed=list(choices),
+        option=spec.key,
+        value=value,
+        allowed=list(choices),
     )
 
 

@@ -27,6 +27,7 @@ KEEP_DTYPE = "_keep_dtype"
 OP_MAX_SIZE = "_op_max_size"
 NO_NEED_OPTIMIZE = "_NoNeedOptimize"
 
+
 class Node:
     """One op of the graph, reduced to what the rules need."""
 
@@ -147,4 +148,3 @@ class GraphView:
         if any(d is None or d < 0 for d in out):
             return None
         return out
-

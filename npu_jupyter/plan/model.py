@@ -128,4 +128,3 @@ class Plan:
         """``print(plan)`` shows the readable text report once ``npu_jupyter.display`` has registered
         its renderer (importing ``npu_jupyter`` does that); the plan never imports the display layer."""
         return render_text(self)
-

@@ -147,4 +147,3 @@ def called_functions(attrs: Any, recipe: Recipe) -> list[str]:
         else:
             names.extend(f.name for f in v.list.func)
     return names
-

@@ -94,8 +94,7 @@ def _stage_progress(ops: int) -> Any:
 
 def _refuse_tf_function(graph: Any) -> None:
     """A ``tf.function`` holds no graph until traced for argument types: say what to pass instead."""
-    if hasattr(graph, "get_concrete_function") and not hasattr(graph, "as_graph_def") \
-            and not hasattr(graph, "graph"):
+    if hasattr(graph, "get_concrete_function") and not hasattr(graph, "as_graph_def") and not hasattr(graph, "graph"):
         name = getattr(graph, "__name__", None) or "fn"
         raise TypeError(
             f"plan() was given the tf.function {name!r}, which has no graph until it is traced for its "

@@ -122,9 +122,18 @@ def read_settings(config: Any, soc: str | None = None) -> PlanSettings:
     for key in ("iterations_per_loop", "graph_run_mode"):
         if key in values:
             values[key] = int(values[key])
-    for key in ("precision_mode", "precision_mode_v2", "modify_mixlist", "customize_dtypes",
-                "op_select_implmode", "optypelist_for_implmode", "op_precision_mode", "in_out_pair",
-                "input_shape", "dynamic_dims"):
+    for key in (
+        "precision_mode",
+        "precision_mode_v2",
+        "modify_mixlist",
+        "customize_dtypes",
+        "op_select_implmode",
+        "optypelist_for_implmode",
+        "op_precision_mode",
+        "in_out_pair",
+        "input_shape",
+        "dynamic_dims",
+    ):
         if key in values and values[key] == "":
             values[key] = None if key not in ("in_out_pair", "input_shape", "dynamic_dims") else ""
     return PlanSettings(**{**base.__dict__, **values})

@@ -16,9 +16,12 @@ from typing import Any, Dict, List, Optional
 PREDICTION_NOTE = (
     "Placement and precision shown are the planner's prediction of what the adapter decides; the Ascend "
     "adapter and graph engine made the real decisions on the device. Wall time is measured on the device "
-    "host. The adapter's own outputs are listed below.")
-GE_HINT = ("Set DUMP_GE_GRAPH=2 (and DUMP_GRAPH_PATH) before the session is created to compare the "
-           "prediction with the engine's own compiled graph.")
+    "host. The adapter's own outputs are listed below."
+)
+GE_HINT = (
+    "Set DUMP_GE_GRAPH=2 (and DUMP_GRAPH_PATH) before the session is created to compare the "
+    "prediction with the engine's own compiled graph."
+)
 
 
 def output_locations(config: Any, environ: Optional[Dict[str, str]] = None) -> List[Dict[str, Any]]:
@@ -33,8 +36,12 @@ def output_locations(config: Any, environ: Optional[Dict[str, str]] = None) -> L
         places.append(("Overflow dump (adapter)", values["dump_path"]))
     if values.get("profiling_mode"):
         output = _profiling_output(values.get("profiling_options"))
-        places.append(("Profiling output (adapter)", output or "(profiling_options has no 'output': the "
-                                                                "adapter's default folder)"))
+        places.append(
+            (
+                "Profiling output (adapter)",
+                output or "(profiling_options has no 'output': the adapter's default folder)",
+            )
+        )
     ge_dir = dump_directory(environ)
     if ge_dir is not None:
         places.append(("GE graph dumps (ge_proto_*.txt)", ge_dir))
@@ -75,8 +82,12 @@ def actual_decisions(plan: Any, since: float, environ: Optional[Dict[str, str]] 
             graphs.extend(_read_cached(path))
     except (OSError, ge_dump.GeDumpError) as err:
         return {"files": files, "rows": [], "missing": 0, "error": f"could not read the GE graph dump: {err}"}
-    return {"files": files, "rows": ge_dump.compare(plan, graphs),
-            "missing": len(ge_dump.missing_from_dumps(plan, graphs)), "error": None}
+    return {
+        "files": files,
+        "rows": ge_dump.compare(plan, graphs),
+        "missing": len(ge_dump.missing_from_dumps(plan, graphs)),
+        "error": None,
+    }
 
 
 _READ: Dict[Any, List[Any]] = {}

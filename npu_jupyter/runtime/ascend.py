@@ -56,10 +56,16 @@ class AscendSession(Session):
         """A report labelled as a prediction, pointing at the adapter's outputs and GE's actual graph."""
         from npu_jupyter.runtime.adapter_outputs import PREDICTION_NOTE, actual_decisions, output_locations
 
-        return RunReport(plan=plan, backend="ascend", fetches=names, wall_ms=wall,
-                         extra={"total_wall_ms": wall, "plan_is_prediction": True},
-                         prediction_note=PREDICTION_NOTE, adapter_outputs=output_locations(self.npu_config),
-                         actual=actual_decisions(plan, since=self._created - 1.0))
+        return RunReport(
+            plan=plan,
+            backend="ascend",
+            fetches=names,
+            wall_ms=wall,
+            extra={"total_wall_ms": wall, "plan_is_prediction": True},
+            prediction_note=PREDICTION_NOTE,
+            adapter_outputs=output_locations(self.npu_config),
+            actual=actual_decisions(plan, since=self._created - 1.0),
+        )
 
     def _plan(self, fetches: tuple) -> Any:
         from npu_jupyter.plan.planner import plan

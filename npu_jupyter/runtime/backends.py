@@ -106,7 +106,8 @@ def _ascend_session(config: Any, base_proto: Any, graph: Any, target: str) -> An
     if not ascend_available() and "npu_bridge" in sys.modules:
         raise RuntimeError(
             "backend='ascend' needs the real Ascend TensorFlow adapter, but the npu_bridge loaded here is "
-            "npu_jupyter's emulated surface (emulate_adapter()); use backend='emulator' or 'auto'.")
+            "npu_jupyter's emulated surface (emulate_adapter()); use backend='emulator' or 'auto'."
+        )
     try:
         importlib.import_module("npu_bridge.npu_init")
     except ImportError as exc:

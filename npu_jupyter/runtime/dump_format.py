@@ -81,7 +81,6 @@ class DumpGraph:
         return Path(root) if self.id == 0 else Path(root) / f"graph_{self.id}"
 
 
-
 def graph_record(graph: DumpGraph) -> dict[str, Any]:
     """A graph's line in ``graphs.json`` and in each of its step manifests."""
     folder = "" if graph.id == 0 else f"graph_{graph.id}"

@@ -41,8 +41,9 @@ class DumpedTensor:
     def value(self) -> np.ndarray:
         if self._value is None:
             if not self.path:
-                raise ValueError(f"{self.op} {self.kind}:{self.slot} was dumped as statistics only "
-                                 f"(dump_data='stats'): {self.stats}")
+                raise ValueError(
+                    f"{self.op} {self.kind}:{self.slot} was dumped as statistics only (dump_data='stats'): {self.stats}"
+                )
             self._value = np.load(self.path, allow_pickle=False)
         return self._value
 
@@ -120,8 +121,15 @@ class Dump:
     ``dump.graph(k)`` is the same dump read for graph ``k``.
     """
 
-    def __init__(self, root: str, steps: dict[int, StepDump], *, graphs: dict[int, dict[int, StepDump]] | None = None,
-                 graph_id: int | None = None, infos: dict[int, dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        root: str,
+        steps: dict[int, StepDump],
+        *,
+        graphs: dict[int, dict[int, StepDump]] | None = None,
+        graph_id: int | None = None,
+        infos: dict[int, dict[str, Any]] | None = None,
+    ) -> None:
         self.root = root
         self._graphs = graphs if graphs is not None else {0: steps}
         self._infos = infos or {}
@@ -165,8 +173,10 @@ class Dump:
             why = self.skipped.get(step)
             if why:
                 raise KeyError(f"step {step} of graph {self.graph_id} was not dumped: {why}") from None
-            raise KeyError(f"step {step} is not in the dump at {self.root} (graph {self.graph_id}); dumped steps: "
-                           f"{self.steps}; graphs: {self.graphs}") from None
+            raise KeyError(
+                f"step {step} is not in the dump at {self.root} (graph {self.graph_id}); dumped steps: "
+                f"{self.steps}; graphs: {self.graphs}"
+            ) from None
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.steps)
@@ -198,6 +208,7 @@ def _busiest(graphs: dict[int, dict[int, StepDump]], infos: dict[int, dict[str, 
     Counting skipped steps keeps a training loop whose dump was skipped for its size the default,
     rather than silently returning the initialiser graph's one step.
     """
+
     def run_steps(g: int) -> int:
         return len(graphs.get(g, {})) + len((infos.get(g) or {}).get("skipped") or {})
 
@@ -263,9 +274,13 @@ def load_dump(path: str | os.PathLike[str], graph: int | None = None) -> Dump:
         raise KeyError(f"graph {graph} is not in the dump at {root}; graphs: {sorted(graphs)}")
     dump = Dump(str(root), {}, graphs=graphs, graph_id=graph, infos=infos)
     if graph is None and dump.skipped and not dump.steps:
-        warnings.warn(f"load_dump({str(path)!r}): graph {dump.graph_id} (the busiest) has no dumped step; "
-                      f"skipped: {dump.skipped}. Other graphs: {[g for g in dump.graphs if g != dump.graph_id]} "
-                      f"(dump.graph(k)).", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"load_dump({str(path)!r}): graph {dump.graph_id} (the busiest) has no dumped step; "
+            f"skipped: {dump.skipped}. Other graphs: {[g for g in dump.graphs if g != dump.graph_id]} "
+            f"(dump.graph(k)).",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return dump
 
 

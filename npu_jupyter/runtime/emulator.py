@@ -229,8 +229,11 @@ class EmulatorSession(SessionInterface):
         step, graph_step, graph = self._steps.count(names, fed)
         dump_now = settings.enable_dump and _dump.step_selected(settings.dump_steps, graph_step)
         watch = self._watch(plan, executed, fed, settings, dump_now, want_ref)
-        if dump_now and watch and not self._observers.dump_fits(self._pending_warnings, settings, watch, graph,
-                                                                graph_step):
+        if (
+            dump_now
+            and watch
+            and not self._observers.dump_fits(self._pending_warnings, settings, watch, graph, graph_step)
+        ):
             dump_now = False
             watch = self._watch(plan, executed, fed, settings, False, want_ref)
         liveness = analyse(self._graph) if (watch or flagged) else None
@@ -265,8 +268,9 @@ class EmulatorSession(SessionInterface):
             source_values = dict(zip(sources, fetched.pop())) if sources else {}
             flags = fetched[-1] if run.flags is not None else None
             values = read_values(run, watch, dict(zip(keys, fetched)))
-        ref_values = (self._reference_values(weights, executed, feed_dict, source_values, watch, liveness)
-                      if want_ref else None)
+        ref_values = (
+            self._reference_values(weights, executed, feed_dict, source_values, watch, liveness) if want_ref else None
+        )
         if profiled:
             strip_variant_names(meta, run.prefix)
             if run_metadata is not None:
@@ -279,8 +283,19 @@ class EmulatorSession(SessionInterface):
         if flags is not None:
             note_non_finite(report, plan, run, flags, names, results, step)
         if watch or profiled:
-            self._observers.after_step(report, settings, plan, watch, values, ref_values, dump_now,
-                                       meta if profiled else None, step, graph_step, graph)
+            self._observers.after_step(
+                report,
+                settings,
+                plan,
+                watch,
+                values,
+                ref_values,
+                dump_now,
+                meta if profiled else None,
+                step,
+                graph_step,
+                graph,
+            )
         return results
 
     def make_callable(self, fetches: Any, feed_list: Any = None, accept_options: bool = False) -> Callable:
@@ -356,14 +371,23 @@ class EmulatorSession(SessionInterface):
             facts = self._facts[key] = (executed, rounds, flagged)
         return facts
 
-    def _run_graph(self, ex: _Executor, signature: tuple, plan_key: tuple, plan: Any, executed: set[str],
-                   observe: Any, liveness: Any) -> RunGraph:
+    def _run_graph(
+        self,
+        ex: _Executor,
+        signature: tuple,
+        plan_key: tuple,
+        plan: Any,
+        executed: set[str],
+        observe: Any,
+        liveness: Any,
+    ) -> RunGraph:
         """The run graph of this signature under this plan and observation (built once, then reused)."""
         key = (signature, plan_key[1:], observe)
         run = ex.runs.get(key)
         if run is None:
-            run = build_run_graph(ex.private.graph, self._graph, plan, executed, len(ex.runs), ex.graph_def,
-                                  observe, liveness)
+            run = build_run_graph(
+                ex.private.graph, self._graph, plan, executed, len(ex.runs), ex.graph_def, observe, liveness
+            )
             ex.runs[key] = run
         return run
 

@@ -35,8 +35,10 @@ def map_leaf(leaf: Any, private: Any, names: list[str]) -> Any:
     if hasattr(leaf, "indices") and hasattr(leaf, "dense_shape") and hasattr(leaf, "values"):
         import tensorflow as tf  # SparseTensor / IndexedSlices: map their components
 
-        parts = [private.graph.get_tensor_by_name(private.tensor_name(t.name))
-                 for t in (leaf.indices, leaf.values, leaf.dense_shape)]
+        parts = [
+            private.graph.get_tensor_by_name(private.tensor_name(t.name))
+            for t in (leaf.indices, leaf.values, leaf.dense_shape)
+        ]
         names.extend(t.name for t in (leaf.indices, leaf.values, leaf.dense_shape))
         if isinstance(leaf, tf.SparseTensor):
             return tf.SparseTensor(parts[0], parts[1], parts[2])

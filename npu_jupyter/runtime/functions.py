@@ -23,8 +23,10 @@ from typing import Any, Callable, Dict, List, Optional
 from npu_jupyter.runtime.report import RunReport
 
 #: Said in every TF2 report: the placement rule is the TF1 planner's, standing in for npu_device's.
-TF2_RULE_NOTE = ("TF2 code: placement approximates the TF2 adapter (npu_device) with the TF1 adapter's "
-                 "mixed-computing rule (an op the device cannot run falls back to the host CPU)")
+TF2_RULE_NOTE = (
+    "TF2 code: placement approximates the TF2 adapter (npu_device) with the TF1 adapter's "
+    "mixed-computing rule (an op the device cannot run falls back to the host CPU)"
+)
 
 
 def supported() -> bool:
@@ -43,8 +45,7 @@ class FunctionEmulation:
     function in its call tree, the roundings of all of them, calls and CPU time).
     """
 
-    def __init__(self, config: Any, *, soc: Optional[str] = None,
-                 plan_fn: Optional[Callable[..., Any]] = None) -> None:
+    def __init__(self, config: Any, *, soc: Optional[str] = None, plan_fn: Optional[Callable[..., Any]] = None) -> None:
         from npu_jupyter.options.config import NpuConfig
 
         base = config if isinstance(config, NpuConfig) else NpuConfig(config or {})
@@ -112,8 +113,10 @@ class FunctionEmulation:
         report.extra["notes"] = [TF2_RULE_NOTE]
         lowered = main is not None and any(d.precision_changed for d in main.ops.values())
         if lowered and not emulation:
-            report.warnings.append("the plan lowers precision but no float32 tensor of this function was "
-                                   "rounded (the lowered tensors are not float32)")
+            report.warnings.append(
+                "the plan lowers precision but no float32 tensor of this function was "
+                "rounded (the lowered tensors are not float32)"
+            )
         report.extra["tf2_functions"] = [_name(m) for m in tree]
         self.reports[key] = report
 
@@ -152,7 +155,8 @@ class FunctionEmulation:
             report.extra["nonfinite"] = {"step": report.steps - 1, "outputs": bad}
             report.warnings.append(
                 f"call {report.steps - 1} returned non-finite values in output(s) {', '.join(map(str, bad))}; "
-                "the first op that produced them is not located inside tf.functions yet")
+                "the first op that produced them is not located inside tf.functions yet"
+            )
 
 
 def _name(function: Any) -> str:

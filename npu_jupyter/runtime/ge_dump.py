@@ -33,16 +33,47 @@ MAX_DUMP_BYTES = 64 * 1024 * 1024
 
 # ge.proto.DataType enum names -> numpy-style names the planner uses
 _DTYPES = {
-    "DT_FLOAT": "float32", "DT_FLOAT16": "float16", "DT_BF16": "bfloat16", "DT_DOUBLE": "float64",
-    "DT_INT8": "int8", "DT_UINT8": "uint8", "DT_INT16": "int16", "DT_UINT16": "uint16", "DT_INT32": "int32",
-    "DT_INT64": "int64", "DT_UINT32": "uint32", "DT_UINT64": "uint64", "DT_BOOL": "bool", "DT_STRING": "string",
-    "DT_COMPLEX64": "complex64", "DT_COMPLEX128": "complex128", "DT_RESOURCE": "resource",
-    "DT_VARIANT": "variant", "DT_UNDEFINED": "",
+    "DT_FLOAT": "float32",
+    "DT_FLOAT16": "float16",
+    "DT_BF16": "bfloat16",
+    "DT_DOUBLE": "float64",
+    "DT_INT8": "int8",
+    "DT_UINT8": "uint8",
+    "DT_INT16": "int16",
+    "DT_UINT16": "uint16",
+    "DT_INT32": "int32",
+    "DT_INT64": "int64",
+    "DT_UINT32": "uint32",
+    "DT_UINT64": "uint64",
+    "DT_BOOL": "bool",
+    "DT_STRING": "string",
+    "DT_COMPLEX64": "complex64",
+    "DT_COMPLEX128": "complex128",
+    "DT_RESOURCE": "resource",
+    "DT_VARIANT": "variant",
+    "DT_UNDEFINED": "",
 }
-_DTYPE_NUMBERS = {1: "DT_FLOAT", 2: "DT_FLOAT16", 3: "DT_INT8", 4: "DT_UINT8", 5: "DT_INT16", 6: "DT_UINT16",
-                  7: "DT_INT32", 8: "DT_INT64", 9: "DT_UINT32", 10: "DT_UINT64", 11: "DT_BOOL", 12: "DT_DOUBLE",
-                  13: "DT_STRING", 16: "DT_COMPLEX64", 17: "DT_COMPLEX128", 23: "DT_RESOURCE", 26: "DT_VARIANT",
-                  27: "DT_BF16", 0: "DT_UNDEFINED"}
+_DTYPE_NUMBERS = {
+    1: "DT_FLOAT",
+    2: "DT_FLOAT16",
+    3: "DT_INT8",
+    4: "DT_UINT8",
+    5: "DT_INT16",
+    6: "DT_UINT16",
+    7: "DT_INT32",
+    8: "DT_INT64",
+    9: "DT_UINT32",
+    10: "DT_UINT64",
+    11: "DT_BOOL",
+    12: "DT_DOUBLE",
+    13: "DT_STRING",
+    16: "DT_COMPLEX64",
+    17: "DT_COMPLEX128",
+    23: "DT_RESOURCE",
+    26: "DT_VARIANT",
+    27: "DT_BF16",
+    0: "DT_UNDEFINED",
+}
 
 
 class GeDumpError(ValueError):
@@ -97,9 +128,22 @@ def engine_of(kernel_lib: str) -> str:
 
 # -- protobuf text format --------------------------------------------------------------------------
 
-_TOKEN = re.compile(r'\s*(?:#[^\n]*\n\s*)*(?:("(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')|([{}\[\]:<>,;])|([^\s{}\[\]:<>,;"\']+))')
-_ESCAPES = {"n": b"\n", "t": b"\t", "r": b"\r", '"': b'"', "'": b"'", "\\": b"\\", "a": b"\a", "b": b"\b",
-            "f": b"\f", "v": b"\v", "?": b"?"}
+_TOKEN = re.compile(
+    r'\s*(?:#[^\n]*\n\s*)*(?:("(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')|([{}\[\]:<>,;])|([^\s{}\[\]:<>,;"\']+))'
+)
+_ESCAPES = {
+    "n": b"\n",
+    "t": b"\t",
+    "r": b"\r",
+    '"': b'"',
+    "'": b"'",
+    "\\": b"\\",
+    "a": b"\a",
+    "b": b"\b",
+    "f": b"\f",
+    "v": b"\v",
+    "?": b"?",
+}
 
 
 def _unquote(literal: str) -> str:
@@ -112,12 +156,12 @@ def _unquote(literal: str) -> str:
             i += 1
             continue
         nxt = body[i + 1] if i + 1 < len(body) else ""
-        octal = re.match(r"[0-7]{1,3}", body[i + 1:])
+        octal = re.match(r"[0-7]{1,3}", body[i + 1 :])
         if octal:
             out.append(int(octal.group(0), 8) & 0xFF)
             i += 1 + len(octal.group(0))
-        elif nxt == "x" and re.match(r"[0-9a-fA-F]{1,2}", body[i + 2:]):
-            digits = re.match(r"[0-9a-fA-F]{1,2}", body[i + 2:]).group(0)  # type: ignore[union-attr]
+        elif nxt == "x" and re.match(r"[0-9a-fA-F]{1,2}", body[i + 2 :]):
+            digits = re.match(r"[0-9a-fA-F]{1,2}", body[i + 2 :]).group(0)  # type: ignore[union-attr]
             out.append(int(digits, 16))
             i += 2 + len(digits)
         else:
@@ -219,6 +263,7 @@ def _scalar(token: Tuple[str, str, int]) -> Any:
 
 # -- ModelDef -> GeGraph ---------------------------------------------------------------------------
 
+
 def _first(message: Dict[str, List[Any]], name: str, default: Any = None) -> Any:
     values = message.get(name) or []
     return values[0] if values else default
@@ -254,8 +299,10 @@ def read_ge_dump(path: str) -> List[GeGraph]:
     """The graphs of one ``ge_proto_*.txt`` file (a ModelDef; a bare GraphDef is read too)."""
     size = os.path.getsize(path)
     if size > MAX_DUMP_BYTES:
-        raise GeDumpError(f"{path}: {size / 1e6:.0f} MB is too large to read here (limit "
-                          f"{MAX_DUMP_BYTES / 1e6:.0f} MB); set DUMP_GE_GRAPH=2 so GE leaves the weights out")
+        raise GeDumpError(
+            f"{path}: {size / 1e6:.0f} MB is too large to read here (limit "
+            f"{MAX_DUMP_BYTES / 1e6:.0f} MB); set DUMP_GE_GRAPH=2 so GE leaves the weights out"
+        )
     with open(path, encoding="utf-8", errors="replace") as handle:
         message = parse_text_proto(handle.read(), source=path)
     graphs = message.get("graph") if "graph" in message else [message]
@@ -316,11 +363,20 @@ def compare(plan: Any, graphs: List[GeGraph]) -> List[Dict[str, Any]]:
             continue
         predicted_dtypes = list(decision.output_dtypes) or [decision.dtype_after]
         actual_dtypes = op.output_dtypes
-        same_dtypes = not actual_dtypes or actual_dtypes[:len(predicted_dtypes)] == predicted_dtypes[:len(actual_dtypes)]
-        rows.append({
-            "n": name, "pe": decision.engine, "ae": op.engine, "pd": predicted_dtypes, "ad": actual_dtypes,
-            "ge": op.name, "same": decision.engine == op.engine and same_dtypes,
-        })
+        same_dtypes = (
+            not actual_dtypes or actual_dtypes[: len(predicted_dtypes)] == predicted_dtypes[: len(actual_dtypes)]
+        )
+        rows.append(
+            {
+                "n": name,
+                "pe": decision.engine,
+                "ae": op.engine,
+                "pd": predicted_dtypes,
+                "ad": actual_dtypes,
+                "ge": op.name,
+                "same": decision.engine == op.engine and same_dtypes,
+            }
+        )
     return rows
 
 

@@ -98,8 +98,7 @@ def _analyse(graph: Any) -> Liveness:
         if op.type == "ControlTrigger" or op.type in _EXIT:  # a loop's exit is live once the loop ends
             killers[op.name] = empty
             continue
-        sets = [_tensor_killers(killers, t, empty) for t in op.inputs
-                if not (op.type in _MERGE and t.op.type in _NEXT)]
+        sets = [_tensor_killers(killers, t, empty) for t in op.inputs if not (op.type in _MERGE and t.op.type in _NEXT)]
         control = [killers.get(p.name, empty) for p in controls]
         if op.type in _MERGE:
             merged = frozenset.intersection(*sets) if sets else empty  # live when any input is

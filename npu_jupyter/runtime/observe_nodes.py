@@ -23,8 +23,7 @@ import numpy as np
 WATCH_SCOPE = "npu_emu_watch"
 
 
-def add_observers(sub: Any, run: Any, tensor_map: dict[str, str], observe: Any, user_graph: Any,
-                  liveness: Any) -> None:
+def add_observers(sub: Any, run: Any, tensor_map: dict[str, str], observe: Any, user_graph: Any, liveness: Any) -> None:
     """Append guards, captures and flags for ``observe`` to ``sub`` (names before the variant prefix)."""
     if not observe:
         return
@@ -88,8 +87,13 @@ class _Builder:
 
         enum = tensor.dtype.base_dtype.as_datatype_enum
         trigger = self._add(self._name("trigger"), "ControlTrigger", ["^" + ref.split(":")[0]])
-        fallback = self._add(self._name("fallback"), "Const", ["^" + trigger.name], dtype=("type", enum),
-                             value=tf.compat.v1.make_tensor_proto(np.zeros((), tensor.dtype.base_dtype.as_numpy_dtype)))
+        fallback = self._add(
+            self._name("fallback"),
+            "Const",
+            ["^" + trigger.name],
+            dtype=("type", enum),
+            value=tf.compat.v1.make_tensor_proto(np.zeros((), tensor.dtype.base_dtype.as_numpy_dtype)),
+        )
         merge = self._add(self._name("guard"), "Merge", [ref, fallback.name], T=("type", enum), N=2)
         prefix = self.run.prefix
         self.run.guards[key] = (f"{prefix}{merge.name}:0", f"{prefix}{merge.name}:1")
@@ -111,9 +115,14 @@ class _Builder:
         token = script_ops._py_funcs.insert(record)
         import tensorflow as tf
 
-        func = self._add(self._name("capture"), "PyFunc", [ref], token=token,
-                         Tin=("types", [tensor.dtype.base_dtype.as_datatype_enum]),
-                         Tout=("types", [tf.bool.as_datatype_enum]))
+        func = self._add(
+            self._name("capture"),
+            "PyFunc",
+            [ref],
+            token=token,
+            Tin=("types", [tensor.dtype.base_dtype.as_datatype_enum]),
+            Tout=("types", [tf.bool.as_datatype_enum]),
+        )
         trigger = self._add(self._name("trigger"), "ControlTrigger", ["^" + func.name])
         self.nodes[next_iteration].input.append("^" + trigger.name)
 
@@ -128,26 +137,36 @@ class _Builder:
 
         int32 = ("type", tf.int32.as_datatype_enum)
         f32 = tf.float32.as_datatype_enum
-        minus_one = self._add(self._name("minus_one"), "Const", [], dtype=int32,
-                              value=tf.compat.v1.make_tensor_proto(np.array([-1], np.int32)))
-        zero = self._add(self._name("zero"), "Const", [], dtype=int32,
-                         value=tf.compat.v1.make_tensor_proto(np.array(0, np.int32)))
+        minus_one = self._add(
+            self._name("minus_one"),
+            "Const",
+            [],
+            dtype=int32,
+            value=tf.compat.v1.make_tensor_proto(np.array([-1], np.int32)),
+        )
+        zero = self._add(
+            self._name("zero"), "Const", [], dtype=int32, value=tf.compat.v1.make_tensor_proto(np.array(0, np.int32))
+        )
         sums = []
         for name in tensors:
             op, _, slot = name.rpartition(":")
             key = (op, "output", int(slot))
             tensor = self.user.get_tensor_by_name(name)
             if key in guarded:
-                ref = _input_ref(self.run.guards[key][0][len(self.run.prefix):])
+                ref = _input_ref(self.run.guards[key][0][len(self.run.prefix) :])
             else:
                 ref = self._ref(key)[0]
             enum = tensor.dtype.base_dtype.as_datatype_enum
             if enum != f32:
-                ref = self._add(self._name("to_f32"), "Cast", [ref], SrcT=("type", enum), DstT=("type", f32),
-                                Truncate=False).name
+                ref = self._add(
+                    self._name("to_f32"), "Cast", [ref], SrcT=("type", enum), DstT=("type", f32), Truncate=False
+                ).name
             flat = self._add(self._name("flat"), "Reshape", [ref, minus_one.name], T=("type", f32), Tshape=int32)
-            sums.append(self._add(self._name("sum"), "Sum", [flat.name, zero.name], T=("type", f32), Tidx=int32,
-                                  keep_dims=False).name)
+            sums.append(
+                self._add(
+                    self._name("sum"), "Sum", [flat.name, zero.name], T=("type", f32), Tidx=int32, keep_dims=False
+                ).name
+            )
         packed = self._add(self._name("sums"), "Pack", sums, T=("type", f32), N=len(sums), axis=0)
         finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=("type", f32))
         self.run.flags = (f"{self.run.prefix}{finite.name}:0", list(tensors))

@@ -18,8 +18,21 @@ from npu_jupyter.runtime import profile as _profile
 from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
 from npu_jupyter.runtime.rewrite import ROUND_MARKER
 
-_ITEM_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int32": 4, "int64": 8, "bool": 1,
-               "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "complex64": 8, "complex128": 16}
+_ITEM_BYTES = {
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 4,
+    "float64": 8,
+    "int32": 4,
+    "int64": 8,
+    "bool": 1,
+    "int8": 1,
+    "uint8": 1,
+    "int16": 2,
+    "uint16": 2,
+    "complex64": 8,
+    "complex128": 16,
+}
 
 
 class StepObservers:
@@ -65,11 +78,13 @@ class StepObservers:
             estimate = sum(_static_bytes(self.graph, w) for w in watch)
         if writer.written_bytes + estimate <= writer.budget_bytes:
             return True
-        reason = (f"dump budget exceeded: step {step} of graph {graph.id} needs about {_writer._human(estimate)}, "
-                  f"{_writer._human(writer.written_bytes)} already written of {_writer._human(writer.budget_bytes)} "
-                  f"(dump_path {writer.root}); step {step} and later steps are not dumped, earlier steps are "
-                  f"complete. Narrow dump_step, dump_mode or dump_layer, or raise the budget with "
-                  f"{_writer.BUDGET_ENV}=<size>.")
+        reason = (
+            f"dump budget exceeded: step {step} of graph {graph.id} needs about {_writer._human(estimate)}, "
+            f"{_writer._human(writer.written_bytes)} already written of {_writer._human(writer.budget_bytes)} "
+            f"(dump_path {writer.root}); step {step} and later steps are not dumped, earlier steps are "
+            f"complete. Narrow dump_step, dump_mode or dump_layer, or raise the budget with "
+            f"{_writer.BUDGET_ENV}=<size>."
+        )
         self.dump_stopped = reason
         writer.record_skipped(graph, step, reason)
         report_warnings.append(reason)
@@ -78,14 +93,27 @@ class StepObservers:
 
     def _writer(self, settings: Any) -> _writer.DumpWriter:
         if self.dump_writer is None:
-            self.dump_writer = _writer.DumpWriter(settings.dump_path, budget_bytes=self.dump_budget,
-                                                  stats_only=settings.dump_data == "stats")
+            self.dump_writer = _writer.DumpWriter(
+                settings.dump_path, budget_bytes=self.dump_budget, stats_only=settings.dump_data == "stats"
+            )
         return self.dump_writer
 
     # ------------------------------------------------------------------ after the step
 
-    def after_step(self, report: Any, settings: Any, plan: Any, watch: list, values: dict, ref_values: Any,
-                   dump_now: bool, meta: Any, step: int, graph_step: int, graph: DumpGraph) -> None:
+    def after_step(
+        self,
+        report: Any,
+        settings: Any,
+        plan: Any,
+        watch: list,
+        values: dict,
+        ref_values: Any,
+        dump_now: bool,
+        meta: Any,
+        step: int,
+        graph_step: int,
+        graph: DumpGraph,
+    ) -> None:
         """Dump and overflow checks go by the graph's own step; profiles by the session-wide one."""
         overflow_now: list[str] = []
         if settings.enable_dump_debug:
@@ -125,13 +153,18 @@ class StepObservers:
         report.extra.setdefault("first_overflow_by_step", {})[step] = flagged[0]
         report.first_overflow = flagged[0]
         if not settings.enable_dump or not step_selected(settings.dump_steps, step):
-            entries = [e for w in watch if w.kind == "output" and w.op in flagged
-                       for e in _entries(plan, w, values.get(w.key, ()), True)]
+            entries = [
+                e
+                for w in watch
+                if w.kind == "output" and w.op in flagged
+                for e in _entries(plan, w, values.get(w.key, ()), True)
+            ]
             self._write_dump(report, settings, step, entries, flagged, overflow_only=True, graph=graph)
         return flagged
 
-    def _write_dump(self, report, settings, step, entries, overflow_now, overflow_only: bool = False,
-                    graph=None) -> None:
+    def _write_dump(
+        self, report, settings, step, entries, overflow_now, overflow_only: bool = False, graph=None
+    ) -> None:
         if self.dump_stopped:
             return
         writer = self._writer(settings)
@@ -168,8 +201,13 @@ class StepObservers:
                 if np.shape(got) != np.shape(ref):
                     continue
                 m = metrics(got, ref)
-                row = {"max_abs": m["max_abs"], "max_rel": m["max_rel"], "cos": m["cosine"], "rmse": m["rmse"],
-                       "accumulated_rel": m["accumulated_rel"]}
+                row = {
+                    "max_abs": m["max_abs"],
+                    "max_rel": m["max_rel"],
+                    "cos": m["cosine"],
+                    "rmse": m["rmse"],
+                    "accumulated_rel": m["accumulated_rel"],
+                }
                 old = drift.get(w.op)
                 if old is None or not (row["max_abs"] <= old["max_abs"]):
                     drift[w.op] = row
@@ -197,8 +235,10 @@ def _entries(plan: Any, w: Any, values: Any, overflow: bool) -> list[_writer.Dum
     """The dump entries of one watch: one per value, numbered by iteration inside a loop frame."""
     op_type = plan.ops[w.op].op_type
     if w.mode == "capture":
-        return [_writer.DumpEntry(w.op, op_type, w.kind, w.slot, v, w.decided_dtype, overflow=overflow, iteration=i)
-                for i, v in enumerate(values)]
+        return [
+            _writer.DumpEntry(w.op, op_type, w.kind, w.slot, v, w.decided_dtype, overflow=overflow, iteration=i)
+            for i, v in enumerate(values)
+        ]
     return [_writer.DumpEntry(w.op, op_type, w.kind, w.slot, v, w.decided_dtype, overflow=overflow) for v in values]
 
 
@@ -238,4 +278,4 @@ def strip_variant_names(meta: Any, prefix: str) -> None:
     for dev in meta.step_stats.dev_stats:
         for ns in dev.node_stats:
             if ns.node_name.startswith(prefix):
-                ns.node_name = ns.node_name[len(prefix):]
+                ns.node_name = ns.node_name[len(prefix) :]

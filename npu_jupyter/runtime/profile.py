@@ -73,7 +73,7 @@ def parse_profiling_options(raw: str | dict | None) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ValueError(f"profiling_options is not valid JSON ({exc.msg}): {raw!r}") from None
     if not isinstance(value, dict):
-        raise ValueError(f"profiling_options must be a JSON object such as {{\"output\": \"./prof\"}}, got {raw!r}")
+        raise ValueError(f'profiling_options must be a JSON object such as {{"output": "./prof"}}, got {raw!r}')
     return value
 
 
@@ -210,8 +210,10 @@ def check_output_dir(path: Any) -> str:
     folder = Path(os.path.expanduser(text))
 
     def refuse(why: str) -> NpuConfigError:
-        return NpuConfigError(f"profiling_options output {text!r}: {why}. Give a folder that exists or can be "
-                              f"created, and that you can write to.")
+        return NpuConfigError(
+            f"profiling_options output {text!r}: {why}. Give a folder that exists or can be "
+            f"created, and that you can write to."
+        )
 
     ancestor = folder
     while not os.path.lexists(ancestor) and ancestor != ancestor.parent:

@@ -58,12 +58,14 @@ class ReportBook:
         soft = soft_placement_note(plan, self._graph)
         if soft:
             report.warnings.append(soft)
-        report.extra.update(_fetch_key=fetch_key, total_wall_ms=wall_ms, first_step=step, last_step=step,
-                            values=fetch_values(names, results))
+        report.extra.update(
+            _fetch_key=fetch_key,
+            total_wall_ms=wall_ms,
+            first_step=step,
+            last_step=step,
+            values=fetch_values(names, results),
+        )
         self.reports.append(report)
         if len(self.reports) > _KEEP:
             del self.reports[: len(self.reports) - _KEEP]
         return report
-
-
-

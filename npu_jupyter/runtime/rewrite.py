@@ -74,8 +74,10 @@ def emulation_of(rounded: list[Rounding]) -> dict[str, str]:
     out = {}
     for op, parts in slots.items():
         dtypes = sorted({dtype for dtype, _ in parts})
-        where = "; ".join(f"{'in' if kind == 'input' else 'out'} {','.join(map(str, s))}"
-                          for (_, kind), s in sorted(parts.items(), key=lambda kv: kv[0][1]))
+        where = "; ".join(
+            f"{'in' if kind == 'input' else 'out'} {','.join(map(str, s))}"
+            for (_, kind), s in sorted(parts.items(), key=lambda kv: kv[0][1])
+        )
         out[op] = f"storage rounding {'/'.join(dtypes)} ({where})"
     return out
 
@@ -117,18 +119,26 @@ def roundings(plan: Plan, graph: tf.Graph, ops: Any = None) -> list[Rounding]:
             op = graph.get_operation_by_name(name)
         except (KeyError, ValueError):
             continue
-        lowered = [(slot, want) for slot, want in enumerate(decision.input_dtypes)
-                   if slot < len(op.inputs) and _lowers(op.inputs[slot], want)]
-        lowered_out = [(slot, want) for slot, want in enumerate(decision.output_dtypes)
-                       if slot < len(op.outputs) and _lowers(op.outputs[slot], want)]
+        lowered = [
+            (slot, want)
+            for slot, want in enumerate(decision.input_dtypes)
+            if slot < len(op.inputs) and _lowers(op.inputs[slot], want)
+        ]
+        lowered_out = [
+            (slot, want)
+            for slot, want in enumerate(decision.output_dtypes)
+            if slot < len(op.outputs) and _lowers(op.outputs[slot], want)
+        ]
         if not (lowered or lowered_out):
             continue
         inputs, outputs = device_slots(op)
-        out.extend(Rounding(name, "input", slot, op.inputs[slot].name, want) for slot, want in lowered if slot in inputs)
-        out.extend(Rounding(name, "output", slot, op.outputs[slot].name, want)
-                   for slot, want in lowered_out if slot in outputs)
+        out.extend(
+            Rounding(name, "input", slot, op.inputs[slot].name, want) for slot, want in lowered if slot in inputs
+        )
+        out.extend(
+            Rounding(name, "output", slot, op.outputs[slot].name, want) for slot, want in lowered_out if slot in outputs
+        )
     return out
-
 
 
 def device_slots(op: Any) -> tuple[set[int], set[int]]:

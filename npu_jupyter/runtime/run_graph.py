@@ -123,8 +123,16 @@ class Observe:
         return bool(self.guarded or self.captured or self.flagged)
 
 
-def build_run_graph(private: Any, user_graph: Any, plan: Any, executed: set[str], index: int,
-                    graph_def: Any = None, observe: Observe | None = None, liveness: Any = None) -> RunGraph:
+def build_run_graph(
+    private: Any,
+    user_graph: Any,
+    plan: Any,
+    executed: set[str],
+    index: int,
+    graph_def: Any = None,
+    observe: Observe | None = None,
+    liveness: Any = None,
+) -> RunGraph:
     """The run graph of ``plan`` over ``executed``: the private copy itself, or a variant.
 
     ``private`` is the private copy (same names as ``user_graph``); ``graph_def`` is the user graph's

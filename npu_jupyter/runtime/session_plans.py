@@ -20,8 +20,13 @@ CACHE_LIMIT = 256
 class SessionPlans:
     """Plans and run settings of one session, cached per config snapshot."""
 
-    def __init__(self, graph: Any, get_config: Callable[[], Any], plan_fn: Callable[..., Any] | None,
-                 on_settings_change: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        graph: Any,
+        get_config: Callable[[], Any],
+        plan_fn: Callable[..., Any] | None,
+        on_settings_change: Callable[[], None],
+    ) -> None:
         self._graph = graph
         self._get_config = get_config
         self._plan_fn = plan_fn
@@ -85,15 +90,19 @@ class SessionPlans:
         if cache_dir:
             from npu_jupyter.runtime.plan_cache import cached_plan
 
-            plan = cached_plan(cache_dir, self._graph, key[1] + f"|reduced={reduced}", fetches,
-                               lambda: plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None))
+            plan = cached_plan(
+                cache_dir,
+                self._graph,
+                key[1] + f"|reduced={reduced}",
+                fetches,
+                lambda: plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None),
+            )
         else:
             plan = plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None)
         if len(self.plans) >= CACHE_LIMIT:
             self.plans.clear()
         self.plans[key] = plan
         return plan
-
 
 
 def _mark_dirty(change: Any) -> None:

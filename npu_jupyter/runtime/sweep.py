@@ -77,15 +77,19 @@ class SweepTable:
         raise KeyError(f"mode {mode!r} was not swept; swept: {[r.mode for r in self.rows]}")
 
     def __repr__(self) -> str:
-        lines = [f"{'mode':28} {'est ms/step':>11} {'vs fp32':>7} {'est memory':>11} {'vs fp32':>7} "
-                 f"{'changed':>7} {'max_rel':>10} {'cos':>9} {'CPU ms':>8}  worst op"]
+        lines = [
+            f"{'mode':28} {'est ms/step':>11} {'vs fp32':>7} {'est memory':>11} {'vs fp32':>7} "
+            f"{'changed':>7} {'max_rel':>10} {'cos':>9} {'CPU ms':>8}  worst op"
+        ]
         for r in self.rows:
             if r.error:
                 lines.append(f"{r.mode:28} error: {r.error}")
                 continue
-            lines.append(f"{r.mode:28} {_num(r.est_step_ms, '.4g'):>11} {_ratio(r.est_step_vs_fp32):>7} "
-                         f"{_bytes(r.est_memory_bytes):>11} {_ratio(r.est_memory_vs_fp32):>7} {r.ops_changed:7d} "
-                         f"{r.max_rel:10.3g} {r.cosine:9.6f} {r.wall_ms:8.3f}  {r.worst_op}")
+            lines.append(
+                f"{r.mode:28} {_num(r.est_step_ms, '.4g'):>11} {_ratio(r.est_step_vs_fp32):>7} "
+                f"{_bytes(r.est_memory_bytes):>11} {_ratio(r.est_memory_vs_fp32):>7} {r.ops_changed:7d} "
+                f"{r.max_rel:10.3g} {r.cosine:9.6f} {r.wall_ms:8.3f}  {r.worst_op}"
+            )
             if r.plan_errors:
                 lines.append(f"{'':28} the adapter would refuse this graph: {'; '.join(r.plan_errors)}")
         lines.append(self.legend())
@@ -95,36 +99,65 @@ class SweepTable:
         """What each number is: the labels every view of the table carries."""
         timed = max((r.timed_steps for r in self.rows), default=0)
         approx = max((r.approximate_ops for r in self.rows), default=0)
-        text = (f"est ms/step, est memory: {EST_LABEL}, from the plan and published peak rates "
-                f"(docs/cost-model.md); vs fp32: the same estimate with every float tensor in float32. "
-                f"CPU ms: {CPU_LABEL}, median of {timed} step(s) after warm-up, including the emulator's "
-                f"rounding casts.")
+        text = (
+            f"est ms/step, est memory: {EST_LABEL}, from the plan and published peak rates "
+            f"(docs/cost-model.md); vs fp32: the same estimate with every float tensor in float32. "
+            f"CPU ms: {CPU_LABEL}, median of {timed} step(s) after warm-up, including the emulator's "
+            f"rounding casts."
+        )
         if approx:
             text += f" Up to {approx} op decision(s) per mode rest on approximate op data."
         return text
 
     def _repr_html_(self) -> str:
-        cols = ("mode", "est. NPU ms/step", "vs float32", "est. memory", "vs float32", "ops changed", "max abs",
-                "max rel", "cosine", "worst op", "first overflow", "CPU ms/step (emulation)")
+        cols = (
+            "mode",
+            "est. NPU ms/step",
+            "vs float32",
+            "est. memory",
+            "vs float32",
+            "ops changed",
+            "max abs",
+            "max rel",
+            "cosine",
+            "worst op",
+            "first overflow",
+            "CPU ms/step (emulation)",
+        )
         head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
         body = []
         for r in self.rows:
             if r.error:
                 body.append(f"<tr><td>{html.escape(r.mode)}</td><td colspan='11'>{html.escape(r.error)}</td></tr>")
                 continue
-            cells = (r.mode, _num(r.est_step_ms, ".4g"), _ratio(r.est_step_vs_fp32), _bytes(r.est_memory_bytes),
-                     _ratio(r.est_memory_vs_fp32), str(r.ops_changed), _g(r.max_abs), _g(r.max_rel), _g(r.cosine),
-                     r.worst_op, r.first_overflow or "", f"{r.wall_ms:.3f}")
+            cells = (
+                r.mode,
+                _num(r.est_step_ms, ".4g"),
+                _ratio(r.est_step_vs_fp32),
+                _bytes(r.est_memory_bytes),
+                _ratio(r.est_memory_vs_fp32),
+                str(r.ops_changed),
+                _g(r.max_abs),
+                _g(r.max_rel),
+                _g(r.cosine),
+                r.worst_op,
+                r.first_overflow or "",
+                f"{r.wall_ms:.3f}",
+            )
             body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
             if r.plan_errors:
                 why = html.escape("; ".join(r.plan_errors))
-                body.append(f"<tr class='npu-sweep-refused'><td></td><td colspan='11'>the adapter would refuse "
-                            f"this graph (numbers above are emulated only): {why}</td></tr>")
+                body.append(
+                    f"<tr class='npu-sweep-refused'><td></td><td colspan='11'>the adapter would refuse "
+                    f"this graph (numbers above are emulated only): {why}</td></tr>"
+                )
         caption = html.escape(", ".join(self.fetches))
         legend = html.escape(self.legend())
         body.append(f"<tr class='npu-sweep-legend'><td colspan='12' style='opacity:.8'>{legend}</td></tr>")
-        return f"<table><caption>precision sweep of {caption}</caption><thead><tr>{head}</tr></thead>" \
-               f"<tbody>{''.join(body)}</tbody></table>"
+        return (
+            f"<table><caption>precision sweep of {caption}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>"
+        )
 
 
 def _num(x: float | None, spec: str) -> str:
@@ -203,8 +236,19 @@ def sweep(
                         sess.run(mode_fetches, feeds() if callable(feeds) else feeds)
                     times = [_timed_run(sess, mode_fetches, feeds) for _ in range(steps)]
                 except Exception as exc:  # noqa: BLE001 - one failing mode must not hide the others
-                    rows.append(SweepRow(mode, math.nan, 0, math.nan, math.nan, math.nan, "", None,
-                                         error=f"{type(exc).__name__}: {exc}"))
+                    rows.append(
+                        SweepRow(
+                            mode,
+                            math.nan,
+                            0,
+                            math.nan,
+                            math.nan,
+                            math.nan,
+                            "",
+                            None,
+                            error=f"{type(exc).__name__}: {exc}",
+                        )
+                    )
                     bar.advance()
                     continue
                 report = sess.last_report
@@ -250,8 +294,9 @@ def _initialize(sess: Any, graph: Any, init: Any) -> None:
     if init is not None:
         sess.run(init)
         return
-    variables = graph.get_collection(tf.compat.v1.GraphKeys.GLOBAL_VARIABLES) + \
-        graph.get_collection(tf.compat.v1.GraphKeys.LOCAL_VARIABLES)
+    variables = graph.get_collection(tf.compat.v1.GraphKeys.GLOBAL_VARIABLES) + graph.get_collection(
+        tf.compat.v1.GraphKeys.LOCAL_VARIABLES
+    )
     if variables:
         sess.run([v.initializer for v in variables])
 
@@ -263,8 +308,11 @@ def _row(mode: str, report: Any, wall_ms: float, graph: Any, timed: int) -> Swee
     max_abs = max((d["max_abs"] for d in fetch_drift), default=0.0)
     max_rel = max((d["max_rel"] for d in fetch_drift), default=0.0)
     cosine = min((d["cos"] for d in fetch_drift), default=1.0)
-    worst = max(drift.items(), key=lambda kv: (kv[1]["max_rel"] if not math.isnan(kv[1]["max_rel"]) else math.inf),
-                default=("", {}))[0]
+    worst = max(
+        drift.items(),
+        key=lambda kv: kv[1]["max_rel"] if not math.isnan(kv[1]["max_rel"]) else math.inf,
+        default=("", {}),
+    )[0]
     row = SweepRow(
         mode=mode,
         wall_ms=wall_ms,

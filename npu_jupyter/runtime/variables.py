@@ -97,8 +97,10 @@ def _read_entry(op: Any) -> tuple[Any, Any]:
         var = op.outputs[0]
         return tf.raw_ops.IsVariableInitialized(ref=var), tf.identity(var)
     dtype = op.get_attr("dtype")
-    return (tf.raw_ops.VarIsInitializedOp(resource=op.outputs[0]),
-            tf.raw_ops.ReadVariableOp(resource=op.outputs[0], dtype=dtype))
+    return (
+        tf.raw_ops.VarIsInitializedOp(resource=op.outputs[0]),
+        tf.raw_ops.ReadVariableOp(resource=op.outputs[0], dtype=dtype),
+    )
 
 
 def _write_entry(op: Any) -> tuple[Any, Any]:

@@ -34,7 +34,9 @@ class Watch(NamedTuple):
         return (self.op, self.kind, self.slot)
 
 
-def watch_list(graph: Any, plan: Any, executed: set[str], fed: tuple, kinds: set[str], liveness: Liveness) -> list[Watch]:
+def watch_list(
+    graph: Any, plan: Any, executed: set[str], fed: tuple, kinds: set[str], liveness: Liveness
+) -> list[Watch]:
     """Every tensor of ``kinds`` ("output", "input") of the executed ops the plan decides."""
     watch: list[Watch] = []
     for name, decision in plan.ops.items():
@@ -97,7 +99,7 @@ def finite_flag_tensors(graph: Any, plan: Any, executed: set[str], fed: tuple, l
         if op.type in STATE_TYPES:
             continue
         for t in op.outputs[:3] if op.type.startswith("FusedBatchNorm") else op.outputs:  # not reserve space
-            if (t.dtype.base_dtype.is_floating and not t.dtype._is_ref_dtype and fetchable(graph, t, fed)):
+            if t.dtype.base_dtype.is_floating and not t.dtype._is_ref_dtype and fetchable(graph, t, fed):
                 out.append(t.name)
     return out
 

@@ -33,16 +33,28 @@ def test_nothing_is_emulated_until_asked(no_adapter):
 def test_star_import_of_npu_init_brings_the_emulated_names(emulated):
     namespace: dict = {}
     exec("from npu_bridge.npu_init import *", namespace)  # noqa: S102
-    for name in ("NPURunConfig", "npu_config_proto", "NPULossScaleOptimizer", "FixedLossScaleManager",
-                 "ExponentialUpdateLossScaleManager", "NPUDistributedOptimizer", "RewriterConfig",
-                 "npu_hooks_append", "npu_ops", "npu_scope"):
+    for name in (
+        "NPURunConfig",
+        "npu_config_proto",
+        "NPULossScaleOptimizer",
+        "FixedLossScaleManager",
+        "ExponentialUpdateLossScaleManager",
+        "NPUDistributedOptimizer",
+        "RewriterConfig",
+        "npu_hooks_append",
+        "npu_ops",
+        "npu_scope",
+    ):
         assert name in namespace, name
     assert namespace["RewriterConfig"].OFF == 2
 
 
 def test_a_name_not_emulated_fails_naming_it(emulated):
-    with pytest.raises(NotEmulatedError, match=r"npu_bridge\.npu_init\.NPUEstimator is part of the Ascend adapter "
-                                               r"but is not emulated.*NPURunConfig"):
+    with pytest.raises(
+        NotEmulatedError,
+        match=r"npu_bridge\.npu_init\.NPUEstimator is part of the Ascend adapter "
+        r"but is not emulated.*NPURunConfig",
+    ):
         exec("from npu_bridge.npu_init import NPUEstimator", {})  # noqa: S102
     import npu_bridge.estimator.npu_ops as npu_ops
 
@@ -132,8 +144,11 @@ def test_interactive_session_becomes_the_default_emulator_session(emulated):
 def test_npu_run_config_reads_its_arguments_like_the_adapter(emulated):
     from npu_bridge.estimator.npu.npu_config import DumpConfig, NPURunConfig
 
-    config = NPURunConfig(model_dir="/tmp/model", precision_mode="allow_mix_precision",
-                          dump_config=DumpConfig(enable_dump=True, dump_path="/tmp", dump_step="0|2"))
+    config = NPURunConfig(
+        model_dir="/tmp/model",
+        precision_mode="allow_mix_precision",
+        dump_config=DumpConfig(enable_dump=True, dump_path="/tmp", dump_step="0|2"),
+    )
     assert config.model_dir == "/tmp/model"
     changed = config.npu_config.changed()
     assert changed["precision_mode"] == "allow_mix_precision" and changed["dump_step"] == "0|2"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.options.errors import NpuConfigError
 
+
 def assert_names_input(err: NpuConfigError, key: str, value: object) -> None:
     """The message names the option and the rejected value (as typed, or decoded from bytes)."""
     text = str(err)

@@ -72,8 +72,12 @@ def test_fetches_accept_every_structure_session_run_accepts():
     pair = collections.namedtuple("Pair", "loss step")
     with g.as_default():
         sparse = tf.sparse.from_dense(g.get_tensor_by_name("mm:0"), name="sp")
-    nested = [g.get_operation_by_name("after"), {"a": "out:0", "b": (g.get_tensor_by_name("mm:0"),)},
-              pair(loss="split:1", step=[b"kept_relu"]), sparse]
+    nested = [
+        g.get_operation_by_name("after"),
+        {"a": "out:0", "b": (g.get_tensor_by_name("mm:0"),)},
+        pair(loss="split:1", step=[b"kept_relu"]),
+        sparse,
+    ]
     names = fetch_names(nested)
     assert names[:5] == ["after", "out", "mm", "split", "kept_relu"]
     assert set(names[5:]) == {sparse.indices.op.name, sparse.values.op.name, sparse.dense_shape.op.name}

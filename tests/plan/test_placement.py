@@ -361,8 +361,9 @@ def _unary_composition(op_names):
     x.attr["dtype"].type = types_pb2.DT_FLOAT
     fused = gd.node.add(name="fused", op="_UnaryOpsComposition", input=["x"])
     fused.attr["T"].type = types_pb2.DT_FLOAT
-    fused.attr["op_names"].CopyFrom(attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(
-        s=[o.encode() for o in op_names])))
+    fused.attr["op_names"].CopyFrom(
+        attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(s=[o.encode() for o in op_names]))
+    )
     sq = gd.node.add(name="out", op="Square", input=["fused"])
     sq.attr["T"].type = types_pb2.DT_FLOAT
     return gd

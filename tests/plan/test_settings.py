@@ -51,8 +51,9 @@ def test_valid_config_adds_no_errors(conv_net):
     assert plan(conv_net, {"precision_mode": "allow_mix_precision"}).errors == []
 
 
-@pytest.mark.parametrize("spelling, table", [("Ascend910B1", "Ascend910B"), ("ascend910proa", "Ascend910"),
-                                             (None, "Ascend910")])
+@pytest.mark.parametrize(
+    "spelling, table", [("Ascend910B1", "Ascend910B"), ("ascend910proa", "Ascend910"), (None, "Ascend910")]
+)
 def test_soc_spellings_resolve_through_the_ops_library(spelling, table):
     assert normalise_soc(spelling) == table
 

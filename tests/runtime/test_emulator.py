@@ -266,9 +266,13 @@ def _tensorflow_older_than(version: str) -> bool:
     return tuple(int(p) for p in tf.__version__.split(".")[:2]) < tuple(int(p) for p in version.split("."))
 
 
-@pytest.mark.xfail(_tensorflow_older_than("2.16"), run=False, strict=False,
-                   reason="hangs on TF 2.6.5 (the QueueRunner's enqueue and the main dequeue both block "
-                          "inside TF's session.run); open, found by .ci/legacy_leg.sh")
+@pytest.mark.xfail(
+    _tensorflow_older_than("2.16"),
+    run=False,
+    strict=False,
+    reason="hangs on TF 2.6.5 (the QueueRunner's enqueue and the main dequeue both block "
+    "inside TF's session.run); open, found by .ci/legacy_leg.sh",
+)
 def test_last_report_is_the_main_threads_run_while_a_queue_runner_enqueues(tf, hand):
     """A QueueRunner thread runs its 2-op enqueue graph all the time; last_report stays the user's run."""
     import threading
