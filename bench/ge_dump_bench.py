@@ -51,8 +51,7 @@ def main(count: int) -> None:
         path = os.path.join(tmp, "ge_proto_00000001_Build.txt")
         with open(path, "w", encoding="utf-8") as handle:
             handle.write('name: "bench"\ngraph {\n  name: "g"\n')
-            for i in range(count):
-                handle.write(OP.format(i=i, p=max(i - 1, 0)))
+            handle.writelines(OP.format(i=i, p=max(i - 1, 0)) for i in range(count))
             handle.write("}\n")
         size_mb = os.path.getsize(path) / 1e6
         start = time.perf_counter()

@@ -118,7 +118,7 @@ def main() -> None:
 
     def cold(*a: Any, **k: Any) -> Any:
         """A first plan of the graph: drop the cached view so the GraphDef is converted again."""
-        planner._VIEW_CACHE.clear()  # noqa: SLF001 - the bench measures the uncached path on purpose
+        planner._VIEW_CACHE.clear()
         return plan(*a, **k)
 
     if not args.skip_resnet:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, List
 
-TEXT_RENDERERS: List[Callable[[Any], str]] = []
+TEXT_RENDERERS: list[Callable[[Any], str]] = []
 
 
 def render_text(obj: Any) -> str:

@@ -365,7 +365,6 @@ def train_step_inputs(concrete_fn, seed: int = 0) -> tuple[Any, ...]:
 
     Integers stay below 2 so they are valid token ids and class labels for every model here.
     """
-    import numpy as np
 
     rng = _rng(seed)
     args = []

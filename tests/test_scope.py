@@ -6,11 +6,11 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import pytest  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from tensorflow.core.framework import attr_value_pb2  # noqa: E402
+import pytest
+import tensorflow as tf
+from tensorflow.core.framework import attr_value_pb2
 
-from npu_jupyter import scope  # noqa: E402
+from npu_jupyter import scope
 
 
 def _v1_graph(build):

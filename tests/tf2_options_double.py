@@ -160,7 +160,7 @@ def make_module() -> types.ModuleType:
     module.opened = []  # type: ignore[attr-defined]
 
     class _Device:
-        def as_default(self) -> "_Device":
+        def as_default(self) -> _Device:
             return self
 
     def global_options() -> Config:

@@ -21,7 +21,7 @@ def is_emulated() -> bool:
     return bool(getattr(sys.modules.get(ROOT), MARKER, False))
 
 
-def real_adapter_location() -> Optional[str]:
+def real_adapter_location() -> str | None:
     """Where a real ``npu_bridge`` is (imported already, or findable on sys.path), else None."""
     loaded = sys.modules.get(ROOT)
     if loaded is not None and not getattr(loaded, MARKER, False):
@@ -32,7 +32,7 @@ def real_adapter_location() -> Optional[str]:
     return str(spec.origin or list(spec.submodule_search_locations or []) or ROOT)
 
 
-def emulate_adapter(enable: bool = True) -> List[str]:
+def emulate_adapter(enable: bool = True) -> list[str]:
     """Install (or with ``enable=False`` remove) the emulated Ascend adapter surface; returns its modules.
 
     Afterwards real Ascend scripts' imports work (``from npu_bridge.npu_init import *``,

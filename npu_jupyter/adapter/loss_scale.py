@@ -122,7 +122,7 @@ class ExponentialUpdateLossScaleManager:
         return v1.cond(finite_grads, finite, not_finite)
 
 
-def _all_finite(grads: List[Any]) -> Any:
+def _all_finite(grads: list[Any]) -> Any:
     """One bool: every element of every gradient is finite (IndexedSlices: their values)."""
     tf = _tf()
     checks = [tf.reduce_all(tf.math.is_finite(getattr(g, "values", g))) for g in grads]
@@ -182,7 +182,7 @@ def _loss_scale_class() -> type:
             aggregation_method: Any = None,
             colocate_gradients_with_ops: bool = False,
             grad_loss: Any = None,
-        ) -> List[Tuple[Any, Any]]:
+        ) -> list[tuple[Any, Any]]:
             """Gradients of ``loss * scale``, divided by the scale again."""
             tf = _tf()
             loss_scale = self._loss_scale_manager.get_loss_scale()

@@ -93,7 +93,7 @@ def NPUBroadcastGlobalVariablesHook(root_rank: Any = None, index: Any = None) ->
     return _hook_class()(root_rank, index)
 
 
-def npu_hooks_append(hooks_list: Any = ()) -> List[Any]:
+def npu_hooks_append(hooks_list: Any = ()) -> list[Any]:
     """As the adapter: a list (a new one if ``hooks_list`` is not a list) with the broadcast hook added."""
     if not isinstance(hooks_list, list):
         hooks_list = []

@@ -72,7 +72,7 @@ class _HelperConfig:
             return kwargs[name]
         raise AttributeError(f"{type(self).__name__} has no argument {name!r}")
 
-    def as_kwargs(self) -> Dict[str, Any]:
+    def as_kwargs(self) -> dict[str, Any]:
         """The arguments as the nested dict ``NpuConfig.from_run_config_kwargs`` reads."""
         return {k: _plain(v) for k, v in self._kwargs.items()}
 

@@ -14,7 +14,7 @@ import sys
 from typing import Any, List, Tuple
 
 _PATCHED = ("Session", "InteractiveSession")
-_replaced: List[Tuple[Any, str, Any]] = []
+_replaced: list[tuple[Any, str, Any]] = []
 
 
 def patch() -> None:

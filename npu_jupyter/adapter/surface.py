@@ -29,13 +29,13 @@ class NotEmulatedError(ImportError):
     """
 
 
-def spec_table() -> Dict[str, Any]:
-    """module name -> {"emulated": {name: target}, "not_emulated": [names]}."""
+def spec_table() -> dict[str, Any]:
+    """Module name -> {"emulated": {name: target}, "not_emulated": [names]}."""
     with open(Path(__file__).with_name("surface.json"), encoding="utf-8") as handle:
         return json.load(handle)["modules"]
 
 
-def _not_emulated_message(module: str, name: str, emulated: List[str]) -> str:
+def _not_emulated_message(module: str, name: str, emulated: list[str]) -> str:
     offered = ", ".join(sorted(emulated)) or "nothing"
     return (
         f"{module}.{name} is part of the Ascend adapter but is not emulated by npu_jupyter's emulated "
@@ -44,7 +44,7 @@ def _not_emulated_message(module: str, name: str, emulated: List[str]) -> str:
     )
 
 
-def _module_getattr(module_name: str, known: List[str], emulated: List[str]) -> Any:
+def _module_getattr(module_name: str, known: list[str], emulated: list[str]) -> Any:
     def __getattr__(name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
@@ -58,17 +58,17 @@ def _module_getattr(module_name: str, known: List[str], emulated: List[str]) -> 
     return __getattr__
 
 
-def _resolve(target: str, built: Dict[str, types.ModuleType]) -> Any:
+def _resolve(target: str, built: dict[str, types.ModuleType]) -> Any:
     """'pkg.mod:attr' or 'pkg.mod' (an emulated module when it is one of ours)."""
     module_name, _, attr = target.partition(":")
     module = built.get(module_name) or importlib.import_module(module_name)
     return getattr(module, attr) if attr else module
 
 
-def build_modules() -> Dict[str, types.ModuleType]:
+def build_modules() -> dict[str, types.ModuleType]:
     """Fresh module objects for every emulated module, keyed by full name (parents before children)."""
     table = spec_table()
-    built: Dict[str, types.ModuleType] = {}
+    built: dict[str, types.ModuleType] = {}
     for name in sorted(table, key=lambda n: n.count(".")):
         module = types.ModuleType(name, f"npu_jupyter's emulated stand-in for the Ascend adapter's {name}.")
         setattr(module, MARKER, True)
@@ -93,8 +93,8 @@ def build_modules() -> Dict[str, types.ModuleType]:
 class NotEmulatedFinder(importlib.abc.MetaPathFinder):
     """Refuses, with a message naming it, any ``npu_bridge`` submodule the surface does not emulate."""
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Optional[Any]:
-        if fullname.split(".")[0] != ROOT or fullname in sys.modules:
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any | None:
+        if fullname.split(".", maxsplit=1)[0] != ROOT or fullname in sys.modules:
             return None
         parent, _, leaf = fullname.rpartition(".")
         emulated = [n.rpartition(".")[2] for n in sys.modules if n.rpartition(".")[0] == parent]

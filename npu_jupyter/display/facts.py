@@ -126,7 +126,6 @@ def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
 
 def transfers_text(payload: dict[str, Any], limit: int = 8) -> str:
     """``"a → b (host → device, float32, 4.0 KiB); …"``: each host<->device edge, the first ``limit``."""
-
     ops = payload["ops"]
     items = []
     for t in payload["transfers"][:limit]:

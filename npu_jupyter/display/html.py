@@ -16,8 +16,8 @@ from html import escape
 from typing import Any
 
 from npu_jupyter.display.chart import cost_bars
-from npu_jupyter.units import format_bytes  # re-exported: display.html.format_bytes
 from npu_jupyter.display.facts import Fact, drift_text, measured_label, op_marks, report_facts
+from npu_jupyter.units import format_bytes  # re-exported: display.html.format_bytes
 
 DETAIL_LEVELS = ("summary", "full")
 # "summary" caps the tables so a 7k-op graph does not put megabytes of HTML into the notebook;

@@ -44,6 +44,7 @@ def report_payload(obj: Plan | RunReport, *, budget: int = BUDGET_BYTES) -> dict
     budget : int
         Upper bound in bytes of the compact JSON encoding. Ops are dropped (most interesting kept,
         ``truncated`` set) until the payload fits.
+
     """
     plan, run = _split(obj)
     order = list(plan.ops)

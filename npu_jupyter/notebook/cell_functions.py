@@ -18,7 +18,7 @@ class CellFunctions:
     """The cell's function reports (empty when nothing was emulated)."""
 
     def __init__(self) -> None:
-        self.reports: List[Any] = []
+        self.reports: list[Any] = []
         self.active = False
 
 

@@ -145,7 +145,7 @@ CELL_USAGE = cell_usage()
 
 def _known_flag(token: str, flags: list[str]) -> bool:
     """An exact flag, or an abbreviation argparse would accept (a prefix of exactly one flag)."""
-    name = token.split("=")[0]
+    name = token.split("=", maxsplit=1)[0]
     return name in flags or sum(flag.startswith(name) for flag in flags) == 1
 
 

@@ -148,7 +148,7 @@ class NpuMagics(Magics, Configurable):
         if not rest:
             raise UsageError(f"%npu unset needs at least one option name.\n{usage}")
         keys = arguments.check_keys(rest, usage)
-        self._update({key: None for key in keys}, usage)
+        self._update(dict.fromkeys(keys), usage)
 
     def _cmd_reset(self, rest: list[str]) -> None:
         _no_args("reset", rest)
@@ -318,7 +318,8 @@ class NpuMagics(Magics, Configurable):
 
     def _compile(self, cell: str) -> tuple[Any, Any]:
         """Compile the cell as IPython would (magics and ``!`` lines inside it work), last
-        expression kept apart so its value becomes the cell's output like a normal cell."""
+        expression kept apart so its value becomes the cell's output like a normal cell.
+        """
         source = self.shell.transform_cell(cell)
         tree = ast.parse(source)
         last = None

@@ -64,6 +64,7 @@ class NpuPanel(widgets.VBox):
     ----------
     config : NpuConfig
         The config to edit. The panel observes it; ``close()`` stops that.
+
     """
 
     def __init__(self, config: Any) -> None:

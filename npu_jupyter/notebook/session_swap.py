@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from npu_jupyter.notebook.cell_options import merged, with_exclusions
-from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter.options.config import NpuConfig
@@ -39,6 +38,7 @@ class CellSessions:
         The cell's flags as option values (``None`` = unset).
     backend : str
         ``"auto"``, ``"emulator"`` or ``"ascend"``.
+
     """
 
     def __init__(self, snapshot: NpuConfig, overrides: dict[str, Any], backend: str) -> None:

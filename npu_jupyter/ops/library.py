@@ -31,7 +31,7 @@ from npu_jupyter.ops.cann import AicoreOp, CannData, OpDataError, read_install
 from npu_jupyter.ops.host_ops import HostOps, apply_host_ops, host_ops_from
 from npu_jupyter.package_data import read_package_text
 
-__all__ = ["OpCaps", "OpDataError", "OpLibrary", "load_library", "resolve_soc", "SUPPORTED_SOCS"]
+__all__ = ["SUPPORTED_SOCS", "OpCaps", "OpDataError", "OpLibrary", "load_library", "resolve_soc"]
 
 OPP_ENV = "ASCEND_OPP_PATH"
 CUSTOM_OPP_ENV = "ASCEND_CUSTOM_OPP_PATH"

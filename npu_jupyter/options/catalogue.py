@@ -6,12 +6,12 @@ the magic's help, generated code — asks this module, so adding an option is on
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
-from pathlib import Path
-import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Mapping
 
 from npu_jupyter.options.errors import NpuConfigError

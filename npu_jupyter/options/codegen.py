@@ -53,7 +53,7 @@ def _flatten(kwargs: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for name, value in kwargs.items():
         path = f"{prefix}{name}"
-        if isinstance(value, Mapping) and path.split(".")[-1] in HELPER_CLASSES:
+        if isinstance(value, Mapping) and path.rsplit(".", maxsplit=1)[-1] in HELPER_CLASSES:
             flat.update(_flatten(value, path + "."))
         else:
             flat[path] = value
@@ -188,7 +188,7 @@ def _estimator_writes(kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 def _unknown_kwarg(path: str) -> str:
     """The remark for an NPURunConfig argument that carries no session option."""
-    leaf = path.split(".")[-1]
+    leaf = path.rsplit(".", maxsplit=1)[-1]
     try:
         spec = catalogue.spec(leaf)
     except NpuConfigError as exc:
@@ -303,7 +303,8 @@ def _nested_names(kwargs: Mapping[str, Any]) -> list[str]:
 
 def to_code(config: Any, api: str = "session") -> str:
     """A runnable snippet for ``api`` "session" (sess.run / ConfigProto), "estimator" (NPURunConfig) or
-    "tf2" (the TF2 adapter's ``npu_device.global_options()``)."""
+    "tf2" (the TF2 adapter's ``npu_device.global_options()``).
+    """
     if api == "session":
         return session_code(config)
     if api == "estimator":

@@ -55,8 +55,7 @@ def group_candidates(
             lv = 0
             for p in ps:
                 if device[p]:
-                    if level[p] > lv:
-                        lv = level[p]
+                    lv = max(lv, level[p])
                 elif tainted[p] and level[p] + 1 > lv:
                     lv = level[p] + 1
             level[i] = lv
@@ -75,8 +74,7 @@ def group_candidates(
             for p in ps:
                 if device[p] or tainted[p]:
                     t = True
-                    if level[p] > lv:
-                        lv = level[p]
+                    lv = max(lv, level[p])
             level[i] = lv
             tainted[i] = t
     sources = [i for i in range(count) if device[i] and not preds[i]]

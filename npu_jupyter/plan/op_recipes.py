@@ -33,7 +33,7 @@ def dtype_of(enum: int) -> tuple[str, bool]:
 class Recipe:
     """How to read output dtypes, ref inputs and function attrs of one op type from its NodeDef."""
 
-    __slots__ = ("outputs", "inputs", "func_attrs", "defaults", "has_ref_input", "known", "single")
+    __slots__ = ("defaults", "func_attrs", "has_ref_input", "inputs", "known", "outputs", "single")
 
     def __init__(self, op_def: Any) -> None:
         self.known = op_def is not None

@@ -289,14 +289,13 @@ def _place_in_out_pair(view: GraphView, lib: Any, s: PlanSettings, collected: se
                 out.reason[i] = "inside the in_out_pair range (in_out_pair_flag=True): offloaded"
             else:
                 out.reason[i] = "outside every in_out_pair range (in_out_pair_flag=True): stays on the host"
+        elif inside:
+            out.reason[i] = "inside an in_out_pair range with in_out_pair_flag=False: stays on the host"
+        elif ok:
+            out.device[i] = True
+            out.reason[i] = "outside the in_out_pair ranges (in_out_pair_flag=False): offloaded"
         else:
-            if inside:
-                out.reason[i] = "inside an in_out_pair range with in_out_pair_flag=False: stays on the host"
-            elif ok:
-                out.device[i] = True
-                out.reason[i] = "outside the in_out_pair ranges (in_out_pair_flag=False): offloaded"
-            else:
-                out.reason[i] = why
+            out.reason[i] = why
         if out.device[i]:
             out.engine[i] = _engine(n, lib)
 

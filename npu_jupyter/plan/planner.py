@@ -37,7 +37,7 @@ def library_for(soc: str) -> Any:
 # per-config plans) then skips building the view, the larger half of a plan. Keying on the bytes
 # (not just graph.version) notices attributes set after construction, e.g. keep_tensors_dtypes.
 # Views are never mutated after construction.
-_VIEW_CACHE: "weakref.WeakKeyDictionary[Any, tuple[Any, Any]]" = weakref.WeakKeyDictionary()
+_VIEW_CACHE: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
 
 
 def _view(graph: Any, fetches: Any) -> Any:
@@ -119,6 +119,7 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
         Plan only what these need.
     soc : str, optional
         SoC table to use ("Ascend910", "Ascend910B"); wins over ``config.soc_config``.
+
     """
     from npu_jupyter.plan.partition import partition
     from npu_jupyter.plan.placement import place

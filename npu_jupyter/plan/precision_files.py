@@ -55,7 +55,8 @@ class FileFindings:
 
 def _read_text(path: str, option: str, findings: FileFindings) -> str | None:
     """The file's text, or None with a plan error: a file named by an option is user input, so an
-    unreadable, non-UTF-8 or impossible path (an embedded NUL) is a finding, never a traceback."""
+    unreadable, non-UTF-8 or impossible path (an embedded NUL) is a finding, never a traceback.
+    """
     try:
         with open(path, encoding="utf-8") as fh:
             return fh.read()

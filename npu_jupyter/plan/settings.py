@@ -56,7 +56,8 @@ class PlanSettings:
     def lazy_recompile(self) -> bool:
         """dynamic_input with lazy_recompile: the partition pass merges GeOps as in mixed computing
         and keeps a GetNext's out-edges uncontracted (``is_set_lazy_recompile`` in
-        ``om_partition_subgraphs_pass.cc``). dynamic_execute changes nothing there."""
+        ``om_partition_subgraphs_pass.cc``). dynamic_execute changes nothing there.
+        """
         return self.dynamic_input and self.dynamic_graph_execute_mode == "lazy_recompile"
 
 

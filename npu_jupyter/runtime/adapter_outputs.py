@@ -24,7 +24,7 @@ GE_HINT = (
 )
 
 
-def output_locations(config: Any, environ: Optional[Dict[str, str]] = None) -> List[Dict[str, Any]]:
+def output_locations(config: Any, environ: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """[{"label", "path", "exists"}] for each output the config makes the adapter write."""
     from npu_jupyter.runtime.ge_dump import dump_directory
 
@@ -55,7 +55,7 @@ def output_locations(config: Any, environ: Optional[Dict[str, str]] = None) -> L
     return result
 
 
-def _profiling_output(options: Any) -> Optional[str]:
+def _profiling_output(options: Any) -> str | None:
     if isinstance(options, str):
         try:
             options = json.loads(options)
@@ -66,7 +66,7 @@ def _profiling_output(options: Any) -> Optional[str]:
     return None
 
 
-def actual_decisions(plan: Any, since: float, environ: Optional[Dict[str, str]] = None) -> Optional[Dict[str, Any]]:
+def actual_decisions(plan: Any, since: float, environ: dict[str, str] | None = None) -> dict[str, Any] | None:
     """{"files", "rows", "missing", "error"} from GE's Build-stage dumps written since ``since``; None when off."""
     from npu_jupyter.runtime import ge_dump
 
@@ -76,7 +76,7 @@ def actual_decisions(plan: Any, since: float, environ: Optional[Dict[str, str]] 
     files = ge_dump.build_dumps(directory, since=since)
     if not files:
         return {"files": [], "rows": [], "missing": 0, "error": None}
-    graphs: List[Any] = []
+    graphs: list[Any] = []
     try:
         for path in files:
             graphs.extend(_read_cached(path))
@@ -90,10 +90,10 @@ def actual_decisions(plan: Any, since: float, environ: Optional[Dict[str, str]] 
     }
 
 
-_READ: Dict[Any, List[Any]] = {}
+_READ: dict[Any, list[Any]] = {}
 
 
-def _read_cached(path: str) -> List[Any]:
+def _read_cached(path: str) -> list[Any]:
     """A dump is read once per (path, size, mtime): every new report of a session looks at the same files."""
     from npu_jupyter.runtime import ge_dump
 

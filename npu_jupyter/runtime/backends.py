@@ -67,6 +67,7 @@ def session(
     A ``tf.compat.v1.Session`` (ascend) or an :class:`~npu_jupyter.runtime.emulator.EmulatorSession`;
     both have ``run``, ``close``, ``graph``, ``as_default`` and work as context managers. The emulator
     also records ``last_report`` / ``reports``.
+
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is not a backend; choose one of {', '.join(map(repr, BACKENDS))}")

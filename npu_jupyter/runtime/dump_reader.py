@@ -98,10 +98,10 @@ class _OpSlots(dict):
     def __len__(self) -> int:
         return len(self._records)
 
-    def keys(self):  # noqa: ANN201 - dict protocol
+    def keys(self):
         return self._records.keys()
 
-    def items(self):  # noqa: ANN201 - dict protocol
+    def items(self):
         return [(k, r.value) for k, r in self._records.items()]
 
 

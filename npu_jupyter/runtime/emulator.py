@@ -35,7 +35,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-
 # This module is only imported when a session is created (backends.session imports it lazily), so
 # TensorFlow is already needed; subclassing SessionInterface lets tf.compat.v1.train.Saver and other
 # ``isinstance(sess, Session)`` checks accept the emulator. Inner sessions use TF's Session class
@@ -60,8 +59,8 @@ from npu_jupyter.runtime.run_notes import note_non_finite
 from npu_jupyter.runtime.run_settings import RunSettings, reduced_phase
 from npu_jupyter.runtime.session_plans import SessionPlans
 from npu_jupyter.runtime.variables import read_variables, write_variables
-from npu_jupyter.runtime.watch import finite_flag_tensors, observe_spec, read_values, watch_list
 from npu_jupyter.runtime.watch import fetch_names as watch_fetch_names
+from npu_jupyter.runtime.watch import finite_flag_tensors, observe_spec, read_values, watch_list
 
 # Per-session caches (run facts per fetch set) are dropped whole past this many entries.
 _CACHE_LIMIT = 256
@@ -95,6 +94,7 @@ class EmulatorSession(SessionInterface):
         The user's own ConfigProto; the NpuOptimizer entry is added to (a copy of) it.
     plan_fn : callable, optional
         ``plan_fn(graph, config, fetches=...) -> Plan``; defaults to :func:`npu_jupyter.plan.planner.plan`.
+
     """
 
     backend = "emulator"
@@ -166,7 +166,7 @@ class EmulatorSession(SessionInterface):
         self._graph_cm.__enter__()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._graph_cm.__exit__(*exc)
         self._default_cm.__exit__(*exc)
         self.close()

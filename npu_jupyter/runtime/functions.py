@@ -45,21 +45,21 @@ class FunctionEmulation:
     function in its call tree, the roundings of all of them, calls and CPU time).
     """
 
-    def __init__(self, config: Any, *, soc: Optional[str] = None, plan_fn: Optional[Callable[..., Any]] = None) -> None:
+    def __init__(self, config: Any, *, soc: str | None = None, plan_fn: Callable[..., Any] | None = None) -> None:
         from npu_jupyter.options.config import NpuConfig
 
         base = config if isinstance(config, NpuConfig) else NpuConfig(config or {})
         self.config = base.copy(mix_compile_mode=True) if base.mix_compile_mode is None else base
         self.soc = soc
         self._plan_fn = plan_fn
-        self.reports: Dict[str, RunReport] = {}
-        self._originals: Dict[str, Any] = {}  # function name -> original FunctionDef
-        self._handled: Dict[str, Any] = {}  # function name -> RewrittenFunction
+        self.reports: dict[str, RunReport] = {}
+        self._originals: dict[str, Any] = {}  # function name -> original FunctionDef
+        self._handled: dict[str, Any] = {}  # function name -> RewrittenFunction
         self._context: Any = None
         self._saved: Any = None
 
     # ----------------------------------------------------------------------------- context manager
-    def __enter__(self) -> "FunctionEmulation":
+    def __enter__(self) -> FunctionEmulation:
         from tensorflow.python.eager.polymorphic_function import atomic_function
 
         self._saved = atomic_function.AtomicFunction.call_flat
@@ -80,7 +80,7 @@ class FunctionEmulation:
         atomic_function.AtomicFunction.call_flat = call_flat
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         from tensorflow.python.eager.polymorphic_function import atomic_function
 
         atomic_function.AtomicFunction.call_flat = self._saved
@@ -97,8 +97,8 @@ class FunctionEmulation:
         self._context = function._bound_context  # noqa: SLF001 - the context the function is registered in
         tree = [function, *_descendants(function)]
         plans = []
-        emulation: Dict[str, str] = {}
-        warnings: List[str] = []
+        emulation: dict[str, str] = {}
+        warnings: list[str] = []
         for member in tree:
             rewritten, plan = self._rewrite(member)
             if plan is not None:
@@ -164,9 +164,9 @@ def _name(function: Any) -> str:
     return name.decode() if isinstance(name, bytes) else str(name)
 
 
-def _descendants(function: Any) -> List[Any]:
+def _descendants(function: Any) -> list[Any]:
     """Every function ``function`` calls, transitively, each once."""
-    seen: Dict[str, Any] = {}
+    seen: dict[str, Any] = {}
     stack = list(getattr(function, "children", []) or [])
     while stack:
         child = stack.pop()
@@ -186,7 +186,7 @@ def _register(context: Any, name: str, definition: Any) -> None:
     context.add_function_def(definition)
 
 
-def _non_finite_outputs(result: Any) -> List[int]:
+def _non_finite_outputs(result: Any) -> list[int]:
     """Indices of float outputs holding NaN or Inf."""
     import numpy as np
 
@@ -204,4 +204,4 @@ def _non_finite_outputs(result: Any) -> List[int]:
     return bad
 
 
-__all__ = ["FunctionEmulation", "TF2_RULE_NOTE", "supported"]
+__all__ = ["TF2_RULE_NOTE", "FunctionEmulation", "supported"]

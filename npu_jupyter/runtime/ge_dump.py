@@ -87,9 +87,9 @@ class GeOp:
     name: str
     op_type: str
     kernel_lib: str = ""
-    input_dtypes: List[str] = field(default_factory=list)
-    output_dtypes: List[str] = field(default_factory=list)
-    original_names: List[str] = field(default_factory=list)
+    input_dtypes: list[str] = field(default_factory=list)
+    output_dtypes: list[str] = field(default_factory=list)
+    original_names: list[str] = field(default_factory=list)
 
     @property
     def engine(self) -> str:
@@ -103,7 +103,7 @@ class GeGraph:
 
     name: str
     source: str
-    ops: List[GeOp] = field(default_factory=list)
+    ops: list[GeOp] = field(default_factory=list)
 
 
 def engine_of(kernel_lib: str) -> str:
@@ -170,7 +170,7 @@ def _unquote(literal: str) -> str:
     return out.decode("utf-8", errors="replace")
 
 
-def _tokens(text: str, source: str) -> Iterator[Tuple[str, str, int]]:
+def _tokens(text: str, source: str) -> Iterator[tuple[str, str, int]]:
     """(kind, text, line) with kind 'str', 'punct' or 'word'; lines counted incrementally (linear time)."""
     pos, line, counted = 0, 1, 0
     while pos < len(text):
@@ -193,10 +193,10 @@ def _tokens(text: str, source: str) -> Iterator[Tuple[str, str, int]]:
         pos = match.end()
 
 
-def parse_text_proto(text: str, source: str = "<text>") -> Dict[str, List[Any]]:
+def parse_text_proto(text: str, source: str = "<text>") -> dict[str, list[Any]]:
     """Protobuf text format as nested dicts: field name -> list of values (scalars or dicts)."""
-    stack: List[Dict[str, List[Any]]] = [{}]
-    pending: Optional[str] = None
+    stack: list[dict[str, list[Any]]] = [{}]
+    pending: str | None = None
     tokens = list(_tokens(text, source))
     i = 0
     while i < len(tokens):
@@ -219,7 +219,7 @@ def parse_text_proto(text: str, source: str = "<text>") -> Dict[str, List[Any]]:
             raise GeDumpError(f"{source}: line {line}: field {pending!r} has no value")
         kind, value, line = tokens[i]
         if kind == "punct" and value in "{<":
-            child: Dict[str, List[Any]] = {}
+            child: dict[str, list[Any]] = {}
             stack[-1].setdefault(pending, []).append(child)
             stack.append(child)
             i += 1
@@ -244,7 +244,7 @@ def parse_text_proto(text: str, source: str = "<text>") -> Dict[str, List[Any]]:
     return stack[0]
 
 
-def _scalar(token: Tuple[str, str, int]) -> Any:
+def _scalar(token: tuple[str, str, int]) -> Any:
     kind, value, _ = token
     if kind == "str":
         return _unquote(value)
@@ -264,7 +264,7 @@ def _scalar(token: Tuple[str, str, int]) -> Any:
 # -- ModelDef -> GeGraph ---------------------------------------------------------------------------
 
 
-def _first(message: Dict[str, List[Any]], name: str, default: Any = None) -> Any:
+def _first(message: dict[str, list[Any]], name: str, default: Any = None) -> Any:
     values = message.get(name) or []
     return values[0] if values else default
 
@@ -275,12 +275,12 @@ def _dtype_name(value: Any) -> str:
     return _DTYPES.get(str(value), str(value).lower())
 
 
-def _attrs(op: Dict[str, List[Any]]) -> Dict[str, Dict[str, List[Any]]]:
+def _attrs(op: dict[str, list[Any]]) -> dict[str, dict[str, list[Any]]]:
     """map<string, AttrDef> entries as key -> AttrDef dict."""
     return {str(_first(e, "key", "")): (_first(e, "value") or {}) for e in op.get("attr", []) if isinstance(e, dict)}
 
 
-def _op(op: Dict[str, List[Any]]) -> GeOp:
+def _op(op: dict[str, list[Any]]) -> GeOp:
     attrs = _attrs(op)
     lib = _first(attrs.get(KERNEL_LIB_ATTR, {}), "s", "")
     originals_list = _first(attrs.get(ORIGINAL_NAMES_ATTR, {}), "list") or {}
@@ -295,7 +295,7 @@ def _op(op: Dict[str, List[Any]]) -> GeOp:
     )
 
 
-def read_ge_dump(path: str) -> List[GeGraph]:
+def read_ge_dump(path: str) -> list[GeGraph]:
     """The graphs of one ``ge_proto_*.txt`` file (a ModelDef; a bare GraphDef is read too)."""
     size = os.path.getsize(path)
     if size > MAX_DUMP_BYTES:
@@ -315,7 +315,7 @@ def read_ge_dump(path: str) -> List[GeGraph]:
     return result
 
 
-def dump_directory(environ: Optional[Dict[str, str]] = None) -> Optional[str]:
+def dump_directory(environ: dict[str, str] | None = None) -> str | None:
     """Where GE writes its graph dumps, or None when ``DUMP_GE_GRAPH`` does not switch them on."""
     env = os.environ if environ is None else environ
     if str(env.get(ENV_SWITCH, "")).strip() not in ("1", "2", "3"):
@@ -323,7 +323,7 @@ def dump_directory(environ: Optional[Dict[str, str]] = None) -> Optional[str]:
     return os.path.abspath(env.get(ENV_PATH) or os.getcwd())
 
 
-def build_dumps(directory: str, since: float = 0.0) -> List[str]:
+def build_dumps(directory: str, since: float = 0.0) -> list[str]:
     """The compiled-graph dump files (``ge_proto_*_Build.txt``) modified at or after ``since``, oldest first."""
     found = []
     for path in glob.glob(os.path.join(glob.escape(directory), "ge_proto_*.txt")):
@@ -337,9 +337,9 @@ def build_dumps(directory: str, since: float = 0.0) -> List[str]:
     return [path for _, path in sorted(found)]
 
 
-def actual_by_tf_name(graphs: List[GeGraph]) -> Dict[str, GeOp]:
+def actual_by_tf_name(graphs: list[GeGraph]) -> dict[str, GeOp]:
     """TF op name -> the GE op that ran it (by its own name or its original names after fusion)."""
-    index: Dict[str, GeOp] = {}
+    index: dict[str, GeOp] = {}
     for graph in graphs:
         for op in graph.ops:
             for name in op.original_names or [op.name]:
@@ -347,7 +347,7 @@ def actual_by_tf_name(graphs: List[GeGraph]) -> Dict[str, GeOp]:
     return index
 
 
-def compare(plan: Any, graphs: List[GeGraph]) -> List[Dict[str, Any]]:
+def compare(plan: Any, graphs: list[GeGraph]) -> list[dict[str, Any]]:
     """Per planned op found in the dumps: predicted vs actual engine and output dtypes.
 
     Rows: ``{"n": op, "pe": predicted engine, "ae": actual engine, "pd": predicted output dtypes,
@@ -380,7 +380,7 @@ def compare(plan: Any, graphs: List[GeGraph]) -> List[Dict[str, Any]]:
     return rows
 
 
-def missing_from_dumps(plan: Any, graphs: List[GeGraph]) -> List[str]:
+def missing_from_dumps(plan: Any, graphs: list[GeGraph]) -> list[str]:
     """Ops the plan puts on the device that no GE op accounts for (pruned, or named differently)."""
     actual = actual_by_tf_name(graphs)
     return [n for n, d in plan.ops.items() if d.engine != "HOST" and n not in actual]

@@ -266,7 +266,7 @@ def _static_bytes(graph: Any, w: Any) -> int:
         dims = []
     count = 1
     for d in dims or []:
-        count *= d if d else 1
+        count *= d or 1
     dtype = w.decided_dtype or tensor.dtype.base_dtype.name
     return count * _ITEM_BYTES.get(dtype, 4)
 

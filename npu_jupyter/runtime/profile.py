@@ -30,6 +30,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,7 +102,7 @@ class StepProfile:
     op_summary_csv: str | None = None
 
     def op_times_us(self) -> dict[str, float]:
-        """op name -> total microseconds in this step."""
+        """Op name -> total microseconds in this step."""
         out: dict[str, float] = {}
         for t in self.ops:
             out[t.name] = out.get(t.name, 0.0) + t.duration_us
@@ -120,7 +121,7 @@ def profiles_run(plan: Plan, fetches: list[str], options: dict[str, Any]) -> boo
 
 
 def graph_facts(graph: Any) -> dict[str, tuple[str, list[tuple[str, int, list[int], str]]]]:
-    """op name -> (op type, [(producer op, output index, static shape, dtype) per input]).
+    """Op name -> (op type, [(producer op, output index, static shape, dtype) per input]).
 
     Built once per graph version and reused every profiled step: looking ops up in the graph for each
     node of each step cost more than TensorFlow's own tracing.
@@ -142,7 +143,7 @@ def graph_facts(graph: Any) -> dict[str, tuple[str, list[tuple[str, int, list[in
 def collect(step_stats: Any, graph: Any, plan: Plan | None, step: int, *, marker: str) -> StepProfile:
     """Turn ``RunMetadata.step_stats`` into user-op timings (nodes not in the user's graph dropped)."""
     require_tensorflow("profiling")
-    from tensorflow.python.framework import dtypes  # noqa: PLC0415 - heavy import at call time
+    from tensorflow.python.framework import dtypes
 
     facts = graph_facts(graph)
     rows: list[OpTiming] = []

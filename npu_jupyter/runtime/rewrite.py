@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,7 +51,7 @@ class PrivateGraph:
     roundings: list[Rounding] = field(default_factory=list)
 
     def emulation(self) -> dict[str, str]:
-        """op -> how its precision is emulated, for the report (ops without rounding are absent)."""
+        """Op -> how its precision is emulated, for the report (ops without rounding are absent)."""
         return emulation_of(self.roundings)
 
     def tensor_name(self, name: str) -> str:
@@ -67,7 +68,7 @@ class PrivateGraph:
 
 
 def emulation_of(rounded: list[Rounding]) -> dict[str, str]:
-    """op -> how its precision is emulated, e.g. ``"storage rounding float16 (in 0,1; out 0)"``."""
+    """Op -> how its precision is emulated, e.g. ``"storage rounding float16 (in 0,1; out 0)"``."""
     slots: dict[str, dict[tuple[str, str], list[int]]] = {}
     for r in rounded:
         slots.setdefault(r.op, {}).setdefault((r.dtype, r.kind), []).append(r.slot)

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from npu_jupyter.runtime.dump_format import DumpGraph
-
 from npu_jupyter.runtime.rewrite import Rounding, emulation_of, insert_casts, roundings
 
 VARIANT_PREFIX = "npu_emu_run"
@@ -72,7 +71,7 @@ class RunGraph:
         return self.prefix + name if name in self.copied else name
 
     def emulation(self) -> dict[str, str]:
-        """op -> how this run emulates its precision (ops without rounding absent)."""
+        """Op -> how this run emulates its precision (ops without rounding absent)."""
         return emulation_of(self.roundings)
 
 
@@ -113,7 +112,8 @@ def is_shared(op: Any) -> bool:
 @dataclass(frozen=True)
 class Observe:
     """What a run must observe that a plain fetch cannot give: watches behind a liveness guard, per
-    iteration captures inside loop frames, and the all-finite flag of each float output."""
+    iteration captures inside loop frames, and the all-finite flag of each float output.
+    """
 
     guarded: tuple = ()  # (op, kind, slot) whose value may be dead: fetched through a guard
     captured: tuple = ()  # (op, kind, slot, frame path) inside a loop frame: captured per iteration

@@ -106,7 +106,7 @@ class SessionPlans:
 
 
 def _mark_dirty(change: Any) -> None:
-    """traitlets observer: an option changed, so the session's config snapshot must be recomputed."""
+    """Traitlets observer: an option changed, so the session's config snapshot must be recomputed."""
     change["owner"]._npu_emu_clean = False
 
 

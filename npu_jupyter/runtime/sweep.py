@@ -25,6 +25,7 @@ import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
+
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 CPU_LABEL = "CPU time of the emulation (not NPU time)"
@@ -214,6 +215,7 @@ def sweep(
         Untimed runs per mode before the timed ones (the first run of a session builds its kernels).
     progress : bool, optional
         A progress bar over the modes; default: only in a notebook frontend (``npu_jupyter.progress``).
+
     """
     from npu_jupyter.options.config import NpuConfig
     from npu_jupyter.progress import progress_bar

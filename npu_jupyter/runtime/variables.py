@@ -10,10 +10,10 @@ built once per private graph and cached on it, so a per-step sync does not grow 
 from __future__ import annotations
 
 from typing import Any
-from npu_jupyter.tensorflow_import import require_tensorflow
 
 from npu_jupyter.ops.variable_ops import REF_VARIABLE_OPS as _REF_TYPES
 from npu_jupyter.ops.variable_ops import RESOURCE_VARIABLE_OPS as _RESOURCE_TYPES
+from npu_jupyter.tensorflow_import import require_tensorflow
 
 
 def variable_ops(graph: Any) -> list[Any]:
@@ -66,12 +66,12 @@ def _cached(graph: Any, attr: str) -> dict[str, tuple[Any, Any]] | None:
 
 
 def _reader(graph: Any) -> dict[str, tuple[Any, Any]]:
-    """name -> (is-initialized tensor, value tensor), built once per graph."""
+    """Name -> (is-initialized tensor, value tensor), built once per graph."""
     return _table(graph, "_npu_emu_var_reader", "npu_emu_read", _read_entry)
 
 
 def _writer(graph: Any) -> dict[str, tuple[Any, Any]]:
-    """name -> (placeholder, assign op), built once per graph."""
+    """Name -> (placeholder, assign op), built once per graph."""
     return _table(graph, "_npu_emu_var_writer", "npu_emu_write", _write_entry)
 
 

@@ -117,7 +117,7 @@ def fetchable(graph: Any, tensor: Any, fed: tuple, captured: bool = False) -> bo
 
 
 def read_values(run: Any, watch: list[Watch], fetched: dict[tuple, Any]) -> dict[tuple, list]:
-    """watch key -> the step's values (one per live iteration; empty when the tensor was dead).
+    """Watch key -> the step's values (one per live iteration; empty when the tensor was dead).
 
     ``fetched`` holds what the session returned for the run graph's fetch names of "fetch" and
     "guard" watches (see :func:`fetch_names`).

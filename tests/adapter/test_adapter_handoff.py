@@ -156,7 +156,6 @@ def test_the_tf2_adapter_double_records_options_set_by_a_script(adapter_double):
 
 def test_the_double_leaves_no_trace_after_the_test(adapter_double):
     import npu_bridge.npu_init  # noqa: F401 - wraps Session.__init__ as the real one does
-
     from tensorflow.python.client import session
 
     assert session.Session.__init__ is not adapter_double.original_session_init

@@ -56,7 +56,7 @@ def test_a_name_not_emulated_fails_naming_it(emulated):
         r"but is not emulated.*NPURunConfig",
     ):
         exec("from npu_bridge.npu_init import NPUEstimator", {})  # noqa: S102
-    import npu_bridge.estimator.npu_ops as npu_ops
+    from npu_bridge.estimator import npu_ops
 
     with pytest.raises(NotEmulatedError, match="npu_ops.LARS is part of the Ascend adapter"):
         npu_ops.LARS  # noqa: B018
@@ -70,7 +70,7 @@ def test_a_submodule_not_emulated_fails_naming_it(emulated):
 
 
 def test_an_unknown_name_is_an_attribute_error_listing_the_emulated_ones(emulated):
-    import npu_bridge.npu_init as npu_init
+    from npu_bridge import npu_init
 
     with pytest.raises(AttributeError, match="has no attribute 'npu_magic'.*npu_config_proto"):
         npu_init.npu_magic  # noqa: B018

@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
 
-from npu_bridge.npu_init import *  # noqa: F401,F403 - as the zoo scripts do
+from npu_bridge.npu_init import *  # noqa: F403 - as the zoo scripts do
 from npu_bridge.estimator import npu_ops
 from npu_bridge.estimator.npu import npu_scope
 from npu_bridge.estimator.npu.npu_loss_scale_manager import ExponentialUpdateLossScaleManager

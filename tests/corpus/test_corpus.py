@@ -12,7 +12,6 @@ predicted by the planner). Fast: the corpus covers every idiom/architecture.
 from __future__ import annotations
 
 import ast
-import math
 from pathlib import Path
 from typing import Any
 

@@ -10,10 +10,8 @@ collection, the same ``IsFinite`` check and loss-scale update the adapter's loss
 
 from __future__ import annotations
 
-from typing import Any, Sequence
-
 import contextlib
-from typing import Iterator
+from typing import Any, Iterator, Sequence
 
 import tensorflow as tf
 

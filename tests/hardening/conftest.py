@@ -33,7 +33,7 @@ def ip():
     current_config().reset()
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ANN001 - pytest hook
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """One line per fuzzed area and the total, so the CI log shows how many inputs were tried."""
     if not TRIED:
         return

@@ -16,11 +16,11 @@ import json
 from html.parser import HTMLParser
 
 import pytest
+from fuzz_inputs import accepted, fuzz_settings, tried
+from hardening_graphs import renamed, set_string_attr, tiny_graph_def
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzz_inputs import accepted, fuzz_settings, tried
-from hardening_graphs import renamed, set_string_attr, tiny_graph_def
 from npu_jupyter.display import formatters
 from npu_jupyter.display.mime import MIME_TYPE, mimebundle
 from npu_jupyter.options.config import NpuConfig
@@ -85,20 +85,20 @@ class _Collector(HTMLParser):
         self.attrs: list[str] = []
         self.text: list[str] = []
 
-    def handle_starttag(self, tag, attrs):  # noqa: ANN001 - HTMLParser API
+    def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
         self.attrs += [name for name, _ in attrs]
 
-    def handle_startendtag(self, tag, attrs):  # noqa: ANN001
+    def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
 
-    def handle_endtag(self, tag):  # noqa: ANN001
+    def handle_endtag(self, tag):
         self.ends.append(tag)
 
-    def handle_data(self, data):  # noqa: ANN001
+    def handle_data(self, data):
         self.text.append(data)
 
-    def handle_comment(self, data):  # noqa: ANN001
+    def handle_comment(self, data):
         self.tags.append("<!--comment-->")
 
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 import shlex
 
 import pytest
+from config_invariants import assert_round_trips
+from fuzz_inputs import accepted, any_int, fuzz_settings, nasty_text, text_of, tried
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from config_invariants import assert_round_trips
-from fuzz_inputs import accepted, any_int, fuzz_settings, nasty_text, text_of, tried
 from npu_jupyter.notebook.state import current_config
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.errors import NpuConfigError

@@ -12,9 +12,6 @@ import json
 import os
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from fuzz_inputs import (
     accepted,
     any_text,
@@ -26,6 +23,9 @@ from fuzz_inputs import (
     profiling_json,
     tried,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.options.errors import NpuConfigError
 

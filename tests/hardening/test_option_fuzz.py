@@ -14,11 +14,11 @@ that these inputs reach (explicit ``use_off_line=True``) is skipped in ``config_
 from __future__ import annotations
 
 import pytest
+from config_invariants import assert_names_input, assert_round_trips
+from fuzz_inputs import accepted, any_int, any_text, fuzz_settings, text_of, tried, values_for, wrong_type_values
 from hypothesis import given
 from hypothesis import strategies as st
 
-from config_invariants import assert_names_input, assert_round_trips
-from fuzz_inputs import accepted, any_int, any_text, fuzz_settings, text_of, tried, values_for, wrong_type_values
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.options.errors import NpuConfigError

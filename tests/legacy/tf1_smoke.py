@@ -2,6 +2,7 @@
 an emulator session with a training step, and a %%npu cell. Exits non-zero on any failure."""
 
 import tensorflow as tf
+
 import npu_jupyter
 from npu_jupyter.options.config import NpuConfig
 

@@ -64,7 +64,7 @@ def test_experimental_config_seed_members_map_to_experimental_config_paths(seed_
 )
 def test_every_helper_config_argument_of_the_adapter_is_reachable(helper, attribute, shared):
     facts = (shared / "ADAPTER-FACTS.md").read_text(encoding="utf-8")
-    signatures = [s for s in re.findall(rf"`{helper}\((.*?)\)`", facts, flags=re.S) if "=" in s]
+    signatures = [s for s in re.findall(rf"`{helper}\((.*?)\)`", facts, flags=re.DOTALL) if "=" in s]
     assert signatures, helper
     arguments = {a.split("=")[0].strip() for a in signatures[0].replace("\n", " ").split(",")}
     paths = set(catalogue.by_run_config_path())
@@ -94,7 +94,7 @@ def test_seed_examples_use_the_field_the_catalogue_documents(seed_text):
 def test_adapter_fact_keys_from_the_tables_are_all_catalogued(shared):
     facts = (shared / "ADAPTER-FACTS.md").read_text(encoding="utf-8")
     section = facts[facts.index("### 1.2") : facts.index("### 1.3")]
-    rows = re.findall(r"^\| `?[^|]*\| `([a-zA-Z_0-9]+)` \| ([bis]) \|", section, flags=re.M)
+    rows = re.findall(r"^\| `?[^|]*\| `([a-zA-Z_0-9]+)` \| ([bis]) \|", section, flags=re.MULTILINE)
     assert len(rows) > 30
     mismatched = [(k, f) for k, f in rows if k in catalogue.keys() and catalogue.spec(k).field != f]
     missing = [k for k, _ in rows if k not in catalogue.keys()]

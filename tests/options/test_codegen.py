@@ -7,7 +7,8 @@ import re
 
 import pytest
 import tensorflow as tf
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.config import NpuConfig
@@ -128,7 +129,7 @@ def test_estimator_snippet_passes_all_four_dynamic_input_arguments():
 def test_seed_npu_run_config_examples_import_as_their_options(seed_text):
     """Every one-line `config = NPURunConfig(...)` example of the seed doc maps onto its options."""
     text = seed_text("npu-run-config-options.txt")
-    examples = re.findall(r"^\s*config\d?\s*=\s*(NPURunConfig\(.*\))\s*$", text, flags=re.M)
+    examples = re.findall(r"^\s*config\d?\s*=\s*(NPURunConfig\(.*\))\s*$", text, flags=re.MULTILINE)
     checked = 0
     for call in examples:
         try:

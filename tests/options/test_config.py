@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.config import NpuConfig

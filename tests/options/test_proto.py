@@ -6,7 +6,8 @@ import re
 
 import pytest
 import tensorflow as tf
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
 
 from npu_jupyter.options import catalogue

@@ -5,15 +5,15 @@ from __future__ import annotations
 import sys
 
 import pytest
-
 from tf2_options_double import Config, OptionValue, make_module
+
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.options.errors import NpuConfigError
 from npu_jupyter.options.tf2 import read_by_tf2, tf2_options, tf2_path
 
 
-@pytest.fixture()
+@pytest.fixture
 def npu_device(monkeypatch):
     module = make_module()
     monkeypatch.setitem(sys.modules, "npu_device", module)

@@ -89,7 +89,7 @@ def test_a_resource_variable_fetch_names_the_read_session_run_returns():
     with g.as_default():
         v = v1.Variable(1.0, name="v", use_resource=True)
     names = fetch_names([v])
-    assert names == [v._graph_element.op.name]  # noqa: SLF001 - what Session.run's fetch mapper reads
+    assert names == [v._graph_element.op.name]
     assert names[0] != "v"  # not the bare handle: Session.run returns the value
 
 

@@ -85,7 +85,7 @@ def expected_host(graph: Any) -> dict[str, str]:
         if op.type != "Const":
             continue
         readers = [c for t in op.outputs for c in t.consumers()]
-        if not any(c.name not in host for c in readers + list(op._control_outputs)):  # noqa: SLF001
+        if not any(c.name not in host for c in readers + list(op._control_outputs)):
             host[op.name] = "const"
     return host
 

@@ -243,9 +243,7 @@ def test_reference_can_be_asked_for_one_run(tf, hand):
 
 
 def test_per_fetch_caches_stay_bounded_when_every_run_fetches_something_new(tf, hand, monkeypatch):
-    from npu_jupyter.runtime import emulator
-
-    from npu_jupyter.runtime import session_plans
+    from npu_jupyter.runtime import emulator, session_plans
 
     monkeypatch.setattr(emulator, "_CACHE_LIMIT", 3)
     monkeypatch.setattr(session_plans, "CACHE_LIMIT", 3)

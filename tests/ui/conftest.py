@@ -179,7 +179,7 @@ def hostile_plan() -> Any:
             op_type="MatMul",
             placement="host",
             engine="HOST",
-            placement_reason=f'<a href="javascript:window.__pwned=3">x</a>',
+            placement_reason='<a href="javascript:window.__pwned=3">x</a>',
             dtype_before="float32",
             dtype_after="float32",
             precision_reason=HOSTILE_IMG,
