@@ -7,7 +7,7 @@ layer, and importing the package does not import the planner.
 
 from __future__ import annotations
 
-from typing import Any, Callable, List
+from typing import Any, Callable
 
 TEXT_RENDERERS: list[Callable[[Any], str]] = []
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.machinery
 import sys
-from typing import List, Optional
 
 from npu_jupyter.adapter.surface import MARKER, ROOT, NotEmulatedFinder
 

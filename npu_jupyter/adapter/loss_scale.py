@@ -16,7 +16,7 @@ Graph mode (``tf.compat.v1``) only, as in the adapter. TensorFlow is imported wh
 
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+from typing import Any
 
 _MAX_FLOAT32_SCALE = 3.4e38
 
@@ -202,10 +202,7 @@ def _loss_scale_class() -> type:
             tf = _tf()
             pairs = list(grads_and_vars)
             grads = [g for g, _ in pairs if g is not None]
-            if self._overflow_check():
-                finite = _all_finite(grads)
-            else:
-                finite = tf.constant(True, dtype=tf.bool)
+            finite = _all_finite(grads) if self._overflow_check() else tf.constant(True, dtype=tf.bool)
 
             def apply() -> Any:
                 return tf.group(self._opt.apply_gradients(pairs, global_step, name))

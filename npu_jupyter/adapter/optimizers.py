@@ -8,7 +8,7 @@ variables to the others. One emulated device is rank 0 of 1, so both are identit
 from __future__ import annotations
 
 import os
-from typing import Any, List
+from typing import Any
 
 
 def _rank_size() -> int:

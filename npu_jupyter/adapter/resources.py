@@ -7,7 +7,7 @@ the one device is rank 0 of 1.
 
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any
 
 
 def init_resource(config: Any = None) -> tuple[Any, Any]:

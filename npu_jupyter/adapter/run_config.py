@@ -12,7 +12,7 @@ them, keeps the RunConfig arguments as attributes, and offers ``npu_config`` and
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
 
 
 def _with_npu_defaults(proto: Any) -> Any:

@@ -11,7 +11,7 @@ cell's own swap (installed over this one) wins inside the cell.
 from __future__ import annotations
 
 import sys
-from typing import Any, List, Tuple
+from typing import Any
 
 _PATCHED = ("Session", "InteractiveSession")
 _replaced: list[tuple[Any, str, Any]] = []

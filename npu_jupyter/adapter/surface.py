@@ -15,7 +15,7 @@ import json
 import sys
 import types
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 MARKER = "__npu_jupyter_emulated__"
 ROOT = "npu_bridge"

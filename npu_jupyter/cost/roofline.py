@@ -247,10 +247,7 @@ def _roofline(flops: float, moved: int, tflops: float, figures: SocFigures) -> t
     compute = flops / (tflops * 1e6)
     memory = moved / (figures.hbm_gbps * 1e3)
     body = max(compute, memory)
-    if body < figures.aicore_launch_us * 0.1:
-        bound = "launch"
-    else:
-        bound = "compute" if compute >= memory else "memory"
+    bound = "launch" if body < figures.aicore_launch_us * 0.1 else "compute" if compute >= memory else "memory"
     return body + figures.aicore_launch_us, bound
 
 

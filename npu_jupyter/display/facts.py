@@ -100,7 +100,7 @@ def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
     if actual.get("error"):
         facts.append(Fact("run.actual.error", "GE graph dump not read", actual["error"], "error"))
     if not actual.get("files"):
-        return facts + [Fact("run.actual", "GE graph dump", "on, but none from this session was found yet")]
+        return [*facts, Fact("run.actual", "GE graph dump", "on, but none from this session was found yet")]
     facts.append(
         Fact(
             "run.actual",

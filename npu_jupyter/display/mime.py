@@ -396,7 +396,7 @@ def _names(fetches: list[str]) -> str:
 
 def _restates(part: str, soc: str, mode: str) -> bool:
     """A planner title segment that only repeats the SoC or the mode ("allow_fp32_to_fp16 (precision_mode)")."""
-    return part == soc or part == mode or part.startswith(f"{mode} (")
+    return part in (soc, mode) or part.startswith(f"{mode} (")
 
 
 def _jsonable_config(changes: dict[str, Any]) -> dict[str, Any]:
@@ -412,7 +412,7 @@ def _messages(items: list[str]) -> list[str]:
     """Warnings/errors, each capped so one message listing thousands of ops stays readable and small."""
     out = [m if len(m) <= _MAX_MESSAGE_CHARS else m[: _MAX_MESSAGE_CHARS - 1] + "…" for m in items]
     if len(out) > _MAX_MESSAGES:
-        out = out[:_MAX_MESSAGES] + [f"… and {len(items) - _MAX_MESSAGES} more"]
+        out = [*out[:_MAX_MESSAGES], f"… and {len(items) - _MAX_MESSAGES} more"]
     return out
 
 

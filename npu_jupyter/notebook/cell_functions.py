@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Iterator, List
+from typing import Any, Iterator
 
 
 class CellFunctions:

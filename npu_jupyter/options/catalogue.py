@@ -154,10 +154,7 @@ class OptionSpec:
             except ValueError:
                 raise self._error(text, f"is not an int; expected {self.allowed_text()}") from None
             return self.check(number)
-        if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
-            raw = raw[1:-1]
-        else:
-            raw = text
+        raw = raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" else text
         return self.check(raw)
 
 

@@ -159,7 +159,7 @@ class _NpuConfigBase(HasTraits):
         """
         with self._lock:
             values = self.trait_values()
-        return {key: values[key] for key in catalogue.keys() if values.get(key) is not None}
+        return {key: values[key] for key in catalogue if values.get(key) is not None}
 
     def effective(self, key: str) -> Any:
         """The set value, or what the adapter uses when the key is absent (``None``: GE decides)."""

@@ -181,7 +181,7 @@ def check_dynamic_inputs_shape_range(text: str) -> str | None:
         if not re.fullmatch(r"\[[^\[\]]*\](,\[[^\[\]]*\])*", shapes):
             return f"dynamic_inputs_shape_range item {item!r} is not a list of [dims]; {example}"
         for shape in re.findall(r"\[([^\[\]]*)\]", shapes):
-            dims = [d for d in shape.split(",")] if shape else []
+            dims = list(shape.split(",")) if shape else []
             bad = [d for d in dims if not _SHAPE_RANGE_DIM.fullmatch(d)]
             if bad:
                 return f"dynamic_inputs_shape_range dim {bad[0]!r} must be n, -1 or a~b; {example}"

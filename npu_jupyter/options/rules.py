@@ -54,14 +54,14 @@ def mix_mode_needs_single_iteration(v: View) -> Iterator[str]:
 
 
 def dump_needs_path(v: View) -> Iterator[str]:
-    """C++: 'if use dump function, dump_path must be set.'"""
+    """C++: 'if use dump function, dump_path must be set.'."""
     for flag in ("enable_dump", "enable_dump_debug"):
         if v.eff(flag) and not v.get("dump_path"):
             yield f"{flag}=True requires dump_path (an existing writable directory)"
 
 
 def precision_modes_exclusive(v: View) -> Iterator[str]:
-    """C++: "'precision_mode' and 'precision_mode_v2' can not be assigned at the same time." """
+    """C++: "'precision_mode' and 'precision_mode_v2' can not be assigned at the same time."."""
     if v.has("precision_mode") and v.has("precision_mode_v2"):
         yield (
             f"precision_mode ({v.get('precision_mode')!r}) and precision_mode_v2 "
@@ -93,13 +93,13 @@ def mixlist_needs_mixed_mode(v: View) -> Iterator[str]:
 
 
 def implmode_list_needs_mode(v: View) -> Iterator[str]:
-    """C++: 'when use optypelist_for_implmode, op_select_implmode must be set.'"""
+    """C++: 'when use optypelist_for_implmode, op_select_implmode must be set.'."""
     if v.has("optypelist_for_implmode") and not v.has("op_select_implmode"):
         yield "optypelist_for_implmode requires op_select_implmode to be set"
 
 
 def in_out_pair_needs_mix(v: View) -> Iterator[str]:
-    """C++: 'mix_compile_mode must be True when use in_out_pair.'"""
+    """C++: 'mix_compile_mode must be True when use in_out_pair.'."""
     if v.get("in_out_pair") and not v.eff("mix_compile_mode"):
         yield "in_out_pair requires mix_compile_mode=True"
 
@@ -111,7 +111,7 @@ def host_variables_need_mix(v: View) -> Iterator[str]:
 
 
 def dynamic_dims_trio(v: View) -> Iterator[str]:
-    """C++: 'input_shape, dynamic_dims and dynamic_node_type should use together.'"""
+    """C++: 'input_shape, dynamic_dims and dynamic_node_type should use together.'."""
     trio = ("input_shape", "dynamic_dims", "dynamic_node_type")
     present = [k for k in trio if v.has(k)]
     if present and len(present) < 3:
@@ -155,7 +155,7 @@ def hybrid_mode_rules(v: View) -> Iterator[str]:
 
 
 def dynamic_dims_not_with_mix(v: View) -> Iterator[str]:
-    """C++: 'dynamic config can not use with mix compile.'"""
+    """C++: 'dynamic config can not use with mix compile.'."""
     if v.has("input_shape") and v.eff("mix_compile_mode"):
         yield "input_shape/dynamic_dims (dynamic gears) cannot be used with mix_compile_mode=True"
 
@@ -167,7 +167,7 @@ def compress_weight_exclusive(v: View) -> Iterator[str]:
 
 
 def lazy_recompile_single_iteration(v: View) -> Iterator[str]:
-    """C++: 'iterations_per_loop only support 1 in lazy_recompile mode.'"""
+    """C++: 'iterations_per_loop only support 1 in lazy_recompile mode.'."""
     if (
         v.eff("dynamic_input")
         and v.eff("dynamic_graph_execute_mode") == "lazy_recompile"

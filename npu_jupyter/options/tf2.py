@@ -14,7 +14,7 @@ The TF2 adapter checks a value when it is set: a value outside an option's list 
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Mapping
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.errors import NpuConfigError

@@ -64,7 +64,7 @@ def read_node(nd: Any, library: dict[str, FunctionInfo], scoped: frozenset[str])
         _read_scope_attrs(n, attrs, scoped)
     if op == UNARY_COMPOSITION:  # the adapter splits it back into these ops (plan.rewrites)
         n.body = composed_ops(attrs)
-    if op == "Enter" or op == "RefEnter":
+    if op in {"Enter", "RefEnter"}:
         v = attrs.get("frame_name")
         n.frame_name = v.s.decode(errors="replace") if v is not None else ""
     return n

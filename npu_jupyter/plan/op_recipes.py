@@ -23,7 +23,7 @@ def dtype_of(enum: int) -> tuple[str, bool]:
         tf = require_tensorflow("the planner")
         try:
             d = tf.dtypes.as_dtype(enum)
-            hit = (d.base_dtype.name, d._is_ref_dtype)  # noqa: SLF001 - no public accessor
+            hit = (d.base_dtype.name, d._is_ref_dtype)
         except TypeError:
             hit = ("", False)
         _DTYPE_NAMES[enum] = hit

@@ -102,7 +102,7 @@ def _seed(n: Node, view: GraphView, lib: Any, s: PlanSettings, memo: dict[str, s
         return False, "marked _NoNeedOptimize: the adapter leaves it to TensorFlow"
     if n.without_npu_compile:
         return False, "inside without_npu_compile_scope: runs on the host"
-    if op.endswith("Dataset") or op.endswith("DatasetV2"):
+    if op.endswith(("Dataset", "DatasetV2")):
         return False, "tf.data dataset op: the input pipeline runs on the host, never inside a GeOp"
     if op in _NEVER_SEEDED:
         return False, f"{op} is never offloaded by the adapter"

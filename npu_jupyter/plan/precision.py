@@ -428,8 +428,7 @@ class _Decider:
                 return target, target, f"{policy_why}: runs in {target} under {label}"
             return orig, orig, f"{policy_why}, but the AI Core has no {target} kernel: kept {orig}"
         if policy == "black":
-            kept = _must_keep(orig, sup, f"{policy_why}: keeps its original precision under {label}")
-            return kept
+            return _must_keep(orig, sup, f"{policy_why}: keeps its original precision under {label}")
         if follow is None:
             got = _allow_to_low(
                 orig,

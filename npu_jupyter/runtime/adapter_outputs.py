@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 PREDICTION_NOTE = (
     "Placement and precision shown are the planner's prediction of what the adapter decides; the Ascend "

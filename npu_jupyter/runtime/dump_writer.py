@@ -126,7 +126,7 @@ class DumpWriter:
         record = graph_record(graph)
         record["skipped"] = dict(old.get("skipped") or {}, **(skipped or {}))
         graphs = [g for g in index["graphs"] if isinstance(g, dict) and g.get("id") != graph.id]
-        index["graphs"] = sorted(graphs + [record], key=lambda g: g.get("id", 0))
+        index["graphs"] = sorted([*graphs, record], key=lambda g: g.get("id", 0))
         _write_json(index_path, index)
         self._graphs.add(graph.id)
 

@@ -254,9 +254,9 @@ class EmulatorSession(SessionInterface):
             meta = self._tf.compat.v1.RunMetadata()
         keys, extra = watch_fetch_names(run, watch)
         if run.flags is not None:
-            extra = extra + [run.flags[0]]
+            extra = [*extra, run.flags[0]]
         if sources:
-            extra = extra + [[run.tensor_name(t) for t in sources]]
+            extra = [*extra, [run.tensor_name(t) for t in sources]]
         with self._capture_lock if run.captures else contextlib.nullcontext():
             run.clear_captures()
             start = time.perf_counter()

@@ -81,10 +81,7 @@ def feed_names(feed_dict: Any) -> list[str]:
 
 def fetch_values(names: list[str], results: Any) -> dict[tuple[str, str], Any]:
     """(fetch name, "output:0") -> value for array-valued leaves, for compare() over two reports."""
-    if len(names) == 1 and not isinstance(results, (list, tuple, dict)):
-        leaves = [results]
-    else:
-        leaves = _leaves(results)
+    leaves = [results] if len(names) == 1 and not isinstance(results, (list, tuple, dict)) else _leaves(results)
     if len(leaves) != len(names):
         return {}
     return {(n, "output:0"): v for n, v in zip(names, leaves) if isinstance(v, (np.ndarray, np.generic, float, int))}

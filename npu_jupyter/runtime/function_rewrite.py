@@ -14,7 +14,7 @@ and maps every reference back.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List
+from typing import Any
 
 from npu_jupyter.runtime.rewrite import Rounding, emulation_of, insert_casts, roundings
 

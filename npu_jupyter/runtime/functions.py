@@ -18,7 +18,7 @@ without naming the first op.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable
 
 from npu_jupyter.runtime.report import RunReport
 
@@ -94,7 +94,7 @@ class FunctionEmulation:
         key = _name(function)
         if key in self.reports:
             return
-        self._context = function._bound_context  # noqa: SLF001 - the context the function is registered in
+        self._context = function._bound_context
         tree = [function, *_descendants(function)]
         plans = []
         emulation: dict[str, str] = {}
@@ -135,7 +135,7 @@ class FunctionEmulation:
         rewritten = rewrite_function(function.definition, graph, plan)
         if rewritten.roundings:
             self._originals.setdefault(name, function.definition)
-            _register(function._bound_context, name, rewritten.definition)  # noqa: SLF001
+            _register(function._bound_context, name, rewritten.definition)
         self._handled[name] = (rewritten, plan)
         return self._handled[name]
 

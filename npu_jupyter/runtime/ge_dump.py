@@ -21,7 +21,7 @@ import glob
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Iterator
 
 ENV_SWITCH = "DUMP_GE_GRAPH"
 ENV_PATH = "DUMP_GRAPH_PATH"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, List
+from typing import Any
 
 from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 

@@ -86,7 +86,7 @@ def _analyse(graph: Any) -> Liveness:
         controls = list(op.control_inputs)
         frame = max((frames.get(p.name, ()) for p in preds + controls), key=len, default=())
         if op.type in _ENTER:
-            frame = frame + (op.get_attr("frame_name").decode() if op.get_attr("frame_name") else op.name,)
+            frame = (*frame, op.get_attr("frame_name").decode() if op.get_attr("frame_name") else op.name)
         elif op.type in _EXIT:
             frame = frame[:-1]
         frames[op.name] = frame

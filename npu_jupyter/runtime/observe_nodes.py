@@ -152,10 +152,7 @@ class _Builder:
             op, _, slot = name.rpartition(":")
             key = (op, "output", int(slot))
             tensor = self.user.get_tensor_by_name(name)
-            if key in guarded:
-                ref = _input_ref(self.run.guards[key][0][len(self.run.prefix) :])
-            else:
-                ref = self._ref(key)[0]
+            ref = _input_ref(self.run.guards[key][0][len(self.run.prefix) :]) if key in guarded else self._ref(key)[0]
             enum = tensor.dtype.base_dtype.as_datatype_enum
             if enum != f32:
                 ref = self._add(

@@ -122,8 +122,7 @@ class StepObservers:
             entries = [
                 entry
                 for w in watch
-                if (settings.dump_mode == "all" or w.kind == settings.dump_mode)
-                and (not settings.dump_layer or w.op in settings.dump_layer)
+                if (settings.dump_mode in ("all", w.kind)) and (not settings.dump_layer or w.op in settings.dump_layer)
                 for entry in _entries(plan, w, values.get(w.key, ()), w.op in overflow_now)
             ]
             self._write_dump(report, settings, graph_step, entries, overflow_now, graph=graph)

@@ -65,7 +65,7 @@ _TIDS = {"AI_CORE": 1, "AI_CPU": 2, "HOST": 3}
 
 def parse_profiling_options(raw: str | dict | None) -> dict[str, Any]:
     """The adapter's profiling_options JSON; empty means its documented default JSON."""
-    if raw is None or raw == "" or raw == {}:
+    if raw is None or raw in ("", {}):
         return dict(DEFAULT_OPTIONS)
     if isinstance(raw, dict):
         return dict(raw)

@@ -9,7 +9,7 @@ adapter patch them all and restore exactly what they replaced.
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable
 
 _V1_SUFFIX = "compat.v1"
 

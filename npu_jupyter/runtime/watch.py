@@ -85,7 +85,7 @@ def observe_spec(watch: list[Watch], flagged: list[str], liveness: Liveness) -> 
         op, _, slot = name.rpartition(":")
         if liveness.may_be_dead(op):
             guarded.add((op, "output", int(slot)))
-    captured = sorted({w.key + (w.frame,) for w in watch if w.mode == "capture"})
+    captured = sorted({(*w.key, w.frame) for w in watch if w.mode == "capture"})
     return Observe(tuple(sorted(guarded)), tuple(captured), tuple(flagged))
 
 
@@ -125,9 +125,9 @@ def read_values(run: Any, watch: list[Watch], fetched: dict[tuple, Any]) -> dict
     values: dict[tuple, list] = {}
     for w in watch:
         if w.mode == "fetch":
-            values[w.key] = [fetched[("fetch",) + w.key]]
+            values[w.key] = [fetched[("fetch", *w.key)]]
         elif w.mode == "guard":
-            value, index = fetched[("guard",) + w.key]
+            value, index = fetched[("guard", *w.key)]
             values[w.key] = [value] if int(index) == 0 else []
         else:
             values[w.key] = list(run.captures.get(w.key, ()))
@@ -140,9 +140,9 @@ def fetch_names(run: Any, watch: list[Watch]) -> tuple[list[tuple], list[Any]]:
     names: list[Any] = []
     for w in watch:
         if w.mode == "fetch":
-            keys.append(("fetch",) + w.key)
+            keys.append(("fetch", *w.key))
             names.append(run.watched(w.key))
         elif w.mode == "guard" and w.key in run.guards:
-            keys.append(("guard",) + w.key)
+            keys.append(("guard", *w.key))
             names.append(list(run.guards[w.key]))
     return keys, names

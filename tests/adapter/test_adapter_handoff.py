@@ -117,7 +117,7 @@ def test_npu_run_config_code_hands_the_adapter_exactly_the_config_kwargs(adapter
         iterations_per_loop=10,
         op_debug_level=1,
     )
-    exec(config.to_code(api="estimator"), {})  # noqa: S102 - the generated snippet, as a user runs it
+    exec(config.to_code(api="estimator"), {})
     assert adapter_double.run_configs == [config.to_run_config_kwargs()]
 
 

@@ -32,7 +32,7 @@ def test_nothing_is_emulated_until_asked(no_adapter):
 
 def test_star_import_of_npu_init_brings_the_emulated_names(emulated):
     namespace: dict = {}
-    exec("from npu_bridge.npu_init import *", namespace)  # noqa: S102
+    exec("from npu_bridge.npu_init import *", namespace)
     for name in (
         "NPURunConfig",
         "npu_config_proto",
@@ -55,7 +55,7 @@ def test_a_name_not_emulated_fails_naming_it(emulated):
         match=r"npu_bridge\.npu_init\.NPUEstimator is part of the Ascend adapter "
         r"but is not emulated.*NPURunConfig",
     ):
-        exec("from npu_bridge.npu_init import NPUEstimator", {})  # noqa: S102
+        exec("from npu_bridge.npu_init import NPUEstimator", {})
     from npu_bridge.estimator import npu_ops
 
     with pytest.raises(NotEmulatedError, match="npu_ops.LARS is part of the Ascend adapter"):
@@ -64,9 +64,9 @@ def test_a_name_not_emulated_fails_naming_it(emulated):
 
 def test_a_submodule_not_emulated_fails_naming_it(emulated):
     with pytest.raises(NotEmulatedError, match="npu_bridge.estimator.npu.npu_estimator is part of the Ascend"):
-        exec("from npu_bridge.estimator.npu.npu_estimator import NPUEstimator", {})  # noqa: S102
+        exec("from npu_bridge.estimator.npu.npu_estimator import NPUEstimator", {})
     with pytest.raises(NotEmulatedError, match="npu_bridge.hccl"):
-        exec("from npu_bridge.hccl import hccl_ops", {})  # noqa: S102
+        exec("from npu_bridge.hccl import hccl_ops", {})
 
 
 def test_an_unknown_name_is_an_attribute_error_listing_the_emulated_ones(emulated):
@@ -160,7 +160,7 @@ def test_npu_run_config_reads_its_arguments_like_the_adapter(emulated):
 def test_npu_run_config_generated_code_round_trips(emulated):
     config = NpuConfig(precision_mode="force_fp16", iterations_per_loop=4, enable_dump=True, dump_path="/tmp")
     namespace: dict = {}
-    exec(config.to_code(api="estimator"), namespace)  # noqa: S102
+    exec(config.to_code(api="estimator"), namespace)
     for key, value in config.changed().items():
         assert namespace["config"].npu_config.changed()[key] == value
 

@@ -33,8 +33,7 @@ def build_model(images, labels, keep_prob):
     hidden = npu_ops.dropout(hidden, keep_prob)
     logits = tf.matmul(hidden, _weights("logits_w", [32, 10]), name="logits")
     with npu_scope.keep_dtype_scope():
-        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits), name="loss")
-    return loss
+        return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits), name="loss")
 
 
 def session_config():
@@ -81,7 +80,7 @@ def main():
             "loss_scale": float(scale),
             "global_step": int(step),
             "session_type": type(sess).__name__,
-            "rank_size": get_npu_rank_size(),  # noqa: F405
+            "rank_size": get_npu_rank_size(),
             "pid": os.getpid(),
         }
         sess.close()

@@ -165,12 +165,12 @@ def test_model_plans_and_trains_emulated_with_dump_overflow_and_profiling(module
         )
         if plan.errors:
             problems.append(f"plan errors a real run would not have: {plan.errors}")
-    except Exception as exc:  # noqa: BLE001 - recorded and asserted below, after the emulated run
+    except Exception as exc:
         problems.append("plan(): " + _first_line(exc))
 
     try:
         emulated = runner.emulated_run(model, config)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         problems.append("emulated run: " + _first_line(exc))
     else:
         problems += _check_emulated(row, model, plain, emulated)
@@ -178,7 +178,7 @@ def test_model_plans_and_trains_emulated_with_dump_overflow_and_profiling(module
     out = tmp_path / "out"
     try:
         debug = runner.emulated_run(model, runner.debug_config(config, out, model), runner.DEBUG_STEPS)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         problems.append("debug run (dump, overflow, profiling): " + _first_line(exc))
     else:
         row[DEBUG_RATIO] = f"{debug.median_s / plain.median_s:.1f}x"
@@ -220,7 +220,7 @@ def _check_debug(row: dict[str, Any], out: Path) -> list[str]:
         dump = load_dump(out / "dump")
         if not dump.steps or not dump[dump.steps[-1]].tensors:
             problems.append("load_dump found no dumped training step with tensors")
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         problems.append("load_dump: " + _first_line(exc))
     if runner.files_under(out / "profiling") == 0:
         problems.append("profiling wrote nothing")

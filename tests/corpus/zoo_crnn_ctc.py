@@ -144,8 +144,7 @@ def _shadownet(images: Any, training: bool) -> Any:
             seq = v1.nn.dropout(seq, rate=0.5)
         flat = v1.reshape(seq, [SEQ_LENGTH * BATCH, 2 * HIDDEN])
         w = v1.get_variable("w", [2 * HIDDEN, NUM_CLASSES], initializer=v1.truncated_normal_initializer(stddev=0.2))
-        logits = v1.reshape(v1.matmul(flat, w, name="logits"), [SEQ_LENGTH, BATCH, NUM_CLASSES])
-    return logits
+        return v1.reshape(v1.matmul(flat, w, name="logits"), [SEQ_LENGTH, BATCH, NUM_CLASSES])
 
 
 def _sparse_labels(dense: Any) -> Any:

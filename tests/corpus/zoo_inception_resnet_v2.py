@@ -291,9 +291,9 @@ def build(files_dir: Path) -> CorpusModel:
         v1.add_to_collection("losses", cross_entropy_mean)
         accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), tf.cast(label_batch, tf.int64)), tf.float32))
         regularization_losses = v1.get_collection(v1.GraphKeys.REGULARIZATION_LOSSES)
-        total_loss = tf.add_n([cross_entropy_mean] + regularization_losses, name="total_loss")
+        total_loss = tf.add_n([cross_entropy_mean, *regularization_losses], name="total_loss")
         loss_averages = v1.train.ExponentialMovingAverage(0.9, name="avg")
-        losses = v1.get_collection("losses") + [total_loss]
+        losses = [*v1.get_collection("losses"), total_loss]
         loss_averages_op = loss_averages.apply(losses)
         for item in losses:
             v1.summary.scalar(item.op.name + " (raw)", item)

@@ -221,7 +221,7 @@ def build(files_dir: Path) -> CorpusModel:
         source=SOURCE,
         idioms=IDIOMS,
         graph=graph,
-        init=init + [train_init_op],
+        init=[*init, train_init_op],
         train_fetches=[train_op, merged, y_true, loss, global_step, learning_rate],
         loss=loss[0].name,
         config={

@@ -240,7 +240,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
 
 def _leaf_fields(value: Any, prefix: str = "") -> set[str]:
     """Field paths of a payload, list items as ``[]``; ``config`` and ``labels`` keys are free-form."""
-    if isinstance(value, dict) and prefix not in ("config",):
+    if isinstance(value, dict) and prefix != "config":
         out: set[str] = set()
         for key, item in value.items():
             out |= _leaf_fields(item, f"{prefix}.{key}" if prefix else key)

@@ -142,7 +142,7 @@ def values_for(spec: Any) -> st.SearchStrategy[Any]:
             low, high = spec.range
             edges = [v for b in (low, high) if b is not None for v in (b - 1, b, b + 1)]
         if spec.choices is not None:
-            edges += [c for c in spec.choices] + [max(spec.choices) + 1, min(spec.choices) - 1]
+            edges += [*list(spec.choices), max(spec.choices) + 1, min(spec.choices) - 1]
         right = st.one_of(any_int, st.sampled_from(edges)) if edges else any_int
     else:
         right = text_of(spec)

@@ -68,7 +68,7 @@ ALLOWED_TAGS = {
 hostile_text = st.one_of(
     st.sampled_from(HOSTILE),
     st.lists(
-        st.sampled_from(list("<>\"'&/=;:() \n\t\u202e\u200f\x00x") + ["script", "onerror=", "details", "img"]),
+        st.sampled_from([*list("<>\"'&/=;:() \n\t\u202e\u200f\x00x"), "script", "onerror=", "details", "img"]),
         min_size=1,
         max_size=12,
     ).map("".join),
@@ -137,8 +137,7 @@ def _hostile_plan(names: list[str], attr: str, path: str):
 
 
 def _unique(draw, count: int) -> list[str]:
-    names = draw(st.lists(hostile_text, min_size=count, max_size=count, unique=True))
-    return names
+    return draw(st.lists(hostile_text, min_size=count, max_size=count, unique=True))
 
 
 @fuzz_settings(120)
@@ -272,5 +271,5 @@ def test_a_real_run_with_the_most_hostile_names_tensorflow_allows_dumps_and_rend
     np.testing.assert_array_equal(dumped[0][names[2]][0], np.full((2, 2), 2.0, np.float32))
     bundle = mimebundle(report, detail="full")
     assert {op["n"] for op in bundle[MIME_TYPE]["ops"]} == op_names
-    assert_safe_html(bundle["text/html"], sorted(op_names) + [str(dump_dir)])
+    assert_safe_html(bundle["text/html"], [*sorted(op_names), str(dump_dir)])
     assert_clean_text(bundle["text/plain"])

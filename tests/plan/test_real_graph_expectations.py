@@ -63,7 +63,7 @@ def _resource_rule(op: Any) -> bool:
 
 def expected_host(graph: Any) -> dict[str, str]:
     """Op name -> which rule keeps it on the host ("resource", "edge" or "const")."""
-    ops = [op for op in graph.get_operations()]
+    ops = list(graph.get_operations())
     host: dict[str, str] = {op.name: "resource" for op in ops if op.type != "Const" and _resource_rule(op)}
     work = list(host)
     by_name = {op.name: op for op in ops}

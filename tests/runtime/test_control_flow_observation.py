@@ -113,7 +113,7 @@ def _rnn_loss_scaled_graph(tf):
         train = tf.cond(
             finite,
             lambda: opt.apply_gradients([(gr / scale, v) for gr, v in zip(grads, [w, u])]),
-            lambda: tf.no_op(),
+            tf.no_op,
             name="apply",
         )
         init = tf.compat.v1.global_variables_initializer()

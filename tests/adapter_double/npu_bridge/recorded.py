@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any
 
 # deterministic serialisation of every ConfigProto a tf Session received, as handed in
 session_configs: list[bytes] = []
