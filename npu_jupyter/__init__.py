@@ -43,7 +43,7 @@ _LAZY = {
     "emulate_adapter": "npu_jupyter.adapter.install:emulate_adapter",
 }
 
-__all__ = [*sorted(_LAZY), "load_ipython_extension", "unload_ipython_extension"]
+__all__ = [*sorted(_LAZY), "load_ipython_extension", "unload_ipython_extension"]  # noqa: PLE0604 - the lazy table's keys are the public names
 
 
 def __getattr__(name: str) -> Any:

@@ -29,7 +29,6 @@ def test_long_work_shows_one_bar_that_tracks_the_items_and_is_closed_at_the_end(
         bar.advance()
         assert progress.value == 1 and progress.max == 2
         assert label.value == "precision sweep: 1/2 force_fp16"
-        widget = bar.widget
     assert bar.shown == 1 and bar.widget is None
 
 

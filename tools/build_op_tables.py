@@ -261,8 +261,10 @@ class RowBuilder:
         return (
             "AI_CPU",
             "aicpu_inferred",
-            "engine: INFERRED AI CPU (declared, but no AI Core op-info entry; the 2022 AI Core op-info is "
-            "the complete public AI Core list)",
+            (
+                "engine: INFERRED AI CPU (declared, but no AI Core op-info entry; the 2022 AI Core op-info is "
+                "the complete public AI Core list)"
+            ),
         )
 
     def _aicore_dtypes(self, aicore_ir: str | None, kernel: str) -> tuple[list[str], str]:

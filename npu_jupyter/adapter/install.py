@@ -73,7 +73,7 @@ def emulate_adapter(enable: bool = True) -> list[str]:
 def _require_tensorflow() -> None:
     """The emulated adapter runs scripts on the CPU emulator, which is TensorFlow: say what to install."""
     try:
-        import tensorflow  # noqa: F401
+        import tensorflow  # noqa: F401, ICN001 - only whether it imports
     except ImportError as err:
         raise RuntimeError(
             f"the emulated adapter runs scripts on npu_jupyter's CPU emulator, which needs TensorFlow ({err}). "

@@ -45,7 +45,7 @@ def _not_emulated_message(module: str, name: str, emulated: list[str]) -> str:
 
 
 def _module_getattr(module_name: str, known: list[str], emulated: list[str]) -> Any:
-    def __getattr__(name: str) -> Any:
+    def __getattr__(name: str) -> Any:  # noqa: N807 - installed as a module's PEP 562 __getattr__
         if name.startswith("__"):
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
         if name in known:

@@ -38,8 +38,10 @@ class ConfigView:
 
     def _repr_html_(self) -> str:
         parts = [
-            f'<div class="npu-config" style="color:inherit;background:transparent">'
-            f'<div style="font-weight:600">{escape(self.title)}</div>'
+            (
+                f'<div class="npu-config" style="color:inherit;background:transparent">'
+                f'<div style="font-weight:600">{escape(self.title)}</div>'
+            )
         ]
         if self.changed:
             rows = "".join(

@@ -14,6 +14,7 @@ To have ``%npu`` / ``%%npu`` without ``%load_ext``, put one of these in ``ipytho
 from __future__ import annotations
 
 import ast
+import contextlib
 from html import escape
 from typing import Any
 
@@ -394,10 +395,8 @@ def _make_dump_folder(overrides: dict[str, Any]) -> Any:
 
 
 def _remove_empty(folder: Any) -> None:
-    try:
+    with contextlib.suppress(OSError):
         folder.rmdir()
-    except OSError:
-        pass
 
 
 class _Rendered:

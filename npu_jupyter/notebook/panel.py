@@ -129,7 +129,7 @@ class NpuPanel(widgets.VBox):
         if index in self._built:
             return
         self._built.add(index)
-        title, groups = self._pages[index]
+        _title, groups = self._pages[index]
         if len(groups) == 1:
             content: widgets.Widget = self._group_box(groups[0])
         else:  # the last tab: one lazily built section per remaining group

@@ -62,7 +62,7 @@ class ProfilingForm(widgets.VBox):
         try:
             values = json.loads(text) if text else {}
             if not isinstance(values, dict):
-                raise ValueError("not a JSON object")
+                raise ValueError("not a JSON object")  # noqa: TRY301 - one message path for bad JSON and non-objects
         except ValueError as err:
             self.message.value = (
                 f'<span style="{_ERROR_STYLE}">profiling_options is not a JSON object: {escape(str(err))}</span>'

@@ -79,7 +79,7 @@ def from_run_config_kwargs(
     or ineffective key the user never passed is nothing for them to fix).
     """
     if config_class is None:
-        from npu_jupyter.options.config import NpuConfig as config_class
+        from npu_jupyter.options.config import NpuConfig as config_class  # noqa: N813 - the parameter's default
     by_path = catalogue.by_run_config_path()
     plain = set(catalogue.run_config_only_kwargs())
     config = config_class()
@@ -104,8 +104,10 @@ def from_run_config_kwargs(
                 notes.append(
                     (
                         spec.key,
-                        f"NPURunConfig argument {path}={value!r} has the wrong type for "
-                        f"{spec.key} ({spec.allowed_text()}); it cannot be written",
+                        (
+                            f"NPURunConfig argument {path}={value!r} has the wrong type for "
+                            f"{spec.key} ({spec.allowed_text()}); it cannot be written"
+                        ),
                     )
                 )
             else:
@@ -157,8 +159,10 @@ def _session_config_values(
         notes.append(
             (
                 None,
-                f"NPURunConfig argument session_config could not be read as a ConfigProto "
-                f"({type(exc).__name__}: {exc}); its NpuOptimizer options are not included",
+                (
+                    f"NPURunConfig argument session_config could not be read as a ConfigProto "
+                    f"({type(exc).__name__}: {exc}); its NpuOptimizer options are not included"
+                ),
             )
         )
         return {}

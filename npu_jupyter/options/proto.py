@@ -88,7 +88,7 @@ def from_config_proto(proto: Any, *, strict: bool = False, config_class: Any = N
     writes for an unset option, so ``from_config_proto(to_config_proto(c)) == c``.
     """
     if config_class is None:
-        from npu_jupyter.options.config import NpuConfig as config_class
+        from npu_jupyter.options.config import NpuConfig as config_class  # noqa: N813 - the parameter's default
     if isinstance(proto, (bytes, bytearray)):
         config_pb2, _ = _protos()
         proto = config_pb2.ConfigProto.FromString(bytes(proto))
@@ -113,8 +113,10 @@ def from_config_proto(proto: Any, *, strict: bool = False, config_class: Any = N
         notes.append(
             (
                 None,
-                "the ConfigProto has no custom optimizer named 'NpuOptimizer', so the adapter "
-                "offloads nothing (add one, e.g. with NpuConfig().to_config_proto(base=proto))",
+                (
+                    "the ConfigProto has no custom optimizer named 'NpuOptimizer', so the adapter "
+                    "offloads nothing (add one, e.g. with NpuConfig().to_config_proto(base=proto))"
+                ),
             )
         )
     problems = [text for _, text in notes] + [note for _, note in read.values() if note]
@@ -143,8 +145,10 @@ def _foreign_optimizer(custom: Any) -> list[tuple[str | None, str]]:
     return [
         (
             None,
-            f"custom optimizer {name!r} is ignored by the adapter, which only reads the one named "
-            f"'NpuOptimizer' (did you mean custom_op.name = 'NpuOptimizer'?); its {keys} have no effect",
+            (
+                f"custom optimizer {name!r} is ignored by the adapter, which only reads the one named "
+                f"'NpuOptimizer' (did you mean custom_op.name = 'NpuOptimizer'?); its {keys} have no effect"
+            ),
         )
     ]
 

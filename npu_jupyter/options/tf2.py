@@ -55,7 +55,7 @@ def tf2_options(config: Any) -> tuple[dict[str, Any], list[str]]:
 
 def _tf2_value(spec: catalogue.OptionSpec, value: Any) -> Any:
     """``value`` in the type the TF2 adapter's option takes, or the error it would raise."""
-    assert spec.tf2 is not None
+    assert spec.tf2 is not None  # noqa: S101 - narrows the type: callers pass TF2 options only
     choices = spec.tf2.get("choices")
     if choices is None:
         return value

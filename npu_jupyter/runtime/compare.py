@@ -135,6 +135,8 @@ def compare(a: Any, b: Any, *, step: int | None = None) -> Comparison:
         is read for its graph with the most dumped steps; pass ``load_dump(path).graph(k)`` for another.
         RunReports are compared by their recorded fetch values (``extra["values"]``) and, when both
         ran with a reference, their per-op drift is reported as-is.
+    step : int, optional
+        Compare only this step of the dumps (default: every step both hold).
 
     """
     from npu_jupyter.runtime.report import RunReport

@@ -11,7 +11,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, KeysView
 
 import numpy as np
 
@@ -98,10 +98,10 @@ class _OpSlots(dict):
     def __len__(self) -> int:
         return len(self._records)
 
-    def keys(self):
+    def keys(self) -> KeysView[str]:
         return self._records.keys()
 
-    def items(self):
+    def items(self) -> list[tuple[str, Any]]:
         return [(k, r.value) for k, r in self._records.items()]
 
 
@@ -157,7 +157,7 @@ class Dump:
         return dict(self._infos.get(graph_id) or {"id": graph_id})
 
     def graph(self, graph_id: int) -> Dump:
-        """This dump read for graph ``graph_id``."""
+        """The same dump folder, read for graph ``graph_id``."""
         if graph_id not in self._graphs:
             raise KeyError(f"graph {graph_id} is not in the dump at {self.root}; graphs: {self.graphs}")
         return Dump(self.root, {}, graphs=self._graphs, graph_id=graph_id, infos=self._infos)

@@ -11,6 +11,7 @@ step's size, so the emulator can skip a step *before* running the extra fetches 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -38,7 +39,7 @@ BUDGET_ENV = "NPU_JUPYTER_DUMP_BUDGET"
 _UNITS = {"": 1, "B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
 
 
-class DumpBudgetExceeded(RuntimeError):
+class DumpBudgetExceeded(RuntimeError):  # noqa: N818 - public name; renaming breaks callers
     """Dumping the next step would exceed the size budget; nothing of that step was written."""
 
 
@@ -132,10 +133,9 @@ class DumpWriter:
 
     def record_skipped(self, graph: DumpGraph, step: int, reason: str) -> None:
         """Note in ``graphs.json`` that ``step`` of ``graph`` was not dumped, and why."""
-        try:
+        # the report already says why; a full disk must not fail the run
+        with contextlib.suppress(OSError):
             self._register(graph, {str(step): reason})
-        except OSError:
-            pass  # the report already says why; a full disk must not fail the run
 
     def write_step(
         self, step: int, entries: list[DumpEntry], meta: dict[str, Any] | None = None, graph: DumpGraph | None = None

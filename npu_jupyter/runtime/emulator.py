@@ -42,8 +42,8 @@ from typing import Any, Callable
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 require_tensorflow("the emulator backend")  # one clear error when TensorFlow is missing
-from tensorflow.python.client.session import Session as _TFSession  # noqa: E402
-from tensorflow.python.client.session import SessionInterface  # noqa: E402
+from tensorflow.python.client.session import Session as _TFSession
+from tensorflow.python.client.session import SessionInterface
 
 from npu_jupyter.runtime import dump_format as _dump
 from npu_jupyter.runtime import profile as _profile
@@ -188,10 +188,8 @@ class EmulatorSession(SessionInterface):
         self._closed = True
 
     def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
 
     def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
         raise NotImplementedError("partial_run is not supported by the emulator; use run()")
@@ -224,7 +222,7 @@ class EmulatorSession(SessionInterface):
         fed = tuple(sorted(feed_names(feed_dict)))
         plan_key = self._planner.key(tuple(names), ex.key[2])
         plan = self._planner.plan(tuple(names), ex.key[2])
-        executed, rounds, flagged = self._run_facts(plan_key, plan, names, fed)
+        executed, _rounds, flagged = self._run_facts(plan_key, plan, names, fed)
         want_ref = self.reference if reference is None else bool(reference)
         step, graph_step, graph = self._steps.count(names, fed)
         dump_now = settings.enable_dump and _dump.step_selected(settings.dump_steps, graph_step)

@@ -197,7 +197,7 @@ def _non_finite_outputs(result: Any) -> list[int]:
             continue
         try:
             array = np.asarray(value)
-        except Exception:  # noqa: BLE001 - a resource or variant output: nothing to check
+        except Exception:  # noqa: BLE001, S112 - a resource or variant output: nothing to check
             continue
         if array.size and not np.isfinite(array).all():
             bad.append(index)

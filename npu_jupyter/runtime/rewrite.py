@@ -260,10 +260,10 @@ def fix_seeds(graph_def: Any) -> None:
     import zlib
 
     for node in graph_def.node:
-        if "seed" in node.attr and "seed2" in node.attr:
-            if node.attr["seed"].i == 0 and node.attr["seed2"].i == 0:
-                node.attr["seed"].i = _SEED
-                node.attr["seed2"].i = zlib.crc32(node.name.encode()) & 0x7FFFFFFF
+        has_seeds = "seed" in node.attr and "seed2" in node.attr
+        if has_seeds and node.attr["seed"].i == 0 and node.attr["seed2"].i == 0:
+            node.attr["seed"].i = _SEED
+            node.attr["seed2"].i = zlib.crc32(node.name.encode()) & 0x7FFFFFFF
 
 
 def _float_dtype_enums() -> dict[str, int]:

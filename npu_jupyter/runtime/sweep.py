@@ -79,8 +79,10 @@ class SweepTable:
 
     def __repr__(self) -> str:
         lines = [
-            f"{'mode':28} {'est ms/step':>11} {'vs fp32':>7} {'est memory':>11} {'vs fp32':>7} "
-            f"{'changed':>7} {'max_rel':>10} {'cos':>9} {'CPU ms':>8}  worst op"
+            (
+                f"{'mode':28} {'est ms/step':>11} {'vs fp32':>7} {'est memory':>11} {'vs fp32':>7} "
+                f"{'changed':>7} {'max_rel':>10} {'cos':>9} {'CPU ms':>8}  worst op"
+            )
         ]
         for r in self.rows:
             if r.error:
@@ -205,6 +207,7 @@ def sweep(
     feeds : dict or callable
         ``{placeholder or name: value}``, or a function returning one per step.
     modes : precision_mode values
+        The modes to run, one table row each, in this order.
     config : NpuConfig, optional
         Base options; ``precision_mode`` is replaced per mode (``precision_mode_v2`` is cleared).
     steps : int

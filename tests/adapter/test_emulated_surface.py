@@ -59,7 +59,7 @@ def test_a_name_not_emulated_fails_naming_it(emulated):
     from npu_bridge.estimator import npu_ops
 
     with pytest.raises(NotEmulatedError, match="npu_ops.LARS is part of the Ascend adapter"):
-        npu_ops.LARS  # noqa: B018
+        npu_ops.LARS
 
 
 def test_a_submodule_not_emulated_fails_naming_it(emulated):
@@ -73,7 +73,7 @@ def test_an_unknown_name_is_an_attribute_error_listing_the_emulated_ones(emulate
     from npu_bridge import npu_init
 
     with pytest.raises(AttributeError, match="has no attribute 'npu_magic'.*npu_config_proto"):
-        npu_init.npu_magic  # noqa: B018
+        npu_init.npu_magic
 
 
 def test_emulation_refuses_a_real_adapter_and_changes_nothing(adapter_double):

@@ -40,9 +40,9 @@ def declared(module_name: str) -> dict[str, Any]:
     tree = ast.parse((CORPUS_DIR / f"{module_name}.py").read_text(encoding="utf-8"))
     found: dict[str, Any] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if node.targets[0].id in ("ARCHITECTURE", "IDIOMS"):
-                found[node.targets[0].id] = ast.literal_eval(node.value)
+        is_name = isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        if is_name and node.targets[0].id in ("ARCHITECTURE", "IDIOMS"):
+            found[node.targets[0].id] = ast.literal_eval(node.value)
     return found
 
 

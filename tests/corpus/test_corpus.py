@@ -107,12 +107,14 @@ def figures_table():
     lines = [
         "# Real-model corpus figures",
         "",
-        "Times are CPU times of the emulation on this machine (wall clock, median of the steps), as "
-        f"ratios to the plain float32 step of the same run: `{EMU_RATIO}` with nothing switched on, "
-        f"`{DEBUG_RATIO}` with dump, overflow detection and profiling on ({runner.DEBUG_STEPS} step(s)). "
-        "Placements and ops lowered (a float32 tensor of the op decided narrower) are predicted by the "
-        "planner; ops rounded are what the emulator actually rounded (RunReport.emulation). "
-        "None of these is an NPU measurement.",
+        (
+            "Times are CPU times of the emulation on this machine (wall clock, median of the steps), as "
+            f"ratios to the plain float32 step of the same run: `{EMU_RATIO}` with nothing switched on, "
+            f"`{DEBUG_RATIO}` with dump, overflow detection and profiling on ({runner.DEBUG_STEPS} step(s)). "
+            "Placements and ops lowered (a float32 tensor of the op decided narrower) are predicted by the "
+            "planner; ops rounded are what the emulator actually rounded (RunReport.emulation). "
+            "None of these is an NPU measurement."
+        ),
         "",
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),

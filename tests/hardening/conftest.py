@@ -15,7 +15,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from fuzz_inputs import ACCEPTED, TRIED  # noqa: E402
+from fuzz_inputs import ACCEPTED, TRIED
 
 
 @pytest.fixture

@@ -77,7 +77,7 @@ def test_every_option_setter_accepts_right_values_and_rejects_the_rest_cleanly(k
     assert_round_trips(holder)
 
 
-# ------------------------------------------------------------------------------------ update()
+# ------------------------------------------------------------------------------- update calls
 
 near_miss_keys = st.sampled_from(KEYS).map(lambda k: k.upper() if len(k) % 2 else k + "_")
 mapping_keys = st.one_of(

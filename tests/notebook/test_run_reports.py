@@ -118,8 +118,10 @@ def test_a_warning_repeated_by_later_reports_is_shown_in_full_once():
     out = dedupe_warnings([first, other, again])
     assert out[0] is first and out[1] is other
     assert out[2].plan.warnings == [
-        "Same warning as the report of save/control_dependency:0 above: "
-        "Full offload keeps only the largest device cluster",
+        (
+            "Same warning as the report of save/control_dependency:0 above: "
+            "Full offload keeps only the largest device cluster"
+        ),
         "something new",
     ]
     assert again.plan.warnings == [text, "something new"]  # the session's own report is untouched

@@ -6,8 +6,8 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.notebook.session_swap import CellSessions, swapped_sessions  # noqa: E402
-from npu_jupyter.options.config import NpuConfig  # noqa: E402
+from npu_jupyter.notebook.session_swap import CellSessions, swapped_sessions
+from npu_jupyter.options.config import NpuConfig
 
 
 def _user_proto(**entries):

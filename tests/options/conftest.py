@@ -21,8 +21,10 @@ SHARED = Path(__file__).resolve().parents[1] / "data" / "reference"
 GRAMMAR_SAMPLES = {
     "dump_step": ["0|5|10", "0|3-5|10", "7"],
     "profiling_options": [
-        '{"output":"/tmp/profiling","training_trace":"on","task_trace":"on",'
-        '"fp_point":"conv1/Conv2D","bp_point":"gradients/AddN_70"}',
+        (
+            '{"output":"/tmp/profiling","training_trace":"on","task_trace":"on",'
+            '"fp_point":"conv1/Conv2D","bp_point":"gradients/AddN_70"}'
+        ),
         '{"output":"./p","aicpu":"on","aic_metrics":"PipeUtilization"}',
     ],
     "in_out_pair": ["[[['import/conv2d_1/convolution'], ['import/conv2d_59/BiasAdd', 'import/conv2d_67/BiasAdd']]]"],

@@ -98,7 +98,7 @@ def test_unknown_names_get_close_matches_everywhere():
 
 def test_reading_a_misspelt_attribute_suggests_the_option():
     with pytest.raises(AttributeError, match="did you mean 'dump_path'"):
-        NpuConfig().dump_pth  # noqa: B018
+        NpuConfig().dump_pth
 
 
 def test_update_is_all_or_nothing_and_reports_every_bad_entry():

@@ -7,9 +7,9 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.plan.fetches import fetch_names  # noqa: E402
-from npu_jupyter.plan.view import build_view  # noqa: E402
-from npu_jupyter.scope import keep_dtype_scope, without_npu_compile_scope  # noqa: E402
+from npu_jupyter.plan.fetches import fetch_names
+from npu_jupyter.plan.view import build_view
+from npu_jupyter.scope import keep_dtype_scope, without_npu_compile_scope
 
 
 def _small_graph():

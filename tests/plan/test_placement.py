@@ -8,9 +8,9 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.plan.placement import parse_in_out_pair  # noqa: E402
-from npu_jupyter.plan.planner import plan  # noqa: E402
-from npu_jupyter.scope import without_npu_compile_scope  # noqa: E402
+from npu_jupyter.plan.placement import parse_in_out_pair
+from npu_jupyter.plan.planner import plan
+from npu_jupyter.scope import without_npu_compile_scope
 
 MIX = {"mix_compile_mode": True}
 

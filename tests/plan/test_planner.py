@@ -9,8 +9,8 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.options.config import NpuConfig  # noqa: E402
-from npu_jupyter.plan.planner import plan  # noqa: E402
+from npu_jupyter.options.config import NpuConfig
+from npu_jupyter.plan.planner import plan
 
 
 def _decisions(p):

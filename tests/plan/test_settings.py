@@ -6,10 +6,10 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.options.config import NpuConfig  # noqa: E402
-from npu_jupyter.options.errors import NpuConfigError  # noqa: E402
-from npu_jupyter.plan.planner import plan  # noqa: E402
-from npu_jupyter.plan.settings import normalise_soc  # noqa: E402
+from npu_jupyter.options.config import NpuConfig
+from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter.plan.planner import plan
+from npu_jupyter.plan.settings import normalise_soc
 
 
 def test_unknown_precision_mode_in_a_dict_config_raises_with_the_allowed_values(conv_net):
