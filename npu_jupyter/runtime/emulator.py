@@ -33,7 +33,7 @@ import contextlib
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 # This module is only imported when a session is created (backends.session imports it lazily), so
 # TensorFlow is already needed; subclassing SessionInterface lets tf.compat.v1.train.Saver and other
@@ -61,6 +61,10 @@ from npu_jupyter.runtime.session_plans import SessionPlans
 from npu_jupyter.runtime.variables import read_variables, write_variables
 from npu_jupyter.runtime.watch import fetch_names as watch_fetch_names
 from npu_jupyter.runtime.watch import finite_flag_tensors, observe_spec, read_values, watch_list
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.watch import Watch
 
 # Per-session caches (run facts per fetch set) are dropped whole past this many entries.
 _CACHE_LIMIT = 256
@@ -407,7 +411,9 @@ class EmulatorSession(SessionInterface):
 
     # ------------------------------------------------------------------ observed steps
 
-    def _watch(self, plan, executed, fed, settings, dump_now, want_ref) -> list:
+    def _watch(
+        self, plan: Plan, executed: set[str], fed: tuple, settings: RunSettings, dump_now: bool, want_ref: bool
+    ) -> list[Watch]:
         """The tensors this step looks at (dump, overflow detection, drift)."""
         kinds = set()
         if dump_now:
@@ -418,7 +424,15 @@ class EmulatorSession(SessionInterface):
             return []
         return watch_list(self._graph, plan, executed, fed, kinds, analyse(self._graph))
 
-    def _reference_values(self, weights, executed, feed_dict, source_values, watch, liveness) -> dict[tuple, list]:
+    def _reference_values(
+        self,
+        weights: dict,
+        executed: set[str],
+        feed_dict: Any,
+        source_values: dict[str, Any],
+        watch: list[Watch],
+        liveness: Any,
+    ) -> dict[tuple, list]:
         """The float32 reference of this step's watched outputs, from the weights before the step.
 
         The step's data (what its iterators and queues handed out) is fed, so both read the same batch.

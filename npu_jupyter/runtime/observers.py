@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +17,12 @@ from npu_jupyter.runtime import dump_writer as _writer
 from npu_jupyter.runtime import profile as _profile
 from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
 from npu_jupyter.runtime.rewrite import ROUND_MARKER
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter.runtime.run_settings import RunSettings
+    from npu_jupyter.runtime.watch import Watch
 
 _ITEM_BYTES = {
     "float16": 2,
@@ -134,7 +140,16 @@ class StepObservers:
         if missed:
             report.extra["not_live"] = sorted(set(missed))  # dead branches / loops that did not iterate
 
-    def _check_overflow(self, report, settings, plan, watch, values, step, graph) -> list[str]:
+    def _check_overflow(
+        self,
+        report: RunReport,
+        settings: RunSettings,
+        plan: Plan,
+        watch: list[Watch],
+        values: dict[tuple, list],
+        step: int,
+        graph: DumpGraph | None,
+    ) -> list[str]:
         """Flag ops whose outputs hold inf/NaN in their decided precision (any iteration); dump them."""
         flagged: list[str] = []
         for w in watch:
@@ -162,7 +177,14 @@ class StepObservers:
         return flagged
 
     def _write_dump(
-        self, report, settings, step, entries, overflow_now, overflow_only: bool = False, graph=None
+        self,
+        report: RunReport,
+        settings: RunSettings,
+        step: int,
+        entries: list,
+        overflow_now: list[str],
+        overflow_only: bool = False,
+        graph: DumpGraph | None = None,
     ) -> None:
         if self.dump_stopped:
             return
@@ -188,7 +210,9 @@ class StepObservers:
         report.extra["dump_graph_dir"] = str(Path(folder).parent)  # dump_path for graph 0, graph_<k> after
         report.extra.setdefault("dumped_steps", []).append(step)
 
-    def _record_drift(self, report, watch, values, ref_values) -> None:
+    def _record_drift(
+        self, report: RunReport, watch: list[Watch], values: dict[tuple, list], ref_values: dict[tuple, list]
+    ) -> None:
         """Per op, the worst drift of any output (and any loop iteration) against the float32 reference."""
         from npu_jupyter.runtime.compare import metrics
 
@@ -213,7 +237,7 @@ class StepObservers:
         report.drift = drift
         report.reference_wall_ms = self.last_ref_ms
 
-    def _record_profile(self, report, settings, plan, meta, step) -> None:
+    def _record_profile(self, report: RunReport, settings: RunSettings, plan: Plan, meta: Any, step: int) -> None:
         options = settings.profile_options()
         prof = _profile.collect(meta.step_stats, self.graph, plan, step, marker=ROUND_MARKER)
         out_dir = str(options.get("output") or "./")
