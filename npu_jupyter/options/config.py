@@ -152,14 +152,14 @@ class _NpuConfigBase(HasTraits):
 
     # ----------------------------------------------------------------------- reading values
     def changed(self) -> dict[str, Any]:
-        """The set options only, in catalogue order.
+        """The set options only, in catalogue.keys() order.
 
         An explicit ``use_off_line=True`` is listed: the user set it. Equality alone counts it as
         unset, because the built proto is the same either way (see ``__eq__``).
         """
         with self._lock:
             values = self.trait_values()
-        return {key: values[key] for key in catalogue if values.get(key) is not None}
+        return {key: values[key] for key in catalogue.keys() if values.get(key) is not None}
 
     def effective(self, key: str) -> Any:
         """The set value, or what the adapter uses when the key is absent (``None``: GE decides)."""

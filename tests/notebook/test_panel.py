@@ -18,7 +18,7 @@ def test_tabs_are_built_on_first_selection_and_together_cover_every_option():
     assert set(p.controls) == {s.key for s in catalogue.specs_in_group("mixed computing")}
     p.tabs.selected_index = 1
     assert "precision_mode" in p.controls
-    for key in catalogue:
+    for key in catalogue.keys():
         p.control(key)
     assert set(p.controls) == set(catalogue.keys())
     p.close()
@@ -100,9 +100,9 @@ def test_labels_are_bare_keys_that_fit_the_label_width_and_status_moves_to_the_n
     from npu_jupyter.notebook import panel as panel_module
 
     p = panel(NpuConfig())
-    for key in catalogue:
+    for key in catalogue.keys():
         p.control(key)
-    longest = max(len(key) for key in catalogue)
+    longest = max(len(key) for key in catalogue.keys())
     # ~7px a character at JupyterLab's 13px UI font
     assert int(panel_module._DESCRIPTION_WIDTH.removesuffix("px")) >= 7 * longest
     assert all(c.widget.description == key for key, c in p.controls.items())

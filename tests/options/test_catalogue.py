@@ -96,8 +96,8 @@ def test_adapter_fact_keys_from_the_tables_are_all_catalogued(shared):
     section = facts[facts.index("### 1.2") : facts.index("### 1.3")]
     rows = re.findall(r"^\| `?[^|]*\| `([a-zA-Z_0-9]+)` \| ([bis]) \|", section, flags=re.MULTILINE)
     assert len(rows) > 30
-    mismatched = [(k, f) for k, f in rows if k in catalogue and catalogue.spec(k).field != f]
-    missing = [k for k, _ in rows if k not in catalogue]
+    mismatched = [(k, f) for k, f in rows if k in catalogue.keys() and catalogue.spec(k).field != f]
+    missing = [k for k, _ in rows if k not in catalogue.keys()]
     assert (missing, mismatched) == ([], [])
 
 

@@ -79,7 +79,7 @@ def _adapter_reads(row: dict, written: dict[str, tuple[str, Any]]) -> tuple[dict
     if _optimizer_name(row) != "NpuOptimizer":
         return reads, ignored, invalid  # nothing is read; one remark covers the whole optimizer
     for key, (field, value) in written.items():
-        if key not in catalogue or catalogue.spec(key).field != field:
+        if key not in catalogue.keys() or catalogue.spec(key).field != field:
             ignored.append(key)
             continue
         spec = catalogue.spec(key)
@@ -110,7 +110,7 @@ def test_session_config_imports_round_trips_and_warns_as_expected(row):
     for key in ignored + invalid:
         assert any(key in note for note in notes), key
     for key in ignored:
-        if key in catalogue.foreign_keys() or key not in catalogue:
+        if key in catalogue.foreign_keys() or key not in catalogue.keys():
             assert any("did you mean" in n or "not read by any adapter" in n for n in notes if key in n)
 
     # round trip: the rebuilt proto carries exactly what the adapter read, and reads back the same
