@@ -156,7 +156,7 @@ class NPULossScaleOptimizer:
         return _loss_scale_class()(opt, loss_scale_manager, is_distributed)
 
 
-_CLASS_CACHE: dict = {}
+_CLASS_CACHE: dict[Any, Any] = {}
 
 
 def _loss_scale_class() -> type:

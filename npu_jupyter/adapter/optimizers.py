@@ -37,7 +37,7 @@ def npu_tf_optimizer(opt: Any) -> Any:
     return NPUDistributedOptimizer(opt)
 
 
-_CACHE: dict = {}
+_CACHE: dict[Any, Any] = {}
 
 
 def _distributed_class() -> type:

@@ -32,7 +32,7 @@ class AscendSession(Session):
         self.npu_config = npu_config
         self.reports: list[RunReport] = []
         self.last_report: RunReport | None = None
-        self._plans: dict[tuple, Any] = {}
+        self._plans: dict[tuple[Any, ...], Any] = {}
         self._created = time.time()  # GE graph dumps older than the session are not this session's
 
     def run(self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
@@ -67,7 +67,7 @@ class AscendSession(Session):
             actual=actual_decisions(plan, since=self._created - 1.0),
         )
 
-    def _plan(self, fetches: tuple) -> Any:
+    def _plan(self, fetches: tuple[Any, ...]) -> Any:
         from npu_jupyter.plan.planner import plan
 
         key = (self.graph.version, fetches)

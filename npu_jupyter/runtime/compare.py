@@ -174,7 +174,7 @@ def _report_values(report: Any) -> dict[tuple[int | None, str, str], Any]:
     return {(None, op, slot): v for (op, slot), v in values.items()}
 
 
-def _compare_tables(a: dict, b: dict, what: str) -> Comparison:
+def _compare_tables(a: dict[Any, Any], b: dict[Any, Any], what: str) -> Comparison:
     rows: list[Row] = []
     for key in [k for k in a if k in b]:
         va, vb = _value(a[key]), _value(b[key])

@@ -48,7 +48,7 @@ class DumpedTensor:
         return self._value
 
 
-class StepDump(dict):
+class StepDump(dict[Any, Any]):
     """``op name -> {slot key -> array}`` for one step; slot keys are ``"output:0"``, ``"input:1"``.
 
     ``step_dump[op][0]`` (an int) means output slot 0.
@@ -79,7 +79,7 @@ class StepDump(dict):
         return self.manifest.get("first_overflow")
 
 
-class _OpSlots(dict):
+class _OpSlots(dict[Any, Any]):
     """Slots of one op; values load lazily."""
 
     def __init__(self) -> None:

@@ -74,10 +74,10 @@ _CACHE_LIMIT = 256
 class _Executor:
     """One private copy of the user's graph, the inner session that runs it, and its run graphs."""
 
-    key: tuple
+    key: tuple[Any, ...]
     private: PrivateGraph
     session: Any
-    runs: dict = field(default_factory=dict)  # (run signature, plan key, Observe) -> RunGraph
+    runs: dict[Any, Any] = field(default_factory=dict)  # (run signature, plan key, Observe) -> RunGraph
     graph_def: Any = None  # the user's GraphDef the copy was made from (variants copy from it)
     proto: bytes = b""  # the inner session's ConfigProto, serialized
 
@@ -125,7 +125,9 @@ class EmulatorSession(SessionInterface):
         self._observers = StepObservers(self._graph, dump_budget_bytes)
         self._planner = SessionPlans(self._graph, lambda: self.config, plan_fn, self._observers.reset_dump)
         self._planner.settings()  # bad dump_path / dump_step / profiling options fail now, before any run
-        self._facts: dict[tuple, tuple] = {}  # (version, plan key, fed) -> (executed ops, rounds?, flagged)
+        self._facts: dict[
+            tuple[Any, ...], tuple[Any, ...]
+        ] = {}  # (version, plan key, fed) -> (executed ops, rounds?, flagged)
         self._exec: _Executor | None = None
         self._reference: Float32Reference | None = None
         self._capture_lock = threading.Lock()
@@ -300,7 +302,7 @@ class EmulatorSession(SessionInterface):
             )
         return results
 
-    def make_callable(self, fetches: Any, feed_list: Any = None, accept_options: bool = False) -> Callable:
+    def make_callable(self, fetches: Any, feed_list: Any = None, accept_options: bool = False) -> Callable[..., Any]:
         """A callable running ``fetches`` through :meth:`run` (feeds positional, like TF's)."""
         feed_list = list(feed_list or [])
 
@@ -331,7 +333,7 @@ class EmulatorSession(SessionInterface):
         with self._exec_lock:
             return self._executor_locked(key)
 
-    def _executor_locked(self, key: tuple) -> _Executor:
+    def _executor_locked(self, key: tuple[Any, ...]) -> _Executor:
         ex = self._exec
         if ex is not None and ex.key == key:
             return ex
@@ -360,7 +362,7 @@ class EmulatorSession(SessionInterface):
         except (ValueError, TypeError, KeyError):
             return False
 
-    def _run_facts(self, plan_key: tuple, plan: Any, names: list[str], fed: tuple) -> tuple:
+    def _run_facts(self, plan_key: tuple[Any, ...], plan: Any, names: list[str], fed: tuple[Any, ...]) -> tuple:
         """(ops the run executes, does its plan round a tensor, the float outputs to flag) — cached."""
         key = (plan_key, fed)
         facts = self._facts.get(key)
@@ -376,8 +378,8 @@ class EmulatorSession(SessionInterface):
     def _run_graph(
         self,
         ex: _Executor,
-        signature: tuple,
-        plan_key: tuple,
+        signature: tuple[Any, ...],
+        plan_key: tuple[Any, ...],
         plan: Any,
         executed: set[str],
         observe: Any,
@@ -412,7 +414,13 @@ class EmulatorSession(SessionInterface):
     # ------------------------------------------------------------------ observed steps
 
     def _watch(
-        self, plan: Plan, executed: set[str], fed: tuple, settings: RunSettings, dump_now: bool, want_ref: bool
+        self,
+        plan: Plan,
+        executed: set[str],
+        fed: tuple[Any, ...],
+        settings: RunSettings,
+        dump_now: bool,
+        want_ref: bool,
     ) -> list[Watch]:
         """The tensors this step looks at (dump, overflow detection, drift)."""
         kinds = set()
@@ -426,13 +434,13 @@ class EmulatorSession(SessionInterface):
 
     def _reference_values(
         self,
-        weights: dict,
+        weights: dict[Any, Any],
         executed: set[str],
         feed_dict: Any,
         source_values: dict[str, Any],
         watch: list[Watch],
         liveness: Any,
-    ) -> dict[tuple, list]:
+    ) -> dict[tuple[Any, ...], list[Any]]:
         """The float32 reference of this step's watched outputs, from the weights before the step.
 
         The step's data (what its iterators and queues handed out) is fed, so both read the same batch.

@@ -56,7 +56,7 @@ def map_leaf(leaf: Any, private: Any, names: list[str]) -> Any:
     return private.tensor_name(name) if ":" in name else private.op_name(name)
 
 
-def map_feeds(feed_dict: Any, private: Any) -> dict | None:
+def map_feeds(feed_dict: Any, private: Any) -> dict[Any, Any] | None:
     """Feed keys by private name: the tensor the run reads (feeding it also feeds its rounding)."""
     if not feed_dict:
         return None

@@ -120,7 +120,7 @@ class FunctionEmulation:
         report.extra["tf2_functions"] = [_name(m) for m in tree]
         self.reports[key] = report
 
-    def _rewrite(self, function: Any) -> tuple:
+    def _rewrite(self, function: Any) -> tuple[Any, ...]:
         """(RewrittenFunction or None, Plan or None) for one function; registers the rewrite."""
         from npu_jupyter.runtime.function_rewrite import rewrite_function
 

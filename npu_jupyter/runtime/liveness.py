@@ -28,16 +28,16 @@ _NEXT = frozenset({"NextIteration", "RefNextIteration"})
 class Liveness:
     """Per op name: the (predicate, branch) pairs it needs to be live, and its while-loop frame path."""
 
-    killers: dict[str, frozenset] = field(default_factory=dict)
-    frames: dict[str, tuple] = field(default_factory=dict)
-    next_iterations: dict[tuple, str] = field(default_factory=dict)  # frame path -> one NextIteration op
-    switches: set = field(default_factory=set)  # Switch ops outside loops: each output is dead on one branch
+    killers: dict[str, frozenset[Any]] = field(default_factory=dict)
+    frames: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    next_iterations: dict[tuple[Any, ...], str] = field(default_factory=dict)  # frame path -> one NextIteration op
+    switches: set[Any] = field(default_factory=set)  # Switch ops outside loops: each output is dead on one branch
 
     def may_be_dead(self, op: str) -> bool:
         """Whether some Switch outside a loop can leave this op's outputs dead in a run."""
         return op in self.switches or bool(self.killers.get(op))
 
-    def frame(self, op: str) -> tuple:
+    def frame(self, op: str) -> tuple[Any, ...]:
         """The while-loop frames the op runs in, outermost first; ``()`` outside every loop."""
         return self.frames.get(op, ())
 
@@ -80,7 +80,7 @@ def _topological(graph: Any) -> list[Any]:
 def _analyse(graph: Any) -> Liveness:
     out = Liveness()
     killers, frames = out.killers, out.frames
-    empty: frozenset = frozenset()
+    empty: frozenset[Any] = frozenset()
     for op in _topological(graph):
         preds = [t.op for t in op.inputs if not (op.type in _MERGE and t.op.type in _NEXT)]
         controls = list(op.control_inputs)
@@ -110,7 +110,7 @@ def _analyse(graph: Any) -> Liveness:
     return out
 
 
-def _tensor_killers(killers: dict[str, frozenset], tensor: Any, empty: frozenset) -> frozenset:
+def _tensor_killers(killers: dict[str, frozenset[Any]], tensor: Any, empty: frozenset[Any]) -> frozenset:
     """What a tensor needs to be live: its op's needs, plus the branch a Switch output stands for."""
     base = killers.get(tensor.op.name, empty)
     if tensor.op.type in _SWITCH and len(tensor.op.inputs) == 2:

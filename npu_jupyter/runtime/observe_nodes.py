@@ -50,7 +50,7 @@ class _Builder:
         self.count += 1
         return f"{WATCH_SCOPE}/{self.count}/{what}"
 
-    def _ref(self, key: tuple) -> tuple[str, Any]:
+    def _ref(self, key: tuple[Any, ...]) -> tuple[str, Any]:
         """(GraphDef input reference, user tensor) of watch ``(op, kind, slot)``."""
         op, kind, slot = key
         user_op = self.user.get_operation_by_name(op)
@@ -80,7 +80,7 @@ class _Builder:
                 node.attr[key].tensor.CopyFrom(value)
         return node
 
-    def guard(self, key: tuple) -> str:
+    def guard(self, key: tuple[Any, ...]) -> str:
         """Merge(x, fallback-behind-ControlTrigger); records (value, index) names; returns the value ref."""
         ref, tensor = self._ref(key)
         import tensorflow as tf
@@ -99,12 +99,12 @@ class _Builder:
         self.run.guards[key] = (f"{prefix}{merge.name}:0", f"{prefix}{merge.name}:1")
         return merge.name
 
-    def capture(self, key: tuple, next_iteration: str) -> None:
+    def capture(self, key: tuple[Any, ...], next_iteration: str) -> None:
         """PyFunc(x) in x's frame, gating ``next_iteration`` through a ControlTrigger."""
         from tensorflow.python.ops import script_ops
 
         ref, tensor = self._ref(key)
-        values: list = []
+        values: list[Any] = []
         self.run.captures[key] = values
 
         def record(value: Any) -> Any:
@@ -126,7 +126,7 @@ class _Builder:
         trigger = self._add(self._name("trigger"), "ControlTrigger", ["^" + func.name])
         self.nodes[next_iteration].input.append("^" + trigger.name)
 
-    def flags(self, tensors: list[str], guarded: set) -> None:
+    def flags(self, tensors: list[str], guarded: set[Any]) -> None:
         """One bool vector: is each listed output all finite (a dead output counts as finite).
 
         Two cheap nodes per tensor: the float32 sum of its flattened values, which is inf/NaN exactly when

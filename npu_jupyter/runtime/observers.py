@@ -64,7 +64,9 @@ class StepObservers:
 
     # ------------------------------------------------------------------ the budget, decided up front
 
-    def dump_fits(self, report_warnings: list[str], settings: Any, watch: list, graph: DumpGraph, step: int) -> bool:
+    def dump_fits(
+        self, report_warnings: list[str], settings: Any, watch: list[Any], graph: DumpGraph, step: int
+    ) -> bool:
         """Whether this step's dump fits the budget, decided before the step runs.
 
         The estimate is the graph's last dumped step, else the static shapes of the watched tensors
@@ -111,8 +113,8 @@ class StepObservers:
         report: Any,
         settings: Any,
         plan: Any,
-        watch: list,
-        values: dict,
+        watch: list[Any],
+        values: dict[Any, Any],
         ref_values: Any,
         dump_now: bool,
         meta: Any,
@@ -146,7 +148,7 @@ class StepObservers:
         settings: RunSettings,
         plan: Plan,
         watch: list[Watch],
-        values: dict[tuple, list],
+        values: dict[tuple[Any, ...], list[Any]],
         step: int,
         graph: DumpGraph | None,
     ) -> list[str]:
@@ -181,7 +183,7 @@ class StepObservers:
         report: RunReport,
         settings: RunSettings,
         step: int,
-        entries: list,
+        entries: list[Any],
         overflow_now: list[str],
         overflow_only: bool = False,
         graph: DumpGraph | None = None,
@@ -211,7 +213,11 @@ class StepObservers:
         report.extra.setdefault("dumped_steps", []).append(step)
 
     def _record_drift(
-        self, report: RunReport, watch: list[Watch], values: dict[tuple, list], ref_values: dict[tuple, list]
+        self,
+        report: RunReport,
+        watch: list[Watch],
+        values: dict[tuple[Any, ...], list[Any]],
+        ref_values: dict[tuple[Any, ...], list[Any]],
     ) -> None:
         """Per op, the worst drift of any output (and any loop iteration) against the float32 reference."""
         from npu_jupyter.runtime.compare import metrics

@@ -63,7 +63,7 @@ CSV_COLUMNS = [
 _TIDS = {"AI_CORE": 1, "AI_CPU": 2, "HOST": 3}
 
 
-def parse_profiling_options(raw: str | dict | None) -> dict[str, Any]:
+def parse_profiling_options(raw: str | dict[Any, Any] | None) -> dict[str, Any]:
     """The adapter's profiling_options JSON; empty means its documented default JSON."""
     if raw is None or raw in ("", {}):
         return dict(DEFAULT_OPTIONS)
@@ -365,7 +365,7 @@ def op_summary_csv(profile: StepProfile, facts: dict[str, Any]) -> str:
     return buffer.getvalue()
 
 
-def _input_facts(facts: dict[str, Any], name: str, shapes: dict[str, list]) -> tuple[list, list[str]]:
+def _input_facts(facts: dict[str, Any], name: str, shapes: dict[str, list[Any]]) -> tuple[list[Any], list[str]]:
     """Input shapes as the producers reported them this step, else the graph's static shapes."""
     in_shapes, in_types = [], []
     for producer, index, static, dtype in facts[name][1]:

@@ -30,7 +30,7 @@ class Float32Reference:
         self._private = build_private_graph(graph, None, fixed_seeds=True)
         self._graph_def = graph.as_graph_def(add_shapes=False)
         self._session = _TFSession(target=target, graph=self._private.graph, config=proto)
-        self._runs: dict[tuple, RunGraph] = {}
+        self._runs: dict[tuple[Any, ...], RunGraph] = {}
         self._lock = capture_lock
         self.last_ms: float | None = None
 
@@ -39,13 +39,13 @@ class Float32Reference:
 
     def values(
         self,
-        weights: dict,
+        weights: dict[Any, Any],
         executed: set[str],
         feed_dict: Any,
         source_values: dict[str, Any],
         watch: list[Watch],
         liveness: Any,
-    ) -> dict[tuple, list]:
+    ) -> dict[tuple[Any, ...], list[Any]]:
         """Watched float outputs of this step in float32 from ``weights``, the step's data fed."""
         write_variables(self._session, self._private.graph, weights)
         outputs = [w for w in watch if w.kind == "output" and w.is_float]

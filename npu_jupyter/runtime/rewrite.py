@@ -221,7 +221,7 @@ def insert_casts(graph_def: Any, roundings: list[Rounding]) -> dict[str, str]:
 ROUND_MARKER_SUFFIX = {"float16": "_f16/back", "bfloat16": "_bf16/back"}
 
 
-def _add_round_trip(graph_def: Any, base: str, src_ref: str, src_tensor: str, dtype: str, enums: dict) -> str:
+def _add_round_trip(graph_def: Any, base: str, src_ref: str, src_tensor: str, dtype: str, enums: dict[Any, Any]) -> str:
     """Append ``Cast(src -> half) -> Cast(-> float32)`` nodes; return the rounded tensor name."""
     tag = "_f16" if dtype == "float16" else "_bf16"
     wide = enums["float32"]

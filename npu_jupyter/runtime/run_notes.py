@@ -83,7 +83,9 @@ def _why_unrounded(lowered: list[str], graph: Any) -> str:
     return "; ".join(sorted(reasons))
 
 
-def non_finite_finding(plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int) -> dict | None:
+def non_finite_finding(
+    plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int
+) -> dict[Any, Any] | None:
     """What went inf/NaN and where first, when a fetched value is non-finite; None otherwise."""
     bad_fetches = [n for n, v in zip(names, _leaves(results)) if _non_finite(v)]
     if not bad_fetches or run.flags is None:

@@ -33,7 +33,7 @@ class SessionPlans:
         self._on_settings_change = on_settings_change
         self._config_snapshot_cache: tuple[Any, str] | None = None
         self._settings_cache: tuple[str, RunSettings] | None = None
-        self.plans: dict[tuple, Any] = {}
+        self.plans: dict[tuple[Any, ...], Any] = {}
 
     def snapshot(self) -> str:
         """A string that changes exactly when an option that was set changes."""
@@ -75,10 +75,10 @@ class SessionPlans:
             return cfg.copy(**overrides)
         return {**(cfg or {}), **overrides}
 
-    def key(self, fetches: tuple | None, reduced: bool) -> tuple:
+    def key(self, fetches: tuple[Any, ...] | None, reduced: bool) -> tuple[Any, ...]:
         return (self._graph.version, self.snapshot(), reduced, fetches)
 
-    def plan(self, fetches: tuple | None, reduced: bool) -> Any:
+    def plan(self, fetches: tuple[Any, ...] | None, reduced: bool) -> Any:
         """Plan for ``fetches`` (None = whole graph), cached per graph version, config and phase."""
         key = self.key(fetches, reduced)
         cached = self.plans.get(key)

@@ -186,7 +186,7 @@ def _g(x: float) -> str:
 def sweep(
     graph_or_build_fn: Any,
     fetches: Any = None,
-    feeds: dict | Callable[[], dict] | None = None,
+    feeds: dict[Any, Any] | Callable[[], dict[Any, Any]] | None = None,
     modes: list[str] | tuple[str, ...] = DEFAULT_MODES,
     config: Any = None,
     steps: int = 3,

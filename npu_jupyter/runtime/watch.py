@@ -27,7 +27,7 @@ class Watch(NamedTuple):
     decided_dtype: str  # the plan's dtype for the slot ("" when the plan has none)
     is_float: bool
     mode: str = "fetch"  # "fetch" | "guard" | "capture"
-    frame: tuple = ()  # the loop frames of a "capture" watch
+    frame: tuple[Any, ...] = ()  # the loop frames of a "capture" watch
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -35,7 +35,7 @@ class Watch(NamedTuple):
 
 
 def watch_list(
-    graph: Any, plan: Any, executed: set[str], fed: tuple, kinds: set[str], liveness: Liveness
+    graph: Any, plan: Any, executed: set[str], fed: tuple[Any, ...], kinds: set[str], liveness: Liveness
 ) -> list[Watch]:
     """Every tensor of ``kinds`` ("output", "input") of the executed ops the plan decides."""
     watch: list[Watch] = []
@@ -65,7 +65,9 @@ def _input_may_be_dead(liveness: Liveness, tensor: Any) -> bool:
     return liveness.may_be_dead(tensor.op.name)
 
 
-def _add(watch: list[Watch], op: str, kind: str, slot: int, want: str, tensor: Any, frame: tuple, dead: bool) -> None:
+def _add(
+    watch: list[Watch], op: str, kind: str, slot: int, want: str, tensor: Any, frame: tuple[Any, ...], dead: bool
+) -> None:
     is_ref = tensor.dtype._is_ref_dtype
     is_float = tensor.dtype.base_dtype.is_floating
     if frame:
@@ -89,7 +91,9 @@ def observe_spec(watch: list[Watch], flagged: list[str], liveness: Liveness) -> 
     return Observe(tuple(sorted(guarded)), tuple(captured), tuple(flagged))
 
 
-def finite_flag_tensors(graph: Any, plan: Any, executed: set[str], fed: tuple, liveness: Liveness) -> list[str]:
+def finite_flag_tensors(
+    graph: Any, plan: Any, executed: set[str], fed: tuple[Any, ...], liveness: Liveness
+) -> list[str]:
     """Float outputs (outside loop frames) of the executed ops, in the plan's (topological) order."""
     out: list[str] = []
     for name in plan.ops:
@@ -104,7 +108,7 @@ def finite_flag_tensors(graph: Any, plan: Any, executed: set[str], fed: tuple, l
     return out
 
 
-def fetchable(graph: Any, tensor: Any, fed: tuple, captured: bool = False) -> bool:
+def fetchable(graph: Any, tensor: Any, fed: tuple[Any, ...], captured: bool = False) -> bool:
     """A tensor a run can hand back: not a handle, string or unfed placeholder.
 
     Inside a loop frame TensorFlow marks tensors unfetchable; those are ``captured`` per iteration.
@@ -116,27 +120,29 @@ def fetchable(graph: Any, tensor: Any, fed: tuple, captured: bool = False) -> bo
     return captured or graph.is_fetchable(tensor)
 
 
-def read_values(run: Any, watch: list[Watch], fetched: dict[tuple, Any]) -> dict[tuple, list]:
+def read_values(run: Any, watch: list[Watch], fetched: dict[tuple[Any, ...], Any]) -> dict[tuple[Any, ...], list[Any]]:
     """Watch key -> the step's values (one per live iteration; empty when the tensor was dead).
 
     ``fetched`` holds what the session returned for the run graph's fetch names of "fetch" and
     "guard" watches (see :func:`fetch_names`).
     """
-    values: dict[tuple, list] = {}
+    values: dict[tuple[Any, ...], list[Any]] = {}
     for w in watch:
         if w.mode == "fetch":
-            values[w.key] = [fetched[("fetch", *w.key)]]
+            fetch_key = ("fetch", *w.key)  # named: mypy misreads a starred tuple inside [] as 3.11 syntax
+            values[w.key] = [fetched[fetch_key]]
         elif w.mode == "guard":
-            value, index = fetched[("guard", *w.key)]
+            guard_key = ("guard", *w.key)
+            value, index = fetched[guard_key]
             values[w.key] = [value] if int(index) == 0 else []
         else:
             values[w.key] = list(run.captures.get(w.key, ()))
     return values
 
 
-def fetch_names(run: Any, watch: list[Watch]) -> tuple[list[tuple], list[Any]]:
+def fetch_names(run: Any, watch: list[Watch]) -> tuple[list[tuple[Any, ...]], list[Any]]:
     """(keys, private names) to add to the session's fetches for the "fetch" and "guard" watches."""
-    keys: list[tuple] = []
+    keys: list[tuple[Any, ...]] = []
     names: list[Any] = []
     for w in watch:
         if w.mode == "fetch":
