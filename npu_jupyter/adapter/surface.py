@@ -85,8 +85,9 @@ def build_modules() -> dict[str, types.ModuleType]:
         emulated = table[name]["emulated"]
         for attr, target in emulated.items():
             setattr(module, attr, _resolve(target, built))
-        module.__all__ = sorted(emulated)
-        module.__getattr__ = _module_getattr(name, table[name]["not_emulated"], list(emulated))
+        module.__all__ = sorted(emulated)  # type: ignore[attr-defined]  # a module built at runtime
+        # PEP 562 module __getattr__ on a module built at runtime
+        module.__getattr__ = _module_getattr(name, table[name]["not_emulated"], list(emulated))  # type: ignore[method-assign]
     return built
 
 

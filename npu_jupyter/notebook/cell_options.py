@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
@@ -193,7 +193,7 @@ def apply_layer(config: NpuConfig, layer: dict[str, Any]) -> None:
 
 def merged(base: NpuConfig, *layers: dict[str, Any]) -> NpuConfig:
     """A copy of ``base`` with ``layers`` applied lowest first (``base`` is not touched)."""
-    config = base.copy()
+    config = cast("NpuConfig", base.copy())  # copy() is declared on the base class; it returns the same class
     for layer in layers:
         apply_layer(config, layer)
     return config

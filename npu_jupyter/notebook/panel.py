@@ -26,7 +26,7 @@ from ipywidgets.widgets.widget_description import DescriptionStyle
 try:  # ipywidgets 8 gives text and HTML widgets styles of their own
     from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 except ImportError:  # ipywidgets 7: they take the description style
-    HTMLStyle = TextStyle = DescriptionStyle  # type: ignore[misc,assignment]
+    HTMLStyle = TextStyle = DescriptionStyle
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.catalogue import OptionSpec

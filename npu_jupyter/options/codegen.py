@@ -134,8 +134,8 @@ def from_run_config_kwargs(
             unasked.discard(key)
     for key, (value, note) in values.items():
         config._assign_imported(key, value, note)
-    for key, text in notes:
-        config._note(text, key)
+    for note_key, note_text in notes:
+        config._note(note_text, note_key)
     config._unasked = unasked
     return config
 

@@ -250,7 +250,7 @@ def check_profiling_options(text: str, keys: Mapping[str, Mapping[str, Any]] | N
         return None
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:  # what json.loads raises on a str; it carries .msg
         return (
             f"profiling_options is not valid JSON ({exc.msg}); it is a JSON object such as "
             '\'{"output":"/tmp/profiling","task_trace":"on"}\''

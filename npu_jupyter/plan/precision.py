@@ -305,9 +305,11 @@ class _Decider:
             if dt not in FLOATS:
                 continue
             p = nodes.get(src)
-            if p is None or self.cluster_of[p.index] != cluster or decided[p.index] is None:
+            if p is None or self.cluster_of[p.index] != cluster:
                 return None  # a GeOp input: no producer inside the compiled graph
             dp = decided[p.index]
+            if dp is None:
+                return None  # a GeOp input: no producer inside the compiled graph
             got = dp.output_dtypes[slot] if slot < len(dp.output_dtypes) else dt
             if p.op == "Cast" and dp.policy != "black" and dp.input_dtypes:
                 before = dp.input_dtypes[0]
@@ -370,6 +372,7 @@ class _Decider:
                 policy,
                 impl,
             )
+        got: tuple[str, str, str] | None
         if n.keep_dtype and strategy != "MUST_KEEP":
             got = _allow_to_low(orig, sup, False, FP16, "ALLOW_FP32_TO_FP16", "keep_dtype_scope")
             return self._same(n, orig, got[0], got[2] + " (_keep_dtype overrides " + label + ")", policy, impl, got[1])
@@ -399,7 +402,7 @@ class _Decider:
     ) -> tuple[str, str, str] | None:
         """(input dtype, output dtype, reason) of a non-mixed strategy; None: no AI Core match."""
         if strategy == "FORCE_FP16":
-            got = _force_fp16(orig, sup)
+            got: tuple[str, str, str] | None = _force_fp16(orig, sup)
         elif strategy == "ALLOW_FP32_TO_FP16":
             got = _allow_to_low(orig, sup, caps.cube, FP16, strategy, label)
         elif strategy == "ALLOW_FP32_TO_BF16":
@@ -439,10 +442,10 @@ class _Decider:
                 f"{label} for a GeOp input",
             )
             return got[0], got[1], f"{policy_why}, no producer inside the GeOp: {got[2]}"
-        got = _rise(follow, sup) or _reduce(follow, sup, _forbidden(strategy, follow))
-        if got is None:
+        dtype = _rise(follow, sup) or _reduce(follow, sup, _forbidden(strategy, follow))
+        if dtype is None:
             return orig, orig, f"{policy_why}: no kernel matches its producer's {follow}: kept {orig}"
-        return got, got, f"{policy_why}: follows its producer's {follow} under {label}"
+        return dtype, dtype, f"{policy_why}: follows its producer's {follow} under {label}"
 
     def _ai_cpu_fallback(
         self, n: Node, orig: str, caps: Any, label: str, policy: str | None, impl: str | None

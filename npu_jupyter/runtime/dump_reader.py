@@ -98,10 +98,10 @@ class _OpSlots(dict[Any, Any]):
     def __len__(self) -> int:
         return len(self._records)
 
-    def keys(self) -> KeysView[str]:
+    def keys(self) -> KeysView[str]:  # type: ignore[override]  # the op names, as a read-only view
         return self._records.keys()
 
-    def items(self) -> list[tuple[str, Any]]:
+    def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]  # (op, value) pairs, not records, on purpose
         return [(k, r.value) for k, r in self._records.items()]
 
 
@@ -242,7 +242,7 @@ def load_dump(path: str | os.PathLike[str], graph: int | None = None) -> Dump:
     if not root.is_dir():
         raise FileNotFoundError(f"no dump folder at {str(path)!r}")
     if (root / "manifest.json").exists() and re.fullmatch(r"step_\d+", root.name):
-        located = [(root, None)]
+        located: list[tuple[Path, int | None]] = [(root, None)]
         root = root.parent
     else:
         located = [(f, 0) for f in _step_folders(root)]

@@ -305,7 +305,7 @@ def read_ge_dump(path: str) -> list[GeGraph]:
         )
     with open(path, encoding="utf-8", errors="replace") as handle:
         message = parse_text_proto(handle.read(), source=path)
-    graphs = message.get("graph") if "graph" in message else [message]
+    graphs = message.get("graph", [message])
     result = []
     for graph in graphs:
         if not isinstance(graph, dict):

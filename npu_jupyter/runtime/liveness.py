@@ -110,7 +110,7 @@ def _analyse(graph: Any) -> Liveness:
     return out
 
 
-def _tensor_killers(killers: dict[str, frozenset[Any]], tensor: Any, empty: frozenset[Any]) -> frozenset:
+def _tensor_killers(killers: dict[str, frozenset[Any]], tensor: Any, empty: frozenset[Any]) -> frozenset[Any]:
     """What a tensor needs to be live: its op's needs, plus the branch a Switch output stands for."""
     base = killers.get(tensor.op.name, empty)
     if tensor.op.type in _SWITCH and len(tensor.op.inputs) == 2:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
-    tf = require_tensorflow("the emulator backend")
+    import tensorflow as tf
 
     from npu_jupyter.plan.model import Plan
 
