@@ -9,6 +9,7 @@ then list every tensor that crosses a GeOp boundary (ADAPTER-FACTS §3.5).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 from npu_jupyter.plan.clustering import group_candidates, merge_unreachable
@@ -16,6 +17,9 @@ from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.model import Subgraph, Transfer
 from npu_jupyter.plan.placement import Placement
 from npu_jupyter.plan.settings import PlanSettings
+
+if TYPE_CHECKING:  # typing.Literal is Python 3.8+; annotations here are strings, never evaluated
+    from typing import Literal  # novermin (never imported at run time)
 
 GRAPH_COUNTER = 1  # the adapter numbers GeOps per graph: GeOp<graph>_<cluster>
 _DTYPE_BYTES = {
@@ -104,7 +108,7 @@ def _replicated(view: GraphView, cluster_of: list[str | None], s: PlanSettings, 
             continue
         if n.op in VARIABLE_OPS and s.variable_placement == "Host":
             continue
-        targets = sorted({cluster_of[j] for j, _ in cons[i] if cluster_of[j] is not None})
+        targets = sorted({c for c in (cluster_of[j] for j, _ in cons[i]) if c is not None})
         if len(targets) > 1:
             out.add(i)
             kind = "constant" if n.op == "Const" else "variable"
@@ -167,7 +171,7 @@ def _record(
     tensor: str,
     src: str,
     dtype: str,
-    direction: str,
+    direction: Literal["h2d", "d2h"],  # novermin (a string annotation)
     cache: dict[str, int | None],
 ) -> None:
     """Add ``consumer`` to the transfer of ``key``, creating it (and sizing it) on first sight."""

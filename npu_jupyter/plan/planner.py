@@ -12,9 +12,12 @@ import functools
 import gc
 import os
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from npu_jupyter.plan.model import OpDecision, Plan
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Engine
 
 _CACHE_ENV = ("ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH")
 
@@ -162,7 +165,7 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
                 name=n.name,
                 op_type=n.op,
                 placement="device" if on_device else "host",
-                engine=engine,
+                engine=cast("Engine", engine),  # placement engines are the three Engine names
                 placement_reason=reason,
                 dtype_before=outs[k] if k is not None else "",
                 dtype_after=decided[k] if k is not None and k < len(decided) else "",

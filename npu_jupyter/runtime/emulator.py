@@ -362,7 +362,9 @@ class EmulatorSession(SessionInterface):
         except (ValueError, TypeError, KeyError):
             return False
 
-    def _run_facts(self, plan_key: tuple[Any, ...], plan: Any, names: list[str], fed: tuple[Any, ...]) -> tuple:
+    def _run_facts(
+        self, plan_key: tuple[Any, ...], plan: Any, names: list[str], fed: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
         """(ops the run executes, does its plan round a tensor, the float outputs to flag) — cached."""
         key = (plan_key, fed)
         facts = self._facts.get(key)

@@ -142,7 +142,9 @@ class FunctionEmulation:
     def _plan(self, graph: Any) -> Any:
         plan_fn = self._plan_fn
         if plan_fn is None:
-            from npu_jupyter.plan.planner import plan as plan_fn
+            from npu_jupyter.plan.planner import plan as default_plan
+
+            return default_plan(graph, self.config, soc=self.soc)
         return plan_fn(graph, self.config, soc=self.soc)
 
     def _record(self, function: Any, wall_ms: float, result: Any) -> None:
