@@ -16,7 +16,7 @@ Graph mode (``tf.compat.v1``) only, as in the adapter. TensorFlow is imported wh
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 _MAX_FLOAT32_SCALE = 3.4e38
 
@@ -142,7 +142,7 @@ def _down_scale(grad: Any, loss_scale: Any) -> Any:
 
 
 def _optimizer_base() -> type:
-    return _tf().compat.v1.train.Optimizer
+    return cast("type", _tf().compat.v1.train.Optimizer)
 
 
 class NPULossScaleOptimizer:
@@ -162,7 +162,7 @@ _CLASS_CACHE: dict[Any, Any] = {}
 def _loss_scale_class() -> type:
     """The Optimizer subclass, made once TensorFlow is imported."""
     if "class" in _CLASS_CACHE:
-        return _CLASS_CACHE["class"]
+        return cast("type", _CLASS_CACHE["class"])
     base = _optimizer_base()
 
     class NPULossScaleOptimizerImpl(base):  # type: ignore[misc, valid-type]

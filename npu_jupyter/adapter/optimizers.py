@@ -8,7 +8,7 @@ variables to the others. One emulated device is rank 0 of 1, so both are identit
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, cast
 
 
 def _rank_size() -> int:
@@ -42,7 +42,7 @@ _CACHE: dict[Any, Any] = {}
 
 def _distributed_class() -> type:
     if "optimizer" in _CACHE:
-        return _CACHE["optimizer"]
+        return cast("type", _CACHE["optimizer"])
     import tensorflow as tf
 
     class Distributed(tf.compat.v1.train.Optimizer):
@@ -73,7 +73,7 @@ def _distributed_class() -> type:
 
 def _hook_class() -> type:
     if "hook" in _CACHE:
-        return _CACHE["hook"]
+        return cast("type", _CACHE["hook"])
     import tensorflow as tf
 
     class Broadcast(tf.compat.v1.train.SessionRunHook):
@@ -98,7 +98,7 @@ def npu_hooks_append(hooks_list: Any = ()) -> list[Any]:
     if not isinstance(hooks_list, list):
         hooks_list = []
     hooks_list.append(NPUBroadcastGlobalVariablesHook(0, int(os.getenv("RANK_ID", "0"))))
-    return hooks_list
+    return cast("list[Any]", hooks_list)
 
 
 def rank_id() -> int:

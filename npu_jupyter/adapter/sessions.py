@@ -11,7 +11,7 @@ cell's own swap (installed over this one) wins inside the cell.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, cast
 
 _PATCHED = ("Session", "InteractiveSession")
 _replaced: list[tuple[Any, str, Any]] = []
@@ -82,4 +82,4 @@ def _copy(config: Any) -> Any:
 def _from_npu_jupyter() -> bool:
     """Whether this package (the emulator, a %%npu cell's swap) is the one making the session."""
     caller = sys._getframe(2).f_globals.get("__name__", "")
-    return caller == "npu_jupyter" or caller.startswith("npu_jupyter.")
+    return cast("bool", caller == "npu_jupyter" or caller.startswith("npu_jupyter."))

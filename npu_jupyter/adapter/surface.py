@@ -15,7 +15,7 @@ import json
 import sys
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 MARKER = "__npu_jupyter_emulated__"
 ROOT = "npu_bridge"
@@ -32,7 +32,7 @@ class NotEmulatedError(ImportError):
 def spec_table() -> dict[str, Any]:
     """Module name -> {"emulated": {name: target}, "not_emulated": [names]}."""
     with open(Path(__file__).with_name("surface.json"), encoding="utf-8") as handle:
-        return json.load(handle)["modules"]
+        return cast("dict[str, Any]", json.load(handle)["modules"])
 
 
 def _not_emulated_message(module: str, name: str, emulated: list[str]) -> str:

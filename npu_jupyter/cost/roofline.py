@@ -23,7 +23,7 @@ import functools
 import json
 import pkgutil
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from npu_jupyter.cost.shapes import OpFacts, graph_facts
 
@@ -138,7 +138,7 @@ def _data() -> dict[str, Any]:
     data = pkgutil.get_data("npu_jupyter.cost", "socs.json")  # importlib.resources.files is 3.9+
     if data is None:  # pragma: no cover - a broken install
         raise FileNotFoundError("npu_jupyter/cost/socs.json is missing from the installed package")
-    return json.loads(data.decode("utf-8"))
+    return cast("dict[str, Any]", json.loads(data.decode("utf-8")))
 
 
 def soc_figures(soc: str) -> SocFigures:

@@ -321,19 +321,20 @@ class NpuMagics(Magics, Configurable):
         """Compile the cell as IPython would (magics and ``!`` lines inside it work), last
         expression kept apart so its value becomes the cell's output like a normal cell.
         """
-        source = self.shell.transform_cell(cell)
+        source = self.shell.transform_cell(cell)  # type: ignore[union-attr]  # shell is set once the magics are registered
         tree = ast.parse(source)
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             last = ast.Expression(tree.body.pop().value)
-        filename = self.shell.compile.cache(source) if hasattr(self.shell.compile, "cache") else "<%%npu>"
+        # shell is set once the magics are registered
+        filename = self.shell.compile.cache(source) if hasattr(self.shell.compile, "cache") else "<%%npu>"  # type: ignore[union-attr]
         body = compile(tree, filename, "exec")
         expr = compile(last, filename, "eval") if last is not None else None
         return body, expr
 
     def _execute(self, code: tuple[Any, Any]) -> Any:
         body, expr = code
-        namespace = self.shell.user_ns
+        namespace = self.shell.user_ns  # type: ignore[union-attr]  # shell is set once the magics are registered
         exec(body, namespace)  # noqa: S102 - running the user's own cell is the point
         return eval(expr, namespace) if expr is not None else None  # noqa: S307
 

@@ -18,7 +18,7 @@ Two more things keep the report a person came for on top:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, cast
 
 from npu_jupyter.runtime.initializers import is_initializer_plan
 
@@ -95,7 +95,7 @@ def _weighted(reports: list[Any], value: Any) -> float | None:
     if any(v is None for v, _ in values):
         return None
     total = sum(n for _, n in values)
-    return sum(v * n for v, n in values) / total
+    return cast("float | None", sum(v * n for v, n in values) / total)
 
 
 def _mean_times(reports: list[Any]) -> dict[str, float]:

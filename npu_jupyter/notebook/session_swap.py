@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from npu_jupyter.notebook.cell_options import merged, with_exclusions
 
@@ -112,7 +112,7 @@ def _factory(cell: CellSessions, original: type, *, interactive: bool) -> Any:
 def _called_from_npu_jupyter() -> bool:
     """Whether the session is being created by this package (two frames up: past make_session)."""
     caller = sys._getframe(2).f_globals.get("__name__", "")
-    return caller == "npu_jupyter" or caller.startswith("npu_jupyter.")
+    return cast("bool", caller == "npu_jupyter" or caller.startswith("npu_jupyter."))
 
 
 def _without_npu_entries(proto: Any) -> Any:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from npu_jupyter.ops.cann import AicoreOp, CannData, OpDataError, read_install
 from npu_jupyter.ops.host_ops import HostOps, apply_host_ops, host_ops_from
@@ -180,7 +180,7 @@ class OpLibrary:
         row = self._rows.get(name)
         if row is None or not row.get("declared", True):
             return None
-        return row["ir_type"]
+        return cast("str | None", row["ir_type"])
 
     def policy_of_ir(self, ir_type: str) -> str:
         """Mixed-precision list of an Ascend IR type: "white", "black", else "gray" (the default list)."""
@@ -216,7 +216,7 @@ def resolve_soc(soc: str) -> str:
 def _bundled(key: str) -> dict[str, Any]:
     """The bundled table for a SoC key, parsed once per process."""
     text = read_package_text("npu_jupyter.ops", f"{key}.json")
-    return json.loads(text)
+    return cast("dict[str, Any]", json.loads(text))
 
 
 def _bundled_provenance(table: dict[str, Any]) -> str:

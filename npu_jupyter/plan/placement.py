@@ -13,7 +13,7 @@ Every decision carries a sentence for the person reading the plan, not an intern
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 from npu_jupyter.options.grammars import parse_in_out_pair  # one reading of the syntax, shared with the config check
@@ -158,7 +158,7 @@ def _engine(n: Node, lib: Any) -> str:
     caps = lib.caps(n.op)
     if caps is None or caps.engine == "HOST":
         return "AI_CORE"  # function calls and consts: compiled into the GeOp
-    return caps.engine
+    return cast("str", caps.engine)
 
 
 def _seed_data_pre_proc(view: GraphView, device: list[bool], reason: list[str]) -> None:

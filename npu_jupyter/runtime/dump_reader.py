@@ -11,7 +11,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, KeysView
+from typing import Any, Iterator, KeysView, cast
 
 import numpy as np
 
@@ -45,7 +45,7 @@ class DumpedTensor:
                     f"{self.op} {self.kind}:{self.slot} was dumped as statistics only (dump_data='stats'): {self.stats}"
                 )
             self._value = np.load(self.path, allow_pickle=False)
-        return self._value
+        return cast("np.ndarray", self._value)
 
 
 class StepDump(dict[Any, Any]):
@@ -190,7 +190,7 @@ class Dump:
         step_dump = self._steps.get(step)
         if step_dump is None or op not in step_dump or key not in step_dump[op]:
             return None
-        return step_dump[op][key]
+        return cast("np.ndarray | None", step_dump[op][key])
 
     def tensors(self) -> list[DumpedTensor]:
         """Every dumped tensor record of this graph, by step then manifest order."""

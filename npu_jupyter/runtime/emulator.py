@@ -273,7 +273,10 @@ class EmulatorSession(SessionInterface):
             flags = fetched[-1] if run.flags is not None else None
             values = read_values(run, watch, dict(zip(keys, fetched)))
         ref_values = (
-            self._reference_values(weights, executed, feed_dict, source_values, watch, liveness) if want_ref else None
+            # weights are read exactly when want_ref (above), so this is the want_ref test
+            self._reference_values(weights, executed, feed_dict, source_values, watch, liveness)
+            if weights is not None
+            else None
         )
         if profiled:
             strip_variant_names(meta, run.prefix)

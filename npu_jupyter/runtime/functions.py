@@ -18,7 +18,7 @@ without naming the first op.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from npu_jupyter.runtime.report import RunReport
 
@@ -107,7 +107,8 @@ class FunctionEmulation:
             if rewritten is not None:
                 emulation.update({f"{_name(member)}/{op}": how for op, how in rewritten.emulation().items()})
         main = max(plans, key=lambda p: len(p.ops)) if plans else None
-        report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)
+        # main is None when no function had a plannable graph; RunReport.plan is typed Plan (report.py)
+        report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)  # type: ignore[arg-type]
         report.emulation = emulation
         report.warnings = list(dict.fromkeys(warnings))
         report.extra["notes"] = [TF2_RULE_NOTE]
@@ -126,18 +127,18 @@ class FunctionEmulation:
 
         name = _name(function)
         if name in self._handled:
-            return self._handled[name]
+            return cast("tuple[Any, ...]", self._handled[name])
         graph = getattr(function, "graph", None)
         if graph is None or not graph.get_operations():
             self._handled[name] = (None, None)
-            return self._handled[name]
+            return cast("tuple[Any, ...]", self._handled[name])
         plan = self._plan(graph)
         rewritten = rewrite_function(function.definition, graph, plan)
         if rewritten.roundings:
             self._originals.setdefault(name, function.definition)
             _register(function._bound_context, name, rewritten.definition)
         self._handled[name] = (rewritten, plan)
-        return self._handled[name]
+        return cast("tuple[Any, ...]", self._handled[name])
 
     def _plan(self, graph: Any) -> Any:
         plan_fn = self._plan_fn

@@ -15,7 +15,7 @@ which frame does it run in (``frame``; ``()`` outside every loop; the innermost 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 _ENTER = frozenset({"Enter", "RefEnter"})
 _EXIT = frozenset({"Exit", "RefExit"})
@@ -46,7 +46,7 @@ def analyse(graph: Any) -> Liveness:
     """Liveness of every op of the ``tf.Graph``, cached on the graph per version."""
     cached = getattr(graph, "_npu_emu_liveness", None)
     if cached is not None and cached[0] == graph.version:
-        return cached[1]
+        return cast("Liveness", cached[1])
     result = _analyse(graph)
     graph._npu_emu_liveness = (graph.version, result)
     return result

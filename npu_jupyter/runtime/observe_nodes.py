@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -97,7 +97,7 @@ class _Builder:
         merge = self._add(self._name("guard"), "Merge", [ref, fallback.name], T=("type", enum), N=2)
         prefix = self.run.prefix
         self.run.guards[key] = (f"{prefix}{merge.name}:0", f"{prefix}{merge.name}:1")
-        return merge.name
+        return cast("str", merge.name)
 
     def capture(self, key: tuple[Any, ...], next_iteration: str) -> None:
         """PyFunc(x) in x's frame, gating ``next_iteration`` through a ControlTrigger."""

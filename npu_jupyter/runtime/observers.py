@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -281,7 +281,7 @@ def _debug_covers(mode: str, decision: Any) -> bool:
     if decision.engine == "HOST":
         return False  # host ops run on the CPU, outside the device's overflow detection
     if mode in ("aicore_overflow", "atomic_overflow"):
-        return decision.engine == "AI_CORE"
+        return cast("bool", decision.engine == "AI_CORE")
     return True
 
 

@@ -29,7 +29,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from npu_jupyter.tensorflow_import import require_tensorflow
 
@@ -128,7 +128,7 @@ def graph_facts(graph: Any) -> dict[str, tuple[str, list[tuple[str, int, list[in
     """
     cached = getattr(graph, "_npu_emu_facts", None)
     if cached is not None and cached[0] == graph.version:
-        return cached[1]
+        return cast("dict[str, tuple[str, list[tuple[str, int, list[int], str]]]]", cached[1])
     facts = {}
     for op in graph.get_operations():
         inputs = []

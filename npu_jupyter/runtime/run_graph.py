@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from npu_jupyter.runtime.dump_format import DumpGraph
 from npu_jupyter.runtime.rewrite import Rounding, emulation_of, insert_casts, roundings
@@ -51,7 +51,7 @@ class RunGraph:
         op, kind, slot = key
         if kind == "output":
             return self.tensor_name(f"{op}:{slot}")
-        return self.graph.get_operation_by_name(self.op_name(op)).inputs[slot].name
+        return cast("str", self.graph.get_operation_by_name(self.op_name(op)).inputs[slot].name)
 
     def clear_captures(self) -> None:
         """Forget the last run's per-iteration values (before the next run of this graph)."""

@@ -24,9 +24,12 @@ import html
 import math
 import statistics
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from npu_jupyter.tensorflow_import import require_tensorflow
+
+if TYPE_CHECKING:
+    from npu_jupyter.runtime.report import RunReport
 
 CPU_LABEL = "CPU time of the emulation (not NPU time)"
 EST_LABEL = "estimated by the cost model (not measured)"
@@ -256,7 +259,8 @@ def sweep(
                     )
                     bar.advance()
                     continue
-                report = sess.last_report
+                # set: this thread created the session and just ran it
+                report = cast("RunReport", sess.last_report)
                 fetch_names = report.fetches
                 rows.append(_row(mode, report, statistics.median(times), graph, len(times)))
             bar.advance()
@@ -270,8 +274,8 @@ def _timed_run(sess: Any, fetches: Any, feeds: Any) -> float:
     sess.run(fetches, feeds() if callable(feeds) else feeds)
     after = sess.last_report
     if after is before:
-        return after.extra.get("total_wall_ms", after.wall_ms * after.steps) - total
-    return after.wall_ms
+        return cast("float", after.extra.get("total_wall_ms", after.wall_ms * after.steps) - total)
+    return cast("float", after.wall_ms)
 
 
 def _graph_for(graph_or_build_fn: Any, fetches: Any) -> tuple[Any, Any]:

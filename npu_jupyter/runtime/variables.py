@@ -9,7 +9,7 @@ built once per private graph and cached on it, so a per-step sync does not grow 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from npu_jupyter.ops.variable_ops import REF_VARIABLE_OPS as _REF_TYPES
 from npu_jupyter.ops.variable_ops import RESOURCE_VARIABLE_OPS as _RESOURCE_TYPES
@@ -58,10 +58,10 @@ def _cached(graph: Any, attr: str) -> dict[str, tuple[Any, Any]] | None:
         return None
     version, table = cached
     if version == graph.version:
-        return table
+        return cast("dict[str, tuple[Any, Any]] | None", table)
     if len(table) == len(variable_ops(graph)):
         setattr(graph, attr, (graph.version, table))
-        return table
+        return cast("dict[str, tuple[Any, Any]] | None", table)
     return None
 
 
