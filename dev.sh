@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine:
 #   ./dev.sh lab    set up, then start JupyterLab on the quick-start notebook (emulator backend)
-#   ./dev.sh test   set up, then run the whole test suite (extension unit tests, the Python 3.7 floor
+#   ./dev.sh test   set up, then run the whole test suite (ruff format --check, ruff check and strict mypy
+#                   first, failing on any finding; extension unit tests, the Python 3.7 floor
 #                   check, the legacy legs (Python 3.9 + TF 2.6.5, Python 3.7 + TF 1.15 smoke), Python unit tests, notebooks via
 #                   nbval, the browser test); extra arguments go to pytest. LEGACY_LEG=0 skips the leg.
 #   ./dev.sh setup  only set up
@@ -42,6 +43,11 @@ case "$cmd" in
         setup
         shift
         export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
+        # Static checks first (configured in pyproject.toml); any finding fails the run.
+        lint_paths=(npu_jupyter tests tools bench labextension/npu_jupyter_lab)
+        "$VENV/bin/ruff" format --check "${lint_paths[@]}"
+        "$VENV/bin/ruff" check "${lint_paths[@]}"
+        "$VENV/bin/mypy"
         # The labextension's own unit tests (vitest), then the Python suite.
         # `npm install` (not `npm ci`): npm 11 asks the lock for every platform's optional binaries, which the
         # lock written by an older npm does not list; install still takes the locked versions.
@@ -61,7 +67,7 @@ case "$cmd" in
         exit $(( main != 0 ? main : legacy ))
         ;;
     *)
-        sed -n '2,8p' "$0"
+        sed -n '2,9p' "$0"
         exit 2
         ;;
 esac

@@ -72,12 +72,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", default="", help="comma-separated zoo_* module names (default: all)")
     parser.add_argument("--steps", type=int, default=runner.STEPS)
-    parser.add_argument("--debug", action="store_true",
-                        help="also a separate emulated run with dump, overflow detection, profiling")
+    parser.add_argument(
+        "--debug", action="store_true", help="also a separate emulated run with dump, overflow detection, profiling"
+    )
     args = parser.parse_args()
     names = [n for n in args.models.split(",") if n] or runner.module_names()
-    print(f"corpus bench: {len(names)} models, {args.steps} steps, load average {os.getloadavg()[0]:.1f} "
-          f"(times measured on this CPU; ratios are same-run)")
+    print(
+        f"corpus bench: {len(names)} models, {args.steps} steps, load average {os.getloadavg()[0]:.1f} "
+        f"(times measured on this CPU; ratios are same-run)"
+    )
     start = time.perf_counter()
     for name in names:
         print(bench_model(name, args.steps, args.debug), flush=True)

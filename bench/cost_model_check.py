@@ -38,8 +38,9 @@ def resnet50_step(batch: int):
     import tensorflow as tf
 
     keras.utils.set_random_seed(0)
-    model = keras.applications.ResNet50(weights=None, input_shape=(224, 224, 3), classes=1000,
-                                        classifier_activation=None)
+    model = keras.applications.ResNet50(
+        weights=None, input_shape=(224, 224, 3), classes=1000, classifier_activation=None
+    )
     optimizer = keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)
     optimizer.build(model.trainable_variables)
 
@@ -68,15 +69,19 @@ def main() -> None:
     started = time.perf_counter()
     fn, weight_bytes = resnet50_step(args.batch)
     facts = graph_facts(fn.graph)
-    print(f"ResNet-50 train step, batch {args.batch}, {len(facts)} graph ops; trainable weights "
-          f"{weight_bytes / 2**20:.0f} MiB in float32 (captured variables: not in the estimate's memory)")
+    print(
+        f"ResNet-50 train step, batch {args.batch}, {len(facts)} graph ops; trainable weights "
+        f"{weight_bytes / 2**20:.0f} MiB in float32 (captured variables: not in the estimate's memory)"
+    )
     print(f"{'mode':24} {'est. ms/step':>12} {'vs fp32':>8} {'est. img/s':>10} {'est. activations':>16} {'vs fp32':>8}")
     results = {}
     for mode in args.modes.split(","):
         cost = estimate(plan(fn, {"precision_mode": mode}), fn.graph, facts=facts)
         results[mode] = cost
-        print(f"{mode:24} {cost.step_ms:12.2f} {cost.step_ratio_fp32:8.2f} {args.batch / cost.step_ms * 1e3:10.0f} "
-              f"{cost.memory_bytes / 2**30:13.2f} GiB {cost.memory_ratio_fp32:8.2f}")
+        print(
+            f"{mode:24} {cost.step_ms:12.2f} {cost.step_ratio_fp32:8.2f} {args.batch / cost.step_ms * 1e3:10.0f} "
+            f"{cost.memory_bytes / 2**30:13.2f} GiB {cost.memory_ratio_fp32:8.2f}"
+        )
     if "allow_mix_precision" in results:
         print("where allow_mix_precision's estimated time goes (unit, bound: ms):")
         shares: dict = {}
@@ -88,14 +93,18 @@ def main() -> None:
     published = PUBLISHED.get(args.batch)
     if published and "allow_mix_precision" in results:
         est = args.batch / results["allow_mix_precision"].step_ms * 1e3
-        print(f"published (MindSpore, 1x Ascend 910, mixed, batch {args.batch}): {published:.0f} img/s; "
-              f"est. / published = {est / published:.2f}")
+        print(
+            f"published (MindSpore, 1x Ascend 910, mixed, batch {args.batch}): {published:.0f} img/s; "
+            f"est. / published = {est / published:.2f}"
+        )
     order = [m for m in ("force_fp16", "allow_mix_precision", "must_keep_origin_dtype") if m in results]
     if len(order) == 3:
         fp16, mixed, origin = (results[m].step_ms for m in order)
         agrees = fp16 <= mixed < origin
-        print(f"CANN ranking fp16 >= mixed_float16 > origin: {'agrees' if agrees else 'DISAGREES'} "
-              f"(est. {fp16:.2f} <= {mixed:.2f} < {origin:.2f} ms)")
+        print(
+            f"CANN ranking fp16 >= mixed_float16 > origin: {'agrees' if agrees else 'DISAGREES'} "
+            f"(est. {fp16:.2f} <= {mixed:.2f} < {origin:.2f} ms)"
+        )
     print(f"(this script's own CPU wall time: {time.perf_counter() - started:.0f} s, measured on this CPU)")
 
 

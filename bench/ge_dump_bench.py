@@ -51,8 +51,7 @@ def main(count: int) -> None:
         path = os.path.join(tmp, "ge_proto_00000001_Build.txt")
         with open(path, "w", encoding="utf-8") as handle:
             handle.write('name: "bench"\ngraph {\n  name: "g"\n')
-            for i in range(count):
-                handle.write(OP.format(i=i, p=max(i - 1, 0)))
+            handle.writelines(OP.format(i=i, p=max(i - 1, 0)) for i in range(count))
             handle.write("}\n")
         size_mb = os.path.getsize(path) / 1e6
         start = time.perf_counter()
@@ -64,8 +63,10 @@ def main(count: int) -> None:
         reader = time.perf_counter() - start
         assert len(graph.ops) == count and len(lines) > count
         print(f"{count} ops, {size_mb:.1f} MB dump (measured on this CPU)")
-        print(f"read_ge_dump: {reader * 1000:.0f} ms; baseline read+splitlines: {baseline * 1000:.1f} ms; "
-              f"ratio {reader / max(baseline, 1e-9):.0f}x; {size_mb / reader:.1f} MB/s")
+        print(
+            f"read_ge_dump: {reader * 1000:.0f} ms; baseline read+splitlines: {baseline * 1000:.1f} ms; "
+            f"ratio {reader / max(baseline, 1e-9):.0f}x; {size_mb / reader:.1f} MB/s"
+        )
 
 
 if __name__ == "__main__":

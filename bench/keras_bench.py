@@ -23,7 +23,7 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 
 def cnn(keras):
@@ -91,8 +91,10 @@ def main() -> None:
             kept += step_ms(build, {"precision_mode": "must_keep_origin_dtype"}, 1, epochs)
             mixed += step_ms(build, {"precision_mode": "allow_mix_precision"}, 1, epochs)
         base = statistics.median(plain)
-        print(f"{label:12} plain {base:7.2f} ms/step | must_keep_origin_dtype "
-              f"{statistics.median(kept) / base:5.2f}x | allow_mix_precision {statistics.median(mixed) / base:5.2f}x")
+        print(
+            f"{label:12} plain {base:7.2f} ms/step | must_keep_origin_dtype "
+            f"{statistics.median(kept) / base:5.2f}x | allow_mix_precision {statistics.median(mixed) / base:5.2f}x"
+        )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -116,16 +116,20 @@ def main() -> None:
     loads = load_ext_times(args.repeat)
     base, ours = loads["storemagic"], loads["npu_jupyter"]
     print(f"%load_ext storemagic   (baseline) {base:7.1f} ms  median of {args.repeat} fresh interpreters")
-    print(f"%load_ext npu_jupyter             {ours:7.1f} ms  = {ours / base:.1f}x baseline; "
-          f"goal <= 100 ms: {'met' if ours <= 100 else 'MISSED'}; TensorFlow not imported")
+    print(
+        f"%load_ext npu_jupyter             {ours:7.1f} ms  = {ours / base:.1f}x baseline; "
+        f"goal <= 100 ms: {'met' if ours <= 100 else 'MISSED'}; TensorFlow not imported"
+    )
 
     cells = _run(_CELL_PROBE.format(repeat=args.cells))
     plain = cells.pop("plain cell")
     print(f"plain cell             (baseline) {plain:7.2f} ms  median of {args.cells}")
     for name, ms in cells.items():
         added = ms - plain
-        print(f"{name:<45} {ms:7.2f} ms  = {ms / plain:.1f}x, +{added:.2f} ms; "
-              f"goal <= +20 ms: {'met' if added <= 20 else 'MISSED'}")
+        print(
+            f"{name:<45} {ms:7.2f} ms  = {ms / plain:.1f}x, +{added:.2f} ms; "
+            f"goal <= +20 ms: {'met' if added <= 20 else 'MISSED'}"
+        )
 
     built = _run(_PANEL_PROBE.format(repeat=args.repeat))
     print(f"{built['options']} plain Text widgets (baseline) {built['baseline']:7.1f} ms")

@@ -98,8 +98,7 @@ def synthetic_graph_def(nodes: int) -> Any:
         prev = f"{p}/relu"
         if layer % 40 == 39:
             types = attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(type=[f32]))
-            add(f"{p}/host", "PyFunc", [prev], Tin=types, Tout=types,
-                token=attr_value_pb2.AttrValue(s=b"bench"))
+            add(f"{p}/host", "PyFunc", [prev], Tin=types, Tout=types, token=attr_value_pb2.AttrValue(s=b"bench"))
             prev = f"{p}/host"
         layer += 1
     return gd
@@ -119,7 +118,7 @@ def main() -> None:
 
     def cold(*a: Any, **k: Any) -> Any:
         """A first plan of the graph: drop the cached view so the GraphDef is converted again."""
-        planner._VIEW_CACHE.clear()  # noqa: SLF001 - the bench measures the uncached path on purpose
+        planner._VIEW_CACHE.clear()
         return plan(*a, **k)
 
     if not args.skip_resnet:
@@ -136,15 +135,23 @@ def main() -> None:
         t_amp = best_of(lambda: cold(fn, {"precision_mode": "allow_mix_precision"}), args.repeat)
         plan(fn)
         t_warm = best_of(lambda: plan(fn, {"precision_mode": "force_fp16"}), args.repeat)
-        print(f"ResNet-50 training step: {nodes} nodes (plan best of {args.repeat}, grappler best of "
-              f"{max(3, args.repeat // 2)})")
+        print(
+            f"ResNet-50 training step: {nodes} nodes (plan best of {args.repeat}, grappler best of "
+            f"{max(3, args.repeat // 2)})"
+        )
         print("                                    wall        CPU   ratio(wall) ratio(CPU) = plan / grappler")
         print(f"  grappler OptimizeGraph        {t_grappler[0] * 1e3:8.1f} ms {t_grappler[1] * 1e3:8.1f} ms")
-        rows = (("full offload", t_full), ("mixed computing", t_mix), ("allow_mix_precision", t_amp),
-                ("re-plan, new config", t_warm))
+        rows = (
+            ("full offload", t_full),
+            ("mixed computing", t_mix),
+            ("allow_mix_precision", t_amp),
+            ("re-plan, new config", t_warm),
+        )
         for label, t in rows:
-            print(f"  plan ({label:19s}) {t[0] * 1e3:8.1f} ms {t[1] * 1e3:8.1f} ms"
-                  f"   {t[0] / t_grappler[0]:.3f}x     {t[1] / t_grappler[1]:.3f}x")
+            print(
+                f"  plan ({label:19s}) {t[0] * 1e3:8.1f} ms {t[1] * 1e3:8.1f} ms"
+                f"   {t[0] / t_grappler[0]:.3f}x     {t[1] / t_grappler[1]:.3f}x"
+            )
         print("  target ratio <= 0.100 (goal 0.050); the first three convert the graph (cold), the last")
         print("  re-plans the same graph under another config (cached view, as the panel and magics do)")
 
@@ -158,13 +165,16 @@ def main() -> None:
         repeat = max(2, args.repeat // (1 + size // 30000))
         t_full = best_of(lambda: plan(gd), repeat)
         t_mix = best_of(lambda: plan(gd, {"mix_compile_mode": True}), repeat)
-        print(f"  {count:8d} {t_full[0] * 1e3:9.1f} /{t_full[1] * 1e3:9.1f} ms {t_full[1] / count * 1e6:6.2f} us "
-              f"{t_mix[0] * 1e3:8.1f} /{t_mix[1] * 1e3:8.1f} ms {t_mix[1] / count * 1e6:6.2f} us")
+        print(
+            f"  {count:8d} {t_full[0] * 1e3:9.1f} /{t_full[1] * 1e3:9.1f} ms {t_full[1] / count * 1e6:6.2f} us "
+            f"{t_mix[0] * 1e3:8.1f} /{t_mix[1] * 1e3:8.1f} ms {t_mix[1] / count * 1e6:6.2f} us"
+        )
         per_node.append((count, t_full[1] / count, t_mix[1] / count))
     if len(per_node) > 1:
         (n0, f0, m0), (n1, f1, m1) = per_node[0], per_node[-1]
-        print(f"  CPU per node at {n1} vs {n0} nodes: full offload {f1 / f0:.2f}x, mixed {m1 / m0:.2f}x "
-              "(1.00x = linear)")
+        print(
+            f"  CPU per node at {n1} vs {n0} nodes: full offload {f1 / f0:.2f}x, mixed {m1 / m0:.2f}x (1.00x = linear)"
+        )
     print(f"load average at end: {load_average()}")
 
 

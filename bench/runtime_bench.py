@@ -29,7 +29,7 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 
 def mlp(tf, layers: int = 6, width: int = 256, batch: int = 64):
@@ -51,8 +51,10 @@ def mlp(tf, layers: int = 6, width: int = 256, batch: int = 64):
         train = v1.train.GradientDescentOptimizer(0.01).minimize(loss, name="train")
         init_op = v1.global_variables_initializer()
     rng = np.random.default_rng(0)
-    feeds = {"x:0": rng.standard_normal((batch, width), dtype=np.float32),
-             "y:0": np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch)]}
+    feeds = {
+        "x:0": rng.standard_normal((batch, width), dtype=np.float32),
+        "y:0": np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch)],
+    }
     return g, [loss.name, train.name], feeds, init_op.name
 
 
@@ -100,8 +102,10 @@ def resnet50(tf, batch: int = 2, size: int = 112):
         train = v1.train.MomentumOptimizer(0.01, 0.9).minimize(loss, name="train")
         init_op = v1.global_variables_initializer()
     rng = np.random.default_rng(0)
-    feeds = {"images:0": rng.standard_normal((batch, size, size, 3), dtype=np.float32),
-             "labels:0": rng.integers(0, 1000, batch).astype(np.int32)}
+    feeds = {
+        "images:0": rng.standard_normal((batch, size, size, 3), dtype=np.float32),
+        "labels:0": rng.integers(0, 1000, batch).astype(np.int32),
+    }
     return g, [loss.name, train.name], feeds, init_op.name
 
 
@@ -139,15 +143,19 @@ def bench_overhead(tf, name, build, modes, blocks, per_block) -> None:
         emu.run(init)
         for sess in (emu, same, default):  # warm up: build the private graph, run grappler, outside timing
             sess.run(fetches, feeds)
-        t_same, t_emu = interleaved(lambda: same.run(fetches, feeds), lambda: emu.run(fetches, feeds),
-                                    blocks, per_block)
-        t_default, t_emu2 = interleaved(lambda: default.run(fetches, feeds), lambda: emu.run(fetches, feeds),
-                                        max(3, blocks // 2), per_block)
+        t_same, t_emu = interleaved(
+            lambda: same.run(fetches, feeds), lambda: emu.run(fetches, feeds), blocks, per_block
+        )
+        t_default, t_emu2 = interleaved(
+            lambda: default.run(fetches, feeds), lambda: emu.run(fetches, feeds), max(3, blocks // 2), per_block
+        )
         summary = emu.last_report.plan.summary()
         casts = sum(len(run.roundings) for run in emu._exec.runs.values())  # per run graph
-        print(f"{name:9} {mode:23} same-config plain {t_same * 1e3:8.3f} ms  emulator {t_emu * 1e3:8.3f} ms  "
-              f"ratio {t_emu / t_same:5.3f}x | vs TF-default config {t_emu2 / t_default:5.3f}x  "
-              f"(ops {summary['ops']}, precision changed {summary['precision_changed']}, rounded tensors {casts})")
+        print(
+            f"{name:9} {mode:23} same-config plain {t_same * 1e3:8.3f} ms  emulator {t_emu * 1e3:8.3f} ms  "
+            f"ratio {t_emu / t_same:5.3f}x | vs TF-default config {t_emu2 / t_default:5.3f}x  "
+            f"(ops {summary['ops']}, precision changed {summary['precision_changed']}, rounded tensors {casts})"
+        )
         emu.close()
         same.close()
     default.close()
@@ -169,8 +177,10 @@ def bench_fixed_cost(tf, blocks: int) -> None:
     emu.run(y, feeds)
     plain.run(y, feeds)
     t_plain, t_emu = interleaved(lambda: plain.run(y, feeds), lambda: emu.run(y, feeds), blocks, 200)
-    print(f"fixed cost one-op graph: plain {t_plain * 1e6:7.1f} us  emulator {t_emu * 1e6:7.1f} us  "
-          f"(+{(t_emu - t_plain) * 1e6:.1f} us per run)")
+    print(
+        f"fixed cost one-op graph: plain {t_plain * 1e6:7.1f} us  emulator {t_emu * 1e6:7.1f} us  "
+        f"(+{(t_emu - t_plain) * 1e6:.1f} us per run)"
+    )
     emu.close()
     plain.close()
 
@@ -211,8 +221,10 @@ def bench_dump(tf, blocks: int) -> None:
             step[0] += 1
 
         t_raw, t_ours = interleaved(raw, ours, blocks, 3)
-        print(f"dump       {len(arrays)} tensors, {total / 1e6:.2f} MB/step: raw np.save {total / t_raw / 1e6:8.1f} MB/s, "
-              f"emulator dump {total / t_ours / 1e6:8.1f} MB/s  throughput ratio {t_raw / t_ours:5.3f}x")
+        print(
+            f"dump       {len(arrays)} tensors, {total / 1e6:.2f} MB/step: raw np.save {total / t_raw / 1e6:8.1f} MB/s, "
+            f"emulator dump {total / t_ours / 1e6:8.1f} MB/s  throughput ratio {t_raw / t_ours:5.3f}x"
+        )
         writer_sync = dump_mod.DumpWriter(str(root / "emu"), budget_bytes=1 << 40, fsync_data=True)
 
         def ours_sync():
@@ -235,8 +247,11 @@ def bench_profile(tf, blocks: int, per_block: int) -> None:
         plain = tf.compat.v1.Session(graph=g)
         plain.run(init)
         options = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
-        cfg = NpuConfig(precision_mode="must_keep_origin_dtype", profiling_mode=True,
-                        profiling_options=json.dumps({"output": out, "training_trace": "on"}))
+        cfg = NpuConfig(
+            precision_mode="must_keep_origin_dtype",
+            profiling_mode=True,
+            profiling_options=json.dumps({"output": out, "training_trace": "on"}),
+        )
         emu = EmulatorSession(cfg, g)
         emu.run(init)
         emu.run(fetches, feeds)
@@ -245,8 +260,10 @@ def bench_profile(tf, blocks: int, per_block: int) -> None:
             plain.run(fetches, feeds, options=options, run_metadata=tf.compat.v1.RunMetadata())
 
         t_trace, t_emu = interleaved(traced, lambda: emu.run(fetches, feeds), blocks, per_block)
-        print(f"profile    FULL_TRACE plain {t_trace * 1e3:8.3f} ms  emulator profiling {t_emu * 1e3:8.3f} ms  "
-              f"ratio {t_emu / t_trace:5.3f}x")
+        print(
+            f"profile    FULL_TRACE plain {t_trace * 1e3:8.3f} ms  emulator profiling {t_emu * 1e3:8.3f} ms  "
+            f"ratio {t_emu / t_trace:5.3f}x"
+        )
         emu.close()
         plain.close()
     finally:

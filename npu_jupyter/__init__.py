@@ -10,18 +10,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for editors and type checkers
-    from npu_jupyter import scope
-    from npu_jupyter.notebook.panel import panel
-    from npu_jupyter.notebook.state import current_config
-    from npu_jupyter.options.config import NpuConfig
-    from npu_jupyter.options.errors import NpuConfigError
-    from npu_jupyter.plan.model import Plan
-    from npu_jupyter.plan.planner import plan
-    from npu_jupyter.runtime.backends import session
-    from npu_jupyter.runtime.compare import compare
-    from npu_jupyter.runtime.dump import load_dump
-    from npu_jupyter.runtime.report import RunReport
-    from npu_jupyter.runtime.sweep import sweep
+    from npu_jupyter import scope as scope
+    from npu_jupyter.notebook.panel import panel as panel
+    from npu_jupyter.notebook.state import current_config as current_config
+    from npu_jupyter.options.config import NpuConfig as NpuConfig
+    from npu_jupyter.options.errors import NpuConfigError as NpuConfigError
+    from npu_jupyter.plan.model import Plan as Plan
+    from npu_jupyter.plan.planner import plan as plan
+    from npu_jupyter.runtime.backends import session as session
+    from npu_jupyter.runtime.compare import compare as compare
+    from npu_jupyter.runtime.dump import load_dump as load_dump
+    from npu_jupyter.runtime.report import RunReport as RunReport
+    from npu_jupyter.runtime.sweep import sweep as sweep
 
 __version__ = "0.1.0"
 
@@ -43,7 +43,7 @@ _LAZY = {
     "emulate_adapter": "npu_jupyter.adapter.install:emulate_adapter",
 }
 
-__all__ = sorted(_LAZY) + ["load_ipython_extension", "unload_ipython_extension"]
+__all__ = [*sorted(_LAZY), "load_ipython_extension", "unload_ipython_extension"]  # noqa: PLE0604 - the lazy table's keys are the public names
 
 
 def __getattr__(name: str) -> Any:

@@ -7,9 +7,9 @@ layer, and importing the package does not import the planner.
 
 from __future__ import annotations
 
-from typing import Any, Callable, List
+from typing import Any, Callable
 
-TEXT_RENDERERS: List[Callable[[Any], str]] = []
+TEXT_RENDERERS: list[Callable[[Any], str]] = []
 
 
 def render_text(obj: Any) -> str:

@@ -7,11 +7,12 @@ one helper picks what the running Python has, so the data modules need no versio
 from __future__ import annotations
 
 from importlib import resources
+from typing import cast
 
 
 def read_package_text(package: str, name: str) -> str:
     """The UTF-8 text of data file ``name`` inside ``package`` (e.g. ``npu_jupyter.options``)."""
     files = getattr(resources, "files", None)
     if files is not None:
-        return files(package).joinpath(name).read_text(encoding="utf-8")
+        return cast("str", files(package).joinpath(name).read_text(encoding="utf-8"))
     return resources.read_text(package, name, encoding="utf-8")

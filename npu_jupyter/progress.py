@@ -78,8 +78,9 @@ def in_notebook_frontend() -> bool:
 
 
 @contextlib.contextmanager
-def progress_bar(total: int, title: str, *, enabled: bool | None = None, delay: float | None = None
-                 ) -> Iterator[Progress]:
+def progress_bar(
+    total: int, title: str, *, enabled: bool | None = None, delay: float | None = None
+) -> Iterator[Progress]:
     """A :class:`Progress` for ``total`` items, closed on exit (also when the work raises)."""
     if enabled is None:
         enabled = in_notebook_frontend() and os.environ.get(SWITCH_ENV, "1") != "0"

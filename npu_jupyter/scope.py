@@ -70,17 +70,20 @@ def npu_mem_type_scope() -> contextlib.AbstractContextManager[None]:
     return _attr_scope({"_output_memory_type": _attr(i=1)})
 
 
-def npu_weight_prefetch_scope(buffer_pool_id: int = 0,
-                              buffer_pool_size: int = 536870912) -> contextlib.AbstractContextManager[None]:
+def npu_weight_prefetch_scope(
+    buffer_pool_id: int = 0, buffer_pool_size: int = 536870912
+) -> contextlib.AbstractContextManager[None]:
     """``_buffer_pool_id`` / ``_buffer_pool_size``: PREFETCH nodes use a buffer pool."""
-    return _attr_scope({"_buffer_pool_id": _attr(i=int(buffer_pool_id)),
-                        "_buffer_pool_size": _attr(i=int(buffer_pool_size))})
+    return _attr_scope(
+        {"_buffer_pool_id": _attr(i=int(buffer_pool_id)), "_buffer_pool_size": _attr(i=int(buffer_pool_size))}
+    )
 
 
 def op_specified_engine_scope(engine_name: str, kernel_lib_name: str) -> contextlib.AbstractContextManager[None]:
     """``_specified_engine_name`` / ``_specified_kernel_lib_name``: force an engine and kernel library."""
-    return _attr_scope({"_specified_engine_name": _attr(s=engine_name),
-                        "_specified_kernel_lib_name": _attr(s=kernel_lib_name)})
+    return _attr_scope(
+        {"_specified_engine_name": _attr(s=engine_name), "_specified_kernel_lib_name": _attr(s=kernel_lib_name)}
+    )
 
 
 def npu_qos_label_scope(label: int) -> contextlib.AbstractContextManager[None]:
@@ -103,7 +106,9 @@ def disable_autofuse() -> contextlib.AbstractContextManager[None]:
     return _attr_scope({"_disable_autofuse_scope": _attr(b=True)})
 
 
-def limit_core_num_scope(op_aicore_num: str = "0", op_vectorcore_num: str = "0") -> contextlib.AbstractContextManager[None]:
+def limit_core_num_scope(
+    op_aicore_num: str = "0", op_vectorcore_num: str = "0"
+) -> contextlib.AbstractContextManager[None]:
     """``_op_vectorcore_num`` = op_vectorcore_num (a string holding a positive int, as the adapter requires)."""
     if not isinstance(op_vectorcore_num, str):
         raise ValueError("limit_core_num_scope: op_vectorcore_num must be a string such as '8'")
@@ -133,8 +138,20 @@ def npu_graph_slice_scope(slice_num: int) -> Any:
 
 
 __all__ = [
-    "without_npu_compile_scope", "keep_dtype_scope", "npu_variable_scope", "npu_stage_scope",
-    "npu_mem_type_scope", "npu_weight_prefetch_scope", "op_specified_engine_scope", "npu_qos_label_scope",
-    "subgraph_multi_dims_scope", "npu_optimizer_scope", "disable_autofuse", "limit_core_num_scope",
-    "npu_recompute_scope", "npu_graph_slice_scope", "WITHOUT_NPU_COMPILE", "KEEP_DTYPE",
+    "KEEP_DTYPE",
+    "WITHOUT_NPU_COMPILE",
+    "disable_autofuse",
+    "keep_dtype_scope",
+    "limit_core_num_scope",
+    "npu_graph_slice_scope",
+    "npu_mem_type_scope",
+    "npu_optimizer_scope",
+    "npu_qos_label_scope",
+    "npu_recompute_scope",
+    "npu_stage_scope",
+    "npu_variable_scope",
+    "npu_weight_prefetch_scope",
+    "op_specified_engine_scope",
+    "subgraph_multi_dims_scope",
+    "without_npu_compile_scope",
 ]

@@ -34,6 +34,5 @@ def require_tensorflow(what: str = "this") -> Any:
         if getattr(exc, "name", None) not in ("tensorflow", None) or isinstance(exc, TensorFlowMissingError):
             raise
         raise TensorFlowMissingError(
-            "npu_jupyter: TensorFlow is not installed in this Python environment, and %s needs it; %s."
-            % (what, INSTALL_HINT)
+            f"npu_jupyter: TensorFlow is not installed in this Python environment, and {what} needs it; {INSTALL_HINT}."
         ) from exc

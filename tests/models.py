@@ -249,9 +249,7 @@ def resnet50_train_step():
     import tensorflow as tf
 
     keras.utils.set_random_seed(0)
-    model = keras.applications.ResNet50(
-        weights=None, input_shape=(64, 64, 3), classes=10, classifier_activation=None
-    )
+    model = keras.applications.ResNet50(weights=None, input_shape=(64, 64, 3), classes=10, classifier_activation=None)
     optimizer = keras.optimizers.SGD(learning_rate=1e-3, momentum=0.9)
     specs = (tf.TensorSpec([2, 64, 64, 3], tf.float32), tf.TensorSpec([2], tf.int32))
     return _trace_train_step(model, optimizer, _sparse_xent, specs)
@@ -367,7 +365,6 @@ def train_step_inputs(concrete_fn, seed: int = 0) -> tuple[Any, ...]:
 
     Integers stay below 2 so they are valid token ids and class labels for every model here.
     """
-    import numpy as np
 
     rng = _rng(seed)
     args = []

@@ -22,16 +22,16 @@ REPO = Path(__file__).resolve().parents[1]
 def _run(*cmd: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run ``cmd`` with none of this test run's Python path, so the server env sees only itself."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, env=env,
-                          timeout=600)
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
 
 
 @pytest.fixture(scope="module")
 def server_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv holding only JupyterLab and the npu-jupyter-lab wheel; returns its bin directory."""
     root = tmp_path_factory.mktemp("server_env")
-    built = _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", root / "dist",
-                 REPO / "labextension")
+    built = _run(
+        sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", root / "dist", REPO / "labextension"
+    )
     assert built.returncode == 0, built.stderr[-3000:]
     wheel = next((root / "dist").glob("npu_jupyter_lab-*.whl"))
     made = _run(sys.executable, "-m", "venv", root / "venv")
@@ -51,8 +51,11 @@ def test_jupyterlab_lists_the_renderer_as_enabled_and_ok(server_env: Path) -> No
 
 
 def test_the_server_env_got_neither_tensorflow_nor_the_kernel_package(server_env: Path) -> None:
-    probe = _run(server_env / "python", "-c",
-                 "import importlib.util as u; print([m for m in ('tensorflow', 'npu_jupyter', 'ipywidgets')"
-                 " if u.find_spec(m)])", cwd=server_env)
+    probe = _run(
+        server_env / "python",
+        "-c",
+        "import importlib.util as u; print([m for m in ('tensorflow', 'npu_jupyter', 'ipywidgets') if u.find_spec(m)])",
+        cwd=server_env,
+    )
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.strip() == "[]"

@@ -55,8 +55,9 @@ def test_no_module_imports_a_layer_above_its_own(path: Path) -> None:
     relative = path.relative_to(PACKAGE)
     own = "__init__" if relative.parts == ("__init__.py",) else relative.parts[0].removesuffix(".py")
     assert own in LAYERS, f"{relative}: add its package to LAYERS and docs/architecture.md"
-    upward = [f"line {line}: {module}" for line, module in _imports(path)
-              if LAYERS.get(_part(module), 99) > LAYERS[own]]
+    upward = [
+        f"line {line}: {module}" for line, module in _imports(path) if LAYERS.get(_part(module), 99) > LAYERS[own]
+    ]
     assert not upward, f"{relative} imports a higher layer: " + "; ".join(upward)
 
 

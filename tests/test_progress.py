@@ -8,11 +8,10 @@ from npu_jupyter.progress import progress_bar
 
 
 def test_outside_a_notebook_frontend_nothing_is_shown_or_printed():
-    with capture_output() as cap:
-        with progress_bar(3, "precision sweep", delay=0) as bar:
-            for mode in ("a", "b", "c"):
-                bar.describe(mode)
-                bar.advance()
+    with capture_output() as cap, progress_bar(3, "precision sweep", delay=0) as bar:
+        for mode in ("a", "b", "c"):
+            bar.describe(mode)
+            bar.advance()
     assert bar.shown == 0 and not bar.enabled
     assert cap.stdout == "" and cap.stderr == "" and not cap.outputs
 
@@ -24,14 +23,12 @@ def test_quick_work_shows_no_bar_even_in_a_frontend():
 
 
 def test_long_work_shows_one_bar_that_tracks_the_items_and_is_closed_at_the_end():
-    with capture_output():
-        with progress_bar(2, "precision sweep", enabled=True, delay=0) as bar:
-            bar.describe("force_fp16")
-            progress, label = bar.widget.children
-            bar.advance()
-            assert progress.value == 1 and progress.max == 2
-            assert label.value == "precision sweep: 1/2 force_fp16"
-            widget = bar.widget
+    with capture_output(), progress_bar(2, "precision sweep", enabled=True, delay=0) as bar:
+        bar.describe("force_fp16")
+        progress, label = bar.widget.children
+        bar.advance()
+        assert progress.value == 1 and progress.max == 2
+        assert label.value == "precision sweep: 1/2 force_fp16"
     assert bar.shown == 1 and bar.widget is None
 
 

@@ -29,8 +29,12 @@ def _has_annotations(tree: ast.AST) -> bool:
 
 
 def _has_future_annotations(tree: ast.Module) -> bool:
-    return any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
-               and any(alias.name == "annotations" for alias in node.names) for node in tree.body)
+    return any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(alias.name == "annotations" for alias in node.names)
+        for node in tree.body
+    )
 
 
 def test_every_annotated_module_defers_its_annotations():

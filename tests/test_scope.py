@@ -6,11 +6,11 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import pytest  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from tensorflow.core.framework import attr_value_pb2  # noqa: E402
+import pytest
+import tensorflow as tf
+from tensorflow.core.framework import attr_value_pb2
 
-from npu_jupyter import scope  # noqa: E402
+from npu_jupyter import scope
 
 
 def _v1_graph(build):
@@ -85,21 +85,30 @@ def test_keras_layers_called_in_a_scope_are_marked():
     assert matmuls and all(op.get_attr("_keep_dtype") == 1 for op in matmuls)
 
 
-@pytest.mark.parametrize("make, expected", [
-    (lambda: scope.npu_stage_scope(3), {"_stage_level": attr_value_pb2.AttrValue(i=3)}),
-    (scope.npu_mem_type_scope, {"_output_memory_type": attr_value_pb2.AttrValue(i=1)}),
-    (lambda: scope.npu_weight_prefetch_scope(2, 1024),
-     {"_buffer_pool_id": attr_value_pb2.AttrValue(i=2), "_buffer_pool_size": attr_value_pb2.AttrValue(i=1024)}),
-    (lambda: scope.op_specified_engine_scope("AIcoreEngine", "AIcoreKernel"),
-     {"_specified_engine_name": attr_value_pb2.AttrValue(s=b"AIcoreEngine"),
-      "_specified_kernel_lib_name": attr_value_pb2.AttrValue(s=b"AIcoreKernel")}),
-    (lambda: scope.npu_qos_label_scope(5), {"_qos_service_label": attr_value_pb2.AttrValue(i=5)}),
-    (lambda: scope.subgraph_multi_dims_scope(1), {"_subgraph_multi_dims_index": attr_value_pb2.AttrValue(i=1)}),
-    (scope.npu_optimizer_scope, {"_optimizer": attr_value_pb2.AttrValue(b=True)}),
-    (scope.disable_autofuse, {"_disable_autofuse_scope": attr_value_pb2.AttrValue(b=True)}),
-    (lambda: scope.limit_core_num_scope("0", "8"), {"_op_vectorcore_num": attr_value_pb2.AttrValue(s=b"8")}),
-    (lambda: scope.npu_variable_scope("host"), {"_variable_placement": attr_value_pb2.AttrValue(s=b"host")}),
-])
+@pytest.mark.parametrize(
+    "make, expected",
+    [
+        (lambda: scope.npu_stage_scope(3), {"_stage_level": attr_value_pb2.AttrValue(i=3)}),
+        (scope.npu_mem_type_scope, {"_output_memory_type": attr_value_pb2.AttrValue(i=1)}),
+        (
+            lambda: scope.npu_weight_prefetch_scope(2, 1024),
+            {"_buffer_pool_id": attr_value_pb2.AttrValue(i=2), "_buffer_pool_size": attr_value_pb2.AttrValue(i=1024)},
+        ),
+        (
+            lambda: scope.op_specified_engine_scope("AIcoreEngine", "AIcoreKernel"),
+            {
+                "_specified_engine_name": attr_value_pb2.AttrValue(s=b"AIcoreEngine"),
+                "_specified_kernel_lib_name": attr_value_pb2.AttrValue(s=b"AIcoreKernel"),
+            },
+        ),
+        (lambda: scope.npu_qos_label_scope(5), {"_qos_service_label": attr_value_pb2.AttrValue(i=5)}),
+        (lambda: scope.subgraph_multi_dims_scope(1), {"_subgraph_multi_dims_index": attr_value_pb2.AttrValue(i=1)}),
+        (scope.npu_optimizer_scope, {"_optimizer": attr_value_pb2.AttrValue(b=True)}),
+        (scope.disable_autofuse, {"_disable_autofuse_scope": attr_value_pb2.AttrValue(b=True)}),
+        (lambda: scope.limit_core_num_scope("0", "8"), {"_op_vectorcore_num": attr_value_pb2.AttrValue(s=b"8")}),
+        (lambda: scope.npu_variable_scope("host"), {"_variable_placement": attr_value_pb2.AttrValue(s=b"host")}),
+    ],
+)
 def test_other_adapter_scopes_set_their_attributes(make, expected):
     def build():
         with make():

@@ -60,7 +60,7 @@ def test_every_tf_name_the_kernel_side_uses_exists_in_the_tf1_api():
     missing = []
     for dotted, where in sorted(used.items()):
         # Methods of objects (tf.compat.v1.Session.run) resolve through their class, like modules.
-        path = dotted[len("compat.v1."):] if dotted.startswith("compat.v1.") else dotted
+        path = dotted[len("compat.v1.") :] if dotted.startswith("compat.v1.") else dotted
         if path in ("compat.v1", "compat") or dotted.startswith("compat.as_"):
             continue
         if not _resolves(tf.compat.v1, path):

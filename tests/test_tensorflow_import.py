@@ -70,12 +70,15 @@ def test_config_options_and_code_generation_work_without_tensorflow():
     assert "allow_mix_precision" in result.stdout
 
 
-@pytest.mark.parametrize("body", [
-    "import npu_jupyter.runtime.emulator",
-    "import npu_jupyter.runtime.ascend",
-    "import npu_jupyter; npu_jupyter.session(backend='emulator')",
-    "from npu_jupyter.scope import npu_recompute_scope; npu_recompute_scope()",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "import npu_jupyter.runtime.emulator",
+        "import npu_jupyter.runtime.ascend",
+        "import npu_jupyter; npu_jupyter.session(backend='emulator')",
+        "from npu_jupyter.scope import npu_recompute_scope; npu_recompute_scope()",
+    ],
+)
 def test_each_tensorflow_entry_point_raises_the_install_hint(body):
     _expect_install_hint(body)
 

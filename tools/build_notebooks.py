@@ -24,7 +24,9 @@ SOURCES = ROOT / "notebooks" / "src"
 OUT = ROOT / "notebooks"
 # TensorFlow's C++ start-up lines (absl format: "I0000 00:00:1795314952.131366   24267 port.cc:153] ...")
 # carry timestamps and process ids and tell a reader nothing; they are dropped from the stored outputs.
-_NATIVE_LOG = re.compile(r"^([IWEF]\d{4} \d\d:\d\d:\S+\s+\d+ \S+:\d+\] .*|WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR)$")
+_NATIVE_LOG = re.compile(
+    r"^([IWEF]\d{4} \d\d:\d\d:\S+\s+\d+ \S+:\d+\] .*|WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR)$"
+)
 
 
 def parse_cells(text: str) -> list[nbformat.NotebookNode]:

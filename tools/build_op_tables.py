@@ -135,8 +135,12 @@ class RowBuilder:
         ir_targets = {ir for irs in self.tf_to_ge.values() for ir in irs}
         tf_kernel_tf = {t for t in self.tf_kernel if t in self.tf_to_ge or t not in ir_targets}
         declared = (
-            set(self.tf_to_ge) | tf_kernel_tf | self.stub | set(self.parser_plumbing)
-            | self.adapter_plumbing | self.control_flow
+            set(self.tf_to_ge)
+            | tf_kernel_tf
+            | self.stub
+            | set(self.parser_plumbing)
+            | self.adapter_plumbing
+            | self.control_flow
         )
         clash = sorted(declared & set(self.host_only))
         if clash:
@@ -257,8 +261,10 @@ class RowBuilder:
         return (
             "AI_CPU",
             "aicpu_inferred",
-            "engine: INFERRED AI CPU (declared, but no AI Core op-info entry; the 2022 AI Core op-info is "
-            "the complete public AI Core list)",
+            (
+                "engine: INFERRED AI CPU (declared, but no AI Core op-info entry; the 2022 AI Core op-info is "
+                "the complete public AI Core list)"
+            ),
         )
 
     def _aicore_dtypes(self, aicore_ir: str | None, kernel: str) -> tuple[list[str], str]:
@@ -275,7 +281,9 @@ class RowBuilder:
             floats = _floats(entry["input_dtypes"]) or _floats(entry["output_dtypes"])
             where = "" if self.soc.key == "ascend910" else " (ascend910 table; no public ascend910b dtype table)"
             return floats, f"dtypes: ascend910_aicore_dtype_table data input of {aicore_ir}{where}"
-        return self.fallbacks["unknown_aicore"], "dtypes: FALLBACK " + self.src["dtype_fallbacks"]["unknown_aicore_source"]
+        return self.fallbacks["unknown_aicore"], "dtypes: FALLBACK " + self.src["dtype_fallbacks"][
+            "unknown_aicore_source"
+        ]
 
     def _gray_reason(self, tf_type: str) -> str | None:
         if tf_type in self.gray_exempt:
@@ -303,7 +311,7 @@ def _provenance(soc: SocLists, data_sha: str, sources_sha: str, sources: dict[st
             + " Categories: "
             + ", ".join(sorted({name for name, _ in sources["gray_in_mix_rules"]["categories"]}))
             + ". Override with load_library(host_ops=...) or the NPU_JUPYTER_HOST_OPS environment variable "
-            "(a JSON file: a list of op types to add, or {\"add\": [...], \"remove\": [...], \"replace\": [...]})."
+            '(a JSON file: a list of op types to add, or {"add": [...], "remove": [...], "replace": [...]}).'
         ),
         "declared_list": (
             "APPROXIMATION: npu_supported_ops.json itself is not public. A TF op type counts as declared "
@@ -325,8 +333,12 @@ def _provenance(soc: SocLists, data_sha: str, sources_sha: str, sources: dict[st
             "(float = float32); cube ops "
             "with dynamicFormat: dtype_fallbacks cube_* (ascend910: float16 only, ADAPTER-FACTS 4.6); other "
             "ops without static dtypes: FALLBACK float16+float32 (ADAPTER-FACTS 4.2)"
-            + ("" if soc.key == "ascend910" else "; no public ascend910b dtype table exists, so non-cube "
-               "ops use the ascend910 table (APPROXIMATION)"),
+            + (
+                ""
+                if soc.key == "ascend910"
+                else "; no public ascend910b dtype table exists, so non-cube "
+                "ops use the ascend910 table (APPROXIMATION)"
+            ),
             "aicpu_dtypes": "ASSUMED float16+float32 for types with an AI CPU kernel (the lists carry no dtypes)",
             "cube": "IR type in fe.ini fp16.op_type (fe_ini_fp16_op_type, hicann/ge)",
             "policy": f"precision_reduce flag of the IR type in aicore_ops_info[{info}]: true=white, "
@@ -392,8 +404,16 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 _TOP_ORDER = (
-    "provenance", "format", "soc", "approximate", "counts", "dtype_fallbacks",
-    "mixed_precision_white", "mixed_precision_black", "ir_types", "ops",
+    "provenance",
+    "format",
+    "soc",
+    "approximate",
+    "counts",
+    "dtype_fallbacks",
+    "mixed_precision_white",
+    "mixed_precision_black",
+    "ir_types",
+    "ops",
 )
 
 

@@ -7,9 +7,11 @@ talk only through the ``application/vnd.npu-jupyter.report+json`` output (docs/r
 The same split as ipywidgets (kernel) and jupyterlab_widgets (server).
 """
 
+from __future__ import annotations
+
 __version__ = "0.1.0"
 
 
-def _jupyter_labextension_paths():  # type: ignore[no-untyped-def]
+def _jupyter_labextension_paths() -> list[dict[str, str]]:
     """Where JupyterLab finds the prebuilt extension when it is not in share/jupyter (editable installs)."""
     return [{"src": "labextension", "dest": "npu-jupyter"}]

@@ -13,4 +13,4 @@ from __future__ import annotations
 from npu_jupyter.adapter.install import emulate_adapter, is_emulated, real_adapter_location, status, uninstall
 from npu_jupyter.adapter.surface import NotEmulatedError
 
-__all__ = ["emulate_adapter", "uninstall", "is_emulated", "real_adapter_location", "status", "NotEmulatedError"]
+__all__ = ["NotEmulatedError", "emulate_adapter", "is_emulated", "real_adapter_location", "status", "uninstall"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.machinery
 import sys
-from typing import List, Optional
 
 from npu_jupyter.adapter.surface import MARKER, ROOT, NotEmulatedFinder
 
@@ -21,7 +20,7 @@ def is_emulated() -> bool:
     return bool(getattr(sys.modules.get(ROOT), MARKER, False))
 
 
-def real_adapter_location() -> Optional[str]:
+def real_adapter_location() -> str | None:
     """Where a real ``npu_bridge`` is (imported already, or findable on sys.path), else None."""
     loaded = sys.modules.get(ROOT)
     if loaded is not None and not getattr(loaded, MARKER, False):
@@ -32,7 +31,7 @@ def real_adapter_location() -> Optional[str]:
     return str(spec.origin or list(spec.submodule_search_locations or []) or ROOT)
 
 
-def emulate_adapter(enable: bool = True) -> List[str]:
+def emulate_adapter(enable: bool = True) -> list[str]:
     """Install (or with ``enable=False`` remove) the emulated Ascend adapter surface; returns its modules.
 
     Afterwards real Ascend scripts' imports work (``from npu_bridge.npu_init import *``,
@@ -51,7 +50,8 @@ def emulate_adapter(enable: bool = True) -> List[str]:
         raise RuntimeError(
             f"the Ascend adapter (npu_bridge) is installed here ({location}); npu_jupyter never shadows a real "
             "adapter with its emulated one. Use it as it is (backend 'auto' or 'ascend'), or run in an "
-            "environment without npu_bridge to emulate it.")
+            "environment without npu_bridge to emulate it."
+        )
     if is_emulated():
         return sorted(n for n in sys.modules if n.split(".")[0] == ROOT)
     _require_tensorflow()
@@ -73,12 +73,13 @@ def emulate_adapter(enable: bool = True) -> List[str]:
 def _require_tensorflow() -> None:
     """The emulated adapter runs scripts on the CPU emulator, which is TensorFlow: say what to install."""
     try:
-        import tensorflow  # noqa: F401
+        import tensorflow  # noqa: F401, ICN001 - only whether it imports
     except ImportError as err:
         raise RuntimeError(
             f"the emulated adapter runs scripts on npu_jupyter's CPU emulator, which needs TensorFlow ({err}). "
             "Install it into this kernel's environment, e.g. pip install 'npu_jupyter[emulator]' or "
-            "pip install tensorflow-cpu; nothing was changed.") from None
+            "pip install tensorflow-cpu; nothing was changed."
+        ) from None
 
 
 def uninstall() -> None:
@@ -101,5 +102,3 @@ def status() -> str:
     if location is not None:
         return f"adapter: real npu_bridge at {location} (backend 'auto' uses it)"
     return "adapter: none installed (backend 'auto' uses the CPU emulator; '%npu adapter emulate' emulates npu_bridge)"
-
-

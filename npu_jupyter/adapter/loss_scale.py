@@ -16,7 +16,7 @@ Graph mode (``tf.compat.v1``) only, as in the adapter. TensorFlow is imported wh
 
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+from typing import Any, cast
 
 _MAX_FLOAT32_SCALE = 3.4e38
 
@@ -54,27 +54,36 @@ class FixedLossScaleManager:
 class ExponentialUpdateLossScaleManager:
     """Dynamic loss scale kept in non-trainable variables ``loss_scale``, ``good_steps``, ``bad_steps``."""
 
-    def __init__(self, init_loss_scale: float, incr_every_n_steps: int, decr_every_n_nan_or_inf: int = 2,
-                 incr_ratio: float = 2, decr_ratio: float = 0.8) -> None:
-        for label, value in (("incr_every_n_steps", incr_every_n_steps),
-                             ("decr_every_n_nan_or_inf", decr_every_n_nan_or_inf)):
+    def __init__(
+        self,
+        init_loss_scale: float,
+        incr_every_n_steps: int,
+        decr_every_n_nan_or_inf: int = 2,
+        incr_ratio: float = 2,
+        decr_ratio: float = 0.8,
+    ) -> None:
+        for label, value in (
+            ("incr_every_n_steps", incr_every_n_steps),
+            ("decr_every_n_nan_or_inf", decr_every_n_nan_or_inf),
+        ):
             if int(value) < 1:
                 raise ValueError(f"ExponentialUpdateLossScaleManager: {label} must be at least 1, got {value!r}")
         if init_loss_scale <= 0 or incr_ratio <= 0 or decr_ratio <= 0:
-            raise ValueError("ExponentialUpdateLossScaleManager: init_loss_scale, incr_ratio and decr_ratio "
-                             f"must be positive, got {init_loss_scale!r}, {incr_ratio!r}, {decr_ratio!r}")
+            raise ValueError(
+                "ExponentialUpdateLossScaleManager: init_loss_scale, incr_ratio and decr_ratio "
+                f"must be positive, got {init_loss_scale!r}, {incr_ratio!r}, {decr_ratio!r}"
+            )
         tf = _tf()
         self._incr_every_n_steps = int(incr_every_n_steps)
         self._decr_every_n_nan_or_inf = int(decr_every_n_nan_or_inf)
         self._incr_ratio = float(incr_ratio)
         self._decr_ratio = float(decr_ratio)
         v1 = tf.compat.v1
-        self._loss_scale = v1.Variable(float(init_loss_scale), dtype=tf.float32, trainable=False,
-                                       name="loss_scale", use_resource=True)
-        self._num_good_steps = v1.Variable(0, dtype=tf.int32, trainable=False, name="good_steps",
-                                           use_resource=True)
-        self._num_bad_steps = v1.Variable(0, dtype=tf.int32, trainable=False, name="bad_steps",
-                                          use_resource=True)
+        self._loss_scale = v1.Variable(
+            float(init_loss_scale), dtype=tf.float32, trainable=False, name="loss_scale", use_resource=True
+        )
+        self._num_good_steps = v1.Variable(0, dtype=tf.int32, trainable=False, name="good_steps", use_resource=True)
+        self._num_bad_steps = v1.Variable(0, dtype=tf.int32, trainable=False, name="bad_steps", use_resource=True)
 
     def get_loss_scale(self) -> Any:
         """The current scale (a variable: it changes as the run goes)."""
@@ -82,8 +91,7 @@ class ExponentialUpdateLossScaleManager:
 
     def _reset_stats(self) -> Any:
         tf = _tf()
-        return tf.group(tf.compat.v1.assign(self._num_good_steps, 0),
-                        tf.compat.v1.assign(self._num_bad_steps, 0))
+        return tf.group(tf.compat.v1.assign(self._num_good_steps, 0), tf.compat.v1.assign(self._num_bad_steps, 0))
 
     def update_loss_scale(self, finite_grads: Any) -> Any:
         """The op that moves the scale and the counters after one step (``finite_grads``: bool tensor)."""
@@ -114,7 +122,7 @@ class ExponentialUpdateLossScaleManager:
         return v1.cond(finite_grads, finite, not_finite)
 
 
-def _all_finite(grads: List[Any]) -> Any:
+def _all_finite(grads: list[Any]) -> Any:
     """One bool: every element of every gradient is finite (IndexedSlices: their values)."""
     tf = _tf()
     checks = [tf.reduce_all(tf.math.is_finite(getattr(g, "values", g))) for g in grads]
@@ -134,7 +142,7 @@ def _down_scale(grad: Any, loss_scale: Any) -> Any:
 
 
 def _optimizer_base() -> type:
-    return _tf().compat.v1.train.Optimizer
+    return cast("type", _tf().compat.v1.train.Optimizer)
 
 
 class NPULossScaleOptimizer:
@@ -148,13 +156,13 @@ class NPULossScaleOptimizer:
         return _loss_scale_class()(opt, loss_scale_manager, is_distributed)
 
 
-_CLASS_CACHE: dict = {}
+_CLASS_CACHE: dict[Any, Any] = {}
 
 
 def _loss_scale_class() -> type:
     """The Optimizer subclass, made once TensorFlow is imported."""
     if "class" in _CLASS_CACHE:
-        return _CLASS_CACHE["class"]
+        return cast("type", _CLASS_CACHE["class"])
     base = _optimizer_base()
 
     class NPULossScaleOptimizerImpl(base):  # type: ignore[misc, valid-type]
@@ -166,16 +174,27 @@ def _loss_scale_class() -> type:
             self._loss_scale_manager = loss_scale_manager
             self._is_distributed = bool(is_distributed)
 
-        def compute_gradients(self, loss: Any, var_list: Any = None, gate_gradients: int = 1,
-                              aggregation_method: Any = None, colocate_gradients_with_ops: bool = False,
-                              grad_loss: Any = None) -> List[Tuple[Any, Any]]:
+        def compute_gradients(
+            self,
+            loss: Any,
+            var_list: Any = None,
+            gate_gradients: int = 1,
+            aggregation_method: Any = None,
+            colocate_gradients_with_ops: bool = False,
+            grad_loss: Any = None,
+        ) -> list[tuple[Any, Any]]:
             """Gradients of ``loss * scale``, divided by the scale again."""
             tf = _tf()
             loss_scale = self._loss_scale_manager.get_loss_scale()
             scaled = loss * tf.cast(loss_scale, loss.dtype)
             pairs = self._opt.compute_gradients(
-                scaled, var_list=var_list, gate_gradients=gate_gradients, aggregation_method=aggregation_method,
-                colocate_gradients_with_ops=colocate_gradients_with_ops, grad_loss=grad_loss)
+                scaled,
+                var_list=var_list,
+                gate_gradients=gate_gradients,
+                aggregation_method=aggregation_method,
+                colocate_gradients_with_ops=colocate_gradients_with_ops,
+                grad_loss=grad_loss,
+            )
             return [(_down_scale(g, loss_scale), v) for g, v in pairs]
 
         def apply_gradients(self, grads_and_vars: Any, global_step: Any = None, name: Any = None) -> Any:
@@ -183,10 +202,7 @@ def _loss_scale_class() -> type:
             tf = _tf()
             pairs = list(grads_and_vars)
             grads = [g for g, _ in pairs if g is not None]
-            if self._overflow_check():
-                finite = _all_finite(grads)
-            else:
-                finite = tf.constant(True, dtype=tf.bool)
+            finite = _all_finite(grads) if self._overflow_check() else tf.constant(True, dtype=tf.bool)
 
             def apply() -> Any:
                 return tf.group(self._opt.apply_gradients(pairs, global_step, name))

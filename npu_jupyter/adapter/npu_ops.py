@@ -18,12 +18,14 @@ def dropout(x: Any, keep_prob: Any, noise_shape: Any = None, seed: Any = None, n
     import tensorflow as tf
 
     if tf.executing_eagerly():
-        raise RuntimeError("npu_ops.dropout() is not compatible with eager execution (as in the adapter): "
-                           "build the graph in tf.compat.v1 graph mode")
+        raise RuntimeError(
+            "npu_ops.dropout() is not compatible with eager execution (as in the adapter): "
+            "build the graph in tf.compat.v1 graph mode"
+        )
     x = tf.convert_to_tensor(x, name="x")
     if not x.dtype.is_floating:
         raise ValueError(f"npu_ops.dropout: x must be a floating point tensor, got a {x.dtype.name} tensor")
-    if isinstance(keep_prob, numbers.Real) and not 0 < keep_prob <= 1.0:
+    if isinstance(keep_prob, numbers.Real) and not 0 < keep_prob <= 1.0:  # type: ignore[operator]  # typeshed's Real has no <; every Real compares
         raise ValueError(f"npu_ops.dropout: keep_prob must be in (0, 1], got {keep_prob!r}")
     if isinstance(keep_prob, float) and keep_prob == 1.0:
         return x

@@ -8,7 +8,7 @@ variables to the others. One emulated device is rank 0 of 1, so both are identit
 from __future__ import annotations
 
 import os
-from typing import Any, List
+from typing import Any, cast
 
 
 def _rank_size() -> int:
@@ -20,8 +20,10 @@ def _rank_size() -> int:
 def NPUDistributedOptimizer(optimizer: Any, is_weight_update_sharding: bool = False, name: Any = None) -> Any:  # noqa: N802
     """The adapter's distributed optimizer for rank size 1: computes and applies like ``optimizer``."""
     if _rank_size() > 1:
-        raise RuntimeError(f"NPUDistributedOptimizer: RANK_SIZE={_rank_size()} but the emulated adapter is one "
-                           "device; unset RANK_SIZE (or set it to 1) to emulate one rank")
+        raise RuntimeError(
+            f"NPUDistributedOptimizer: RANK_SIZE={_rank_size()} but the emulated adapter is one "
+            "device; unset RANK_SIZE (or set it to 1) to emulate one rank"
+        )
     return _distributed_class()(optimizer, is_weight_update_sharding, name)
 
 
@@ -35,12 +37,12 @@ def npu_tf_optimizer(opt: Any) -> Any:
     return NPUDistributedOptimizer(opt)
 
 
-_CACHE: dict = {}
+_CACHE: dict[Any, Any] = {}
 
 
 def _distributed_class() -> type:
     if "optimizer" in _CACHE:
-        return _CACHE["optimizer"]
+        return cast("type", _CACHE["optimizer"])
     import tensorflow as tf
 
     class Distributed(tf.compat.v1.train.Optimizer):
@@ -71,7 +73,7 @@ def _distributed_class() -> type:
 
 def _hook_class() -> type:
     if "hook" in _CACHE:
-        return _CACHE["hook"]
+        return cast("type", _CACHE["hook"])
     import tensorflow as tf
 
     class Broadcast(tf.compat.v1.train.SessionRunHook):
@@ -91,12 +93,12 @@ def NPUBroadcastGlobalVariablesHook(root_rank: Any = None, index: Any = None) ->
     return _hook_class()(root_rank, index)
 
 
-def npu_hooks_append(hooks_list: Any = ()) -> List[Any]:
+def npu_hooks_append(hooks_list: Any = ()) -> list[Any]:
     """As the adapter: a list (a new one if ``hooks_list`` is not a list) with the broadcast hook added."""
     if not isinstance(hooks_list, list):
         hooks_list = []
     hooks_list.append(NPUBroadcastGlobalVariablesHook(0, int(os.getenv("RANK_ID", "0"))))
-    return hooks_list
+    return cast("list[Any]", hooks_list)
 
 
 def rank_id() -> int:

@@ -7,10 +7,10 @@ the one device is rank 0 of 1.
 
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any
 
 
-def init_resource(config: Any = None) -> Tuple[Any, Any]:
+def init_resource(config: Any = None) -> tuple[Any, Any]:
     """(session with the adapter's config, the shutdown op), as the adapter returns them."""
     from npu_jupyter.adapter.npu_ops import shutdown_system
     from npu_jupyter.adapter.run_config import npu_config_proto

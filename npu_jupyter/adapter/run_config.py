@@ -12,7 +12,7 @@ them, keeps the RunConfig arguments as attributes, and offers ``npu_config`` and
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
 
 
 def _with_npu_defaults(proto: Any) -> Any:
@@ -72,7 +72,7 @@ class _HelperConfig:
             return kwargs[name]
         raise AttributeError(f"{type(self).__name__} has no argument {name!r}")
 
-    def as_kwargs(self) -> Dict[str, Any]:
+    def as_kwargs(self) -> dict[str, Any]:
         """The arguments as the nested dict ``NpuConfig.from_run_config_kwargs`` reads."""
         return {k: _plain(v) for k, v in self._kwargs.items()}
 
@@ -119,8 +119,10 @@ class NPURunConfig:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args:
-            raise TypeError("NPURunConfig (emulated adapter) takes keyword arguments only, "
-                            f"got {len(args)} positional argument(s); write e.g. NPURunConfig(model_dir=...)")
+            raise TypeError(
+                "NPURunConfig (emulated adapter) takes keyword arguments only, "
+                f"got {len(args)} positional argument(s); write e.g. NPURunConfig(model_dir=...)"
+            )
         from npu_jupyter.options.config import NpuConfig
 
         self.kwargs = {k: _plain(v) for k, v in kwargs.items()}

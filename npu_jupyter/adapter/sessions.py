@@ -11,10 +11,10 @@ cell's own swap (installed over this one) wins inside the cell.
 from __future__ import annotations
 
 import sys
-from typing import Any, List, Tuple
+from typing import Any, cast
 
 _PATCHED = ("Session", "InteractiveSession")
-_replaced: List[Tuple[Any, str, Any]] = []
+_replaced: list[tuple[Any, str, Any]] = []
 
 
 def patch() -> None:
@@ -23,8 +23,11 @@ def patch() -> None:
         return
     from npu_jupyter.runtime import session_names
 
-    _replaced.extend(session_names.patch(
-        _PATCHED, lambda name, original: _factory(original, interactive=name == "InteractiveSession")))
+    _replaced.extend(
+        session_names.patch(
+            _PATCHED, lambda name, original: _factory(original, interactive=name == "InteractiveSession")
+        )
+    )
 
 
 def restore() -> None:
@@ -79,4 +82,4 @@ def _copy(config: Any) -> Any:
 def _from_npu_jupyter() -> bool:
     """Whether this package (the emulator, a %%npu cell's swap) is the one making the session."""
     caller = sys._getframe(2).f_globals.get("__name__", "")
-    return caller == "npu_jupyter" or caller.startswith("npu_jupyter.")
+    return cast("bool", caller == "npu_jupyter" or caller.startswith("npu_jupyter."))

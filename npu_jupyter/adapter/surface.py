@@ -15,7 +15,7 @@ import json
 import sys
 import types
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, cast
 
 MARKER = "__npu_jupyter_emulated__"
 ROOT = "npu_bridge"
@@ -29,42 +29,46 @@ class NotEmulatedError(ImportError):
     """
 
 
-def spec_table() -> Dict[str, Any]:
-    """module name -> {"emulated": {name: target}, "not_emulated": [names]}."""
+def spec_table() -> dict[str, Any]:
+    """Module name -> {"emulated": {name: target}, "not_emulated": [names]}."""
     with open(Path(__file__).with_name("surface.json"), encoding="utf-8") as handle:
-        return json.load(handle)["modules"]
+        return cast("dict[str, Any]", json.load(handle)["modules"])
 
 
-def _not_emulated_message(module: str, name: str, emulated: List[str]) -> str:
+def _not_emulated_message(module: str, name: str, emulated: list[str]) -> str:
     offered = ", ".join(sorted(emulated)) or "nothing"
-    return (f"{module}.{name} is part of the Ascend adapter but is not emulated by npu_jupyter's emulated "
-            f"adapter surface (it has no one-device CPU equivalent here). {module} emulates: {offered}. "
-            "See docs/emulated-adapter.md; on an Ascend server the real adapter provides it.")
+    return (
+        f"{module}.{name} is part of the Ascend adapter but is not emulated by npu_jupyter's emulated "
+        f"adapter surface (it has no one-device CPU equivalent here). {module} emulates: {offered}. "
+        "See docs/emulated-adapter.md; on an Ascend server the real adapter provides it."
+    )
 
 
-def _module_getattr(module_name: str, known: List[str], emulated: List[str]) -> Any:
-    def __getattr__(name: str) -> Any:
+def _module_getattr(module_name: str, known: list[str], emulated: list[str]) -> Any:
+    def __getattr__(name: str) -> Any:  # noqa: N807 - installed as a module's PEP 562 __getattr__
         if name.startswith("__"):
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
         if name in known:
             raise NotEmulatedError(_not_emulated_message(module_name, name, emulated))
-        raise AttributeError(f"module {module_name!r} (npu_jupyter's emulated adapter) has no attribute "
-                             f"{name!r}; it emulates: {', '.join(sorted(emulated)) or 'nothing'}")
+        raise AttributeError(
+            f"module {module_name!r} (npu_jupyter's emulated adapter) has no attribute "
+            f"{name!r}; it emulates: {', '.join(sorted(emulated)) or 'nothing'}"
+        )
 
     return __getattr__
 
 
-def _resolve(target: str, built: Dict[str, types.ModuleType]) -> Any:
+def _resolve(target: str, built: dict[str, types.ModuleType]) -> Any:
     """'pkg.mod:attr' or 'pkg.mod' (an emulated module when it is one of ours)."""
     module_name, _, attr = target.partition(":")
     module = built.get(module_name) or importlib.import_module(module_name)
     return getattr(module, attr) if attr else module
 
 
-def build_modules() -> Dict[str, types.ModuleType]:
+def build_modules() -> dict[str, types.ModuleType]:
     """Fresh module objects for every emulated module, keyed by full name (parents before children)."""
     table = spec_table()
-    built: Dict[str, types.ModuleType] = {}
+    built: dict[str, types.ModuleType] = {}
     for name in sorted(table, key=lambda n: n.count(".")):
         module = types.ModuleType(name, f"npu_jupyter's emulated stand-in for the Ascend adapter's {name}.")
         setattr(module, MARKER, True)
@@ -81,16 +85,17 @@ def build_modules() -> Dict[str, types.ModuleType]:
         emulated = table[name]["emulated"]
         for attr, target in emulated.items():
             setattr(module, attr, _resolve(target, built))
-        module.__all__ = sorted(emulated)
-        module.__getattr__ = _module_getattr(name, table[name]["not_emulated"], list(emulated))
+        module.__all__ = sorted(emulated)  # type: ignore[attr-defined]  # a module built at runtime
+        # PEP 562 module __getattr__ on a module built at runtime
+        module.__getattr__ = _module_getattr(name, table[name]["not_emulated"], list(emulated))  # type: ignore[method-assign]
     return built
 
 
 class NotEmulatedFinder(importlib.abc.MetaPathFinder):
     """Refuses, with a message naming it, any ``npu_bridge`` submodule the surface does not emulate."""
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Optional[Any]:
-        if fullname.split(".")[0] != ROOT or fullname in sys.modules:
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any | None:
+        if fullname.split(".", maxsplit=1)[0] != ROOT or fullname in sys.modules:
             return None
         parent, _, leaf = fullname.rpartition(".")
         emulated = [n.rpartition(".")[2] for n in sys.modules if n.rpartition(".")[0] == parent]

@@ -23,14 +23,28 @@ import functools
 import json
 import pkgutil
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from npu_jupyter.cost.shapes import OpFacts, graph_facts
 
 BASIS = "estimated by the cost model (roofline over published peak rates, not measured)"
-_SIZES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
-          "int32": 4, "int64": 8, "bool": 1, "uint16": 2, "uint32": 4, "uint64": 8, "complex64": 8,
-          "complex128": 16}
+_SIZES = {
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 4,
+    "float64": 8,
+    "int8": 1,
+    "uint8": 1,
+    "int16": 2,
+    "int32": 4,
+    "int64": 8,
+    "bool": 1,
+    "uint16": 2,
+    "uint32": 4,
+    "uint64": 8,
+    "complex64": 8,
+    "complex128": 16,
+}
 _FLOATS = frozenset({"float16", "bfloat16", "float32"})
 
 
@@ -106,8 +120,13 @@ class StepCost:
 
     def payload(self) -> dict[str, Any]:
         """The ``cost_model`` block of the report payload (docs/report-schema.md)."""
-        return {"step_ms": self.step_ms, "memory_bytes": self.memory_bytes, "step_ratio_fp32": self.step_ratio_fp32,
-                "memory_ratio_fp32": self.memory_ratio_fp32, "basis": self.basis}
+        return {
+            "step_ms": self.step_ms,
+            "memory_bytes": self.memory_bytes,
+            "step_ratio_fp32": self.step_ratio_fp32,
+            "memory_ratio_fp32": self.memory_ratio_fp32,
+            "basis": self.basis,
+        }
 
     def est_us(self) -> dict[str, float]:
         """Estimated µs per op that costs anything (the payload's per-op ``est_us``)."""
@@ -119,7 +138,7 @@ def _data() -> dict[str, Any]:
     data = pkgutil.get_data("npu_jupyter.cost", "socs.json")  # importlib.resources.files is 3.9+
     if data is None:  # pragma: no cover - a broken install
         raise FileNotFoundError("npu_jupyter/cost/socs.json is missing from the installed package")
-    return json.loads(data.decode("utf-8"))
+    return cast("dict[str, Any]", json.loads(data.decode("utf-8")))
 
 
 def soc_figures(soc: str) -> SocFigures:
@@ -128,10 +147,19 @@ def soc_figures(soc: str) -> SocFigures:
 
     name = SUPPORTED_SOCS[resolve_soc(soc)][0]
     row = _data()[name]
-    return SocFigures(name, dict(row["cube_tflops"]), dict(row["vector_tflops"]), float(row["hbm_gbps"]),
-                      float(row["pcie_gbps"]), float(row["aicore_launch_us"]), float(row["aicpu_gflops"]),
-                      float(row["aicpu_launch_us"]), float(row["transfer_latency_us"]),
-                      bool(row.get("approximate", False)), dict(row["sources"]))
+    return SocFigures(
+        name,
+        dict(row["cube_tflops"]),
+        dict(row["vector_tflops"]),
+        float(row["hbm_gbps"]),
+        float(row["pcie_gbps"]),
+        float(row["aicore_launch_us"]),
+        float(row["aicpu_gflops"]),
+        float(row["aicpu_launch_us"]),
+        float(row["transfer_latency_us"]),
+        bool(row.get("approximate", False)),
+        dict(row["sources"]),
+    )
 
 
 def estimate(plan: Any, graph: Any, *, unknown_dim: int = 1, facts: dict[str, OpFacts] | None = None) -> StepCost:
@@ -178,8 +206,9 @@ def estimate(plan: Any, graph: Any, *, unknown_dim: int = 1, facts: dict[str, Op
     return cost
 
 
-def _op_cost(decision: Any, fact: OpFacts, facts: dict[str, OpFacts], ops: dict[str, Any],
-             figures: SocFigures) -> OpCost:
+def _op_cost(
+    decision: Any, fact: OpFacts, facts: dict[str, OpFacts], ops: dict[str, Any], figures: SocFigures
+) -> OpCost:
     """Roofline time of one op as decided and in float32."""
     data = _data()
     op_type = decision.op_type
@@ -191,8 +220,9 @@ def _op_cost(decision: Any, fact: OpFacts, facts: dict[str, OpFacts], ops: dict[
     out_dtypes = _output_dtypes(decision, fact)
     flops = _flops(op_type, fact, in_shapes)
     moved = _tensor_bytes(in_shapes, in_dtypes) + _tensor_bytes(fact.outputs, out_dtypes)
-    moved32 = _tensor_bytes(in_shapes, [_as_fp32(d) for d in in_dtypes]) + \
-        _tensor_bytes(fact.outputs, [_as_fp32(d) for d in out_dtypes])
+    moved32 = _tensor_bytes(in_shapes, [_as_fp32(d) for d in in_dtypes]) + _tensor_bytes(
+        fact.outputs, [_as_fp32(d) for d in out_dtypes]
+    )
     dtype = next((d for d in in_dtypes if d in _FLOATS), None) or decision.dtype_after or "float32"
     if decision.engine == "AI_CPU":
         fixed = figures.aicpu_launch_us
@@ -217,10 +247,7 @@ def _roofline(flops: float, moved: int, tflops: float, figures: SocFigures) -> t
     compute = flops / (tflops * 1e6)
     memory = moved / (figures.hbm_gbps * 1e3)
     body = max(compute, memory)
-    if body < figures.aicore_launch_us * 0.1:
-        bound = "launch"
-    else:
-        bound = "compute" if compute >= memory else "memory"
+    bound = "launch" if body < figures.aicore_launch_us * 0.1 else "compute" if compute >= memory else "memory"
     return body + figures.aicore_launch_us, bound
 
 
@@ -240,8 +267,11 @@ def _flops(op_type: str, fact: OpFacts, in_shapes: list[list[int]]) -> float:
     if op_type in ("Conv2DBackpropFilter", "Conv3DBackpropFilterV2") and len(in_shapes) > 2 and fact.outputs:
         return 2.0 * _elements(in_shapes[2]) * _elements(fact.outputs[0][:-1])
     if op_type.startswith("DepthwiseConv2dNative") and len(in_shapes) > 1:
-        kernel = in_shapes[1] if op_type == "DepthwiseConv2dNative" else (fact.outputs[0] if op_type.endswith(
-            "Filter") else in_shapes[1])
+        kernel = (
+            in_shapes[1]
+            if op_type == "DepthwiseConv2dNative"
+            else (fact.outputs[0] if op_type.endswith("Filter") else in_shapes[1])
+        )
         grad = out if op_type == "DepthwiseConv2dNative" else _elements(in_shapes[-1])
         return 2.0 * grad * _elements(kernel[:2]) if len(kernel) >= 2 else 2.0 * grad
     factors = _data()["flops_per_element"]
@@ -272,8 +302,10 @@ def _input_dtypes(decision: Any, fact: OpFacts, facts: dict[str, OpFacts], ops: 
 
 def _output_dtypes(decision: Any, fact: OpFacts) -> list[str]:
     dtypes = list(decision.output_dtypes or [])
-    return [dtypes[k] if k < len(dtypes) and dtypes[k] else (decision.dtype_after or "float32")
-            for k in range(len(fact.outputs))]
+    return [
+        dtypes[k] if k < len(dtypes) and dtypes[k] else (decision.dtype_after or "float32")
+        for k in range(len(fact.outputs))
+    ]
 
 
 def _elements(shape: list[int]) -> int:

@@ -7,6 +7,7 @@ says how much of it rests on a guessed shape.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,10 +38,8 @@ def graph_facts(graph: Any, unknown_dim: int = 1) -> dict[str, OpFacts]:
             item.guessed = item.guessed or guessed
         item.inputs = [(t.op.name, t.value_index) for t in op.inputs]
         for attr in _ATTRS:
-            try:
+            with contextlib.suppress(ValueError, TypeError):
                 item.flags[attr] = bool(op.get_attr(attr))
-            except (ValueError, TypeError):
-                pass
         if op.type in ("VariableV2", "Variable", "VarHandleOp"):
             try:
                 item.variable_shape, _ = _known(op.get_attr("shape"), unknown_dim)

@@ -46,7 +46,4 @@ def cost_bars(ops: list[dict[str, Any]], top: int = 10, *, heading: str = "Costl
             f'<span style="flex:0 0 auto;min-width:9em;text-align:right">'
             f"{op['us']:.1f} µs ({share:.0f}%) {escape(op['t'])}</span></div>"
         )
-    return (
-        f'<div style="margin:6px 0"><div style="font-weight:600">{escape(heading)}</div>'
-        f'{"".join(rows)}</div>'
-    )
+    return f'<div style="margin:6px 0"><div style="font-weight:600">{escape(heading)}</div>{"".join(rows)}</div>'

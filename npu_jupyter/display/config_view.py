@@ -37,8 +37,12 @@ class ConfigView:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        parts = [f'<div class="npu-config" style="color:inherit;background:transparent">'
-                 f"<div style=\"font-weight:600\">{escape(self.title)}</div>"]
+        parts = [
+            (
+                f'<div class="npu-config" style="color:inherit;background:transparent">'
+                f'<div style="font-weight:600">{escape(self.title)}</div>'
+            )
+        ]
         if self.changed:
             rows = "".join(
                 f'<tr><td style="{_CELL}"><code>{escape(key)}</code></td>'
@@ -50,9 +54,13 @@ class ConfigView:
             parts.append("<div><em>No options set: the adapter's defaults apply.</em></div>")
         color_error = "var(--jp-error-color1,#d32f2f)"
         color_warn = "var(--jp-warn-color1,#f57c00)"
-        parts += [f'<div style="{_NOTE.format(color=color_error)}"><strong>Problem:</strong> {escape(p)}</div>'
-                  for p in self.problems]
-        parts += [f'<div style="{_NOTE.format(color=color_warn)}"><strong>Warning:</strong> {escape(w)}</div>'
-                  for w in self.warnings]
+        parts += [
+            f'<div style="{_NOTE.format(color=color_error)}"><strong>Problem:</strong> {escape(p)}</div>'
+            for p in self.problems
+        ]
+        parts += [
+            f'<div style="{_NOTE.format(color=color_warn)}"><strong>Warning:</strong> {escape(w)}</div>'
+            for w in self.warnings
+        ]
         parts.append("</div>")
         return "".join(parts)

@@ -55,8 +55,13 @@ def _run_facts(payload: dict[str, Any]) -> list[Fact]:
     facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], 'step')} · {wall}")]
     facts += adapter_facts(run)
     if run.get("reference_wall_ms") is not None:
-        facts.append(Fact("run.reference_wall_ms", "float32 reference",
-                          f"{run['reference_wall_ms']:.2f} ms{per} ({measured_label(payload)})"))
+        facts.append(
+            Fact(
+                "run.reference_wall_ms",
+                "float32 reference",
+                f"{run['reference_wall_ms']:.2f} ms{per} ({measured_label(payload)})",
+            )
+        )
     if run.get("first_overflow"):
         facts.append(Fact("run.first_overflow", "First overflow (inf/NaN)", run["first_overflow"], "error"))
     nonfinite = run.get("nonfinite")
@@ -95,22 +100,32 @@ def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
     if actual.get("error"):
         facts.append(Fact("run.actual.error", "GE graph dump not read", actual["error"], "error"))
     if not actual.get("files"):
-        return facts + [Fact("run.actual", "GE graph dump", "on, but none from this session was found yet")]
-    facts.append(Fact("run.actual", "Actual (GE compiled graph, measured on the device)",
-                      f"{actual['compared']} ops compared, {actual['differ']} differ from the prediction, "
-                      f"{actual['missing']} predicted device ops not in the dump"))
+        return [*facts, Fact("run.actual", "GE graph dump", "on, but none from this session was found yet")]
+    facts.append(
+        Fact(
+            "run.actual",
+            "Actual (GE compiled graph, measured on the device)",
+            f"{actual['compared']} ops compared, {actual['differ']} differ from the prediction, "
+            f"{actual['missing']} predicted device ops not in the dump",
+        )
+    )
     facts.append(Fact("run.actual.files", "GE dump files", ", ".join(actual["files"]), "path"))
     for row in sorted(actual["rows"], key=lambda r: bool(r.get("same")))[:rows]:
         mark = "same" if row.get("same") else "DIFFERS"
-        facts.append(Fact("run.actual.rows", row["n"],
-                          f"predicted {row['pe']} {'/'.join(row['pd'])}, actual {row['ae']} {'/'.join(row['ad'])} "
-                          f"(GE op {row['ge']}) [{mark}]", "" if row.get("same") else "warn"))
+        facts.append(
+            Fact(
+                "run.actual.rows",
+                row["n"],
+                f"predicted {row['pe']} {'/'.join(row['pd'])}, actual {row['ae']} {'/'.join(row['ad'])} "
+                f"(GE op {row['ge']}) [{mark}]",
+                "" if row.get("same") else "warn",
+            )
+        )
     return facts
 
 
 def transfers_text(payload: dict[str, Any], limit: int = 8) -> str:
     """``"a → b (host → device, float32, 4.0 KiB); …"``: each host<->device edge, the first ``limit``."""
-
     ops = payload["ops"]
     items = []
     for t in payload["transfers"][:limit]:
@@ -128,17 +143,25 @@ def _plan_facts(payload: dict[str, Any]) -> list[Fact]:
         facts.append(Fact("transfers", _plural(count, "transfer"), transfers_text(payload)))
     cost = payload.get("cost_model")
     if cost:
-        facts.append(Fact("cost_model", f"Estimated NPU step ({estimate_label(payload)}, not measured)",
-                          _cost_text(cost)))
+        facts.append(
+            Fact("cost_model", f"Estimated NPU step ({estimate_label(payload)}, not measured)", _cost_text(cost))
+        )
     approximate = payload["summary"].get("approximate")
     if approximate:
-        facts.append(Fact("summary.approximate", "Approximate",
-                          f"{_plural(approximate, 'decision')} rest on approximate op tables or the host-kept "
-                          "list, not on the published CANN tables (marked ≈ per op)", "warn"))
+        facts.append(
+            Fact(
+                "summary.approximate",
+                "Approximate",
+                f"{_plural(approximate, 'decision')} rest on approximate op tables or the host-kept "
+                "list, not on the published CANN tables (marked ≈ per op)",
+                "warn",
+            )
+        )
     predicted = payload.get("predicted")
     if predicted is not None:
-        text = ("predicted by the planner, not read from the device" if predicted
-                else "read from the device's graph dump")
+        text = (
+            "predicted by the planner, not read from the device" if predicted else "read from the device's graph dump"
+        )
         facts.append(Fact("predicted", "Placement and precision", text))
     facts += [Fact("notes", "Note", note) for note in payload.get("notes") or []]
     return facts
@@ -154,8 +177,9 @@ def _cost_text(cost: dict[str, Any]) -> str:
     if cost.get("step_ms") is not None:
         parts.append(f"time {cost['step_ms']:.3f} ms{ratio(cost.get('step_ratio_fp32'))}")
     if cost.get("memory_bytes") is not None:
-        parts.append(f"activation + weight memory {format_bytes(cost['memory_bytes'])}"
-                     f"{ratio(cost.get('memory_ratio_fp32'))}")
+        parts.append(
+            f"activation + weight memory {format_bytes(cost['memory_bytes'])}{ratio(cost.get('memory_ratio_fp32'))}"
+        )
     text = " · ".join(parts) or "no estimate"
     return text + (f" · assumes {cost['basis']}" if cost.get("basis") else "")
 

@@ -16,8 +16,8 @@ from html import escape
 from typing import Any
 
 from npu_jupyter.display.chart import cost_bars
-from npu_jupyter.units import format_bytes  # re-exported: display.html.format_bytes
 from npu_jupyter.display.facts import Fact, drift_text, measured_label, op_marks, report_facts
+from npu_jupyter.units import format_bytes  # re-exported: display.html.format_bytes
 
 DETAIL_LEVELS = ("summary", "full")
 # "summary" caps the tables so a 7k-op graph does not put megabytes of HTML into the notebook;
@@ -167,7 +167,7 @@ def _fact_html(fact: Fact) -> str:
 def _op_section(payload: dict[str, Any], ops: list[dict[str, Any]], heading: str, cap: int | None) -> str:
     if not ops:
         return f"<div><em>{escape(heading)}: none.</em></div>"
-    return f"<div style=\"font-weight:600;margin-top:6px\">{escape(heading)} ({len(ops)})</div>" + _table(
+    return f'<div style="font-weight:600;margin-top:6px">{escape(heading)} ({len(ops)})</div>' + _table(
         payload, ops, cap
     )
 
@@ -196,7 +196,7 @@ def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) 
         dtype = f"<strong>{escape(op['d0'])} → {escape(op['d1'])}</strong>" if changed else escape(op["d0"])
         flag = "".join(f' <span style="white-space:nowrap">{escape(mark)}</span>' for mark in op_marks(op))
         cells = [
-            f'<code>{escape(op["n"])}</code>{flag}',
+            f"<code>{escape(op['n'])}</code>{flag}",
             escape(op["t"]),
             escape(_ENGINE_LABEL.get(op["e"], op["e"])),
             dtype,

@@ -44,6 +44,7 @@ def report_payload(obj: Plan | RunReport, *, budget: int = BUDGET_BYTES) -> dict
     budget : int
         Upper bound in bytes of the compact JSON encoding. Ops are dropped (most interesting kept,
         ``truncated`` set) until the payload fits.
+
     """
     plan, run = _split(obj)
     order = list(plan.ops)
@@ -142,9 +143,7 @@ def _ranked(plan: Plan, run: RunReport | None) -> list[str]:
     return [name for _, name in sorted(enumerate(plan.ops), key=rank)]
 
 
-def _build(
-    plan: Plan, run: RunReport | None, keep: list[str], *, truncated: bool = False
-) -> dict[str, Any]:
+def _build(plan: Plan, run: RunReport | None, keep: list[str], *, truncated: bool = False) -> dict[str, Any]:
     """Assemble the payload for the ops in ``keep`` (topological order)."""
     reasons = _Interner()
     index = {name: i for i, name in enumerate(keep)}
@@ -227,6 +226,7 @@ _COST_FIELDS = ("step_ms", "memory_bytes", "step_ratio_fp32", "memory_ratio_fp32
 
 def _cost_block(cost: Any) -> dict[str, Any]:
     """The cost model's per-step estimate (a dict or an object with the same names), rounded."""
+
     def read(name: str) -> Any:
         return cost.get(name) if isinstance(cost, dict) else getattr(cost, name, None)
 
@@ -396,7 +396,7 @@ def _names(fetches: list[str]) -> str:
 
 def _restates(part: str, soc: str, mode: str) -> bool:
     """A planner title segment that only repeats the SoC or the mode ("allow_fp32_to_fp16 (precision_mode)")."""
-    return part == soc or part == mode or part.startswith(f"{mode} (")
+    return part in (soc, mode) or part.startswith(f"{mode} (")
 
 
 def _jsonable_config(changes: dict[str, Any]) -> dict[str, Any]:
@@ -412,7 +412,7 @@ def _messages(items: list[str]) -> list[str]:
     """Warnings/errors, each capped so one message listing thousands of ops stays readable and small."""
     out = [m if len(m) <= _MAX_MESSAGE_CHARS else m[: _MAX_MESSAGE_CHARS - 1] + "…" for m in items]
     if len(out) > _MAX_MESSAGES:
-        out = out[:_MAX_MESSAGES] + [f"… and {len(items) - _MAX_MESSAGES} more"]
+        out = [*out[:_MAX_MESSAGES], f"… and {len(items) - _MAX_MESSAGES} more"]
     return out
 
 

@@ -19,8 +19,10 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
     lines = [_clean(payload["title"]), summary_line(payload)]
     mode = payload.get("effective_precision_mode") or "adapter default"
     options = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in payload["config"].items())
-    lines.append(f"precision mode: {_clean(mode)}; SoC: {_clean(payload['soc'])}"
-                 + (f"; options set: {_clean(options)}" if options else ""))
+    lines.append(
+        f"precision mode: {_clean(mode)}; SoC: {_clean(payload['soc'])}"
+        + (f"; options set: {_clean(options)}" if options else "")
+    )
     lines += [f"ERROR: {_clean(m)}" for m in payload["errors"]]
     lines += [f"warning: {_clean(m)}" for m in payload["warnings"]]
     lines += [f"{_clean(fact.label)}: {_clean(fact.text)}" for fact in report_facts(payload)]

@@ -53,8 +53,10 @@ def parse_assignments(tokens: list[str], usage: str, outcome: str = "nothing was
 def _json_quote_hint(key: str, text: str) -> str:
     """Why a JSON value typed bare fails: the shell-style split ate its double quotes."""
     if text.lstrip().startswith("{") and '"' not in text:
-        return (f" (the line is split shell-style, which removes double quotes: wrap the JSON in single "
-                f"quotes, e.g. %npu set {key}='{{\"output\":\"/tmp/profiling\",\"task_trace\":\"on\"}}')")
+        return (
+            f" (the line is split shell-style, which removes double quotes: wrap the JSON in single "
+            f'quotes, e.g. %npu set {key}=\'{{"output":"/tmp/profiling","task_trace":"on"}}\')'
+        )
     return ""
 
 
@@ -104,8 +106,14 @@ def wrap_values(values: list[str], indent: str = "    ") -> str:
     Notebook frontends soft-wrap a long error line at any character, which split
     ``'must_keep_origin_dtype'`` mid-word; lines already shorter than the output area are not re-wrapped.
     """
-    return textwrap.fill(", ".join(values), width=WRAP_WIDTH, initial_indent=indent, subsequent_indent=indent,
-                         break_long_words=False, break_on_hyphens=False)
+    return textwrap.fill(
+        ", ".join(values),
+        width=WRAP_WIDTH,
+        initial_indent=indent,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 def allowed_on_own_lines(err: Exception) -> str:
@@ -121,7 +129,7 @@ def allowed_on_own_lines(err: Exception) -> str:
     if len(message) <= WRAP_WIDTH:
         return message
     at = message.index(allowed)
-    head, tail = message[:at].rstrip(), message[at + len(allowed):].strip()
-    values = [v.strip() for v in allowed[len("one of "):].split(", ")]
+    head, tail = message[:at].rstrip(), message[at + len(allowed) :].strip()
+    values = [v.strip() for v in allowed[len("one of ") :].split(", ")]
     first = f"{head} one of{(' ' + tail) if tail else ''}:"
     return f"{first}\n{wrap_values(values)}"

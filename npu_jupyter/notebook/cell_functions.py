@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Iterator, List
+from typing import Any, Iterator
 
 
 class CellFunctions:
     """The cell's function reports (empty when nothing was emulated)."""
 
     def __init__(self) -> None:
-        self.reports: List[Any] = []
+        self.reports: list[Any] = []
         self.active = False
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument, magic_arguments
@@ -27,18 +27,31 @@ _EXCLUSIVE = (("precision_mode", "precision_mode_v2"),)
 @magic_arguments(name="%npu")
 @argument("--mix", action="store_true", help="mixed computing on for this cell (mix_compile_mode=True)")
 @argument("--no-mix", action="store_true", help="mixed computing off for this cell (mix_compile_mode=False)")
-@argument("--precision", metavar="MODE",
-          help="precision_mode (or a precision_mode_v2 value such as mixed_float16) for this cell")
+@argument(
+    "--precision",
+    metavar="MODE",
+    help="precision_mode (or a precision_mode_v2 value such as mixed_float16) for this cell",
+)
 @argument("--dump", metavar="DIR", help="enable_dump=True, dump_path=DIR")
 @argument("--dump-step", metavar="STEPS", help="dump_step, e.g. '0|5|10' or '0|3-5|10'")
 @argument("--dump-mode", metavar="MODE", help="dump_mode: input, output or all")
-@argument("--profile", metavar="DIR", nargs="?", const="",
-          help="profiling_mode=True; profiling_options output=DIR when given")
-@argument("--set", metavar="KEY=VALUE", nargs="+", action="append", default=[],
-          help="any other option, typed by the option catalogue (repeatable)")
+@argument(
+    "--profile", metavar="DIR", nargs="?", const="", help="profiling_mode=True; profiling_options output=DIR when given"
+)
+@argument(
+    "--set",
+    metavar="KEY=VALUE",
+    nargs="+",
+    action="append",
+    default=[],
+    help="any other option, typed by the option catalogue (repeatable)",
+)
 @argument("--quiet", action="store_true", help="do not render the run reports after the cell")
-@argument("--verbose", action="store_true",
-          help="let TensorFlow's own C++ log lines (profiler, oneDNN, CUDA probes) into the cell's output")
+@argument(
+    "--verbose",
+    action="store_true",
+    help="let TensorFlow's own C++ log lines (profiler, oneDNN, CUDA probes) into the cell's output",
+)
 def cell_flags(line: str) -> None:
     """%%npu [flags]: run this cell with the session NPU config plus these overrides."""
 
@@ -106,20 +119,24 @@ def parse_cell_flags(line: str, base: NpuConfig) -> CellFlags:
 
 def _flag_names() -> list[str]:
     """Every ``--flag`` of the one parser (the help and the hints are both generated from it)."""
-    return [opt for action in cell_flags.parser._actions for opt in action.option_strings
-            if opt.startswith("--") and opt != "--help"]
+    return [
+        opt
+        for action in cell_flags.parser._actions
+        for opt in action.option_strings
+        if opt.startswith("--") and opt != "--help"
+    ]
 
 
 def cell_usage() -> str:
     """``%%npu [--mix] [--no-mix] ...``: the usage line argparse writes from the flags."""
     usage = " ".join(cell_flags.parser.format_usage().split())
-    return "%" + usage[usage.index("%npu"):]
+    return "%" + usage[usage.index("%npu") :]
 
 
 def flags_help() -> str:
     """One indented line (or more) per flag with its metavar and help, generated from the parser."""
     text = cell_flags.parser.format_help()
-    body = text[text.index("--mix", text.index("\n\n", text.index("%npu"))) - 2:] if "--mix" in text else ""
+    body = text[text.index("--mix", text.index("\n\n", text.index("%npu"))) - 2 :] if "--mix" in text else ""
     return "\n".join(line.rstrip() for line in body.rstrip().splitlines())
 
 
@@ -128,7 +145,7 @@ CELL_USAGE = cell_usage()
 
 def _known_flag(token: str, flags: list[str]) -> bool:
     """An exact flag, or an abbreviation argparse would accept (a prefix of exactly one flag)."""
-    name = token.split("=")[0]
+    name = token.split("=", maxsplit=1)[0]
     return name in flags or sum(flag.startswith(name) for flag in flags) == 1
 
 
@@ -176,7 +193,7 @@ def apply_layer(config: NpuConfig, layer: dict[str, Any]) -> None:
 
 def merged(base: NpuConfig, *layers: dict[str, Any]) -> NpuConfig:
     """A copy of ``base`` with ``layers`` applied lowest first (``base`` is not touched)."""
-    config = base.copy()
+    config = cast("NpuConfig", base.copy())  # copy() is declared on the base class; it returns the same class
     for layer in layers:
         apply_layer(config, layer)
     return config

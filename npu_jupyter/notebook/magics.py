@@ -14,6 +14,7 @@ To have ``%npu`` / ``%%npu`` without ``%load_ext``, put one of these in ``ipytho
 from __future__ import annotations
 
 import ast
+import contextlib
 from html import escape
 from typing import Any
 
@@ -33,21 +34,24 @@ class NpuMagics(Magics, Configurable):
     """The ``%npu`` / ``%%npu`` magics and their display settings."""
 
     detail = Enum(
-        ["summary", "full"], default_value="summary",
+        ["summary", "full"],
+        default_value="summary",
         help="Reports show the ops that left the device or changed precision plus a capped, collapsed "
-             "rest ('summary'), or every op ('full').",
+        "rest ('summary'), or every op ('full').",
     ).tag(config=True)
     autodisplay = Bool(
         True, help="Render each session run's report after a %%npu cell (--quiet turns it off per cell)."
     ).tag(config=True)
     verbose = Bool(
-        False, help="Let TensorFlow's C++ log lines (profiler session, oneDNN, CUDA probes) into %%npu cell "
-                    "outputs; --verbose does it for one cell.",
+        False,
+        help="Let TensorFlow's C++ log lines (profiler session, oneDNN, CUDA probes) into %%npu cell "
+        "outputs; --verbose does it for one cell.",
     ).tag(config=True)
     backend = Enum(
-        ["auto", "emulator", "ascend"], default_value="auto",
+        ["auto", "emulator", "ascend"],
+        default_value="auto",
         help="Backend of the sessions %%npu creates: 'auto' uses the Ascend adapter when npu_bridge "
-             "imports, else the CPU emulator.",
+        "imports, else the CPU emulator.",
     ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
@@ -68,48 +72,48 @@ class NpuMagics(Magics, Configurable):
     def npu(self, line: str, cell: str | None = None) -> Any:
         """Configure the Ascend NPU session options and run cells on an NPU session.
 
-        Line magic (the session-wide config, shared with ``npu_jupyter.panel()``)::
+                Line magic (the session-wide config, shared with ``npu_jupyter.panel()``)::
 
-          %npu                          show the options set, problems and warnings
-          %npu show                     same
-          %npu set KEY=VALUE ...        set options; the whole line or nothing is applied
-          %npu unset KEY ...            back to the adapter default
-          %npu reset                    unset every option
-          %npu panel                    widget panel bound to the config
-          %npu code [--estimator]       equivalent Python (sess.run ConfigProto, or NPURunConfig)
-          %npu save PATH                write the config as JSON
-          %npu load PATH                replace the config by one saved with %npu save
-          %npu explain FETCH            plan of the default graph for a tensor or op name
-          %npu adapter [emulate | off]  which adapter sessions use; emulate npu_bridge (no real one here)
-          %npu help [options]           this text; ``options`` lists every option by group
+                  %npu                          show the options set, problems and warnings
+                  %npu show                     same
+                  %npu set KEY=VALUE ...        set options; the whole line or nothing is applied
+                  %npu unset KEY ...            back to the adapter default
+                  %npu reset                    unset every option
+                  %npu panel                    widget panel bound to the config
+                  %npu code [--estimator]       equivalent Python (sess.run ConfigProto, or NPURunConfig)
+                  %npu save PATH                write the config as JSON
+                  %npu load PATH                replace the config by one saved with %npu save
+                  %npu explain FETCH            plan of the default graph for a tensor or op name
+                  %npu adapter [emulate | off]  which adapter sessions use; emulate npu_bridge (no real one here)
+                  %npu help [options]           this text; ``options`` lists every option by group
 
-        KEY is a ``custom_op.parameter_map`` key (``precision_mode``, ``mix_compile_mode``,
-        ``dump_path``, ...). VALUE is typed by the option: true/false (also 1/0, yes/no, on/off) for
-        switches, integers for counts, text otherwise; quote text with spaces:
-        ``%npu set dump_path="/tmp/my dumps" enable_dump=true``.
+                KEY is a ``custom_op.parameter_map`` key (``precision_mode``, ``mix_compile_mode``,
+                ``dump_path``, ...). VALUE is typed by the option: true/false (also 1/0, yes/no, on/off) for
+                switches, integers for counts, text otherwise; quote text with spaces:
+                ``%npu set dump_path="/tmp/my dumps" enable_dump=true``.
 
-        Cell magic (this cell only; the session config is not changed)::
+                Cell magic (this cell only; the session config is not changed)::
 
-          {cell_usage}
+                  {cell_usage}
 
-{cell_flags}
+        {cell_flags}
 
-        Every ``tf.compat.v1.Session`` / ``InteractiveSession`` the cell creates becomes an NPU session
-        (``npu_jupyter.session``). Its options are, highest first: the cell's flags, the
-        ``NpuOptimizer`` entries of a ``ConfigProto`` the cell passes to the session, then the session
-        config. After the cell one report per distinct run renders (repeated runs of the same fetches
-        collapse into one report with a step count). A bad flag or value is reported before the cell
-        runs, and then nothing runs and nothing changes.
+                Every ``tf.compat.v1.Session`` / ``InteractiveSession`` the cell creates becomes an NPU session
+                (``npu_jupyter.session``). Its options are, highest first: the cell's flags, the
+                ``NpuOptimizer`` entries of a ``ConfigProto`` the cell passes to the session, then the session
+                config. After the cell one report per distinct run renders (repeated runs of the same fetches
+                collapse into one report with a step count). A bad flag or value is reported before the cell
+                runs, and then nothing runs and nothing changes.
 
-        A ``--dump DIR`` folder is created when missing, as ``--profile DIR`` creates its own (``%npu set
-        dump_path=...`` keeps the adapter's rule: the folder must exist). TensorFlow's C++ log lines stay
-        out of the cell's output unless ``--verbose`` (or ``%config NpuMagics.verbose = True``). Code in
-        the cell that does not run through a ``tf.compat.v1`` session (eager ops, ``tf.function``, Keras
-        ``fit``) is not affected by the flags, and the cell says so.
+                A ``--dump DIR`` folder is created when missing, as ``--profile DIR`` creates its own (``%npu set
+                dump_path=...`` keeps the adapter's rule: the folder must exist). TensorFlow's C++ log lines stay
+                out of the cell's output unless ``--verbose`` (or ``%config NpuMagics.verbose = True``). Code in
+                the cell that does not run through a ``tf.compat.v1`` session (eager ops, ``tf.function``, Keras
+                ``fit``) is not affected by the flags, and the cell says so.
 
-        Display settings: ``%config NpuMagics.detail = 'full'`` (every op in reports),
-        ``%config NpuMagics.autodisplay = False``, ``%config NpuMagics.backend = 'emulator'``,
-        ``%config NpuMagics.verbose = True``.
+                Display settings: ``%config NpuMagics.detail = 'full'`` (every op in reports),
+                ``%config NpuMagics.autodisplay = False``, ``%config NpuMagics.backend = 'emulator'``,
+                ``%config NpuMagics.verbose = True``.
         """
         if cell is not None:
             return self._run_cell(line, cell)
@@ -123,8 +127,7 @@ class NpuMagics(Magics, Configurable):
         handler = getattr(self, f"_cmd_{command}", None)
         if command not in _SUBCOMMANDS or handler is None:
             raise UsageError(
-                f"unknown %npu subcommand {command!r}{arguments.suggest(command, list(_SUBCOMMANDS))}.\n"
-                f"{_LINE_USAGE}"
+                f"unknown %npu subcommand {command!r}{arguments.suggest(command, list(_SUBCOMMANDS))}.\n{_LINE_USAGE}"
             )
         return handler(rest)
 
@@ -146,7 +149,7 @@ class NpuMagics(Magics, Configurable):
         if not rest:
             raise UsageError(f"%npu unset needs at least one option name.\n{usage}")
         keys = arguments.check_keys(rest, usage)
-        self._update({key: None for key in keys}, usage)
+        self._update(dict.fromkeys(keys), usage)
 
     def _cmd_reset(self, rest: list[str]) -> None:
         _no_args("reset", rest)
@@ -198,9 +201,13 @@ class NpuMagics(Magics, Configurable):
         op_name = rest[0].split(":")[0]
         names = [op.name for op in graph.get_operations()]
         if op_name not in names:
-            hint = arguments.suggest(op_name, names) if names else (
-                " (the default graph is empty: build the graph with tf.compat.v1 in graph mode, or call "
-                "npu_jupyter.plan(fn.get_concrete_function(...)) for a tf.function)"
+            hint = (
+                arguments.suggest(op_name, names)
+                if names
+                else (
+                    " (the default graph is empty: build the graph with tf.compat.v1 in graph mode, or call "
+                    "npu_jupyter.plan(fn.get_concrete_function(...)) for a tf.function)"
+                )
             )
             raise UsageError(f"no op {op_name!r} in the default graph{hint}.")
         try:  # the op exists; a tensor name must also name one of its outputs ('mm:5' for a 1-output op)
@@ -284,8 +291,9 @@ class NpuMagics(Magics, Configurable):
             # Also when the cell raised: the runs before the error (an overflow, say) often explain it.
             if self.autodisplay and not flags.quiet:
                 reports = cell_reports(cell_sessions.sessions) + functions.reports
-                self._show_reports(reports, bool(cell_sessions.sessions) or bool(functions.reports), failed,
-                                   line.strip())
+                self._show_reports(
+                    reports, bool(cell_sessions.sessions) or bool(functions.reports), failed, line.strip()
+                )
         return value
 
     def _show_reports(self, reports: list[Any], made_sessions: bool, failed: bool, line: str = "") -> None:
@@ -311,20 +319,22 @@ class NpuMagics(Magics, Configurable):
 
     def _compile(self, cell: str) -> tuple[Any, Any]:
         """Compile the cell as IPython would (magics and ``!`` lines inside it work), last
-        expression kept apart so its value becomes the cell's output like a normal cell."""
-        source = self.shell.transform_cell(cell)
+        expression kept apart so its value becomes the cell's output like a normal cell.
+        """
+        source = self.shell.transform_cell(cell)  # type: ignore[union-attr]  # shell is set once the magics are registered
         tree = ast.parse(source)
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             last = ast.Expression(tree.body.pop().value)
-        filename = self.shell.compile.cache(source) if hasattr(self.shell.compile, "cache") else "<%%npu>"
+        # shell is set once the magics are registered
+        filename = self.shell.compile.cache(source) if hasattr(self.shell.compile, "cache") else "<%%npu>"  # type: ignore[union-attr]
         body = compile(tree, filename, "exec")
         expr = compile(last, filename, "eval") if last is not None else None
         return body, expr
 
     def _execute(self, code: tuple[Any, Any]) -> Any:
         body, expr = code
-        namespace = self.shell.user_ns
+        namespace = self.shell.user_ns  # type: ignore[union-attr]  # shell is set once the magics are registered
         exec(body, namespace)  # noqa: S102 - running the user's own cell is the point
         return eval(expr, namespace) if expr is not None else None  # noqa: S307
 
@@ -359,11 +369,13 @@ def no_effect_message(why: str, line: str) -> str:
     is the backend and TensorFlow calls them through ``AtomicFunction`` (2.14+); the message says so.
     """
     flags = f"its flags ({line})" if line else "the NPU config"
-    return (f"%%npu: no report, {why} and called no traced tf.function. {flags[0].upper()}{flags[1:]} did not "
-            "affect this cell's code: eager TensorFlow ops run on the CPU in their own dtypes. Sessions "
-            "(tf.compat.v1) and traced functions (tf.function, Keras fit/evaluate/predict, on TensorFlow 2.14+ "
-            "and the emulator backend) are what %%npu emulates; npu_jupyter.plan(fn.get_concrete_function(...)) "
-            "shows what the adapter would decide for a function.")
+    return (
+        f"%%npu: no report, {why} and called no traced tf.function. {flags[0].upper()}{flags[1:]} did not "
+        "affect this cell's code: eager TensorFlow ops run on the CPU in their own dtypes. Sessions "
+        "(tf.compat.v1) and traced functions (tf.function, Keras fit/evaluate/predict, on TensorFlow 2.14+ "
+        "and the emulator backend) are what %%npu emulates; npu_jupyter.plan(fn.get_concrete_function(...)) "
+        "shows what the adapter would decide for a function."
+    )
 
 
 def _make_dump_folder(overrides: dict[str, Any]) -> Any:
@@ -384,10 +396,8 @@ def _make_dump_folder(overrides: dict[str, Any]) -> Any:
 
 
 def _remove_empty(folder: Any) -> None:
-    try:
+    with contextlib.suppress(OSError):
         folder.rmdir()
-    except OSError:
-        pass
 
 
 class _Rendered:

@@ -26,7 +26,7 @@ from ipywidgets.widgets.widget_description import DescriptionStyle
 try:  # ipywidgets 8 gives text and HTML widgets styles of their own
     from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 except ImportError:  # ipywidgets 7: they take the description style
-    HTMLStyle = TextStyle = DescriptionStyle  # type: ignore[misc,assignment]
+    HTMLStyle = TextStyle = DescriptionStyle
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.catalogue import OptionSpec
@@ -64,6 +64,7 @@ class NpuPanel(widgets.VBox):
     ----------
     config : NpuConfig
         The config to edit. The panel observes it; ``close()`` stops that.
+
     """
 
     def __init__(self, config: Any) -> None:
@@ -128,7 +129,7 @@ class NpuPanel(widgets.VBox):
         if index in self._built:
             return
         self._built.add(index)
-        title, groups = self._pages[index]
+        _title, groups = self._pages[index]
         if len(groups) == 1:
             content: widgets.Widget = self._group_box(groups[0])
         else:  # the last tab: one lazily built section per remaining group
@@ -172,7 +173,7 @@ class NpuPanel(widgets.VBox):
             code = self.config.to_code()
         except Exception as err:  # noqa: BLE001 - the panel must stay usable; show why there is no code
             code = f"# no code while the config has problems: {err}"
-        self.code.value = f"<pre style=\"margin:0\">{escape(code)}</pre>"
+        self.code.value = f'<pre style="margin:0">{escape(code)}</pre>'
 
 
 class _LazyAccordion(widgets.Accordion):
@@ -216,15 +217,18 @@ class _Control:
             default = "" if spec.default is None else f" — default {spec.default!r}"
             options = [_UNSET_LABEL + default] + [str(c) for c in self._choices]
             self.widget: widgets.Widget = widgets.Dropdown(
-                options=options, description=label, style=looks["choice_style"], layout=layout,
-                **{_TOOLTIP: tooltip}
+                options=options, description=label, style=looks["choice_style"], layout=layout, **{_TOOLTIP: tooltip}
             )
             self.widget.observe(self._on_widget, names="index")
         else:
             placeholder = "unset" + ("" if spec.default in (None, "") else f" (default {spec.default})")
             self.widget = widgets.Text(
-                description=label, placeholder=placeholder, continuous_update=False, style=looks["text_style"],
-                layout=layout, **{_TOOLTIP: tooltip},
+                description=label,
+                placeholder=placeholder,
+                continuous_update=False,
+                style=looks["text_style"],
+                layout=layout,
+                **{_TOOLTIP: tooltip},
             )
             self.widget.observe(self._on_widget, names="value")
         self._message = widgets.HTML(layout=looks["plain"], style=looks["html_style"])

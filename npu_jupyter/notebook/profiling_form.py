@@ -36,12 +36,20 @@ class ProfilingForm(widgets.VBox):
             info = table.get(name, {})
             if info.get("values"):
                 control: widgets.Widget = widgets.Dropdown(
-                    options=[_UNSET, *info["values"]], description=f"  {name}", style=style, layout=layout,
+                    options=[_UNSET, *info["values"]],
+                    description=f"  {name}",
+                    style=style,
+                    layout=layout,
                     tooltip=info.get("doc", ""),
                 )
             else:
-                control = widgets.Text(description=f"  {name}", placeholder=info.get("doc", "unset"),
-                                       continuous_update=False, style=style, layout=layout)
+                control = widgets.Text(
+                    description=f"  {name}",
+                    placeholder=info.get("doc", "unset"),
+                    continuous_update=False,
+                    style=style,
+                    layout=layout,
+                )
             control.observe(self._on_field, names="value")
             self.fields[name] = control
         self.message = widgets.HTML()
@@ -54,10 +62,11 @@ class ProfilingForm(widgets.VBox):
         try:
             values = json.loads(text) if text else {}
             if not isinstance(values, dict):
-                raise ValueError("not a JSON object")
+                raise ValueError("not a JSON object")  # noqa: TRY301 - one message path for bad JSON and non-objects
         except ValueError as err:
-            self.message.value = f'<span style="{_ERROR_STYLE}">profiling_options is not a JSON object: ' \
-                                 f"{escape(str(err))}</span>"
+            self.message.value = (
+                f'<span style="{_ERROR_STYLE}">profiling_options is not a JSON object: {escape(str(err))}</span>'
+            )
             return
         self._syncing = True
         try:

@@ -18,7 +18,7 @@ Two more things keep the report a person came for on top:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, cast
 
 from npu_jupyter.runtime.initializers import is_initializer_plan
 
@@ -26,7 +26,8 @@ from npu_jupyter.runtime.initializers import is_initializer_plan
 def cell_reports(sessions: list[Any]) -> list[Any]:
     """Every RunReport of the cell's sessions, collapsed per (session, fetches, plan), each with the
     cost model's estimate of its plan (``npu_jupyter.cost``) for the report to show beside the
-    measured CPU times."""
+    measured CPU times.
+    """
     from npu_jupyter.cost.attach import with_estimate
 
     groups: dict[tuple[Any, ...], list[Any]] = {}
@@ -94,7 +95,7 @@ def _weighted(reports: list[Any], value: Any) -> float | None:
     if any(v is None for v, _ in values):
         return None
     total = sum(n for _, n in values)
-    return sum(v * n for v, n in values) / total
+    return cast("float | None", sum(v * n for v, n in values) / total)
 
 
 def _mean_times(reports: list[Any]) -> dict[str, float]:
@@ -176,5 +177,5 @@ def _label(report: Any) -> str:
 
 def _gist(message: str, limit: int = 90) -> str:
     """The first sentence (or the first ``limit`` characters) of a warning."""
-    first = message.split(". ")[0].split(": ")[0]
+    first = message.split(". ", maxsplit=1)[0].split(": ", maxsplit=1)[0]
     return first if len(first) <= limit else first[: limit - 1] + "…"

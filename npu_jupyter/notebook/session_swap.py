@@ -16,10 +16,9 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from npu_jupyter.notebook.cell_options import merged, with_exclusions
-from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter.options.config import NpuConfig
@@ -39,6 +38,7 @@ class CellSessions:
         The cell's flags as option values (``None`` = unset).
     backend : str
         ``"auto"``, ``"emulator"`` or ``"ascend"``.
+
     """
 
     def __init__(self, snapshot: NpuConfig, overrides: dict[str, Any], backend: str) -> None:
@@ -85,7 +85,8 @@ def swapped_sessions(cell: CellSessions) -> Iterator[CellSessions]:
 
     # every namespace: tf.compat.v1, `import tensorflow.compat.v1 as tf` (a different object), TF1's tf
     replaced = session_names.patch(
-        _PATCHED, lambda name, original: _factory(cell, original, interactive=name == "InteractiveSession"))
+        _PATCHED, lambda name, original: _factory(cell, original, interactive=name == "InteractiveSession")
+    )
     try:
         yield cell
     finally:
@@ -111,7 +112,7 @@ def _factory(cell: CellSessions, original: type, *, interactive: bool) -> Any:
 def _called_from_npu_jupyter() -> bool:
     """Whether the session is being created by this package (two frames up: past make_session)."""
     caller = sys._getframe(2).f_globals.get("__name__", "")
-    return caller == "npu_jupyter" or caller.startswith("npu_jupyter.")
+    return cast("bool", caller == "npu_jupyter" or caller.startswith("npu_jupyter."))
 
 
 def _without_npu_entries(proto: Any) -> Any:

@@ -111,9 +111,7 @@ _FLOATS = {"float16": "float16", "float": "float32", "float32": "float32", "bflo
 def _entry_to_op(path: Path, op_type: str, entry: Any) -> AicoreOp:
     if not isinstance(entry, dict):
         raise OpDataError(f"{path}: op {op_type!r} must be an object of op-info sections")
-    inputs = sorted(
-        (k for k in entry if k.startswith("input") and k[5:].isdigit()), key=lambda k: int(k[5:])
-    )
+    inputs = sorted((k for k in entry if k.startswith("input") and k[5:].isdigit()), key=lambda k: int(k[5:]))
     floats: tuple[str, ...] = ()
     static = False
     for key in inputs:

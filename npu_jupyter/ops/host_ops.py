@@ -69,9 +69,7 @@ def host_ops_from(host_ops: Any) -> HostOps | None:
         try:
             spec = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
-            raise OpDataError(
-                f"{path}: host-ops override is not valid JSON ({err.msg} at line {err.lineno})"
-            ) from None
+            raise OpDataError(f"{path}: host-ops override is not valid JSON ({err.msg} at line {err.lineno})") from None
         except OSError as err:
             raise OpDataError(f"{path}: host-ops override cannot be read ({err.strerror})") from None
         return _parse_host_ops(spec, str(path))
@@ -79,9 +77,7 @@ def host_ops_from(host_ops: Any) -> HostOps | None:
         return _parse_host_ops(dict(host_ops), "host_ops argument")
     if isinstance(host_ops, (list, tuple, set, frozenset)):
         return _parse_host_ops(sorted(host_ops), "host_ops argument")
-    raise OpDataError(
-        f"host_ops argument: expected a file path, {_HOST_OPS_FORMAT}; got {type(host_ops).__name__}"
-    )
+    raise OpDataError(f"host_ops argument: expected a file path, {_HOST_OPS_FORMAT}; got {type(host_ops).__name__}")
 
 
 def apply_host_ops(rows: dict[str, dict[str, Any]], override: HostOps) -> frozenset[str]:

@@ -25,13 +25,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from npu_jupyter.ops.cann import AicoreOp, CannData, OpDataError, read_install
 from npu_jupyter.ops.host_ops import HostOps, apply_host_ops, host_ops_from
 from npu_jupyter.package_data import read_package_text
 
-__all__ = ["OpCaps", "OpDataError", "OpLibrary", "load_library", "resolve_soc", "SUPPORTED_SOCS"]
+__all__ = ["SUPPORTED_SOCS", "OpCaps", "OpDataError", "OpLibrary", "load_library", "resolve_soc"]
 
 OPP_ENV = "ASCEND_OPP_PATH"
 CUSTOM_OPP_ENV = "ASCEND_CUSTOM_OPP_PATH"
@@ -180,7 +180,7 @@ class OpLibrary:
         row = self._rows.get(name)
         if row is None or not row.get("declared", True):
             return None
-        return row["ir_type"]
+        return cast("str | None", row["ir_type"])
 
     def policy_of_ir(self, ir_type: str) -> str:
         """Mixed-precision list of an Ascend IR type: "white", "black", else "gray" (the default list)."""
@@ -216,7 +216,7 @@ def resolve_soc(soc: str) -> str:
 def _bundled(key: str) -> dict[str, Any]:
     """The bundled table for a SoC key, parsed once per process."""
     text = read_package_text("npu_jupyter.ops", f"{key}.json")
-    return json.loads(text)
+    return cast("dict[str, Any]", json.loads(text))
 
 
 def _bundled_provenance(table: dict[str, Any]) -> str:

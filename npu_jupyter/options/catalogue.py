@@ -6,12 +6,12 @@ the magic's help, generated code — asks this module, so adding an option is on
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
-from pathlib import Path
-import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Mapping
 
 from npu_jupyter.options.errors import NpuConfigError
@@ -44,8 +44,12 @@ class OptionSpec:
     deprecated_by: str | None = None
     accepts_int: bool = False
     estimator_writes: tuple[Any, str | None] | None = None  # (value, argument that must be given, or None)
-    choice_notes: Mapping[str, str] | None = dataclasses.field(default=None, compare=False, repr=False)  # value -> what it does
-    tf2: Mapping[str, Any] | None = dataclasses.field(default=None, compare=False, repr=False)  # npu_device path, choices
+    choice_notes: Mapping[str, str] | None = dataclasses.field(
+        default=None, compare=False, repr=False
+    )  # value -> what it does
+    tf2: Mapping[str, Any] | None = dataclasses.field(
+        default=None, compare=False, repr=False
+    )  # npu_device path, choices
     extra: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -75,8 +79,11 @@ class OptionSpec:
         """
         converted = self.convert(value)
         if self.choices is not None and converted not in self.choices:
-            raise self._error(value, f"is not allowed; choose {self.allowed_text()}",
-                              suggestions=_close([str(c) for c in self.choices], str(converted)))
+            raise self._error(
+                value,
+                f"is not allowed; choose {self.allowed_text()}",
+                suggestions=_close([str(c) for c in self.choices], str(converted)),
+            )
         if self.validator:
             problem = CHECKERS[self.validator](converted)
             if problem:
@@ -96,7 +103,7 @@ class OptionSpec:
             raise self._error(value, "has the wrong type; expected True or False")
         if self.field == "i":
             if isinstance(value, int) and not isinstance(value, bool):
-                if not -(2 ** 63) <= value < 2 ** 63:
+                if not -(2**63) <= value < 2**63:
                     raise self._error(value, "does not fit the proto's int64 field")
                 return int(value)
             raise self._error(value, f"has the wrong type; expected {self.allowed_text()}")
@@ -113,7 +120,9 @@ class OptionSpec:
             try:
                 value.encode("utf-8")  # the proto's string field is UTF-8: a lone surrogate cannot be written
             except UnicodeEncodeError:
-                raise self._error(value, "is not valid text (it holds a lone surrogate, which UTF-8 cannot encode)") from None
+                raise self._error(
+                    value, "is not valid text (it holds a lone surrogate, which UTF-8 cannot encode)"
+                ) from None
             return value
         raise self._error(value, f"has the wrong type; expected {self.allowed_text()}")
 
@@ -121,8 +130,9 @@ class OptionSpec:
         """An error naming this option, the value and what is allowed."""
         hint = f" (did you mean {suggestions[0]!r}?)" if suggestions else ""
         message = f"{self.key}: {value!r} {what}{hint}"
-        return NpuConfigError(message, option=self.key, value=value, allowed=self.allowed_text(),
-                              suggestions=suggestions or ())
+        return NpuConfigError(
+            message, option=self.key, value=value, allowed=self.allowed_text(), suggestions=suggestions or ()
+        )
 
     def parse_text(self, text: str) -> Any:
         """Type a string from a magic line by the proto field, then check it.
@@ -144,10 +154,7 @@ class OptionSpec:
             except ValueError:
                 raise self._error(text, f"is not an int; expected {self.allowed_text()}") from None
             return self.check(number)
-        if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
-            raw = raw[1:-1]
-        else:
-            raw = text
+        raw = raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"" else text
         return self.check(raw)
 
 
@@ -204,8 +211,12 @@ def groups() -> list[str]:
 def specs_in_group(group: str) -> list[OptionSpec]:
     """The options of one group, in catalogue order."""
     if group not in groups():
-        raise NpuConfigError(f"unknown option group {group!r}; groups: {', '.join(groups())}",
-                             value=group, allowed=groups(), suggestions=_close(groups(), group))
+        raise NpuConfigError(
+            f"unknown option group {group!r}; groups: {', '.join(groups())}",
+            value=group,
+            allowed=groups(),
+            suggestions=_close(groups(), group),
+        )
     return [s for s in specs() if s.group == group]
 
 

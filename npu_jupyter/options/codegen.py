@@ -53,15 +53,16 @@ def _flatten(kwargs: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for name, value in kwargs.items():
         path = f"{prefix}{name}"
-        if isinstance(value, Mapping) and path.split(".")[-1] in HELPER_CLASSES:
+        if isinstance(value, Mapping) and path.rsplit(".", maxsplit=1)[-1] in HELPER_CLASSES:
             flat.update(_flatten(value, path + "."))
         else:
             flat[path] = value
     return flat
 
 
-def from_run_config_kwargs(kwargs: Mapping[str, Any], *, strict: bool = False, estimator_defaults: bool = False,
-                           config_class: Any = None) -> Any:
+def from_run_config_kwargs(
+    kwargs: Mapping[str, Any], *, strict: bool = False, estimator_defaults: bool = False, config_class: Any = None
+) -> Any:
     """The options ``NPURunConfig(**kwargs)`` would write, as an NpuConfig.
 
     By default only the arguments given are taken. ``estimator_defaults=True`` adds what NPUEstimator
@@ -78,7 +79,7 @@ def from_run_config_kwargs(kwargs: Mapping[str, Any], *, strict: bool = False, e
     or ineffective key the user never passed is nothing for them to fix).
     """
     if config_class is None:
-        from npu_jupyter.options.config import NpuConfig as config_class
+        from npu_jupyter.options.config import NpuConfig as config_class  # noqa: N813 - the parameter's default
     by_path = catalogue.by_run_config_path()
     plain = set(catalogue.run_config_only_kwargs())
     config = config_class()
@@ -100,14 +101,26 @@ def from_run_config_kwargs(kwargs: Mapping[str, Any], *, strict: bool = False, e
             try:
                 raw = spec.convert(value)  # right type, content the adapter would still pass on
             except NpuConfigError:
-                notes.append((spec.key, f"NPURunConfig argument {path}={value!r} has the wrong type for "
-                                        f"{spec.key} ({spec.allowed_text()}); it cannot be written"))
+                notes.append(
+                    (
+                        spec.key,
+                        (
+                            f"NPURunConfig argument {path}={value!r} has the wrong type for "
+                            f"{spec.key} ({spec.allowed_text()}); it cannot be written"
+                        ),
+                    )
+                )
             else:
                 values[spec.key] = (raw, f"{exc} (kept as NPURunConfig writes it)")
     problems = [t for _, t in notes] + [n for _, n in values.values() if n]
     if strict and problems:
-        text = problems[0] if len(problems) == 1 else (
-            f"{len(problems)} problems in the NPURunConfig arguments:\n" + "\n".join(f"  - {p}" for p in problems))
+        text = (
+            problems[0]
+            if len(problems) == 1
+            else (
+                f"{len(problems)} problems in the NPURunConfig arguments:\n" + "\n".join(f"  - {p}" for p in problems)
+            )
+        )
         raise NpuConfigError(text, problems=problems)
     unasked: set[str] = set()
     if estimator_defaults:
@@ -121,14 +134,15 @@ def from_run_config_kwargs(kwargs: Mapping[str, Any], *, strict: bool = False, e
             unasked.discard(key)
     for key, (value, note) in values.items():
         config._assign_imported(key, value, note)
-    for key, text in notes:
-        config._note(text, key)
+    for note_key, note_text in notes:
+        config._note(note_text, note_key)
     config._unasked = unasked
     return config
 
 
-def _session_config_values(session_config: Any, config_class: Any, notes: list[tuple[str | None, str]]
-                           ) -> dict[str, tuple[Any, str | None]]:
+def _session_config_values(
+    session_config: Any, config_class: Any, notes: list[tuple[str | None, str]]
+) -> dict[str, tuple[Any, str | None]]:
     """(value, import remark) per NpuOptimizer key of a RunConfig's ``session_config``; remarks to ``notes``.
 
     Read with the ConfigProto importer, so a bad key or wrong field gets the same remark as there. A
@@ -142,8 +156,15 @@ def _session_config_values(session_config: Any, config_class: Any, notes: list[t
     try:
         imported = from_config_proto(session_config, config_class=config_class)
     except Exception as exc:  # noqa: BLE001 - any unreadable object is one remark, not a traceback
-        notes.append((None, f"NPURunConfig argument session_config could not be read as a ConfigProto "
-                            f"({type(exc).__name__}: {exc}); its NpuOptimizer options are not included"))
+        notes.append(
+            (
+                None,
+                (
+                    f"NPURunConfig argument session_config could not be read as a ConfigProto "
+                    f"({type(exc).__name__}: {exc}); its NpuOptimizer options are not included"
+                ),
+            )
+        )
         return {}
     changed = imported.changed()
     keyed = {key: text for key, text in imported._notes if key is not None}
@@ -171,7 +192,7 @@ def _estimator_writes(kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 def _unknown_kwarg(path: str) -> str:
     """The remark for an NPURunConfig argument that carries no session option."""
-    leaf = path.split(".")[-1]
+    leaf = path.rsplit(".", maxsplit=1)[-1]
     try:
         spec = catalogue.spec(leaf)
     except NpuConfigError as exc:
@@ -182,6 +203,7 @@ def _unknown_kwarg(path: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------- code
+
 
 def _literal(value: Any) -> str:
     """A Python literal for an option value (repr escapes user text safely)."""
@@ -245,8 +267,12 @@ def estimator_code(config: Any) -> str:
     kwargs = to_run_config_kwargs(config)
     extra = session_only_options(config)
     used = sorted({HELPER_CLASSES[k] for k in _nested_names(kwargs)})
-    lines = ["import tensorflow as tf", "from npu_bridge.npu_init import *",
-             f"from npu_bridge.estimator.npu.npu_config import {', '.join(['NPURunConfig', *used])}", ""]
+    lines = [
+        "import tensorflow as tf",
+        "from npu_bridge.npu_init import *",
+        f"from npu_bridge.estimator.npu.npu_config import {', '.join(['NPURunConfig', *used])}",
+        "",
+    ]
     if extra:
         lines += [
             "# Options NPURunConfig has no argument for: the adapter also reads this NpuOptimizer entry.",
@@ -281,7 +307,8 @@ def _nested_names(kwargs: Mapping[str, Any]) -> list[str]:
 
 def to_code(config: Any, api: str = "session") -> str:
     """A runnable snippet for ``api`` "session" (sess.run / ConfigProto), "estimator" (NPURunConfig) or
-    "tf2" (the TF2 adapter's ``npu_device.global_options()``)."""
+    "tf2" (the TF2 adapter's ``npu_device.global_options()``).
+    """
     if api == "session":
         return session_code(config)
     if api == "estimator":
@@ -290,5 +317,8 @@ def to_code(config: Any, api: str = "session") -> str:
         from npu_jupyter.options.tf2 import tf2_code
 
         return tf2_code(config)
-    raise NpuConfigError(f"to_code: api must be 'session', 'estimator' or 'tf2', got {api!r}", value=api,
-                         allowed=["session", "estimator", "tf2"])
+    raise NpuConfigError(
+        f"to_code: api must be 'session', 'estimator' or 'tf2', got {api!r}",
+        value=api,
+        allowed=["session", "estimator", "tf2"],
+    )

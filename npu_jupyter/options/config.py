@@ -116,7 +116,7 @@ class _NpuConfigBase(HasTraits):
             for key, value in values.items():
                 setattr(self, key, value)
 
-    def update(self, values: Mapping[str, Any] | None = None, **options: Any) -> "_NpuConfigBase":
+    def update(self, values: Mapping[str, Any] | None = None, **options: Any) -> _NpuConfigBase:
         """Set several options at once: all are checked first, then all applied, or none.
 
         ``None`` unsets an option. Returns the config, so calls chain.
@@ -126,25 +126,25 @@ class _NpuConfigBase(HasTraits):
         self._apply(self._checked(merged))
         return self
 
-    def set(self, key: str, value: Any) -> "_NpuConfigBase":
+    def set(self, key: str, value: Any) -> _NpuConfigBase:
         """Set one option by its parameter_map key (``None`` unsets it)."""
         return self.update({key: value})
 
-    def set_text(self, key: str, text: str) -> "_NpuConfigBase":
+    def set_text(self, key: str, text: str) -> _NpuConfigBase:
         """Set one option from magic-line text, typed by its proto field."""
         return self.update({key: catalogue.parse_text(key, text)})
 
-    def unset(self, *keys: str) -> "_NpuConfigBase":
+    def unset(self, *keys: str) -> _NpuConfigBase:
         """Unset options so the adapter's defaults apply again (unknown names raise, nothing changes)."""
-        return self.update({key: None for key in keys})
+        return self.update(dict.fromkeys(keys))
 
-    def reset(self, values: Mapping[str, Any] | None = None, **options: Any) -> "_NpuConfigBase":
+    def reset(self, values: Mapping[str, Any] | None = None, **options: Any) -> _NpuConfigBase:
         """Make the config hold exactly ``values`` (everything else unset), atomically."""
         merged = dict(values or {})
         merged.update(options)
         checked = self._checked(merged)
         with self._lock:
-            everything = {key: None for key in self.changed()}
+            everything = dict.fromkeys(self.changed())
             everything.update(checked)
             self._apply(everything)
             self._notes.clear()
@@ -152,7 +152,7 @@ class _NpuConfigBase(HasTraits):
 
     # ----------------------------------------------------------------------- reading values
     def changed(self) -> dict[str, Any]:
-        """The set options only, in catalogue order.
+        """The set options only, in catalogue.keys() order.
 
         An explicit ``use_off_line=True`` is listed: the user set it. Equality alone counts it as
         unset, because the built proto is the same either way (see ``__eq__``).
@@ -209,7 +209,7 @@ class _NpuConfigBase(HasTraits):
         return [text for _, text in self._notes] + rules.warnings(self.changed(), unasked=self._unasked)
 
     # ----------------------------------------------------------------------- copies and equality
-    def copy(self, **overrides: Any) -> "_NpuConfigBase":
+    def copy(self, **overrides: Any) -> _NpuConfigBase:
         """An independent copy (import remarks included) with ``overrides`` applied atomically."""
         checked = self._checked(overrides)
         clone = type(self)()
@@ -228,7 +228,8 @@ class _NpuConfigBase(HasTraits):
     def __eq__(self, other: object) -> bool:
         """Equal when they build the same proto: the set options match, counting an explicit
         ``use_off_line=True`` as unset, because ``to_config_proto`` writes exactly that when it is
-        unset (the proto cannot tell the two apart, so neither does equality)."""
+        unset (the proto cannot tell the two apart, so neither does equality).
+        """
         if not isinstance(other, _NpuConfigBase):
             return NotImplemented
         return _canonical(self.changed()) == _canonical(other.changed())
@@ -245,7 +246,7 @@ class _NpuConfigBase(HasTraits):
         storage.dump_options(path, self.changed())
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> "_NpuConfigBase":
+    def load(cls, path: str | os.PathLike[str]) -> _NpuConfigBase:
         """A new config from a file written by ``save`` (or a plain JSON object of options).
 
         Every option is checked before any is set, so a bad file yields one clear error and no config.
@@ -254,8 +255,9 @@ class _NpuConfigBase(HasTraits):
         try:
             return cls(options)
         except NpuConfigError as exc:
-            raise NpuConfigError(f"NPU config file {str(path)!r}: {exc}", problems=exc.problems,
-                                 option=exc.option) from None
+            raise NpuConfigError(
+                f"NPU config file {str(path)!r}: {exc}", problems=exc.problems, option=exc.option
+            ) from None
 
     # ----------------------------------------------------------------------- proto and code
     def to_config_proto(self, base: Any = None, *, validate: bool = True) -> Any:
@@ -265,24 +267,24 @@ class _NpuConfigBase(HasTraits):
         return to_config_proto(self, base, validate=validate)
 
     @classmethod
-    def from_config_proto(cls, proto: Any, *, strict: bool = False) -> "_NpuConfigBase":
+    def from_config_proto(cls, proto: Any, *, strict: bool = False) -> _NpuConfigBase:
         """The config the adapter would read from ``proto`` (see options.proto)."""
         from npu_jupyter.options.proto import from_config_proto
 
         return cast("_NpuConfigBase", from_config_proto(proto, strict=strict, config_class=cls))
 
     @classmethod
-    def from_run_config_kwargs(cls, kwargs: Mapping[str, Any], *, strict: bool = False,
-                               estimator_defaults: bool = False) -> "_NpuConfigBase":
+    def from_run_config_kwargs(
+        cls, kwargs: Mapping[str, Any], *, strict: bool = False, estimator_defaults: bool = False
+    ) -> _NpuConfigBase:
         """The config NPURunConfig(**kwargs) would write (see options.codegen)."""
         from npu_jupyter.options.codegen import from_run_config_kwargs
 
-        config = from_run_config_kwargs(kwargs, strict=strict, estimator_defaults=estimator_defaults,
-                                        config_class=cls)
+        config = from_run_config_kwargs(kwargs, strict=strict, estimator_defaults=estimator_defaults, config_class=cls)
         return cast("_NpuConfigBase", config)
 
     @classmethod
-    def from_tf2_options(cls, options: Any) -> "_NpuConfigBase":
+    def from_tf2_options(cls, options: Any) -> _NpuConfigBase:
         """The config an ``npu_device.global_options()`` object holds (see options.tf2)."""
         from npu_jupyter.options.tf2 import from_tf2_options
 

@@ -28,6 +28,7 @@ class NpuConfigError(ValueError):
         Allowed values or a description of them, when there is one.
     suggestions:
         Close known names for an unknown option name.
+
     """
 
     def __init__(
@@ -49,7 +50,7 @@ class NpuConfigError(ValueError):
         self.suggestions = list(suggestions)
 
     @classmethod
-    def combine(cls, errors: Sequence["NpuConfigError"]) -> "NpuConfigError":
+    def combine(cls, errors: Sequence[NpuConfigError]) -> NpuConfigError:
         """One error listing every problem of several (the message keeps each on its own line)."""
         if len(errors) == 1:
             return errors[0]

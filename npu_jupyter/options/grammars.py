@@ -41,8 +41,10 @@ def check_dump_step(text: str) -> str | None:
             continue
         if len(parts) == 2 and parts[0] and parts[1] and _DIGITS.fullmatch(parts[0]) and _DIGITS.fullmatch(parts[1]):
             if int(parts[0]) >= int(parts[1]):
-                return (f"in range {item!r} the first step is >= the second; "
-                        "a range must rise, correct example: '0|5|10-20'")
+                return (
+                    f"in range {item!r} the first step is >= the second; "
+                    "a range must rise, correct example: '0|5|10-20'"
+                )
             continue
         return f"item {item!r} is not a step or a step range; correct example: '0|5|10|50-100'"
     return None
@@ -105,8 +107,10 @@ def check_in_out_pair(text: str) -> str | None:
     if text.count("[") != text.count("]"):
         return "in_out_pair has unbalanced brackets; example: \"[[['in_node'], ['out_a', 'out_b']]]\""
     if not parse_in_out_pair(text):
-        return ("in_out_pair holds no [[inputs], [outputs]] pair; it is str() of a list of pairs, "
-                "e.g. \"[[['import/conv2d_1/convolution'], ['import/conv2d_59/BiasAdd']]]\"")
+        return (
+            "in_out_pair holds no [[inputs], [outputs]] pair; it is str() of a list of pairs, "
+            "e.g. \"[[['import/conv2d_1/convolution'], ['import/conv2d_59/BiasAdd']]]\""
+        )
     return None
 
 
@@ -150,8 +154,10 @@ def check_dynamic_dims(text: str) -> str | None:
     try:
         parse_dynamic_dims(text)
     except ValueError as exc:
-        return (f"dynamic_dims gear {exc.args[0]!r} is not a comma-separated list of non-negative ints; "
-                "example: '20,20,1,1;40,40,2,2'")
+        return (
+            f"dynamic_dims gear {exc.args[0]!r} is not a comma-separated list of non-negative ints; "
+            "example: '20,20,1,1;40,40,2,2'"
+        )
     return None
 
 
@@ -167,13 +173,15 @@ def check_dynamic_inputs_shape_range(text: str) -> str | None:
     for item in items:
         style, sep, shapes = item.strip().partition(":")
         if not sep or style not in ("data", "getnext") or style in seen:
-            return f"dynamic_inputs_shape_range item {item!r} must start with 'data:' or 'getnext:' (once each); {example}"
+            return (
+                f"dynamic_inputs_shape_range item {item!r} must start with 'data:' or 'getnext:' (once each); {example}"
+            )
         seen.add(style)
         shapes = shapes.replace(" ", "")
         if not re.fullmatch(r"\[[^\[\]]*\](,\[[^\[\]]*\])*", shapes):
             return f"dynamic_inputs_shape_range item {item!r} is not a list of [dims]; {example}"
         for shape in re.findall(r"\[([^\[\]]*)\]", shapes):
-            dims = [d for d in shape.split(",")] if shape else []
+            dims = list(shape.split(",")) if shape else []
             bad = [d for d in dims if not _SHAPE_RANGE_DIM.fullmatch(d)]
             if bad:
                 return f"dynamic_inputs_shape_range dim {bad[0]!r} must be n, -1 or a~b; {example}"
@@ -242,9 +250,11 @@ def check_profiling_options(text: str, keys: Mapping[str, Mapping[str, Any]] | N
         return None
     try:
         data = json.loads(text)
-    except ValueError as exc:
-        return (f"profiling_options is not valid JSON ({exc.msg}); it is a JSON object such as "
-                '\'{"output":"/tmp/profiling","task_trace":"on"}\'')
+    except json.JSONDecodeError as exc:  # what json.loads raises on a str; it carries .msg
+        return (
+            f"profiling_options is not valid JSON ({exc.msg}); it is a JSON object such as "
+            '\'{"output":"/tmp/profiling","task_trace":"on"}\''
+        )
     if not isinstance(data, dict):
         return 'profiling_options must be a JSON object, e.g. \'{"output":"/tmp/profiling","task_trace":"on"}\''
     if keys is None:

@@ -88,7 +88,7 @@ def from_config_proto(proto: Any, *, strict: bool = False, config_class: Any = N
     writes for an unset option, so ``from_config_proto(to_config_proto(c)) == c``.
     """
     if config_class is None:
-        from npu_jupyter.options.config import NpuConfig as config_class
+        from npu_jupyter.options.config import NpuConfig as config_class  # noqa: N813 - the parameter's default
     if isinstance(proto, (bytes, bytearray)):
         config_pb2, _ = _protos()
         proto = config_pb2.ConfigProto.FromString(bytes(proto))
@@ -110,12 +110,22 @@ def from_config_proto(proto: Any, *, strict: bool = False, config_class: Any = N
             else:
                 read[key] = outcome
     if not any(c.name == OPTIMIZER_NAME for c in optimizers):
-        notes.append((None, "the ConfigProto has no custom optimizer named 'NpuOptimizer', so the adapter "
-                            "offloads nothing (add one, e.g. with NpuConfig().to_config_proto(base=proto))"))
+        notes.append(
+            (
+                None,
+                (
+                    "the ConfigProto has no custom optimizer named 'NpuOptimizer', so the adapter "
+                    "offloads nothing (add one, e.g. with NpuConfig().to_config_proto(base=proto))"
+                ),
+            )
+        )
     problems = [text for _, text in notes] + [note for _, note in read.values() if note]
     if strict and problems:
-        text = problems[0] if len(problems) == 1 else (
-            f"{len(problems)} problems importing the ConfigProto:\n" + "\n".join(f"  - {p}" for p in problems))
+        text = (
+            problems[0]
+            if len(problems) == 1
+            else (f"{len(problems)} problems importing the ConfigProto:\n" + "\n".join(f"  - {p}" for p in problems))
+        )
         raise NpuConfigError(text, problems=problems)
     for key, (value, note) in read.items():
         if key == "use_off_line" and value is True:
@@ -132,8 +142,15 @@ def _foreign_optimizer(custom: Any) -> list[tuple[str | None, str]]:
         return []
     name = custom.name or "(no name)"
     keys = ", ".join(sorted(custom.parameter_map)) or "no keys"
-    return [(None, f"custom optimizer {name!r} is ignored by the adapter, which only reads the one named "
-                   f"'NpuOptimizer' (did you mean custom_op.name = 'NpuOptimizer'?); its {keys} have no effect")]
+    return [
+        (
+            None,
+            (
+                f"custom optimizer {name!r} is ignored by the adapter, which only reads the one named "
+                f"'NpuOptimizer' (did you mean custom_op.name = 'NpuOptimizer'?); its {keys} have no effect"
+            ),
+        )
+    ]
 
 
 def _import_key(key: str, attr: Any) -> tuple[Any, str | None] | str | None:
@@ -147,9 +164,11 @@ def _import_key(key: str, attr: Any) -> tuple[Any, str | None] | str | None:
         return f"parameter_map[{key!r}] has no value set; the adapter ignores it"
     if field != spec.field:
         shown = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-        return (f"{key} was set through .{field} ({shown!r}) but the adapter reads .{spec.field}, so it sees an "
-                f"empty value and ignores it (did you mean parameter_map[{key!r}].{spec.field} = "
-                f"{_suggested_value(spec, shown)}?)")
+        return (
+            f"{key} was set through .{field} ({shown!r}) but the adapter reads .{spec.field}, so it sees an "
+            f"empty value and ignores it (did you mean parameter_map[{key!r}].{spec.field} = "
+            f"{_suggested_value(spec, shown)}?)"
+        )
     try:
         return spec.check(value), None
     except NpuConfigError as exc:

@@ -16,7 +16,7 @@ from npu_jupyter.options.grammars import parse_dynamic_dims, parse_input_shape
 
 MIXED_PRECISION_MODES = ("allow_mix_precision", "allow_mix_precision_fp16", "allow_mix_precision_bf16")
 MIXED_PRECISION_V2 = ("mixed_float16", "mixed_bfloat16", "mixed_hif8")
-GIB = 1024 ** 3
+GIB = 1024**3
 
 
 class View:
@@ -43,25 +43,30 @@ Rule = Callable[[View], Iterator[str]]
 
 # ------------------------------------------------------------------------------------------- errors
 
+
 def mix_mode_needs_single_iteration(v: View) -> Iterator[str]:
     """NPURunConfig: '"iterations_per_loop" must be 1 with "mix_compile_mode" is True'."""
     if v.eff("mix_compile_mode") and v.eff("iterations_per_loop") != 1:
-        yield (f"mix_compile_mode=True requires iterations_per_loop=1 (got {v.eff('iterations_per_loop')}): "
-               "loop offload is not available in mixed computing")
+        yield (
+            f"mix_compile_mode=True requires iterations_per_loop=1 (got {v.eff('iterations_per_loop')}): "
+            "loop offload is not available in mixed computing"
+        )
 
 
 def dump_needs_path(v: View) -> Iterator[str]:
-    """C++: 'if use dump function, dump_path must be set.'"""
+    """C++: 'if use dump function, dump_path must be set.'."""
     for flag in ("enable_dump", "enable_dump_debug"):
         if v.eff(flag) and not v.get("dump_path"):
             yield f"{flag}=True requires dump_path (an existing writable directory)"
 
 
 def precision_modes_exclusive(v: View) -> Iterator[str]:
-    """C++: "'precision_mode' and 'precision_mode_v2' can not be assigned at the same time." """
+    """C++: "'precision_mode' and 'precision_mode_v2' can not be assigned at the same time."."""
     if v.has("precision_mode") and v.has("precision_mode_v2"):
-        yield (f"precision_mode ({v.get('precision_mode')!r}) and precision_mode_v2 "
-               f"({v.get('precision_mode_v2')!r}) cannot both be set; keep one (precision_mode_v2 is recommended)")
+        yield (
+            f"precision_mode ({v.get('precision_mode')!r}) and precision_mode_v2 "
+            f"({v.get('precision_mode_v2')!r}) cannot both be set; keep one (precision_mode_v2 is recommended)"
+        )
 
 
 def mixlist_needs_mixed_mode(v: View) -> Iterator[str]:
@@ -70,25 +75,31 @@ def mixlist_needs_mixed_mode(v: View) -> Iterator[str]:
         return
     if v.has("precision_mode"):
         if v.get("precision_mode") not in MIXED_PRECISION_MODES:
-            yield (f"modify_mixlist is set, so precision_mode must be one of {', '.join(MIXED_PRECISION_MODES)} "
-                   f"(got {v.get('precision_mode')!r})")
+            yield (
+                f"modify_mixlist is set, so precision_mode must be one of {', '.join(MIXED_PRECISION_MODES)} "
+                f"(got {v.get('precision_mode')!r})"
+            )
     elif v.has("precision_mode_v2"):
         if v.get("precision_mode_v2") not in MIXED_PRECISION_V2:
-            yield (f"modify_mixlist is set, so precision_mode_v2 must be one of {', '.join(MIXED_PRECISION_V2)} "
-                   f"(got {v.get('precision_mode_v2')!r})")
+            yield (
+                f"modify_mixlist is set, so precision_mode_v2 must be one of {', '.join(MIXED_PRECISION_V2)} "
+                f"(got {v.get('precision_mode_v2')!r})"
+            )
     else:
-        yield ("modify_mixlist is set but no mixed precision mode is: set precision_mode to "
-               "'allow_mix_precision' (or precision_mode_v2 to 'mixed_float16')")
+        yield (
+            "modify_mixlist is set but no mixed precision mode is: set precision_mode to "
+            "'allow_mix_precision' (or precision_mode_v2 to 'mixed_float16')"
+        )
 
 
 def implmode_list_needs_mode(v: View) -> Iterator[str]:
-    """C++: 'when use optypelist_for_implmode, op_select_implmode must be set.'"""
+    """C++: 'when use optypelist_for_implmode, op_select_implmode must be set.'."""
     if v.has("optypelist_for_implmode") and not v.has("op_select_implmode"):
         yield "optypelist_for_implmode requires op_select_implmode to be set"
 
 
 def in_out_pair_needs_mix(v: View) -> Iterator[str]:
-    """C++: 'mix_compile_mode must be True when use in_out_pair.'"""
+    """C++: 'mix_compile_mode must be True when use in_out_pair.'."""
     if v.get("in_out_pair") and not v.eff("mix_compile_mode"):
         yield "in_out_pair requires mix_compile_mode=True"
 
@@ -100,13 +111,15 @@ def host_variables_need_mix(v: View) -> Iterator[str]:
 
 
 def dynamic_dims_trio(v: View) -> Iterator[str]:
-    """C++: 'input_shape, dynamic_dims and dynamic_node_type should use together.'"""
+    """C++: 'input_shape, dynamic_dims and dynamic_node_type should use together.'."""
     trio = ("input_shape", "dynamic_dims", "dynamic_node_type")
     present = [k for k in trio if v.has(k)]
     if present and len(present) < 3:
         missing = [k for k in trio if k not in present]
-        yield (f"input_shape, dynamic_dims and dynamic_node_type must be set together "
-               f"({', '.join(present)} set; {', '.join(missing)} missing)")
+        yield (
+            f"input_shape, dynamic_dims and dynamic_node_type must be set together "
+            f"({', '.join(present)} set; {', '.join(missing)} missing)"
+        )
 
 
 def gears_match_input_shape(v: View) -> Iterator[str]:
@@ -123,8 +136,10 @@ def gears_match_input_shape(v: View) -> Iterator[str]:
         yield "input_shape has no -1 dimension, so dynamic_dims has nothing to gear"
     bad = [i for i, gear in enumerate(gears) if len(gear) != unknown]
     if unknown and bad:
-        yield (f"dynamic_dims gear {bad[0]} has {len(gears[bad[0]])} values but input_shape has {unknown} "
-               "-1 dimensions; every gear needs one value per -1")
+        yield (
+            f"dynamic_dims gear {bad[0]} has {len(gears[bad[0]])} values but input_shape has {unknown} "
+            "-1 dimensions; every gear needs one value per -1"
+        )
     if len(gears) < 2:
         yield f"dynamic_dims must give at least 2 gears (got {len(gears)})"
 
@@ -140,7 +155,7 @@ def hybrid_mode_rules(v: View) -> Iterator[str]:
 
 
 def dynamic_dims_not_with_mix(v: View) -> Iterator[str]:
-    """C++: 'dynamic config can not use with mix compile.'"""
+    """C++: 'dynamic config can not use with mix compile.'."""
     if v.has("input_shape") and v.eff("mix_compile_mode"):
         yield "input_shape/dynamic_dims (dynamic gears) cannot be used with mix_compile_mode=True"
 
@@ -152,11 +167,16 @@ def compress_weight_exclusive(v: View) -> Iterator[str]:
 
 
 def lazy_recompile_single_iteration(v: View) -> Iterator[str]:
-    """C++: 'iterations_per_loop only support 1 in lazy_recompile mode.'"""
-    if (v.eff("dynamic_input") and v.eff("dynamic_graph_execute_mode") == "lazy_recompile"
-            and v.eff("iterations_per_loop") != 1):
-        yield (f"dynamic_input=True with dynamic_graph_execute_mode='lazy_recompile' requires "
-               f"iterations_per_loop=1 (got {v.eff('iterations_per_loop')})")
+    """C++: 'iterations_per_loop only support 1 in lazy_recompile mode.'."""
+    if (
+        v.eff("dynamic_input")
+        and v.eff("dynamic_graph_execute_mode") == "lazy_recompile"
+        and v.eff("iterations_per_loop") != 1
+    ):
+        yield (
+            f"dynamic_input=True with dynamic_graph_execute_mode='lazy_recompile' requires "
+            f"iterations_per_loop=1 (got {v.eff('iterations_per_loop')})"
+        )
 
 
 def accelerate_needs_plain_precision(v: View) -> Iterator[str]:
@@ -164,22 +184,37 @@ def accelerate_needs_plain_precision(v: View) -> Iterator[str]:
     if not v.has("experimental_accelerate_train_mode"):
         return
     if v.has("precision_mode") and v.get("precision_mode") not in ("allow_fp32_to_fp16", "must_keep_origin_dtype"):
-        yield (f"experimental_accelerate_train_mode needs precision_mode allow_fp32_to_fp16, "
-               f"must_keep_origin_dtype or unset (got {v.get('precision_mode')!r})")
+        yield (
+            f"experimental_accelerate_train_mode needs precision_mode allow_fp32_to_fp16, "
+            f"must_keep_origin_dtype or unset (got {v.get('precision_mode')!r})"
+        )
     if v.has("precision_mode_v2") and v.get("precision_mode_v2") != "origin":
-        yield (f"experimental_accelerate_train_mode needs precision_mode_v2 'origin' or unset "
-               f"(got {v.get('precision_mode_v2')!r})")
+        yield (
+            f"experimental_accelerate_train_mode needs precision_mode_v2 'origin' or unset "
+            f"(got {v.get('precision_mode_v2')!r})"
+        )
 
 
 ERROR_RULES: tuple[Rule, ...] = (
-    mix_mode_needs_single_iteration, dump_needs_path, precision_modes_exclusive, mixlist_needs_mixed_mode,
-    implmode_list_needs_mode, in_out_pair_needs_mix, host_variables_need_mix, dynamic_dims_trio,
-    gears_match_input_shape, hybrid_mode_rules, dynamic_dims_not_with_mix, compress_weight_exclusive,
-    lazy_recompile_single_iteration, accelerate_needs_plain_precision,
+    mix_mode_needs_single_iteration,
+    dump_needs_path,
+    precision_modes_exclusive,
+    mixlist_needs_mixed_mode,
+    implmode_list_needs_mode,
+    in_out_pair_needs_mix,
+    host_variables_need_mix,
+    dynamic_dims_trio,
+    gears_match_input_shape,
+    hybrid_mode_rules,
+    dynamic_dims_not_with_mix,
+    compress_weight_exclusive,
+    lazy_recompile_single_iteration,
+    accelerate_needs_plain_precision,
 )
 
 
 # ------------------------------------------------------------------------------------------- warnings
+
 
 def ignored_and_deprecated(v: View) -> Iterator[str]:
     """Options today's adapter ignores, and deprecated ones, with their replacement."""
@@ -200,8 +235,10 @@ def training_trace_points(v: View) -> Iterator[str]:
     if data.get("training_trace") == "on":
         empty = [p for p in ("fp_point", "bp_point") if not data.get(p)]
         if empty:
-            yield (f"profiling_options has training_trace on with empty {' and '.join(empty)}: today's adapter "
-                   "picks them automatically (the older sess.run doc says they must be set)")
+            yield (
+                f"profiling_options has training_trace on with empty {' and '.join(empty)}: today's adapter "
+                "picks them automatically (the older sess.run doc says they must be set)"
+            )
 
 
 def memory_sizes(v: View) -> Iterator[str]:
@@ -210,8 +247,10 @@ def memory_sizes(v: View) -> Iterator[str]:
     if graph is None or var is None or not (str(graph).isdigit() and str(var).isdigit()):
         return
     if int(graph) + int(var) > 31 * GIB:
-        yield ("graph_memory_max_size + variable_memory_max_size exceed 31 GiB, the cap in the older "
-               "sess.run doc (today's adapter ignores graph_memory_max_size)")
+        yield (
+            "graph_memory_max_size + variable_memory_max_size exceed 31 GiB, the cap in the older "
+            "sess.run doc (today's adapter ignores graph_memory_max_size)"
+        )
 
 
 def both_dumps(v: View) -> Iterator[str]:
@@ -254,8 +293,9 @@ def small_channel_forced(v: View) -> Iterator[str]:
 
 def dtype_overrides_ineffective(v: View) -> Iterator[str]:
     """Docs: customize_dtypes/keep_dtype have no effect under must_keep_origin_dtype / origin."""
-    if v.get("customize_dtypes") and (v.get("precision_mode") == "must_keep_origin_dtype"
-                                      or v.get("precision_mode_v2") == "origin"):
+    if v.get("customize_dtypes") and (
+        v.get("precision_mode") == "must_keep_origin_dtype" or v.get("precision_mode_v2") == "origin"
+    ):
         yield "customize_dtypes has no effect under must_keep_origin_dtype / origin precision"
 
 
@@ -274,23 +314,29 @@ def device_list_needs_rank(v: View) -> Iterator[str]:
 def loop_offload_needs_getnext(v: View) -> Iterator[str]:
     """Docs: iterations_per_loop > 1 needs the GetNext offload (enable_data_pre_proc=True)."""
     if v.eff("iterations_per_loop") > 1 and not v.eff("enable_data_pre_proc"):
-        yield ("iterations_per_loop > 1 needs enable_data_pre_proc=True (GetNext offload); "
-               "a session config defaults it to False")
+        yield (
+            "iterations_per_loop > 1 needs enable_data_pre_proc=True (GetNext offload); "
+            "a session config defaults it to False"
+        )
 
 
 def compile_cache_disabled(v: View) -> Iterator[str]:
     """Docs: a non-zero op_debug_level disables the operator compile cache."""
     if v.get("op_compiler_cache_mode") in ("enable", "force") and v.get("op_debug_level") not in (None, 0, 3):
-        yield (f"op_compiler_cache_mode={v.get('op_compiler_cache_mode')!r} is ignored while op_debug_level="
-               f"{v.get('op_debug_level')} (the cache only works with op_debug_level 0 or 3)")
+        yield (
+            f"op_compiler_cache_mode={v.get('op_compiler_cache_mode')!r} is ignored while op_debug_level="
+            f"{v.get('op_debug_level')} (the cache only works with op_debug_level 0 or 3)"
+        )
 
 
 def sync_timeout_vs_hccl(v: View) -> Iterator[str]:
     """Docs: in clusters stream_sync_timeout (ms) must exceed hccl_timeout (s)."""
     stream, hccl = v.get("stream_sync_timeout"), v.get("hccl_timeout")
     if stream is not None and stream != -1 and hccl is not None and stream <= hccl * 1000:
-        yield (f"stream_sync_timeout ({stream} ms) should exceed hccl_timeout ({hccl} s = {hccl * 1000} ms) "
-               "in cluster training")
+        yield (
+            f"stream_sync_timeout ({stream} ms) should exceed hccl_timeout ({hccl} s = {hccl * 1000} ms) "
+            "in cluster training"
+        )
 
 
 def offline_off(v: View) -> Iterator[str]:
@@ -342,10 +388,24 @@ def inference_only_options(v: View) -> Iterator[str]:
 
 
 WARNING_RULES: tuple[Rule, ...] = (
-    ignored_and_deprecated, training_trace_points, memory_sizes, both_dumps, unused_dependents,
-    implmode_superseded, small_channel_forced, dtype_overrides_ineffective, shape_range_vs_dims,
-    device_list_needs_rank, loop_offload_needs_getnext, compile_cache_disabled, sync_timeout_vs_hccl,
-    offline_off, dump_values_swapped, dump_step_empty_items, bf16_on_ascend910, inference_only_options,
+    ignored_and_deprecated,
+    training_trace_points,
+    memory_sizes,
+    both_dumps,
+    unused_dependents,
+    implmode_superseded,
+    small_channel_forced,
+    dtype_overrides_ineffective,
+    shape_range_vs_dims,
+    device_list_needs_rank,
+    loop_offload_needs_getnext,
+    compile_cache_disabled,
+    sync_timeout_vs_hccl,
+    offline_off,
+    dump_values_swapped,
+    dump_step_empty_items,
+    bf16_on_ascend910,
+    inference_only_options,
 )
 
 

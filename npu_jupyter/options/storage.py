@@ -54,11 +54,14 @@ def read_options(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
-        raise NpuConfigError(f"cannot read NPU config file {str(source)!r}: {exc.strerror or exc}",
-                             value=str(source)) from None
+        raise NpuConfigError(
+            f"cannot read NPU config file {str(source)!r}: {exc.strerror or exc}", value=str(source)
+        ) from None
     except UnicodeDecodeError as exc:
-        raise NpuConfigError(f"NPU config file {str(source)!r} is not UTF-8 text (byte {exc.start}); "
-                             "save it as UTF-8 JSON", value=str(source)) from None
+        raise NpuConfigError(
+            f"NPU config file {str(source)!r} is not UTF-8 text (byte {exc.start}); save it as UTF-8 JSON",
+            value=str(source),
+        ) from None
     except ValueError as exc:  # an embedded NUL in the path
         raise NpuConfigError(f"cannot read NPU config file {str(source)!r}: {exc}", value=str(source)) from None
     try:
@@ -68,10 +71,11 @@ def read_options(path: str | os.PathLike[str]) -> dict[str, Any]:
     if isinstance(document, dict) and "options" in document and document.get("format") == FORMAT:
         version = document.get("version")
         if version != VERSION:
-            raise NpuConfigError(f"NPU config file {str(source)!r} has version {version!r}; this npu_jupyter "
-                                 f"reads version {VERSION}", value=str(source))
+            raise NpuConfigError(
+                f"NPU config file {str(source)!r} has version {version!r}; this npu_jupyter reads version {VERSION}",
+                value=str(source),
+            )
         document = document["options"]
     if not isinstance(document, dict):
-        raise NpuConfigError(f"NPU config file {str(source)!r} must hold a JSON object of options",
-                             value=str(source))
+        raise NpuConfigError(f"NPU config file {str(source)!r} must hold a JSON object of options", value=str(source))
     return document

@@ -14,7 +14,7 @@ The TF2 adapter checks a value when it is set: a value outside an option's list 
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Mapping
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.errors import NpuConfigError
@@ -26,19 +26,19 @@ def tf2_path(key: str) -> str | None:
     return None if entry is None else str(entry["path"])
 
 
-def read_by_tf2() -> List[str]:
+def read_by_tf2() -> list[str]:
     """The options the TF2 adapter reads, in catalogue order."""
     return [spec.key for spec in catalogue.specs() if spec.tf2 is not None]
 
 
-def tf2_options(config: Any) -> Tuple[Dict[str, Any], List[str]]:
+def tf2_options(config: Any) -> tuple[dict[str, Any], list[str]]:
     """``(attribute path -> value as npu_device takes it, set options the TF2 adapter does not read)``.
 
     Raises one NpuConfigError listing every set value the TF2 adapter would refuse.
     """
-    values: Dict[str, Any] = {}
-    unread: List[str] = []
-    problems: List[NpuConfigError] = []
+    values: dict[str, Any] = {}
+    unread: list[str] = []
+    problems: list[NpuConfigError] = []
     for key, value in config.changed().items():
         spec = catalogue.spec(key)
         if spec.tf2 is None:
@@ -55,7 +55,7 @@ def tf2_options(config: Any) -> Tuple[Dict[str, Any], List[str]]:
 
 def _tf2_value(spec: catalogue.OptionSpec, value: Any) -> Any:
     """``value`` in the type the TF2 adapter's option takes, or the error it would raise."""
-    assert spec.tf2 is not None
+    assert spec.tf2 is not None  # noqa: S101 - narrows the type: callers pass TF2 options only
     choices = spec.tf2.get("choices")
     if choices is None:
         return value
@@ -66,7 +66,9 @@ def _tf2_value(spec: catalogue.OptionSpec, value: Any) -> Any:
     raise NpuConfigError(
         f"{spec.key}={value!r}: the TF2 adapter (npu_device) allows only {allowed} for "
         f"global_options().{spec.tf2['path']}",
-        option=spec.key, value=value, allowed=list(choices),
+        option=spec.key,
+        value=value,
+        allowed=list(choices),
     )
 
 
@@ -88,7 +90,7 @@ def from_tf2_options(options: Any, config_class: Any) -> Any:
     Reads each catalogued path's ``OptionValue`` (``.value`` is the text the adapter passes on, ``True``
     and ``False`` written as "1" and "0"); values left at the adapter's default stay unset.
     """
-    found: Dict[str, Any] = {}
+    found: dict[str, Any] = {}
     for spec in catalogue.specs():
         if spec.tf2 is None:
             continue

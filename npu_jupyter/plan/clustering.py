@@ -28,8 +28,13 @@ def _find(parent: list[int], i: int) -> int:
     return i
 
 
-def group_candidates(device: list[bool], preds: list[list[int]], succs: list[list[int]], mix: bool,
-           kept_apart: frozenset[int] = frozenset()) -> list[list[int]]:
+def group_candidates(
+    device: list[bool],
+    preds: list[list[int]],
+    succs: list[list[int]],
+    mix: bool,
+    kept_apart: frozenset[int] = frozenset(),
+) -> list[list[int]]:
     """Cycle-free clusters: connected candidates with equal host-crossing level (one linear pass).
 
     ``kept_apart`` holds nodes whose out-edges are never contracted (a GetNext under lazy_recompile):
@@ -50,8 +55,7 @@ def group_candidates(device: list[bool], preds: list[list[int]], succs: list[lis
             lv = 0
             for p in ps:
                 if device[p]:
-                    if level[p] > lv:
-                        lv = level[p]
+                    lv = max(lv, level[p])
                 elif tainted[p] and level[p] + 1 > lv:
                     lv = level[p] + 1
             level[i] = lv
@@ -70,8 +74,7 @@ def group_candidates(device: list[bool], preds: list[list[int]], succs: list[lis
             for p in ps:
                 if device[p] or tainted[p]:
                     t = True
-                    if level[p] > lv:
-                        lv = level[p]
+                    lv = max(lv, level[p])
             level[i] = lv
             tainted[i] = t
     sources = [i for i in range(count) if device[i] and not preds[i]]
@@ -99,8 +102,9 @@ _REJOIN_PASSES = 8
 _MAX_BITSET_CLUSTERS = 4096
 
 
-def _rejoin(groups: list[list[int]], device: list[bool], preds: list[list[int]],
-            kept_apart: frozenset[int] = frozenset()) -> list[list[int]]:
+def _rejoin(
+    groups: list[list[int]], device: list[bool], preds: list[list[int]], kept_apart: frozenset[int] = frozenset()
+) -> list[list[int]]:
     """Merge groups the level rule split although no path joins them through anything else.
 
     The level rule splits candidate edge a→b when b is also fed by a host node that has *some* device
@@ -118,8 +122,13 @@ def _rejoin(groups: list[list[int]], device: list[bool], preds: list[list[int]],
         for c, g in enumerate(groups):
             for i in g:
                 gid[i] = c
-        cross = [(gid[p], gid[i]) for i in range(count) if gid[i] >= 0
-                 for p in preds[i] if gid[p] >= 0 and gid[p] != gid[i] and p not in kept_apart]
+        cross = [
+            (gid[p], gid[i])
+            for i in range(count)
+            if gid[i] >= 0
+            for p in preds[i]
+            if gid[p] >= 0 and gid[p] != gid[i] and p not in kept_apart
+        ]
         if not cross:
             break
         up = [0] * count
@@ -180,8 +189,9 @@ class _Reach:
         return not any(fwd[i] or bwd[i] for i in members)
 
 
-def merge_unreachable(groups: list[list[int]], preds: list[list[int]], succs: list[list[int]],
-                       full_offload: bool) -> tuple[list[list[int]], list[list[int]]]:
+def merge_unreachable(
+    groups: list[list[int]], preds: list[list[int]], succs: list[list[int]], full_offload: bool
+) -> tuple[list[list[int]], list[list[int]]]:
     """Merge mutually unreachable clusters; full offload returns the rest as cut off."""
     if not groups:
         return [], []
@@ -190,8 +200,9 @@ def merge_unreachable(groups: list[list[int]], preds: list[list[int]], succs: li
     return _merge_all(groups, preds), []
 
 
-def _merge_into_largest(groups: list[list[int]], preds: list[list[int]], succs: list[list[int]]
-                        ) -> tuple[list[list[int]], list[list[int]]]:
+def _merge_into_largest(
+    groups: list[list[int]], preds: list[list[int]], succs: list[list[int]]
+) -> tuple[list[list[int]], list[list[int]]]:
     """Full offload: the largest cluster absorbs every cluster unrelated to all it holds (§3.5-4).
 
     Reachability sets only grow as clusters join, so each node is visited at most once per direction.

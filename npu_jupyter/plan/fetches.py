@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-ACCEPTED = ("op or tensor names, Tensors, Operations, Variables, SparseTensor/IndexedSlices, or lists, "
-            "tuples, namedtuples, dicts and attrs classes of them (what Session.run accepts)")
+ACCEPTED = (
+    "op or tensor names, Tensors, Operations, Variables, SparseTensor/IndexedSlices, or lists, "
+    "tuples, namedtuples, dicts and attrs classes of them (what Session.run accepts)"
+)
 
 
 def split_tensor_name(text: str) -> tuple[str, int]:

@@ -27,29 +27,30 @@ KEEP_DTYPE = "_keep_dtype"
 OP_MAX_SIZE = "_op_max_size"
 NO_NEED_OPTIMIZE = "_NoNeedOptimize"
 
+
 class Node:
     """One op of the graph, reduced to what the rules need."""
 
     __slots__ = (
-        "name",
-        "op",
-        "index",
-        "inputs",
-        "input_names",
-        "input_dtypes",
-        "input_refs",
+        "body",
         "control_inputs",
+        "ctrl_idx",
+        "frame_name",
+        "functions",
+        "in_idx",
+        "index",
+        "input_dtypes",
+        "input_names",
+        "input_refs",
+        "inputs",
+        "keep_dtype",
+        "name",
+        "no_need_optimize",
+        "op",
+        "op_max_size",
         "output_dtypes",
         "output_refs",
         "without_npu_compile",
-        "keep_dtype",
-        "op_max_size",
-        "no_need_optimize",
-        "functions",
-        "body",
-        "frame_name",
-        "in_idx",
-        "ctrl_idx",
     )
 
     def __init__(self, name: str, op: str) -> None:
@@ -147,4 +148,3 @@ class GraphView:
         if any(d is None or d < 0 for d in out):
             return None
         return out
-

@@ -91,6 +91,7 @@ class Plan:
         Host<->device edges.
     warnings, errors : list[str]
         Findings a user should act on; ``errors`` are what the real adapter would refuse.
+
     """
 
     ops: dict[str, OpDecision]
@@ -126,6 +127,6 @@ class Plan:
 
     def __str__(self) -> str:
         """``print(plan)`` shows the readable text report once ``npu_jupyter.display`` has registered
-        its renderer (importing ``npu_jupyter`` does that); the plan never imports the display layer."""
+        its renderer (importing ``npu_jupyter`` does that); the plan never imports the display layer.
+        """
         return render_text(self)
-

@@ -6,7 +6,7 @@ everything later reads the :class:`~npu_jupyter.plan.graph.Node` it becomes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from npu_jupyter.plan.graph import KEEP_DTYPE, NO_NEED_OPTIMIZE, OP_MAX_SIZE, WITHOUT_NPU_COMPILE, FunctionInfo, Node
 from npu_jupyter.plan.op_recipes import RECIPES, called_functions, dtype_of, input_refs, output_dtypes, recipe_of
@@ -19,9 +19,9 @@ def _flag(attrs: Any, key: str) -> bool:
         return False
     which = v.WhichOneof("value")
     if which == "b":
-        return v.b
+        return cast("bool", v.b)
     if which == "i":
-        return v.i != 0
+        return cast("bool", v.i != 0)
     if which == "s":
         return v.s.lower() in (b"true", b"1")
     return which is not None
@@ -64,7 +64,7 @@ def read_node(nd: Any, library: dict[str, FunctionInfo], scoped: frozenset[str])
         _read_scope_attrs(n, attrs, scoped)
     if op == UNARY_COMPOSITION:  # the adapter splits it back into these ops (plan.rewrites)
         n.body = composed_ops(attrs)
-    if op == "Enter" or op == "RefEnter":
+    if op in {"Enter", "RefEnter"}:
         v = attrs.get("frame_name")
         n.frame_name = v.s.decode(errors="replace") if v is not None else ""
     return n

@@ -23,7 +23,7 @@ def dtype_of(enum: int) -> tuple[str, bool]:
         tf = require_tensorflow("the planner")
         try:
             d = tf.dtypes.as_dtype(enum)
-            hit = (d.base_dtype.name, d._is_ref_dtype)  # noqa: SLF001 - no public accessor
+            hit = (d.base_dtype.name, d._is_ref_dtype)
         except TypeError:
             hit = ("", False)
         _DTYPE_NAMES[enum] = hit
@@ -33,7 +33,7 @@ def dtype_of(enum: int) -> tuple[str, bool]:
 class Recipe:
     """How to read output dtypes, ref inputs and function attrs of one op type from its NodeDef."""
 
-    __slots__ = ("outputs", "inputs", "func_attrs", "defaults", "has_ref_input", "known", "single")
+    __slots__ = ("defaults", "func_attrs", "has_ref_input", "inputs", "known", "outputs", "single")
 
     def __init__(self, op_def: Any) -> None:
         self.known = op_def is not None
@@ -147,4 +147,3 @@ def called_functions(attrs: Any, recipe: Recipe) -> list[str]:
         else:
             names.extend(f.name for f in v.list.func)
     return names
-

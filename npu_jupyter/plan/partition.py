@@ -9,6 +9,7 @@ then list every tensor that crosses a GeOp boundary (ADAPTER-FACTS §3.5).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 from npu_jupyter.plan.clustering import group_candidates, merge_unreachable
@@ -17,11 +18,29 @@ from npu_jupyter.plan.model import Subgraph, Transfer
 from npu_jupyter.plan.placement import Placement
 from npu_jupyter.plan.settings import PlanSettings
 
+if TYPE_CHECKING:  # typing.Literal is Python 3.8+; annotations here are strings, never evaluated
+    from typing import Literal  # novermin (never imported at run time)
+
 GRAPH_COUNTER = 1  # the adapter numbers GeOps per graph: GeOp<graph>_<cluster>
 _DTYPE_BYTES = {
-    "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
-    "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "bool": 1, "complex64": 8,
-    "complex128": 16, "qint8": 1, "quint8": 1, "qint32": 4,
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 4,
+    "float64": 8,
+    "int8": 1,
+    "uint8": 1,
+    "int16": 2,
+    "uint16": 2,
+    "int32": 4,
+    "uint32": 4,
+    "int64": 8,
+    "uint64": 8,
+    "bool": 1,
+    "complex64": 8,
+    "complex128": 16,
+    "qint8": 1,
+    "quint8": 1,
+    "qint32": 4,
 }
 CUT_OFF_REASON = (
     "cut off from the largest device cluster: full offload keeps only one GeOp, so this op silently "
@@ -29,8 +48,20 @@ CUT_OFF_REASON = (
     "without_npu_compile_scope"
 )
 # tf.train.Saver's checkpoint I/O (ADAPTER-FACTS §3.5-6/8, §3.6: GE cannot run these)
-_CHECKPOINT_OPS = frozenset({"SaveV2", "RestoreV2", "MergeV2Checkpoints", "Save", "SaveSlices", "Restore",
-                             "RestoreSlice", "ShardedFilename", "ShardedFilespec", "StringJoin"})
+_CHECKPOINT_OPS = frozenset(
+    {
+        "SaveV2",
+        "RestoreV2",
+        "MergeV2Checkpoints",
+        "Save",
+        "SaveSlices",
+        "Restore",
+        "RestoreSlice",
+        "ShardedFilename",
+        "ShardedFilespec",
+        "StringJoin",
+    }
+)
 
 
 @dataclass
@@ -77,7 +108,7 @@ def _replicated(view: GraphView, cluster_of: list[str | None], s: PlanSettings, 
             continue
         if n.op in VARIABLE_OPS and s.variable_placement == "Host":
             continue
-        targets = sorted({cluster_of[j] for j, _ in cons[i] if cluster_of[j] is not None})
+        targets = sorted({c for c in (cluster_of[j] for j, _ in cons[i]) if c is not None})
         if len(targets) > 1:
             out.add(i)
             kind = "constant" if n.op == "Const" else "variable"
@@ -119,18 +150,30 @@ def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[in
             if src_c is not None:
                 _record(seen, part, (tensor, None), view, n.name, tensor, src, dtype, "d2h", cache)
                 if is_ref:
-                    part.errors.append(f"Ref Tensors (e.g., Variables) are not supported as results: "
-                                       f"{tensor} of {src_c} read by {n.name}")
+                    part.errors.append(
+                        f"Ref Tensors (e.g., Variables) are not supported as results: "
+                        f"{tensor} of {src_c} read by {n.name}"
+                    )
             if dst_c is not None:
                 _record(seen, part, (tensor, dst_c), view, n.name, tensor, src, dtype, "h2d", cache)
                 if is_ref:
-                    part.errors.append(f"Ref Tensors (e.g., Variables) are not supported as args: "
-                                       f"{tensor} read by {n.name} in {dst_c}")
+                    part.errors.append(
+                        f"Ref Tensors (e.g., Variables) are not supported as args: {tensor} read by {n.name} in {dst_c}"
+                    )
 
 
-def _record(seen: dict[tuple[str, str | None], Transfer], part: Partition, key: tuple[str, str | None],
-            view: GraphView, consumer: str, tensor: str, src: str, dtype: str, direction: str,
-            cache: dict[str, int | None]) -> None:
+def _record(
+    seen: dict[tuple[str, str | None], Transfer],
+    part: Partition,
+    key: tuple[str, str | None],
+    view: GraphView,
+    consumer: str,
+    tensor: str,
+    src: str,
+    dtype: str,
+    direction: Literal["h2d", "d2h"],  # novermin (a string annotation)
+    cache: dict[str, int | None],
+) -> None:
     """Add ``consumer`` to the transfer of ``key``, creating it (and sizing it) on first sight."""
     t = seen.get(key)
     if t is not None:
@@ -142,8 +185,7 @@ def _record(seen: dict[tuple[str, str | None], Transfer], part: Partition, key: 
     part.transfers.append(t)
 
 
-def _is_checkpoint_plumbing(view: GraphView, group: list[int], preds: list[list[int]],
-                            succs: list[list[int]]) -> bool:
+def _is_checkpoint_plumbing(view: GraphView, group: list[int], preds: list[list[int]], succs: list[list[int]]) -> bool:
     """True when a cut-off cluster only carries a Saver's checkpoint paths and control.
 
     Every ``tf.compat.v1.train.Saver`` adds such clusters (filename consts, ``save/control_dependency``;
@@ -158,8 +200,9 @@ def _is_checkpoint_plumbing(view: GraphView, group: list[int], preds: list[list[
         n = order[i]
         if not _handles_only_paths(n):
             return False
-        touches = touches or n.op in _CHECKPOINT_OPS or any(
-            order[j].op in _CHECKPOINT_OPS for j in (*preds[i], *succs[i]))
+        touches = (
+            touches or n.op in _CHECKPOINT_OPS or any(order[j].op in _CHECKPOINT_OPS for j in (*preds[i], *succs[i]))
+        )
     return touches
 
 
@@ -178,12 +221,15 @@ def _checkpoint_note(view: GraphView, groups: list[list[int]]) -> str:
     """Say once that the Saver's path ops stay on the host, so their per-op reasons are not a surprise."""
     names = [view.order[i].name for g in groups for i in sorted(g)]
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-    return (f"{len(names)} checkpoint path/control ops of a Saver (SaveV2/RestoreV2 run on the host) are "
-            f"kept on the host with their checkpoint ops, outside the GeOp: {shown}. No compute is lost.")
+    return (
+        f"{len(names)} checkpoint path/control ops of a Saver (SaveV2/RestoreV2 run on the host) are "
+        f"kept on the host with their checkpoint ops, outside the GeOp: {shown}. No compute is lost."
+    )
 
 
-def _cut_off_warning(view: GraphView, cut: list[int], device: list[bool], preds: list[list[int]],
-                     succs: list[list[int]]) -> str:
+def _cut_off_warning(
+    view: GraphView, cut: list[int], device: list[bool], preds: list[list[int]], succs: list[list[int]]
+) -> str:
     """Name the ops cut off and the host ops that separate them from the GeOp."""
     cut_set = set(cut)
     blockers: list[str] = []
@@ -196,10 +242,12 @@ def _cut_off_warning(view: GraphView, cut: list[int], device: list[bool], preds:
     names = [view.order[i].name for i in cut]
     shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
     why = f" (separated from it by host ops such as {', '.join(blockers[:5])})" if blockers else ""
-    return (f"Full offload keeps only the largest device cluster: {len(names)} supported ops are cut off "
-            f"from it{why} and silently run on the host CPU: {shown}. Enable mixed computing "
-            "(mix_compile_mode=True) to offload them as further GeOps, or wrap the unsupported ops in "
-            "without_npu_compile_scope.")
+    return (
+        f"Full offload keeps only the largest device cluster: {len(names)} supported ops are cut off "
+        f"from it{why} and silently run on the host CPU: {shown}. Enable mixed computing "
+        "(mix_compile_mode=True) to offload them as further GeOps, or wrap the unsupported ops in "
+        "without_npu_compile_scope."
+    )
 
 
 def _getnexts_kept_apart(view: GraphView, device: list[bool], s: PlanSettings) -> frozenset[int]:
@@ -235,13 +283,17 @@ def partition(view: GraphView, placed: Placement, s: PlanSettings) -> Partition:
     merged, cut = merge_unreachable(groups, preds, succs, full_offload)
     part = Partition(clusters=merged, cluster_of=[None] * len(device), subgraphs=[])
     if s.lazy_recompile and not s.mix_compile_mode and len(merged) > 1:
-        part.notes.append(f"dynamic_input with dynamic_graph_execute_mode='lazy_recompile': the adapter keeps "
-                          f"{len(merged)} GeOps apart, as in mixed computing, instead of keeping only the "
-                          "largest one; no supported op is cut off to the host.")
+        part.notes.append(
+            f"dynamic_input with dynamic_graph_execute_mode='lazy_recompile': the adapter keeps "
+            f"{len(merged)} GeOps apart, as in mixed computing, instead of keeping only the "
+            "largest one; no supported op is cut off to the host."
+        )
     for i in kept_apart:
         if device[i]:
-            placed.reason[i] += ("; lazy_recompile with enable_data_pre_proc: the adapter never merges a GetNext "
-                                 "with its consumers, so it gets a GeOp of its own")
+            placed.reason[i] += (
+                "; lazy_recompile with enable_data_pre_proc: the adapter never merges a GetNext "
+                "with its consumers, so it gets a GeOp of its own"
+            )
     if cut:
         cut_nodes = sorted(i for g in cut for i in g)
         for i in cut_nodes:
@@ -262,4 +314,3 @@ def partition(view: GraphView, placed: Placement, s: PlanSettings) -> Partition:
     replicated = _replicated(view, part.cluster_of, s, part)
     _transfers(view, part.cluster_of, replicated, part)
     return part
-

@@ -13,7 +13,7 @@ Every decision carries a sentence for the person reading the plan, not an intern
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 from npu_jupyter.options.grammars import parse_in_out_pair  # one reading of the syntax, shared with the config check
@@ -51,8 +51,9 @@ def _declared(op: str, lib: Any, mix: bool) -> bool:
     return not (mix and caps.gray_in_mix)
 
 
-def _function_problem(name: str, view: GraphView, lib: Any, mix: bool, memo: dict[str, str | None],
-                      active: frozenset[str] = frozenset()) -> str | None:
+def _function_problem(
+    name: str, view: GraphView, lib: Any, mix: bool, memo: dict[str, str | None], active: frozenset[str] = frozenset()
+) -> str | None:
     """First op type inside function ``name`` (recursively) the device cannot run, else None."""
     if name in memo:
         return memo[name]
@@ -93,8 +94,7 @@ def _no_kernel_reason(n: Node, s: PlanSettings) -> str:
     return f"{n.op} has no device kernel (not in npu_supported_ops.json): runs on the host CPU"
 
 
-def _seed(n: Node, view: GraphView, lib: Any, s: PlanSettings, memo: dict[str, str | None]
-          ) -> tuple[bool | None, str]:
+def _seed(n: Node, view: GraphView, lib: Any, s: PlanSettings, memo: dict[str, str | None]) -> tuple[bool | None, str]:
     """(True, why) candidate; (False, why) host; (None, why) skipped entirely (rule 4)."""
     mix = s.mix_compile_mode
     op = n.op
@@ -102,7 +102,7 @@ def _seed(n: Node, view: GraphView, lib: Any, s: PlanSettings, memo: dict[str, s
         return False, "marked _NoNeedOptimize: the adapter leaves it to TensorFlow"
     if n.without_npu_compile:
         return False, "inside without_npu_compile_scope: runs on the host"
-    if op.endswith("Dataset") or op.endswith("DatasetV2"):
+    if op.endswith(("Dataset", "DatasetV2")):
         return False, "tf.data dataset op: the input pipeline runs on the host, never inside a GeOp"
     if op in _NEVER_SEEDED:
         return False, f"{op} is never offloaded by the adapter"
@@ -128,11 +128,15 @@ def _seed(n: Node, view: GraphView, lib: Any, s: PlanSettings, memo: dict[str, s
             continue
         problem = _function_problem(fname, view, lib, mix, memo)
         if problem is not None:
-            return None, (f"calls function {fname}, which contains {problem} (no device kernel): "
-                          "the adapter skips it, so it runs on the host")
+            return None, (
+                f"calls function {fname}, which contains {problem} (no device kernel): "
+                "the adapter skips it, so it runs on the host"
+            )
     if mix and _unsupported_resource(n, view):
-        return False, ("uses a resource that is not a variable read directly from VarHandleOp "
-                       "(iterator, table, captured handle): stays on the host in mixed computing")
+        return False, (
+            "uses a resource that is not a variable read directly from VarHandleOp "
+            "(iterator, table, captured handle): stays on the host in mixed computing"
+        )
     if s.variable_placement == "Host" and op in VARIABLE_OPS:
         return False, "variable_placement='Host': variables stay on the host"
     if n.functions and (caps is None or getattr(caps, "kernel", "") == "function_call"):
@@ -154,7 +158,7 @@ def _engine(n: Node, lib: Any) -> str:
     caps = lib.caps(n.op)
     if caps is None or caps.engine == "HOST":
         return "AI_CORE"  # function calls and consts: compiled into the GeOp
-    return caps.engine
+    return cast("str", caps.engine)
 
 
 def _seed_data_pre_proc(view: GraphView, device: list[bool], reason: list[str]) -> None:
@@ -168,8 +172,9 @@ def _seed_data_pre_proc(view: GraphView, device: list[bool], reason: list[str]) 
             if it is not None and it.op in _ITERATOR_OPS and not n.without_npu_compile:
                 for m in (n, it):
                     device[m.index] = True
-                    reason[m.index] = ("iterator + GetNext pair read the device data queue "
-                                       "(enable_data_pre_proc): offloaded together")
+                    reason[m.index] = (
+                        "iterator + GetNext pair read the device data queue (enable_data_pre_proc): offloaded together"
+                    )
     for n in view.order:
         if not device[n.index] and (n.op in _ITERATOR_OPS or n.op in _GETNEXT_OPS):
             reason[n.index] = _unpaired_reason(n, view)
@@ -184,14 +189,18 @@ def _unpaired_reason(n: Node, view: GraphView) -> str:
     or a captured handle is never a candidate.
     """
     if n.op in _ITERATOR_OPS:
-        return (f"{n.op} feeds no IteratorGetNext: enable_data_pre_proc sinks an iterator only together "
-                "with the GetNext that reads it, so it stays on the host")
+        return (
+            f"{n.op} feeds no IteratorGetNext: enable_data_pre_proc sinks an iterator only together "
+            "with the GetNext that reads it, so it stays on the host"
+        )
     if n.without_npu_compile:
         return "inside without_npu_compile_scope: runs on the host"
     src = view.nodes.get(n.inputs[0][0]) if n.inputs else None
     what = f"the {src.op} {src.name!r}" if src is not None else "an iterator outside this graph"
-    return (f"reads {what}, not an Iterator/IteratorV2: enable_data_pre_proc sinks only a GetNext fed by an "
-            "initializable iterator (make_initializable_iterator / from_structure), so it stays on the host")
+    return (
+        f"reads {what}, not an Iterator/IteratorV2: enable_data_pre_proc sinks only a GetNext fed by an "
+        "initializable iterator (make_initializable_iterator / from_structure), so it stays on the host"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -246,8 +255,7 @@ def _successors(view: GraphView) -> list[list[int]]:
     return succ
 
 
-def _in_out_pair_nodes(view: GraphView, pairs: list[tuple[list[str], list[str]]],
-                       warnings: list[str]) -> set[int]:
+def _in_out_pair_nodes(view: GraphView, pairs: list[tuple[list[str], list[str]]], warnings: list[str]) -> set[int]:
     collected: set[int] = set()
     for ins, outs in pairs:
         missing = [x for x in ins + outs if x not in view.nodes]
@@ -260,8 +268,7 @@ def _in_out_pair_nodes(view: GraphView, pairs: list[tuple[list[str], list[str]]]
     return collected
 
 
-def _place_in_out_pair(view: GraphView, lib: Any, s: PlanSettings, collected: set[int],
-                       out: Placement) -> None:
+def _place_in_out_pair(view: GraphView, lib: Any, s: PlanSettings, collected: set[int], out: Placement) -> None:
     """in_out_pair_flag=True: exactly the range is offloaded; False: everything but the range."""
     memo: dict[str, str | None] = {}
     for n in view.order:
@@ -282,14 +289,13 @@ def _place_in_out_pair(view: GraphView, lib: Any, s: PlanSettings, collected: se
                 out.reason[i] = "inside the in_out_pair range (in_out_pair_flag=True): offloaded"
             else:
                 out.reason[i] = "outside every in_out_pair range (in_out_pair_flag=True): stays on the host"
+        elif inside:
+            out.reason[i] = "inside an in_out_pair range with in_out_pair_flag=False: stays on the host"
+        elif ok:
+            out.device[i] = True
+            out.reason[i] = "outside the in_out_pair ranges (in_out_pair_flag=False): offloaded"
         else:
-            if inside:
-                out.reason[i] = "inside an in_out_pair range with in_out_pair_flag=False: stays on the host"
-            elif ok:
-                out.device[i] = True
-                out.reason[i] = "outside the in_out_pair ranges (in_out_pair_flag=False): offloaded"
-            else:
-                out.reason[i] = why
+            out.reason[i] = why
         if out.device[i]:
             out.engine[i] = _engine(n, lib)
 
@@ -339,8 +345,9 @@ def _frame_rule(view: GraphView, out: Placement, skipped: list[bool]) -> None:
     for n in view.order:
         if out.device[n.index] and frame[n.index] in bad:
             out.device[n.index] = False
-            out.reason[n.index] = ("inside a while loop that also holds host ops: mixed computing keeps "
-                                   "the whole loop frame on the host")
+            out.reason[n.index] = (
+                "inside a while loop that also holds host ops: mixed computing keeps the whole loop frame on the host"
+            )
 
 
 def _propagate(view: GraphView, s: PlanSettings, out: Placement, skipped: list[bool]) -> None:
@@ -365,8 +372,11 @@ def _propagate(view: GraphView, s: PlanSettings, out: Placement, skipped: list[b
             d = order[j]
             dt = d.input_dtypes[pos]
             if d.input_refs is not None and d.input_refs[pos]:
-                pull(j, f"takes a ref input (variable) from host op {n.name}: a ref tensor cannot cross "
-                        "into a GeOp, so it runs on the host")
+                pull(
+                    j,
+                    f"takes a ref input (variable) from host op {n.name}: a ref tensor cannot cross "
+                    "into a GeOp, so it runs on the host",
+                )
             elif dt in _EDGE_KEPT_OFF_DEVICE:
                 if d.op_max_size or d.op == "Assert" or n.op == "Const" or (dt == "string" and ipl1):
                     continue
@@ -377,8 +387,10 @@ def _propagate(view: GraphView, s: PlanSettings, out: Placement, skipped: list[b
             p = order[k]
             dt = n.input_dtypes[pos]
             if n.input_refs is not None and n.input_refs[pos]:
-                pull(p.index, f"feeds a ref input of host op {n.name}: a ref tensor cannot leave a GeOp, "
-                              "so it runs on the host")
+                pull(
+                    p.index,
+                    f"feeds a ref input of host op {n.name}: a ref tensor cannot leave a GeOp, so it runs on the host",
+                )
             elif dt in _EDGE_KEPT_OFF_DEVICE:
                 if n.op_max_size or (dt == "string" and ipl1):
                     continue
@@ -391,8 +403,10 @@ def _edge_reason(dtype: str, verb: str, other: str) -> str:
     tail = ""
     if dtype == "string":
         tail = " (strings may cross only when iterations_per_loop is 1)"
-    return (f"{verb} a {dtype} tensor {'from' if verb == 'reads' else 'to'} host op {other}: {dtype} "
-            f"tensors never cross a GeOp boundary{tail}, so it runs on the host")
+    return (
+        f"{verb} a {dtype} tensor {'from' if verb == 'reads' else 'to'} host op {other}: {dtype} "
+        f"tensors never cross a GeOp boundary{tail}, so it runs on the host"
+    )
 
 
 def _add_consts(view: GraphView, out: Placement) -> None:
@@ -404,8 +418,11 @@ def _add_consts(view: GraphView, out: Placement) -> None:
             continue
         i = n.index
         if n.without_npu_compile or n.no_need_optimize:
-            out.reason[i] = ("inside without_npu_compile_scope: runs on the host" if n.without_npu_compile
-                             else "marked _NoNeedOptimize: the adapter leaves it to TensorFlow")
+            out.reason[i] = (
+                "inside without_npu_compile_scope: runs on the host"
+                if n.without_npu_compile
+                else "marked _NoNeedOptimize: the adapter leaves it to TensorFlow"
+            )
             continue
         if any(device[j] for j, _ in cons[i]) or any(device[c] for c in n.ctrl_idx):
             device[i] = True
@@ -442,14 +459,16 @@ def place(view: GraphView, lib: Any, s: PlanSettings) -> Placement:
                 return out
     getnexts = sum(n.op == "IteratorGetNext" for n in view.order)
     if s.input_shape and s.dynamic_dims and getnexts > 1:
-        out.errors.append(f"dynamic dims func can not support graph with {getnexts} IteratorGetNext node. (input_shape "
-                          "+ dynamic_dims need exactly one GetNext in the run graph; the adapter aborts the process)")
+        out.errors.append(
+            f"dynamic dims func can not support graph with {getnexts} IteratorGetNext node. (input_shape "
+            "+ dynamic_dims need exactly one GetNext in the run graph; the adapter aborts the process)"
+        )
     if s.iterations_per_loop != 1 and any(n.op == "OneShotIterator" for n in view.order):
-        out.errors.append(f"iterator_per_loop only support 1 when using OneShotIterator (iterations_per_loop is "
-                          f"{s.iterations_per_loop}; the adapter aborts the process: use an initializable iterator)")
-    if not s.enable_data_pre_proc and any(
-        n.op in _GETNEXT_OPS and "string" in n.output_dtypes for n in view.order
-    ):
+        out.errors.append(
+            f"iterator_per_loop only support 1 when using OneShotIterator (iterations_per_loop is "
+            f"{s.iterations_per_loop}; the adapter aborts the process: use an initializable iterator)"
+        )
+    if not s.enable_data_pre_proc and any(n.op in _GETNEXT_OPS and "string" in n.output_dtypes for n in view.order):
         out.warnings.append("Dataset outputs have string output_type, please set enable_data_pre_proc=True.")
     memo: dict[str, str | None] = {}
     skipped = [False] * count

@@ -12,9 +12,12 @@ import functools
 import gc
 import os
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from npu_jupyter.plan.model import OpDecision, Plan
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Engine
 
 _CACHE_ENV = ("ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH")
 
@@ -37,7 +40,7 @@ def library_for(soc: str) -> Any:
 # per-config plans) then skips building the view, the larger half of a plan. Keying on the bytes
 # (not just graph.version) notices attributes set after construction, e.g. keep_tensors_dtypes.
 # Views are never mutated after construction.
-_VIEW_CACHE: "weakref.WeakKeyDictionary[Any, tuple[Any, Any]]" = weakref.WeakKeyDictionary()
+_VIEW_CACHE: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
 
 
 def _view(graph: Any, fetches: Any) -> Any:
@@ -94,8 +97,7 @@ def _stage_progress(ops: int) -> Any:
 
 def _refuse_tf_function(graph: Any) -> None:
     """A ``tf.function`` holds no graph until traced for argument types: say what to pass instead."""
-    if hasattr(graph, "get_concrete_function") and not hasattr(graph, "as_graph_def") \
-            and not hasattr(graph, "graph"):
+    if hasattr(graph, "get_concrete_function") and not hasattr(graph, "as_graph_def") and not hasattr(graph, "graph"):
         name = getattr(graph, "__name__", None) or "fn"
         raise TypeError(
             f"plan() was given the tf.function {name!r}, which has no graph until it is traced for its "
@@ -120,6 +122,7 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
         Plan only what these need.
     soc : str, optional
         SoC table to use ("Ascend910", "Ascend910B"); wins over ``config.soc_config``.
+
     """
     from npu_jupyter.plan.partition import partition
     from npu_jupyter.plan.placement import place
@@ -162,7 +165,7 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
                 name=n.name,
                 op_type=n.op,
                 placement="device" if on_device else "host",
-                engine=engine,
+                engine=cast("Engine", engine),  # placement engines are the three Engine names
                 placement_reason=reason,
                 dtype_before=outs[k] if k is not None else "",
                 dtype_after=decided[k] if k is not None and k < len(decided) else "",

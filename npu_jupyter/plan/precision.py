@@ -131,8 +131,9 @@ def _forbidden(strategy: str, orig: str) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 
-def _allow_to_low(orig: str, sup: frozenset[str], cube: bool, target: str, strategy: str,
-                  label: str) -> tuple[str, str, str]:
+def _allow_to_low(
+    orig: str, sup: frozenset[str], cube: bool, target: str, strategy: str, label: str
+) -> tuple[str, str, str]:
     if cube and orig == FP32 and target in sup:
         return target, target, f"cube op goes to {target} under {label}"
     kept = _rise(orig, sup)
@@ -190,8 +191,9 @@ def _original_float(n: Node) -> str | None:
 class _Decider:
     """Holds the per-plan tables (mode, mixlist, customize rules) and decides op by op."""
 
-    def __init__(self, view: GraphView, device: list[bool], cluster_of: list[str | None], lib: Any,
-                 s: PlanSettings) -> None:
+    def __init__(
+        self, view: GraphView, device: list[bool], cluster_of: list[str | None], lib: Any, s: PlanSettings
+    ) -> None:
         self.view, self.device, self.cluster_of, self.lib, self.s = view, device, cluster_of, lib, s
         self.mode = effective_mode(s)
         self.errors: list[str] = []
@@ -219,8 +221,10 @@ class _Decider:
         if m.strategy == "UNKNOWN":
             self.errors.append(f"Precision mode value {m.name} is incorrect")
         if m.strategy in ("CUBE_HIF8", "MIXED_HIF8"):
-            self.errors.append(f"precision_mode_v2 {m.name!r} is not supported in the current version "
-                               "(HiFloat8 needs an Ascend 950): planned as must_keep_origin_dtype")
+            self.errors.append(
+                f"precision_mode_v2 {m.name!r} is not supported in the current version "
+                "(HiFloat8 needs an Ascend 950): planned as must_keep_origin_dtype"
+            )
             m.strategy = "MUST_KEEP"
         if m.strategy in ("MIX_BF16", "ALLOW_FP32_TO_BF16") and s.soc not in _BF16_SOCS:
             self.errors.append(f"Current soc not support dtype of BFloat16 ({m.name} on {s.soc})")
@@ -235,16 +239,19 @@ class _Decider:
             if s.precision_mode and s.precision_mode not in MIXED_PRECISION_MODES:
                 self.errors.append(
                     "modify_mixlist is assigned, please ensure that precision_mode is assigned to "
-                    "'allow_mix_precision' or 'allow_mix_precision_fp16' or 'allow_mix_precision_bf16'(if available).")
+                    "'allow_mix_precision' or 'allow_mix_precision_fp16' or 'allow_mix_precision_bf16'(if available)."
+                )
             elif not s.precision_mode and s.precision_mode_v2 and s.precision_mode_v2 not in MIXED_PRECISION_V2:
                 self.errors.append(
                     "modify_mixlist is assigned, please ensure that precision_mode_v2 is assigned to "
-                    "'mixed_float16', 'mixed_hif8' or 'mixed_bfloat16'(if available).")
+                    "'mixed_float16', 'mixed_hif8' or 'mixed_bfloat16'(if available)."
+                )
             elif not s.precision_mode and not s.precision_mode_v2:
                 self.errors.append(
                     "modify_mixlist is assigned, please ensure precision_mode only can be assigned to "
                     "'allow_mix_precision', 'allow_mix_precision_fp16' or 'allow_mix_precision_bf16', "
-                    "precision_mode_v2 only can be assigned to 'mixed_float16', 'mixed_hif8' or 'mixed_bfloat16'.")
+                    "precision_mode_v2 only can be assigned to 'mixed_float16', 'mixed_hif8' or 'mixed_bfloat16'."
+                )
             else:
                 self.mixlist, f = read_mixlist(s.modify_mixlist, self.lib)
                 self._findings(f)
@@ -298,9 +305,11 @@ class _Decider:
             if dt not in FLOATS:
                 continue
             p = nodes.get(src)
-            if p is None or self.cluster_of[p.index] != cluster or decided[p.index] is None:
+            if p is None or self.cluster_of[p.index] != cluster:
                 return None  # a GeOp input: no producer inside the compiled graph
             dp = decided[p.index]
+            if dp is None:
+                return None  # a GeOp input: no producer inside the compiled graph
             got = dp.output_dtypes[slot] if slot < len(dp.output_dtypes) else dt
             if p.op == "Cast" and dp.policy != "black" and dp.input_dtypes:
                 before = dp.input_dtypes[0]
@@ -319,8 +328,11 @@ class _Decider:
         ir = caps.ir_type if caps is not None else n.op
         base = caps.policy if caps is not None else "gray"
         new, changed = apply_mixlist(base, self.mixlist.get(ir), ir, self.warnings)
-        return new, (f"moved to the {new} list by modify_mixlist" if changed and new != base
-                     else f"{new} list" + (" (modify_mixlist)" if changed else ""))
+        return new, (
+            f"moved to the {new} list by modify_mixlist"
+            if changed and new != base
+            else f"{new} list" + (" (modify_mixlist)" if changed else "")
+        )
 
     def decide(self, n: Node, decided: list[OpPrecision | None]) -> OpPrecision:
         i = n.index
@@ -335,8 +347,9 @@ class _Decider:
                 return self._customized(n, rule, impl)
         orig = _original_float(n)
         if orig is None:
-            return OpPrecision(list(n.input_dtypes), list(n.output_dtypes),
-                               "no floating-point tensors: dtypes unchanged", None, impl)
+            return OpPrecision(
+                list(n.input_dtypes), list(n.output_dtypes), "no floating-point tensors: dtypes unchanged", None, impl
+            )
         policy = None
         strategy, label = self.mode.strategy, self.mode.name
         if caps is not None and getattr(caps, "kernel", "") == "ge":
@@ -350,10 +363,16 @@ class _Decider:
             policy, policy_why = self._policy(n, caps)
         dtype_sensitive = n.op == "Cast" or not _COMPLEX.isdisjoint(n.input_dtypes)
         if dtype_sensitive:
-            return OpPrecision(list(n.input_dtypes), list(n.output_dtypes),
-                               "Cast is dtype-sensitive: keeps its own source and target dtypes"
-                               if n.op == "Cast" else "complex inputs are dtype-sensitive: original dtypes kept",
-                               policy, impl)
+            return OpPrecision(
+                list(n.input_dtypes),
+                list(n.output_dtypes),
+                "Cast is dtype-sensitive: keeps its own source and target dtypes"
+                if n.op == "Cast"
+                else "complex inputs are dtype-sensitive: original dtypes kept",
+                policy,
+                impl,
+            )
+        got: tuple[str, str, str] | None
         if n.keep_dtype and strategy != "MUST_KEEP":
             got = _allow_to_low(orig, sup, False, FP16, "ALLOW_FP32_TO_FP16", "keep_dtype_scope")
             return self._same(n, orig, got[0], got[2] + " (_keep_dtype overrides " + label + ")", policy, impl, got[1])
@@ -363,8 +382,9 @@ class _Decider:
             if key in self._choices:
                 got = self._choices[key]
             else:
-                got = self._choices[key] = self._mixed(n, orig, sup, caps, strategy, policy or "gray",
-                                                       policy_why, follow)
+                got = self._choices[key] = self._mixed(
+                    n, orig, sup, caps, strategy, policy or "gray", policy_why, follow
+                )
             if got is None:
                 return self._ai_cpu_fallback(n, orig, caps, f"{label} ({policy} list)", policy, impl)
             return self._same(n, orig, got[0], got[2], policy, impl, got[1])
@@ -377,11 +397,12 @@ class _Decider:
             self._choices[key] = got
         return self._same(n, orig, got[0], got[2], policy, impl, got[1])
 
-    def _choice(self, orig: str, sup: frozenset[str], caps: Any, strategy: str, label: str
-                ) -> tuple[str, str, str] | None:
+    def _choice(
+        self, orig: str, sup: frozenset[str], caps: Any, strategy: str, label: str
+    ) -> tuple[str, str, str] | None:
         """(input dtype, output dtype, reason) of a non-mixed strategy; None: no AI Core match."""
         if strategy == "FORCE_FP16":
-            got = _force_fp16(orig, sup)
+            got: tuple[str, str, str] | None = _force_fp16(orig, sup)
         elif strategy == "ALLOW_FP32_TO_FP16":
             got = _allow_to_low(orig, sup, caps.cube, FP16, strategy, label)
         elif strategy == "ALLOW_FP32_TO_BF16":
@@ -392,8 +413,17 @@ class _Decider:
             got = _must_keep(orig, sup, label)
         return got
 
-    def _mixed(self, n: Node, orig: str, sup: frozenset[str], caps: Any, strategy: str, policy: str,
-               policy_why: str, follow: str | None) -> tuple[str, str, str] | None:
+    def _mixed(
+        self,
+        n: Node,
+        orig: str,
+        sup: frozenset[str],
+        caps: Any,
+        strategy: str,
+        policy: str,
+        policy_why: str,
+        follow: str | None,
+    ) -> tuple[str, str, str] | None:
         target = FP16 if strategy == "MIX_FP16" else BF16
         label = self.mode.name
         if policy == "white":
@@ -401,34 +431,48 @@ class _Decider:
                 return target, target, f"{policy_why}: runs in {target} under {label}"
             return orig, orig, f"{policy_why}, but the AI Core has no {target} kernel: kept {orig}"
         if policy == "black":
-            kept = _must_keep(orig, sup, f"{policy_why}: keeps its original precision under {label}")
-            return kept
+            return _must_keep(orig, sup, f"{policy_why}: keeps its original precision under {label}")
         if follow is None:
-            got = _allow_to_low(orig, sup, caps.cube, target,
-                                "ALLOW_FP32_TO_FP16" if target == FP16 else "ALLOW_FP32_TO_BF16",
-                                f"{label} for a GeOp input")
+            got = _allow_to_low(
+                orig,
+                sup,
+                caps.cube,
+                target,
+                "ALLOW_FP32_TO_FP16" if target == FP16 else "ALLOW_FP32_TO_BF16",
+                f"{label} for a GeOp input",
+            )
             return got[0], got[1], f"{policy_why}, no producer inside the GeOp: {got[2]}"
-        got = _rise(follow, sup) or _reduce(follow, sup, _forbidden(strategy, follow))
-        if got is None:
+        dtype = _rise(follow, sup) or _reduce(follow, sup, _forbidden(strategy, follow))
+        if dtype is None:
             return orig, orig, f"{policy_why}: no kernel matches its producer's {follow}: kept {orig}"
-        return got, got, f"{policy_why}: follows its producer's {follow} under {label}"
+        return dtype, dtype, f"{policy_why}: follows its producer's {follow} under {label}"
 
-    def _ai_cpu_fallback(self, n: Node, orig: str, caps: Any, label: str, policy: str | None,
-                         impl: str | None) -> OpPrecision:
+    def _ai_cpu_fallback(
+        self, n: Node, orig: str, caps: Any, label: str, policy: str | None, impl: str | None
+    ) -> OpPrecision:
         if orig in caps.aicpu_dtypes:
-            d = self._same(n, orig, orig, f"{orig} has no AI Core kernel under {label}: falls back to the AI CPU "
-                                          f"kernel in {orig}", policy, impl)
+            d = self._same(
+                n,
+                orig,
+                orig,
+                f"{orig} has no AI Core kernel under {label}: falls back to the AI CPU kernel in {orig}",
+                policy,
+                impl,
+            )
             d.engine = "AI_CPU"
             return d
         if policy == "black":
             self.errors.append(f"{n.name} ({caps.ir_type}) is in blacklist but doesn't support it's original dtype")
         else:
-            self.errors.append(f"{n.name} ({caps.ir_type}): no AI Core or AI CPU kernel supports {orig} under "
-                               f"{label}: the graph fails to compile")
+            self.errors.append(
+                f"{n.name} ({caps.ir_type}): no AI Core or AI CPU kernel supports {orig} under "
+                f"{label}: the graph fails to compile"
+            )
         return self._same(n, orig, orig, f"no kernel supports {orig} under {label}: compile error", policy, impl)
 
-    def _same(self, n: Node, orig: str, din: str, reason: str, policy: str | None, impl: str | None,
-              dout: str | None = None) -> OpPrecision:
+    def _same(
+        self, n: Node, orig: str, din: str, reason: str, policy: str | None, impl: str | None, dout: str | None = None
+    ) -> OpPrecision:
         """Apply one decided dtype to every tensor of the op's original float dtype."""
         dout = din if dout is None else dout
         ins = [din if d == orig else d for d in n.input_dtypes]
@@ -447,8 +491,9 @@ class _Decider:
         return OpPrecision(ins, outs, f"customize_dtypes line {rule.line}: {rule.text}", None, impl)
 
 
-def decide_precision(view: GraphView, device: list[bool], cluster_of: list[str | None], lib: Any,
-                     s: PlanSettings) -> PrecisionResult:
+def decide_precision(
+    view: GraphView, device: list[bool], cluster_of: list[str | None], lib: Any, s: PlanSettings
+) -> PrecisionResult:
     """Decided input/output dtypes and reasons for every node, in topological order."""
     d = _Decider(view, device, cluster_of, lib, s)
     decided: list[OpPrecision | None] = [None] * len(view.order)

@@ -55,7 +55,8 @@ class FileFindings:
 
 def _read_text(path: str, option: str, findings: FileFindings) -> str | None:
     """The file's text, or None with a plan error: a file named by an option is user input, so an
-    unreadable, non-UTF-8 or impossible path (an embedded NUL) is a finding, never a traceback."""
+    unreadable, non-UTF-8 or impossible path (an embedded NUL) is a finding, never a traceback.
+    """
     try:
         with open(path, encoding="utf-8") as fh:
             return fh.read()
@@ -118,7 +119,9 @@ def read_mixlist(path: str, lib: Any) -> tuple[dict[str, tuple[frozenset[str], f
             )
             continue
         if not isinstance(body, dict):
-            findings.errors.append(f"Second level of json file {path!r} under {top!r} should be 'to-add' or 'to-remove'")
+            findings.errors.append(
+                f"Second level of json file {path!r} under {top!r} should be 'to-add' or 'to-remove'"
+            )
             continue
         for action, names in body.items():
             if action not in _ACTIONS:
@@ -144,8 +147,9 @@ def read_mixlist(path: str, lib: Any) -> tuple[dict[str, tuple[frozenset[str], f
     return out, findings
 
 
-def apply_mixlist(policy: str, change: tuple[frozenset[str], frozenset[str]] | None, ir: str,
-                  warnings: list[str] | None = None) -> tuple[str, bool]:
+def apply_mixlist(
+    policy: str, change: tuple[frozenset[str], frozenset[str]] | None, ir: str, warnings: list[str] | None = None
+) -> tuple[str, bool]:
     """New policy of an op after its modify_mixlist entry, and whether the file changed it."""
     if change is None:
         return policy, False
@@ -193,8 +197,10 @@ def _dtypes(part: str, findings: FileFindings) -> list[str | None] | None:
             continue
         ge = "DT_" + tok.upper()
         if ge in _GE_ONLY_DTYPES:
-            findings.warnings.append(f"customize_dtypes: {tok} ({ge}) is a GE dtype with no TensorFlow "
-                                     "equivalent: the planner keeps the op's own dtype there")
+            findings.warnings.append(
+                f"customize_dtypes: {tok} ({ge}) is a GE dtype with no TensorFlow "
+                "equivalent: the planner keeps the op's own dtype there"
+            )
             out.append(None)
             continue
         if ge not in _GE_DTYPES:
@@ -218,12 +224,12 @@ def _parse_rule(spec: str, findings: FileFindings) -> tuple[list[str | None], li
     outputs: list[str | None] = []
     if i_pos >= 0:
         end = o_pos if o_pos >= 0 else len(spec)
-        parsed = _dtypes(spec[i_pos + len("InputDtype:"):end].rstrip(","), findings)
+        parsed = _dtypes(spec[i_pos + len("InputDtype:") : end].rstrip(","), findings)
         if parsed is None:
             return None
         inputs = parsed
     if o_pos >= 0:
-        parsed = _dtypes(spec[o_pos + len("OutputDtype:"):], findings)
+        parsed = _dtypes(spec[o_pos + len("OutputDtype:") :], findings)
         if parsed is None:
             return None
         outputs = parsed
@@ -249,14 +255,16 @@ def read_customize_dtypes(path: str, lib: Any) -> tuple[dict[str, DtypeRule], di
             findings.errors.append(f"{bad}: line {lineno} is longer than {_MAX_LINE} characters")
             break
         if line.startswith("OpType::"):
-            type_name, sep, spec = line[len("OpType::"):].partition(":")
+            type_name, sep, spec = line[len("OpType::") :].partition(":")
             key, table = type_name, by_type
         else:
             key, sep, spec = line.partition("::")
             table = by_name
         parsed = _parse_rule(spec, findings) if sep and key else None
         if parsed is None:
-            hint = " (blank and comment lines are not skipped by the parser)" if not line or line.startswith("#") else ""
+            hint = (
+                " (blank and comment lines are not skipped by the parser)" if not line or line.startswith("#") else ""
+            )
             findings.errors.append(f"{bad}: line {lineno}: {raw!r}{hint}")
             break
         keys = _resolve(key, lib, "customize_dtypes", findings) if table is by_type else [key]

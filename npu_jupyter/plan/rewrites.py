@@ -38,11 +38,15 @@ def seed_unary_composition(n: Node, declared: Callable[[str], bool]) -> tuple[bo
     if not n.body:
         return False, f"{UNARY_COMPOSITION} without op_names: nothing for the adapter to split, runs on the host"
     if missing:
-        return False, (f"grappler fused {chain} into {UNARY_COMPOSITION}; the adapter splits it back before "
-                       f"partitioning and {', '.join(missing)} has no device kernel, so that part runs on the "
-                       "host (the other ops of the chain may still be offloaded)")
-    return True, (f"grappler fused {chain} into {UNARY_COMPOSITION}; the adapter splits it back before "
-                  "partitioning and every op of the chain runs on the device")
+        return False, (
+            f"grappler fused {chain} into {UNARY_COMPOSITION}; the adapter splits it back before "
+            f"partitioning and {', '.join(missing)} has no device kernel, so that part runs on the "
+            "host (the other ops of the chain may still be offloaded)"
+        )
+    return True, (
+        f"grappler fused {chain} into {UNARY_COMPOSITION}; the adapter splits it back before "
+        "partitioning and every op of the chain runs on the device"
+    )
 
 
 def unary_composition_engine(n: Node, lib: Any) -> str:
@@ -54,8 +58,12 @@ def unary_composition_engine(n: Node, lib: Any) -> str:
 def accumulate_note(n: Node) -> str:
     """What happens to an AccumulateNV2 between TensorFlow's rewrite and the adapter's fusion."""
     if ACCUMULATE in n.name:
-        return (f"TensorFlow rewrites {ACCUMULATE} into TemporaryVariable/AssignAdd/DestroyTemporaryVariable "
-                "and the adapter fuses them back into this one op (its name contains AccumulateNV2)")
-    return (f"TensorFlow rewrites {ACCUMULATE} into TemporaryVariable/AssignAdd/DestroyTemporaryVariable; the "
-            "adapter fuses them back only when the node name contains 'AccumulateNV2', so here they run "
-            "on the device as separate variable ops")
+        return (
+            f"TensorFlow rewrites {ACCUMULATE} into TemporaryVariable/AssignAdd/DestroyTemporaryVariable "
+            "and the adapter fuses them back into this one op (its name contains AccumulateNV2)"
+        )
+    return (
+        f"TensorFlow rewrites {ACCUMULATE} into TemporaryVariable/AssignAdd/DestroyTemporaryVariable; the "
+        "adapter fuses them back only when the node name contains 'AccumulateNV2', so here they run "
+        "on the device as separate variable ops"
+    )

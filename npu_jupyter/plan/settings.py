@@ -56,7 +56,8 @@ class PlanSettings:
     def lazy_recompile(self) -> bool:
         """dynamic_input with lazy_recompile: the partition pass merges GeOps as in mixed computing
         and keeps a GetNext's out-edges uncontracted (``is_set_lazy_recompile`` in
-        ``om_partition_subgraphs_pass.cc``). dynamic_execute changes nothing there."""
+        ``om_partition_subgraphs_pass.cc``). dynamic_execute changes nothing there.
+        """
         return self.dynamic_input and self.dynamic_graph_execute_mode == "lazy_recompile"
 
 
@@ -122,9 +123,18 @@ def read_settings(config: Any, soc: str | None = None) -> PlanSettings:
     for key in ("iterations_per_loop", "graph_run_mode"):
         if key in values:
             values[key] = int(values[key])
-    for key in ("precision_mode", "precision_mode_v2", "modify_mixlist", "customize_dtypes",
-                "op_select_implmode", "optypelist_for_implmode", "op_precision_mode", "in_out_pair",
-                "input_shape", "dynamic_dims"):
+    for key in (
+        "precision_mode",
+        "precision_mode_v2",
+        "modify_mixlist",
+        "customize_dtypes",
+        "op_select_implmode",
+        "optypelist_for_implmode",
+        "op_precision_mode",
+        "in_out_pair",
+        "input_shape",
+        "dynamic_dims",
+    ):
         if key in values and values[key] == "":
             values[key] = None if key not in ("in_out_pair", "input_shape", "dynamic_dims") else ""
     return PlanSettings(**{**base.__dict__, **values})

@@ -36,8 +36,7 @@ def build_view(graph: Any, fetches: Any = None) -> GraphView:
     return view_of(graph_def, tf_graph, fetches)
 
 
-def view_of(graph_def: Any, tf_graph: Any = None, fetches: Any = None,
-            serialized: bytes | None = None) -> GraphView:
+def view_of(graph_def: Any, tf_graph: Any = None, fetches: Any = None, serialized: bytes | None = None) -> GraphView:
     """The view of a GraphDef; ``tf_graph`` (when known) answers static-shape lookups.
 
     ``serialized`` (the GraphDef's bytes, when the caller has them) lets the conversion skip tests

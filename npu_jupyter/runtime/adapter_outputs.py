@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 PREDICTION_NOTE = (
     "Placement and precision shown are the planner's prediction of what the adapter decides; the Ascend "
     "adapter and graph engine made the real decisions on the device. Wall time is measured on the device "
-    "host. The adapter's own outputs are listed below.")
-GE_HINT = ("Set DUMP_GE_GRAPH=2 (and DUMP_GRAPH_PATH) before the session is created to compare the "
-           "prediction with the engine's own compiled graph.")
+    "host. The adapter's own outputs are listed below."
+)
+GE_HINT = (
+    "Set DUMP_GE_GRAPH=2 (and DUMP_GRAPH_PATH) before the session is created to compare the "
+    "prediction with the engine's own compiled graph."
+)
 
 
-def output_locations(config: Any, environ: Optional[Dict[str, str]] = None) -> List[Dict[str, Any]]:
+def output_locations(config: Any, environ: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """[{"label", "path", "exists"}] for each output the config makes the adapter write."""
     from npu_jupyter.runtime.ge_dump import dump_directory
 
@@ -33,8 +36,12 @@ def output_locations(config: Any, environ: Optional[Dict[str, str]] = None) -> L
         places.append(("Overflow dump (adapter)", values["dump_path"]))
     if values.get("profiling_mode"):
         output = _profiling_output(values.get("profiling_options"))
-        places.append(("Profiling output (adapter)", output or "(profiling_options has no 'output': the "
-                                                                "adapter's default folder)"))
+        places.append(
+            (
+                "Profiling output (adapter)",
+                output or "(profiling_options has no 'output': the adapter's default folder)",
+            )
+        )
     ge_dir = dump_directory(environ)
     if ge_dir is not None:
         places.append(("GE graph dumps (ge_proto_*.txt)", ge_dir))
@@ -48,7 +55,7 @@ def output_locations(config: Any, environ: Optional[Dict[str, str]] = None) -> L
     return result
 
 
-def _profiling_output(options: Any) -> Optional[str]:
+def _profiling_output(options: Any) -> str | None:
     if isinstance(options, str):
         try:
             options = json.loads(options)
@@ -59,7 +66,7 @@ def _profiling_output(options: Any) -> Optional[str]:
     return None
 
 
-def actual_decisions(plan: Any, since: float, environ: Optional[Dict[str, str]] = None) -> Optional[Dict[str, Any]]:
+def actual_decisions(plan: Any, since: float, environ: dict[str, str] | None = None) -> dict[str, Any] | None:
     """{"files", "rows", "missing", "error"} from GE's Build-stage dumps written since ``since``; None when off."""
     from npu_jupyter.runtime import ge_dump
 
@@ -69,20 +76,24 @@ def actual_decisions(plan: Any, since: float, environ: Optional[Dict[str, str]] 
     files = ge_dump.build_dumps(directory, since=since)
     if not files:
         return {"files": [], "rows": [], "missing": 0, "error": None}
-    graphs: List[Any] = []
+    graphs: list[Any] = []
     try:
         for path in files:
             graphs.extend(_read_cached(path))
     except (OSError, ge_dump.GeDumpError) as err:
         return {"files": files, "rows": [], "missing": 0, "error": f"could not read the GE graph dump: {err}"}
-    return {"files": files, "rows": ge_dump.compare(plan, graphs),
-            "missing": len(ge_dump.missing_from_dumps(plan, graphs)), "error": None}
+    return {
+        "files": files,
+        "rows": ge_dump.compare(plan, graphs),
+        "missing": len(ge_dump.missing_from_dumps(plan, graphs)),
+        "error": None,
+    }
 
 
-_READ: Dict[Any, List[Any]] = {}
+_READ: dict[Any, list[Any]] = {}
 
 
-def _read_cached(path: str) -> List[Any]:
+def _read_cached(path: str) -> list[Any]:
     """A dump is read once per (path, size, mtime): every new report of a session looks at the same files."""
     from npu_jupyter.runtime import ge_dump
 

@@ -32,7 +32,7 @@ class AscendSession(Session):
         self.npu_config = npu_config
         self.reports: list[RunReport] = []
         self.last_report: RunReport | None = None
-        self._plans: dict[tuple, Any] = {}
+        self._plans: dict[tuple[Any, ...], Any] = {}
         self._created = time.time()  # GE graph dumps older than the session are not this session's
 
     def run(self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
@@ -56,12 +56,18 @@ class AscendSession(Session):
         """A report labelled as a prediction, pointing at the adapter's outputs and GE's actual graph."""
         from npu_jupyter.runtime.adapter_outputs import PREDICTION_NOTE, actual_decisions, output_locations
 
-        return RunReport(plan=plan, backend="ascend", fetches=names, wall_ms=wall,
-                         extra={"total_wall_ms": wall, "plan_is_prediction": True},
-                         prediction_note=PREDICTION_NOTE, adapter_outputs=output_locations(self.npu_config),
-                         actual=actual_decisions(plan, since=self._created - 1.0))
+        return RunReport(
+            plan=plan,
+            backend="ascend",
+            fetches=names,
+            wall_ms=wall,
+            extra={"total_wall_ms": wall, "plan_is_prediction": True},
+            prediction_note=PREDICTION_NOTE,
+            adapter_outputs=output_locations(self.npu_config),
+            actual=actual_decisions(plan, since=self._created - 1.0),
+        )
 
-    def _plan(self, fetches: tuple) -> Any:
+    def _plan(self, fetches: tuple[Any, ...]) -> Any:
         from npu_jupyter.plan.planner import plan
 
         key = (self.graph.version, fetches)

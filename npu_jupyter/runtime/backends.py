@@ -67,6 +67,7 @@ def session(
     A ``tf.compat.v1.Session`` (ascend) or an :class:`~npu_jupyter.runtime.emulator.EmulatorSession`;
     both have ``run``, ``close``, ``graph``, ``as_default`` and work as context managers. The emulator
     also records ``last_report`` / ``reports``.
+
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is not a backend; choose one of {', '.join(map(repr, BACKENDS))}")
@@ -106,7 +107,8 @@ def _ascend_session(config: Any, base_proto: Any, graph: Any, target: str) -> An
     if not ascend_available() and "npu_bridge" in sys.modules:
         raise RuntimeError(
             "backend='ascend' needs the real Ascend TensorFlow adapter, but the npu_bridge loaded here is "
-            "npu_jupyter's emulated surface (emulate_adapter()); use backend='emulator' or 'auto'.")
+            "npu_jupyter's emulated surface (emulate_adapter()); use backend='emulator' or 'auto'."
+        )
     try:
         importlib.import_module("npu_bridge.npu_init")
     except ImportError as exc:

@@ -135,6 +135,9 @@ def compare(a: Any, b: Any, *, step: int | None = None) -> Comparison:
         is read for its graph with the most dumped steps; pass ``load_dump(path).graph(k)`` for another.
         RunReports are compared by their recorded fetch values (``extra["values"]``) and, when both
         ran with a reference, their per-op drift is reported as-is.
+    step : int, optional
+        Compare only this step of the dumps (default: every step both hold).
+
     """
     from npu_jupyter.runtime.report import RunReport
 
@@ -171,7 +174,7 @@ def _report_values(report: Any) -> dict[tuple[int | None, str, str], Any]:
     return {(None, op, slot): v for (op, slot), v in values.items()}
 
 
-def _compare_tables(a: dict, b: dict, what: str) -> Comparison:
+def _compare_tables(a: dict[Any, Any], b: dict[Any, Any], what: str) -> Comparison:
     rows: list[Row] = []
     for key in [k for k in a if k in b]:
         va, vb = _value(a[key]), _value(b[key])

@@ -62,8 +62,25 @@ from npu_jupyter.runtime.dump_writer import (
 )
 
 __all__ = [
-    "BUDGET_ENV", "DEBUG_MODES", "DEFAULT_BUDGET_BYTES", "DUMP_MODES", "FORMAT", "GRAPH_INDEX", "VERSION",
-    "Dump", "DumpBudgetExceeded", "DumpEntry", "DumpGraph", "DumpWriteError", "DumpWriter", "DumpedTensor",
-    "StepDump", "budget_from_env", "check_dump_path", "config_error", "load_dump", "parse_dump_step",
+    "BUDGET_ENV",
+    "DEBUG_MODES",
+    "DEFAULT_BUDGET_BYTES",
+    "DUMP_MODES",
+    "FORMAT",
+    "GRAPH_INDEX",
+    "VERSION",
+    "Dump",
+    "DumpBudgetExceeded",
+    "DumpEntry",
+    "DumpGraph",
+    "DumpWriteError",
+    "DumpWriter",
+    "DumpedTensor",
+    "StepDump",
+    "budget_from_env",
+    "check_dump_path",
+    "config_error",
+    "load_dump",
+    "parse_dump_step",
     "step_selected",
 ]

@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 FORMAT = "npu-jupyter.dump"
 VERSION = 1
@@ -63,7 +63,7 @@ def parse_dump_step(spec: str | None) -> list[tuple[int, int]] | None:
         raise config_error(f"dump_step {spec!r}: {exc}") from None
 
 
-def step_selected(ranges: list[tuple[int, int]] | None, step: int) -> bool:
+def step_selected(ranges: Sequence[tuple[int, int]] | None, step: int) -> bool:
     """Whether ``step`` is dumped under a parsed ``dump_step``."""
     return ranges is None or any(lo <= step <= hi for lo, hi in ranges)
 
@@ -79,7 +79,6 @@ class DumpGraph:
     def folder(self, root: str) -> Path:
         """Graph 0 at the top of ``dump_path`` (the flat layout), graph k under ``graph_<k>``."""
         return Path(root) if self.id == 0 else Path(root) / f"graph_{self.id}"
-
 
 
 def graph_record(graph: DumpGraph) -> dict[str, Any]:

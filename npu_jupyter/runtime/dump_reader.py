@@ -11,7 +11,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, KeysView, cast
 
 import numpy as np
 
@@ -41,13 +41,14 @@ class DumpedTensor:
     def value(self) -> np.ndarray:
         if self._value is None:
             if not self.path:
-                raise ValueError(f"{self.op} {self.kind}:{self.slot} was dumped as statistics only "
-                                 f"(dump_data='stats'): {self.stats}")
+                raise ValueError(
+                    f"{self.op} {self.kind}:{self.slot} was dumped as statistics only (dump_data='stats'): {self.stats}"
+                )
             self._value = np.load(self.path, allow_pickle=False)
-        return self._value
+        return cast("np.ndarray", self._value)
 
 
-class StepDump(dict):
+class StepDump(dict[Any, Any]):
     """``op name -> {slot key -> array}`` for one step; slot keys are ``"output:0"``, ``"input:1"``.
 
     ``step_dump[op][0]`` (an int) means output slot 0.
@@ -78,7 +79,7 @@ class StepDump(dict):
         return self.manifest.get("first_overflow")
 
 
-class _OpSlots(dict):
+class _OpSlots(dict[Any, Any]):
     """Slots of one op; values load lazily."""
 
     def __init__(self) -> None:
@@ -97,10 +98,10 @@ class _OpSlots(dict):
     def __len__(self) -> int:
         return len(self._records)
 
-    def keys(self):  # noqa: ANN201 - dict protocol
+    def keys(self) -> KeysView[str]:  # type: ignore[override]  # the op names, as a read-only view
         return self._records.keys()
 
-    def items(self):  # noqa: ANN201 - dict protocol
+    def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]  # (op, value) pairs, not records, on purpose
         return [(k, r.value) for k, r in self._records.items()]
 
 
@@ -120,8 +121,15 @@ class Dump:
     ``dump.graph(k)`` is the same dump read for graph ``k``.
     """
 
-    def __init__(self, root: str, steps: dict[int, StepDump], *, graphs: dict[int, dict[int, StepDump]] | None = None,
-                 graph_id: int | None = None, infos: dict[int, dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        root: str,
+        steps: dict[int, StepDump],
+        *,
+        graphs: dict[int, dict[int, StepDump]] | None = None,
+        graph_id: int | None = None,
+        infos: dict[int, dict[str, Any]] | None = None,
+    ) -> None:
         self.root = root
         self._graphs = graphs if graphs is not None else {0: steps}
         self._infos = infos or {}
@@ -149,7 +157,7 @@ class Dump:
         return dict(self._infos.get(graph_id) or {"id": graph_id})
 
     def graph(self, graph_id: int) -> Dump:
-        """This dump read for graph ``graph_id``."""
+        """The same dump folder, read for graph ``graph_id``."""
         if graph_id not in self._graphs:
             raise KeyError(f"graph {graph_id} is not in the dump at {self.root}; graphs: {self.graphs}")
         return Dump(self.root, {}, graphs=self._graphs, graph_id=graph_id, infos=self._infos)
@@ -165,8 +173,10 @@ class Dump:
             why = self.skipped.get(step)
             if why:
                 raise KeyError(f"step {step} of graph {self.graph_id} was not dumped: {why}") from None
-            raise KeyError(f"step {step} is not in the dump at {self.root} (graph {self.graph_id}); dumped steps: "
-                           f"{self.steps}; graphs: {self.graphs}") from None
+            raise KeyError(
+                f"step {step} is not in the dump at {self.root} (graph {self.graph_id}); dumped steps: "
+                f"{self.steps}; graphs: {self.graphs}"
+            ) from None
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.steps)
@@ -180,7 +190,7 @@ class Dump:
         step_dump = self._steps.get(step)
         if step_dump is None or op not in step_dump or key not in step_dump[op]:
             return None
-        return step_dump[op][key]
+        return cast("np.ndarray | None", step_dump[op][key])
 
     def tensors(self) -> list[DumpedTensor]:
         """Every dumped tensor record of this graph, by step then manifest order."""
@@ -198,6 +208,7 @@ def _busiest(graphs: dict[int, dict[int, StepDump]], infos: dict[int, dict[str, 
     Counting skipped steps keeps a training loop whose dump was skipped for its size the default,
     rather than silently returning the initialiser graph's one step.
     """
+
     def run_steps(g: int) -> int:
         return len(graphs.get(g, {})) + len((infos.get(g) or {}).get("skipped") or {})
 
@@ -231,7 +242,7 @@ def load_dump(path: str | os.PathLike[str], graph: int | None = None) -> Dump:
     if not root.is_dir():
         raise FileNotFoundError(f"no dump folder at {str(path)!r}")
     if (root / "manifest.json").exists() and re.fullmatch(r"step_\d+", root.name):
-        located = [(root, None)]
+        located: list[tuple[Path, int | None]] = [(root, None)]
         root = root.parent
     else:
         located = [(f, 0) for f in _step_folders(root)]
@@ -263,9 +274,13 @@ def load_dump(path: str | os.PathLike[str], graph: int | None = None) -> Dump:
         raise KeyError(f"graph {graph} is not in the dump at {root}; graphs: {sorted(graphs)}")
     dump = Dump(str(root), {}, graphs=graphs, graph_id=graph, infos=infos)
     if graph is None and dump.skipped and not dump.steps:
-        warnings.warn(f"load_dump({str(path)!r}): graph {dump.graph_id} (the busiest) has no dumped step; "
-                      f"skipped: {dump.skipped}. Other graphs: {[g for g in dump.graphs if g != dump.graph_id]} "
-                      f"(dump.graph(k)).", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"load_dump({str(path)!r}): graph {dump.graph_id} (the busiest) has no dumped step; "
+            f"skipped: {dump.skipped}. Other graphs: {[g for g in dump.graphs if g != dump.graph_id]} "
+            f"(dump.graph(k)).",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return dump
 
 

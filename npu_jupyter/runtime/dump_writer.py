@@ -11,6 +11,7 @@ step's size, so the emulator can skip a step *before* running the extra fetches 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -23,14 +24,22 @@ from typing import Any
 
 import numpy as np
 
-from npu_jupyter.runtime.dump_format import FORMAT, GRAPH_INDEX, VERSION, DumpGraph, check_dump_path, graph_record, read_json
+from npu_jupyter.runtime.dump_format import (
+    FORMAT,
+    GRAPH_INDEX,
+    VERSION,
+    DumpGraph,
+    check_dump_path,
+    graph_record,
+    read_json,
+)
 
 DEFAULT_BUDGET_BYTES = 2 * 1024**3
 BUDGET_ENV = "NPU_JUPYTER_DUMP_BUDGET"
 _UNITS = {"": 1, "B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4}
 
 
-class DumpBudgetExceeded(RuntimeError):
+class DumpBudgetExceeded(RuntimeError):  # noqa: N818 - public name; renaming breaks callers
     """Dumping the next step would exceed the size budget; nothing of that step was written."""
 
 
@@ -50,8 +59,11 @@ def _write_error(exc: OSError, root: str, step: int) -> DumpWriteError:
         free = f"; {_human(shutil.disk_usage(root).free)} free now"
     except OSError:
         free = ""
-    what = ("the disk is full (no space left on device)" if full
-            else f"the write failed ({exc.strerror or exc}; check the disk has space and is writable)")
+    what = (
+        "the disk is full (no space left on device)"
+        if full
+        else f"the write failed ({exc.strerror or exc}; check the disk has space and is writable)"
+    )
     return DumpWriteError(
         exc.errno or (errno.ENOSPC if full else errno.EIO),
         f"dump to dump_path {root} failed at step {step}: {what}{free}. Step {step} was not dumped (its "
@@ -115,19 +127,19 @@ class DumpWriter:
         record = graph_record(graph)
         record["skipped"] = dict(old.get("skipped") or {}, **(skipped or {}))
         graphs = [g for g in index["graphs"] if isinstance(g, dict) and g.get("id") != graph.id]
-        index["graphs"] = sorted(graphs + [record], key=lambda g: g.get("id", 0))
+        index["graphs"] = sorted([*graphs, record], key=lambda g: g.get("id", 0))
         _write_json(index_path, index)
         self._graphs.add(graph.id)
 
     def record_skipped(self, graph: DumpGraph, step: int, reason: str) -> None:
         """Note in ``graphs.json`` that ``step`` of ``graph`` was not dumped, and why."""
-        try:
+        # the report already says why; a full disk must not fail the run
+        with contextlib.suppress(OSError):
             self._register(graph, {str(step): reason})
-        except OSError:
-            pass  # the report already says why; a full disk must not fail the run
 
-    def write_step(self, step: int, entries: list[DumpEntry], meta: dict[str, Any] | None = None,
-                   graph: DumpGraph | None = None) -> str:
+    def write_step(
+        self, step: int, entries: list[DumpEntry], meta: dict[str, Any] | None = None, graph: DumpGraph | None = None
+    ) -> str:
         """Write ``entries`` as ``step_<step>`` of ``graph`` (default graph 0); return its folder.
 
         Raises DumpBudgetExceeded before writing anything, DumpWriteError (an OSError) when the disk
@@ -151,8 +163,14 @@ class DumpWriter:
             raise _write_error(exc, self.root, step) from exc
         try:
             records = self._write_files(tmp, arrays)
-            manifest = {"format": FORMAT, "version": VERSION, "step": step, "tensors": records, **(meta or {}),
-                        "graph": graph_record(graph)}
+            manifest = {
+                "format": FORMAT,
+                "version": VERSION,
+                "step": step,
+                "tensors": records,
+                **(meta or {}),
+                "graph": graph_record(graph),
+            }
             _write_json(tmp / "manifest.json", manifest)
             final = folder / f"step_{step}"
             _publish_dir(tmp, final)
@@ -182,6 +200,7 @@ class DumpWriter:
                 size = handle.tell()
             records.append(_record(entry, array, file_name, size))
         return records
+
 
 def _record(entry: DumpEntry, array: np.ndarray, file_name: str, size: int) -> dict[str, Any]:
     """The manifest line of one dumped tensor."""
@@ -261,4 +280,3 @@ def _human(n: int) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024  # type: ignore[assignment]
     return f"{n} B"  # pragma: no cover
-

@@ -33,8 +33,7 @@ import contextlib
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
-
+from typing import TYPE_CHECKING, Any, Callable
 
 # This module is only imported when a session is created (backends.session imports it lazily), so
 # TensorFlow is already needed; subclassing SessionInterface lets tf.compat.v1.train.Saver and other
@@ -43,8 +42,8 @@ from typing import Any, Callable
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 require_tensorflow("the emulator backend")  # one clear error when TensorFlow is missing
-from tensorflow.python.client.session import Session as _TFSession  # noqa: E402
-from tensorflow.python.client.session import SessionInterface  # noqa: E402
+from tensorflow.python.client.session import Session as _TFSession
+from tensorflow.python.client.session import SessionInterface
 
 from npu_jupyter.runtime import dump_format as _dump
 from npu_jupyter.runtime import profile as _profile
@@ -60,8 +59,12 @@ from npu_jupyter.runtime.run_notes import note_non_finite
 from npu_jupyter.runtime.run_settings import RunSettings, reduced_phase
 from npu_jupyter.runtime.session_plans import SessionPlans
 from npu_jupyter.runtime.variables import read_variables, write_variables
-from npu_jupyter.runtime.watch import finite_flag_tensors, observe_spec, read_values, watch_list
 from npu_jupyter.runtime.watch import fetch_names as watch_fetch_names
+from npu_jupyter.runtime.watch import finite_flag_tensors, observe_spec, read_values, watch_list
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.watch import Watch
 
 # Per-session caches (run facts per fetch set) are dropped whole past this many entries.
 _CACHE_LIMIT = 256
@@ -71,10 +74,10 @@ _CACHE_LIMIT = 256
 class _Executor:
     """One private copy of the user's graph, the inner session that runs it, and its run graphs."""
 
-    key: tuple
+    key: tuple[Any, ...]
     private: PrivateGraph
     session: Any
-    runs: dict = field(default_factory=dict)  # (run signature, plan key, Observe) -> RunGraph
+    runs: dict[Any, Any] = field(default_factory=dict)  # (run signature, plan key, Observe) -> RunGraph
     graph_def: Any = None  # the user's GraphDef the copy was made from (variants copy from it)
     proto: bytes = b""  # the inner session's ConfigProto, serialized
 
@@ -95,6 +98,7 @@ class EmulatorSession(SessionInterface):
         The user's own ConfigProto; the NpuOptimizer entry is added to (a copy of) it.
     plan_fn : callable, optional
         ``plan_fn(graph, config, fetches=...) -> Plan``; defaults to :func:`npu_jupyter.plan.planner.plan`.
+
     """
 
     backend = "emulator"
@@ -121,7 +125,9 @@ class EmulatorSession(SessionInterface):
         self._observers = StepObservers(self._graph, dump_budget_bytes)
         self._planner = SessionPlans(self._graph, lambda: self.config, plan_fn, self._observers.reset_dump)
         self._planner.settings()  # bad dump_path / dump_step / profiling options fail now, before any run
-        self._facts: dict[tuple, tuple] = {}  # (version, plan key, fed) -> (executed ops, rounds?, flagged)
+        self._facts: dict[
+            tuple[Any, ...], tuple[Any, ...]
+        ] = {}  # (version, plan key, fed) -> (executed ops, rounds?, flagged)
         self._exec: _Executor | None = None
         self._reference: Float32Reference | None = None
         self._capture_lock = threading.Lock()
@@ -166,7 +172,7 @@ class EmulatorSession(SessionInterface):
         self._graph_cm.__enter__()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._graph_cm.__exit__(*exc)
         self._default_cm.__exit__(*exc)
         self.close()
@@ -188,10 +194,8 @@ class EmulatorSession(SessionInterface):
         self._closed = True
 
     def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
 
     def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
         raise NotImplementedError("partial_run is not supported by the emulator; use run()")
@@ -224,13 +228,16 @@ class EmulatorSession(SessionInterface):
         fed = tuple(sorted(feed_names(feed_dict)))
         plan_key = self._planner.key(tuple(names), ex.key[2])
         plan = self._planner.plan(tuple(names), ex.key[2])
-        executed, rounds, flagged = self._run_facts(plan_key, plan, names, fed)
+        executed, _rounds, flagged = self._run_facts(plan_key, plan, names, fed)
         want_ref = self.reference if reference is None else bool(reference)
         step, graph_step, graph = self._steps.count(names, fed)
         dump_now = settings.enable_dump and _dump.step_selected(settings.dump_steps, graph_step)
         watch = self._watch(plan, executed, fed, settings, dump_now, want_ref)
-        if dump_now and watch and not self._observers.dump_fits(self._pending_warnings, settings, watch, graph,
-                                                                graph_step):
+        if (
+            dump_now
+            and watch
+            and not self._observers.dump_fits(self._pending_warnings, settings, watch, graph, graph_step)
+        ):
             dump_now = False
             watch = self._watch(plan, executed, fed, settings, False, want_ref)
         liveness = analyse(self._graph) if (watch or flagged) else None
@@ -253,9 +260,9 @@ class EmulatorSession(SessionInterface):
             meta = self._tf.compat.v1.RunMetadata()
         keys, extra = watch_fetch_names(run, watch)
         if run.flags is not None:
-            extra = extra + [run.flags[0]]
+            extra = [*extra, run.flags[0]]
         if sources:
-            extra = extra + [[run.tensor_name(t) for t in sources]]
+            extra = [*extra, [run.tensor_name(t) for t in sources]]
         with self._capture_lock if run.captures else contextlib.nullcontext():
             run.clear_captures()
             start = time.perf_counter()
@@ -267,8 +274,12 @@ class EmulatorSession(SessionInterface):
             source_values = dict(zip(sources, fetched.pop())) if sources else {}
             flags = fetched[-1] if run.flags is not None else None
             values = read_values(run, watch, dict(zip(keys, fetched)))
-        ref_values = (self._reference_values(weights, executed, feed_dict, source_values, watch, liveness)
-                      if want_ref else None)
+        ref_values = (
+            # weights are read exactly when want_ref (above), so this is the want_ref test
+            self._reference_values(weights, executed, feed_dict, source_values, watch, liveness)
+            if weights is not None
+            else None
+        )
         if profiled:
             strip_variant_names(meta, run.prefix)
             if run_metadata is not None:
@@ -281,11 +292,22 @@ class EmulatorSession(SessionInterface):
         if flags is not None:
             note_non_finite(report, plan, run, flags, names, results, step)
         if watch or profiled:
-            self._observers.after_step(report, settings, plan, watch, values, ref_values, dump_now,
-                                       meta if profiled else None, step, graph_step, graph)
+            self._observers.after_step(
+                report,
+                settings,
+                plan,
+                watch,
+                values,
+                ref_values,
+                dump_now,
+                meta if profiled else None,
+                step,
+                graph_step,
+                graph,
+            )
         return results
 
-    def make_callable(self, fetches: Any, feed_list: Any = None, accept_options: bool = False) -> Callable:
+    def make_callable(self, fetches: Any, feed_list: Any = None, accept_options: bool = False) -> Callable[..., Any]:
         """A callable running ``fetches`` through :meth:`run` (feeds positional, like TF's)."""
         feed_list = list(feed_list or [])
 
@@ -316,7 +338,7 @@ class EmulatorSession(SessionInterface):
         with self._exec_lock:
             return self._executor_locked(key)
 
-    def _executor_locked(self, key: tuple) -> _Executor:
+    def _executor_locked(self, key: tuple[Any, ...]) -> _Executor:
         ex = self._exec
         if ex is not None and ex.key == key:
             return ex
@@ -345,7 +367,9 @@ class EmulatorSession(SessionInterface):
         except (ValueError, TypeError, KeyError):
             return False
 
-    def _run_facts(self, plan_key: tuple, plan: Any, names: list[str], fed: tuple) -> tuple:
+    def _run_facts(
+        self, plan_key: tuple[Any, ...], plan: Any, names: list[str], fed: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
         """(ops the run executes, does its plan round a tensor, the float outputs to flag) — cached."""
         key = (plan_key, fed)
         facts = self._facts.get(key)
@@ -358,14 +382,23 @@ class EmulatorSession(SessionInterface):
             facts = self._facts[key] = (executed, rounds, flagged)
         return facts
 
-    def _run_graph(self, ex: _Executor, signature: tuple, plan_key: tuple, plan: Any, executed: set[str],
-                   observe: Any, liveness: Any) -> RunGraph:
+    def _run_graph(
+        self,
+        ex: _Executor,
+        signature: tuple[Any, ...],
+        plan_key: tuple[Any, ...],
+        plan: Any,
+        executed: set[str],
+        observe: Any,
+        liveness: Any,
+    ) -> RunGraph:
         """The run graph of this signature under this plan and observation (built once, then reused)."""
         key = (signature, plan_key[1:], observe)
         run = ex.runs.get(key)
         if run is None:
-            run = build_run_graph(ex.private.graph, self._graph, plan, executed, len(ex.runs), ex.graph_def,
-                                  observe, liveness)
+            run = build_run_graph(
+                ex.private.graph, self._graph, plan, executed, len(ex.runs), ex.graph_def, observe, liveness
+            )
             ex.runs[key] = run
         return run
 
@@ -387,7 +420,15 @@ class EmulatorSession(SessionInterface):
 
     # ------------------------------------------------------------------ observed steps
 
-    def _watch(self, plan, executed, fed, settings, dump_now, want_ref) -> list:
+    def _watch(
+        self,
+        plan: Plan,
+        executed: set[str],
+        fed: tuple[Any, ...],
+        settings: RunSettings,
+        dump_now: bool,
+        want_ref: bool,
+    ) -> list[Watch]:
         """The tensors this step looks at (dump, overflow detection, drift)."""
         kinds = set()
         if dump_now:
@@ -398,7 +439,15 @@ class EmulatorSession(SessionInterface):
             return []
         return watch_list(self._graph, plan, executed, fed, kinds, analyse(self._graph))
 
-    def _reference_values(self, weights, executed, feed_dict, source_values, watch, liveness) -> dict[tuple, list]:
+    def _reference_values(
+        self,
+        weights: dict[Any, Any],
+        executed: set[str],
+        feed_dict: Any,
+        source_values: dict[str, Any],
+        watch: list[Watch],
+        liveness: Any,
+    ) -> dict[tuple[Any, ...], list[Any]]:
         """The float32 reference of this step's watched outputs, from the weights before the step.
 
         The step's data (what its iterators and queues handed out) is fed, so both read the same batch.

@@ -35,8 +35,10 @@ def map_leaf(leaf: Any, private: Any, names: list[str]) -> Any:
     if hasattr(leaf, "indices") and hasattr(leaf, "dense_shape") and hasattr(leaf, "values"):
         import tensorflow as tf  # SparseTensor / IndexedSlices: map their components
 
-        parts = [private.graph.get_tensor_by_name(private.tensor_name(t.name))
-                 for t in (leaf.indices, leaf.values, leaf.dense_shape)]
+        parts = [
+            private.graph.get_tensor_by_name(private.tensor_name(t.name))
+            for t in (leaf.indices, leaf.values, leaf.dense_shape)
+        ]
         names.extend(t.name for t in (leaf.indices, leaf.values, leaf.dense_shape))
         if isinstance(leaf, tf.SparseTensor):
             return tf.SparseTensor(parts[0], parts[1], parts[2])
@@ -54,7 +56,7 @@ def map_leaf(leaf: Any, private: Any, names: list[str]) -> Any:
     return private.tensor_name(name) if ":" in name else private.op_name(name)
 
 
-def map_feeds(feed_dict: Any, private: Any) -> dict | None:
+def map_feeds(feed_dict: Any, private: Any) -> dict[Any, Any] | None:
     """Feed keys by private name: the tensor the run reads (feeding it also feeds its rounding)."""
     if not feed_dict:
         return None
@@ -79,10 +81,7 @@ def feed_names(feed_dict: Any) -> list[str]:
 
 def fetch_values(names: list[str], results: Any) -> dict[tuple[str, str], Any]:
     """(fetch name, "output:0") -> value for array-valued leaves, for compare() over two reports."""
-    if len(names) == 1 and not isinstance(results, (list, tuple, dict)):
-        leaves = [results]
-    else:
-        leaves = _leaves(results)
+    leaves = [results] if len(names) == 1 and not isinstance(results, (list, tuple, dict)) else _leaves(results)
     if len(leaves) != len(names):
         return {}
     return {(n, "output:0"): v for n, v in zip(names, leaves) if isinstance(v, (np.ndarray, np.generic, float, int))}

@@ -14,7 +14,7 @@ and maps every reference back.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List
+from typing import Any
 
 from npu_jupyter.runtime.rewrite import Rounding, emulation_of, insert_casts, roundings
 
@@ -24,10 +24,10 @@ class RewrittenFunction:
     """A FunctionDef with the plan's roundings, and what was rounded (empty: nothing to change)."""
 
     definition: Any  # function_pb2.FunctionDef, same signature and name as the original
-    roundings: List[Rounding] = field(default_factory=list)
+    roundings: list[Rounding] = field(default_factory=list)
 
-    def emulation(self) -> Dict[str, str]:
-        """op -> how its precision is emulated (for the report)."""
+    def emulation(self) -> dict[str, str]:
+        """Op -> how its precision is emulated (for the report)."""
         return emulation_of(self.roundings)
 
 
@@ -64,9 +64,9 @@ def rewrite_function(fdef: Any, graph: Any, plan: Any) -> RewrittenFunction:
     return RewrittenFunction(new, rounded)
 
 
-def _invert(nested_to_flat: Dict[str, str]) -> Dict[str, str]:
-    """flat (``node:0``) -> nested (``node:output_arg:0``) spelling of the original tensors."""
-    inverse: Dict[str, str] = {}
+def _invert(nested_to_flat: dict[str, str]) -> dict[str, str]:
+    """Flat (``node:0``) -> nested (``node:output_arg:0``) spelling of the original tensors."""
+    inverse: dict[str, str] = {}
     for nested, flat in nested_to_flat.items():
         if flat.startswith("^"):
             continue
@@ -74,7 +74,7 @@ def _invert(nested_to_flat: Dict[str, str]) -> Dict[str, str]:
     return inverse
 
 
-def _nested(ref: str, flat_to_nested: Dict[str, str]) -> str:
+def _nested(ref: str, flat_to_nested: dict[str, str]) -> str:
     """A GraphDef input reference in FunctionDef spelling; added Casts output their ``y``."""
     if ref.startswith("^"):
         return ref

@@ -18,13 +18,15 @@ without naming the first op.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, cast
 
 from npu_jupyter.runtime.report import RunReport
 
 #: Said in every TF2 report: the placement rule is the TF1 planner's, standing in for npu_device's.
-TF2_RULE_NOTE = ("TF2 code: placement approximates the TF2 adapter (npu_device) with the TF1 adapter's "
-                 "mixed-computing rule (an op the device cannot run falls back to the host CPU)")
+TF2_RULE_NOTE = (
+    "TF2 code: placement approximates the TF2 adapter (npu_device) with the TF1 adapter's "
+    "mixed-computing rule (an op the device cannot run falls back to the host CPU)"
+)
 
 
 def supported() -> bool:
@@ -43,22 +45,21 @@ class FunctionEmulation:
     function in its call tree, the roundings of all of them, calls and CPU time).
     """
 
-    def __init__(self, config: Any, *, soc: Optional[str] = None,
-                 plan_fn: Optional[Callable[..., Any]] = None) -> None:
+    def __init__(self, config: Any, *, soc: str | None = None, plan_fn: Callable[..., Any] | None = None) -> None:
         from npu_jupyter.options.config import NpuConfig
 
         base = config if isinstance(config, NpuConfig) else NpuConfig(config or {})
         self.config = base.copy(mix_compile_mode=True) if base.mix_compile_mode is None else base
         self.soc = soc
         self._plan_fn = plan_fn
-        self.reports: Dict[str, RunReport] = {}
-        self._originals: Dict[str, Any] = {}  # function name -> original FunctionDef
-        self._handled: Dict[str, Any] = {}  # function name -> RewrittenFunction
+        self.reports: dict[str, RunReport] = {}
+        self._originals: dict[str, Any] = {}  # function name -> original FunctionDef
+        self._handled: dict[str, Any] = {}  # function name -> RewrittenFunction
         self._context: Any = None
         self._saved: Any = None
 
     # ----------------------------------------------------------------------------- context manager
-    def __enter__(self) -> "FunctionEmulation":
+    def __enter__(self) -> FunctionEmulation:
         from tensorflow.python.eager.polymorphic_function import atomic_function
 
         self._saved = atomic_function.AtomicFunction.call_flat
@@ -79,7 +80,7 @@ class FunctionEmulation:
         atomic_function.AtomicFunction.call_flat = call_flat
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         from tensorflow.python.eager.polymorphic_function import atomic_function
 
         atomic_function.AtomicFunction.call_flat = self._saved
@@ -93,11 +94,11 @@ class FunctionEmulation:
         key = _name(function)
         if key in self.reports:
             return
-        self._context = function._bound_context  # noqa: SLF001 - the context the function is registered in
+        self._context = function._bound_context
         tree = [function, *_descendants(function)]
         plans = []
-        emulation: Dict[str, str] = {}
-        warnings: List[str] = []
+        emulation: dict[str, str] = {}
+        warnings: list[str] = []
         for member in tree:
             rewritten, plan = self._rewrite(member)
             if plan is not None:
@@ -106,40 +107,45 @@ class FunctionEmulation:
             if rewritten is not None:
                 emulation.update({f"{_name(member)}/{op}": how for op, how in rewritten.emulation().items()})
         main = max(plans, key=lambda p: len(p.ops)) if plans else None
-        report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)
+        # main is None when no function had a plannable graph; RunReport.plan is typed Plan (report.py)
+        report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)  # type: ignore[arg-type]
         report.emulation = emulation
         report.warnings = list(dict.fromkeys(warnings))
         report.extra["notes"] = [TF2_RULE_NOTE]
         lowered = main is not None and any(d.precision_changed for d in main.ops.values())
         if lowered and not emulation:
-            report.warnings.append("the plan lowers precision but no float32 tensor of this function was "
-                                   "rounded (the lowered tensors are not float32)")
+            report.warnings.append(
+                "the plan lowers precision but no float32 tensor of this function was "
+                "rounded (the lowered tensors are not float32)"
+            )
         report.extra["tf2_functions"] = [_name(m) for m in tree]
         self.reports[key] = report
 
-    def _rewrite(self, function: Any) -> tuple:
+    def _rewrite(self, function: Any) -> tuple[Any, ...]:
         """(RewrittenFunction or None, Plan or None) for one function; registers the rewrite."""
         from npu_jupyter.runtime.function_rewrite import rewrite_function
 
         name = _name(function)
         if name in self._handled:
-            return self._handled[name]
+            return cast("tuple[Any, ...]", self._handled[name])
         graph = getattr(function, "graph", None)
         if graph is None or not graph.get_operations():
             self._handled[name] = (None, None)
-            return self._handled[name]
+            return cast("tuple[Any, ...]", self._handled[name])
         plan = self._plan(graph)
         rewritten = rewrite_function(function.definition, graph, plan)
         if rewritten.roundings:
             self._originals.setdefault(name, function.definition)
-            _register(function._bound_context, name, rewritten.definition)  # noqa: SLF001
+            _register(function._bound_context, name, rewritten.definition)
         self._handled[name] = (rewritten, plan)
-        return self._handled[name]
+        return cast("tuple[Any, ...]", self._handled[name])
 
     def _plan(self, graph: Any) -> Any:
         plan_fn = self._plan_fn
         if plan_fn is None:
-            from npu_jupyter.plan.planner import plan as plan_fn
+            from npu_jupyter.plan.planner import plan as default_plan
+
+            return default_plan(graph, self.config, soc=self.soc)
         return plan_fn(graph, self.config, soc=self.soc)
 
     def _record(self, function: Any, wall_ms: float, result: Any) -> None:
@@ -152,7 +158,8 @@ class FunctionEmulation:
             report.extra["nonfinite"] = {"step": report.steps - 1, "outputs": bad}
             report.warnings.append(
                 f"call {report.steps - 1} returned non-finite values in output(s) {', '.join(map(str, bad))}; "
-                "the first op that produced them is not located inside tf.functions yet")
+                "the first op that produced them is not located inside tf.functions yet"
+            )
 
 
 def _name(function: Any) -> str:
@@ -160,9 +167,9 @@ def _name(function: Any) -> str:
     return name.decode() if isinstance(name, bytes) else str(name)
 
 
-def _descendants(function: Any) -> List[Any]:
+def _descendants(function: Any) -> list[Any]:
     """Every function ``function`` calls, transitively, each once."""
-    seen: Dict[str, Any] = {}
+    seen: dict[str, Any] = {}
     stack = list(getattr(function, "children", []) or [])
     while stack:
         child = stack.pop()
@@ -182,7 +189,7 @@ def _register(context: Any, name: str, definition: Any) -> None:
     context.add_function_def(definition)
 
 
-def _non_finite_outputs(result: Any) -> List[int]:
+def _non_finite_outputs(result: Any) -> list[int]:
     """Indices of float outputs holding NaN or Inf."""
     import numpy as np
 
@@ -193,11 +200,11 @@ def _non_finite_outputs(result: Any) -> List[int]:
             continue
         try:
             array = np.asarray(value)
-        except Exception:  # noqa: BLE001 - a resource or variant output: nothing to check
+        except Exception:  # noqa: BLE001, S112 - a resource or variant output: nothing to check
             continue
         if array.size and not np.isfinite(array).all():
             bad.append(index)
     return bad
 
 
-__all__ = ["FunctionEmulation", "TF2_RULE_NOTE", "supported"]
+__all__ = ["TF2_RULE_NOTE", "FunctionEmulation", "supported"]

@@ -21,7 +21,7 @@ import glob
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Iterator
 
 ENV_SWITCH = "DUMP_GE_GRAPH"
 ENV_PATH = "DUMP_GRAPH_PATH"
@@ -33,16 +33,47 @@ MAX_DUMP_BYTES = 64 * 1024 * 1024
 
 # ge.proto.DataType enum names -> numpy-style names the planner uses
 _DTYPES = {
-    "DT_FLOAT": "float32", "DT_FLOAT16": "float16", "DT_BF16": "bfloat16", "DT_DOUBLE": "float64",
-    "DT_INT8": "int8", "DT_UINT8": "uint8", "DT_INT16": "int16", "DT_UINT16": "uint16", "DT_INT32": "int32",
-    "DT_INT64": "int64", "DT_UINT32": "uint32", "DT_UINT64": "uint64", "DT_BOOL": "bool", "DT_STRING": "string",
-    "DT_COMPLEX64": "complex64", "DT_COMPLEX128": "complex128", "DT_RESOURCE": "resource",
-    "DT_VARIANT": "variant", "DT_UNDEFINED": "",
+    "DT_FLOAT": "float32",
+    "DT_FLOAT16": "float16",
+    "DT_BF16": "bfloat16",
+    "DT_DOUBLE": "float64",
+    "DT_INT8": "int8",
+    "DT_UINT8": "uint8",
+    "DT_INT16": "int16",
+    "DT_UINT16": "uint16",
+    "DT_INT32": "int32",
+    "DT_INT64": "int64",
+    "DT_UINT32": "uint32",
+    "DT_UINT64": "uint64",
+    "DT_BOOL": "bool",
+    "DT_STRING": "string",
+    "DT_COMPLEX64": "complex64",
+    "DT_COMPLEX128": "complex128",
+    "DT_RESOURCE": "resource",
+    "DT_VARIANT": "variant",
+    "DT_UNDEFINED": "",
 }
-_DTYPE_NUMBERS = {1: "DT_FLOAT", 2: "DT_FLOAT16", 3: "DT_INT8", 4: "DT_UINT8", 5: "DT_INT16", 6: "DT_UINT16",
-                  7: "DT_INT32", 8: "DT_INT64", 9: "DT_UINT32", 10: "DT_UINT64", 11: "DT_BOOL", 12: "DT_DOUBLE",
-                  13: "DT_STRING", 16: "DT_COMPLEX64", 17: "DT_COMPLEX128", 23: "DT_RESOURCE", 26: "DT_VARIANT",
-                  27: "DT_BF16", 0: "DT_UNDEFINED"}
+_DTYPE_NUMBERS = {
+    1: "DT_FLOAT",
+    2: "DT_FLOAT16",
+    3: "DT_INT8",
+    4: "DT_UINT8",
+    5: "DT_INT16",
+    6: "DT_UINT16",
+    7: "DT_INT32",
+    8: "DT_INT64",
+    9: "DT_UINT32",
+    10: "DT_UINT64",
+    11: "DT_BOOL",
+    12: "DT_DOUBLE",
+    13: "DT_STRING",
+    16: "DT_COMPLEX64",
+    17: "DT_COMPLEX128",
+    23: "DT_RESOURCE",
+    26: "DT_VARIANT",
+    27: "DT_BF16",
+    0: "DT_UNDEFINED",
+}
 
 
 class GeDumpError(ValueError):
@@ -56,9 +87,9 @@ class GeOp:
     name: str
     op_type: str
     kernel_lib: str = ""
-    input_dtypes: List[str] = field(default_factory=list)
-    output_dtypes: List[str] = field(default_factory=list)
-    original_names: List[str] = field(default_factory=list)
+    input_dtypes: list[str] = field(default_factory=list)
+    output_dtypes: list[str] = field(default_factory=list)
+    original_names: list[str] = field(default_factory=list)
 
     @property
     def engine(self) -> str:
@@ -72,7 +103,7 @@ class GeGraph:
 
     name: str
     source: str
-    ops: List[GeOp] = field(default_factory=list)
+    ops: list[GeOp] = field(default_factory=list)
 
 
 def engine_of(kernel_lib: str) -> str:
@@ -97,9 +128,22 @@ def engine_of(kernel_lib: str) -> str:
 
 # -- protobuf text format --------------------------------------------------------------------------
 
-_TOKEN = re.compile(r'\s*(?:#[^\n]*\n\s*)*(?:("(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')|([{}\[\]:<>,;])|([^\s{}\[\]:<>,;"\']+))')
-_ESCAPES = {"n": b"\n", "t": b"\t", "r": b"\r", '"': b'"', "'": b"'", "\\": b"\\", "a": b"\a", "b": b"\b",
-            "f": b"\f", "v": b"\v", "?": b"?"}
+_TOKEN = re.compile(
+    r'\s*(?:#[^\n]*\n\s*)*(?:("(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')|([{}\[\]:<>,;])|([^\s{}\[\]:<>,;"\']+))'
+)
+_ESCAPES = {
+    "n": b"\n",
+    "t": b"\t",
+    "r": b"\r",
+    '"': b'"',
+    "'": b"'",
+    "\\": b"\\",
+    "a": b"\a",
+    "b": b"\b",
+    "f": b"\f",
+    "v": b"\v",
+    "?": b"?",
+}
 
 
 def _unquote(literal: str) -> str:
@@ -112,12 +156,12 @@ def _unquote(literal: str) -> str:
             i += 1
             continue
         nxt = body[i + 1] if i + 1 < len(body) else ""
-        octal = re.match(r"[0-7]{1,3}", body[i + 1:])
+        octal = re.match(r"[0-7]{1,3}", body[i + 1 :])
         if octal:
             out.append(int(octal.group(0), 8) & 0xFF)
             i += 1 + len(octal.group(0))
-        elif nxt == "x" and re.match(r"[0-9a-fA-F]{1,2}", body[i + 2:]):
-            digits = re.match(r"[0-9a-fA-F]{1,2}", body[i + 2:]).group(0)  # type: ignore[union-attr]
+        elif nxt == "x" and re.match(r"[0-9a-fA-F]{1,2}", body[i + 2 :]):
+            digits = re.match(r"[0-9a-fA-F]{1,2}", body[i + 2 :]).group(0)  # type: ignore[union-attr]
             out.append(int(digits, 16))
             i += 2 + len(digits)
         else:
@@ -126,7 +170,7 @@ def _unquote(literal: str) -> str:
     return out.decode("utf-8", errors="replace")
 
 
-def _tokens(text: str, source: str) -> Iterator[Tuple[str, str, int]]:
+def _tokens(text: str, source: str) -> Iterator[tuple[str, str, int]]:
     """(kind, text, line) with kind 'str', 'punct' or 'word'; lines counted incrementally (linear time)."""
     pos, line, counted = 0, 1, 0
     while pos < len(text):
@@ -149,10 +193,10 @@ def _tokens(text: str, source: str) -> Iterator[Tuple[str, str, int]]:
         pos = match.end()
 
 
-def parse_text_proto(text: str, source: str = "<text>") -> Dict[str, List[Any]]:
+def parse_text_proto(text: str, source: str = "<text>") -> dict[str, list[Any]]:
     """Protobuf text format as nested dicts: field name -> list of values (scalars or dicts)."""
-    stack: List[Dict[str, List[Any]]] = [{}]
-    pending: Optional[str] = None
+    stack: list[dict[str, list[Any]]] = [{}]
+    pending: str | None = None
     tokens = list(_tokens(text, source))
     i = 0
     while i < len(tokens):
@@ -175,7 +219,7 @@ def parse_text_proto(text: str, source: str = "<text>") -> Dict[str, List[Any]]:
             raise GeDumpError(f"{source}: line {line}: field {pending!r} has no value")
         kind, value, line = tokens[i]
         if kind == "punct" and value in "{<":
-            child: Dict[str, List[Any]] = {}
+            child: dict[str, list[Any]] = {}
             stack[-1].setdefault(pending, []).append(child)
             stack.append(child)
             i += 1
@@ -200,7 +244,7 @@ def parse_text_proto(text: str, source: str = "<text>") -> Dict[str, List[Any]]:
     return stack[0]
 
 
-def _scalar(token: Tuple[str, str, int]) -> Any:
+def _scalar(token: tuple[str, str, int]) -> Any:
     kind, value, _ = token
     if kind == "str":
         return _unquote(value)
@@ -219,7 +263,8 @@ def _scalar(token: Tuple[str, str, int]) -> Any:
 
 # -- ModelDef -> GeGraph ---------------------------------------------------------------------------
 
-def _first(message: Dict[str, List[Any]], name: str, default: Any = None) -> Any:
+
+def _first(message: dict[str, list[Any]], name: str, default: Any = None) -> Any:
     values = message.get(name) or []
     return values[0] if values else default
 
@@ -230,12 +275,12 @@ def _dtype_name(value: Any) -> str:
     return _DTYPES.get(str(value), str(value).lower())
 
 
-def _attrs(op: Dict[str, List[Any]]) -> Dict[str, Dict[str, List[Any]]]:
+def _attrs(op: dict[str, list[Any]]) -> dict[str, dict[str, list[Any]]]:
     """map<string, AttrDef> entries as key -> AttrDef dict."""
     return {str(_first(e, "key", "")): (_first(e, "value") or {}) for e in op.get("attr", []) if isinstance(e, dict)}
 
 
-def _op(op: Dict[str, List[Any]]) -> GeOp:
+def _op(op: dict[str, list[Any]]) -> GeOp:
     attrs = _attrs(op)
     lib = _first(attrs.get(KERNEL_LIB_ATTR, {}), "s", "")
     originals_list = _first(attrs.get(ORIGINAL_NAMES_ATTR, {}), "list") or {}
@@ -250,15 +295,17 @@ def _op(op: Dict[str, List[Any]]) -> GeOp:
     )
 
 
-def read_ge_dump(path: str) -> List[GeGraph]:
+def read_ge_dump(path: str) -> list[GeGraph]:
     """The graphs of one ``ge_proto_*.txt`` file (a ModelDef; a bare GraphDef is read too)."""
     size = os.path.getsize(path)
     if size > MAX_DUMP_BYTES:
-        raise GeDumpError(f"{path}: {size / 1e6:.0f} MB is too large to read here (limit "
-                          f"{MAX_DUMP_BYTES / 1e6:.0f} MB); set DUMP_GE_GRAPH=2 so GE leaves the weights out")
+        raise GeDumpError(
+            f"{path}: {size / 1e6:.0f} MB is too large to read here (limit "
+            f"{MAX_DUMP_BYTES / 1e6:.0f} MB); set DUMP_GE_GRAPH=2 so GE leaves the weights out"
+        )
     with open(path, encoding="utf-8", errors="replace") as handle:
         message = parse_text_proto(handle.read(), source=path)
-    graphs = message.get("graph") if "graph" in message else [message]
+    graphs = message.get("graph", [message])
     result = []
     for graph in graphs:
         if not isinstance(graph, dict):
@@ -268,7 +315,7 @@ def read_ge_dump(path: str) -> List[GeGraph]:
     return result
 
 
-def dump_directory(environ: Optional[Dict[str, str]] = None) -> Optional[str]:
+def dump_directory(environ: dict[str, str] | None = None) -> str | None:
     """Where GE writes its graph dumps, or None when ``DUMP_GE_GRAPH`` does not switch them on."""
     env = os.environ if environ is None else environ
     if str(env.get(ENV_SWITCH, "")).strip() not in ("1", "2", "3"):
@@ -276,7 +323,7 @@ def dump_directory(environ: Optional[Dict[str, str]] = None) -> Optional[str]:
     return os.path.abspath(env.get(ENV_PATH) or os.getcwd())
 
 
-def build_dumps(directory: str, since: float = 0.0) -> List[str]:
+def build_dumps(directory: str, since: float = 0.0) -> list[str]:
     """The compiled-graph dump files (``ge_proto_*_Build.txt``) modified at or after ``since``, oldest first."""
     found = []
     for path in glob.glob(os.path.join(glob.escape(directory), "ge_proto_*.txt")):
@@ -290,9 +337,9 @@ def build_dumps(directory: str, since: float = 0.0) -> List[str]:
     return [path for _, path in sorted(found)]
 
 
-def actual_by_tf_name(graphs: List[GeGraph]) -> Dict[str, GeOp]:
+def actual_by_tf_name(graphs: list[GeGraph]) -> dict[str, GeOp]:
     """TF op name -> the GE op that ran it (by its own name or its original names after fusion)."""
-    index: Dict[str, GeOp] = {}
+    index: dict[str, GeOp] = {}
     for graph in graphs:
         for op in graph.ops:
             for name in op.original_names or [op.name]:
@@ -300,7 +347,7 @@ def actual_by_tf_name(graphs: List[GeGraph]) -> Dict[str, GeOp]:
     return index
 
 
-def compare(plan: Any, graphs: List[GeGraph]) -> List[Dict[str, Any]]:
+def compare(plan: Any, graphs: list[GeGraph]) -> list[dict[str, Any]]:
     """Per planned op found in the dumps: predicted vs actual engine and output dtypes.
 
     Rows: ``{"n": op, "pe": predicted engine, "ae": actual engine, "pd": predicted output dtypes,
@@ -316,15 +363,24 @@ def compare(plan: Any, graphs: List[GeGraph]) -> List[Dict[str, Any]]:
             continue
         predicted_dtypes = list(decision.output_dtypes) or [decision.dtype_after]
         actual_dtypes = op.output_dtypes
-        same_dtypes = not actual_dtypes or actual_dtypes[:len(predicted_dtypes)] == predicted_dtypes[:len(actual_dtypes)]
-        rows.append({
-            "n": name, "pe": decision.engine, "ae": op.engine, "pd": predicted_dtypes, "ad": actual_dtypes,
-            "ge": op.name, "same": decision.engine == op.engine and same_dtypes,
-        })
+        same_dtypes = (
+            not actual_dtypes or actual_dtypes[: len(predicted_dtypes)] == predicted_dtypes[: len(actual_dtypes)]
+        )
+        rows.append(
+            {
+                "n": name,
+                "pe": decision.engine,
+                "ae": op.engine,
+                "pd": predicted_dtypes,
+                "ad": actual_dtypes,
+                "ge": op.name,
+                "same": decision.engine == op.engine and same_dtypes,
+            }
+        )
     return rows
 
 
-def missing_from_dumps(plan: Any, graphs: List[GeGraph]) -> List[str]:
+def missing_from_dumps(plan: Any, graphs: list[GeGraph]) -> list[str]:
     """Ops the plan puts on the device that no GE op accounts for (pruned, or named differently)."""
     actual = actual_by_tf_name(graphs)
     return [n for n, d in plan.ops.items() if d.engine != "HOST" and n not in actual]

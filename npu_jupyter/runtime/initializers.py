@@ -10,13 +10,13 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, List
+from typing import Any
 
 from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 
 
 @functools.lru_cache(maxsize=1)
-def _initializer_types() -> Dict[str, FrozenSet[str]]:
+def _initializer_types() -> dict[str, frozenset[str]]:
     """Op-type sets of ``initializer_ops.json`` (group, assignments, variables, external_inputs)."""
     text = Path(__file__).with_name("initializer_ops.json").read_text(encoding="utf-8")
     kinds = {key: frozenset(value) for key, value in json.loads(text).items() if not key.startswith("_")}
@@ -24,7 +24,7 @@ def _initializer_types() -> Dict[str, FrozenSet[str]]:
     return kinds
 
 
-def is_initializer_plan(plan: Any, fetches: List[str]) -> bool:
+def is_initializer_plan(plan: Any, fetches: list[str]) -> bool:
     """:func:`is_initializer_run` for a plan and the names it was run for (also used by profiling)."""
     kinds = _initializer_types()
     ops = plan.ops

@@ -15,7 +15,7 @@ which frame does it run in (``frame``; ``()`` outside every loop; the innermost 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 _ENTER = frozenset({"Enter", "RefEnter"})
 _EXIT = frozenset({"Exit", "RefExit"})
@@ -28,16 +28,16 @@ _NEXT = frozenset({"NextIteration", "RefNextIteration"})
 class Liveness:
     """Per op name: the (predicate, branch) pairs it needs to be live, and its while-loop frame path."""
 
-    killers: dict[str, frozenset] = field(default_factory=dict)
-    frames: dict[str, tuple] = field(default_factory=dict)
-    next_iterations: dict[tuple, str] = field(default_factory=dict)  # frame path -> one NextIteration op
-    switches: set = field(default_factory=set)  # Switch ops outside loops: each output is dead on one branch
+    killers: dict[str, frozenset[Any]] = field(default_factory=dict)
+    frames: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    next_iterations: dict[tuple[Any, ...], str] = field(default_factory=dict)  # frame path -> one NextIteration op
+    switches: set[Any] = field(default_factory=set)  # Switch ops outside loops: each output is dead on one branch
 
     def may_be_dead(self, op: str) -> bool:
         """Whether some Switch outside a loop can leave this op's outputs dead in a run."""
         return op in self.switches or bool(self.killers.get(op))
 
-    def frame(self, op: str) -> tuple:
+    def frame(self, op: str) -> tuple[Any, ...]:
         """The while-loop frames the op runs in, outermost first; ``()`` outside every loop."""
         return self.frames.get(op, ())
 
@@ -46,7 +46,7 @@ def analyse(graph: Any) -> Liveness:
     """Liveness of every op of the ``tf.Graph``, cached on the graph per version."""
     cached = getattr(graph, "_npu_emu_liveness", None)
     if cached is not None and cached[0] == graph.version:
-        return cached[1]
+        return cast("Liveness", cached[1])
     result = _analyse(graph)
     graph._npu_emu_liveness = (graph.version, result)
     return result
@@ -80,13 +80,13 @@ def _topological(graph: Any) -> list[Any]:
 def _analyse(graph: Any) -> Liveness:
     out = Liveness()
     killers, frames = out.killers, out.frames
-    empty: frozenset = frozenset()
+    empty: frozenset[Any] = frozenset()
     for op in _topological(graph):
         preds = [t.op for t in op.inputs if not (op.type in _MERGE and t.op.type in _NEXT)]
         controls = list(op.control_inputs)
         frame = max((frames.get(p.name, ()) for p in preds + controls), key=len, default=())
         if op.type in _ENTER:
-            frame = frame + (op.get_attr("frame_name").decode() if op.get_attr("frame_name") else op.name,)
+            frame = (*frame, op.get_attr("frame_name").decode() if op.get_attr("frame_name") else op.name)
         elif op.type in _EXIT:
             frame = frame[:-1]
         frames[op.name] = frame
@@ -98,8 +98,7 @@ def _analyse(graph: Any) -> Liveness:
         if op.type == "ControlTrigger" or op.type in _EXIT:  # a loop's exit is live once the loop ends
             killers[op.name] = empty
             continue
-        sets = [_tensor_killers(killers, t, empty) for t in op.inputs
-                if not (op.type in _MERGE and t.op.type in _NEXT)]
+        sets = [_tensor_killers(killers, t, empty) for t in op.inputs if not (op.type in _MERGE and t.op.type in _NEXT)]
         control = [killers.get(p.name, empty) for p in controls]
         if op.type in _MERGE:
             merged = frozenset.intersection(*sets) if sets else empty  # live when any input is
@@ -111,7 +110,7 @@ def _analyse(graph: Any) -> Liveness:
     return out
 
 
-def _tensor_killers(killers: dict[str, frozenset], tensor: Any, empty: frozenset) -> frozenset:
+def _tensor_killers(killers: dict[str, frozenset[Any]], tensor: Any, empty: frozenset[Any]) -> frozenset[Any]:
     """What a tensor needs to be live: its op's needs, plus the branch a Switch output stands for."""
     base = killers.get(tensor.op.name, empty)
     if tensor.op.type in _SWITCH and len(tensor.op.inputs) == 2:

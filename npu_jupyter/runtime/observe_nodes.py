@@ -16,15 +16,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 WATCH_SCOPE = "npu_emu_watch"
 
 
-def add_observers(sub: Any, run: Any, tensor_map: dict[str, str], observe: Any, user_graph: Any,
-                  liveness: Any) -> None:
+def add_observers(sub: Any, run: Any, tensor_map: dict[str, str], observe: Any, user_graph: Any, liveness: Any) -> None:
     """Append guards, captures and flags for ``observe`` to ``sub`` (names before the variant prefix)."""
     if not observe:
         return
@@ -51,7 +50,7 @@ class _Builder:
         self.count += 1
         return f"{WATCH_SCOPE}/{self.count}/{what}"
 
-    def _ref(self, key: tuple) -> tuple[str, Any]:
+    def _ref(self, key: tuple[Any, ...]) -> tuple[str, Any]:
         """(GraphDef input reference, user tensor) of watch ``(op, kind, slot)``."""
         op, kind, slot = key
         user_op = self.user.get_operation_by_name(op)
@@ -81,26 +80,31 @@ class _Builder:
                 node.attr[key].tensor.CopyFrom(value)
         return node
 
-    def guard(self, key: tuple) -> str:
+    def guard(self, key: tuple[Any, ...]) -> str:
         """Merge(x, fallback-behind-ControlTrigger); records (value, index) names; returns the value ref."""
         ref, tensor = self._ref(key)
         import tensorflow as tf
 
         enum = tensor.dtype.base_dtype.as_datatype_enum
         trigger = self._add(self._name("trigger"), "ControlTrigger", ["^" + ref.split(":")[0]])
-        fallback = self._add(self._name("fallback"), "Const", ["^" + trigger.name], dtype=("type", enum),
-                             value=tf.compat.v1.make_tensor_proto(np.zeros((), tensor.dtype.base_dtype.as_numpy_dtype)))
+        fallback = self._add(
+            self._name("fallback"),
+            "Const",
+            ["^" + trigger.name],
+            dtype=("type", enum),
+            value=tf.compat.v1.make_tensor_proto(np.zeros((), tensor.dtype.base_dtype.as_numpy_dtype)),
+        )
         merge = self._add(self._name("guard"), "Merge", [ref, fallback.name], T=("type", enum), N=2)
         prefix = self.run.prefix
         self.run.guards[key] = (f"{prefix}{merge.name}:0", f"{prefix}{merge.name}:1")
-        return merge.name
+        return cast("str", merge.name)
 
-    def capture(self, key: tuple, next_iteration: str) -> None:
+    def capture(self, key: tuple[Any, ...], next_iteration: str) -> None:
         """PyFunc(x) in x's frame, gating ``next_iteration`` through a ControlTrigger."""
         from tensorflow.python.ops import script_ops
 
         ref, tensor = self._ref(key)
-        values: list = []
+        values: list[Any] = []
         self.run.captures[key] = values
 
         def record(value: Any) -> Any:
@@ -111,13 +115,18 @@ class _Builder:
         token = script_ops._py_funcs.insert(record)
         import tensorflow as tf
 
-        func = self._add(self._name("capture"), "PyFunc", [ref], token=token,
-                         Tin=("types", [tensor.dtype.base_dtype.as_datatype_enum]),
-                         Tout=("types", [tf.bool.as_datatype_enum]))
+        func = self._add(
+            self._name("capture"),
+            "PyFunc",
+            [ref],
+            token=token,
+            Tin=("types", [tensor.dtype.base_dtype.as_datatype_enum]),
+            Tout=("types", [tf.bool.as_datatype_enum]),
+        )
         trigger = self._add(self._name("trigger"), "ControlTrigger", ["^" + func.name])
         self.nodes[next_iteration].input.append("^" + trigger.name)
 
-    def flags(self, tensors: list[str], guarded: set) -> None:
+    def flags(self, tensors: list[str], guarded: set[Any]) -> None:
         """One bool vector: is each listed output all finite (a dead output counts as finite).
 
         Two cheap nodes per tensor: the float32 sum of its flattened values, which is inf/NaN exactly when
@@ -128,26 +137,33 @@ class _Builder:
 
         int32 = ("type", tf.int32.as_datatype_enum)
         f32 = tf.float32.as_datatype_enum
-        minus_one = self._add(self._name("minus_one"), "Const", [], dtype=int32,
-                              value=tf.compat.v1.make_tensor_proto(np.array([-1], np.int32)))
-        zero = self._add(self._name("zero"), "Const", [], dtype=int32,
-                         value=tf.compat.v1.make_tensor_proto(np.array(0, np.int32)))
+        minus_one = self._add(
+            self._name("minus_one"),
+            "Const",
+            [],
+            dtype=int32,
+            value=tf.compat.v1.make_tensor_proto(np.array([-1], np.int32)),
+        )
+        zero = self._add(
+            self._name("zero"), "Const", [], dtype=int32, value=tf.compat.v1.make_tensor_proto(np.array(0, np.int32))
+        )
         sums = []
         for name in tensors:
             op, _, slot = name.rpartition(":")
             key = (op, "output", int(slot))
             tensor = self.user.get_tensor_by_name(name)
-            if key in guarded:
-                ref = _input_ref(self.run.guards[key][0][len(self.run.prefix):])
-            else:
-                ref = self._ref(key)[0]
+            ref = _input_ref(self.run.guards[key][0][len(self.run.prefix) :]) if key in guarded else self._ref(key)[0]
             enum = tensor.dtype.base_dtype.as_datatype_enum
             if enum != f32:
-                ref = self._add(self._name("to_f32"), "Cast", [ref], SrcT=("type", enum), DstT=("type", f32),
-                                Truncate=False).name
+                ref = self._add(
+                    self._name("to_f32"), "Cast", [ref], SrcT=("type", enum), DstT=("type", f32), Truncate=False
+                ).name
             flat = self._add(self._name("flat"), "Reshape", [ref, minus_one.name], T=("type", f32), Tshape=int32)
-            sums.append(self._add(self._name("sum"), "Sum", [flat.name, zero.name], T=("type", f32), Tidx=int32,
-                                  keep_dims=False).name)
+            sums.append(
+                self._add(
+                    self._name("sum"), "Sum", [flat.name, zero.name], T=("type", f32), Tidx=int32, keep_dims=False
+                ).name
+            )
         packed = self._add(self._name("sums"), "Pack", sums, T=("type", f32), N=len(sums), axis=0)
         finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=("type", f32))
         self.run.flags = (f"{self.run.prefix}{finite.name}:0", list(tensors))

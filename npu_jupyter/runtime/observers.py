@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -18,8 +18,27 @@ from npu_jupyter.runtime import profile as _profile
 from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
 from npu_jupyter.runtime.rewrite import ROUND_MARKER
 
-_ITEM_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int32": 4, "int64": 8, "bool": 1,
-               "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "complex64": 8, "complex128": 16}
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter.runtime.run_settings import RunSettings
+    from npu_jupyter.runtime.watch import Watch
+
+_ITEM_BYTES = {
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 4,
+    "float64": 8,
+    "int32": 4,
+    "int64": 8,
+    "bool": 1,
+    "int8": 1,
+    "uint8": 1,
+    "int16": 2,
+    "uint16": 2,
+    "complex64": 8,
+    "complex128": 16,
+}
 
 
 class StepObservers:
@@ -45,7 +64,9 @@ class StepObservers:
 
     # ------------------------------------------------------------------ the budget, decided up front
 
-    def dump_fits(self, report_warnings: list[str], settings: Any, watch: list, graph: DumpGraph, step: int) -> bool:
+    def dump_fits(
+        self, report_warnings: list[str], settings: Any, watch: list[Any], graph: DumpGraph, step: int
+    ) -> bool:
         """Whether this step's dump fits the budget, decided before the step runs.
 
         The estimate is the graph's last dumped step, else the static shapes of the watched tensors
@@ -65,11 +86,13 @@ class StepObservers:
             estimate = sum(_static_bytes(self.graph, w) for w in watch)
         if writer.written_bytes + estimate <= writer.budget_bytes:
             return True
-        reason = (f"dump budget exceeded: step {step} of graph {graph.id} needs about {_writer._human(estimate)}, "
-                  f"{_writer._human(writer.written_bytes)} already written of {_writer._human(writer.budget_bytes)} "
-                  f"(dump_path {writer.root}); step {step} and later steps are not dumped, earlier steps are "
-                  f"complete. Narrow dump_step, dump_mode or dump_layer, or raise the budget with "
-                  f"{_writer.BUDGET_ENV}=<size>.")
+        reason = (
+            f"dump budget exceeded: step {step} of graph {graph.id} needs about {_writer._human(estimate)}, "
+            f"{_writer._human(writer.written_bytes)} already written of {_writer._human(writer.budget_bytes)} "
+            f"(dump_path {writer.root}); step {step} and later steps are not dumped, earlier steps are "
+            f"complete. Narrow dump_step, dump_mode or dump_layer, or raise the budget with "
+            f"{_writer.BUDGET_ENV}=<size>."
+        )
         self.dump_stopped = reason
         writer.record_skipped(graph, step, reason)
         report_warnings.append(reason)
@@ -78,14 +101,27 @@ class StepObservers:
 
     def _writer(self, settings: Any) -> _writer.DumpWriter:
         if self.dump_writer is None:
-            self.dump_writer = _writer.DumpWriter(settings.dump_path, budget_bytes=self.dump_budget,
-                                                  stats_only=settings.dump_data == "stats")
+            self.dump_writer = _writer.DumpWriter(
+                settings.dump_path, budget_bytes=self.dump_budget, stats_only=settings.dump_data == "stats"
+            )
         return self.dump_writer
 
     # ------------------------------------------------------------------ after the step
 
-    def after_step(self, report: Any, settings: Any, plan: Any, watch: list, values: dict, ref_values: Any,
-                   dump_now: bool, meta: Any, step: int, graph_step: int, graph: DumpGraph) -> None:
+    def after_step(
+        self,
+        report: Any,
+        settings: Any,
+        plan: Any,
+        watch: list[Any],
+        values: dict[Any, Any],
+        ref_values: Any,
+        dump_now: bool,
+        meta: Any,
+        step: int,
+        graph_step: int,
+        graph: DumpGraph,
+    ) -> None:
         """Dump and overflow checks go by the graph's own step; profiles by the session-wide one."""
         overflow_now: list[str] = []
         if settings.enable_dump_debug:
@@ -94,8 +130,7 @@ class StepObservers:
             entries = [
                 entry
                 for w in watch
-                if (settings.dump_mode == "all" or w.kind == settings.dump_mode)
-                and (not settings.dump_layer or w.op in settings.dump_layer)
+                if (settings.dump_mode in ("all", w.kind)) and (not settings.dump_layer or w.op in settings.dump_layer)
                 for entry in _entries(plan, w, values.get(w.key, ()), w.op in overflow_now)
             ]
             self._write_dump(report, settings, graph_step, entries, overflow_now, graph=graph)
@@ -107,7 +142,16 @@ class StepObservers:
         if missed:
             report.extra["not_live"] = sorted(set(missed))  # dead branches / loops that did not iterate
 
-    def _check_overflow(self, report, settings, plan, watch, values, step, graph) -> list[str]:
+    def _check_overflow(
+        self,
+        report: RunReport,
+        settings: RunSettings,
+        plan: Plan,
+        watch: list[Watch],
+        values: dict[tuple[Any, ...], list[Any]],
+        step: int,
+        graph: DumpGraph | None,
+    ) -> list[str]:
         """Flag ops whose outputs hold inf/NaN in their decided precision (any iteration); dump them."""
         flagged: list[str] = []
         for w in watch:
@@ -125,13 +169,25 @@ class StepObservers:
         report.extra.setdefault("first_overflow_by_step", {})[step] = flagged[0]
         report.first_overflow = flagged[0]
         if not settings.enable_dump or not step_selected(settings.dump_steps, step):
-            entries = [e for w in watch if w.kind == "output" and w.op in flagged
-                       for e in _entries(plan, w, values.get(w.key, ()), True)]
+            entries = [
+                e
+                for w in watch
+                if w.kind == "output" and w.op in flagged
+                for e in _entries(plan, w, values.get(w.key, ()), True)
+            ]
             self._write_dump(report, settings, step, entries, flagged, overflow_only=True, graph=graph)
         return flagged
 
-    def _write_dump(self, report, settings, step, entries, overflow_now, overflow_only: bool = False,
-                    graph=None) -> None:
+    def _write_dump(
+        self,
+        report: RunReport,
+        settings: RunSettings,
+        step: int,
+        entries: list[Any],
+        overflow_now: list[str],
+        overflow_only: bool = False,
+        graph: DumpGraph | None = None,
+    ) -> None:
         if self.dump_stopped:
             return
         writer = self._writer(settings)
@@ -156,7 +212,13 @@ class StepObservers:
         report.extra["dump_graph_dir"] = str(Path(folder).parent)  # dump_path for graph 0, graph_<k> after
         report.extra.setdefault("dumped_steps", []).append(step)
 
-    def _record_drift(self, report, watch, values, ref_values) -> None:
+    def _record_drift(
+        self,
+        report: RunReport,
+        watch: list[Watch],
+        values: dict[tuple[Any, ...], list[Any]],
+        ref_values: dict[tuple[Any, ...], list[Any]],
+    ) -> None:
         """Per op, the worst drift of any output (and any loop iteration) against the float32 reference."""
         from npu_jupyter.runtime.compare import metrics
 
@@ -168,15 +230,20 @@ class StepObservers:
                 if np.shape(got) != np.shape(ref):
                     continue
                 m = metrics(got, ref)
-                row = {"max_abs": m["max_abs"], "max_rel": m["max_rel"], "cos": m["cosine"], "rmse": m["rmse"],
-                       "accumulated_rel": m["accumulated_rel"]}
+                row = {
+                    "max_abs": m["max_abs"],
+                    "max_rel": m["max_rel"],
+                    "cos": m["cosine"],
+                    "rmse": m["rmse"],
+                    "accumulated_rel": m["accumulated_rel"],
+                }
                 old = drift.get(w.op)
                 if old is None or not (row["max_abs"] <= old["max_abs"]):
                     drift[w.op] = row
         report.drift = drift
         report.reference_wall_ms = self.last_ref_ms
 
-    def _record_profile(self, report, settings, plan, meta, step) -> None:
+    def _record_profile(self, report: RunReport, settings: RunSettings, plan: Plan, meta: Any, step: int) -> None:
         options = settings.profile_options()
         prof = _profile.collect(meta.step_stats, self.graph, plan, step, marker=ROUND_MARKER)
         out_dir = str(options.get("output") or "./")
@@ -197,8 +264,10 @@ def _entries(plan: Any, w: Any, values: Any, overflow: bool) -> list[_writer.Dum
     """The dump entries of one watch: one per value, numbered by iteration inside a loop frame."""
     op_type = plan.ops[w.op].op_type
     if w.mode == "capture":
-        return [_writer.DumpEntry(w.op, op_type, w.kind, w.slot, v, w.decided_dtype, overflow=overflow, iteration=i)
-                for i, v in enumerate(values)]
+        return [
+            _writer.DumpEntry(w.op, op_type, w.kind, w.slot, v, w.decided_dtype, overflow=overflow, iteration=i)
+            for i, v in enumerate(values)
+        ]
     return [_writer.DumpEntry(w.op, op_type, w.kind, w.slot, v, w.decided_dtype, overflow=overflow) for v in values]
 
 
@@ -212,7 +281,7 @@ def _debug_covers(mode: str, decision: Any) -> bool:
     if decision.engine == "HOST":
         return False  # host ops run on the CPU, outside the device's overflow detection
     if mode in ("aicore_overflow", "atomic_overflow"):
-        return decision.engine == "AI_CORE"
+        return cast("bool", decision.engine == "AI_CORE")
     return True
 
 
@@ -226,7 +295,7 @@ def _static_bytes(graph: Any, w: Any) -> int:
         dims = []
     count = 1
     for d in dims or []:
-        count *= d if d else 1
+        count *= d or 1
     dtype = w.decided_dtype or tensor.dtype.base_dtype.name
     return count * _ITEM_BYTES.get(dtype, 4)
 
@@ -238,4 +307,4 @@ def strip_variant_names(meta: Any, prefix: str) -> None:
     for dev in meta.step_stats.dev_stats:
         for ns in dev.node_stats:
             if ns.node_name.startswith(prefix):
-                ns.node_name = ns.node_name[len(prefix):]
+                ns.node_name = ns.node_name[len(prefix) :]

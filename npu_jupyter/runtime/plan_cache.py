@@ -31,7 +31,7 @@ class PlanCacheError(ValueError):
     """A cache file that is not a plan this version wrote."""
 
 
-def cache_key(graph: Any, config_snapshot: str, fetches: tuple | None) -> str:
+def cache_key(graph: Any, config_snapshot: str, fetches: tuple[Any, ...] | None) -> str:
     """sha256 of the serialized GraphDef, the config snapshot and the fetch names."""
     digest = hashlib.sha256()
     digest.update(graph.as_graph_def().SerializeToString(deterministic=True))
@@ -73,8 +73,9 @@ def plan_from_json(text: str) -> Any:
         raise PlanCacheError(f"not shaped like a plan ({exc})") from None
 
 
-def cached_plan(cache_dir: str, graph: Any, config_snapshot: str, fetches: tuple | None,
-                compute: Callable[[], Any]) -> Any:
+def cached_plan(
+    cache_dir: str, graph: Any, config_snapshot: str, fetches: tuple[Any, ...] | None, compute: Callable[[], Any]
+) -> Any:
     """The cached plan for this graph/config/fetches, computing and storing it on a miss."""
     path = os.path.join(cache_dir, f"{_PREFIX}{cache_key(graph, config_snapshot, fetches)}.json")
     try:
@@ -83,8 +84,12 @@ def cached_plan(cache_dir: str, graph: Any, config_snapshot: str, fetches: tuple
     except FileNotFoundError:
         pass
     except (OSError, UnicodeDecodeError, PlanCacheError) as exc:
-        warnings.warn(f"graph_compiler_cache_dir: ignoring unreadable plan cache file {path} "
-                      f"({exc}); planning again and rewriting it", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"graph_compiler_cache_dir: ignoring unreadable plan cache file {path} "
+            f"({exc}); planning again and rewriting it",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     plan = compute()
     _store(path, plan)
     return plan

@@ -29,7 +29,8 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,9 +63,9 @@ CSV_COLUMNS = [
 _TIDS = {"AI_CORE": 1, "AI_CPU": 2, "HOST": 3}
 
 
-def parse_profiling_options(raw: str | dict | None) -> dict[str, Any]:
+def parse_profiling_options(raw: str | dict[Any, Any] | None) -> dict[str, Any]:
     """The adapter's profiling_options JSON; empty means its documented default JSON."""
-    if raw is None or raw == "" or raw == {}:
+    if raw is None or raw in ("", {}):
         return dict(DEFAULT_OPTIONS)
     if isinstance(raw, dict):
         return dict(raw)
@@ -73,7 +74,7 @@ def parse_profiling_options(raw: str | dict | None) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ValueError(f"profiling_options is not valid JSON ({exc.msg}): {raw!r}") from None
     if not isinstance(value, dict):
-        raise ValueError(f"profiling_options must be a JSON object such as {{\"output\": \"./prof\"}}, got {raw!r}")
+        raise ValueError(f'profiling_options must be a JSON object such as {{"output": "./prof"}}, got {raw!r}')
     return value
 
 
@@ -101,7 +102,7 @@ class StepProfile:
     op_summary_csv: str | None = None
 
     def op_times_us(self) -> dict[str, float]:
-        """op name -> total microseconds in this step."""
+        """Op name -> total microseconds in this step."""
         out: dict[str, float] = {}
         for t in self.ops:
             out[t.name] = out.get(t.name, 0.0) + t.duration_us
@@ -120,14 +121,14 @@ def profiles_run(plan: Plan, fetches: list[str], options: dict[str, Any]) -> boo
 
 
 def graph_facts(graph: Any) -> dict[str, tuple[str, list[tuple[str, int, list[int], str]]]]:
-    """op name -> (op type, [(producer op, output index, static shape, dtype) per input]).
+    """Op name -> (op type, [(producer op, output index, static shape, dtype) per input]).
 
     Built once per graph version and reused every profiled step: looking ops up in the graph for each
     node of each step cost more than TensorFlow's own tracing.
     """
     cached = getattr(graph, "_npu_emu_facts", None)
     if cached is not None and cached[0] == graph.version:
-        return cached[1]
+        return cast("dict[str, tuple[str, list[tuple[str, int, list[int], str]]]]", cached[1])
     facts = {}
     for op in graph.get_operations():
         inputs = []
@@ -142,7 +143,7 @@ def graph_facts(graph: Any) -> dict[str, tuple[str, list[tuple[str, int, list[in
 def collect(step_stats: Any, graph: Any, plan: Plan | None, step: int, *, marker: str) -> StepProfile:
     """Turn ``RunMetadata.step_stats`` into user-op timings (nodes not in the user's graph dropped)."""
     require_tensorflow("profiling")
-    from tensorflow.python.framework import dtypes  # noqa: PLC0415 - heavy import at call time
+    from tensorflow.python.framework import dtypes
 
     facts = graph_facts(graph)
     rows: list[OpTiming] = []
@@ -210,8 +211,10 @@ def check_output_dir(path: Any) -> str:
     folder = Path(os.path.expanduser(text))
 
     def refuse(why: str) -> NpuConfigError:
-        return NpuConfigError(f"profiling_options output {text!r}: {why}. Give a folder that exists or can be "
-                              f"created, and that you can write to.")
+        return NpuConfigError(
+            f"profiling_options output {text!r}: {why}. Give a folder that exists or can be "
+            f"created, and that you can write to."
+        )
 
     ancestor = folder
     while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
@@ -362,7 +365,7 @@ def op_summary_csv(profile: StepProfile, facts: dict[str, Any]) -> str:
     return buffer.getvalue()
 
 
-def _input_facts(facts: dict[str, Any], name: str, shapes: dict[str, list]) -> tuple[list, list[str]]:
+def _input_facts(facts: dict[str, Any], name: str, shapes: dict[str, list[Any]]) -> tuple[list[Any], list[str]]:
     """Input shapes as the producers reported them this step, else the graph's static shapes."""
     in_shapes, in_types = [], []
     for producer, index, static, dtype in facts[name][1]:

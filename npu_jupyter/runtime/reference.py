@@ -30,15 +30,22 @@ class Float32Reference:
         self._private = build_private_graph(graph, None, fixed_seeds=True)
         self._graph_def = graph.as_graph_def(add_shapes=False)
         self._session = _TFSession(target=target, graph=self._private.graph, config=proto)
-        self._runs: dict[tuple, RunGraph] = {}
+        self._runs: dict[tuple[Any, ...], RunGraph] = {}
         self._lock = capture_lock
         self.last_ms: float | None = None
 
     def close(self) -> None:
         self._session.close()
 
-    def values(self, weights: dict, executed: set[str], feed_dict: Any, source_values: dict[str, Any],
-               watch: list[Watch], liveness: Any) -> dict[tuple, list]:
+    def values(
+        self,
+        weights: dict[Any, Any],
+        executed: set[str],
+        feed_dict: Any,
+        source_values: dict[str, Any],
+        watch: list[Watch],
+        liveness: Any,
+    ) -> dict[tuple[Any, ...], list[Any]]:
         """Watched float outputs of this step in float32 from ``weights``, the step's data fed."""
         write_variables(self._session, self._private.graph, weights)
         outputs = [w for w in watch if w.kind == "output" and w.is_float]
@@ -48,8 +55,9 @@ class Float32Reference:
         key = (tuple(sorted(executed)), observe)
         run = self._runs.get(key)
         if run is None:
-            run = self._runs[key] = build_run_graph(self._private.graph, self._graph, None, executed,
-                                                    len(self._runs), self._graph_def, observe, liveness)
+            run = self._runs[key] = build_run_graph(
+                self._private.graph, self._graph, None, executed, len(self._runs), self._graph_def, observe, liveness
+            )
         keys, names = fetch_names(run, outputs)
         feeds = map_feeds(feed_dict, run) or {}
         feeds.update({run.feed_name(name): value for name, value in source_values.items()})
@@ -64,10 +72,20 @@ class Float32Reference:
 
 # Ops that hand out the next element of shared state (an iterator, a queue, a reader): the reference
 # session has its own, unstarted copy of that state, so it is fed what the emulated step received.
-_SOURCE_TYPES = frozenset({
-    "IteratorGetNext", "IteratorGetNextSync", "QueueDequeue", "QueueDequeueV2", "QueueDequeueMany",
-    "QueueDequeueManyV2", "QueueDequeueUpTo", "QueueDequeueUpToV2", "ReaderRead", "ReaderReadV2",
-})
+_SOURCE_TYPES = frozenset(
+    {
+        "IteratorGetNext",
+        "IteratorGetNextSync",
+        "QueueDequeue",
+        "QueueDequeueV2",
+        "QueueDequeueMany",
+        "QueueDequeueManyV2",
+        "QueueDequeueUpTo",
+        "QueueDequeueUpToV2",
+        "ReaderRead",
+        "ReaderReadV2",
+    }
+)
 
 
 def data_sources(graph: Any, executed: set[str]) -> list[str]:

@@ -41,5 +41,6 @@ class RunReport:
 
     def __str__(self) -> str:
         """``print(report)`` shows the readable text report (the renderer ``npu_jupyter.display``
-        registers; this module never imports the display layer)."""
+        registers; this module never imports the display layer).
+        """
         return render_text(self)

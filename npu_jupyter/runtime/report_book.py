@@ -8,11 +8,14 @@ the last run overall until that thread runs. Every run's report is in ``reports`
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_jupyter.runtime.fetch_map import fetch_values
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.run_notes import lowered_but_unrounded, soft_placement_note
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Plan
 
 _KEEP = 1000
 
@@ -35,7 +38,9 @@ class ReportBook:
     def last(self) -> RunReport | None:
         return self._owner_last if self._owner_last is not None else self._last_any
 
-    def record(self, plan, fetch_key, wall_ms, step, results, names, run) -> RunReport:
+    def record(
+        self, plan: Plan, fetch_key: Any, wall_ms: float, step: int, results: Any, names: Any, run: Any
+    ) -> RunReport:
         """Start a report, or fold this step into the last one when the fetches and plan are the same."""
         report = self._fold_or_start(plan, fetch_key, wall_ms, step, results, names, run)
         self._last_any = report
@@ -43,7 +48,9 @@ class ReportBook:
             self._owner_last = report
         return report
 
-    def _fold_or_start(self, plan, fetch_key, wall_ms, step, results, names, run) -> RunReport:
+    def _fold_or_start(
+        self, plan: Plan, fetch_key: Any, wall_ms: float, step: int, results: Any, names: Any, run: Any
+    ) -> RunReport:
         """Fold into the last run's report when the fetches and plan are the same, else start one."""
         last = self._last_any
         if last is not None and last.plan is plan and last.extra.get("_fetch_key") == fetch_key:
@@ -62,12 +69,14 @@ class ReportBook:
         soft = soft_placement_note(plan, self._graph)
         if soft:
             report.warnings.append(soft)
-        report.extra.update(_fetch_key=fetch_key, total_wall_ms=wall_ms, first_step=step, last_step=step,
-                            values=fetch_values(names, results))
+        report.extra.update(
+            _fetch_key=fetch_key,
+            total_wall_ms=wall_ms,
+            first_step=step,
+            last_step=step,
+            values=fetch_values(names, results),
+        )
         self.reports.append(report)
         if len(self.reports) > _KEEP:
             del self.reports[: len(self.reports) - _KEEP]
         return report
-
-
-

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
-    tf = require_tensorflow("the emulator backend")
+    import tensorflow as tf
 
     from npu_jupyter.plan.model import Plan
 
@@ -50,7 +51,7 @@ class PrivateGraph:
     roundings: list[Rounding] = field(default_factory=list)
 
     def emulation(self) -> dict[str, str]:
-        """op -> how its precision is emulated, for the report (ops without rounding are absent)."""
+        """Op -> how its precision is emulated, for the report (ops without rounding are absent)."""
         return emulation_of(self.roundings)
 
     def tensor_name(self, name: str) -> str:
@@ -67,15 +68,17 @@ class PrivateGraph:
 
 
 def emulation_of(rounded: list[Rounding]) -> dict[str, str]:
-    """op -> how its precision is emulated, e.g. ``"storage rounding float16 (in 0,1; out 0)"``."""
+    """Op -> how its precision is emulated, e.g. ``"storage rounding float16 (in 0,1; out 0)"``."""
     slots: dict[str, dict[tuple[str, str], list[int]]] = {}
     for r in rounded:
         slots.setdefault(r.op, {}).setdefault((r.dtype, r.kind), []).append(r.slot)
     out = {}
     for op, parts in slots.items():
         dtypes = sorted({dtype for dtype, _ in parts})
-        where = "; ".join(f"{'in' if kind == 'input' else 'out'} {','.join(map(str, s))}"
-                          for (_, kind), s in sorted(parts.items(), key=lambda kv: kv[0][1]))
+        where = "; ".join(
+            f"{'in' if kind == 'input' else 'out'} {','.join(map(str, s))}"
+            for (_, kind), s in sorted(parts.items(), key=lambda kv: kv[0][1])
+        )
         out[op] = f"storage rounding {'/'.join(dtypes)} ({where})"
     return out
 
@@ -117,18 +120,26 @@ def roundings(plan: Plan, graph: tf.Graph, ops: Any = None) -> list[Rounding]:
             op = graph.get_operation_by_name(name)
         except (KeyError, ValueError):
             continue
-        lowered = [(slot, want) for slot, want in enumerate(decision.input_dtypes)
-                   if slot < len(op.inputs) and _lowers(op.inputs[slot], want)]
-        lowered_out = [(slot, want) for slot, want in enumerate(decision.output_dtypes)
-                       if slot < len(op.outputs) and _lowers(op.outputs[slot], want)]
+        lowered = [
+            (slot, want)
+            for slot, want in enumerate(decision.input_dtypes)
+            if slot < len(op.inputs) and _lowers(op.inputs[slot], want)
+        ]
+        lowered_out = [
+            (slot, want)
+            for slot, want in enumerate(decision.output_dtypes)
+            if slot < len(op.outputs) and _lowers(op.outputs[slot], want)
+        ]
         if not (lowered or lowered_out):
             continue
         inputs, outputs = device_slots(op)
-        out.extend(Rounding(name, "input", slot, op.inputs[slot].name, want) for slot, want in lowered if slot in inputs)
-        out.extend(Rounding(name, "output", slot, op.outputs[slot].name, want)
-                   for slot, want in lowered_out if slot in outputs)
+        out.extend(
+            Rounding(name, "input", slot, op.inputs[slot].name, want) for slot, want in lowered if slot in inputs
+        )
+        out.extend(
+            Rounding(name, "output", slot, op.outputs[slot].name, want) for slot, want in lowered_out if slot in outputs
+        )
     return out
-
 
 
 def device_slots(op: Any) -> tuple[set[int], set[int]]:
@@ -210,7 +221,7 @@ def insert_casts(graph_def: Any, roundings: list[Rounding]) -> dict[str, str]:
 ROUND_MARKER_SUFFIX = {"float16": "_f16/back", "bfloat16": "_bf16/back"}
 
 
-def _add_round_trip(graph_def: Any, base: str, src_ref: str, src_tensor: str, dtype: str, enums: dict) -> str:
+def _add_round_trip(graph_def: Any, base: str, src_ref: str, src_tensor: str, dtype: str, enums: dict[Any, Any]) -> str:
     """Append ``Cast(src -> half) -> Cast(-> float32)`` nodes; return the rounded tensor name."""
     tag = "_f16" if dtype == "float16" else "_bf16"
     wide = enums["float32"]
@@ -249,10 +260,10 @@ def fix_seeds(graph_def: Any) -> None:
     import zlib
 
     for node in graph_def.node:
-        if "seed" in node.attr and "seed2" in node.attr:
-            if node.attr["seed"].i == 0 and node.attr["seed2"].i == 0:
-                node.attr["seed"].i = _SEED
-                node.attr["seed2"].i = zlib.crc32(node.name.encode()) & 0x7FFFFFFF
+        has_seeds = "seed" in node.attr and "seed2" in node.attr
+        if has_seeds and node.attr["seed"].i == 0 and node.attr["seed2"].i == 0:
+            node.attr["seed"].i = _SEED
+            node.attr["seed2"].i = zlib.crc32(node.name.encode()) & 0x7FFFFFFF
 
 
 def _float_dtype_enums() -> dict[str, int]:

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from npu_jupyter.runtime.dump_format import DumpGraph
-
 from npu_jupyter.runtime.rewrite import Rounding, emulation_of, insert_casts, roundings
 
 VARIANT_PREFIX = "npu_emu_run"
@@ -35,20 +34,24 @@ class RunGraph:
 
     graph: Any  # the private tf.Graph
     prefix: str = ""  # "" = the private copy's own nodes; "npu_emu_run<k>/" for a variant
-    copied: frozenset = frozenset()  # user op names copied into the variant
+    copied: frozenset[Any] = frozenset()  # user op names copied into the variant
     tensor_map: dict[str, str] = field(default_factory=dict)  # user tensor -> rounded tensor (variant names)
     roundings: list[Rounding] = field(default_factory=list)
-    guards: dict[tuple, tuple[str, str]] = field(default_factory=dict)  # watch key -> (value, taken-input index)
-    captures: dict[tuple, list] = field(default_factory=dict)  # watch key -> values of this run, per iteration
+    guards: dict[tuple[Any, ...], tuple[str, str]] = field(
+        default_factory=dict
+    )  # watch key -> (value, taken-input index)
+    captures: dict[tuple[Any, ...], list[Any]] = field(
+        default_factory=dict
+    )  # watch key -> values of this run, per iteration
     flags: tuple[str, list[str]] | None = None  # (packed all-finite flags tensor, the user tensors in order)
-    keepalive: list = field(default_factory=list)  # capture callbacks (TF's registry holds them weakly)
+    keepalive: list[Any] = field(default_factory=list)  # capture callbacks (TF's registry holds them weakly)
 
-    def watched(self, key: tuple) -> str:
+    def watched(self, key: tuple[Any, ...]) -> str:
         """The private tensor to fetch for a directly fetchable watch ``(op, kind, slot)``."""
         op, kind, slot = key
         if kind == "output":
             return self.tensor_name(f"{op}:{slot}")
-        return self.graph.get_operation_by_name(self.op_name(op)).inputs[slot].name
+        return cast("str", self.graph.get_operation_by_name(self.op_name(op)).inputs[slot].name)
 
     def clear_captures(self) -> None:
         """Forget the last run's per-iteration values (before the next run of this graph)."""
@@ -72,7 +75,7 @@ class RunGraph:
         return self.prefix + name if name in self.copied else name
 
     def emulation(self) -> dict[str, str]:
-        """op -> how this run emulates its precision (ops without rounding absent)."""
+        """Op -> how this run emulates its precision (ops without rounding absent)."""
         return emulation_of(self.roundings)
 
 
@@ -113,18 +116,27 @@ def is_shared(op: Any) -> bool:
 @dataclass(frozen=True)
 class Observe:
     """What a run must observe that a plain fetch cannot give: watches behind a liveness guard, per
-    iteration captures inside loop frames, and the all-finite flag of each float output."""
+    iteration captures inside loop frames, and the all-finite flag of each float output.
+    """
 
-    guarded: tuple = ()  # (op, kind, slot) whose value may be dead: fetched through a guard
-    captured: tuple = ()  # (op, kind, slot, frame path) inside a loop frame: captured per iteration
-    flagged: tuple = ()  # user output tensor names (float, outside loops) to check for inf/NaN
+    guarded: tuple[Any, ...] = ()  # (op, kind, slot) whose value may be dead: fetched through a guard
+    captured: tuple[Any, ...] = ()  # (op, kind, slot, frame path) inside a loop frame: captured per iteration
+    flagged: tuple[Any, ...] = ()  # user output tensor names (float, outside loops) to check for inf/NaN
 
     def __bool__(self) -> bool:
         return bool(self.guarded or self.captured or self.flagged)
 
 
-def build_run_graph(private: Any, user_graph: Any, plan: Any, executed: set[str], index: int,
-                    graph_def: Any = None, observe: Observe | None = None, liveness: Any = None) -> RunGraph:
+def build_run_graph(
+    private: Any,
+    user_graph: Any,
+    plan: Any,
+    executed: set[str],
+    index: int,
+    graph_def: Any = None,
+    observe: Observe | None = None,
+    liveness: Any = None,
+) -> RunGraph:
     """The run graph of ``plan`` over ``executed``: the private copy itself, or a variant.
 
     ``private`` is the private copy (same names as ``user_graph``); ``graph_def`` is the user graph's
@@ -240,10 +252,10 @@ class StepCounter:
 
     def __init__(self) -> None:
         self.total = 0
-        self._graphs: dict[tuple, list[int]] = {}  # run signature -> [graph id, runs so far]
+        self._graphs: dict[tuple[Any, ...], list[int]] = {}  # run signature -> [graph id, runs so far]
         self._lock = threading.Lock()
 
-    def count(self, names: list[str], fed: tuple) -> tuple[int, int, DumpGraph]:
+    def count(self, names: list[str], fed: tuple[Any, ...]) -> tuple[int, int, DumpGraph]:
         """Reserve this run's steps: (session-wide step, this graph's step, the graph) under a lock."""
         signature = (tuple(names), tuple(fed))
         with self._lock:

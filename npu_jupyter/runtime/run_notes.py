@@ -18,9 +18,12 @@ _HALF = frozenset({"float16", "bfloat16"})
 
 def lowered_ops(plan: Any) -> list[str]:
     """Ops the plan computes in half precision where the graph says float32."""
-    return [name for name, d in plan.ops.items()
-            if (d.dtype_after in _HALF and d.dtype_before == "float32")
-            or any(x in _HALF for x in (d.output_dtypes or []) + (d.input_dtypes or []))]
+    return [
+        name
+        for name, d in plan.ops.items()
+        if (d.dtype_after in _HALF and d.dtype_before == "float32")
+        or any(x in _HALF for x in (d.output_dtypes or []) + (d.input_dtypes or []))
+    ]
 
 
 def lowered_but_unrounded(plan: Any, emulation: dict[str, str], graph: Any) -> str | None:
@@ -32,8 +35,10 @@ def lowered_but_unrounded(plan: Any, emulation: dict[str, str], graph: Any) -> s
         return None
     why = _why_unrounded(lowered, graph)
     shown = ", ".join(lowered[:5]) + (f" and {len(lowered) - 5} more" if len(lowered) > 5 else "")
-    return (f"The plan lowers {len(lowered)} op(s) to half precision ({shown}) but this emulated run rounds no "
-            f"tensor: {why}. The numbers of this run are float32 numbers (measured on this CPU).")
+    return (
+        f"The plan lowers {len(lowered)} op(s) to half precision ({shown}) but this emulated run rounds no "
+        f"tensor: {why}. The numbers of this run are float32 numbers (measured on this CPU)."
+    )
 
 
 def soft_placement_note(plan: Any, graph: Any) -> str | None:
@@ -49,9 +54,11 @@ def soft_placement_note(plan: Any, graph: Any) -> str | None:
     if not pinned:
         return None
     shown = ", ".join(pinned[:3]) + (f" and {len(pinned) - 3} more" if len(pinned) > 3 else "")
-    return (f"{len(pinned)} op(s) are pinned to a GPU ({shown}): they run because the adapter sets "
-            f"allow_soft_placement=True on every session it configures, as the emulator does; on an Ascend "
-            f"server the plan's placement applies.")
+    return (
+        f"{len(pinned)} op(s) are pinned to a GPU ({shown}): they run because the adapter sets "
+        f"allow_soft_placement=True on every session it configures, as the emulator does; on an Ascend "
+        f"server the plan's placement applies."
+    )
 
 
 def _why_unrounded(lowered: list[str], graph: Any) -> str:
@@ -69,12 +76,16 @@ def _why_unrounded(lowered: list[str], graph: Any) -> str:
         elif all(t.dtype._is_ref_dtype or t.dtype.base_dtype.name not in ("float32", "float64") for t in tensors):
             reasons.add("their float tensors are variable references (state stays float32)")
         else:
-            reasons.add("their float32 tensors are slots the device keeps in float32 (statistics, variables, "
-                        "casts) or the ops are not executed by this run")
+            reasons.add(
+                "their float32 tensors are slots the device keeps in float32 (statistics, variables, "
+                "casts) or the ops are not executed by this run"
+            )
     return "; ".join(sorted(reasons))
 
 
-def non_finite_finding(plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int) -> dict | None:
+def non_finite_finding(
+    plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int
+) -> dict[Any, Any] | None:
     """What went inf/NaN and where first, when a fetched value is non-finite; None otherwise."""
     bad_fetches = [n for n, v in zip(names, _leaves(results)) if _non_finite(v)]
     if not bad_fetches or run.flags is None:
@@ -83,9 +94,11 @@ def non_finite_finding(plan: Any, run: Any, flags: Any, names: list[str], result
     tensors = run.flags[1]
     first = next((tensors[i] for i, ok in enumerate(flags) if not ok), None)
     if first is None:
-        message = (f"Step {step}: fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run, "
-                   f"but every float output checked outside loops stayed finite: the first non-finite value "
-                   f"arises inside a while loop (turn on enable_dump_debug to capture loop iterations).")
+        message = (
+            f"Step {step}: fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run, "
+            f"but every float output checked outside loops stayed finite: the first non-finite value "
+            f"arises inside a while loop (turn on enable_dump_debug to capture loop iterations)."
+        )
         return {"step": step, "fetches": bad_fetches, "first_op": None, "message": message}
     op = first.rpartition(":")[0]
     decision = plan.ops.get(op)
@@ -95,17 +108,29 @@ def non_finite_finding(plan: Any, run: Any, flags: Any, names: list[str], result
         slot = int(first.rpartition(":")[2])
         dtype = decision.output_dtypes[slot] if slot < len(decision.output_dtypes) else decision.dtype_after
     if rounded and dtype in _HALF:
-        cause = (f"its output is stored in {dtype} by the plan; values beyond the {dtype} range "
-                 f"({'65504' if dtype == 'float16' else '3.4e38'}) become inf")
+        cause = (
+            f"its output is stored in {dtype} by the plan; values beyond the {dtype} range "
+            f"({'65504' if dtype == 'float16' else '3.4e38'}) become inf"
+        )
     else:
         cause = "it computes in float32 here, so an input or the op itself (log(0), 0/0, ...) made it non-finite"
     op_type = decision.op_type if decision is not None else "?"
-    message = (f"Step {step}: fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run. The "
-               f"first op whose output became non-finite (topological order) is {op} ({op_type}, output "
-               f"{first}): {cause}. Whether float32 stays finite was not checked: run with reference=True to "
-               f"compare.")
-    return {"step": step, "fetches": bad_fetches, "first_op": op, "first_tensor": first, "op_type": op_type,
-            "decided_dtype": dtype, "rounded": rounded, "message": message}
+    message = (
+        f"Step {step}: fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run. The "
+        f"first op whose output became non-finite (topological order) is {op} ({op_type}, output "
+        f"{first}): {cause}. Whether float32 stays finite was not checked: run with reference=True to "
+        f"compare."
+    )
+    return {
+        "step": step,
+        "fetches": bad_fetches,
+        "first_op": op,
+        "first_tensor": first,
+        "op_type": op_type,
+        "decided_dtype": dtype,
+        "rounded": rounded,
+        "message": message,
+    }
 
 
 def note_non_finite(report: Any, plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int) -> None:

@@ -9,12 +9,12 @@ adapter patch them all and restore exactly what they replaced.
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable
 
 _V1_SUFFIX = "compat.v1"
 
 
-def namespaces() -> List[Any]:
+def namespaces() -> list[Any]:
     """Distinct module objects exposing the TF1 session names (tf, tf.compat.v1 and its aliases)."""
     import tensorflow as tf
 
@@ -22,11 +22,11 @@ def namespaces() -> List[Any]:
         import tensorflow.compat.v1 as imported_v1
     except ImportError:  # pragma: no cover - TF builds without the compat package
         imported_v1 = tf.compat.v1
-    candidates: List[Any] = [tf, tf.compat.v1, imported_v1]
+    candidates: list[Any] = [tf, tf.compat.v1, imported_v1]
     for name, module in list(sys.modules.items()):
         if name.startswith("tensorflow") and name.endswith(_V1_SUFFIX) and module is not None:
             candidates.append(module)
-    found: List[Any] = []
+    found: list[Any] = []
     for module in candidates:
         if any(module is seen for seen in found):
             continue
@@ -43,10 +43,10 @@ def _has(module: Any, name: str) -> bool:
         return False
 
 
-def patch(names: Tuple[str, ...], make: Callable[[str, Any], Any]) -> List[Tuple[Any, str, Any]]:
+def patch(names: tuple[str, ...], make: Callable[[str, Any], Any]) -> list[tuple[Any, str, Any]]:
     """Set ``module.name = make(name, original)`` everywhere; returns what to restore."""
-    replaced: List[Tuple[Any, str, Any]] = []
-    originals: Dict[str, Any] = {}
+    replaced: list[tuple[Any, str, Any]] = []
+    originals: dict[str, Any] = {}
     for module in namespaces():
         for name in names:
             if not _has(module, name):
@@ -59,7 +59,7 @@ def patch(names: Tuple[str, ...], make: Callable[[str, Any], Any]) -> List[Tuple
     return replaced
 
 
-def restore(replaced: List[Tuple[Any, str, Any]]) -> None:
+def restore(replaced: list[tuple[Any, str, Any]]) -> None:
     """Undo :func:`patch`, last first."""
     for module, name, original in reversed(replaced):
         setattr(module, name, original)

@@ -20,15 +20,20 @@ CACHE_LIMIT = 256
 class SessionPlans:
     """Plans and run settings of one session, cached per config snapshot."""
 
-    def __init__(self, graph: Any, get_config: Callable[[], Any], plan_fn: Callable[..., Any] | None,
-                 on_settings_change: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        graph: Any,
+        get_config: Callable[[], Any],
+        plan_fn: Callable[..., Any] | None,
+        on_settings_change: Callable[[], None],
+    ) -> None:
         self._graph = graph
         self._get_config = get_config
         self._plan_fn = plan_fn
         self._on_settings_change = on_settings_change
         self._config_snapshot_cache: tuple[Any, str] | None = None
         self._settings_cache: tuple[str, RunSettings] | None = None
-        self.plans: dict[tuple, Any] = {}
+        self.plans: dict[tuple[Any, ...], Any] = {}
 
     def snapshot(self) -> str:
         """A string that changes exactly when an option that was set changes."""
@@ -70,10 +75,10 @@ class SessionPlans:
             return cfg.copy(**overrides)
         return {**(cfg or {}), **overrides}
 
-    def key(self, fetches: tuple | None, reduced: bool) -> tuple:
+    def key(self, fetches: tuple[Any, ...] | None, reduced: bool) -> tuple[Any, ...]:
         return (self._graph.version, self.snapshot(), reduced, fetches)
 
-    def plan(self, fetches: tuple | None, reduced: bool) -> Any:
+    def plan(self, fetches: tuple[Any, ...] | None, reduced: bool) -> Any:
         """Plan for ``fetches`` (None = whole graph), cached per graph version, config and phase."""
         key = self.key(fetches, reduced)
         cached = self.plans.get(key)
@@ -85,8 +90,13 @@ class SessionPlans:
         if cache_dir:
             from npu_jupyter.runtime.plan_cache import cached_plan
 
-            plan = cached_plan(cache_dir, self._graph, key[1] + f"|reduced={reduced}", fetches,
-                               lambda: plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None))
+            plan = cached_plan(
+                cache_dir,
+                self._graph,
+                key[1] + f"|reduced={reduced}",
+                fetches,
+                lambda: plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None),
+            )
         else:
             plan = plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None)
         if len(self.plans) >= CACHE_LIMIT:
@@ -95,9 +105,8 @@ class SessionPlans:
         return plan
 
 
-
 def _mark_dirty(change: Any) -> None:
-    """traitlets observer: an option changed, so the session's config snapshot must be recomputed."""
+    """Traitlets observer: an option changed, so the session's config snapshot must be recomputed."""
     change["owner"]._npu_emu_clean = False
 
 

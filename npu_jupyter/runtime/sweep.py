@@ -24,8 +24,12 @@ import html
 import math
 import statistics
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
+
 from npu_jupyter.tensorflow_import import require_tensorflow
+
+if TYPE_CHECKING:
+    from npu_jupyter.runtime.report import RunReport
 
 CPU_LABEL = "CPU time of the emulation (not NPU time)"
 EST_LABEL = "estimated by the cost model (not measured)"
@@ -77,15 +81,21 @@ class SweepTable:
         raise KeyError(f"mode {mode!r} was not swept; swept: {[r.mode for r in self.rows]}")
 
     def __repr__(self) -> str:
-        lines = [f"{'mode':28} {'est ms/step':>11} {'vs fp32':>7} {'est memory':>11} {'vs fp32':>7} "
-                 f"{'changed':>7} {'max_rel':>10} {'cos':>9} {'CPU ms':>8}  worst op"]
+        lines = [
+            (
+                f"{'mode':28} {'est ms/step':>11} {'vs fp32':>7} {'est memory':>11} {'vs fp32':>7} "
+                f"{'changed':>7} {'max_rel':>10} {'cos':>9} {'CPU ms':>8}  worst op"
+            )
+        ]
         for r in self.rows:
             if r.error:
                 lines.append(f"{r.mode:28} error: {r.error}")
                 continue
-            lines.append(f"{r.mode:28} {_num(r.est_step_ms, '.4g'):>11} {_ratio(r.est_step_vs_fp32):>7} "
-                         f"{_bytes(r.est_memory_bytes):>11} {_ratio(r.est_memory_vs_fp32):>7} {r.ops_changed:7d} "
-                         f"{r.max_rel:10.3g} {r.cosine:9.6f} {r.wall_ms:8.3f}  {r.worst_op}")
+            lines.append(
+                f"{r.mode:28} {_num(r.est_step_ms, '.4g'):>11} {_ratio(r.est_step_vs_fp32):>7} "
+                f"{_bytes(r.est_memory_bytes):>11} {_ratio(r.est_memory_vs_fp32):>7} {r.ops_changed:7d} "
+                f"{r.max_rel:10.3g} {r.cosine:9.6f} {r.wall_ms:8.3f}  {r.worst_op}"
+            )
             if r.plan_errors:
                 lines.append(f"{'':28} the adapter would refuse this graph: {'; '.join(r.plan_errors)}")
         lines.append(self.legend())
@@ -95,36 +105,65 @@ class SweepTable:
         """What each number is: the labels every view of the table carries."""
         timed = max((r.timed_steps for r in self.rows), default=0)
         approx = max((r.approximate_ops for r in self.rows), default=0)
-        text = (f"est ms/step, est memory: {EST_LABEL}, from the plan and published peak rates "
-                f"(docs/cost-model.md); vs fp32: the same estimate with every float tensor in float32. "
-                f"CPU ms: {CPU_LABEL}, median of {timed} step(s) after warm-up, including the emulator's "
-                f"rounding casts.")
+        text = (
+            f"est ms/step, est memory: {EST_LABEL}, from the plan and published peak rates "
+            f"(docs/cost-model.md); vs fp32: the same estimate with every float tensor in float32. "
+            f"CPU ms: {CPU_LABEL}, median of {timed} step(s) after warm-up, including the emulator's "
+            f"rounding casts."
+        )
         if approx:
             text += f" Up to {approx} op decision(s) per mode rest on approximate op data."
         return text
 
     def _repr_html_(self) -> str:
-        cols = ("mode", "est. NPU ms/step", "vs float32", "est. memory", "vs float32", "ops changed", "max abs",
-                "max rel", "cosine", "worst op", "first overflow", "CPU ms/step (emulation)")
+        cols = (
+            "mode",
+            "est. NPU ms/step",
+            "vs float32",
+            "est. memory",
+            "vs float32",
+            "ops changed",
+            "max abs",
+            "max rel",
+            "cosine",
+            "worst op",
+            "first overflow",
+            "CPU ms/step (emulation)",
+        )
         head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
         body = []
         for r in self.rows:
             if r.error:
                 body.append(f"<tr><td>{html.escape(r.mode)}</td><td colspan='11'>{html.escape(r.error)}</td></tr>")
                 continue
-            cells = (r.mode, _num(r.est_step_ms, ".4g"), _ratio(r.est_step_vs_fp32), _bytes(r.est_memory_bytes),
-                     _ratio(r.est_memory_vs_fp32), str(r.ops_changed), _g(r.max_abs), _g(r.max_rel), _g(r.cosine),
-                     r.worst_op, r.first_overflow or "", f"{r.wall_ms:.3f}")
+            cells = (
+                r.mode,
+                _num(r.est_step_ms, ".4g"),
+                _ratio(r.est_step_vs_fp32),
+                _bytes(r.est_memory_bytes),
+                _ratio(r.est_memory_vs_fp32),
+                str(r.ops_changed),
+                _g(r.max_abs),
+                _g(r.max_rel),
+                _g(r.cosine),
+                r.worst_op,
+                r.first_overflow or "",
+                f"{r.wall_ms:.3f}",
+            )
             body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
             if r.plan_errors:
                 why = html.escape("; ".join(r.plan_errors))
-                body.append(f"<tr class='npu-sweep-refused'><td></td><td colspan='11'>the adapter would refuse "
-                            f"this graph (numbers above are emulated only): {why}</td></tr>")
+                body.append(
+                    f"<tr class='npu-sweep-refused'><td></td><td colspan='11'>the adapter would refuse "
+                    f"this graph (numbers above are emulated only): {why}</td></tr>"
+                )
         caption = html.escape(", ".join(self.fetches))
         legend = html.escape(self.legend())
         body.append(f"<tr class='npu-sweep-legend'><td colspan='12' style='opacity:.8'>{legend}</td></tr>")
-        return f"<table><caption>precision sweep of {caption}</caption><thead><tr>{head}</tr></thead>" \
-               f"<tbody>{''.join(body)}</tbody></table>"
+        return (
+            f"<table><caption>precision sweep of {caption}</caption><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>"
+        )
 
 
 def _num(x: float | None, spec: str) -> str:
@@ -150,7 +189,7 @@ def _g(x: float) -> str:
 def sweep(
     graph_or_build_fn: Any,
     fetches: Any = None,
-    feeds: dict | Callable[[], dict] | None = None,
+    feeds: dict[Any, Any] | Callable[[], dict[Any, Any]] | None = None,
     modes: list[str] | tuple[str, ...] = DEFAULT_MODES,
     config: Any = None,
     steps: int = 3,
@@ -171,6 +210,7 @@ def sweep(
     feeds : dict or callable
         ``{placeholder or name: value}``, or a function returning one per step.
     modes : precision_mode values
+        The modes to run, one table row each, in this order.
     config : NpuConfig, optional
         Base options; ``precision_mode`` is replaced per mode (``precision_mode_v2`` is cleared).
     steps : int
@@ -181,6 +221,7 @@ def sweep(
         Untimed runs per mode before the timed ones (the first run of a session builds its kernels).
     progress : bool, optional
         A progress bar over the modes; default: only in a notebook frontend (``npu_jupyter.progress``).
+
     """
     from npu_jupyter.options.config import NpuConfig
     from npu_jupyter.progress import progress_bar
@@ -203,11 +244,23 @@ def sweep(
                         sess.run(mode_fetches, feeds() if callable(feeds) else feeds)
                     times = [_timed_run(sess, mode_fetches, feeds) for _ in range(steps)]
                 except Exception as exc:  # noqa: BLE001 - one failing mode must not hide the others
-                    rows.append(SweepRow(mode, math.nan, 0, math.nan, math.nan, math.nan, "", None,
-                                         error=f"{type(exc).__name__}: {exc}"))
+                    rows.append(
+                        SweepRow(
+                            mode,
+                            math.nan,
+                            0,
+                            math.nan,
+                            math.nan,
+                            math.nan,
+                            "",
+                            None,
+                            error=f"{type(exc).__name__}: {exc}",
+                        )
+                    )
                     bar.advance()
                     continue
-                report = sess.last_report
+                # set: this thread created the session and just ran it
+                report = cast("RunReport", sess.last_report)
                 fetch_names = report.fetches
                 rows.append(_row(mode, report, statistics.median(times), graph, len(times)))
             bar.advance()
@@ -221,8 +274,8 @@ def _timed_run(sess: Any, fetches: Any, feeds: Any) -> float:
     sess.run(fetches, feeds() if callable(feeds) else feeds)
     after = sess.last_report
     if after is before:
-        return after.extra.get("total_wall_ms", after.wall_ms * after.steps) - total
-    return after.wall_ms
+        return cast("float", after.extra.get("total_wall_ms", after.wall_ms * after.steps) - total)
+    return cast("float", after.wall_ms)
 
 
 def _graph_for(graph_or_build_fn: Any, fetches: Any) -> tuple[Any, Any]:
@@ -250,8 +303,9 @@ def _initialize(sess: Any, graph: Any, init: Any) -> None:
     if init is not None:
         sess.run(init)
         return
-    variables = graph.get_collection(tf.compat.v1.GraphKeys.GLOBAL_VARIABLES) + \
-        graph.get_collection(tf.compat.v1.GraphKeys.LOCAL_VARIABLES)
+    variables = graph.get_collection(tf.compat.v1.GraphKeys.GLOBAL_VARIABLES) + graph.get_collection(
+        tf.compat.v1.GraphKeys.LOCAL_VARIABLES
+    )
     if variables:
         sess.run([v.initializer for v in variables])
 
@@ -263,8 +317,11 @@ def _row(mode: str, report: Any, wall_ms: float, graph: Any, timed: int) -> Swee
     max_abs = max((d["max_abs"] for d in fetch_drift), default=0.0)
     max_rel = max((d["max_rel"] for d in fetch_drift), default=0.0)
     cosine = min((d["cos"] for d in fetch_drift), default=1.0)
-    worst = max(drift.items(), key=lambda kv: (kv[1]["max_rel"] if not math.isnan(kv[1]["max_rel"]) else math.inf),
-                default=("", {}))[0]
+    worst = max(
+        drift.items(),
+        key=lambda kv: kv[1]["max_rel"] if not math.isnan(kv[1]["max_rel"]) else math.inf,
+        default=("", {}),
+    )[0]
     row = SweepRow(
         mode=mode,
         wall_ms=wall_ms,

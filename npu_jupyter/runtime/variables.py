@@ -9,11 +9,11 @@ built once per private graph and cached on it, so a per-step sync does not grow 
 
 from __future__ import annotations
 
-from typing import Any
-from npu_jupyter.tensorflow_import import require_tensorflow
+from typing import Any, cast
 
 from npu_jupyter.ops.variable_ops import REF_VARIABLE_OPS as _REF_TYPES
 from npu_jupyter.ops.variable_ops import RESOURCE_VARIABLE_OPS as _RESOURCE_TYPES
+from npu_jupyter.tensorflow_import import require_tensorflow
 
 
 def variable_ops(graph: Any) -> list[Any]:
@@ -58,20 +58,20 @@ def _cached(graph: Any, attr: str) -> dict[str, tuple[Any, Any]] | None:
         return None
     version, table = cached
     if version == graph.version:
-        return table
+        return cast("dict[str, tuple[Any, Any]] | None", table)
     if len(table) == len(variable_ops(graph)):
         setattr(graph, attr, (graph.version, table))
-        return table
+        return cast("dict[str, tuple[Any, Any]] | None", table)
     return None
 
 
 def _reader(graph: Any) -> dict[str, tuple[Any, Any]]:
-    """name -> (is-initialized tensor, value tensor), built once per graph."""
+    """Name -> (is-initialized tensor, value tensor), built once per graph."""
     return _table(graph, "_npu_emu_var_reader", "npu_emu_read", _read_entry)
 
 
 def _writer(graph: Any) -> dict[str, tuple[Any, Any]]:
-    """name -> (placeholder, assign op), built once per graph."""
+    """Name -> (placeholder, assign op), built once per graph."""
     return _table(graph, "_npu_emu_var_writer", "npu_emu_write", _write_entry)
 
 
@@ -97,8 +97,10 @@ def _read_entry(op: Any) -> tuple[Any, Any]:
         var = op.outputs[0]
         return tf.raw_ops.IsVariableInitialized(ref=var), tf.identity(var)
     dtype = op.get_attr("dtype")
-    return (tf.raw_ops.VarIsInitializedOp(resource=op.outputs[0]),
-            tf.raw_ops.ReadVariableOp(resource=op.outputs[0], dtype=dtype))
+    return (
+        tf.raw_ops.VarIsInitializedOp(resource=op.outputs[0]),
+        tf.raw_ops.ReadVariableOp(resource=op.outputs[0], dtype=dtype),
+    )
 
 
 def _write_entry(op: Any) -> tuple[Any, Any]:

@@ -27,14 +27,16 @@ class Watch(NamedTuple):
     decided_dtype: str  # the plan's dtype for the slot ("" when the plan has none)
     is_float: bool
     mode: str = "fetch"  # "fetch" | "guard" | "capture"
-    frame: tuple = ()  # the loop frames of a "capture" watch
+    frame: tuple[Any, ...] = ()  # the loop frames of a "capture" watch
 
     @property
     def key(self) -> tuple[str, str, int]:
         return (self.op, self.kind, self.slot)
 
 
-def watch_list(graph: Any, plan: Any, executed: set[str], fed: tuple, kinds: set[str], liveness: Liveness) -> list[Watch]:
+def watch_list(
+    graph: Any, plan: Any, executed: set[str], fed: tuple[Any, ...], kinds: set[str], liveness: Liveness
+) -> list[Watch]:
     """Every tensor of ``kinds`` ("output", "input") of the executed ops the plan decides."""
     watch: list[Watch] = []
     for name, decision in plan.ops.items():
@@ -68,7 +70,9 @@ def _input_may_be_dead(liveness: Liveness, tensor: Any) -> bool:
     return liveness.may_be_dead(tensor.op.name)
 
 
-def _add(watch: list[Watch], op: str, kind: str, slot: int, want: str, tensor: Any, frame: tuple, dead: bool) -> None:
+def _add(
+    watch: list[Watch], op: str, kind: str, slot: int, want: str, tensor: Any, frame: tuple[Any, ...], dead: bool
+) -> None:
     is_ref = tensor.dtype._is_ref_dtype
     is_float = tensor.dtype.base_dtype.is_floating
     if frame:
@@ -88,11 +92,13 @@ def observe_spec(watch: list[Watch], flagged: list[str], liveness: Liveness) -> 
         op, _, slot = name.rpartition(":")
         if liveness.may_be_dead(op):
             guarded.add((op, "output", int(slot)))
-    captured = sorted({w.key + (w.frame,) for w in watch if w.mode == "capture"})
+    captured = sorted({(*w.key, w.frame) for w in watch if w.mode == "capture"})
     return Observe(tuple(sorted(guarded)), tuple(captured), tuple(flagged))
 
 
-def finite_flag_tensors(graph: Any, plan: Any, executed: set[str], fed: tuple, liveness: Liveness) -> list[str]:
+def finite_flag_tensors(
+    graph: Any, plan: Any, executed: set[str], fed: tuple[Any, ...], liveness: Liveness
+) -> list[str]:
     """Float outputs (outside loop frames) of the executed ops, in the plan's (topological) order."""
     out: list[str] = []
     for name in plan.ops:
@@ -102,12 +108,12 @@ def finite_flag_tensors(graph: Any, plan: Any, executed: set[str], fed: tuple, l
         if op.type in STATE_TYPES:
             continue
         for t in op.outputs[:3] if op.type.startswith("FusedBatchNorm") else op.outputs:  # not reserve space
-            if (t.dtype.base_dtype.is_floating and not t.dtype._is_ref_dtype and fetchable(graph, t, fed)):
+            if t.dtype.base_dtype.is_floating and not t.dtype._is_ref_dtype and fetchable(graph, t, fed):
                 out.append(t.name)
     return out
 
 
-def fetchable(graph: Any, tensor: Any, fed: tuple, captured: bool = False) -> bool:
+def fetchable(graph: Any, tensor: Any, fed: tuple[Any, ...], captured: bool = False) -> bool:
     """A tensor a run can hand back: not a handle, string or unfed placeholder.
 
     Inside a loop frame TensorFlow marks tensors unfetchable; those are ``captured`` per iteration.
@@ -119,33 +125,35 @@ def fetchable(graph: Any, tensor: Any, fed: tuple, captured: bool = False) -> bo
     return captured or graph.is_fetchable(tensor)
 
 
-def read_values(run: Any, watch: list[Watch], fetched: dict[tuple, Any]) -> dict[tuple, list]:
-    """watch key -> the step's values (one per live iteration; empty when the tensor was dead).
+def read_values(run: Any, watch: list[Watch], fetched: dict[tuple[Any, ...], Any]) -> dict[tuple[Any, ...], list[Any]]:
+    """Watch key -> the step's values (one per live iteration; empty when the tensor was dead).
 
     ``fetched`` holds what the session returned for the run graph's fetch names of "fetch" and
     "guard" watches (see :func:`fetch_names`).
     """
-    values: dict[tuple, list] = {}
+    values: dict[tuple[Any, ...], list[Any]] = {}
     for w in watch:
         if w.mode == "fetch":
-            values[w.key] = [fetched[("fetch",) + w.key]]
+            fetch_key = ("fetch", *w.key)  # named: mypy misreads a starred tuple inside [] as 3.11 syntax
+            values[w.key] = [fetched[fetch_key]]
         elif w.mode == "guard":
-            value, index = fetched[("guard",) + w.key]
+            guard_key = ("guard", *w.key)
+            value, index = fetched[guard_key]
             values[w.key] = [value] if int(index) == 0 else []
         else:
             values[w.key] = list(run.captures.get(w.key, ()))
     return values
 
 
-def fetch_names(run: Any, watch: list[Watch]) -> tuple[list[tuple], list[Any]]:
+def fetch_names(run: Any, watch: list[Watch]) -> tuple[list[tuple[Any, ...]], list[Any]]:
     """(keys, private names) to add to the session's fetches for the "fetch" and "guard" watches."""
-    keys: list[tuple] = []
+    keys: list[tuple[Any, ...]] = []
     names: list[Any] = []
     for w in watch:
         if w.mode == "fetch":
-            keys.append(("fetch",) + w.key)
+            keys.append(("fetch", *w.key))
             names.append(run.watched(w.key))
         elif w.mode == "guard" and w.key in run.guards:
-            keys.append(("guard",) + w.key)
+            keys.append(("guard", *w.key))
             names.append(list(run.guards[w.key]))
     return keys, names

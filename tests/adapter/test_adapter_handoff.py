@@ -69,11 +69,14 @@ def test_a_hand_written_proto_reaches_the_adapter_with_its_other_settings_kept(a
 
 def test_npu_cell_hands_the_adapter_the_merged_config_byte_for_byte(adapter_double, ip):
     ip.run_line_magic("npu", "set precision_mode=allow_fp32_to_fp16 enable_small_channel=1")
-    cell = GRAPH + """
+    cell = (
+        GRAPH
+        + """
 with tf.compat.v1.Session(graph=g) as sess:
     value = sess.run(y, {x: np.ones((2, 3), np.float32)})
     kind = type(sess).__name__
 """
+    )
     with capture_output() as cap:
         ip.run_cell_magic("npu", "--precision force_fp16 --mix", cell)
     assert ip.user_ns["kind"] == "AscendSession" and ip.user_ns["value"] == 12.0
@@ -84,7 +87,9 @@ with tf.compat.v1.Session(graph=g) as sess:
 
 
 def test_npu_cell_keeps_the_users_own_proto_settings_for_the_adapter(adapter_double, ip):
-    cell = GRAPH + """
+    cell = (
+        GRAPH
+        + """
 proto = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=2)
 custom = proto.graph_options.rewrite_options.custom_optimizers.add()
 custom.name = "NpuOptimizer"
@@ -93,6 +98,7 @@ custom.parameter_map["enable_dump"].b = False
 with tf.compat.v1.Session(graph=g, config=proto) as sess:
     sess.run(y, {x: np.ones((2, 3), np.float32)})
 """
+    )
     with capture_output():
         ip.run_cell_magic("npu", "--set op_debug_level=2", cell)
     proto = ip.user_ns["proto"]
@@ -104,9 +110,14 @@ with tf.compat.v1.Session(graph=g, config=proto) as sess:
 
 
 def test_npu_run_config_code_hands_the_adapter_exactly_the_config_kwargs(adapter_double):
-    config = NpuConfig(precision_mode="allow_mix_precision", enable_dump=True, dump_path="/tmp",
-                       iterations_per_loop=10, op_debug_level=1)
-    exec(config.to_code(api="estimator"), {})  # noqa: S102 - the generated snippet, as a user runs it
+    config = NpuConfig(
+        precision_mode="allow_mix_precision",
+        enable_dump=True,
+        dump_path="/tmp",
+        iterations_per_loop=10,
+        op_debug_level=1,
+    )
+    exec(config.to_code(api="estimator"), {})
     assert adapter_double.run_configs == [config.to_run_config_kwargs()]
 
 
@@ -145,7 +156,6 @@ def test_the_tf2_adapter_double_records_options_set_by_a_script(adapter_double):
 
 def test_the_double_leaves_no_trace_after_the_test(adapter_double):
     import npu_bridge.npu_init  # noqa: F401 - wraps Session.__init__ as the real one does
-
     from tensorflow.python.client import session
 
     assert session.Session.__init__ is not adapter_double.original_session_init

@@ -5,8 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npu_jupyter.adapter.loss_scale import (ExponentialUpdateLossScaleManager, FixedLossScaleManager,
-                                            NPULossScaleOptimizer)
+from npu_jupyter.adapter.loss_scale import (
+    ExponentialUpdateLossScaleManager,
+    FixedLossScaleManager,
+    NPULossScaleOptimizer,
+)
 from npu_jupyter.runtime.backends import session
 
 tf = pytest.importorskip("tensorflow")
@@ -40,8 +43,11 @@ INF = np.full((4, 3), np.inf, np.float32)
 
 
 def test_the_scale_grows_after_n_finite_steps_and_shrinks_on_overflow():
-    run, sess = _train(lambda: ExponentialUpdateLossScaleManager(2.0 ** 10, incr_every_n_steps=2,
-                                                                 decr_every_n_nan_or_inf=1, decr_ratio=0.5))
+    run, sess = _train(
+        lambda: ExponentialUpdateLossScaleManager(
+            2.0**10, incr_every_n_steps=2, decr_every_n_nan_or_inf=1, decr_ratio=0.5
+        )
+    )
     assert run(FINITE)[0] == 1024.0
     assert run(FINITE)[0] == 2048.0  # second good step in a row
     scale, step, weights = run(FINITE)
@@ -53,8 +59,11 @@ def test_the_scale_grows_after_n_finite_steps_and_shrinks_on_overflow():
 
 
 def test_a_decrease_needs_decr_every_n_bad_steps_and_never_goes_below_one():
-    run, sess = _train(lambda: ExponentialUpdateLossScaleManager(2.0, incr_every_n_steps=100,
-                                                                 decr_every_n_nan_or_inf=2, decr_ratio=0.25))
+    run, sess = _train(
+        lambda: ExponentialUpdateLossScaleManager(
+            2.0, incr_every_n_steps=100, decr_every_n_nan_or_inf=2, decr_ratio=0.25
+        )
+    )
     assert run(INF)[0] == 2.0
     assert run(INF)[0] == 1.0  # max(1, 2 * 0.25)
     assert run(INF)[0] == 1.0
@@ -85,18 +94,20 @@ def test_a_fixed_scale_with_overflow_check_skips_non_finite_updates():
 
 
 def test_skipped_steps_leave_optimizer_slots_untouched():
-    run, sess = _train(lambda: FixedLossScaleManager(4),
-                       inner=tf.compat.v1.train.AdamOptimizer(0.1))
+    run, sess = _train(lambda: FixedLossScaleManager(4), inner=tf.compat.v1.train.AdamOptimizer(0.1))
     weights = run(FINITE)[2]
     assert run(INF)[2] == weights
     assert run(FINITE)[2] != weights  # training continues after the skipped step
     sess.close()
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"init_loss_scale": 8, "incr_every_n_steps": 0}, "incr_every_n_steps must be at least 1"),
-    ({"init_loss_scale": -1, "incr_every_n_steps": 5}, "must be positive"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"init_loss_scale": 8, "incr_every_n_steps": 0}, "incr_every_n_steps must be at least 1"),
+        ({"init_loss_scale": -1, "incr_every_n_steps": 5}, "must be positive"),
+    ],
+)
 def test_bad_manager_arguments_are_one_clear_error(kwargs, message):
     with pytest.raises(ValueError, match=message):
         ExponentialUpdateLossScaleManager(**kwargs)

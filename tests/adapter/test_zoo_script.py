@@ -33,8 +33,11 @@ def test_the_script_runs_unchanged_after_emulate_adapter(no_adapter):
 
 def test_the_script_runs_unchanged_in_an_npu_cell_with_the_magic_switch(ip, no_adapter):
     ip.run_line_magic("npu", "adapter emulate")
-    cell = SCRIPT.read_text(encoding="utf-8").replace('if __name__ == "__main__":', "if True:") \
+    cell = (
+        SCRIPT.read_text(encoding="utf-8")
+        .replace('if __name__ == "__main__":', "if True:")
         .replace("    print(main())", "    result = main()")
+    )
     with capture_output() as cap:
         ip.run_cell_magic("npu", "--dump-mode output", cell)
     _check(ip.user_ns["result"])

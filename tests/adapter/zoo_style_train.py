@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
 
-from npu_bridge.npu_init import *  # noqa: F401,F403 - as the zoo scripts do
+from npu_bridge.npu_init import *  # noqa: F403 - as the zoo scripts do
 from npu_bridge.estimator import npu_ops
 from npu_bridge.estimator.npu import npu_scope
 from npu_bridge.estimator.npu.npu_loss_scale_manager import ExponentialUpdateLossScaleManager
@@ -33,9 +33,7 @@ def build_model(images, labels, keep_prob):
     hidden = npu_ops.dropout(hidden, keep_prob)
     logits = tf.matmul(hidden, _weights("logits_w", [32, 10]), name="logits")
     with npu_scope.keep_dtype_scope():
-        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits),
-                              name="loss")
-    return loss
+        return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits), name="loss")
 
 
 def session_config():
@@ -63,8 +61,9 @@ def main():
         global_step = tf.train.get_or_create_global_step()
         optimizer = tf.train.MomentumOptimizer(learning_rate=0.05, momentum=0.9)
         optimizer = NPUDistributedOptimizer(optimizer)
-        loss_scale_manager = ExponentialUpdateLossScaleManager(init_loss_scale=2 ** 10, incr_every_n_steps=2,
-                                                               decr_every_n_nan_or_inf=2, decr_ratio=0.5)
+        loss_scale_manager = ExponentialUpdateLossScaleManager(
+            init_loss_scale=2**10, incr_every_n_steps=2, decr_every_n_nan_or_inf=2, decr_ratio=0.5
+        )
         optimizer = NPULossScaleOptimizer(optimizer, loss_scale_manager)
         update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
         with tf.control_dependencies(update_ops):
@@ -76,9 +75,14 @@ def main():
             _, loss_value = sess.run([train_op, loss], feed_dict={images: images_np, labels: labels_np})
             losses.append(float(loss_value))
         scale, step = sess.run([loss_scale_manager.get_loss_scale(), global_step])
-        result = {"losses": losses, "loss_scale": float(scale), "global_step": int(step),
-                  "session_type": type(sess).__name__, "rank_size": get_npu_rank_size(),  # noqa: F405
-                  "pid": os.getpid()}
+        result = {
+            "losses": losses,
+            "loss_scale": float(scale),
+            "global_step": int(step),
+            "session_type": type(sess).__name__,
+            "rank_size": get_npu_rank_size(),
+            "pid": os.getpid(),
+        }
         sess.close()
         return result
 

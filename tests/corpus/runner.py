@@ -40,9 +40,9 @@ def declared(module_name: str) -> dict[str, Any]:
     tree = ast.parse((CORPUS_DIR / f"{module_name}.py").read_text(encoding="utf-8"))
     found: dict[str, Any] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if node.targets[0].id in ("ARCHITECTURE", "IDIOMS"):
-                found[node.targets[0].id] = ast.literal_eval(node.value)
+        is_name = isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        if is_name and node.targets[0].id in ("ARCHITECTURE", "IDIOMS"):
+            found[node.targets[0].id] = ast.literal_eval(node.value)
     return found
 
 
@@ -92,8 +92,7 @@ def debug_config(config: Any, out: Path, model: CorpusModel) -> Any:
         "enable_dump_debug": True,
         "dump_debug_mode": "all",
         "profiling_mode": True,
-        "profiling_options": json.dumps({"output": str(out / "profiling"), "training_trace": "on",
-                                         "task_trace": "on"}),
+        "profiling_options": json.dumps({"output": str(out / "profiling"), "training_trace": "on", "task_trace": "on"}),
     }
     # Dump the debug run's last step only (the adapter's dump_step grammar): "all" of every step of a
     # 30k-op graph is 100k+ files; one step proves dump and read-back without dominating the corpus time.
@@ -116,7 +115,9 @@ class Training:
         return statistics.median(self.step_s) if self.step_s else float("nan")
 
 
-def train(model: CorpusModel, session: Any, steps: int = STEPS, on_step: Callable[[int], None] | None = None) -> Training:
+def train(
+    model: CorpusModel, session: Any, steps: int = STEPS, on_step: Callable[[int], None] | None = None
+) -> Training:
     """``init``, whatever the script runs before its loop, then ``steps`` runs of the script's fetches.
 
     The loss is fetched in the same run (``{"fetches": ..., "loss": ...}``) so no extra run graph exists.
@@ -154,10 +155,16 @@ def train(model: CorpusModel, session: Any, steps: int = STEPS, on_step: Callabl
 
 
 #: Queue ops (resource and ref handles) whose pending dequeues a queue-runner thread may block on.
-QUEUE_OPS = {"FIFOQueueV2": "QueueCloseV2", "PaddingFIFOQueueV2": "QueueCloseV2",
-             "RandomShuffleQueueV2": "QueueCloseV2", "PriorityQueueV2": "QueueCloseV2",
-             "FIFOQueue": "QueueClose", "PaddingFIFOQueue": "QueueClose", "RandomShuffleQueue": "QueueClose",
-             "PriorityQueue": "QueueClose"}
+QUEUE_OPS = {
+    "FIFOQueueV2": "QueueCloseV2",
+    "PaddingFIFOQueueV2": "QueueCloseV2",
+    "RandomShuffleQueueV2": "QueueCloseV2",
+    "PriorityQueueV2": "QueueCloseV2",
+    "FIFOQueue": "QueueClose",
+    "PaddingFIFOQueue": "QueueClose",
+    "RandomShuffleQueue": "QueueClose",
+    "PriorityQueue": "QueueClose",
+}
 
 
 def queue_closers(model: CorpusModel) -> list[Any]:

@@ -23,8 +23,7 @@ def tf1() -> Any:
     return tf.compat.v1
 
 
-def dense(x: Any, units: int, name: str, activation: Any = None, use_bias: bool = True,
-          stddev: float = 0.02) -> Any:
+def dense(x: Any, units: int, name: str, activation: Any = None, use_bias: bool = True, stddev: float = 0.02) -> Any:
     """A fully connected layer over the last axis (what tf.layers.dense builds: MatMul + BiasAdd)."""
     v1 = tf1()
     with v1.variable_scope(name):
@@ -95,8 +94,7 @@ class LSTMCell:
         c, h = state
         with v1.variable_scope(self.name, reuse=v1.AUTO_REUSE):
             depth = int(inputs.shape[-1]) + self.units
-            kernel = v1.get_variable("kernel", [depth, 4 * self.units],
-                                     initializer=v1.glorot_uniform_initializer())
+            kernel = v1.get_variable("kernel", [depth, 4 * self.units], initializer=v1.glorot_uniform_initializer())
             bias = v1.get_variable("bias", [4 * self.units], initializer=v1.zeros_initializer())
         gates = v1.nn.bias_add(v1.matmul(v1.concat([inputs, h], axis=1), kernel), bias)
         i, j, f, o = v1.split(gates, 4, axis=1)
@@ -129,11 +127,13 @@ class GRUCell:
         act = self.activation or v1.tanh
         with v1.variable_scope(self.name, reuse=v1.AUTO_REUSE):
             depth = int(inputs.shape[-1]) + self.units
-            gate_kernel = v1.get_variable("gates/kernel", [depth, 2 * self.units],
-                                          initializer=v1.glorot_uniform_initializer())
+            gate_kernel = v1.get_variable(
+                "gates/kernel", [depth, 2 * self.units], initializer=v1.glorot_uniform_initializer()
+            )
             gate_bias = v1.get_variable("gates/bias", [2 * self.units], initializer=v1.ones_initializer())
-            cand_kernel = v1.get_variable("candidate/kernel", [depth, self.units],
-                                          initializer=v1.glorot_uniform_initializer())
+            cand_kernel = v1.get_variable(
+                "candidate/kernel", [depth, self.units], initializer=v1.glorot_uniform_initializer()
+            )
             cand_bias = v1.get_variable("candidate/bias", [self.units], initializer=v1.zeros_initializer())
         gates = v1.sigmoid(v1.nn.bias_add(v1.matmul(v1.concat([inputs, state], 1), gate_kernel), gate_bias))
         r, u = v1.split(gates, 2, axis=1)
@@ -142,10 +142,19 @@ class GRUCell:
         return new_h, new_h
 
 
-def dynamic_loss_scale_step(optimizer: Any, loss: Any, var_list: Sequence[Any], *, init_loss_scale: float,
-                            incr_every_n_steps: int, decr_every_n_nan_or_inf: int, decr_ratio: float,
-                            clip_norm: float | None = None, clip_global: bool = False,
-                            global_step: Any = None) -> tuple[Any, Any]:
+def dynamic_loss_scale_step(
+    optimizer: Any,
+    loss: Any,
+    var_list: Sequence[Any],
+    *,
+    init_loss_scale: float,
+    incr_every_n_steps: int,
+    decr_every_n_nan_or_inf: int,
+    decr_ratio: float,
+    clip_norm: float | None = None,
+    clip_global: bool = False,
+    global_step: Any = None,
+) -> tuple[Any, Any]:
     """The graph NPULossScaleOptimizer(opt, ExponentialUpdateLossScaleManager(...)).minimize(loss) builds.
 
     Scales the loss, unscales the gradients, checks every gradient with IsFinite (reduce_all over the
@@ -156,8 +165,7 @@ def dynamic_loss_scale_step(optimizer: Any, loss: Any, var_list: Sequence[Any], 
     """
     v1 = tf1()
     with v1.variable_scope("loss_scale_manager"):
-        scale = v1.get_variable("loss_scale", [], initializer=v1.constant_initializer(init_loss_scale),
-                                trainable=False)
+        scale = v1.get_variable("loss_scale", [], initializer=v1.constant_initializer(init_loss_scale), trainable=False)
         good = v1.get_variable("good_steps", [], v1.int32, initializer=v1.zeros_initializer(), trainable=False)
         bad = v1.get_variable("bad_steps", [], v1.int32, initializer=v1.zeros_initializer(), trainable=False)
     grads = v1.gradients(loss * scale, list(var_list))
@@ -181,15 +189,13 @@ def dynamic_loss_scale_step(optimizer: Any, loss: Any, var_list: Sequence[Any], 
         """A good step: count it, double the scale after incr_every_n_steps of them."""
         ready = good + 1 >= incr_every_n_steps
         new_scale = v1.where(ready, scale * 2.0, scale)
-        return v1.group(v1.assign(scale, new_scale), v1.assign(good, v1.where(ready, 0, good + 1)),
-                        v1.assign(bad, 0))
+        return v1.group(v1.assign(scale, new_scale), v1.assign(good, v1.where(ready, 0, good + 1)), v1.assign(bad, 0))
 
     def shrink() -> Any:
         """An overflow: count it, multiply the scale by decr_ratio after decr_every_n_nan_or_inf of them."""
         ready = bad + 1 >= decr_every_n_nan_or_inf
         new_scale = v1.where(ready, v1.maximum(scale * decr_ratio, 1.0), scale)
-        return v1.group(v1.assign(scale, new_scale), v1.assign(bad, v1.where(ready, 0, bad + 1)),
-                        v1.assign(good, 0))
+        return v1.group(v1.assign(scale, new_scale), v1.assign(bad, v1.where(ready, 0, bad + 1)), v1.assign(good, 0))
 
     with v1.control_dependencies([apply_op]):
         update_scale = v1.cond(is_finite, grow, shrink, name="update_loss_scale")

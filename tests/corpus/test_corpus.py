@@ -12,7 +12,6 @@ predicted by the planner). Fast: the corpus covers every idiom/architecture.
 from __future__ import annotations
 
 import ast
-import math
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +24,19 @@ ARTIFACT = Path(__file__).resolve().parents[2] / "test-artifacts" / "corpus.md"
 ROWS: dict[str, dict[str, Any]] = {}
 EMU_RATIO = "emulator/plain step (CPU)"
 DEBUG_RATIO = "debug emulator/plain step (CPU)"
-COLUMNS = ("model", "ops", "plan ms", "host / AI Core / AI CPU", "ops lowered", "ops rounded", EMU_RATIO,
-           DEBUG_RATIO, "loss plain vs emulated", "dump / profile files", "problem")
+COLUMNS = (
+    "model",
+    "ops",
+    "plan ms",
+    "host / AI Core / AI CPU",
+    "ops lowered",
+    "ops rounded",
+    EMU_RATIO,
+    DEBUG_RATIO,
+    "loss plain vs emulated",
+    "dump / profile files",
+    "problem",
+)
 
 
 def _module_literals(tree: ast.Module) -> dict[str, Any]:
@@ -83,7 +93,8 @@ def test_corpus_covers_every_idiom_and_architecture():
     missing_arch = ARCHITECTURES - {arch for arch, _ in declared}
     missing_idioms = IDIOMS - {idiom for _, idioms in declared for idiom in idioms}
     assert not missing_arch and not missing_idioms, (
-        f"corpus misses architectures {sorted(missing_arch)} and idioms {sorted(missing_idioms)}")
+        f"corpus misses architectures {sorted(missing_arch)} and idioms {sorted(missing_idioms)}"
+    )
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -93,17 +104,26 @@ def figures_table():
     if not ROWS:
         return
     ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
-    lines = ["# Real-model corpus figures", "",
-             "Times are CPU times of the emulation on this machine (wall clock, median of the steps), as "
-             f"ratios to the plain float32 step of the same run: `{EMU_RATIO}` with nothing switched on, "
-             f"`{DEBUG_RATIO}` with dump, overflow detection and profiling on ({runner.DEBUG_STEPS} step(s)). "
-             "Placements and ops lowered (a float32 tensor of the op decided narrower) are predicted by the "
-             "planner; ops rounded are what the emulator actually rounded (RunReport.emulation). "
-             "None of these is an NPU measurement.", "",
-             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines = [
+        "# Real-model corpus figures",
+        "",
+        (
+            "Times are CPU times of the emulation on this machine (wall clock, median of the steps), as "
+            f"ratios to the plain float32 step of the same run: `{EMU_RATIO}` with nothing switched on, "
+            f"`{DEBUG_RATIO}` with dump, overflow detection and profiling on ({runner.DEBUG_STEPS} step(s)). "
+            "Placements and ops lowered (a float32 tensor of the op decided narrower) are predicted by the "
+            "planner; ops rounded are what the emulator actually rounded (RunReport.emulation). "
+            "None of these is an NPU measurement."
+        ),
+        "",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
+    ]
     for name in sorted(ROWS):
         row = ROWS[name]
-        lines.append("| " + " | ".join(str(row.get(c, "")).replace("|", "\\|").replace("\n", " ") for c in COLUMNS) + " |")
+        lines.append(
+            "| " + " | ".join(str(row.get(c, "")).replace("|", "\\|").replace("\n", " ") for c in COLUMNS) + " |"
+        )
     ARTIFACT.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -138,16 +158,21 @@ def test_model_plans_and_trains_emulated_with_dump_overflow_and_profiling(module
     try:
         plan, plan_ms = runner.timed_plan(model, config)
         summary = plan.summary()
-        row.update({"plan ms": f"{plan_ms:.0f}", "ops lowered": len(runner.lowered_ops(plan, model.graph)),
-                    "host / AI Core / AI CPU": f"{summary['host']} / {summary['ai_core']} / {summary['ai_cpu']}"})
+        row.update(
+            {
+                "plan ms": f"{plan_ms:.0f}",
+                "ops lowered": len(runner.lowered_ops(plan, model.graph)),
+                "host / AI Core / AI CPU": f"{summary['host']} / {summary['ai_core']} / {summary['ai_cpu']}",
+            }
+        )
         if plan.errors:
             problems.append(f"plan errors a real run would not have: {plan.errors}")
-    except Exception as exc:  # noqa: BLE001 - recorded and asserted below, after the emulated run
+    except Exception as exc:
         problems.append("plan(): " + _first_line(exc))
 
     try:
         emulated = runner.emulated_run(model, config)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         problems.append("emulated run: " + _first_line(exc))
     else:
         problems += _check_emulated(row, model, plain, emulated)
@@ -155,7 +180,7 @@ def test_model_plans_and_trains_emulated_with_dump_overflow_and_profiling(module
     out = tmp_path / "out"
     try:
         debug = runner.emulated_run(model, runner.debug_config(config, out, model), runner.DEBUG_STEPS)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         problems.append("debug run (dump, overflow, profiling): " + _first_line(exc))
     else:
         row[DEBUG_RATIO] = f"{debug.median_s / plain.median_s:.1f}x"
@@ -173,14 +198,16 @@ def _check_emulated(row: dict[str, Any], model: Any, plain: runner.Training, emu
     row["loss plain vs emulated"] = _fmt_losses(plain.losses, emulated.losses)
     lowered = runner.lowered_ops(report.plan, model.graph)
     if lowered and not report.emulation:
-        problems.append(f"the plan lowers {len(lowered)} ops but the emulator rounded none "
-                        f"(report warnings: {report.warnings})")
+        problems.append(
+            f"the plan lowers {len(lowered)} ops but the emulator rounded none (report warnings: {report.warnings})"
+        )
     if not runner.finite(emulated.losses):
         finding = report.extra.get("nonfinite") or {}
         named = report.first_overflow or finding.get("first_op")
         if not named:
-            problems.append(f"emulated loss {emulated.losses} is not finite and the report names no first "
-                            f"non-finite op")
+            problems.append(
+                f"emulated loss {emulated.losses} is not finite and the report names no first non-finite op"
+            )
         else:
             row["problem"] = f"non-finite emulated loss; first non-finite op: {named} (step {finding.get('step')})"
     return problems
@@ -196,7 +223,7 @@ def _check_debug(row: dict[str, Any], out: Path) -> list[str]:
         dump = load_dump(out / "dump")
         if not dump.steps or not dump[dump.steps[-1]].tensors:
             problems.append("load_dump found no dumped training step with tensors")
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         problems.append("load_dump: " + _first_line(exc))
     if runner.files_under(out / "profiling") == 0:
         problems.append("profiling wrote nothing")

@@ -14,9 +14,19 @@ from corpus.corpus import CorpusModel
 
 
 def _model(graph: Any, loss: Any, fetches: Any, init: list, queue_runners: bool = False, **extra: Any) -> CorpusModel:
-    return CorpusModel(name="tiny", architecture="ResNet", source="-", idioms=(), graph=graph, init=init,
-                       train_fetches=fetches, loss=loss.name, config={"kind": "session", "parameter_map": {}},
-                       queue_runners=queue_runners, extra=extra)
+    return CorpusModel(
+        name="tiny",
+        architecture="ResNet",
+        source="-",
+        idioms=(),
+        graph=graph,
+        init=init,
+        train_fetches=fetches,
+        loss=loss.name,
+        config={"kind": "session", "parameter_map": {}},
+        queue_runners=queue_runners,
+        extra=extra,
+    )
 
 
 def test_ops_the_script_writes_in_float16_are_not_counted_as_lowered():

@@ -10,10 +10,8 @@ collection, the same ``IsFinite`` check and loss-scale update the adapter's loss
 
 from __future__ import annotations
 
-from typing import Any, Sequence
-
 import contextlib
-from typing import Iterator
+from typing import Any, Iterator, Sequence
 
 import tensorflow as tf
 
@@ -43,8 +41,16 @@ def he_init(seed: int = 0) -> Any:
     return v1.variance_scaling_initializer(scale=2.0, seed=seed)
 
 
-def conv2d(x: Any, filters: int, kernel: int | Sequence[int], stride: int = 1, padding: str = "SAME",
-           name: str = "conv", bias: bool = True, stddev: float | None = None) -> Any:
+def conv2d(
+    x: Any,
+    filters: int,
+    kernel: int | Sequence[int],
+    stride: int = 1,
+    padding: str = "SAME",
+    name: str = "conv",
+    bias: bool = True,
+    stddev: float | None = None,
+) -> Any:
     """``Conv2D`` (+ ``BiasAdd``) with a weights variable named like slim's (``weights``/``biases``)."""
     kh, kw = (kernel, kernel) if isinstance(kernel, int) else kernel
     cin = int(x.shape[-1])
@@ -75,8 +81,15 @@ def dense(x: Any, units: int, name: str = "dense", stddev: float = 0.01) -> Any:
         return tf.nn.bias_add(tf.matmul(x, w), b)
 
 
-def batch_norm(x: Any, training: Any, name: str = "bn", decay: float = 0.99, epsilon: float = 1e-3,
-               updates: str = "collection", scale: bool = True) -> Any:
+def batch_norm(
+    x: Any,
+    training: Any,
+    name: str = "bn",
+    decay: float = 0.99,
+    epsilon: float = 1e-3,
+    updates: str = "collection",
+    scale: bool = True,
+) -> Any:
     """Batch norm over the last axis, as ``tf.layers.batch_normalization`` / ``slim.batch_norm`` build it.
 
     ``training`` is a python bool or a bool tensor; a tensor puts the statistics choice in a ``tf.cond``
@@ -87,8 +100,11 @@ def batch_norm(x: Any, training: Any, name: str = "bn", decay: float = 0.99, eps
     channels = int(x.shape[-1])
     with v1.variable_scope(name):
         # slim with scale=False has no gamma variable; the fused kernel gets a constant ones vector
-        gamma = (v1.get_variable("gamma", [channels], initializer=v1.ones_initializer()) if scale
-                 else tf.ones([channels], name="gamma"))
+        gamma = (
+            v1.get_variable("gamma", [channels], initializer=v1.ones_initializer())
+            if scale
+            else tf.ones([channels], name="gamma")
+        )
         beta = v1.get_variable("beta", [channels], initializer=v1.zeros_initializer())
         mean_v = v1.get_variable("moving_mean", [channels], initializer=v1.zeros_initializer(), trainable=False)
         var_v = v1.get_variable("moving_variance", [channels], initializer=v1.ones_initializer(), trainable=False)
@@ -126,8 +142,9 @@ def _inline_updates(x: Any, training: Any, axes: list, variables: tuple, decay: 
 
     def _infer() -> Any:
         if fused:
-            return v1.nn.fused_batch_norm(x, gamma, beta, mean=mean_v, variance=var_v, epsilon=epsilon,
-                                          is_training=False)
+            return v1.nn.fused_batch_norm(
+                x, gamma, beta, mean=mean_v, variance=var_v, epsilon=epsilon, is_training=False
+            )
         return tf.nn.batch_normalization(x, mean_v, var_v, beta, gamma, epsilon), mean_v, var_v
 
     if isinstance(training, bool):
@@ -136,8 +153,10 @@ def _inline_updates(x: Any, training: Any, axes: list, variables: tuple, decay: 
         outputs, mean, var = tf.cond(training, _train, _infer)
 
     def _force_updates() -> Any:
-        upd = [v1.assign_sub(mean_v, (mean_v - mean) * (1.0 - decay)),
-               v1.assign_sub(var_v, (var_v - var) * (1.0 - decay))]
+        upd = [
+            v1.assign_sub(mean_v, (mean_v - mean) * (1.0 - decay)),
+            v1.assign_sub(var_v, (var_v - var) * (1.0 - decay)),
+        ]
         with tf.control_dependencies(upd):
             return tf.identity(outputs)
 
@@ -146,10 +165,18 @@ def _inline_updates(x: Any, training: Any, axes: list, variables: tuple, decay: 
     return tf.cond(training, _force_updates, lambda: outputs)
 
 
-def loss_scaled_apply(opt: Any, loss: Any, var_list: Sequence[Any] | None = None, global_step: Any = None,
-                      init_scale: float = 2.0 ** 32, dynamic: bool = True, incr_every_n_steps: int = 1000,
-                      decr_every_n_nan_or_inf: int = 2, decr_ratio: float = 0.5,
-                      clip_norm: float | None = None) -> Any:
+def loss_scaled_apply(
+    opt: Any,
+    loss: Any,
+    var_list: Sequence[Any] | None = None,
+    global_step: Any = None,
+    init_scale: float = 2.0**32,
+    dynamic: bool = True,
+    incr_every_n_steps: int = 1000,
+    decr_every_n_nan_or_inf: int = 2,
+    decr_ratio: float = 0.5,
+    clip_norm: float | None = None,
+) -> Any:
     """What ``NPULossScaleOptimizer`` adds around ``opt``: scaled loss, unscaled grads, finite check.
 
     ``dynamic`` follows ``ExponentialUpdateLossScaleManager``: a step whose gradients are not all finite

@@ -23,10 +23,18 @@ from corpus.seq_blocks import dense, dynamic_loss_scale_step, layer_norm, tf1, t
 
 NAME = "bert_pretrain"
 ARCHITECTURE = "BERT/Transformer"
-SOURCE = "TensorFlow/built-in/nlp/BertNV_Series_for_TensorFlow (src/run_pretraining.py, src/optimization.py, " \
-         "src/modeling.py, test/train_ID0060_BertBase_performance_1p.sh)"
-IDIOMS = ("loss_scaling_isfinite", "gradient_clipping", "cond_in_training", "tfdata_initializable_iterator",
-          "nested_fetches", "where_in_training")
+SOURCE = (
+    "TensorFlow/built-in/nlp/BertNV_Series_for_TensorFlow (src/run_pretraining.py, src/optimization.py, "
+    "src/modeling.py, test/train_ID0060_BertBase_performance_1p.sh)"
+)
+IDIOMS = (
+    "loss_scaling_isfinite",
+    "gradient_clipping",
+    "cond_in_training",
+    "tfdata_initializable_iterator",
+    "nested_fetches",
+    "where_in_training",
+)
 
 BATCH, SEQ, VOCAB, HIDDEN, LAYERS, HEADS, INTER, MAX_PRED = 2, 16, 128, 32, 12, 4, 128, 4
 
@@ -41,8 +49,9 @@ def _fp16_dense(x: Any, units: int, name: str, activation: Any = None) -> Any:
     """A dense layer with a float32 master kernel cast to float16, as fp16_utils' variable getter does."""
     v1 = tf1()
     with v1.variable_scope(name):
-        kernel = v1.get_variable("kernel", [int(x.shape[-1]), units],
-                                 initializer=v1.truncated_normal_initializer(stddev=0.02))
+        kernel = v1.get_variable(
+            "kernel", [int(x.shape[-1]), units], initializer=v1.truncated_normal_initializer(stddev=0.02)
+        )
         bias = v1.get_variable("bias", [units], initializer=v1.zeros_initializer())
         out = v1.nn.bias_add(v1.matmul(x, v1.cast(kernel, v1.float16)), v1.cast(bias, v1.float16))
         return activation(out) if activation is not None else out
@@ -53,6 +62,7 @@ def _attention(x: Any, mask_bias: Any, name: str) -> Any:
     v1 = tf1()
     head = HIDDEN // HEADS
     with v1.variable_scope(name):
+
         def split(t: Any) -> Any:
             return v1.transpose(v1.reshape(t, [BATCH, SEQ, HEADS, head]), [0, 2, 1, 3])
 
@@ -92,8 +102,15 @@ class AdamWeightDecay:
 
     EXCLUDE = ("LayerNorm", "layer_norm", "bias")
 
-    def __init__(self, learning_rate: Any, var_list: Any, weight_decay_rate: float = 0.0, beta_1: float = 0.9,
-                 beta_2: float = 0.999, epsilon: float = 1e-6) -> None:
+    def __init__(
+        self,
+        learning_rate: Any,
+        var_list: Any,
+        weight_decay_rate: float = 0.0,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-6,
+    ) -> None:
         v1 = tf1()
         self.learning_rate = v1.identity(learning_rate, name="learning_rate_adam")
         self.weight_decay_rate, self.beta_1, self.beta_2, self.epsilon = weight_decay_rate, beta_1, beta_2, epsilon
@@ -101,8 +118,11 @@ class AdamWeightDecay:
         for var in var_list:
             base = var.op.name
             self.slots[var.op.name] = tuple(
-                v1.get_variable(base + suffix, var.shape.as_list(), v1.float32, trainable=False,
-                                initializer=v1.zeros_initializer()) for suffix in ("/adam_m", "/adam_v"))
+                v1.get_variable(
+                    base + suffix, var.shape.as_list(), v1.float32, trainable=False, initializer=v1.zeros_initializer()
+                )
+                for suffix in ("/adam_m", "/adam_v")
+            )
 
     def apply_gradients(self, grads_and_vars: Any, global_step: Any = None) -> Any:
         """The per-parameter Adam-with-decay assignments, then the global step increment."""
@@ -116,8 +136,11 @@ class AdamWeightDecay:
                 update = next_m / (v1.sqrt(next_v) + self.epsilon)
                 if not any(word in param.op.name for word in self.EXCLUDE):
                     update += self.weight_decay_rate * param
-                assignments += [v1.assign(param, param - self.learning_rate * update),
-                                v1.assign(m, next_m), v1.assign(v, next_v)]
+                assignments += [
+                    v1.assign(param, param - self.learning_rate * update),
+                    v1.assign(m, next_m),
+                    v1.assign(v, next_v),
+                ]
         if global_step is not None:
             assignments.append(v1.assign(global_step, v1.identity(global_step + 1, name="step_update")))
         return v1.group(*assignments)
@@ -155,12 +178,14 @@ def build(files_dir: Path) -> CorpusModel:
         iterator, f = _inputs(graph)
         with v1.variable_scope("bert"):
             with v1.variable_scope("embeddings"):
-                table = v1.get_variable("word_embeddings", [VOCAB, HIDDEN],
-                                        initializer=v1.truncated_normal_initializer(stddev=0.02))
+                table = v1.get_variable(
+                    "word_embeddings", [VOCAB, HIDDEN], initializer=v1.truncated_normal_initializer(stddev=0.02)
+                )
                 emb = v1.gather(table, f["input_ids"])
                 token_type = v1.get_variable("token_type_embeddings", [2, HIDDEN])
-                emb += v1.reshape(v1.matmul(v1.one_hot(v1.reshape(f["segment_ids"], [-1]), 2), token_type),
-                                  [BATCH, SEQ, HIDDEN])
+                emb += v1.reshape(
+                    v1.matmul(v1.one_hot(v1.reshape(f["segment_ids"], [-1]), 2), token_type), [BATCH, SEQ, HIDDEN]
+                )
                 position = v1.get_variable("position_embeddings", [64, HIDDEN])
                 emb += v1.slice(position, [0, 0], [SEQ, -1])[None]
                 emb = v1.nn.dropout(layer_norm(emb, "LayerNorm"), rate=0.1)
@@ -197,14 +222,22 @@ def build(files_dir: Path) -> CorpusModel:
         lr = v1.identity(lr, name="learning_rate")
         optimizer = AdamWeightDecay(lr, v1.trainable_variables(), weight_decay_rate=0.01, epsilon=1e-6)
         train_op, scale = dynamic_loss_scale_step(
-            optimizer, total_loss, v1.trainable_variables(), init_loss_scale=2.0 ** 32, incr_every_n_steps=1000,
-            decr_every_n_nan_or_inf=1, decr_ratio=0.5, clip_norm=1.0, clip_global=False, global_step=global_step)
+            optimizer,
+            total_loss,
+            v1.trainable_variables(),
+            init_loss_scale=2.0**32,
+            incr_every_n_steps=1000,
+            decr_every_n_nan_or_inf=1,
+            decr_ratio=0.5,
+            clip_norm=1.0,
+            clip_global=False,
+            global_step=global_step,
+        )
         scale = v1.identity(scale, name="loss_scale")
         init = [v1.global_variables_initializer(), iterator.initializer]
         # MonitoredSession merges the caller's fetches with each hook's SessionRunArgs into one run:
         # the Estimator asks for [train_op, loss], the script's _LogSessionRunHook for tensor names.
-        hook_fetches = [global_step, "total_loss:0", "learning_rate:0", "nsp_loss:0", "mlm_loss:0",
-                        scale.name]
+        hook_fetches = [global_step, "total_loss:0", "learning_rate:0", "nsp_loss:0", "mlm_loss:0", scale.name]
         train_fetches = {"caller": [train_op, total_loss], "_LogSessionRunHook": hook_fetches}
 
     kwargs = {
@@ -221,17 +254,24 @@ def build(files_dir: Path) -> CorpusModel:
         "hcom_parallel": True,
     }
     return CorpusModel(
-        name=NAME, architecture=ARCHITECTURE, source=SOURCE, idioms=IDIOMS, graph=graph, init=init,
-        train_fetches=train_fetches, loss=total_loss.name, config={"kind": "estimator", "kwargs": kwargs},
+        name=NAME,
+        architecture=ARCHITECTURE,
+        source=SOURCE,
+        idioms=IDIOMS,
+        graph=graph,
+        init=init,
+        train_fetches=train_fetches,
+        loss=total_loss.name,
+        config={"kind": "estimator", "kwargs": kwargs},
         notes="Shrunk: hidden 768->32, heads 12->4, intermediate 3072->128, vocab 30522->128, seq 128->16, "
-              "max_predictions 20->4, batch 2, all 12 layers kept. AdamWeightDecayOptimizer takes its unfused "
-              "path (npu_bert_use_fused_adam_momentum's fused NPU ops do not exist off the device). The Estimator's per-step sess.run is the "
-              "caller's [train_op, loss] plus the logging hook's tensor names, rebuilt as the one nested "
-              "dict MonitoredSession runs; 'global_step:0' is fetched as the variable itself because on TF 2 "
-              "graphs it is a resource handle, not the TF 1.15 ref tensor. num_warmup_steps 0 in the 1p script; 2 here so the warm-up branch is in the graph. "
-              "session_config (a plain ConfigProto) and TDT infeed are left out: they carry no NPU option. "
-              "The loss-scale all-finite check's skip/shrink uses tf.where inside the tf.cond branches. With the "
-              "script's initial scale 2**32 the float16 gradients overflow for the first ~11 steps (measured "
-              "on this CPU, plain session): those steps are skipped and the scale halves each time, as on the "
-              "device, so three steps exercise the skip branch and global_step stays 0.",
+        "max_predictions 20->4, batch 2, all 12 layers kept. AdamWeightDecayOptimizer takes its unfused "
+        "path (npu_bert_use_fused_adam_momentum's fused NPU ops do not exist off the device). The Estimator's per-step sess.run is the "
+        "caller's [train_op, loss] plus the logging hook's tensor names, rebuilt as the one nested "
+        "dict MonitoredSession runs; 'global_step:0' is fetched as the variable itself because on TF 2 "
+        "graphs it is a resource handle, not the TF 1.15 ref tensor. num_warmup_steps 0 in the 1p script; 2 here so the warm-up branch is in the graph. "
+        "session_config (a plain ConfigProto) and TDT infeed are left out: they carry no NPU option. "
+        "The loss-scale all-finite check's skip/shrink uses tf.where inside the tf.cond branches. With the "
+        "script's initial scale 2**32 the float16 gradients overflow for the first ~11 steps (measured "
+        "on this CPU, plain session): those steps are skipped and the scale halves each time, as on the "
+        "device, so three steps exercise the skip branch and global_step stays 0.",
     )

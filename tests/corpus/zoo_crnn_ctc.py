@@ -25,10 +25,19 @@ from corpus.seq_blocks import LSTMCell, batch_norm, dynamic_loss_scale_step, tf1
 
 NAME = "crnn_ctc"
 ARCHITECTURE = "CRNN+CTC"
-SOURCE = "TensorFlow/built-in/cv/detection/CRNN_Kernel_ID0055_for_TensorFlow (tools/train_npu.py, " \
-         "crnn_model/crnn_net.py, data_provider/tf_io_pipline_fast_tools.py, config/global_config.py)"
-IDIOMS = ("while_loop", "string_ops", "tfdata_one_shot_iterator", "batch_norm_update_ops", "summaries",
-          "cond_in_training", "loss_scaling_isfinite")
+SOURCE = (
+    "TensorFlow/built-in/cv/detection/CRNN_Kernel_ID0055_for_TensorFlow (tools/train_npu.py, "
+    "crnn_model/crnn_net.py, data_provider/tf_io_pipline_fast_tools.py, config/global_config.py)"
+)
+IDIOMS = (
+    "while_loop",
+    "string_ops",
+    "tfdata_one_shot_iterator",
+    "batch_norm_update_ops",
+    "summaries",
+    "cond_in_training",
+    "loss_scaling_isfinite",
+)
 
 BATCH, HEIGHT, WIDTH, CHANNELS = 2, 32, 100, 3
 SEQ_LENGTH, MAX_LENGTH, NUM_CLASSES, HIDDEN = 25, 8, 37, 16
@@ -47,12 +56,16 @@ def write_tfrecords(path: Path, count: int = 8) -> None:
             length = int(rng.randint(3, MAX_LENGTH + 1))
             labels = list(rng.randint(0, NUM_CLASSES - 1, length)) + [NUM_CLASSES - 1] * (MAX_LENGTH - length)
             image = rng.randint(0, 256, (HEIGHT, WIDTH, CHANNELS)).astype("uint8").tobytes()
-            example = tf.train.Example(features=tf.train.Features(feature={
-                "images": feature(bytes_list=tf.train.BytesList(value=[image])),
-                "imagepaths": feature(bytes_list=tf.train.BytesList(value=[b"synth/%d_word.jpg" % i])),
-                "labels": feature(int64_list=tf.train.Int64List(value=[int(x) for x in labels])),
-                "labels_length": feature(int64_list=tf.train.Int64List(value=[length])),
-            }))
+            example = tf.train.Example(
+                features=tf.train.Features(
+                    feature={
+                        "images": feature(bytes_list=tf.train.BytesList(value=[image])),
+                        "imagepaths": feature(bytes_list=tf.train.BytesList(value=[b"synth/%d_word.jpg" % i])),
+                        "labels": feature(int64_list=tf.train.Int64List(value=[int(x) for x in labels])),
+                        "labels_length": feature(int64_list=tf.train.Int64List(value=[length])),
+                    }
+                )
+            )
             writer.write(example.SerializeToString())
 
 
@@ -61,12 +74,15 @@ def _reader(path: Path, flag: str) -> Any:
     v1 = tf1()
 
     def extract(serialized: Any) -> Any:
-        features = v1.parse_example(serialized, features={
-            "images": v1.FixedLenFeature([], v1.string),
-            "imagepaths": v1.FixedLenFeature([], v1.string),
-            "labels": v1.VarLenFeature(v1.int64),
-            "labels_length": v1.FixedLenFeature([], v1.int64),
-        })
+        features = v1.parse_example(
+            serialized,
+            features={
+                "images": v1.FixedLenFeature([], v1.string),
+                "imagepaths": v1.FixedLenFeature([], v1.string),
+                "labels": v1.VarLenFeature(v1.int64),
+                "labels_length": v1.FixedLenFeature([], v1.int64),
+            },
+        )
         images = v1.cast(v1.decode_raw(features["images"], v1.uint8), v1.float32)
         images = v1.reshape(images, [BATCH, HEIGHT, WIDTH, CHANNELS])
         labels = v1.cast(v1.sparse.to_dense(features["labels"], default_value=NUM_CLASSES - 1), v1.int32)
@@ -82,13 +98,13 @@ def _reader(path: Path, flag: str) -> Any:
     return v1.data.make_one_shot_iterator(dataset).get_next(name="%s_IteratorGetNext" % flag)
 
 
-def _conv(x: Any, out: int, name: str, kernel: int = 3, strides: Any = (1, 1), padding: str = "SAME",
-          use_bias: bool = False) -> Any:
+def _conv(
+    x: Any, out: int, name: str, kernel: int = 3, strides: Any = (1, 1), padding: str = "SAME", use_bias: bool = False
+) -> Any:
     """cnn_basenet.conv2d: a square kernel conv, optional bias."""
     v1 = tf1()
     with v1.variable_scope(name):
-        w = v1.get_variable("W", [kernel, kernel, int(x.shape[-1]), out],
-                            initializer=v1.glorot_uniform_initializer())
+        w = v1.get_variable("W", [kernel, kernel, int(x.shape[-1]), out], initializer=v1.glorot_uniform_initializer())
         y = v1.nn.conv2d(x, w, [1, strides[0], strides[1], 1], padding)
         if use_bias:
             y = v1.nn.bias_add(y, v1.get_variable("b", [out], initializer=v1.zeros_initializer()))
@@ -110,8 +126,7 @@ def _shadownet(images: Any, training: bool) -> Any:
         x = _pool(relu(batch_norm(_conv(x, WIDTHS[3], "conv4"), training, "bn4")), (2, 1))
         x = relu(batch_norm(_conv(x, WIDTHS[4], "conv5"), training, "bn5"))
         x = _pool(relu(batch_norm(_conv(x, WIDTHS[5], "conv6"), training, "bn6")), (2, 1))
-        x = relu(batch_norm(_conv(x, WIDTHS[6], "conv7", kernel=2, strides=(2, 1), padding="VALID"),
-                            training, "bn7"))
+        x = relu(batch_norm(_conv(x, WIDTHS[6], "conv7", kernel=2, strides=(2, 1), padding="VALID"), training, "bn7"))
     with v1.variable_scope("map_to_sequence_module"):
         x = v1.squeeze(x, axis=1)  # [B, W', C]
         x = v1.pad(x, [[0, 0], [0, SEQ_LENGTH - int(x.shape[1])], [0, 0]])
@@ -129,8 +144,7 @@ def _shadownet(images: Any, training: bool) -> Any:
             seq = v1.nn.dropout(seq, rate=0.5)
         flat = v1.reshape(seq, [SEQ_LENGTH * BATCH, 2 * HIDDEN])
         w = v1.get_variable("w", [2 * HIDDEN, NUM_CLASSES], initializer=v1.truncated_normal_initializer(stddev=0.2))
-        logits = v1.reshape(v1.matmul(flat, w, name="logits"), [SEQ_LENGTH, BATCH, NUM_CLASSES])
-    return logits
+        return v1.reshape(v1.matmul(flat, w, name="logits"), [SEQ_LENGTH, BATCH, NUM_CLASSES])
 
 
 def _sparse_labels(dense: Any) -> Any:
@@ -140,8 +154,9 @@ def _sparse_labels(dense: Any) -> Any:
     v1 = tf1()
     x, y = np.meshgrid(np.arange(MAX_LENGTH), np.arange(BATCH))
     indexes = np.concatenate([y.flatten()[:, None], x.flatten()[:, None]], axis=1)
-    return v1.SparseTensor(v1.constant(indexes, v1.int64), v1.reshape(dense, [-1]),
-                           np.array([BATCH, MAX_LENGTH], "int64"))
+    return v1.SparseTensor(
+        v1.constant(indexes, v1.int64), v1.reshape(dense, [-1]), np.array([BATCH, MAX_LENGTH], "int64")
+    )
 
 
 def _ctc(images: Any, labels: Any, lengths: Any, training: bool, reuse: bool) -> tuple[Any, Any]:
@@ -151,9 +166,16 @@ def _ctc(images: Any, labels: Any, lengths: Any, training: bool, reuse: bool) ->
     v1 = tf1()
     with v1.variable_scope("shadow_net", reuse=reuse):
         logits = _shadownet(images, training)
-    loss = v1.reduce_mean(v1.nn.ctc_loss_v2(
-        labels=labels, logits=logits, label_length=lengths,
-        logit_length=SEQ_LENGTH * np.ones(BATCH, dtype=np.int32), blank_index=NUM_CLASSES - 1), name="ctc_loss")
+    loss = v1.reduce_mean(
+        v1.nn.ctc_loss_v2(
+            labels=labels,
+            logits=logits,
+            label_length=lengths,
+            logit_length=SEQ_LENGTH * np.ones(BATCH, dtype=np.int32),
+            blank_index=NUM_CLASSES - 1,
+        ),
+        name="ctc_loss",
+    )
     return logits, loss
 
 
@@ -187,8 +209,15 @@ def build(files_dir: Path) -> CorpusModel:
         optimizer = v1.train.MomentumOptimizer(learning_rate=learning_rate, momentum=0.9, use_nesterov=False)
         with v1.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
             train_op, _ = dynamic_loss_scale_step(
-                optimizer, train_ctc_loss, v1.trainable_variables(), init_loss_scale=2.0 ** 32,
-                incr_every_n_steps=1000, decr_every_n_nan_or_inf=2, decr_ratio=0.5, global_step=global_step)
+                optimizer,
+                train_ctc_loss,
+                v1.trainable_variables(),
+                init_loss_scale=2.0**32,
+                incr_every_n_steps=1000,
+                decr_every_n_nan_or_inf=2,
+                decr_ratio=0.5,
+                global_step=global_step,
+            )
         optimizer_op = v1.group(train_op)
         v1.summary.scalar(name="train_ctc_loss", tensor=train_ctc_loss)
         v1.summary.scalar(name="learning_rate", tensor=learning_rate)
@@ -207,13 +236,19 @@ def build(files_dir: Path) -> CorpusModel:
         "mix_compile_mode": False,
     }
     return CorpusModel(
-        name=NAME, architecture=ARCHITECTURE, source=SOURCE, idioms=IDIOMS, graph=graph, init=init,
-        train_fetches=train_fetches, loss=train_ctc_loss.name,
+        name=NAME,
+        architecture=ARCHITECTURE,
+        source=SOURCE,
+        idioms=IDIOMS,
+        graph=graph,
+        init=init,
+        train_fetches=train_fetches,
+        loss=train_ctc_loss.name,
         config={"kind": "session", "parameter_map": parameter_map},
         extra={"val_fetches": [val_ctc_loss, val_decoded, val_labels], "train_decoded": train_decoded},
         notes="Shrunk: conv widths /8, LSTM 256->16 units, max label length 23->8, batch 64->2, 8 records; "
-              "image 32x100 and sequence length 25 kept (the conv stack gives width 24, padded to 25 so the "
-              "script's logit_length holds). npu_bridge's DynamicRNN becomes tf.compat.v1.nn.dynamic_rnn. "
-              "_augment_for_train is an identity reshape in the script and is left out. The script's "
-              "hard-coded dump_path is replaced by files_dir/dump (enable_dump stays False as shipped).",
+        "image 32x100 and sequence length 25 kept (the conv stack gives width 24, padded to 25 so the "
+        "script's logit_length holds). npu_bridge's DynamicRNN becomes tf.compat.v1.nn.dynamic_rnn. "
+        "_augment_for_train is an identity reshape in the script and is left out. The script's "
+        "hard-coded dump_path is replaced by files_dir/dump (enable_dump stays False as shipped).",
     )

@@ -34,15 +34,18 @@ Z_DIM = 20  # script: 100
 
 def _linear(x, units: int, name: str):
     with v1.variable_scope(name):
-        w = v1.get_variable("Matrix", [int(x.shape[-1]), units], initializer=v1.random_normal_initializer(0.0, 0.02, seed=4))
+        w = v1.get_variable(
+            "Matrix", [int(x.shape[-1]), units], initializer=v1.random_normal_initializer(0.0, 0.02, seed=4)
+        )
         b = v1.get_variable("bias", [units], initializer=v1.zeros_initializer())
         return tf.matmul(x, w) + b
 
 
 def _deconv(x, out_shape, name: str):
     with v1.variable_scope(name):
-        w = v1.get_variable("w", [5, 5, out_shape[-1], int(x.shape[-1])],
-                            initializer=v1.random_normal_initializer(stddev=0.02, seed=5))
+        w = v1.get_variable(
+            "w", [5, 5, out_shape[-1], int(x.shape[-1])], initializer=v1.random_normal_initializer(stddev=0.02, seed=5)
+        )
         b = v1.get_variable("biases", [out_shape[-1]], initializer=v1.zeros_initializer())
         y = tf.nn.conv2d_transpose(x, w, output_shape=out_shape, strides=[1, 2, 2, 1])
         return tf.reshape(tf.nn.bias_add(y, b), out_shape)
@@ -50,8 +53,9 @@ def _deconv(x, out_shape, name: str):
 
 def _conv(x, filters: int, name: str):
     with v1.variable_scope(name):
-        w = v1.get_variable("w", [5, 5, int(x.shape[-1]), filters],
-                            initializer=v1.truncated_normal_initializer(stddev=0.02, seed=6))
+        w = v1.get_variable(
+            "w", [5, 5, int(x.shape[-1]), filters], initializer=v1.truncated_normal_initializer(stddev=0.02, seed=6)
+        )
         b = v1.get_variable("biases", [filters], initializer=v1.zeros_initializer())
         return tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 2, 2, 1], "SAME"), b)
 
@@ -101,20 +105,22 @@ def build(files_dir: Path) -> CorpusModel:
         d_loss_fake = tf.reduce_mean(xent(logits=d_logits_, labels=tf.zeros_like(d_fake)))
         g_loss = tf.reduce_mean(xent(logits=d_logits_, labels=tf.ones_like(d_fake)), name="g_loss")
         d_loss = tf.add(d_loss_real, d_loss_fake, name="d_loss")
-        g_sum = v1.summary.merge([z_sum, d__sum, g_img, v1.summary.scalar("d_loss_fake", d_loss_fake),
-                                  v1.summary.scalar("g_loss", g_loss)])
-        d_sum_all = v1.summary.merge([z_sum, d_sum, v1.summary.scalar("d_loss_real", d_loss_real),
-                                      v1.summary.scalar("d_loss", d_loss)])
+        g_sum = v1.summary.merge(
+            [z_sum, d__sum, g_img, v1.summary.scalar("d_loss_fake", d_loss_fake), v1.summary.scalar("g_loss", g_loss)]
+        )
+        d_sum_all = v1.summary.merge(
+            [z_sum, d_sum, v1.summary.scalar("d_loss_real", d_loss_real), v1.summary.scalar("d_loss", d_loss)]
+        )
         t_vars = v1.trainable_variables()
         d_vars = [v for v in t_vars if "d_" in v.name]
         g_vars = [v for v in t_vars if "g_" in v.name]
-        d_optim = loss_scaled_apply(v1.train.AdamOptimizer(0.0002, beta1=0.5), d_loss, d_vars, init_scale=2.0 ** 32)
-        g_optim = loss_scaled_apply(v1.train.AdamOptimizer(0.0002, beta1=0.5), g_loss, g_vars, init_scale=2.0 ** 32)
+        d_optim = loss_scaled_apply(v1.train.AdamOptimizer(0.0002, beta1=0.5), d_loss, d_vars, init_scale=2.0**32)
+        g_optim = loss_scaled_apply(v1.train.AdamOptimizer(0.0002, beta1=0.5), g_loss, g_vars, init_scale=2.0**32)
         init = v1.global_variables_initializer()
 
     def feed(step: int) -> dict:
         batch_z = np.random.RandomState(10 + step).uniform(-1, 1, [BATCH, Z_DIM]).astype(np.float32)
-        return {inputs: real[step * BATCH:(step + 1) * BATCH], z: batch_z}
+        return {inputs: real[step * BATCH : (step + 1) * BATCH], z: batch_z}
 
     return CorpusModel(
         name="dcgan",
@@ -125,15 +131,19 @@ def build(files_dir: Path) -> CorpusModel:
         init=[init],
         train_fetches=[[d_optim, d_sum_all], [g_optim, g_sum], {"d_loss": d_loss, "g_loss": g_loss}],
         loss=d_loss.name,
-        config={"kind": "session",
-                "parameter_map": {"use_off_line": True, "precision_mode": "allow_mix_precision"},
-                "rewrite_options": {"remapping": "OFF", "memory_optimization": "OFF"}},
+        config={
+            "kind": "session",
+            "parameter_map": {"use_off_line": True, "precision_mode": "allow_mix_precision"},
+            "rewrite_options": {"remapping": "OFF", "memory_optimization": "OFF"},
+        },
         feed_fn=feed,
-        notes=("Output 16x16 (script 64x64 from 108 crops), gf/df 8 (script 64), z 20 (script 100), batch 4 "
-               "(script 64), random images. The script runs [d_optim, d_sum] then [g_optim, g_sum] twice in "
-               "separate sess.run calls; here one step fetches both optimizers and both summaries in one "
-               "nested structure ([[d_optim, d_sum], [g_optim, g_sum], {d_loss, g_loss}]) so a single run "
-               "graph has two train ops (the corpus' several-optimizers case). extra['script_runs'] keeps "
-               "the script's own three-call sequence. Loss-scale optimizer rebuilt from raw ops."),
+        notes=(
+            "Output 16x16 (script 64x64 from 108 crops), gf/df 8 (script 64), z 20 (script 100), batch 4 "
+            "(script 64), random images. The script runs [d_optim, d_sum] then [g_optim, g_sum] twice in "
+            "separate sess.run calls; here one step fetches both optimizers and both summaries in one "
+            "nested structure ([[d_optim, d_sum], [g_optim, g_sum], {d_loss, g_loss}]) so a single run "
+            "graph has two train ops (the corpus' several-optimizers case). extra['script_runs'] keeps "
+            "the script's own three-call sequence. Loss-scale optimizer rebuilt from raw ops."
+        ),
         extra={"script_runs": [[d_optim, d_sum_all], [g_optim, g_sum], [g_optim, g_sum]]},
     )

@@ -22,8 +22,10 @@ from corpus.seq_blocks import GRUCell, dynamic_loss_scale_step, tf1, tf1_control
 
 NAME = "gru4rec"
 ARCHITECTURE = "LSTM/GRU"
-SOURCE = "TensorFlow/built-in/nlp/GRU4Rec_ID0128_for_TensorFlow (gru4rec_BP/main.py, gru4rec_BP/model.py, " \
-         "gru4rec_BP/ops_info.json)"
+SOURCE = (
+    "TensorFlow/built-in/nlp/GRU4Rec_ID0128_for_TensorFlow (gru4rec_BP/main.py, gru4rec_BP/model.py, "
+    "gru4rec_BP/ops_info.json)"
+)
 IDIOMS = ("loss_scaling_isfinite", "cond_in_training")
 
 BATCH, RNN_SIZE, N_ITEMS, LAYERS = 16, 32, 500, 1
@@ -66,8 +68,15 @@ def build(files_dir: Path) -> CorpusModel:
         lr = v1.maximum(1e-05, v1.train.exponential_decay(0.001, global_step, 1e4, 0.96, staircase=True))
         optimizer = v1.train.AdamOptimizer(lr)
         train_op, _ = dynamic_loss_scale_step(
-            optimizer, cost, v1.trainable_variables(), init_loss_scale=2.0 ** 32, incr_every_n_steps=1000,
-            decr_every_n_nan_or_inf=2, decr_ratio=0.5, global_step=global_step)
+            optimizer,
+            cost,
+            v1.trainable_variables(),
+            init_loss_scale=2.0**32,
+            incr_every_n_steps=1000,
+            decr_every_n_nan_or_inf=2,
+            decr_ratio=0.5,
+            global_step=global_step,
+        )
         init = [v1.global_variables_initializer()]
         train_fetches = [cost, global_step, lr, train_op]
 
@@ -81,13 +90,20 @@ def build(files_dir: Path) -> CorpusModel:
 
     parameter_map = {"precision_mode": "allow_mix_precision", "modify_mixlist": str(mixlist)}
     return CorpusModel(
-        name=NAME, architecture=ARCHITECTURE, source=SOURCE, idioms=IDIOMS, graph=graph, init=init,
-        train_fetches=train_fetches, loss=cost.name,
+        name=NAME,
+        architecture=ARCHITECTURE,
+        source=SOURCE,
+        idioms=IDIOMS,
+        graph=graph,
+        init=init,
+        train_fetches=train_fetches,
+        loss=cost.name,
         config={"kind": "session", "parameter_map": parameter_map, "rewrite_options": {"remapping": "OFF"}},
-        feed_fn=feed_fn, extra={"final_state": final_state},
+        feed_fn=feed_fn,
+        extra={"final_state": final_state},
         notes="Shrunk: items ~37k (rsc15) -> 500, rnn_size 100 -> 32, batch 4096 -> 16. The script feeds back "
-              "the fetched final state, reset per ended session; feed_fn cannot see fetched values, so step 0 "
-              "feeds zeros and later steps a small random state. rnn_cell.GRUCell/MultiRNNCell (Keras 2 only "
-              "on TF >= 2.16) is replaced by an equivalent raw-op GRU cell; the DropoutWrapper is commented "
-              "out in the script. The session's global_jit_level OFF and allow_growth are not NPU options.",
+        "the fetched final state, reset per ended session; feed_fn cannot see fetched values, so step 0 "
+        "feeds zeros and later steps a small random state. rnn_cell.GRUCell/MultiRNNCell (Keras 2 only "
+        "on TF >= 2.16) is replaced by an equivalent raw-op GRU cell; the DropoutWrapper is commented "
+        "out in the script. The session's global_jit_level OFF and allow_growth are not NPU options.",
     )

@@ -45,20 +45,24 @@ def build(files_dir: Path) -> CorpusModel:
         data = v1.strided_slice(data, [0, 0, 0], [MAX_LEN, BATCH, DIMS + 14])
         data = v1.cast(data, v1.float32)
         cell = LSTMCell(UNITS, "lstm", forget_bias=1.0)
-        value, _ = v1.nn.dynamic_rnn(cell, data, initial_state=cell.zero_state(BATCH, v1.float32),
-                                     time_major=True)
+        value, _ = v1.nn.dynamic_rnn(cell, data, initial_state=cell.zero_state(BATCH, v1.float32), time_major=True)
         weight = v1.Variable(v1.truncated_normal([UNITS, CLASSES]))
         bias = v1.Variable(v1.constant(0.1, shape=[CLASSES]))
         last = v1.gather(value, MAX_LEN - 1)
         prediction = v1.matmul(last, weight) + bias
         correct = v1.equal(v1.argmax(prediction, 1), v1.argmax(labels, 1))
         accuracy = v1.reduce_mean(v1.cast(correct, v1.float32), name="accuracy")
-        loss = v1.reduce_mean(v1.nn.softmax_cross_entropy_with_logits_v2(logits=prediction, labels=labels),
-                              name="loss")
+        loss = v1.reduce_mean(v1.nn.softmax_cross_entropy_with_logits_v2(logits=prediction, labels=labels), name="loss")
         optimizer = v1.train.AdamOptimizer(0.001)
         train_op, _ = dynamic_loss_scale_step(
-            optimizer, loss, v1.trainable_variables(), init_loss_scale=2.0 ** 32, incr_every_n_steps=1000,
-            decr_every_n_nan_or_inf=2, decr_ratio=0.5)
+            optimizer,
+            loss,
+            v1.trainable_variables(),
+            init_loss_scale=2.0**32,
+            incr_every_n_steps=1000,
+            decr_every_n_nan_or_inf=2,
+            decr_ratio=0.5,
+        )
         init = [v1.global_variables_initializer()]
 
     def feed_fn(step: int) -> dict[Any, Any]:
@@ -69,14 +73,20 @@ def build(files_dir: Path) -> CorpusModel:
 
     parameter_map = {"use_off_line": True, "precision_mode": "allow_mix_precision"}
     return CorpusModel(
-        name=NAME, architecture=ARCHITECTURE, source=SOURCE, idioms=IDIOMS, graph=graph, init=init,
-        train_fetches=train_op, loss=loss.name,
+        name=NAME,
+        architecture=ARCHITECTURE,
+        source=SOURCE,
+        idioms=IDIOMS,
+        graph=graph,
+        init=init,
+        train_fetches=train_op,
+        loss=loss.name,
         config={"kind": "session", "parameter_map": parameter_map, "rewrite_options": {"remapping": "OFF"}},
         feed_fn=feed_fn,
         extra={"eval_fetches": [loss, accuracy]},
         notes="Shrunk: vocabulary 400k GloVe rows->200 random rows (still 50+14 columns), max length 250->24, "
-              "batch 24->4. npu_bridge's fused DynamicRNN op becomes tf.compat.v1.nn.dynamic_rnn with an "
-              "equivalent LSTM cell (forget bias 1.0). The script's rewrite_options.remapping=OFF is kept in "
-              "config['rewrite_options'] (a grappler switch, not an NPU option); dump/profiling flags "
-              "default off.",
+        "batch 24->4. npu_bridge's fused DynamicRNN op becomes tf.compat.v1.nn.dynamic_rnn with an "
+        "equivalent LSTM cell (forget bias 1.0). The script's rewrite_options.remapping=OFF is kept in "
+        "config['rewrite_options'] (a grappler switch, not an NPU option); dump/profiling flags "
+        "default off.",
     )

@@ -28,8 +28,21 @@ SOURCE = "TensorFlow/built-in/cv/image_classification/MobileNetV1_ID0093_for_Ten
 
 WIDTH_DIVISOR = 4
 # (pointwise channels, depthwise stride) of the 13 separable blocks of MobileNet v1
-BLOCKS = ((64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1), (512, 1), (512, 1), (512, 1),
-          (512, 1), (1024, 2), (1024, 1))
+BLOCKS = (
+    (64, 1),
+    (128, 2),
+    (128, 1),
+    (256, 2),
+    (256, 1),
+    (512, 2),
+    (512, 1),
+    (512, 1),
+    (512, 1),
+    (512, 1),
+    (512, 1),
+    (1024, 2),
+    (1024, 1),
+)
 BATCH = 4  # script: 128
 
 
@@ -45,12 +58,16 @@ def build(files_dir: Path) -> CorpusModel:
         is_train = v1.placeholder(tf.bool, name="is_train")
         net = tf.transpose(tf.reshape(x, [-1, 3, 32, 32]), perm=[0, 2, 3, 1])
         with v1.variable_scope("MobileNet"):
-            net = tf.nn.relu(batch_norm(conv2d(net, 32 // WIDTH_DIVISOR, 3, 2, name="conv0", bias=False),
-                                        is_train, "bn0"))
+            net = tf.nn.relu(
+                batch_norm(conv2d(net, 32 // WIDTH_DIVISOR, 3, 2, name="conv0", bias=False), is_train, "bn0")
+            )
             for i, (channels, stride) in enumerate(BLOCKS, start=1):
                 net = tf.nn.relu(batch_norm(depthwise_conv2d(net, stride, name=f"dw{i}"), is_train, f"dw{i}_bn"))
-                net = tf.nn.relu(batch_norm(conv2d(net, channels // WIDTH_DIVISOR, 1, name=f"pw{i}", bias=False),
-                                            is_train, f"pw{i}_bn"))
+                net = tf.nn.relu(
+                    batch_norm(
+                        conv2d(net, channels // WIDTH_DIVISOR, 1, name=f"pw{i}", bias=False), is_train, f"pw{i}_bn"
+                    )
+                )
             pooled = tf.nn.avg_pool2d(net, 7, 1, "SAME", name="Avg_pooling")
             flat = tf.reduce_mean(pooled, axis=[1, 2])
             dense1 = dense(flat, 512 // WIDTH_DIVISOR, name="dense1")
@@ -63,9 +80,15 @@ def build(files_dir: Path) -> CorpusModel:
         moving_ave = v1.train.ExponentialMovingAverage(0.99).apply(v1.trainable_variables())
         with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
             with tf.control_dependencies([moving_ave]):
-                train_op = loss_scaled_apply(v1.train.AdamOptimizer(0.001), loss, init_scale=2.0 ** 32,
-                                             dynamic=True, incr_every_n_steps=1000, decr_every_n_nan_or_inf=2,
-                                             decr_ratio=0.5)
+                train_op = loss_scaled_apply(
+                    v1.train.AdamOptimizer(0.001),
+                    loss,
+                    init_scale=2.0**32,
+                    dynamic=True,
+                    incr_every_n_steps=1000,
+                    decr_every_n_nan_or_inf=2,
+                    decr_ratio=0.5,
+                )
         init = v1.global_variables_initializer()
 
     def feed(step: int) -> dict:
@@ -81,12 +104,16 @@ def build(files_dir: Path) -> CorpusModel:
         init=[init],
         train_fetches=[loss, accuracy, train_op, predict, y_true],
         loss=loss.name,
-        config={"kind": "session",
-                "parameter_map": {"use_off_line": True, "precision_mode": "allow_mix_precision"},
-                "rewrite_options": {"remapping": "OFF"}},
+        config={
+            "kind": "session",
+            "parameter_map": {"use_off_line": True, "precision_mode": "allow_mix_precision"},
+            "rewrite_options": {"remapping": "OFF"},
+        },
         feed_fn=feed,
-        notes=("CIFAR-size input kept (32x32); channels /4; batch 4 (script 128); random data instead of "
-               "the CIFAR pickles. All 13 separable blocks kept. NPULossScaleOptimizer with the exponential "
-               "manager is rebuilt from raw ops (scaled loss, unscaled grads, IsFinite over all grads, "
-               "tf.cond skip/apply, scale update) since npu_bridge is not importable here."),
+        notes=(
+            "CIFAR-size input kept (32x32); channels /4; batch 4 (script 128); random data instead of "
+            "the CIFAR pickles. All 13 separable blocks kept. NPULossScaleOptimizer with the exponential "
+            "manager is rebuilt from raw ops (scaled loss, unscaled grads, IsFinite over all grads, "
+            "tf.cond skip/apply, scale update) since npu_bridge is not importable here."
+        ),
     )

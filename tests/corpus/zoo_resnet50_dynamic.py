@@ -56,8 +56,9 @@ def build(files_dir: Path) -> CorpusModel:
             for i in range(images_np.shape[0]):
                 yield images_np[i], labels_np[i] - 1
 
-        ds = tf.data.Dataset.from_generator(generator, (tf.float32, tf.int64),
-                                            (tf.TensorShape([SIZE, SIZE, 3]), tf.TensorShape([])))
+        ds = tf.data.Dataset.from_generator(
+            generator, (tf.float32, tf.int64), (tf.TensorShape([SIZE, SIZE, 3]), tf.TensorShape([]))
+        )
         ds = ds.shuffle(buffer_size=16, seed=0).batch(BATCHES[0]).repeat(4).prefetch(1)
         iterator = v1.data.make_initializable_iterator(ds)
         next_element = iterator.get_next()
@@ -69,8 +70,14 @@ def build(files_dir: Path) -> CorpusModel:
         x = tf.nn.max_pool2d(x, 3, 2, "SAME", name="pool1")
         for stage, (blocks, mid, out, stride) in enumerate(STAGES, start=1):
             for b in range(blocks):
-                x = _block(x, mid // WIDTH_DIVISOR, out // WIDTH_DIVISOR, stride if b == 0 else 1, b == 0,
-                           f"block{stage}_{b + 1}")
+                x = _block(
+                    x,
+                    mid // WIDTH_DIVISOR,
+                    out // WIDTH_DIVISOR,
+                    stride if b == 0 else 1,
+                    b == 0,
+                    f"block{stage}_{b + 1}",
+                )
         pool = tf.reduce_mean(x, axis=[1, 2], name="pool2")  # the script's 7x7 VALID avg-pool on a 7x7 map
         logits = dense(pool, CLASSES, name="fc1200")
         with v1.name_scope("cost"):
@@ -96,16 +103,20 @@ def build(files_dir: Path) -> CorpusModel:
         init=[init, iterator.initializer],
         train_fetches=[cost, train],
         loss=cost.name,
-        config={"kind": "session",
-                "parameter_map": {"dynamic_input": True, "dynamic_graph_execute_mode": "lazy_recompile"},
-                "rewrite_options": {"remapping": "OFF", "memory_optimization": "OFF"}},
+        config={
+            "kind": "session",
+            "parameter_map": {"dynamic_input": True, "dynamic_graph_execute_mode": "lazy_recompile"},
+            "rewrite_options": {"remapping": "OFF", "memory_optimization": "OFF"},
+        },
         feed_fn=feed,
-        notes=("Images 32x32 (script 224), channels /8, 16 classes (script 1200), batch 2/3/2 per step so "
-               "the input shape really changes (script 32). Real block counts [3,4,6,3]. The script feeds "
-               "the placeholders with sess.run(next_element); feed_fn draws the same kind of batch directly "
-               "(the dataset and its MakeIterator stay in the training graph). The script's BN is "
-               "tf.layers.batch_normalization(training=True); here a raw-op BN whose moving averages go to "
-               "UPDATE_OPS and the train op depends on them (the zoo ResNet idiom). Global mean pool replaces "
-               "the 7x7 VALID avg-pool (same result on the script's 7x7 map)."),
+        notes=(
+            "Images 32x32 (script 224), channels /8, 16 classes (script 1200), batch 2/3/2 per step so "
+            "the input shape really changes (script 32). Real block counts [3,4,6,3]. The script feeds "
+            "the placeholders with sess.run(next_element); feed_fn draws the same kind of batch directly "
+            "(the dataset and its MakeIterator stay in the training graph). The script's BN is "
+            "tf.layers.batch_normalization(training=True); here a raw-op BN whose moving averages go to "
+            "UPDATE_OPS and the train op depends on them (the zoo ResNet idiom). Global mean pool replaces "
+            "the 7x7 VALID avg-pool (same result on the script's 7x7 map)."
+        ),
         extra={"next_element": next_element},
     )

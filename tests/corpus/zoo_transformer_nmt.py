@@ -21,8 +21,10 @@ from corpus.seq_blocks import dense, layer_norm, tf1, tf1_control_flow
 
 NAME = "transformer_nmt"
 ARCHITECTURE = "BERT/Transformer"
-SOURCE = "TensorFlow/built-in/nlp/Transformer_ID0004_for_TensorFlow (noahnmt/utils/trainer_lib.py, " \
-         "configs/transformer_base.yml, noahnmt/layers, noahnmt/inputs)"
+SOURCE = (
+    "TensorFlow/built-in/nlp/Transformer_ID0004_for_TensorFlow (noahnmt/utils/trainer_lib.py, "
+    "configs/transformer_base.yml, noahnmt/layers, noahnmt/inputs)"
+)
 IDIOMS = ("where_in_training", "tfdata_one_shot_iterator")
 
 BATCH, SRC_LEN, TGT_LEN, VOCAB, HIDDEN, HEADS, FFN, LAYERS = 3, 10, 9, 64, 32, 4, 64, 6
@@ -46,6 +48,7 @@ def _attention(query: Any, memory: Any, mask: Any, name: str) -> Any:
     v1 = tf1()
     head = HIDDEN // HEADS
     with v1.variable_scope(name):
+
         def split(t: Any, length: int) -> Any:
             return v1.transpose(v1.reshape(t, [BATCH, length, HEADS, head]), [0, 2, 1, 3])
 
@@ -53,7 +56,7 @@ def _attention(query: Any, memory: Any, mask: Any, name: str) -> Any:
         q = split(dense(query, HIDDEN, "q", use_bias=False), lq)
         k = split(dense(memory, HIDDEN, "k", use_bias=False), lk)
         v = split(dense(memory, HIDDEN, "v", use_bias=False), lk)
-        logits = v1.matmul(q, k, transpose_b=True) * (head ** -0.5)
+        logits = v1.matmul(q, k, transpose_b=True) * (head**-0.5)
         full_mask = v1.broadcast_to(v1.expand_dims(mask, 1), v1.shape(logits))
         logits = v1.where(full_mask, logits, v1.fill(v1.shape(logits), NEG_INF))
         weights = v1.nn.dropout(v1.nn.softmax(logits), rate=0.3)
@@ -104,8 +107,9 @@ def build(files_dir: Path) -> CorpusModel:
         causal = v1.cast(v1.linalg.band_part(v1.ones([TGT_LEN, TGT_LEN]), -1, 0), v1.bool)
         self_mask = v1.logical_and(causal[None], tgt_mask[:, None, :])
         with v1.variable_scope("seq2seq"):
-            table = v1.get_variable("shared_embedding", [VOCAB, HIDDEN],
-                                    initializer=v1.random_normal_initializer(stddev=HIDDEN ** -0.5))
+            table = v1.get_variable(
+                "shared_embedding", [VOCAB, HIDDEN], initializer=v1.random_normal_initializer(stddev=HIDDEN**-0.5)
+            )
             x = v1.gather(table, src) * math.sqrt(HIDDEN) + _positions(SRC_LEN)
             x = v1.nn.dropout(x, rate=0.3)
             with v1.variable_scope("encoder"):
@@ -124,8 +128,9 @@ def build(files_dir: Path) -> CorpusModel:
                         y = _residual(y, _ffn(y, "ffn"), "ln3")
             logits = v1.matmul(v1.reshape(y, [-1, HIDDEN]), table, transpose_b=True)
         smoothing = 0.1
-        labels = v1.one_hot(v1.reshape(tgt_out, [-1]), VOCAB, on_value=1.0 - smoothing,
-                            off_value=smoothing / (VOCAB - 1))
+        labels = v1.one_hot(
+            v1.reshape(tgt_out, [-1]), VOCAB, on_value=1.0 - smoothing, off_value=smoothing / (VOCAB - 1)
+        )
         xent = v1.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits)
         weights = v1.cast(v1.reshape(tgt_mask, [-1]), v1.float32)
         loss = v1.identity(v1.reduce_sum(xent * weights) / v1.reduce_sum(weights), name="loss")
@@ -133,7 +138,7 @@ def build(files_dir: Path) -> CorpusModel:
         global_step = v1.train.get_or_create_global_step()
         step = v1.cast(global_step, v1.float32) + 1.0
         warmup = 16.0
-        lr = 1.0 * HIDDEN ** -0.5 * v1.minimum(1.0, step / warmup) * v1.rsqrt(v1.maximum(step, warmup))
+        lr = 1.0 * HIDDEN**-0.5 * v1.minimum(1.0, step / warmup) * v1.rsqrt(v1.maximum(step, warmup))
         optimizer = v1.train.AdamOptimizer(lr, beta1=0.9, beta2=0.98, epsilon=1e-9)
         train_op = optimizer.minimize(loss, global_step=global_step)
         init = [v1.global_variables_initializer()]
@@ -148,10 +153,17 @@ def build(files_dir: Path) -> CorpusModel:
         "hcom_parallel": True,
     }
     return CorpusModel(
-        name=NAME, architecture=ARCHITECTURE, source=SOURCE, idioms=IDIOMS, graph=graph, init=init,
-        train_fetches=train_fetches, loss=loss.name, config={"kind": "session", "parameter_map": parameter_map},
+        name=NAME,
+        architecture=ARCHITECTURE,
+        source=SOURCE,
+        idioms=IDIOMS,
+        graph=graph,
+        init=init,
+        train_fetches=train_fetches,
+        loss=loss.name,
+        config={"kind": "session", "parameter_map": parameter_map},
         notes="Shrunk: hidden 512->32, heads 8->4, ffn 2048->64, vocab 32k BPE->64, lengths ~10, batch 3; all 6+6 "
-              "layers kept. LazyAdam replaced by Adam (dense gradients here). Warm-up 16000->16 steps. noahnmt "
-              "multiplies by a float mask and adds -INF; here the same masking is a tf.where on the logits. "
-              "The session_config's allow_soft_placement=True is not an NPU option and is left out.",
+        "layers kept. LazyAdam replaced by Adam (dense gradients here). Warm-up 16000->16 steps. noahnmt "
+        "multiplies by a float mask and adds -INF; here the same masking is a tf.where on the logits. "
+        "The session_config's allow_soft_placement=True is not an NPU option and is left out.",
     )

@@ -65,7 +65,7 @@ def build(files_dir: Path) -> CorpusModel:
         clipped = tf.clip_by_value(prob, eps, 1 - eps)
         loss = tf.reduce_mean(-(mask * tf.math.log(clipped) + (1 - mask) * tf.math.log(1 - clipped)), name="loss")
         accuracy = tf.reduce_mean(tf.cast(tf.equal(mask, tf.round(prob)), tf.float32), name="accuracy")
-        train_op = loss_scaled_apply(v1.train.AdamOptimizer(1e-4), loss, init_scale=2.0 ** 32, dynamic=True)
+        train_op = loss_scaled_apply(v1.train.AdamOptimizer(1e-4), loss, init_scale=2.0**32, dynamic=True)
         init = v1.global_variables_initializer()
 
     def feed(step: int) -> dict:
@@ -83,14 +83,21 @@ def build(files_dir: Path) -> CorpusModel:
         init=[init],
         train_fetches=[loss, accuracy, train_op],
         loss=loss.name,
-        config={"kind": "session",
-                "parameter_map": {"precision_mode": "allow_mix_precision", "dynamic_input": True,
-                                  "dynamic_graph_execute_mode": "lazy_recompile"}},
+        config={
+            "kind": "session",
+            "parameter_map": {
+                "precision_mode": "allow_mix_precision",
+                "dynamic_input": True,
+                "dynamic_graph_execute_mode": "lazy_recompile",
+            },
+        },
         feed_fn=feed,
-        notes=("The script is Keras (model.fit_generator on a Keras session configured by "
-               "set_keras_session_npu_config); Keras 3 has no TF1 graph mode, so the same layers are raw "
-               "tf.compat.v1 ops and the step is what fit runs: [loss, accuracy, train_op]. Images 32/48/32 "
-               "px per step (script 256, fixed) so dynamic_input sees real shape changes; channels /8; random "
-               "images with thresholded masks. The script's npu optimizer wrapper is rebuilt from raw ops "
-               "(dynamic loss scale)."),
+        notes=(
+            "The script is Keras (model.fit_generator on a Keras session configured by "
+            "set_keras_session_npu_config); Keras 3 has no TF1 graph mode, so the same layers are raw "
+            "tf.compat.v1 ops and the step is what fit runs: [loss, accuracy, train_op]. Images 32/48/32 "
+            "px per step (script 256, fixed) so dynamic_input sees real shape changes; channels /8; random "
+            "images with thresholded masks. The script's npu optimizer wrapper is rebuilt from raw ops "
+            "(dynamic loss scale)."
+        ),
     )

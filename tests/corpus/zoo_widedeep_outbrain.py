@@ -23,14 +23,21 @@ from corpus.seq_blocks import dense, tf1, tf1_control_flow
 
 NAME = "widedeep_outbrain"
 ARCHITECTURE = "DeepFM/Wide&Deep"
-SOURCE = "TensorFlow/built-in/recommendation/WideDeep_ID2940_for_TensorFlow (trainer/task.py, " \
-         "trainer/features.py, util/dnn_linear_combined.py, util/dataloader.py, util/schedulers.py)"
+SOURCE = (
+    "TensorFlow/built-in/recommendation/WideDeep_ID2940_for_TensorFlow (trainer/task.py, "
+    "trainer/features.py, util/dnn_linear_combined.py, util/dataloader.py, util/schedulers.py)"
+)
 IDIOMS = ("string_ops", "several_optimizers", "cond_in_training", "tfdata_initializable_iterator")
 
 BATCH = 4
 #: single-hot hash columns: name -> (bucket count, embedding dim); the script's sizes divided ~250x, dims /8.
-HASH_SINGLE = {"doc_event_id": (997, 16), "ad_id": (991, 16), "doc_id": (499, 16),
-               "event_country": (31, 8), "ad_advertiser": (97, 8)}
+HASH_SINGLE = {
+    "doc_event_id": (997, 16),
+    "ad_id": (991, 16),
+    "doc_id": (499, 16),
+    "event_country": (31, 8),
+    "ad_advertiser": (97, 8),
+}
 #: multi-hot hash columns (VarLen in the records).
 HASH_MULTI = {"doc_event_topic_id": (37, 8), "doc_ad_category_id": (17, 8)}
 IDENTITY = {"event_hour": 6, "event_platform": 3, "event_weekend": 2}
@@ -49,7 +56,7 @@ def write_tfrecords(path: Path, count: int = 32) -> None:
         for _ in range(count):
             feat = {"label": f(int64_list=tf.train.Int64List(value=[int(rng.rand() < 0.3)]))}
             for name in HASH_SINGLE:
-                feat[name] = f(int64_list=tf.train.Int64List(value=[int(rng.randint(0, 10 ** 6))]))
+                feat[name] = f(int64_list=tf.train.Int64List(value=[int(rng.randint(0, 10**6))]))
             for name in HASH_MULTI:
                 n = int(rng.randint(1, 4))
                 feat[name] = f(int64_list=tf.train.Int64List(value=[int(v) for v in rng.randint(0, 5000, n)]))
@@ -106,8 +113,11 @@ def _columns(features: Any) -> tuple[list[Any], list[Any]]:
             wide.append(v1.matmul(features[name], weights))
     with v1.variable_scope("dnn/input_from_feature_columns"):
         for name, (buckets, dim) in list(HASH_SINGLE.items()) + list(HASH_MULTI.items()):
-            table = v1.get_variable(name + "_embedding/embedding_weights", [buckets, dim],
-                                    initializer=v1.truncated_normal_initializer(stddev=dim ** -0.5))
+            table = v1.get_variable(
+                name + "_embedding/embedding_weights",
+                [buckets, dim],
+                initializer=v1.truncated_normal_initializer(stddev=dim**-0.5),
+            )
             ids = features[name]
             if not isinstance(ids, v1.SparseTensor):
                 ids = v1.sparse.from_dense(ids)
@@ -141,8 +151,9 @@ def build(files_dir: Path) -> CorpusModel:
                 net = dense(net, units, "hiddenlayer_%d" % i, v1.nn.relu, stddev=0.1)
             dnn_logits = dense(net, 1, "logits")
         logits = linear_logits + dnn_logits
-        loss = v1.reduce_mean(v1.nn.sigmoid_cross_entropy_with_logits(labels=v1.cast(label, v1.float32),
-                                                                      logits=logits), name="loss")
+        loss = v1.reduce_mean(
+            v1.nn.sigmoid_cross_entropy_with_logits(labels=v1.cast(label, v1.float32), logits=logits), name="loss"
+        )
         with v1.device("/cpu:0"):
             lr_init, warmup_steps = 1.0, 0
             warmup_lr = lr_init * v1.cast(global_step, v1.float32) / v1.cast(warmup_steps, v1.float32)
@@ -150,8 +161,9 @@ def build(files_dir: Path) -> CorpusModel:
         linear_vars = v1.get_collection(v1.GraphKeys.TRAINABLE_VARIABLES, scope="linear")
         dnn_vars = v1.get_collection(v1.GraphKeys.TRAINABLE_VARIABLES, scope="dnn")
         dnn_opt = v1.train.AdagradOptimizer(learning_rate=deep_lr, initial_accumulator_value=0.1)
-        linear_opt = v1.train.FtrlOptimizer(learning_rate=0.2, l1_regularization_strength=0.0,
-                                            l2_regularization_strength=0.0)
+        linear_opt = v1.train.FtrlOptimizer(
+            learning_rate=0.2, l1_regularization_strength=0.0, l2_regularization_strength=0.0
+        )
         train_ops = [dnn_opt.minimize(loss, var_list=dnn_vars), linear_opt.minimize(loss, var_list=linear_vars)]
         train_op = v1.group(*train_ops)
         with v1.control_dependencies([train_op]):
@@ -161,15 +173,24 @@ def build(files_dir: Path) -> CorpusModel:
 
     parameter_map = {"use_off_line": True, "precision_mode": "allow_mix_precision"}
     return CorpusModel(
-        name=NAME, architecture=ARCHITECTURE, source=SOURCE, idioms=IDIOMS, graph=graph, init=init,
-        train_fetches=train_fetches, loss=loss.name,
-        config={"kind": "session", "parameter_map": parameter_map,
-                "rewrite_options": {"remapping": "OFF", "memory_optimization": "OFF"}},
+        name=NAME,
+        architecture=ARCHITECTURE,
+        source=SOURCE,
+        idioms=IDIOMS,
+        graph=graph,
+        init=init,
+        train_fetches=train_fetches,
+        loss=loss.name,
+        config={
+            "kind": "session",
+            "parameter_map": parameter_map,
+            "rewrite_options": {"remapping": "OFF", "memory_optimization": "OFF"},
+        },
         notes="Shrunk: 12 of the script's categorical/numeric columns kept (5 single-hot hash, 2 multi-hot "
-              "hash, 3 identity, 4 numeric), hash buckets ~/250, embedding dims /8, hidden 5x1024 -> 5x32, "
-              "batch 131072 (prebatched 4096) -> 4 single examples; feature columns are written out as the "
-              "ops they lower to (tf.feature_column needs Keras 2 on TF >= 2.16). iteration_per_loop "
-              "defaults to 0 in task.py, so enable_data_pre_proc/iterations_per_loop are not set; "
-              "remapping/memory_optimization OFF (grappler switches, not NPU options) are kept in "
-              "config['rewrite_options'].",
+        "hash, 3 identity, 4 numeric), hash buckets ~/250, embedding dims /8, hidden 5x1024 -> 5x32, "
+        "batch 131072 (prebatched 4096) -> 4 single examples; feature columns are written out as the "
+        "ops they lower to (tf.feature_column needs Keras 2 on TF >= 2.16). iteration_per_loop "
+        "defaults to 0 in task.py, so enable_data_pre_proc/iterations_per_loop are not set; "
+        "remapping/memory_optimization OFF (grappler switches, not NPU options) are kept in "
+        "config['rewrite_options'].",
     )

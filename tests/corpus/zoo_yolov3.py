@@ -27,8 +27,15 @@ from corpus.tf1_blocks import batch_norm, conv2d, loss_scaled_apply, tf1_control
 v1 = tf.compat.v1
 
 ARCHITECTURE = "Detector"
-IDIOMS = ("where_in_training", "gradient_clipping", "batch_norm_update_ops", "cond_in_training",
-          "nested_fetches", "summaries", "tfdata_initializable_iterator")
+IDIOMS = (
+    "where_in_training",
+    "gradient_clipping",
+    "batch_norm_update_ops",
+    "cond_in_training",
+    "nested_fetches",
+    "summaries",
+    "tfdata_initializable_iterator",
+)
 SOURCE = "TensorFlow/built-in/cv/detection/YoloV3_ID0076_for_TensorFlow (train.py, model.py, utils/layer_utils.py)"
 
 IMG = 64  # script: 416
@@ -36,8 +43,9 @@ W = 16  # channel divisor (script: 32..1024)
 BATCH = 2  # script: 32
 CLASSES = 3  # script: 80 (COCO)
 MAX_BOXES = 4  # per-scale gt boxes (script: 32/64/128)
-ANCHORS = np.array([[10, 13], [16, 30], [33, 23], [30, 61], [62, 45], [59, 119], [116, 90], [156, 198],
-                    [373, 326]], np.float32) * (IMG / 416.0)
+ANCHORS = np.array(
+    [[10, 13], [16, 30], [33, 23], [30, 61], [62, 45], [59, 119], [116, 90], [156, 198], [373, 326]], np.float32
+) * (IMG / 416.0)
 SCALES = ((IMG // 32, [6, 7, 8]), (IMG // 16, [3, 4, 5]), (IMG // 8, [0, 1, 2]))
 
 
@@ -132,10 +140,11 @@ def _loss_layer(fm, y_true, anchors, gt_box):
     xy_loss = tf.reduce_sum(tf.square(true_xy - pred_xy) * object_mask * scale * mix_w) / n
     wh_loss = tf.reduce_sum(tf.square(true_tw_th - pred_tw_th) * object_mask * scale * mix_w) / n
     xent = tf.nn.sigmoid_cross_entropy_with_logits
-    conf = object_mask * xent(labels=object_mask, logits=conf_logits) + \
-        (1 - object_mask) * ignore_mask * xent(labels=object_mask, logits=conf_logits)
+    conf = object_mask * xent(labels=object_mask, logits=conf_logits) + (1 - object_mask) * ignore_mask * xent(
+        labels=object_mask, logits=conf_logits
+    )
     conf_loss = tf.reduce_sum(conf * mix_w) / n
-    class_loss = tf.reduce_sum(object_mask * xent(labels=y_true[..., 5:5 + CLASSES], logits=prob_logits) * mix_w) / n
+    class_loss = tf.reduce_sum(object_mask * xent(labels=y_true[..., 5 : 5 + CLASSES], logits=prob_logits) * mix_w) / n
     return xy_loss, wh_loss, conf_loss, class_loss
 
 
@@ -148,7 +157,12 @@ def _random_targets(rng, count):
         for i in range(count):
             for k in range(2):
                 gx, gy, a = rng.randint(grid), rng.randint(grid), rng.randint(3)
-                box = [(gx + 0.5) * IMG / grid, (gy + 0.5) * IMG / grid, rng.uniform(4, IMG / 2), rng.uniform(4, IMG / 2)]
+                box = [
+                    (gx + 0.5) * IMG / grid,
+                    (gy + 0.5) * IMG / grid,
+                    rng.uniform(4, IMG / 2),
+                    rng.uniform(4, IMG / 2),
+                ]
                 y[i, gy, gx, a, 0:4] = box
                 y[i, gy, gx, a, 4] = 1.0
                 y[i, gy, gx, a, 5 + rng.randint(CLASSES)] = 1.0
@@ -175,8 +189,9 @@ def build(files_dir: Path) -> CorpusModel:
         y_true, gt_box = [y13, y26, y52], [gt13, gt26, gt52]
         with v1.variable_scope("yolov3"):
             feature_maps = _forward(image)
-        parts = [_loss_layer(fm, y, ANCHORS[idx], gt) for fm, (grid, idx), y, gt in
-                 zip(feature_maps, SCALES, y_true, gt_box)]
+        parts = [
+            _loss_layer(fm, y, ANCHORS[idx], gt) for fm, (grid, idx), y, gt in zip(feature_maps, SCALES, y_true, gt_box)
+        ]
         xy, wh, conf, cls = (tf.add_n([p[i] for p in parts]) for i in range(4))
         loss = [xy + wh + conf + cls, xy, wh, conf, cls]
         l2_loss = tf.add_n([5e-4 * tf.nn.l2_loss(v) for v in v1.trainable_variables() if "weights" in v.name])
@@ -190,8 +205,14 @@ def build(files_dir: Path) -> CorpusModel:
         learning_rate = tf.cond(global_step < warmup_steps, lambda: warmup, lambda: cosine)
         v1.summary.scalar("learning_rate", learning_rate)
         with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
-            train_op = loss_scaled_apply(v1.train.MomentumOptimizer(learning_rate, 0.9), loss[0] + l2_loss,
-                                         global_step=global_step, init_scale=128.0, dynamic=False, clip_norm=100.0)
+            train_op = loss_scaled_apply(
+                v1.train.MomentumOptimizer(learning_rate, 0.9),
+                loss[0] + l2_loss,
+                global_step=global_step,
+                init_scale=128.0,
+                dynamic=False,
+                clip_norm=100.0,
+            )
         merged = v1.summary.merge_all()
         init = [v1.global_variables_initializer(), v1.local_variables_initializer()]
     return CorpusModel(
@@ -200,17 +221,21 @@ def build(files_dir: Path) -> CorpusModel:
         source=SOURCE,
         idioms=IDIOMS,
         graph=graph,
-        init=init + [train_init_op],
+        init=[*init, train_init_op],
         train_fetches=[train_op, merged, y_true, loss, global_step, learning_rate],
         loss=loss[0].name,
-        config={"kind": "session",
-                "parameter_map": {"use_off_line": True, "enable_data_pre_proc": True, "iterations_per_loop": 10},
-                "rewrite_options": {"remapping": "OFF"}},
-        notes=("Images 64x64 (script 416), channels /16, batch 2 (script 32), 3 classes (script 80), 4 gt "
-               "boxes per scale, anchors scaled by 64/416. Darknet-53 block counts kept (1,2,8,8,4). The "
-               "script's TextLineDataset + py_func parsing is replaced by from_tensor_slices over random "
-               "targets in the same layout (y_true [N,g,g,3,5+C+1], gt boxes [N,1,M,4]); the "
-               "reinitializable from_structure iterator and its initializer are kept. The script sets "
-               "iterations_per_loop=10 but loops with plain sess.run (no loop helper), as here. "
-               "Loss-scale optimizer (fixed 128) rebuilt from raw ops; clip_by_norm(100) per gradient."),
+        config={
+            "kind": "session",
+            "parameter_map": {"use_off_line": True, "enable_data_pre_proc": True, "iterations_per_loop": 10},
+            "rewrite_options": {"remapping": "OFF"},
+        },
+        notes=(
+            "Images 64x64 (script 416), channels /16, batch 2 (script 32), 3 classes (script 80), 4 gt "
+            "boxes per scale, anchors scaled by 64/416. Darknet-53 block counts kept (1,2,8,8,4). The "
+            "script's TextLineDataset + py_func parsing is replaced by from_tensor_slices over random "
+            "targets in the same layout (y_true [N,g,g,3,5+C+1], gt boxes [N,1,M,4]); the "
+            "reinitializable from_structure iterator and its initializer are kept. The script sets "
+            "iterations_per_loop=10 but loops with plain sess.run (no loop helper), as here. "
+            "Loss-scale optimizer (fixed 128) rebuilt from raw ops; clip_by_norm(100) per gradient."
+        ),
     )

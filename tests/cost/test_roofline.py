@@ -8,9 +8,9 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.cost import estimate, soc_figures  # noqa: E402
-from npu_jupyter.cost.roofline import BASIS  # noqa: E402
-from npu_jupyter.plan.planner import plan  # noqa: E402
+from npu_jupyter.cost import estimate, soc_figures
+from npu_jupyter.cost.roofline import BASIS
+from npu_jupyter.plan.planner import plan
 
 
 def _dense(batch=64, width=1024):
@@ -54,16 +54,21 @@ def test_conv_and_its_gradients_count_kernel_window_flops():
     cost = estimate(plan(g, {"precision_mode": "allow_fp32_to_fp16"}, fetches=["train"]), g)
     per_output = 3 * 3 * 16
     assert cost.ops["conv"].flops == 2 * (8 * 32 * 32 * 32) * per_output
-    grads = [c for c in cost.ops.values() if c.name.endswith("Conv2DBackpropFilter")
-             or c.name.endswith("Conv2DBackpropInput")]
+    grads = [
+        c
+        for c in cost.ops.values()
+        if c.name.endswith("Conv2DBackpropFilter") or c.name.endswith("Conv2DBackpropInput")
+    ]
     assert grads and all(c.flops == 2 * (8 * 32 * 32 * 32) * per_output for c in grads)
 
 
 def test_lower_precision_is_estimated_faster_and_smaller_than_float32_and_ranks_like_the_cann_docs():
     """CANN's ATC docs rank performance fp16 >= mixed_float16 > origin (must_keep_origin_dtype)."""
     g = _conv(batch=32)
-    costs = {mode: estimate(plan(g, {"precision_mode": mode}, fetches=["train"]), g)
-             for mode in ("must_keep_origin_dtype", "allow_mix_precision", "force_fp16")}
+    costs = {
+        mode: estimate(plan(g, {"precision_mode": mode}, fetches=["train"]), g)
+        for mode in ("must_keep_origin_dtype", "allow_mix_precision", "force_fp16")
+    }
     keep, mixed, fp16 = (costs[m] for m in ("must_keep_origin_dtype", "allow_mix_precision", "force_fp16"))
     assert fp16.step_ms <= mixed.step_ms < keep.step_ms
     assert fp16.memory_bytes <= mixed.memory_bytes < keep.memory_bytes
@@ -84,8 +89,9 @@ def test_host_ops_cost_the_device_nothing_but_their_transfers_cost_pcie_time():
     assert p.transfers and cost.transfer_us > 0
     moved = sum(t.bytes for t in p.transfers if t.bytes is not None)
     figures = soc_figures("Ascend910")
-    assert cost.transfer_us == pytest.approx(moved / (figures.pcie_gbps * 1e3)
-                                             + len(p.transfers) * figures.transfer_latency_us)
+    assert cost.transfer_us == pytest.approx(
+        moved / (figures.pcie_gbps * 1e3) + len(p.transfers) * figures.transfer_latency_us
+    )
 
 
 def test_unknown_dimensions_are_counted_and_said_in_the_basis():
@@ -104,7 +110,15 @@ def test_unknown_dimensions_are_counted_and_said_in_the_basis():
 def test_every_soc_figure_names_its_source():
     for soc in ("Ascend910", "Ascend910B"):
         figures = soc_figures(soc)
-        for name in ("cube_tflops", "vector_tflops", "hbm_gbps", "pcie_gbps", "aicore_launch_us", "aicpu_gflops",
-                     "aicpu_launch_us", "transfer_latency_us"):
+        for name in (
+            "cube_tflops",
+            "vector_tflops",
+            "hbm_gbps",
+            "pcie_gbps",
+            "aicore_launch_us",
+            "aicpu_gflops",
+            "aicpu_launch_us",
+            "transfer_latency_us",
+        ):
             assert figures.sources.get(name), (soc, name)
     assert soc_figures("Ascend910B3").approximate and not soc_figures("Ascend910A").approximate

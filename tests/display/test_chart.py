@@ -6,8 +6,12 @@ from npu_jupyter.display.chart import cost_bars, costliest
 
 
 def test_costliest_orders_by_time_then_graph_order_and_skips_untimed_ops():
-    ops = [{"n": "a", "t": "Add", "us": 2.0}, {"n": "b", "t": "Add"}, {"n": "c", "t": "Add", "us": 5.0},
-           {"n": "d", "t": "Add", "us": 2.0}]
+    ops = [
+        {"n": "a", "t": "Add", "us": 2.0},
+        {"n": "b", "t": "Add"},
+        {"n": "c", "t": "Add", "us": 5.0},
+        {"n": "d", "t": "Add", "us": 2.0},
+    ]
     assert [op["n"] for op in costliest(ops)] == ["c", "a", "d"]
 
 

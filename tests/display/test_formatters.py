@@ -12,9 +12,16 @@ from npu_jupyter.runtime.report import RunReport
 
 
 def _plan() -> Plan:
-    decision = OpDecision(name="mm", op_type="MatMul", placement="device", engine="AI_CORE",
-                          placement_reason="supported by the device", dtype_before="float32",
-                          dtype_after="float16", precision_reason="cube op goes to float16")
+    decision = OpDecision(
+        name="mm",
+        op_type="MatMul",
+        placement="device",
+        engine="AI_CORE",
+        placement_reason="supported by the device",
+        dtype_before="float32",
+        dtype_after="float16",
+        precision_reason="cube op goes to float16",
+    )
     return Plan(ops={"mm": decision}, title="1 op")
 
 
@@ -34,7 +41,9 @@ def test_print_of_a_plan_is_the_text_report():
 
 
 def test_importing_the_package_registers_the_renderers_without_importing_the_planner_or_tensorflow():
-    code = ("import sys, npu_jupyter; from npu_jupyter._renderers import TEXT_RENDERERS; "
-            "print(len(TEXT_RENDERERS), 'tensorflow' in sys.modules, 'npu_jupyter.plan.planner' in sys.modules)")
+    code = (
+        "import sys, npu_jupyter; from npu_jupyter._renderers import TEXT_RENDERERS; "
+        "print(len(TEXT_RENDERERS), 'tensorflow' in sys.modules, 'npu_jupyter.plan.planner' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["1", "False", "False"]

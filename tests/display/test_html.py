@@ -13,10 +13,18 @@ from npu_jupyter.runtime.report import RunReport
 
 
 def _op(name: str, engine: str = "AI_CORE", after: str = "float32", **kw) -> OpDecision:
-    return OpDecision(name=name, op_type=kw.pop("op_type", "Add"), placement="host" if engine == "HOST" else "device",
-                      engine=engine, placement_reason=kw.pop("pr", "supported"), dtype_before="float32",
-                      dtype_after=after, precision_reason=kw.pop("xr", "kept float32"),
-                      cluster=None if engine == "HOST" else "GeOp1_0", **kw)
+    return OpDecision(
+        name=name,
+        op_type=kw.pop("op_type", "Add"),
+        placement="host" if engine == "HOST" else "device",
+        engine=engine,
+        placement_reason=kw.pop("pr", "supported"),
+        dtype_before="float32",
+        dtype_after=after,
+        precision_reason=kw.pop("xr", "kept float32"),
+        cluster=None if engine == "HOST" else "GeOp1_0",
+        **kw,
+    )
 
 
 def _plan(n_plain: int = 3) -> Plan:
@@ -24,8 +32,12 @@ def _plan(n_plain: int = 3) -> Plan:
     ops["mm"] = _op("mm", after="float16", op_type="MatMul", xr="cube op to float16")
     for i in range(n_plain):
         ops[f"plain{i}"] = _op(f"plain{i}")
-    return Plan(ops=ops, subgraphs=[Subgraph("GeOp1_0", [n for n in ops if n != "host_op"])],
-                warnings=["1 op runs on the host: host_op"], errors=["ref variable <v> crosses a cluster"])
+    return Plan(
+        ops=ops,
+        subgraphs=[Subgraph("GeOp1_0", [n for n in ops if n != "host_op"])],
+        warnings=["1 op runs on the host: host_op"],
+        errors=["ref variable <v> crosses a cluster"],
+    )
 
 
 def test_ops_that_left_the_device_or_changed_precision_come_before_the_collapsed_rest():
@@ -67,9 +79,16 @@ def test_summary_detail_caps_the_collapsed_table_and_full_shows_every_op():
 
 def test_run_section_shows_first_overflow_paths_and_costliest_ops_bars():
     plan = _plan()
-    run = RunReport(plan=plan, steps=2, wall_ms=3.5, op_times_us={"mm": 30.0, "plain0": 10.0},
-                    overflow_ops=["mm"], first_overflow="mm", trace_file="/tmp/t <1>.json",
-                    op_summary_csv="/tmp/ops.csv")
+    run = RunReport(
+        plan=plan,
+        steps=2,
+        wall_ms=3.5,
+        op_times_us={"mm": 30.0, "plain0": 10.0},
+        overflow_ops=["mm"],
+        first_overflow="mm",
+        trace_file="/tmp/t <1>.json",
+        op_summary_csv="/tmp/ops.csv",
+    )
     page = html.render(report_payload(run))
     assert "2 steps · 3.50 ms per step (CPU time of the emulation)" in page
     assert "Costliest ops (mean per run, CPU time of the emulation)" in page
@@ -89,9 +108,15 @@ def test_facts_escape_hostile_paths_notes_and_reasons():
     evil = '<img src=x onerror="alert(1)">'
     plan = _plan()
     plan.notes = [evil]
-    run = RunReport(plan=plan, dump_dir=evil, extra={"dump_skipped": [{"step": 1, "reason": evil}],
-                                                     "nonfinite": {"first_op": evil, "step": 0, "reason": evil},
-                                                     "labels": {"wall_ms": evil}})
+    run = RunReport(
+        plan=plan,
+        dump_dir=evil,
+        extra={
+            "dump_skipped": [{"step": 1, "reason": evil}],
+            "nonfinite": {"first_op": evil, "step": 0, "reason": evil},
+            "labels": {"wall_ms": evil},
+        },
+    )
     page = html.render(report_payload(run))
     assert "<img" not in page
     assert page.count("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;") >= 5

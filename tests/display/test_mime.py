@@ -13,13 +13,27 @@ from npu_jupyter.runtime.report import RunReport
 HOSTILE = "<img src=x onerror=alert(1)>"
 
 
-def _decision(name: str, op_type: str = "MatMul", engine: str = "AI_CORE", before: str = "float32",
-              after: str = "float32", inputs: list[str] | None = None, cluster: str | None = "GeOp1_0",
-              placement_reason: str = "supported on AI Core", precision_reason: str = "kept") -> OpDecision:
+def _decision(
+    name: str,
+    op_type: str = "MatMul",
+    engine: str = "AI_CORE",
+    before: str = "float32",
+    after: str = "float32",
+    inputs: list[str] | None = None,
+    cluster: str | None = "GeOp1_0",
+    placement_reason: str = "supported on AI Core",
+    precision_reason: str = "kept",
+) -> OpDecision:
     return OpDecision(
-        name=name, op_type=op_type, placement="host" if engine == "HOST" else "device", engine=engine,
-        placement_reason=placement_reason, dtype_before=before, dtype_after=after,
-        precision_reason=precision_reason, cluster=None if engine == "HOST" else cluster,
+        name=name,
+        op_type=op_type,
+        placement="host" if engine == "HOST" else "device",
+        engine=engine,
+        placement_reason=placement_reason,
+        dtype_before=before,
+        dtype_after=after,
+        precision_reason=precision_reason,
+        cluster=None if engine == "HOST" else cluster,
         inputs=inputs or [],
     )
 
@@ -27,8 +41,13 @@ def _decision(name: str, op_type: str = "MatMul", engine: str = "AI_CORE", befor
 def _small_plan() -> Plan:
     ops = {
         "x": _decision("x", "Placeholder", "HOST", placement_reason="feed stays on the host"),
-        HOSTILE: _decision(HOSTILE, "MatMul", after="float16", inputs=["x"],
-                           precision_reason="cube op goes to float16 under allow_fp32_to_fp16"),
+        HOSTILE: _decision(
+            HOSTILE,
+            "MatMul",
+            after="float16",
+            inputs=["x"],
+            precision_reason="cube op goes to float16 under allow_fp32_to_fp16",
+        ),
         "relu": _decision("relu", "Relu", inputs=[HOSTILE]),
     }
     return Plan(
@@ -57,7 +76,7 @@ def test_payload_follows_schema_version_1_with_indices_into_reasons_and_ops():
 
 
 def test_reasons_are_stored_once_however_many_ops_share_them():
-    ops = {f"op{i}": _decision(f"op{i}", inputs=[f"op{i-1}"] if i else []) for i in range(50)}
+    ops = {f"op{i}": _decision(f"op{i}", inputs=[f"op{i - 1}"] if i else []) for i in range(50)}
     payload = report_payload(Plan(ops=ops, subgraphs=[Subgraph("GeOp1_0", list(ops))]))
     assert sorted(payload["reasons"]) == ["kept", "supported on AI Core"]
 
@@ -86,7 +105,11 @@ def _large_plan(count: int = 7000) -> Plan:
         engine = "HOST" if i % 97 == 0 else "AI_CORE"
         after = "float16" if i % 3 == 0 and engine != "HOST" else "float32"
         ops[name] = _decision(
-            name, "Conv2DBackpropFilter", engine, after=after, inputs=previous[-3:],
+            name,
+            "Conv2DBackpropFilter",
+            engine,
+            after=after,
+            inputs=previous[-3:],
             placement_reason=f"op type not supported on the device (variant {i % 40})",
             precision_reason=f"allow list member, reduced to float16 ({i % 25})",
         )
@@ -95,8 +118,9 @@ def _large_plan(count: int = 7000) -> Plan:
     device = [n for n in names if ops[n].engine != "HOST"]
     host = [n for n in names if ops[n].engine == "HOST"]
     transfers = [Transfer(h, device[0], f"{h}:0", "float32", "d2h", 1 << 20) for h in host]
-    return Plan(ops=ops, subgraphs=[Subgraph("GeOp1_0", device)], transfers=transfers,
-                precision_mode="allow_fp32_to_fp16")
+    return Plan(
+        ops=ops, subgraphs=[Subgraph("GeOp1_0", device)], transfers=transfers, precision_mode="allow_fp32_to_fp16"
+    )
 
 
 def test_payload_of_a_7k_op_plan_stays_under_one_megabyte_and_keeps_interesting_ops_first():
@@ -126,9 +150,17 @@ def test_over_budget_payload_is_truncated_keeping_host_ops_before_plain_device_o
 
 def test_run_report_payload_has_run_block_times_drift_and_overflow():
     plan = _small_plan()
-    run = RunReport(plan=plan, fetches=["relu:0"], steps=3, wall_ms=1.23456,
-                    op_times_us={HOSTILE: 12.3456, "relu": 1.0}, drift={HOSTILE: {"max_abs": 0.5, "cos": 0.99}},
-                    overflow_ops=[HOSTILE], first_overflow=HOSTILE, dump_dir="/tmp/<dump>")
+    run = RunReport(
+        plan=plan,
+        fetches=["relu:0"],
+        steps=3,
+        wall_ms=1.23456,
+        op_times_us={HOSTILE: 12.3456, "relu": 1.0},
+        drift={HOSTILE: {"max_abs": 0.5, "cos": 0.99}},
+        overflow_ops=[HOSTILE],
+        first_overflow=HOSTILE,
+        dump_dir="/tmp/<dump>",
+    )
     payload = report_payload(run)
     assert payload["kind"] == "run"
     assert payload["run"]["steps"] == 3 and payload["run"]["first_overflow"] == HOSTILE
@@ -229,18 +261,30 @@ def test_optional_facts_come_from_attributes_or_extra_entries():
     plan = _small_plan()
     plan.notes = ["variables replicated"]
     plan.ops["x"].approximate = True  # type: ignore[attr-defined]
-    run = RunReport(plan=plan, warnings=["dump budget exceeded"], extra={
-        "est_us": {HOSTILE: 2.5}, "cost_model": {"step_ms": 1.23456, "memory_bytes": 2048.0, "basis": "910 roofline"},
-        "dumped_steps": [2, 0, 2], "dump_skipped": [{"step": 5, "reason": "over budget"}],
-        "nonfinite": {"first_op": HOSTILE, "step": 1, "reason": "inf"}})
+    run = RunReport(
+        plan=plan,
+        warnings=["dump budget exceeded"],
+        extra={
+            "est_us": {HOSTILE: 2.5},
+            "cost_model": {"step_ms": 1.23456, "memory_bytes": 2048.0, "basis": "910 roofline"},
+            "dumped_steps": [2, 0, 2],
+            "dump_skipped": [{"step": 5, "reason": "over budget"}],
+            "nonfinite": {"first_op": HOSTILE, "step": 1, "reason": "inf"},
+        },
+    )
     run.predicted = False  # type: ignore[attr-defined]  # e.g. read back from the device's graph dump
     payload = report_payload(run)
     assert payload["notes"] == ["variables replicated"] and payload["predicted"] is False
     assert payload["summary"]["approximate"] == 1
     ops = {op["n"]: op for op in payload["ops"]}
     assert ops["x"]["approximate"] is True and ops[HOSTILE]["est_us"] == 2.5
-    assert payload["cost_model"] == {"step_ms": 1.2346, "memory_bytes": 2048, "step_ratio_fp32": None,
-                                     "memory_ratio_fp32": None, "basis": "910 roofline"}
+    assert payload["cost_model"] == {
+        "step_ms": 1.2346,
+        "memory_bytes": 2048,
+        "step_ratio_fp32": None,
+        "memory_ratio_fp32": None,
+        "basis": "910 roofline",
+    }
     assert payload["labels"]["est_us"] == "estimated by the cost model"
     assert payload["run"]["dump_steps"] == [0, 2]
     assert payload["run"]["dump_skipped"] == [{"step": 5, "reason": "over budget"}]

@@ -9,9 +9,16 @@ from npu_jupyter.runtime.report import RunReport
 
 
 def _op(name: str, engine: str = "AI_CORE", after: str = "float32") -> OpDecision:
-    return OpDecision(name=name, op_type="Mul", placement="host" if engine == "HOST" else "device",
-                      engine=engine, placement_reason="not supported on the device", dtype_before="float32",
-                      dtype_after=after, precision_reason="reduced to float16")
+    return OpDecision(
+        name=name,
+        op_type="Mul",
+        placement="host" if engine == "HOST" else "device",
+        engine=engine,
+        placement_reason="not supported on the device",
+        dtype_before="float32",
+        dtype_after=after,
+        precision_reason="reduced to float16",
+    )
 
 
 def test_text_lists_interesting_ops_with_their_reason():

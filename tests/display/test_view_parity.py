@@ -51,13 +51,45 @@ NOT_SHOWN = {
 def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
     """A run payload with every documented field set, and the text each field must show."""
     ops = [
-        {"n": "host/op-marker", "t": "HostType-marker", "e": "HOST", "d0": "float32", "d1": "float32", "c": -1,
-         "pr": 2, "xr": 2, "i": [], "us": 111.1, "approximate": True},
-        {"n": "core/op-marker", "t": "CoreType-marker", "e": "AI_CORE", "d0": "float64", "d1": "bfloat16", "c": 0,
-         "pr": 0, "xr": 1, "i": [0], "us": 222.2, "dr": {"max_abs": 0.0123, "max_rel": 0.456, "cos": 0.9876},
-         "ov": True, "est_us": 33.3},
-        {"n": "cpu/op-marker", "t": "CpuType-marker", "e": "AI_CPU", "d0": "int32", "d1": "int32", "c": 0,
-         "pr": 0, "xr": 1, "i": [1]},
+        {
+            "n": "host/op-marker",
+            "t": "HostType-marker",
+            "e": "HOST",
+            "d0": "float32",
+            "d1": "float32",
+            "c": -1,
+            "pr": 2,
+            "xr": 2,
+            "i": [],
+            "us": 111.1,
+            "approximate": True,
+        },
+        {
+            "n": "core/op-marker",
+            "t": "CoreType-marker",
+            "e": "AI_CORE",
+            "d0": "float64",
+            "d1": "bfloat16",
+            "c": 0,
+            "pr": 0,
+            "xr": 1,
+            "i": [0],
+            "us": 222.2,
+            "dr": {"max_abs": 0.0123, "max_rel": 0.456, "cos": 0.9876},
+            "ov": True,
+            "est_us": 33.3,
+        },
+        {
+            "n": "cpu/op-marker",
+            "t": "CpuType-marker",
+            "e": "AI_CPU",
+            "d0": "int32",
+            "d1": "int32",
+            "c": 0,
+            "pr": 0,
+            "xr": 1,
+            "i": [1],
+        },
     ]
     payload = {
         "schema": SCHEMA,
@@ -67,8 +99,17 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "soc": "Soc-marker",
         "config": {"precision_mode": "cfg-marker"},
         "effective_precision_mode": "mode-marker",
-        "summary": {"ops": 70001, "ai_core": 70002, "ai_cpu": 70003, "host": 70004, "precision_changed": 70005,
-                    "clusters": 70006, "transfers": 70007, "transfer_bytes": 7340032, "approximate": 70008},
+        "summary": {
+            "ops": 70001,
+            "ai_core": 70002,
+            "ai_cpu": 70003,
+            "host": 70004,
+            "precision_changed": 70005,
+            "clusters": 70006,
+            "transfers": 70007,
+            "transfer_bytes": 7340032,
+            "approximate": 70008,
+        },
         "reasons": ["placement-reason-marker", "precision-reason-marker", "host-reason-marker"],
         "clusters": [{"name": "GeOp-cluster-marker", "size": 2}],
         "ops": ops,
@@ -78,54 +119,120 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "truncated": True,
         "notes": ["note-marker"],
         "predicted": True,
-        "cost_model": {"step_ms": 7.654, "memory_bytes": 3145728, "step_ratio_fp32": 0.43,
-                       "memory_ratio_fp32": 0.56, "basis": "basis-marker"},
+        "cost_model": {
+            "step_ms": 7.654,
+            "memory_bytes": 3145728,
+            "step_ratio_fp32": 0.43,
+            "memory_ratio_fp32": 0.56,
+            "basis": "basis-marker",
+        },
         "labels": {"wall_ms": "wall-label-marker", "us": "us-label-marker", "est_us": "est-label-marker"},
         "run": {
-            "backend": "backend-marker", "steps": 3, "wall_ms": 9876.5, "reference_wall_ms": 5432.1,
-            "first_overflow": "overflow-op-marker", "dump_dir": "/dump-dir-marker", "trace_file": "/trace-marker.json",
-            "op_summary_csv": "/csv-marker.csv", "dump_steps": [41, 47],
+            "backend": "backend-marker",
+            "steps": 3,
+            "wall_ms": 9876.5,
+            "reference_wall_ms": 5432.1,
+            "first_overflow": "overflow-op-marker",
+            "dump_dir": "/dump-dir-marker",
+            "trace_file": "/trace-marker.json",
+            "op_summary_csv": "/csv-marker.csv",
+            "dump_steps": [41, 47],
             "dump_skipped": [{"step": 53, "reason": "skip-reason-marker"}],
             "nonfinite": {"first_op": "nonfinite-op-marker", "step": 59, "reason": "nonfinite-reason-marker"},
             "prediction": "prediction-marker",
             "adapter_outputs": [{"label": "output-label-marker", "path": "/output-path-marker", "exists": False}],
-            "actual": {"files": ["ge-file-marker.txt"], "compared": 61, "differ": 67, "missing": 71,
-                       "error": "ge-error-marker",
-                       "rows": [{"n": "actual-op-marker", "pe": "PE-marker", "ae": "AE-marker", "pd": ["pd-marker"],
-                                 "ad": ["ad-marker"], "ge": "ge-op-marker", "same": False}]},
+            "actual": {
+                "files": ["ge-file-marker.txt"],
+                "compared": 61,
+                "differ": 67,
+                "missing": 71,
+                "error": "ge-error-marker",
+                "rows": [
+                    {
+                        "n": "actual-op-marker",
+                        "pe": "PE-marker",
+                        "ae": "AE-marker",
+                        "pd": ["pd-marker"],
+                        "ad": ["ad-marker"],
+                        "ge": "ge-op-marker",
+                        "same": False,
+                    }
+                ],
+            },
         },
     }
     shows = {
-        "title": "Title-marker", "soc": "Soc-marker", "config": "cfg-marker", "effective_precision_mode": "mode-marker",
-        "summary.ops": "70001", "summary.ai_core": "70002", "summary.ai_cpu": "70003", "summary.host": "70004",
-        "summary.precision_changed": "70005", "summary.clusters": "70006", "summary.transfers": "70007",
-        "summary.transfer_bytes": "7.0 MiB", "summary.approximate": "70008 decisions rest on approximate",
+        "title": "Title-marker",
+        "soc": "Soc-marker",
+        "config": "cfg-marker",
+        "effective_precision_mode": "mode-marker",
+        "summary.ops": "70001",
+        "summary.ai_core": "70002",
+        "summary.ai_cpu": "70003",
+        "summary.host": "70004",
+        "summary.precision_changed": "70005",
+        "summary.clusters": "70006",
+        "summary.transfers": "70007",
+        "summary.transfer_bytes": "7.0 MiB",
+        "summary.approximate": "70008 decisions rest on approximate",
         "reasons": "placement-reason-marker|precision-reason-marker|host-reason-marker",
-        "ops[].n": "host/op-marker|core/op-marker|cpu/op-marker", "ops[].t": "HostType-marker|CoreType-marker",
-        "ops[].d0": "float64", "ops[].d1": "bfloat16", "ops[].us": "111.1|222.2",
-        "ops[].dr.max_abs": "0.0123", "ops[].dr.max_rel": "0.456", "ops[].dr.cos": "0.9876",
-        "ops[].ov": "⚠ overflow", "ops[].est_us": "est. 33.3 µs (estimate)", "ops[].approximate": "≈ approximate",
-        "transfers[].dt": "int8", "transfers[].b": "5.0 KiB",
+        "ops[].n": "host/op-marker|core/op-marker|cpu/op-marker",
+        "ops[].t": "HostType-marker|CoreType-marker",
+        "ops[].d0": "float64",
+        "ops[].d1": "bfloat16",
+        "ops[].us": "111.1|222.2",
+        "ops[].dr.max_abs": "0.0123",
+        "ops[].dr.max_rel": "0.456",
+        "ops[].dr.cos": "0.9876",
+        "ops[].ov": "⚠ overflow",
+        "ops[].est_us": "est. 33.3 µs (estimate)",
+        "ops[].approximate": "≈ approximate",
+        "transfers[].dt": "int8",
+        "transfers[].b": "5.0 KiB",
         "transfers[].dir": "host/op-marker → core/op-marker (host → device",
-        "warnings": "warning-marker", "errors": "error-marker", "truncated": "truncated to stay under 1 MB",
-        "notes": "note-marker", "predicted": "predicted by the planner, not read from the device",
-        "cost_model.step_ms": "7.654 ms", "cost_model.memory_bytes": "3.0 MiB",
+        "warnings": "warning-marker",
+        "errors": "error-marker",
+        "truncated": "truncated to stay under 1 MB",
+        "notes": "note-marker",
+        "predicted": "predicted by the planner, not read from the device",
+        "cost_model.step_ms": "7.654 ms",
+        "cost_model.memory_bytes": "3.0 MiB",
         "cost_model.step_ratio_fp32": "0.43× float32",
-        "cost_model.memory_ratio_fp32": "0.56× float32", "cost_model.basis": "basis-marker",
-        "labels.wall_ms": "wall-label-marker", "labels.us": "us-label-marker", "labels.est_us": "est-label-marker",
-        "run.backend": "backend-marker", "run.steps": "3 steps", "run.wall_ms": "9876.5",
-        "run.reference_wall_ms": "5432.1", "run.first_overflow": "overflow-op-marker",
-        "run.dump_dir": "/dump-dir-marker", "run.trace_file": "/trace-marker.json",
-        "run.op_summary_csv": "/csv-marker.csv", "run.dump_steps": "41, 47", "run.dump_skipped.step": "step 53",
-        "run.dump_skipped.reason": "skip-reason-marker", "run.nonfinite.first_op": "nonfinite-op-marker",
-        "run.nonfinite.step": "at step 59", "run.nonfinite.reason": "nonfinite-reason-marker",
-        "run.prediction": "prediction-marker", "run.adapter_outputs.label": "output-label-marker",
-        "run.adapter_outputs.path": "/output-path-marker", "run.adapter_outputs.exists": "(not written yet)",
-        "run.actual.files": "ge-file-marker.txt", "run.actual.compared": "61 ops compared",
-        "run.actual.differ": "67 differ", "run.actual.missing": "71 predicted device ops",
-        "run.actual.error": "ge-error-marker", "run.actual.rows.n": "actual-op-marker",
-        "run.actual.rows.pe": "PE-marker", "run.actual.rows.ae": "AE-marker", "run.actual.rows.pd": "pd-marker",
-        "run.actual.rows.ad": "ad-marker", "run.actual.rows.ge": "ge-op-marker", "run.actual.rows.same": "DIFFERS",
+        "cost_model.memory_ratio_fp32": "0.56× float32",
+        "cost_model.basis": "basis-marker",
+        "labels.wall_ms": "wall-label-marker",
+        "labels.us": "us-label-marker",
+        "labels.est_us": "est-label-marker",
+        "run.backend": "backend-marker",
+        "run.steps": "3 steps",
+        "run.wall_ms": "9876.5",
+        "run.reference_wall_ms": "5432.1",
+        "run.first_overflow": "overflow-op-marker",
+        "run.dump_dir": "/dump-dir-marker",
+        "run.trace_file": "/trace-marker.json",
+        "run.op_summary_csv": "/csv-marker.csv",
+        "run.dump_steps": "41, 47",
+        "run.dump_skipped.step": "step 53",
+        "run.dump_skipped.reason": "skip-reason-marker",
+        "run.nonfinite.first_op": "nonfinite-op-marker",
+        "run.nonfinite.step": "at step 59",
+        "run.nonfinite.reason": "nonfinite-reason-marker",
+        "run.prediction": "prediction-marker",
+        "run.adapter_outputs.label": "output-label-marker",
+        "run.adapter_outputs.path": "/output-path-marker",
+        "run.adapter_outputs.exists": "(not written yet)",
+        "run.actual.files": "ge-file-marker.txt",
+        "run.actual.compared": "61 ops compared",
+        "run.actual.differ": "67 differ",
+        "run.actual.missing": "71 predicted device ops",
+        "run.actual.error": "ge-error-marker",
+        "run.actual.rows.n": "actual-op-marker",
+        "run.actual.rows.pe": "PE-marker",
+        "run.actual.rows.ae": "AE-marker",
+        "run.actual.rows.pd": "pd-marker",
+        "run.actual.rows.ad": "ad-marker",
+        "run.actual.rows.ge": "ge-op-marker",
+        "run.actual.rows.same": "DIFFERS",
     }
     markers = [{"field": field, "text": marker} for field, marker in shows.items()]
     return payload, markers
@@ -133,7 +240,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
 
 def _leaf_fields(value: Any, prefix: str = "") -> set[str]:
     """Field paths of a payload, list items as ``[]``; ``config`` and ``labels`` keys are free-form."""
-    if isinstance(value, dict) and prefix not in ("config",):
+    if isinstance(value, dict) and prefix != "config":
         out: set[str] = set()
         for key, item in value.items():
             out |= _leaf_fields(item, f"{prefix}.{key}" if prefix else key)
@@ -185,34 +292,64 @@ def _normalise(fields: set[str]) -> set[str]:
 def _full_run_report() -> RunReport:
     """A RunReport with every optional fact filled the way other stages fill them."""
     host = OpDecision("x", "IteratorGetNext", "host", "HOST", "host-kept", "float32", "float32", "kept", None)
-    mm = OpDecision("mm", "MatMul", "device", "AI_CORE", "supported", "float32", "float16", "white list",
-                    "GeOp1_0", inputs=["x"])
+    mm = OpDecision(
+        "mm", "MatMul", "device", "AI_CORE", "supported", "float32", "float16", "white list", "GeOp1_0", inputs=["x"]
+    )
     mm.approximate = True  # type: ignore[attr-defined]
-    plan = Plan(ops={"x": host, "mm": mm}, subgraphs=[Subgraph("GeOp1_0", ["mm"])],
-                transfers=[Transfer("x", "mm", "x:0", "float32", "h2d", 64)], warnings=["w"], errors=["e"],
-                config_changes={"precision_mode": "force_fp16"}, notes=["replicated"])
+    plan = Plan(
+        ops={"x": host, "mm": mm},
+        subgraphs=[Subgraph("GeOp1_0", ["mm"])],
+        transfers=[Transfer("x", "mm", "x:0", "float32", "h2d", 64)],
+        warnings=["w"],
+        errors=["e"],
+        config_changes={"precision_mode": "force_fp16"},
+        notes=["replicated"],
+    )
     return RunReport(
-        plan=plan, steps=2, wall_ms=1.0, reference_wall_ms=2.0, op_times_us={"mm": 3.0}, drift={"mm": {
-            "max_abs": 0.1, "max_rel": 0.2, "cos": 0.9}}, overflow_ops=["mm"], first_overflow="mm", dump_dir="/d",
-        trace_file="/t", op_summary_csv="/c", warnings=["dump budget"],
-        extra={"cost_model": {"step_ms": 1.0, "memory_bytes": 10, "step_ratio_fp32": 0.5, "memory_ratio_fp32": 0.5,
-                              "basis": "b"}, "est_us": {"mm": 1.5}, "predicted": True, "dumped_steps": [0, 1],
-               "dump_skipped": [{"step": 2, "reason": "budget"}], "notes": ["n"],
-               "nonfinite": {"first_op": "mm", "step": 1, "reason": "inf"}},
+        plan=plan,
+        steps=2,
+        wall_ms=1.0,
+        reference_wall_ms=2.0,
+        op_times_us={"mm": 3.0},
+        drift={"mm": {"max_abs": 0.1, "max_rel": 0.2, "cos": 0.9}},
+        overflow_ops=["mm"],
+        first_overflow="mm",
+        dump_dir="/d",
+        trace_file="/t",
+        op_summary_csv="/c",
+        warnings=["dump budget"],
+        extra={
+            "cost_model": {
+                "step_ms": 1.0,
+                "memory_bytes": 10,
+                "step_ratio_fp32": 0.5,
+                "memory_ratio_fp32": 0.5,
+                "basis": "b",
+            },
+            "est_us": {"mm": 1.5},
+            "predicted": True,
+            "dumped_steps": [0, 1],
+            "dump_skipped": [{"step": 2, "reason": "budget"}],
+            "notes": ["n"],
+            "nonfinite": {"first_op": "mm", "step": 1, "reason": "inf"},
+        },
     )
 
 
 def _views() -> dict[str, str]:
     payload, _ = marker_payload()
-    return {"html": unescape(re.sub(r"<[^>]+>", " ", html.render(payload, detail="full"))),
-            "text": text.render(payload, detail="full")}
+    return {
+        "html": unescape(re.sub(r"<[^>]+>", " ", html.render(payload, detail="full"))),
+        "text": text.render(payload, detail="full"),
+    }
 
 
 def test_parity_file_is_the_current_marker_payload() -> None:
     payload, markers = marker_payload()
     stored = json.loads(PARITY_FILE.read_text(encoding="utf-8"))
     assert stored == {"payload": payload, "markers": markers, "lab_only": LAB_ONLY}, (
-        "labextension/test/parity-payload.json is stale: run python tests/display/test_view_parity.py")
+        "labextension/test/parity-payload.json is stale: run python tests/display/test_view_parity.py"
+    )
 
 
 def test_marker_payload_sets_every_documented_field_and_only_those() -> None:
@@ -253,6 +390,8 @@ def test_fallbacks_leave_out_the_lab_only_markers() -> None:
 
 if __name__ == "__main__":
     payload, markers = marker_payload()
-    PARITY_FILE.write_text(json.dumps({"payload": payload, "markers": markers, "lab_only": LAB_ONLY},
-                                      ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    PARITY_FILE.write_text(
+        json.dumps({"payload": payload, "markers": markers, "lab_only": LAB_ONLY}, ensure_ascii=False, indent=1) + "\n",
+        encoding="utf-8",
+    )
     print(f"wrote {PARITY_FILE}")

@@ -7,8 +7,11 @@ still runs. Delete the skip when its bug is fixed.
 
 from __future__ import annotations
 
+import contextlib
+
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.options.errors import NpuConfigError
+
 
 def assert_names_input(err: NpuConfigError, key: str, value: object) -> None:
     """The message names the option and the rejected value (as typed, or decoded from bytes)."""
@@ -17,10 +20,8 @@ def assert_names_input(err: NpuConfigError, key: str, value: object) -> None:
     shown = {repr(value)}
     if isinstance(value, bytes):
         shown.add(repr(value.decode("utf-8", "replace")))
-        try:
+        with contextlib.suppress(UnicodeDecodeError):
             shown.add(repr(value.decode("utf-8")))
-        except UnicodeDecodeError:
-            pass
     assert any(s in text for s in shown), (text, value)
 
 

@@ -15,7 +15,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from fuzz_inputs import ACCEPTED, TRIED  # noqa: E402
+from fuzz_inputs import ACCEPTED, TRIED
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def ip():
     current_config().reset()
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ANN001 - pytest hook
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """One line per fuzzed area and the total, so the CI log shows how many inputs were tried."""
     if not TRIED:
         return

@@ -39,8 +39,12 @@ def fuzz_settings(max_examples: int) -> settings:
         deadline=None,
         database=None,
         derandomize=True,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                               HealthCheck.filter_too_much, HealthCheck.data_too_large],
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.filter_too_much,
+            HealthCheck.data_too_large,
+        ],
     )
 
 
@@ -48,9 +52,47 @@ def fuzz_settings(max_examples: int) -> settings:
 
 # Characters that break parsers, terminals, HTML and C strings.
 NASTY_CHARS = [
-    "\x00", "\n", "\r", "\t", "\x1b", "\x7f", " ", '"', "'", "\\", "|", "-", ",", ";", ":", "=", "[", "]",
-    "{", "}", "<", ">", "&", "/", "~", "#", "$", "`", "\u202e", "\u200f", "\ufeff", "\u00a0", "\u2028",
-    "²", "٣", "１", "\U0001f600", "é", "ß", "\ud800", "\udfff",
+    "\x00",
+    "\n",
+    "\r",
+    "\t",
+    "\x1b",
+    "\x7f",
+    " ",
+    '"',
+    "'",
+    "\\",
+    "|",
+    "-",
+    ",",
+    ";",
+    ":",
+    "=",
+    "[",
+    "]",
+    "{",
+    "}",
+    "<",
+    ">",
+    "&",
+    "/",
+    "~",
+    "#",
+    "$",
+    "`",
+    "\u202e",
+    "\u200f",
+    "\ufeff",
+    "\u00a0",
+    "\u2028",
+    "²",
+    "٣",
+    "１",
+    "\U0001f600",
+    "é",
+    "ß",
+    "\ud800",
+    "\udfff",
 ]
 
 nasty_text = st.text(
@@ -100,7 +142,7 @@ def values_for(spec: Any) -> st.SearchStrategy[Any]:
             low, high = spec.range
             edges = [v for b in (low, high) if b is not None for v in (b - 1, b, b + 1)]
         if spec.choices is not None:
-            edges += [c for c in spec.choices] + [max(spec.choices) + 1, min(spec.choices) - 1]
+            edges += [*list(spec.choices), max(spec.choices) + 1, min(spec.choices) - 1]
         right = st.one_of(any_int, st.sampled_from(edges)) if edges else any_int
     else:
         right = text_of(spec)
@@ -144,16 +186,43 @@ _shape_item = st.tuples(
 input_shape_text = st.lists(_shape_item, min_size=1, max_size=3).map(";".join)
 dynamic_dims_text = st.lists(st.lists(_dim, min_size=1, max_size=4).map(",".join), min_size=1, max_size=4).map(";".join)
 
-_prof_key = st.sampled_from(["output", "task_trace", "training_trace", "aicpu", "fp_point", "bp_point", "aic_metrics",
-                             "storage_limit", "hccl", "msproftx", "l2", "task_time", "outptu", "", "<x>"])
-_prof_value = st.one_of(st.sampled_from(["on", "off", "/tmp/p", "PipeUtilization", "ArithmeticUtilization", "200MB",
-                                         "", "ON", "l2_cache"]), st.integers(-5, 10**6), st.booleans(), st.none(),
-                        st.lists(st.integers(), max_size=2), any_text)
+_prof_key = st.sampled_from(
+    [
+        "output",
+        "task_trace",
+        "training_trace",
+        "aicpu",
+        "fp_point",
+        "bp_point",
+        "aic_metrics",
+        "storage_limit",
+        "hccl",
+        "msproftx",
+        "l2",
+        "task_time",
+        "outptu",
+        "",
+        "<x>",
+    ]
+)
+_prof_value = st.one_of(
+    st.sampled_from(["on", "off", "/tmp/p", "PipeUtilization", "ArithmeticUtilization", "200MB", "", "ON", "l2_cache"]),
+    st.integers(-5, 10**6),
+    st.booleans(),
+    st.none(),
+    st.lists(st.integers(), max_size=2),
+    any_text,
+)
 _valid_profiling = st.fixed_dictionaries(
     {"output": st.sampled_from(["/tmp/prof", "./p", "/tmp/<x>"])},
-    optional={"task_trace": st.sampled_from(["on", "off"]), "training_trace": st.sampled_from(["on", "off"]),
-              "aicpu": st.sampled_from(["on", "off"]), "fp_point": st.sampled_from(["mm", "", "x"]),
-              "bp_point": st.sampled_from(["total", ""]), "aic_metrics": st.sampled_from(["PipeUtilization"])},
+    optional={
+        "task_trace": st.sampled_from(["on", "off"]),
+        "training_trace": st.sampled_from(["on", "off"]),
+        "aicpu": st.sampled_from(["on", "off"]),
+        "fp_point": st.sampled_from(["mm", "", "x"]),
+        "bp_point": st.sampled_from(["total", ""]),
+        "aic_metrics": st.sampled_from(["PipeUtilization"]),
+    },
 ).map(lambda d: __import__("json").dumps(d))
 profiling_json = st.one_of(
     _valid_profiling,

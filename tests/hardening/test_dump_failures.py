@@ -79,8 +79,12 @@ def _assert_every_listed_file_is_complete(dump_dir: Path) -> list[int]:
 @pytest.mark.parametrize("case", ["missing", "under_a_file", "a_file", "unset"])
 def test_a_bad_dump_path_is_a_clear_error_before_anything_runs_and_nothing_is_written(tmp_path, case):
     (tmp_path / "file").write_text("a regular file")
-    path = {"missing": tmp_path / "missing" / "deeper", "under_a_file": tmp_path / "file" / "dumps",
-            "a_file": tmp_path / "file", "unset": None}[case]
+    path = {
+        "missing": tmp_path / "missing" / "deeper",
+        "under_a_file": tmp_path / "file" / "dumps",
+        "a_file": tmp_path / "file",
+        "unset": None,
+    }[case]
     before = _all_files(tmp_path)
     from npu_jupyter.runtime.backends import session
 
@@ -112,8 +116,9 @@ def test_a_read_only_dump_path_is_refused_for_a_user_without_write_permission(tm
             sys.exit(0)
         print("ACCEPTED")
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "HOME": "/tmp"})
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": "/tmp"}
+    )
     assert "REFUSED" in done.stdout, done.stdout + done.stderr
     assert str(folder) in done.stdout
     assert list(folder.iterdir()) == []
@@ -161,11 +166,14 @@ def test_the_dump_budget_stops_dumping_with_a_clear_warning_and_keeps_earlier_st
 
 def _mount_tmpfs(folder: Path) -> None:
     folder.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True, text=True
+    )
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a 1 MB tmpfs here ({done.stderr.strip() or done.returncode}); "
-                    "the size-budget test covers running out of space")
+        pytest.skip(
+            f"cannot mount a 1 MB tmpfs here ({done.stderr.strip() or done.returncode}); "
+            "the size-budget test covers running out of space"
+        )
 
 
 def _dump_until_full(disk: Path) -> Exception | None:
@@ -177,7 +185,7 @@ def _dump_until_full(disk: Path) -> Exception | None:
         for step in range(40):
             try:
                 sess.run("neg:0", _feed(128, step))
-            except Exception as exc:  # noqa: BLE001 - the test inspects what the user would see
+            except Exception as exc:
                 return exc
         return None
     finally:
@@ -234,8 +242,9 @@ def test_after_a_sigkill_mid_dump_every_step_the_manifest_lists_loads(tmp_path):
     dump_dir.mkdir()
     script = _DUMP_LOOP.format(here=str(HERE), dump=str(dump_dir))
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             text=True, env=env)
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
+    )
     try:
         deadline = time.monotonic() + 120
         steps_seen = 0

@@ -16,11 +16,11 @@ import json
 from html.parser import HTMLParser
 
 import pytest
+from fuzz_inputs import accepted, fuzz_settings, tried
+from hardening_graphs import renamed, set_string_attr, tiny_graph_def
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzz_inputs import accepted, fuzz_settings, tried
-from hardening_graphs import renamed, set_string_attr, tiny_graph_def
 from npu_jupyter.display import formatters
 from npu_jupyter.display.mime import MIME_TYPE, mimebundle
 from npu_jupyter.options.config import NpuConfig
@@ -30,7 +30,7 @@ pytest.importorskip("tensorflow")
 HOSTILE = [
     "<script>alert(1)</script>",
     "<img src=x onerror=alert(1)>",
-    "\"><svg onload=alert(1)>",
+    '"><svg onload=alert(1)>',
     "'; alert(1); '",
     "</details></table><script>x</script>",
     "\u202eevil\u202c.txt",
@@ -41,13 +41,37 @@ HOSTILE = [
     "javascript:alert(1)",
 ]
 # Tags the renderers write themselves; anything else in the output came from data.
-ALLOWED_TAGS = {"div", "span", "strong", "em", "code", "pre", "table", "thead", "tbody", "tr", "th", "td",
-                "details", "summary", "h4", "p", "caption", "br", "b", "i", "small"}
+ALLOWED_TAGS = {
+    "div",
+    "span",
+    "strong",
+    "em",
+    "code",
+    "pre",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "details",
+    "summary",
+    "h4",
+    "p",
+    "caption",
+    "br",
+    "b",
+    "i",
+    "small",
+}
 
 hostile_text = st.one_of(
     st.sampled_from(HOSTILE),
-    st.lists(st.sampled_from(list("<>\"'&/=;:() \n\t\u202e\u200f\x00x") + ["script", "onerror=", "details", "img"]),
-             min_size=1, max_size=12).map("".join),
+    st.lists(
+        st.sampled_from([*list("<>\"'&/=;:() \n\t\u202e\u200f\x00x"), "script", "onerror=", "details", "img"]),
+        min_size=1,
+        max_size=12,
+    ).map("".join),
 )
 
 
@@ -61,20 +85,20 @@ class _Collector(HTMLParser):
         self.attrs: list[str] = []
         self.text: list[str] = []
 
-    def handle_starttag(self, tag, attrs):  # noqa: ANN001 - HTMLParser API
+    def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
         self.attrs += [name for name, _ in attrs]
 
-    def handle_startendtag(self, tag, attrs):  # noqa: ANN001
+    def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
 
-    def handle_endtag(self, tag):  # noqa: ANN001
+    def handle_endtag(self, tag):
         self.ends.append(tag)
 
-    def handle_data(self, data):  # noqa: ANN001
+    def handle_data(self, data):
         self.text.append(data)
 
-    def handle_comment(self, data):  # noqa: ANN001
+    def handle_comment(self, data):
         self.tags.append("<!--comment-->")
 
 
@@ -108,14 +132,12 @@ def _hostile_plan(names: list[str], attr: str, path: str):
     mapping = dict(zip(old, names))
     hostile = renamed(graph_def, mapping)
     set_string_attr(hostile, mapping["mm"], "_user_note", attr)
-    cfg = NpuConfig(precision_mode="allow_mix_precision", modify_mixlist=path, mix_compile_mode=True,
-                    dump_path=path)
+    cfg = NpuConfig(precision_mode="allow_mix_precision", modify_mixlist=path, mix_compile_mode=True, dump_path=path)
     return plan(hostile, cfg), mapping
 
 
 def _unique(draw, count: int) -> list[str]:
-    names = draw(st.lists(hostile_text, min_size=count, max_size=count, unique=True))
-    return names
+    return draw(st.lists(hostile_text, min_size=count, max_size=count, unique=True))
 
 
 @fuzz_settings(120)
@@ -132,11 +154,20 @@ def test_plans_and_run_reports_render_hostile_names_and_paths_as_text(data):
     plan, mapping = _hostile_plan(names, attr, path)
     assert set(plan.ops) == set(names)
     assert any(path in e or repr(path) in e for e in plan.errors + plan.warnings)  # the missing file is named
-    report = RunReport(plan=plan, fetches=[mapping["y"], mapping["total"]], steps=2, wall_ms=1.5,
-                       op_times_us={n: 10.0 + i for i, n in enumerate(names)},
-                       drift={mapping["mm"]: {"max_abs": 0.5, "max_rel": 0.1, "cos": 0.99}},
-                       overflow_ops=[mapping["y"]], first_overflow=mapping["y"], dump_dir=path, trace_file=path,
-                       op_summary_csv=path, warnings=[path])
+    report = RunReport(
+        plan=plan,
+        fetches=[mapping["y"], mapping["total"]],
+        steps=2,
+        wall_ms=1.5,
+        op_times_us={n: 10.0 + i for i, n in enumerate(names)},
+        drift={mapping["mm"]: {"max_abs": 0.5, "max_rel": 0.1, "cos": 0.99}},
+        overflow_ops=[mapping["y"]],
+        first_overflow=mapping["y"],
+        dump_dir=path,
+        trace_file=path,
+        op_summary_csv=path,
+        warnings=[path],
+    )
     for obj in (plan, report):
         for detail in ("full", "summary"):
             bundle = mimebundle(obj, detail=detail)
@@ -170,8 +201,13 @@ def test_compare_and_sweep_tables_escape_hostile_names(op, slot, mode, title):
     accepted("hostile tables")
     comparison = Comparison([Row(0, op, slot, (2, 2), 0.5, 1.0, 0.2, 0.1, 0.3)], [op], [slot], title=title)
     assert_safe_html(comparison._repr_html_(), [op, slot, title])
-    table = SweepTable([SweepRow(mode, 1.0, 2, 0.1, 0.2, 0.99, op, slot),
-                        SweepRow(title, float("nan"), 0, 0, 0, 0, "", None, error=op)], [slot])
+    table = SweepTable(
+        [
+            SweepRow(mode, 1.0, 2, 0.1, 0.2, 0.99, op, slot),
+            SweepRow(title, float("nan"), 0, 0, 0, 0, "", None, error=op),
+        ],
+        [slot],
+    )
     assert_safe_html(table._repr_html_(), [mode, op, slot, title])
 
 
@@ -217,9 +253,13 @@ def test_a_real_run_with_the_most_hostile_names_tensorflow_allows_dumps_and_rend
     assert [op.name for op in graph.get_operations()] == names
     dump_dir = tmp_path / "dump <script>"
     dump_dir.mkdir()
-    prof_dir = tmp_path / "prof \"<img onerror=x>"
-    cfg = NpuConfig(enable_dump=True, dump_path=str(dump_dir), profiling_mode=True,
-                    profiling_options=json.dumps({"output": str(prof_dir), "task_trace": "on"}))
+    prof_dir = tmp_path / 'prof "<img onerror=x>'
+    cfg = NpuConfig(
+        enable_dump=True,
+        dump_path=str(dump_dir),
+        profiling_mode=True,
+        profiling_options=json.dumps({"output": str(prof_dir), "task_trace": "on"}),
+    )
     with session(cfg, graph=graph, backend="emulator") as sess:
         sess.run(out, {x: np.ones((2, 2), np.float32)})
         report = sess.last_report
@@ -231,5 +271,5 @@ def test_a_real_run_with_the_most_hostile_names_tensorflow_allows_dumps_and_rend
     np.testing.assert_array_equal(dumped[0][names[2]][0], np.full((2, 2), 2.0, np.float32))
     bundle = mimebundle(report, detail="full")
     assert {op["n"] for op in bundle[MIME_TYPE]["ops"]} == op_names
-    assert_safe_html(bundle["text/html"], sorted(op_names) + [str(dump_dir)])
+    assert_safe_html(bundle["text/html"], [*sorted(op_names), str(dump_dir)])
     assert_clean_text(bundle["text/plain"])

@@ -32,8 +32,9 @@ def test_dump_step_with_a_trailing_newline_is_refused_at_assignment():
         NpuConfig().set("dump_step", "5\n")
 
 
-@pytest.mark.parametrize("key, text", [("local_device_list", "1,2\n"), ("input_shape", "data:1,2\n"),
-                                       ("dynamic_dims", "1,2;3,4\n")])
+@pytest.mark.parametrize(
+    "key, text", [("local_device_list", "1,2\n"), ("input_shape", "data:1,2\n"), ("dynamic_dims", "1,2;3,4\n")]
+)
 def test_list_options_with_a_trailing_newline_are_refused(key, text):
     with pytest.raises(NpuConfigError, match=key):
         NpuConfig().set(key, text)
@@ -73,7 +74,7 @@ def test_a_non_utf8_precision_file_becomes_a_plan_error_not_a_traceback(tmp_path
     [
         "[[['mm'], ['y']]]",  # the documented form
         "[[['mm'], ['y']]]\n",  # a trailing newline: ``$`` once matched before it in one reader only
-        "[[[\"mm\"], [\"y\"]]]",  # double quotes
+        '[[["mm"], ["y"]]]',  # double quotes
         " [ [ ['mm'] , ['y'] ] ] ",  # spaces everywhere
     ],
 )

@@ -16,21 +16,46 @@ from __future__ import annotations
 import shlex
 
 import pytest
+from config_invariants import assert_round_trips
+from fuzz_inputs import accepted, any_int, fuzz_settings, nasty_text, text_of, tried
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from config_invariants import assert_round_trips
-from fuzz_inputs import accepted, any_int, fuzz_settings, nasty_text, text_of, tried
 from npu_jupyter.notebook.state import current_config
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.errors import NpuConfigError
 
 SPECS = catalogue.specs()
 _garbage = st.one_of(
-    st.sampled_from(['"', "'", "\"unclosed", "'x", "=", "=1", "==", "--", "-", "--bogus", "--precison", "\\", "\x00",
-                     "é", "\u202e", "set=", "precision_mode", "precision_mode=", "KEY=VALUE", "  ", "\t", ";", "&&"]),
+    st.sampled_from(
+        [
+            '"',
+            "'",
+            '"unclosed',
+            "'x",
+            "=",
+            "=1",
+            "==",
+            "--",
+            "-",
+            "--bogus",
+            "--precison",
+            "\\",
+            "\x00",
+            "é",
+            "\u202e",
+            "set=",
+            "precision_mode",
+            "precision_mode=",
+            "KEY=VALUE",
+            "  ",
+            "\t",
+            ";",
+            "&&",
+        ]
+    ),
     nasty_text,
 )
 
@@ -49,8 +74,9 @@ def assignment(draw) -> str:
         value = draw(st.one_of(any_int.map(str), st.sampled_from(["", "x", "1.5", "0x10", " 3"])))
     else:
         value = draw(text_of(spec))
-    key = draw(st.one_of(st.just(spec.key), st.just(spec.key), st.just(spec.key.upper()), st.just(""),
-                         st.just(spec.key + "x")))
+    key = draw(
+        st.one_of(st.just(spec.key), st.just(spec.key), st.just(spec.key.upper()), st.just(""), st.just(spec.key + "x"))
+    )
     style = draw(st.sampled_from(["quoted", "quoted", "raw", "double"]))
     if style == "quoted":
         return _quoted(f"{key}={value}")
@@ -59,11 +85,19 @@ def assignment(draw) -> str:
     return f"{key}={value}"
 
 
-_GOOD_TEXT = {"dump_step": ["0|5|10", "0|3-5|10", "7"], "in_out_pair": ["[[['x'], ['y']]]"],
-              "input_shape": ["data:1,-1"], "dynamic_dims": ["1;2"], "profiling_options": ['{"output":"/tmp/p"}'],
-              "local_device_list": ["0,1"], "accelerate_train_mode": ["fast|step|0.9"],
-              "stream_max_parallel_num": ["AIcoreEngine:1"], "auto_tune_mode": ["RL,GA"], "byte_size": ["1024"],
-              "dynamic_inputs_shape_range": ["data:[1,2]"]}
+_GOOD_TEXT = {
+    "dump_step": ["0|5|10", "0|3-5|10", "7"],
+    "in_out_pair": ["[[['x'], ['y']]]"],
+    "input_shape": ["data:1,-1"],
+    "dynamic_dims": ["1;2"],
+    "profiling_options": ['{"output":"/tmp/p"}'],
+    "local_device_list": ["0,1"],
+    "accelerate_train_mode": ["fast|step|0.9"],
+    "stream_max_parallel_num": ["AIcoreEngine:1"],
+    "auto_tune_mode": ["RL,GA"],
+    "byte_size": ["1024"],
+    "dynamic_inputs_shape_range": ["data:[1,2]"],
+}
 
 
 @st.composite
@@ -90,13 +124,39 @@ good_line = st.one_of(
     st.lists(st.sampled_from(SPECS).map(lambda s: s.key), min_size=1, max_size=3).map(lambda k: "unset " + " ".join(k)),
 )
 piece = st.one_of(assignment(), assignment(), _garbage, st.sampled_from(SPECS).map(lambda s: s.key))
-subcommand = st.sampled_from(["", "show", "set", "set", "set", "unset", "unset", "reset", "code", "code --estimator",
-                              "help", "help options", "explain", "sett", "SET", "panel x", "save", "load"])
-npu_lines = st.one_of(good_line, st.tuples(subcommand, st.lists(piece, max_size=4)).map(
-    lambda t: " ".join([t[0], *t[1]]).strip()))
+subcommand = st.sampled_from(
+    [
+        "",
+        "show",
+        "set",
+        "set",
+        "set",
+        "unset",
+        "unset",
+        "reset",
+        "code",
+        "code --estimator",
+        "help",
+        "help options",
+        "explain",
+        "sett",
+        "SET",
+        "panel x",
+        "save",
+        "load",
+    ]
+)
+npu_lines = st.one_of(
+    good_line, st.tuples(subcommand, st.lists(piece, max_size=4)).map(lambda t: " ".join([t[0], *t[1]]).strip())
+)
 
-base_configs = st.sampled_from([{}, {"precision_mode": "force_fp16", "mix_compile_mode": True},
-                                {"enable_dump": True, "dump_path": "/tmp", "dump_step": "0|5"}])
+base_configs = st.sampled_from(
+    [
+        {},
+        {"precision_mode": "force_fp16", "mix_compile_mode": True},
+        {"enable_dump": True, "dump_path": "/tmp", "dump_step": "0|5"},
+    ]
+)
 
 
 def _names_input(message: str, line: str) -> bool:
@@ -122,8 +182,11 @@ def _writes_outside_cwd(line: str) -> bool:
         tokens = shlex.split(line)
     except ValueError:
         return False
-    return bool(tokens) and tokens[0] == "save" and any(
-        t.startswith(("/", "~")) or ".." in t or "\x00" in t for t in tokens[1:])
+    return (
+        bool(tokens)
+        and tokens[0] == "save"
+        and any(t.startswith(("/", "~")) or ".." in t or "\x00" in t for t in tokens[1:])
+    )
 
 
 @pytest.mark.slow
@@ -154,11 +217,13 @@ def test_any_npu_line_either_applies_whole_or_fails_with_a_named_usage_error(ip,
 
 flag = st.one_of(
     st.sampled_from(["--mix", "--no-mix", "--quiet", "--profile"]),
-    st.sampled_from(catalogue.spec("precision_mode").choices + catalogue.spec("precision_mode_v2").choices + ("fp32",))
-    .map(lambda m: f"--precision {m}"),
+    st.sampled_from(
+        catalogue.spec("precision_mode").choices + catalogue.spec("precision_mode_v2").choices + ("fp32",)
+    ).map(lambda m: f"--precision {m}"),
     st.sampled_from(["DUMPDIR", "/nonexistent/dir", "FILE", "''", "DUMPDIR/sub"]).map(lambda d: f"--dump {d}"),
     st.one_of(st.sampled_from(["0|5", "'0|3-5|10'", "5-3", "x", "''"]), nasty_text.map(_quoted)).map(
-        lambda s: f"--dump-step {s}"),
+        lambda s: f"--dump-step {s}"
+    ),
     st.sampled_from(["input", "output", "all", "both", "''"]).map(lambda m: f"--dump-mode {m}"),
     st.sampled_from(["DUMPDIR", "FILE/sub", "'a b'"]).map(lambda d: f"--profile {d}"),
     st.lists(assignment(), min_size=1, max_size=2).map(lambda a: "--set " + " ".join(a)),
@@ -192,17 +257,27 @@ def test_any_cell_flag_string_runs_the_cell_once_or_not_at_all(ip, tmp_path_fact
     assert config.changed() == before, line
 
 
-_option_values = st.one_of(st.booleans(), any_int, nasty_text, st.none(), st.lists(st.integers(), max_size=2),
-                           st.sampled_from(["force_fp16", "allow_mix_precision", "0|5", "/tmp", "1024"]))
+_option_values = st.one_of(
+    st.booleans(),
+    any_int,
+    nasty_text,
+    st.none(),
+    st.lists(st.integers(), max_size=2),
+    st.sampled_from(["force_fp16", "allow_mix_precision", "0|5", "/tmp", "1024"]),
+)
 _documents = st.one_of(
     st.dictionaries(st.sampled_from([s.key for s in SPECS]), _option_values, max_size=4),
     st.dictionaries(st.sampled_from([s.key for s in SPECS]), _option_values, max_size=3).map(
-        lambda d: {"format": "npu_jupyter.NpuConfig", "version": 1, "options": d}),
+        lambda d: {"format": "npu_jupyter.NpuConfig", "version": 1, "options": d}
+    ),
     st.dictionaries(nasty_text, _option_values, max_size=2),
     st.sampled_from([[], None, 3, "x", {"format": "npu_jupyter.NpuConfig", "version": 99, "options": {}}]),
 )
-_file_texts = st.one_of(_documents.map(lambda d: __import__("json").dumps(d)), nasty_text,
-                        st.sampled_from(["", "{", "{\"precision_mode\": ", "\ufeff{}"]))
+_file_texts = st.one_of(
+    _documents.map(lambda d: __import__("json").dumps(d)),
+    nasty_text,
+    st.sampled_from(["", "{", '{"precision_mode": ', "\ufeff{}"]),
+)
 
 
 @fuzz_settings(400)

@@ -12,11 +12,20 @@ import json
 import os
 
 import pytest
+from fuzz_inputs import (
+    accepted,
+    any_text,
+    dump_step_text,
+    dynamic_dims_text,
+    fuzz_settings,
+    in_out_pair_text,
+    input_shape_text,
+    profiling_json,
+    tried,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzz_inputs import (accepted, any_text, dump_step_text, dynamic_dims_text, fuzz_settings, in_out_pair_text,
-                         input_shape_text, profiling_json, tried)
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.options.errors import NpuConfigError
 
@@ -105,24 +114,31 @@ def test_input_shape_and_dynamic_dims_validate_with_one_named_error(shape, dims,
 _op_names = st.sampled_from(["MatMul", "MatMulV2", "Relu", "Sum", "ReduceSum", "Conv2D", "NoSuchOp", "", "<x>", "é"])
 _mixlist_docs = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5), _op_names),
-    lambda inner: st.one_of(st.lists(inner, max_size=3),
-                            st.dictionaries(st.sampled_from(["black-list", "white-list", "gray-list", "to-add",
-                                                             "to-remove", "x"]), inner, max_size=3)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(["black-list", "white-list", "gray-list", "to-add", "to-remove", "x"]), inner, max_size=3
+        ),
+    ),
     max_leaves=8,
 )
 _mixlist_files = st.one_of(
     _mixlist_docs.map(json.dumps),
-    st.dictionaries(st.sampled_from(["black-list", "white-list", "gray-list"]),
-                    st.dictionaries(st.sampled_from(["to-add", "to-remove"]), st.lists(_op_names, max_size=3),
-                                    max_size=2), max_size=3).map(json.dumps),
+    st.dictionaries(
+        st.sampled_from(["black-list", "white-list", "gray-list"]),
+        st.dictionaries(st.sampled_from(["to-add", "to-remove"]), st.lists(_op_names, max_size=3), max_size=2),
+        max_size=3,
+    ).map(json.dumps),
     any_text,
 )
 _dtype_word = st.sampled_from(["float16", "float32", "FLOAT", "bf16", "int32", "float64", "", "half", "<b>"])
 _dtype_line = st.one_of(
-    st.tuples(st.sampled_from(["OpType::MatMulV2", "OpType::Relu", "OpType::Nope", "mm", "y", "", "OpType:"]),
-              st.sampled_from(["InputDtype:", "OutputDtype:", ""]), st.lists(_dtype_word, max_size=3),
-              st.sampled_from(["", ",OutputDtype:float16", "OutputDtype:"]))
-    .map(lambda t: f"{t[0]}::{t[1]}{','.join(t[2])}{t[3]}"),
+    st.tuples(
+        st.sampled_from(["OpType::MatMulV2", "OpType::Relu", "OpType::Nope", "mm", "y", "", "OpType:"]),
+        st.sampled_from(["InputDtype:", "OutputDtype:", ""]),
+        st.lists(_dtype_word, max_size=3),
+        st.sampled_from(["", ",OutputDtype:float16", "OutputDtype:"]),
+    ).map(lambda t: f"{t[0]}::{t[1]}{','.join(t[2])}{t[3]}"),
     st.sampled_from(["", "# comment", "x" * 1100]),
     any_text,
 )
@@ -154,8 +170,7 @@ def _plan_with_file(tiny, folder, key: str, content: str, extra: dict) -> None:
 @given(content=_mixlist_files, mode=st.sampled_from(["allow_mix_precision", "allow_mix_precision_fp16"]))
 def test_any_modify_mixlist_file_gives_plan_errors_not_a_traceback(tiny, tmp_path_factory, content, mode):
     tried("modify_mixlist files")
-    result = _plan_with_file(tiny, tmp_path_factory.mktemp("mix"), "modify_mixlist", content,
-                             {"precision_mode": mode})
+    result = _plan_with_file(tiny, tmp_path_factory.mktemp("mix"), "modify_mixlist", content, {"precision_mode": mode})
     if not result.errors:
         accepted("modify_mixlist files")
 
@@ -164,8 +179,7 @@ def test_any_modify_mixlist_file_gives_plan_errors_not_a_traceback(tiny, tmp_pat
 @given(content=_dtype_files, mode=st.sampled_from(["allow_fp32_to_fp16", "force_fp16", "must_keep_origin_dtype"]))
 def test_any_customize_dtypes_file_gives_plan_errors_not_a_traceback(tiny, tmp_path_factory, content, mode):
     tried("customize_dtypes files")
-    result = _plan_with_file(tiny, tmp_path_factory.mktemp("dt"), "customize_dtypes", content,
-                             {"precision_mode": mode})
+    result = _plan_with_file(tiny, tmp_path_factory.mktemp("dt"), "customize_dtypes", content, {"precision_mode": mode})
     if not result.errors:
         accepted("customize_dtypes files")
 

@@ -14,11 +14,11 @@ that these inputs reach (explicit ``use_off_line=True``) is skipped in ``config_
 from __future__ import annotations
 
 import pytest
+from config_invariants import assert_names_input, assert_round_trips
+from fuzz_inputs import accepted, any_int, any_text, fuzz_settings, text_of, tried, values_for, wrong_type_values
 from hypothesis import given
 from hypothesis import strategies as st
 
-from config_invariants import assert_names_input, assert_round_trips
-from fuzz_inputs import accepted, any_int, any_text, fuzz_settings, text_of, tried, values_for, wrong_type_values
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.options.errors import NpuConfigError
@@ -42,12 +42,14 @@ def assign(cfg: NpuConfig, how: str, key: str, value: object) -> NpuConfig:
     return cfg
 
 
-base_configs = st.sampled_from([
-    {},
-    {"precision_mode": "allow_mix_precision", "mix_compile_mode": True},
-    {"enable_dump": True, "dump_path": "/tmp", "dump_step": "0|5"},
-    {"iterations_per_loop": 3, "graph_memory_max_size": "1024", "precision_mode_v2": "fp16"},
-])
+base_configs = st.sampled_from(
+    [
+        {},
+        {"precision_mode": "allow_mix_precision", "mix_compile_mode": True},
+        {"enable_dump": True, "dump_path": "/tmp", "dump_step": "0|5"},
+        {"iterations_per_loop": 3, "graph_memory_max_size": "1024", "precision_mode_v2": "fp16"},
+    ]
+)
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -75,13 +77,24 @@ def test_every_option_setter_accepts_right_values_and_rejects_the_rest_cleanly(k
     assert_round_trips(holder)
 
 
-# ------------------------------------------------------------------------------------ update()
+# ------------------------------------------------------------------------------- update calls
 
 near_miss_keys = st.sampled_from(KEYS).map(lambda k: k.upper() if len(k) % 2 else k + "_")
-mapping_keys = st.one_of(st.sampled_from(KEYS), st.sampled_from(KEYS), near_miss_keys,
-                         st.sampled_from(list(catalogue.foreign_keys()) or ["fp_point"]), any_text)
-mixed_values = st.one_of(st.booleans(), any_int, any_text, wrong_type_values, st.none(),
-                         st.sampled_from(["allow_mix_precision", "force_fp16", "0|5", "/tmp", "1024"]))
+mapping_keys = st.one_of(
+    st.sampled_from(KEYS),
+    st.sampled_from(KEYS),
+    near_miss_keys,
+    st.sampled_from(list(catalogue.foreign_keys()) or ["fp_point"]),
+    any_text,
+)
+mixed_values = st.one_of(
+    st.booleans(),
+    any_int,
+    any_text,
+    wrong_type_values,
+    st.none(),
+    st.sampled_from(["allow_mix_precision", "force_fp16", "0|5", "/tmp", "1024"]),
+)
 
 
 _good = {"b": st.booleans(), "i": st.integers(0, 1), "s": st.sampled_from(["/tmp", "x"])}
@@ -98,10 +111,19 @@ def good_entry(draw) -> tuple[str, object]:
         low = low or 0
         return spec.key, draw(st.integers(low, low + 50 if high is None else min(high, low + 50)))
     if spec.validator:
-        examples = {"dump_step": "0|5", "in_out_pair": "[[['x'], ['y']]]", "input_shape": "data:1,-1",
-                    "dynamic_dims": "1;2", "profiling_options": '{"output":"/tmp"}', "local_device_list": "0",
-                    "accelerate_train_mode": "fast|step|0.5", "stream_max_parallel_num": "AIcoreEngine:1",
-                    "auto_tune_mode": "GA", "byte_size": "2048", "dynamic_inputs_shape_range": "data:[1]"}
+        examples = {
+            "dump_step": "0|5",
+            "in_out_pair": "[[['x'], ['y']]]",
+            "input_shape": "data:1,-1",
+            "dynamic_dims": "1;2",
+            "profiling_options": '{"output":"/tmp"}',
+            "local_device_list": "0",
+            "accelerate_train_mode": "fast|step|0.5",
+            "stream_max_parallel_num": "AIcoreEngine:1",
+            "auto_tune_mode": "GA",
+            "byte_size": "2048",
+            "dynamic_inputs_shape_range": "data:[1]",
+        }
         return spec.key, examples[spec.validator]
     return spec.key, draw(_good[spec.field])
 
@@ -111,9 +133,16 @@ good_mappings = st.lists(good_entry(), max_size=5).map(dict)
 
 @pytest.mark.slow
 @fuzz_settings(1000)
-@given(mapping=st.one_of(good_mappings, st.dictionaries(mapping_keys, mixed_values, max_size=5),
-                         st.tuples(good_mappings, st.dictionaries(mapping_keys, mixed_values, max_size=1))
-                         .map(lambda t: {**t[0], **t[1]})), base=base_configs)
+@given(
+    mapping=st.one_of(
+        good_mappings,
+        st.dictionaries(mapping_keys, mixed_values, max_size=5),
+        st.tuples(good_mappings, st.dictionaries(mapping_keys, mixed_values, max_size=1)).map(
+            lambda t: {**t[0], **t[1]}
+        ),
+    ),
+    base=base_configs,
+)
 def test_update_with_a_random_mapping_applies_all_or_nothing(mapping, base):
     tried("update mappings")
     cfg = NpuConfig(base)
@@ -140,6 +169,7 @@ def test_update_with_a_random_mapping_applies_all_or_nothing(mapping, base):
 
 # ------------------------------------------------------------------------------------ from_config_proto
 
+
 def _attr_value(draw, attr, key: str) -> None:
     """Fill one AttrValue with a random field (b, i, s, f, type, list, or nothing)."""
     kind = draw(st.sampled_from(["right", "right", "right", "b", "i", "s", "s", "f", "type", "list", "none", "shape"]))
@@ -150,9 +180,26 @@ def _attr_value(draw, attr, key: str) -> None:
     elif kind == "i":
         attr.i = draw(st.one_of(st.integers(-(2**63), 2**63 - 1), st.integers(-3, 300)))
     elif kind == "s":
-        attr.s = draw(st.one_of(st.sampled_from([b"allow_fp32_to_fp16", b"/tmp/dump", b"0|3-5", b"origin"]),any_text.map(lambda t: t.encode("utf-8", "surrogatepass")), st.binary(max_size=12),
-                                st.sampled_from([b"allow_mix_precision", b"force_fp16", b"0|5", b"/tmp", b"1024",
-                                                 b"true", b"1", b"fp16", b"{\"output\":\"/tmp\"}"])))
+        attr.s = draw(
+            st.one_of(
+                st.sampled_from([b"allow_fp32_to_fp16", b"/tmp/dump", b"0|3-5", b"origin"]),
+                any_text.map(lambda t: t.encode("utf-8", "surrogatepass")),
+                st.binary(max_size=12),
+                st.sampled_from(
+                    [
+                        b"allow_mix_precision",
+                        b"force_fp16",
+                        b"0|5",
+                        b"/tmp",
+                        b"1024",
+                        b"true",
+                        b"1",
+                        b"fp16",
+                        b'{"output":"/tmp"}',
+                    ]
+                ),
+            )
+        )
     elif kind == "f":
         attr.f = draw(st.floats(width=32, allow_nan=True))
     elif kind == "type":
@@ -161,8 +208,14 @@ def _attr_value(draw, attr, key: str) -> None:
         attr.shape.dim.add().size = draw(st.integers(-1, 10))
     elif kind == "list":
         which = draw(st.sampled_from(["i", "s", "f", "b"]))
-        values = draw(st.lists({"i": st.integers(-5, 5), "s": st.binary(max_size=4), "f": st.floats(width=32),
-                                "b": st.booleans()}[which], max_size=3))
+        values = draw(
+            st.lists(
+                {"i": st.integers(-5, 5), "s": st.binary(max_size=4), "f": st.floats(width=32), "b": st.booleans()}[
+                    which
+                ],
+                max_size=3,
+            )
+        )
         getattr(attr.list, which).extend(values)
         if not values:
             attr.list.SetInParent()
@@ -176,10 +229,21 @@ def config_protos(draw):
     proto = config_pb2.ConfigProto()
     if draw(st.booleans()):
         proto.intra_op_parallelism_threads = draw(st.integers(0, 8))
-    names = st.one_of(st.just("NpuOptimizer"), st.just("NpuOptimizer"),
-                      st.sampled_from(["npuoptimizer", "", "NpuOptimizer ", "remapper", "GradFusionOptimizer"]), any_text)
-    keys = st.one_of(st.sampled_from(KEYS), st.sampled_from(KEYS), st.sampled_from(KEYS), st.sampled_from(KEYS),
-                     st.sampled_from(list(catalogue.foreign_keys()) or ["fp_point"]), any_text, near_miss_keys)
+    names = st.one_of(
+        st.just("NpuOptimizer"),
+        st.just("NpuOptimizer"),
+        st.sampled_from(["npuoptimizer", "", "NpuOptimizer ", "remapper", "GradFusionOptimizer"]),
+        any_text,
+    )
+    keys = st.one_of(
+        st.sampled_from(KEYS),
+        st.sampled_from(KEYS),
+        st.sampled_from(KEYS),
+        st.sampled_from(KEYS),
+        st.sampled_from(list(catalogue.foreign_keys()) or ["fp_point"]),
+        any_text,
+        near_miss_keys,
+    )
     for _ in range(draw(st.integers(0, 3))):
         custom = proto.graph_options.rewrite_options.custom_optimizers.add()
         custom.name = draw(names)
@@ -230,6 +294,7 @@ def test_from_config_proto_reads_any_config_proto_and_the_result_round_trips(pro
 
 # ------------------------------------------------------------------------------------ magic-line text
 
+
 @pytest.mark.parametrize("key", KEYS)
 @fuzz_settings(10)
 @given(text=st.data())
@@ -250,8 +315,10 @@ def test_parse_text_of_every_option_gives_a_checked_value_or_a_named_error(key, 
 
 
 @fuzz_settings(300)
-@given(mapping=good_mappings, extra=st.dictionaries(st.sampled_from(["dump_path", "op_compiler_cache_dir", "job"]),
-                                                    any_text, max_size=2))
+@given(
+    mapping=good_mappings,
+    extra=st.dictionaries(st.sampled_from(["dump_path", "op_compiler_cache_dir", "job"]), any_text, max_size=2),
+)
 def test_save_then_load_gives_back_the_same_config(tmp_path_factory, mapping, extra):
     tried("save/load")
     cfg = NpuConfig({**mapping, **extra})

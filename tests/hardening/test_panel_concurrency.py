@@ -19,7 +19,7 @@ from npu_jupyter.notebook.state import current_config
 
 pytest.importorskip("tensorflow")
 
-CELL = '''
+CELL = """
 import numpy as np
 import tensorflow as tf
 cell_started.set()
@@ -31,7 +31,7 @@ with g.as_default():
     y = tf.nn.relu(tf.matmul(x, w, name="mm"), name="y")
 with tf.compat.v1.Session(graph=g) as sess:
     sess.run(y, feed_dict={x: np.ones((4, 8), np.float32)})
-'''
+"""
 
 
 def _choose(dropdown, value: str) -> None:
@@ -80,8 +80,10 @@ def test_a_snapshot_taken_while_another_thread_swaps_exclusive_options_is_never_
     """
     config = current_config()
     config.reset(precision_mode="force_fp16")
-    states = ({"precision_mode": "force_fp16", "precision_mode_v2": None},
-              {"precision_mode": None, "precision_mode_v2": "mixed_float16"})
+    states = (
+        {"precision_mode": "force_fp16", "precision_mode_v2": None},
+        {"precision_mode": None, "precision_mode_v2": "mixed_float16"},
+    )
     stop = threading.Event()
 
     def swap() -> None:

@@ -1,8 +1,11 @@
 """Smoke run on the Ascend adapter's TF 1.15 (Python 3.7), by .ci/tf115_leg.sh: ConfigProto, plan(),
 an emulator session with a training step, and a %%npu cell. Exits non-zero on any failure."""
+
 import tensorflow as tf
+
 import npu_jupyter
 from npu_jupyter.options.config import NpuConfig
+
 print("tf", tf.__version__)
 cfg = NpuConfig(precision_mode="allow_fp32_to_fp16")
 proto = cfg.to_config_proto()
@@ -27,10 +30,13 @@ with sess:
     sess.run(train, {x: [[1.0, 2.0, 3.0, 4.0]]})
     print("report ops:", len(sess.last_report.plan.ops))
 from IPython.core.interactiveshell import InteractiveShell
+
 ip = InteractiveShell.instance()
 ip.run_line_magic("load_ext", "npu_jupyter")
 ip.user_ns.update(tf=tf, g=g, y=y, x=x, init=init)
-r = ip.run_cell("%%npu\nwith g.as_default():\n    with tf.compat.v1.Session() as s:\n        s.run(init)\n        out = s.run(y, {x: [[1.0, 1.0, 1.0, 1.0]]})\nprint('cell', out.tolist())\n")
+r = ip.run_cell(
+    "%%npu\nwith g.as_default():\n    with tf.compat.v1.Session() as s:\n        s.run(init)\n        out = s.run(y, {x: [[1.0, 1.0, 1.0, 1.0]]})\nprint('cell', out.tolist())\n"
+)
 assert r.success, (r.error_before_exec, r.error_in_exec)
 assert ip.user_ns["out"].tolist() == [[4.0, 4.0]]
 print("tf1 smoke: all passed")

@@ -7,9 +7,9 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.notebook.run_reports import cell_reports  # noqa: E402
-from npu_jupyter.options.config import NpuConfig  # noqa: E402
-from npu_jupyter.runtime.emulator import EmulatorSession  # noqa: E402
+from npu_jupyter.notebook.run_reports import cell_reports
+from npu_jupyter.options.config import NpuConfig
+from npu_jupyter.runtime.emulator import EmulatorSession
 
 
 def test_cell_reports_carry_the_estimated_step_and_per_op_estimates():

@@ -14,7 +14,7 @@ from npu_jupyter.notebook.state import current_config
 
 tf = pytest.importorskip("tensorflow")
 
-GRAPH = '''
+GRAPH = """
 import numpy as np
 import tensorflow as tf
 g = tf.Graph()
@@ -24,16 +24,16 @@ with g.as_default():
     y = tf.nn.relu(tf.matmul(x, w, name="mm"), name="y")
     total = tf.reduce_sum(y, name="total")
 feed = {x: np.ones((4, 8), np.float32)}
-'''
+"""
 
-USER_PROTO = '''
+USER_PROTO = """
 proto = tf.compat.v1.ConfigProto(intra_op_parallelism_threads=1)
 custom = proto.graph_options.rewrite_options.custom_optimizers.add()
 custom.name = "NpuOptimizer"
 custom.parameter_map["use_off_line"].b = True
 custom.parameter_map["precision_mode"].s = b"force_fp32"
 custom.parameter_map["mix_compile_mode"].b = True
-'''
+"""
 
 
 def _reports(cap):
@@ -42,11 +42,15 @@ def _reports(cap):
 
 def test_precision_flag_beats_the_cells_own_npu_optimizer_entries_and_shows_in_the_report(ip):
     ip.run_line_magic("npu", "set precision_mode=allow_fp32_to_fp16")
-    cell = GRAPH + USER_PROTO + '''
+    cell = (
+        GRAPH
+        + USER_PROTO
+        + """
 with tf.compat.v1.Session(graph=g, config=proto) as sess:
     value = sess.run(y, feed_dict=feed)
     kind = type(sess).__name__
-'''
+"""
+    )
     with capture_output() as cap:
         ip.run_cell_magic("npu", "--precision force_fp16", cell)
     assert ip.user_ns["kind"] == "EmulatorSession"
@@ -64,13 +68,16 @@ with tf.compat.v1.Session(graph=g, config=proto) as sess:
 
 
 def test_repeated_runs_collapse_into_one_report_per_fetch_with_a_step_count(ip):
-    cell = GRAPH + '''
+    cell = (
+        GRAPH
+        + """
 sess = tf.compat.v1.Session(graph=g)
 for _ in range(3):
     sess.run(y, feed_dict=feed)
     sess.run(total, feed_dict=feed)
 sess.close()
-'''
+"""
+    )
     with capture_output() as cap:
         ip.run_cell_magic("npu", "--precision allow_fp32_to_fp16", cell)
     reports = _reports(cap)
@@ -96,8 +103,12 @@ def test_session_config_and_tf_session_are_restored_after_the_cell_raises(ip):
 
 def test_a_bad_flag_runs_nothing_and_changes_nothing(ip):
     ip.run_line_magic("npu", "set precision_mode=force_fp32")
-    for line in ("--precision force_fp17", "--dump-mode everything", "--mix --set iterations_per_loop=8",
-                 "--set dump_step=abc --dump /tmp/d"):
+    for line in (
+        "--precision force_fp17",
+        "--dump-mode everything",
+        "--mix --set iterations_per_loop=8",
+        "--set dump_step=abc --dump /tmp/d",
+    ):
         with pytest.raises(UsageError):
             ip.run_cell_magic("npu", line, "ran = True\n")
         assert "ran" not in ip.user_ns
@@ -105,12 +116,15 @@ def test_a_bad_flag_runs_nothing_and_changes_nothing(ip):
 
 
 def test_the_cell_runs_on_a_snapshot_taken_when_it_started(ip):
-    cell = GRAPH + '''
+    cell = (
+        GRAPH
+        + """
 from npu_jupyter import current_config
 current_config().update(precision_mode="force_fp32")   # as if the panel were edited meanwhile
 sess = tf.compat.v1.Session(graph=g)
 cfg = sess.config
-'''
+"""
+    )
     ip.run_line_magic("npu", "set precision_mode=force_fp16")
     with capture_output():
         ip.run_cell_magic("npu", "--quiet", cell)
@@ -119,13 +133,16 @@ cfg = sess.config
 
 
 def test_interactive_session_becomes_the_default_npu_session(ip):
-    cell = GRAPH + '''
+    cell = (
+        GRAPH
+        + """
 with g.as_default():
     isess = tf.compat.v1.InteractiveSession(graph=g)
     got = total.eval(feed_dict=feed)
     default = tf.compat.v1.get_default_session()
 isess.close()
-'''
+"""
+    )
     with capture_output() as cap:
         ip.run_cell_magic("npu", "", cell)
     assert ip.user_ns["default"] is ip.user_ns["isess"]
@@ -179,7 +196,7 @@ def test_runs_before_an_error_in_the_cell_are_still_reported(ip):
     assert [r["run"]["steps"] for r in _reports(cap)] == [1]
 
 
-TRAINING = '''
+TRAINING = """
 import numpy as np
 import tensorflow as tf
 g = tf.Graph()
@@ -190,16 +207,19 @@ with g.as_default():
     train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train_op")
     init_op = tf.compat.v1.global_variables_initializer()
 feed = {x: np.ones((4, 8), np.float32)}
-'''
+"""
 
 
 def test_initializer_run_follows_the_training_report_as_one_line(ip):
-    cell = TRAINING + '''
+    cell = (
+        TRAINING
+        + """
 with tf.compat.v1.Session(graph=g) as sess:
     sess.run(init_op)
     for _ in range(2):
         sess.run([train_op, loss], feed)
-'''
+"""
+    )
     with capture_output() as cap:
         ip.run_cell_magic("npu", "", cell)
     [report] = _reports(cap)
@@ -225,15 +245,17 @@ def test_a_cell_of_keras_code_gets_one_report_per_traced_function(ip):
 
     if not functions.supported():
         pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
-    setup = ("import numpy as np, keras\n"
-             "def fit():\n"
-             "    keras.utils.set_random_seed(0)\n"
-             "    m = keras.Sequential([keras.layers.Input((6,)), keras.layers.Dense(4)])\n"
-             "    m.compile(optimizer='sgd', loss='mse')\n"
-             "    r = np.random.default_rng(0)\n"
-             "    x, y = r.normal(size=(32, 6)).astype('float32'), r.normal(size=(32, 4)).astype('float32')\n"
-             "    return m.fit(x, y, epochs=2, batch_size=16, verbose=0).history['loss']\n"
-             "plain = fit()\n")
+    setup = (
+        "import numpy as np, keras\n"
+        "def fit():\n"
+        "    keras.utils.set_random_seed(0)\n"
+        "    m = keras.Sequential([keras.layers.Input((6,)), keras.layers.Dense(4)])\n"
+        "    m.compile(optimizer='sgd', loss='mse')\n"
+        "    r = np.random.default_rng(0)\n"
+        "    x, y = r.normal(size=(32, 6)).astype('float32'), r.normal(size=(32, 4)).astype('float32')\n"
+        "    return m.fit(x, y, epochs=2, batch_size=16, verbose=0).history['loss']\n"
+        "plain = fit()\n"
+    )
     ip.run_cell(setup)
     with capture_output() as cap:
         ip.run_cell_magic("npu", "--precision force_fp16", "emulated = fit()\n")

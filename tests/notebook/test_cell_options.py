@@ -17,8 +17,13 @@ def test_flags_become_option_values():
     )
     assert quiet is True
     assert overrides == {
-        "mix_compile_mode": True, "precision_mode": "force_fp16", "precision_mode_v2": None,
-        "enable_dump": True, "dump_path": "/tmp/d", "dump_step": "0|5", "dump_mode": "all",
+        "mix_compile_mode": True,
+        "precision_mode": "force_fp16",
+        "precision_mode_v2": None,
+        "enable_dump": True,
+        "dump_path": "/tmp/d",
+        "dump_step": "0|5",
+        "dump_mode": "all",
     }
 
 
@@ -34,15 +39,18 @@ def test_profile_keeps_session_profiling_switches_and_sets_output():
     overrides, _ = parse_cell_line("--profile /tmp/prof", base)
     assert overrides["profiling_mode"] is True
     assert json.loads(overrides["profiling_options"]) == {
-        "output": "/tmp/prof", "training_trace": "on", "task_trace": "on",
+        "output": "/tmp/prof",
+        "training_trace": "on",
+        "task_trace": "on",
     }
     overrides, _ = parse_cell_line("--profile", base)
     assert overrides == {"profiling_mode": True}
 
 
 def test_set_values_are_typed_and_repeatable():
-    overrides, _ = parse_cell_line("--set iterations_per_loop=1 --set enable_dump=off 'dump_path=/tmp/a b'",
-                                   NpuConfig())
+    overrides, _ = parse_cell_line(
+        "--set iterations_per_loop=1 --set enable_dump=off 'dump_path=/tmp/a b'", NpuConfig()
+    )
     assert overrides == {"iterations_per_loop": 1, "enable_dump": False, "dump_path": "/tmp/a b"}
 
 

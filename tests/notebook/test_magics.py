@@ -43,7 +43,10 @@ def test_config_magic_sets_display_traits_and_rejects_unknown_values(ip):
 def test_set_types_values_by_the_option_catalogue(ip):
     ip.run_line_magic("npu", 'set mix_compile_mode=1 iterations_per_loop=1 dump_path="/tmp/my dumps" enable_dump=yes')
     assert current_config().changed() == {
-        "iterations_per_loop": 1, "mix_compile_mode": True, "enable_dump": True, "dump_path": "/tmp/my dumps",
+        "iterations_per_loop": 1,
+        "mix_compile_mode": True,
+        "enable_dump": True,
+        "dump_path": "/tmp/my dumps",
     }
     assert current_config().mix_compile_mode is True and current_config().dump_path == "/tmp/my dumps"
 
@@ -164,8 +167,10 @@ def test_unload_removes_the_magics_but_keeps_the_session_config(ip):
     assert current_config().changed() == {"mix_compile_mode": True}
 
 
-@pytest.mark.skipif(int(__import__("IPython").__version__.split(".")[0]) < 8,
-                    reason="MagicsManager.lazy_magics is IPython >= 8 (Python 3.7 kernels have IPython 7)")
+@pytest.mark.skipif(
+    int(__import__("IPython").__version__.split(".")[0]) < 8,
+    reason="MagicsManager.lazy_magics is IPython >= 8 (Python 3.7 kernels have IPython 7)",
+)
 def test_ipython_config_can_autoload_the_magics_lazily_and_set_their_traits():
     code = (
         "import sys\n"

@@ -96,7 +96,6 @@ def test_two_panels_on_one_config_stay_in_step():
     b.close()
 
 
-
 def test_labels_are_bare_keys_that_fit_the_label_width_and_status_moves_to_the_note():
     from npu_jupyter.notebook import panel as panel_module
 

@@ -51,7 +51,11 @@ def _run_profiled_cell(tmp_path: Path, *flags: str) -> subprocess.CompletedProce
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run(
         [sys.executable, "-c", SCRIPT, "--profile", str(tmp_path / "prof"), *flags],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 

@@ -17,9 +17,21 @@ from npu_jupyter.runtime.report import RunReport
 
 
 def _plan(*names: str) -> Plan:
-    return Plan(ops={n: OpDecision(name=n, op_type="Add", placement="device", engine="AI_CORE", placement_reason="ok",
-                                      dtype_before="float32", dtype_after="float16", precision_reason="fp16")
-                     for n in names})
+    return Plan(
+        ops={
+            n: OpDecision(
+                name=n,
+                op_type="Add",
+                placement="device",
+                engine="AI_CORE",
+                placement_reason="ok",
+                dtype_before="float32",
+                dtype_after="float16",
+                precision_reason="fp16",
+            )
+            for n in names
+        }
+    )
 
 
 class _Session:
@@ -38,16 +50,21 @@ def test_alternating_fetches_collapse_per_fetch_in_first_run_order():
 
 def test_same_fetches_on_a_replanned_identical_graph_are_one_report_but_other_sessions_are_not():
     first, again = _plan("a"), _plan("a")
-    reports = cell_reports([_Session([RunReport(first, fetches=["a"]), RunReport(again, fetches=["a"])]),
-                            _Session([RunReport(first, fetches=["a"])])])
+    reports = cell_reports(
+        [
+            _Session([RunReport(first, fetches=["a"]), RunReport(again, fetches=["a"])]),
+            _Session([RunReport(first, fetches=["a"])]),
+        ]
+    )
     assert [r.steps for r in reports] == [2, 1]
 
 
 def test_collapse_weights_times_by_steps_and_keeps_every_overflow():
     plan = _plan("a", "b")
     one = RunReport(plan, steps=3, wall_ms=1.0, op_times_us={"a": 10.0}, overflow_ops=["b"], first_overflow="b")
-    two = RunReport(plan, steps=1, wall_ms=5.0, op_times_us={"a": 2.0}, overflow_ops=["a", "b"],
-                    trace_file="/tmp/trace.json")
+    two = RunReport(
+        plan, steps=1, wall_ms=5.0, op_times_us={"a": 2.0}, overflow_ops=["a", "b"], trace_file="/tmp/trace.json"
+    )
     merged = collapse([one, two])
     assert merged.steps == 4 and merged.wall_ms == 2.0
     assert merged.op_times_us == {"a": 8.0}
@@ -78,8 +95,7 @@ def training_plans():
 def test_only_plans_that_just_assign_initial_values_are_initializer_runs(training_plans):
     verdicts = {name: is_initializer_run(RunReport(p, fetches=[name])) for name, p in training_plans.items()}
     # renamed initialisers count; the NoOp of minimize and the Saver's restore NoOp do not
-    assert verdicts == {"init": True, "setup_b": True, "train_op": False, "save/restore_all": False,
-                        "loss": False}
+    assert verdicts == {"init": True, "setup_b": True, "train_op": False, "save/restore_all": False, "loss": False}
     both = RunReport(training_plans["train_op"], fetches=["train_op", "loss:0"])
     assert not is_initializer_run(both)
 
@@ -102,8 +118,10 @@ def test_a_warning_repeated_by_later_reports_is_shown_in_full_once():
     out = dedupe_warnings([first, other, again])
     assert out[0] is first and out[1] is other
     assert out[2].plan.warnings == [
-        "Same warning as the report of save/control_dependency:0 above: "
-        "Full offload keeps only the largest device cluster",
+        (
+            "Same warning as the report of save/control_dependency:0 above: "
+            "Full offload keeps only the largest device cluster"
+        ),
         "something new",
     ]
     assert again.plan.warnings == [text, "something new"]  # the session's own report is untouched

@@ -6,8 +6,8 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.notebook.session_swap import CellSessions, swapped_sessions  # noqa: E402
-from npu_jupyter.options.config import NpuConfig  # noqa: E402
+from npu_jupyter.notebook.session_swap import CellSessions, swapped_sessions
+from npu_jupyter.options.config import NpuConfig
 
 
 def _user_proto(**entries):
@@ -49,10 +49,9 @@ def test_proto_without_npu_entries_and_no_proto_take_the_session_config():
 def test_session_classes_are_restored_when_the_block_raises():
     original_session, original_interactive = tf.compat.v1.Session, tf.compat.v1.InteractiveSession
     cell = CellSessions(NpuConfig(), {}, "emulator")
-    with pytest.raises(RuntimeError, match="boom"):
-        with swapped_sessions(cell):
-            assert tf.compat.v1.Session is not original_session
-            assert tf.compat.v1.InteractiveSession is not original_interactive
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError, match="boom"), swapped_sessions(cell):
+        assert tf.compat.v1.Session is not original_session
+        assert tf.compat.v1.InteractiveSession is not original_interactive
+        raise RuntimeError("boom")
     assert tf.compat.v1.Session is original_session
     assert tf.compat.v1.InteractiveSession is original_interactive

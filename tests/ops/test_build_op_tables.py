@@ -18,7 +18,9 @@ SOCS = ("ascend910", "ascend910b")
 @pytest.fixture(scope="module")
 def rebuilt(shared_data_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("tables")
-    subprocess.run([sys.executable, str(TOOL), str(shared_data_path), "--out", str(out)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(TOOL), str(shared_data_path), "--out", str(out)], check=True, capture_output=True
+    )
     return out
 
 
@@ -30,7 +32,9 @@ def test_shipped_table_is_reproducible_from_the_shipped_data(rebuilt: Path, soc:
 
 
 def test_builder_output_is_deterministic(rebuilt: Path, shared_data_path: Path, tmp_path: Path) -> None:
-    subprocess.run([sys.executable, str(TOOL), str(shared_data_path), "--out", str(tmp_path)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(TOOL), str(shared_data_path), "--out", str(tmp_path)], check=True, capture_output=True
+    )
     for soc in SOCS:
         assert (tmp_path / f"{soc}.json").read_bytes() == (rebuilt / f"{soc}.json").read_bytes()
 
@@ -42,7 +46,16 @@ def test_table_starts_with_a_provenance_block_that_calls_the_host_list_an_approx
     prov = table["provenance"]
     assert prov["host_kept_list"].startswith("APPROXIMATION")
     assert "not public" in prov["host_kept_list"]
-    assert set(prov["columns"]) >= {"ir_type", "engine", "aicore_dtypes", "aicpu_dtypes", "cube", "policy", "gray_in_mix", "heavy"}
+    assert set(prov["columns"]) >= {
+        "ir_type",
+        "engine",
+        "aicore_dtypes",
+        "aicpu_dtypes",
+        "cube",
+        "policy",
+        "gray_in_mix",
+        "heavy",
+    }
     assert table["approximate"] is True
 
 

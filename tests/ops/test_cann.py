@@ -19,7 +19,11 @@ SUPPORTED = {
 OPS_INFO = {
     "MatMulV2": {"input0": {"name": "x1", "dtype": "float16,float,bfloat16"}, "precision_reduce": {"flag": "true"}},
     "Relu": {"input0": {"name": "x", "dtype": "float16,float"}, "output0": {"dtype": "float16,float"}},
-    "ReduceSum": {"input0": {"name": "x", "dtype": "float16"}, "input1": {"dtype": "int32"}, "precision_reduce": {"flag": "false"}},
+    "ReduceSum": {
+        "input0": {"name": "x", "dtype": "float16"},
+        "input1": {"dtype": "int32"},
+        "precision_reduce": {"flag": "false"},
+    },
 }
 
 
@@ -62,7 +66,10 @@ def test_ascend_opp_path_env_var_is_honoured(tmp_path: Path, monkeypatch: pytest
 def test_old_layout_is_read_when_there_is_no_built_in_dir(tmp_path: Path) -> None:
     opp = tmp_path / "opp"
     _write(opp / "framework" / "built-in" / "tensorflow" / "npu_supported_ops.json", SUPPORTED)
-    _write(opp / "op_impl" / "built-in" / "ai_core" / "tbe" / "config" / "ascend910" / "aic-ascend910-ops-info.json", OPS_INFO)
+    _write(
+        opp / "op_impl" / "built-in" / "ai_core" / "tbe" / "config" / "ascend910" / "aic-ascend910-ops-info.json",
+        OPS_INFO,
+    )
     lib = load_library("Ascend910", opp_path=str(opp))
     assert lib.approximate is False
     assert lib.caps("Relu").gray_in_mix
@@ -96,7 +103,9 @@ def test_custom_opp_path_overrides_built_in_entries(tmp_path: Path, monkeypatch:
 def test_vendor_custom_ops_are_read_from_vendors_config(tmp_path: Path) -> None:
     opp = _new_layout(tmp_path / "opp")
     _write(opp / "vendors" / "config.ini", "load_priority=acme\n")
-    _write(opp / "vendors" / "acme" / "framework" / "tensorflow" / "npu_supported_ops.json", {"AcmeOp": {"isGray": True}})
+    _write(
+        opp / "vendors" / "acme" / "framework" / "tensorflow" / "npu_supported_ops.json", {"AcmeOp": {"isGray": True}}
+    )
     lib = load_library("Ascend910", opp_path=str(opp))
     assert lib.caps("AcmeOp").gray_in_mix
 

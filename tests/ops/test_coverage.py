@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import models
 import pytest
 
-import models
 from npu_jupyter.ops.library import load_library
 
 FAST = [

@@ -77,8 +77,20 @@ def test_string_table_and_queue_ops_are_kept_on_host_in_mixed_computing(a910, tf
 
 
 PLUMBING = [
-    "Identity", "Const", "Placeholder", "NoOp", "VarHandleOp", "ReadVariableOp",
-    "Enter", "Merge", "Switch", "LoopCond", "NextIteration", "Exit", "_Arg", "_Retval",
+    "Identity",
+    "Const",
+    "Placeholder",
+    "NoOp",
+    "VarHandleOp",
+    "ReadVariableOp",
+    "Enter",
+    "Merge",
+    "Switch",
+    "LoopCond",
+    "NextIteration",
+    "Exit",
+    "_Arg",
+    "_Retval",
 ]
 
 
@@ -100,7 +112,11 @@ def test_enter_is_on_the_black_list_like_its_ir_type(a910) -> None:
 
 def test_sparse_softmax_loss_runs_on_ai_core_after_ge_fusion(a910) -> None:
     caps = a910.caps("SparseSoftmaxCrossEntropyWithLogits")
-    assert (caps.engine, caps.kernel, caps.aicore_ir_type) == ("AI_CORE", "aicore_fused", "SoftmaxCrossEntropyWithLogits")
+    assert (caps.engine, caps.kernel, caps.aicore_ir_type) == (
+        "AI_CORE",
+        "aicore_fused",
+        "SoftmaxCrossEntropyWithLogits",
+    )
     assert "fusion_pass" in caps.source
 
 

@@ -20,14 +20,20 @@ SHARED = Path(__file__).resolve().parents[1] / "data" / "reference"
 # One documented example per special grammar (taken from the seed docs' own examples).
 GRAMMAR_SAMPLES = {
     "dump_step": ["0|5|10", "0|3-5|10", "7"],
-    "profiling_options": ['{"output":"/tmp/profiling","training_trace":"on","task_trace":"on",'
-                          '"fp_point":"conv1/Conv2D","bp_point":"gradients/AddN_70"}',
-                          '{"output":"./p","aicpu":"on","aic_metrics":"PipeUtilization"}'],
+    "profiling_options": [
+        (
+            '{"output":"/tmp/profiling","training_trace":"on","task_trace":"on",'
+            '"fp_point":"conv1/Conv2D","bp_point":"gradients/AddN_70"}'
+        ),
+        '{"output":"./p","aicpu":"on","aic_metrics":"PipeUtilization"}',
+    ],
     "in_out_pair": ["[[['import/conv2d_1/convolution'], ['import/conv2d_59/BiasAdd', 'import/conv2d_67/BiasAdd']]]"],
     "input_shape": ["data:1,1,40,-1;label:1,-1;mask:-1,-1"],
     "dynamic_dims": ["20,20,1,1;40,40,2,2;80,60,4,4"],
-    "dynamic_inputs_shape_range": ["getnext:[128 ,3~5, 2~128, -1],[64 ,3~5, 2~128, -1];data:[128 ,3~5, 2~128, -1]",
-                                   "data:[1~200,200],[]"],
+    "dynamic_inputs_shape_range": [
+        "getnext:[128 ,3~5, 2~128, -1],[64 ,3~5, 2~128, -1];data:[128 ,3~5, 2~128, -1]",
+        "data:[1~200,200],[]",
+    ],
     "local_device_list": ["0,1", "0,1,2,3,4,5,6,7"],
     "accelerate_train_mode": ["fast|step|0.9", "fast1|loss|1.05"],
     "stream_max_parallel_num": ["DNN_VM_AICPU:10,AIcoreEngine:1"],
@@ -54,11 +60,11 @@ def option_value_strategy(spec: OptionSpec) -> st.SearchStrategy[Any]:
         return st.sampled_from(sample_values(spec))
     if spec.range is not None:
         low, high = spec.range
-        return st.integers(min_value=low, max_value=high if high is not None else 2 ** 40)
+        return st.integers(min_value=low, max_value=high if high is not None else 2**40)
     if spec.field == "b":
         return st.booleans()
     if spec.field == "i":
-        return st.integers(min_value=-(2 ** 63), max_value=2 ** 63 - 1)
+        return st.integers(min_value=-(2**63), max_value=2**63 - 1)
     return st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20)
 
 
@@ -90,6 +96,8 @@ def shared() -> Path:
 @pytest.fixture(scope="session")
 def seed_text():
     """Read a seed document by file name."""
+
     def read(name: str) -> str:
         return (SHARED / "seeds" / name).read_text(encoding="utf-8")
+
     return read

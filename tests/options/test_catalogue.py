@@ -53,13 +53,18 @@ def test_experimental_config_seed_members_map_to_experimental_config_paths(seed_
     }
 
 
-@pytest.mark.parametrize("helper, attribute", [
-    ("DumpConfig", "dump_config"), ("ProfilingConfig", "profiling_config"), ("MemoryConfig", "memory_config"),
-    ("ExperimentalConfig", "experimental_config"),
-])
+@pytest.mark.parametrize(
+    "helper, attribute",
+    [
+        ("DumpConfig", "dump_config"),
+        ("ProfilingConfig", "profiling_config"),
+        ("MemoryConfig", "memory_config"),
+        ("ExperimentalConfig", "experimental_config"),
+    ],
+)
 def test_every_helper_config_argument_of_the_adapter_is_reachable(helper, attribute, shared):
     facts = (shared / "ADAPTER-FACTS.md").read_text(encoding="utf-8")
-    signatures = [s for s in re.findall(rf"`{helper}\((.*?)\)`", facts, flags=re.S) if "=" in s]
+    signatures = [s for s in re.findall(rf"`{helper}\((.*?)\)`", facts, flags=re.DOTALL) if "=" in s]
     assert signatures, helper
     arguments = {a.split("=")[0].strip() for a in signatures[0].replace("\n", " ").split(",")}
     paths = set(catalogue.by_run_config_path())
@@ -77,8 +82,9 @@ def test_dynamic_input_config_arguments_are_reachable():
 
 
 def test_seed_examples_use_the_field_the_catalogue_documents(seed_text):
-    text = "\n".join(seed_text(n) for n in ("session-options-sess-run.zh.txt", "mixed-computing.txt",
-                                             "mixed-precision.txt"))
+    text = "\n".join(
+        seed_text(n) for n in ("session-options-sess-run.zh.txt", "mixed-computing.txt", "mixed-precision.txt")
+    )
     examples = re.findall(r'parameter_map\[["\']([A-Za-z0-9_]+)["\']\]\.([bis])\b', text)
     assert len(examples) > 40
     wrong = {(k, f) for k, f in examples if catalogue.spec(k).field != f}
@@ -87,8 +93,8 @@ def test_seed_examples_use_the_field_the_catalogue_documents(seed_text):
 
 def test_adapter_fact_keys_from_the_tables_are_all_catalogued(shared):
     facts = (shared / "ADAPTER-FACTS.md").read_text(encoding="utf-8")
-    section = facts[facts.index("### 1.2"):facts.index("### 1.3")]
-    rows = re.findall(r"^\| `?[^|]*\| `([a-zA-Z_0-9]+)` \| ([bis]) \|", section, flags=re.M)
+    section = facts[facts.index("### 1.2") : facts.index("### 1.3")]
+    rows = re.findall(r"^\| `?[^|]*\| `([a-zA-Z_0-9]+)` \| ([bis]) \|", section, flags=re.MULTILINE)
     assert len(rows) > 30
     mismatched = [(k, f) for k, f in rows if k in catalogue.keys() and catalogue.spec(k).field != f]
     missing = [k for k, _ in rows if k not in catalogue.keys()]
@@ -111,7 +117,9 @@ def test_every_spec_has_group_doc_api_and_a_consistent_default():
 def test_run_config_paths_name_the_helper_class_attribute():
     assert catalogue.spec("profiling_mode").run_config == "profiling_config.enable_profiling"
     assert catalogue.spec("dump_path").run_config == "dump_config.dump_path"
-    assert catalogue.spec("experimental_accelerate_train_mode").run_config == "experimental_config.accelerate_train_mode"
+    assert (
+        catalogue.spec("experimental_accelerate_train_mode").run_config == "experimental_config.accelerate_train_mode"
+    )
     assert catalogue.spec("atomic_clean_policy").run_config == "memory_config.atomic_clean_policy"
 
 
@@ -136,20 +144,33 @@ def test_each_sample_value_passes_its_own_check(spec, sample_values):
         assert spec.check(value) == (str(value) if spec.accepts_int else value)
 
 
-@pytest.mark.parametrize("key, text, expected", [
-    ("enable_dump", "true", True), ("enable_dump", "No", False), ("enable_dump", "1", True),
-    ("mix_compile_mode", "OFF", False), ("iterations_per_loop", "10", 10), ("stream_sync_timeout", "-1", -1),
-    ("dump_step", "0|5|10", "0|5|10"), ("dump_path", '"/tmp/a b"', "/tmp/a b"),
-    ("graph_memory_max_size", "17179869184", "17179869184"),
-])
+@pytest.mark.parametrize(
+    "key, text, expected",
+    [
+        ("enable_dump", "true", True),
+        ("enable_dump", "No", False),
+        ("enable_dump", "1", True),
+        ("mix_compile_mode", "OFF", False),
+        ("iterations_per_loop", "10", 10),
+        ("stream_sync_timeout", "-1", -1),
+        ("dump_step", "0|5|10", "0|5|10"),
+        ("dump_path", '"/tmp/a b"', "/tmp/a b"),
+        ("graph_memory_max_size", "17179869184", "17179869184"),
+    ],
+)
 def test_parse_text_types_a_magic_value_by_its_field(key, text, expected):
     assert catalogue.parse_text(key, text) == expected
 
 
-@pytest.mark.parametrize("key, text", [
-    ("enable_dump", "maybe"), ("iterations_per_loop", "ten"), ("iterations_per_loop", "1.5"),
-    ("precision_mode", "fp17"),
-])
+@pytest.mark.parametrize(
+    "key, text",
+    [
+        ("enable_dump", "maybe"),
+        ("iterations_per_loop", "ten"),
+        ("iterations_per_loop", "1.5"),
+        ("precision_mode", "fp17"),
+    ],
+)
 def test_parse_text_rejects_text_that_does_not_fit_the_field(key, text):
     with pytest.raises(NpuConfigError) as info:
         catalogue.parse_text(key, text)
@@ -182,9 +203,16 @@ def test_choice_errors_name_option_value_and_allowed_values():
 
 
 BAD_GRAMMAR = {
-    "dump_step": "0|5-3", "profiling_options": "{output}", "in_out_pair": "[['a']]", "input_shape": "data",
-    "dynamic_dims": "1;x", "dynamic_inputs_shape_range": "inputs:[1]", "local_device_list": "a,b",
-    "accelerate_train_mode": "fast", "stream_max_parallel_num": "AIcoreEngine", "auto_tune_mode": "XX",
+    "dump_step": "0|5-3",
+    "profiling_options": "{output}",
+    "in_out_pair": "[['a']]",
+    "input_shape": "data",
+    "dynamic_dims": "1;x",
+    "dynamic_inputs_shape_range": "inputs:[1]",
+    "local_device_list": "a,b",
+    "accelerate_train_mode": "fast",
+    "stream_max_parallel_num": "AIcoreEngine",
+    "auto_tune_mode": "XX",
     "byte_size": "12GB",
 }
 WRONG_TYPE = {"b": "true", "i": 1.5, "s": 3.5}

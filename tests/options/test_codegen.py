@@ -7,7 +7,8 @@ import re
 
 import pytest
 import tensorflow as tf
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.config import NpuConfig
@@ -21,10 +22,18 @@ def _run_session_snippet(code: str):
 
 
 def test_session_snippet_executes_and_rebuilds_the_identical_proto():
-    config = NpuConfig(precision_mode="allow_mix_precision", mix_compile_mode=True, iterations_per_loop=1,
-                       enable_dump=True, dump_path="/tmp/it's \"quoted\"", dump_step="0|5|10",
-                       profiling_mode=True, profiling_options='{"output":"./p","task_trace":"on"}',
-                       graph_memory_max_size=2 ** 34, enable_exception_dump=1)
+    config = NpuConfig(
+        precision_mode="allow_mix_precision",
+        mix_compile_mode=True,
+        iterations_per_loop=1,
+        enable_dump=True,
+        dump_path='/tmp/it\'s "quoted"',
+        dump_step="0|5|10",
+        profiling_mode=True,
+        profiling_options='{"output":"./p","task_trace":"on"}',
+        graph_memory_max_size=2**34,
+        enable_exception_dump=1,
+    )
     built = _run_session_snippet(config.to_code("session"))
     assert isinstance(built, tf.compat.v1.ConfigProto)
     assert built == config.to_config_proto()
@@ -46,11 +55,24 @@ def test_snippets_refuse_an_invalid_config():
 
 
 def test_run_config_kwargs_fold_helper_configs_like_their_classes():
-    config = NpuConfig(precision_mode="allow_mix_precision", iterations_per_loop=10, enable_data_pre_proc=True,
-                       enable_dump_debug=True, dump_path="/d", dump_debug_mode="all", profiling_mode=True,
-                       profiling_options='{"output":"./p"}', atomic_clean_policy=1, graph_slice="auto",
-                       experimental_accelerate_train_mode="fast|step|0.9", graph_memory_max_size="17179869184",
-                       input_shape="data:-1", dynamic_dims="1;2", dynamic_node_type=1, in_out_pair_flag=False)
+    config = NpuConfig(
+        precision_mode="allow_mix_precision",
+        iterations_per_loop=10,
+        enable_data_pre_proc=True,
+        enable_dump_debug=True,
+        dump_path="/d",
+        dump_debug_mode="all",
+        profiling_mode=True,
+        profiling_options='{"output":"./p"}',
+        atomic_clean_policy=1,
+        graph_slice="auto",
+        experimental_accelerate_train_mode="fast|step|0.9",
+        graph_memory_max_size="17179869184",
+        input_shape="data:-1",
+        dynamic_dims="1;2",
+        dynamic_node_type=1,
+        in_out_pair_flag=False,
+    )
     assert config.to_run_config_kwargs() == {
         "iterations_per_loop": 10,
         "enable_data_pre_proc": True,
@@ -59,8 +81,10 @@ def test_run_config_kwargs_fold_helper_configs_like_their_classes():
         "profiling_config": {"enable_profiling": True, "profiling_options": '{"output":"./p"}'},
         "graph_memory_max_size": 17179869184,
         "memory_config": {"atomic_clean_policy": 1},
-        "experimental_config": {"graph_memory_optimize_config": {"graph_slice": "auto"},
-                                "accelerate_train_mode": "fast|step|0.9"},
+        "experimental_config": {
+            "graph_memory_optimize_config": {"graph_slice": "auto"},
+            "accelerate_train_mode": "fast|step|0.9",
+        },
         "dynamic_input_config": {"input_shape": "data:-1", "dynamic_dims": "1;2", "dynamic_node_type": 1},
     }
 
@@ -76,9 +100,16 @@ def test_run_config_kwargs_round_trip_for_estimator_options(option_sets, data):
 
 
 def test_estimator_snippet_is_python_with_helper_classes_and_session_only_options():
-    config = NpuConfig(precision_mode="allow_mix_precision", enable_dump=True, dump_path="/d",
-                       mix_compile_mode=True, in_out_pair="[[['a'], ['b']]]", dynamic_node_type=1,
-                       input_shape="data:-1", dynamic_dims="1;2")
+    config = NpuConfig(
+        precision_mode="allow_mix_precision",
+        enable_dump=True,
+        dump_path="/d",
+        mix_compile_mode=True,
+        in_out_pair="[[['a'], ['b']]]",
+        dynamic_node_type=1,
+        input_shape="data:-1",
+        dynamic_dims="1;2",
+    )
     with pytest.raises(NpuConfigError):  # dynamic gears + mix mode
         config.to_code("estimator")
     config.unset("input_shape", "dynamic_dims", "dynamic_node_type")
@@ -98,7 +129,7 @@ def test_estimator_snippet_passes_all_four_dynamic_input_arguments():
 def test_seed_npu_run_config_examples_import_as_their_options(seed_text):
     """Every one-line `config = NPURunConfig(...)` example of the seed doc maps onto its options."""
     text = seed_text("npu-run-config-options.txt")
-    examples = re.findall(r"^\s*config\d?\s*=\s*(NPURunConfig\(.*\))\s*$", text, flags=re.M)
+    examples = re.findall(r"^\s*config\d?\s*=\s*(NPURunConfig\(.*\))\s*$", text, flags=re.MULTILINE)
     checked = 0
     for call in examples:
         try:
@@ -114,8 +145,15 @@ def test_seed_npu_run_config_examples_import_as_their_options(seed_text):
 
 
 def test_unknown_and_session_only_run_config_arguments_are_flagged():
-    config = NpuConfig.from_run_config_kwargs({"model_dir": "/m", "use_off_line": True, "precison_mode": "x",
-                                               "dump_config": {"dump_pth": "/d"}, "session_config": object()})
+    config = NpuConfig.from_run_config_kwargs(
+        {
+            "model_dir": "/m",
+            "use_off_line": True,
+            "precison_mode": "x",
+            "dump_config": {"dump_pth": "/d"},
+            "session_config": object(),
+        }
+    )
     notes = " | ".join(config.import_warnings())
     assert config.changed() == {}
     assert "use_off_line is a session-only option" in notes
@@ -133,16 +171,18 @@ def test_run_config_values_of_the_wrong_type_are_not_written():
 
 def test_estimator_defaults_add_what_npuestimator_writes_unasked():
     plain = NpuConfig.from_run_config_kwargs({"precision_mode": "allow_mix_precision"})
-    full = NpuConfig.from_run_config_kwargs({"precision_mode": "allow_mix_precision", "iterations_per_loop": 10},
-                                            estimator_defaults=True)
+    full = NpuConfig.from_run_config_kwargs(
+        {"precision_mode": "allow_mix_precision", "iterations_per_loop": 10}, estimator_defaults=True
+    )
     assert plain.changed() == {"precision_mode": "allow_mix_precision"}
     assert full.enable_data_pre_proc is True and full.hcom_parallel is True and full.iterations_per_loop == 10
     assert full.enable_dump is False and full.dump_mode is None  # dump_mode only comes with a DumpConfig
     assert full.enable_compress_weight is False and full.use_off_line is True
     assert not any("enable_data_pre_proc=True" in w for w in full.warnings())
     full.validate()
-    with_dump = NpuConfig.from_run_config_kwargs({"dump_config": {"enable_dump": True, "dump_path": "/d"}},
-                                                 estimator_defaults=True)
+    with_dump = NpuConfig.from_run_config_kwargs(
+        {"dump_config": {"enable_dump": True, "dump_path": "/d"}}, estimator_defaults=True
+    )
     assert (with_dump.dump_mode, with_dump.dump_debug_mode, with_dump.dump_data) == ("output", "all", "tensor")
     assert NpuConfig.from_run_config_kwargs({"aoe_mode": "2"}, estimator_defaults=True).work_path == "./"
 

@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.config import NpuConfig
@@ -39,34 +40,37 @@ def test_defaults_document_every_option():
     assert defaults["use_off_line"] is True and defaults["dump_mode"] == "output"
 
 
-@pytest.mark.parametrize("key, value, phrase", [
-    ("precision_mode", "allow_mix", "allow_mix_precision"),
-    ("iterations_per_loop", 0, ">= 1"),
-    ("iterations_per_loop", True, "wrong type"),
-    ("iterations_per_loop", "10", "wrong type"),
-    ("enable_dump", 1, "True or False"),
-    ("dump_step", "0|5-3", "first step is >= the second"),
-    ("dump_step", "0|a", "correct example"),
-    ("profiling_options", "task_trace", "not valid JSON"),
-    ("profiling_options", '{"output":"./p","task_trace":"yes"}', "task_trace"),
-    ("profiling_options", '["output"]', "JSON object"),
-    ("in_out_pair", "[[a], [b]", "unbalanced"),
-    ("input_shape", "data:1,x", "name:d1,d2"),
-    ("dynamic_dims", "1,2;-3,4", "non-negative"),
-    ("dynamic_inputs_shape_range", "tensor:[1,2]", "getnext"),
-    ("local_device_list", "0, 1", "example"),
-    ("local_rank_id", 8, "[0, 7]"),
-    ("graph_memory_max_size", "16G", "whole number"),
-    ("graph_memory_max_size", "²", "whole number"),
-    ("variable_memory_max_size", "٣", "whole number"),
-    ("dump_step", "5\n", "correct example"),
-    ("local_device_list", "1,2\n", "example"),
-    ("dump_path", "/tmp/\ud800", "lone surrogate"),
-    ("graph_memory_max_size", 2 ** 40, "274877906944"),
-    ("experimental_accelerate_train_mode", "fast|step|0.95", "0.2"),
-    ("dump_debug_mode", "./test/output/over_dump", "aicore_overflow"),
-    ("input_fusion_size", 33554433, "33554432"),
-])
+@pytest.mark.parametrize(
+    "key, value, phrase",
+    [
+        ("precision_mode", "allow_mix", "allow_mix_precision"),
+        ("iterations_per_loop", 0, ">= 1"),
+        ("iterations_per_loop", True, "wrong type"),
+        ("iterations_per_loop", "10", "wrong type"),
+        ("enable_dump", 1, "True or False"),
+        ("dump_step", "0|5-3", "first step is >= the second"),
+        ("dump_step", "0|a", "correct example"),
+        ("profiling_options", "task_trace", "not valid JSON"),
+        ("profiling_options", '{"output":"./p","task_trace":"yes"}', "task_trace"),
+        ("profiling_options", '["output"]', "JSON object"),
+        ("in_out_pair", "[[a], [b]", "unbalanced"),
+        ("input_shape", "data:1,x", "name:d1,d2"),
+        ("dynamic_dims", "1,2;-3,4", "non-negative"),
+        ("dynamic_inputs_shape_range", "tensor:[1,2]", "getnext"),
+        ("local_device_list", "0, 1", "example"),
+        ("local_rank_id", 8, "[0, 7]"),
+        ("graph_memory_max_size", "16G", "whole number"),
+        ("graph_memory_max_size", "²", "whole number"),
+        ("variable_memory_max_size", "٣", "whole number"),
+        ("dump_step", "5\n", "correct example"),
+        ("local_device_list", "1,2\n", "example"),
+        ("dump_path", "/tmp/\ud800", "lone surrogate"),
+        ("graph_memory_max_size", 2**40, "274877906944"),
+        ("experimental_accelerate_train_mode", "fast|step|0.95", "0.2"),
+        ("dump_debug_mode", "./test/output/over_dump", "aicore_overflow"),
+        ("input_fusion_size", 33554433, "33554432"),
+    ],
+)
 def test_bad_assignment_raises_naming_option_value_and_allowed_and_changes_nothing(key, value, phrase):
     config = NpuConfig(precision_mode="force_fp16", iterations_per_loop=3)
     before = config.changed()
@@ -80,11 +84,13 @@ def test_bad_assignment_raises_naming_option_value_and_allowed_and_changes_nothi
 
 
 def test_unknown_names_get_close_matches_everywhere():
-    for attempt in (lambda: NpuConfig(precison_mode="force_fp16"),
-                    lambda: setattr(NpuConfig(), "precison_mode", "force_fp16"),
-                    lambda: NpuConfig().set("precison_mode", "force_fp16"),
-                    lambda: NpuConfig().update({"precison_mode": "force_fp16"}),
-                    lambda: NpuConfig().unset("precison_mode")):
+    for attempt in (
+        lambda: NpuConfig(precison_mode="force_fp16"),
+        lambda: setattr(NpuConfig(), "precison_mode", "force_fp16"),
+        lambda: NpuConfig().set("precison_mode", "force_fp16"),
+        lambda: NpuConfig().update({"precison_mode": "force_fp16"}),
+        lambda: NpuConfig().unset("precison_mode"),
+    ):
         with pytest.raises(NpuConfigError) as info:
             attempt()
         assert "'precision_mode'" in str(info.value) and info.value.suggestions[0] == "precision_mode"
@@ -92,7 +98,7 @@ def test_unknown_names_get_close_matches_everywhere():
 
 def test_reading_a_misspelt_attribute_suggests_the_option():
     with pytest.raises(AttributeError, match="did you mean 'dump_path'"):
-        NpuConfig().dump_pth  # noqa: B018
+        NpuConfig().dump_pth
 
 
 def test_update_is_all_or_nothing_and_reports_every_bad_entry():
@@ -165,8 +171,12 @@ def test_trait_observers_see_assignments():
 
 
 def test_save_and_load_round_trip(tmp_path):
-    config = NpuConfig(precision_mode="allow_mix_precision", iterations_per_loop=10, dump_path="/tmp/a \"b\"",
-                       graph_memory_max_size=2 ** 34)
+    config = NpuConfig(
+        precision_mode="allow_mix_precision",
+        iterations_per_loop=10,
+        dump_path='/tmp/a "b"',
+        graph_memory_max_size=2**34,
+    )
     path = tmp_path / "sub" / "npu.json"
     config.save(path)
     assert NpuConfig.load(path) == config
@@ -181,13 +191,16 @@ def test_save_replaces_an_existing_file(tmp_path):
     assert NpuConfig.load(path).precision_mode == "force_fp32"
 
 
-@pytest.mark.parametrize("content, phrase", [
-    ("{not json", "not valid JSON"),
-    ('["precision_mode"]', "JSON object"),
-    ('{"precision_mode": "force_fp16", "iterations_per_loop": 0}', "iterations_per_loop"),
-    ('{"precison_mode": "force_fp16"}', "did you mean 'precision_mode'"),
-    ('{"format": "npu_jupyter.NpuConfig", "version": 99, "options": {}}', "version 99"),
-])
+@pytest.mark.parametrize(
+    "content, phrase",
+    [
+        ("{not json", "not valid JSON"),
+        ('["precision_mode"]', "JSON object"),
+        ('{"precision_mode": "force_fp16", "iterations_per_loop": 0}', "iterations_per_loop"),
+        ('{"precison_mode": "force_fp16"}', "did you mean 'precision_mode'"),
+        ('{"format": "npu_jupyter.NpuConfig", "version": 99, "options": {}}', "version 99"),
+    ],
+)
 def test_loading_a_bad_file_gives_one_clear_error(tmp_path, content, phrase):
     path = tmp_path / "bad.json"
     path.write_text(content)
@@ -218,10 +231,17 @@ def test_random_option_sets_survive_save_and_load(tmp_path_factory, option_sets,
 
 
 def test_importing_the_config_module_does_not_import_tensorflow():
-    code = ("import sys, npu_jupyter, npu_jupyter.options.config as c; c.NpuConfig(precision_mode='force_fp16')"
-            ".validate(); import npu_jupyter.scope; print('tensorflow' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    code = (
+        "import sys, npu_jupyter, npu_jupyter.options.config as c; c.NpuConfig(precision_mode='force_fp16')"
+        ".validate(); import npu_jupyter.scope; print('tensorflow' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -236,7 +256,7 @@ def test_a_config_can_be_built_from_another():
 
 def test_ints_beyond_int64_are_refused():
     with pytest.raises(NpuConfigError, match="int64"):
-        NpuConfig(hccl_timeout=2 ** 63)
+        NpuConfig(hccl_timeout=2**63)
 
 
 def test_deepcopy_and_pickle_give_equal_independent_configs():

@@ -9,7 +9,11 @@ def test_is_a_value_error_with_structured_attributes():
     error = NpuConfigError("dump_mode: 'x' is not allowed", option="dump_mode", value="x", allowed=["input"])
     assert isinstance(error, ValueError)
     assert (error.option, error.value, error.problems, error.allowed) == (
-        "dump_mode", "x", ["dump_mode: 'x' is not allowed"], ["input"])
+        "dump_mode",
+        "x",
+        ["dump_mode: 'x' is not allowed"],
+        ["input"],
+    )
 
 
 def test_combine_lists_every_problem_once():

@@ -14,8 +14,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_typed_view_is_up_to_date_with_the_catalogue():
-    result = subprocess.run([sys.executable, str(REPO / "tools" / "build_option_types.py"), "--check"],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "build_option_types.py"), "--check"], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout
 
 

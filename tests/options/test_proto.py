@@ -6,7 +6,8 @@ import re
 
 import pytest
 import tensorflow as tf
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
 
 from npu_jupyter.options import catalogue
@@ -21,15 +22,17 @@ def _npu_map(proto):
 
 def _seed_proto(*lines: str, namespace: dict | None = None):
     """A ConfigProto built the way the seed's sess.run example does, plus ``lines``."""
-    code = "\n".join([
-        "config = tf.compat.v1.ConfigProto()",
-        "custom_op = config.graph_options.rewrite_options.custom_optimizers.add()",
-        'custom_op.name = "NpuOptimizer"',
-        'custom_op.parameter_map["use_off_line"].b = True',
-        *lines,
-        "config.graph_options.rewrite_options.remapping = RewriterConfig.OFF",
-        "config.graph_options.rewrite_options.memory_optimization = RewriterConfig.OFF",
-    ])
+    code = "\n".join(
+        [
+            "config = tf.compat.v1.ConfigProto()",
+            "custom_op = config.graph_options.rewrite_options.custom_optimizers.add()",
+            'custom_op.name = "NpuOptimizer"',
+            'custom_op.parameter_map["use_off_line"].b = True',
+            *lines,
+            "config.graph_options.rewrite_options.remapping = RewriterConfig.OFF",
+            "config.graph_options.rewrite_options.memory_optimization = RewriterConfig.OFF",
+        ]
+    )
     scope = {"tf": tf, "RewriterConfig": RewriterConfig, **(namespace or {})}
     exec(code, scope)
     return scope["config"]
@@ -102,14 +105,23 @@ def test_use_off_line_true_reads_back_as_the_unset_default():
 
 # ------------------------------------------------------------------ the seeds' own examples
 
+
 def _seed_example_lines(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines()
-            if re.match(r"\s*custom_op\.parameter_map\[", line) and "use_off_line" not in line]
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if re.match(r"\s*custom_op\.parameter_map\[", line) and "use_off_line" not in line
+    ]
 
 
-IN_OUT_NAMESPACE = {"all_graph_iop": [[["import/conv2d_1/convolution"],
-                                       ["import/conv2d_59/BiasAdd", "import/conv2d_67/BiasAdd",
-                                        "import/conv2d_75/BiasAdd"]]]}
+IN_OUT_NAMESPACE = {
+    "all_graph_iop": [
+        [
+            ["import/conv2d_1/convolution"],
+            ["import/conv2d_59/BiasAdd", "import/conv2d_67/BiasAdd", "import/conv2d_75/BiasAdd"],
+        ]
+    ]
+}
 
 
 def test_every_sess_run_example_line_rebuilds_identically_through_npuconfig(seed_text):
@@ -143,18 +155,22 @@ def test_seed_session_device_id_example_rebuilds_identically():
 
 def test_seed_mixed_precision_example_rebuilds_identically(seed_text):
     assert 'parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precisi' in seed_text(
-        "mixed-precision.txt")
+        "mixed-precision.txt"
+    )
     seed = _seed_proto('custom_op.parameter_map["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")')
     assert NpuConfig(precision_mode="allow_mix_precision").to_config_proto() == seed
 
 
 def test_seed_in_out_pair_example_rebuilds_identically():
-    seed = _seed_proto('custom_op.parameter_map["mix_compile_mode"].b = True',
-                       "custom_op.parameter_map['in_out_pair_flag'].b = False",
-                       "custom_op.parameter_map['in_out_pair'].s = tf.compat.as_bytes(str(all_graph_iop))",
-                       namespace=IN_OUT_NAMESPACE)
-    ours = NpuConfig(mix_compile_mode=True, in_out_pair_flag=False,
-                     in_out_pair=str(IN_OUT_NAMESPACE["all_graph_iop"])).to_config_proto()
+    seed = _seed_proto(
+        'custom_op.parameter_map["mix_compile_mode"].b = True',
+        "custom_op.parameter_map['in_out_pair_flag'].b = False",
+        "custom_op.parameter_map['in_out_pair'].s = tf.compat.as_bytes(str(all_graph_iop))",
+        namespace=IN_OUT_NAMESPACE,
+    )
+    ours = NpuConfig(
+        mix_compile_mode=True, in_out_pair_flag=False, in_out_pair=str(IN_OUT_NAMESPACE["all_graph_iop"])
+    ).to_config_proto()
     assert ours == seed
 
 
@@ -166,6 +182,7 @@ def test_seed_mixed_computing_example_rebuilds_identically(seed_text):
 
 # ------------------------------------------------------------------ importing what real scripts write
 
+
 def _proto_with(*entries, name="NpuOptimizer"):
     proto = tf.compat.v1.ConfigProto()
     custom = proto.graph_options.rewrite_options.custom_optimizers.add()
@@ -176,8 +193,12 @@ def _proto_with(*entries, name="NpuOptimizer"):
 
 
 def test_misspelt_and_foreign_keys_become_warnings_with_suggestions():
-    proto = _proto_with(("sfusion_switch_file", "s", b"fusion_switch.cfg"), ("fp_point", "s", b"conv1/Conv2D"),
-                        ("precision_mode", "s", b"allow_mix_precision"), ("precison_mode", "s", b"force_fp16"))
+    proto = _proto_with(
+        ("sfusion_switch_file", "s", b"fusion_switch.cfg"),
+        ("fp_point", "s", b"conv1/Conv2D"),
+        ("precision_mode", "s", b"allow_mix_precision"),
+        ("precison_mode", "s", b"force_fp16"),
+    )
     config = NpuConfig.from_config_proto(proto)
     assert config.changed() == {"precision_mode": "allow_mix_precision"}
     notes = config.import_warnings()
@@ -206,8 +227,11 @@ def test_ints_assigned_to_bool_fields_read_as_true():
 
 
 def test_invalid_values_are_kept_as_the_adapter_reads_them_but_flagged():
-    proto = _proto_with(("profiling_mode", "b", True), ("profiling_options", "s", b"task_trace"),
-                        ("dump_debug_mode", "s", b"./test/output/over_dump"))
+    proto = _proto_with(
+        ("profiling_mode", "b", True),
+        ("profiling_options", "s", b"task_trace"),
+        ("dump_debug_mode", "s", b"./test/output/over_dump"),
+    )
     config = NpuConfig.from_config_proto(proto)
     assert config.profiling_options == "task_trace"
     assert config.dump_debug_mode == "./test/output/over_dump"
@@ -243,8 +267,7 @@ def test_later_npu_optimizer_entries_override_earlier_ones_key_by_key():
 
 
 def test_strict_import_raises_listing_every_problem_and_returns_nothing():
-    proto = _proto_with(("sump_mode", "s", b"all"), ("precision_mode", "b", True),
-                        ("dump_mode", "s", b"everything"))
+    proto = _proto_with(("sump_mode", "s", b"all"), ("precision_mode", "b", True), ("dump_mode", "s", b"everything"))
     with pytest.raises(NpuConfigError) as info:
         NpuConfig.from_config_proto(proto, strict=True)
     assert len(info.value.problems) == 3

@@ -169,16 +169,19 @@ def test_the_corpus_is_the_documented_size():
     assert (len(SESSION_ROWS), len(ESTIMATOR_ROWS)) == (263, 107)
 
 
-@pytest.mark.parametrize("source, key, phrase", [
-    ("Oct-ResNet_ID2890", "sfusion_switch_file", "did you mean 'fusion_switch_file'"),
-    ("3D-POSE-BASELINE_ID0795", "fp_point", "profiling_options"),
-    ("DeepFM_ID0030_for_TensorFlow/train.py", "sump_mode", "did you mean 'dump_mode'"),
-    ("CRNN_Kernel_ID0055", "allow_mix_compile", "mix_compile_mode"),
-    ("OpenPose_ID0117", "jit_compile", "reads .s"),
-    ("I3D_ID0168", "op_debug_level", "reads .i"),
-    ("GNMT_for_TensorFlow/estimator.py", "enable_auto_mix_precision", "allow_mix_precision"),
-    ("WideDeep_ID0028", "master_slave_mode", "not read by any adapter"),
-])
+@pytest.mark.parametrize(
+    "source, key, phrase",
+    [
+        ("Oct-ResNet_ID2890", "sfusion_switch_file", "did you mean 'fusion_switch_file'"),
+        ("3D-POSE-BASELINE_ID0795", "fp_point", "profiling_options"),
+        ("DeepFM_ID0030_for_TensorFlow/train.py", "sump_mode", "did you mean 'dump_mode'"),
+        ("CRNN_Kernel_ID0055", "allow_mix_compile", "mix_compile_mode"),
+        ("OpenPose_ID0117", "jit_compile", "reads .s"),
+        ("I3D_ID0168", "op_debug_level", "reads .i"),
+        ("GNMT_for_TensorFlow/estimator.py", "enable_auto_mix_precision", "allow_mix_precision"),
+        ("WideDeep_ID0028", "master_slave_mode", "not read by any adapter"),
+    ],
+)
 def test_known_script_mistakes_get_a_helpful_remark(source, key, phrase):
     row = next(r for r in SESSION_ROWS if source in r["source"] and key in r["options"])
     config = NpuConfig.from_config_proto(_rebuild_session(row)[0])

@@ -11,52 +11,85 @@ from npu_jupyter.options.errors import NpuConfigError
 # rule -> (a config breaking it, the options its message must name, the nearest config that satisfies it)
 ERROR_CASES = {
     "mix_mode_needs_single_iteration": (
-        dict(mix_compile_mode=True, iterations_per_loop=10), ["mix_compile_mode", "iterations_per_loop"],
-        dict(mix_compile_mode=True, iterations_per_loop=1)),
+        dict(mix_compile_mode=True, iterations_per_loop=10),
+        ["mix_compile_mode", "iterations_per_loop"],
+        dict(mix_compile_mode=True, iterations_per_loop=1),
+    ),
     "dump_needs_path": (
-        dict(enable_dump=True), ["enable_dump", "dump_path"], dict(enable_dump=True, dump_path="/tmp/d")),
+        dict(enable_dump=True),
+        ["enable_dump", "dump_path"],
+        dict(enable_dump=True, dump_path="/tmp/d"),
+    ),
     "precision_modes_exclusive": (
-        dict(precision_mode="force_fp16", precision_mode_v2="fp16"), ["precision_mode", "precision_mode_v2"],
-        dict(precision_mode_v2="fp16")),
+        dict(precision_mode="force_fp16", precision_mode_v2="fp16"),
+        ["precision_mode", "precision_mode_v2"],
+        dict(precision_mode_v2="fp16"),
+    ),
     "mixlist_needs_mixed_mode": (
-        dict(modify_mixlist="ops.json", precision_mode="force_fp16"), ["modify_mixlist", "precision_mode"],
-        dict(modify_mixlist="ops.json", precision_mode="allow_mix_precision")),
+        dict(modify_mixlist="ops.json", precision_mode="force_fp16"),
+        ["modify_mixlist", "precision_mode"],
+        dict(modify_mixlist="ops.json", precision_mode="allow_mix_precision"),
+    ),
     "implmode_list_needs_mode": (
-        dict(optypelist_for_implmode="Pooling"), ["optypelist_for_implmode", "op_select_implmode"],
-        dict(optypelist_for_implmode="Pooling", op_select_implmode="high_precision")),
+        dict(optypelist_for_implmode="Pooling"),
+        ["optypelist_for_implmode", "op_select_implmode"],
+        dict(optypelist_for_implmode="Pooling", op_select_implmode="high_precision"),
+    ),
     "in_out_pair_needs_mix": (
-        dict(in_out_pair="[[['a'], ['b']]]"), ["in_out_pair", "mix_compile_mode"],
-        dict(in_out_pair="[[['a'], ['b']]]", mix_compile_mode=True)),
+        dict(in_out_pair="[[['a'], ['b']]]"),
+        ["in_out_pair", "mix_compile_mode"],
+        dict(in_out_pair="[[['a'], ['b']]]", mix_compile_mode=True),
+    ),
     "host_variables_need_mix": (
-        dict(variable_placement="Host"), ["variable_placement", "mix_compile_mode"],
-        dict(variable_placement="Host", mix_compile_mode=True)),
+        dict(variable_placement="Host"),
+        ["variable_placement", "mix_compile_mode"],
+        dict(variable_placement="Host", mix_compile_mode=True),
+    ),
     "dynamic_dims_trio": (
-        dict(input_shape="data:1,-1", dynamic_dims="1;2"), ["input_shape", "dynamic_dims", "dynamic_node_type"],
-        dict(input_shape="data:1,-1", dynamic_dims="1;2", dynamic_node_type=1)),
+        dict(input_shape="data:1,-1", dynamic_dims="1;2"),
+        ["input_shape", "dynamic_dims", "dynamic_node_type"],
+        dict(input_shape="data:1,-1", dynamic_dims="1;2", dynamic_node_type=1),
+    ),
     "gears_match_input_shape": (
-        dict(input_shape="data:1,-1,-1", dynamic_dims="1,2;3", dynamic_node_type=1), ["dynamic_dims", "input_shape"],
-        dict(input_shape="data:1,-1,-1", dynamic_dims="1,2;3,4", dynamic_node_type=1)),
+        dict(input_shape="data:1,-1,-1", dynamic_dims="1,2;3", dynamic_node_type=1),
+        ["dynamic_dims", "input_shape"],
+        dict(input_shape="data:1,-1,-1", dynamic_dims="1,2;3,4", dynamic_node_type=1),
+    ),
     "hybrid_mode_rules": (
         dict(compile_hybrid_mode=1, input_shape="data:-1", dynamic_dims="1;2", dynamic_node_type=0),
         ["compile_hybrid_mode", "dynamic_node_type"],
-        dict(compile_hybrid_mode=1, input_shape="data:-1", dynamic_dims="1;2", dynamic_node_type=1)),
+        dict(compile_hybrid_mode=1, input_shape="data:-1", dynamic_dims="1;2", dynamic_node_type=1),
+    ),
     "dynamic_dims_not_with_mix": (
         dict(input_shape="data:-1", dynamic_dims="1;2", dynamic_node_type=1, mix_compile_mode=True),
         ["input_shape", "mix_compile_mode"],
-        dict(input_shape="data:-1", dynamic_dims="1;2", dynamic_node_type=1)),
+        dict(input_shape="data:-1", dynamic_dims="1;2", dynamic_node_type=1),
+    ),
     "compress_weight_exclusive": (
         dict(enable_compress_weight=False, compress_weight_conf="w.cfg"),
-        ["enable_compress_weight", "compress_weight_conf"], dict(compress_weight_conf="w.cfg")),
+        ["enable_compress_weight", "compress_weight_conf"],
+        dict(compress_weight_conf="w.cfg"),
+    ),
     "lazy_recompile_single_iteration": (
-        dict(dynamic_input=True, dynamic_graph_execute_mode="lazy_recompile", iterations_per_loop=5,
-             enable_data_pre_proc=True),
+        dict(
+            dynamic_input=True,
+            dynamic_graph_execute_mode="lazy_recompile",
+            iterations_per_loop=5,
+            enable_data_pre_proc=True,
+        ),
         ["lazy_recompile", "iterations_per_loop"],
-        dict(dynamic_input=True, dynamic_graph_execute_mode="dynamic_execute", iterations_per_loop=5,
-             enable_data_pre_proc=True)),
+        dict(
+            dynamic_input=True,
+            dynamic_graph_execute_mode="dynamic_execute",
+            iterations_per_loop=5,
+            enable_data_pre_proc=True,
+        ),
+    ),
     "accelerate_needs_plain_precision": (
         dict(experimental_accelerate_train_mode="fast|step|0.9", precision_mode="allow_mix_precision"),
         ["experimental_accelerate_train_mode", "precision_mode"],
-        dict(experimental_accelerate_train_mode="fast|step|0.9", precision_mode="must_keep_origin_dtype")),
+        dict(experimental_accelerate_train_mode="fast|step|0.9", precision_mode="must_keep_origin_dtype"),
+    ),
 }
 
 
@@ -79,13 +112,20 @@ def test_error_rule_fires_with_a_message_naming_the_options(name):
 
 
 def test_validate_lists_every_problem_in_one_error():
-    config = NpuConfig(enable_dump=True, precision_mode="force_fp16", precision_mode_v2="fp16",
-                       mix_compile_mode=True, iterations_per_loop=100)
+    config = NpuConfig(
+        enable_dump=True,
+        precision_mode="force_fp16",
+        precision_mode_v2="fp16",
+        mix_compile_mode=True,
+        iterations_per_loop=100,
+    )
     with pytest.raises(NpuConfigError) as info:
         config.validate()
     assert len(info.value.problems) == 3
     text = str(info.value)
-    assert "3 problems" in text and "dump_path" in text and "precision_mode_v2" in text and "iterations_per_loop" in text
+    assert (
+        "3 problems" in text and "dump_path" in text and "precision_mode_v2" in text and "iterations_per_loop" in text
+    )
 
 
 def test_modify_mixlist_without_any_mode_asks_for_a_mixed_mode():
@@ -112,17 +152,22 @@ def test_overflow_dump_also_needs_a_dump_path():
 # warning rule -> (config that triggers it, a phrase of the message)
 WARNING_CASES = {
     "ignored_and_deprecated": (dict(min_group_size=True), "min_group_size is ignored"),
-    "training_trace_points": (dict(profiling_mode=True, profiling_options='{"output":"./p","training_trace":"on"}'),
-                              "picks them automatically"),
-    "memory_sizes": (dict(graph_memory_max_size=str(26 * 2 ** 30), variable_memory_max_size=str(6 * 2 ** 30)),
-                     "31 GiB"),
+    "training_trace_points": (
+        dict(profiling_mode=True, profiling_options='{"output":"./p","training_trace":"on"}'),
+        "picks them automatically",
+    ),
+    "memory_sizes": (dict(graph_memory_max_size=str(26 * 2**30), variable_memory_max_size=str(6 * 2**30)), "31 GiB"),
     "both_dumps": (dict(enable_dump=True, enable_dump_debug=True, dump_path="/d"), "mutually exclusive"),
     "unused_dependents": (dict(dump_step="0|5"), "dump_step has no effect unless enable_dump"),
-    "implmode_superseded": (dict(op_precision_mode="p.ini", op_select_implmode="high_precision"),
-                            "overridden by op_precision_mode"),
+    "implmode_superseded": (
+        dict(op_precision_mode="p.ini", op_select_implmode="high_precision"),
+        "overridden by op_precision_mode",
+    ),
     "small_channel_forced": (dict(graph_run_mode=0, enable_small_channel=0), "forces enable_small_channel=1"),
-    "dtype_overrides_ineffective": (dict(customize_dtypes="c.cfg", precision_mode="must_keep_origin_dtype"),
-                                    "customize_dtypes has no effect"),
+    "dtype_overrides_ineffective": (
+        dict(customize_dtypes="c.cfg", precision_mode="must_keep_origin_dtype"),
+        "customize_dtypes has no effect",
+    ),
     "shape_range_vs_dims": (dict(dynamic_inputs_shape_range="data:[1~2]", dynamic_dims="1;2"), "dynamic_dims wins"),
     "device_list_needs_rank": (dict(local_device_list="0,1"), "local_rank_id"),
     "loop_offload_needs_getnext": (dict(iterations_per_loop=10), "enable_data_pre_proc=True"),
@@ -156,8 +201,10 @@ def test_training_trace_with_points_set_gives_no_warning():
 
 
 def test_bf16_is_fine_on_ascend910b():
-    assert list(rules.bf16_on_ascend910(rules.View({"precision_mode_v2": "mixed_bfloat16",
-                                                     "soc_config": "Ascend910B1"}))) == []
+    assert (
+        list(rules.bf16_on_ascend910(rules.View({"precision_mode_v2": "mixed_bfloat16", "soc_config": "Ascend910B1"})))
+        == []
+    )
 
 
 def test_inference_options_are_quiet_in_inference_mode():

@@ -66,8 +66,7 @@ def test_estimator_defaults_raise_no_warning_about_options_the_user_never_set():
 
 
 def test_a_warning_about_an_option_the_user_set_is_kept():
-    config = NpuConfig.from_run_config_kwargs({"dynamic_graph_execute_mode": "lazy_recompile"},
-                                              estimator_defaults=True)
+    config = NpuConfig.from_run_config_kwargs({"dynamic_graph_execute_mode": "lazy_recompile"}, estimator_defaults=True)
     assert any("dynamic_graph_execute_mode" in w for w in config.warnings()), config.warnings()
     config.dynamic_graph_execute_mode = "lazy_recompile"  # set again by the user: still theirs
     assert any("dynamic_graph_execute_mode" in w for w in config.warnings())

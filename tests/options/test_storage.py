@@ -40,7 +40,7 @@ def test_write_atomic_writes_bytes_verbatim_and_text_as_utf8_without_leftovers(t
     storage.write_atomic(tmp_path / "blob.pkl", b"\x00\xff\r\n")
     storage.write_atomic(tmp_path / "text.csv", "a,b\r\nμ\n")
     assert (tmp_path / "blob.pkl").read_bytes() == b"\x00\xff\r\n"
-    assert (tmp_path / "text.csv").read_bytes() == "a,b\r\nμ\n".encode("utf-8")
+    assert (tmp_path / "text.csv").read_bytes() == "a,b\r\nμ\n".encode()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blob.pkl", "text.csv"]
 
 

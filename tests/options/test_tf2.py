@@ -5,15 +5,15 @@ from __future__ import annotations
 import sys
 
 import pytest
-
 from tf2_options_double import Config, OptionValue, make_module
+
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.options.errors import NpuConfigError
 from npu_jupyter.options.tf2 import read_by_tf2, tf2_options, tf2_path
 
 
-@pytest.fixture()
+@pytest.fixture
 def npu_device(monkeypatch):
     module = make_module()
     monkeypatch.setitem(sys.modules, "npu_device", module)
@@ -21,7 +21,7 @@ def npu_device(monkeypatch):
 
 
 def _run(code: str) -> None:
-    exec(compile(code, "<to_code tf2>", "exec"), {})  # noqa: S102 - running our generated snippet is the test
+    exec(compile(code, "<to_code tf2>", "exec"), {})
 
 
 def _leaves(config: Config, prefix: str = ""):
@@ -44,10 +44,21 @@ def test_options_only_the_tf1_adapter_reads_have_no_tf2_path():
 
 
 def test_generated_code_sets_every_option_on_npu_device_with_the_values_intact(npu_device):
-    config = NpuConfig(precision_mode="allow_mix_precision", enable_dump=True, dump_path="/tmp/d", dump_step="0|2",
-                       dump_mode="all", profiling_mode=True, deterministic=1, enable_small_channel=1,
-                       atomic_clean_policy=1, dynamic_dims="1;3", input_shape="x:-1,2", dynamic_node_type=0,
-                       jit_compile="false")
+    config = NpuConfig(
+        precision_mode="allow_mix_precision",
+        enable_dump=True,
+        dump_path="/tmp/d",
+        dump_step="0|2",
+        dump_mode="all",
+        profiling_mode=True,
+        deterministic=1,
+        enable_small_channel=1,
+        atomic_clean_policy=1,
+        dynamic_dims="1;3",
+        input_shape="x:-1,2",
+        dynamic_node_type=0,
+        jit_compile="false",
+    )
     _run(config.to_code(api="tf2"))
     assert len(npu_device.opened) == 1
     options = npu_device.opened[0]
@@ -83,8 +94,10 @@ def test_every_tf2_option_round_trips_through_generated_code(npu_device, sample_
     assert exercised >= 140  # values needing partner options (dump path, mixlist mode) are skipped alone
 
 
-@pytest.mark.parametrize(("key", "value"), [("op_select_implmode", "high_precision_for_all"),
-                                            ("graph_slice", "manual"), ("dynamic_node_type", 1)])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("op_select_implmode", "high_precision_for_all"), ("graph_slice", "manual"), ("dynamic_node_type", 1)],
+)
 def test_a_value_the_tf2_adapter_refuses_is_one_clear_error(npu_device, key, value):
     config = NpuConfig({key: value})
     if key == "dynamic_node_type":  # valid for the TF1 adapter only together with its partners

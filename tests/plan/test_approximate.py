@@ -6,8 +6,8 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.plan.approximate import mark_approximate  # noqa: E402
-from npu_jupyter.plan.planner import plan  # noqa: E402
+from npu_jupyter.plan.approximate import mark_approximate
+from npu_jupyter.plan.planner import plan
 
 
 def _mixed_graph():

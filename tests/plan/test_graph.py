@@ -7,9 +7,9 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.plan.fetches import fetch_names  # noqa: E402
-from npu_jupyter.plan.view import build_view  # noqa: E402
-from npu_jupyter.scope import keep_dtype_scope, without_npu_compile_scope  # noqa: E402
+from npu_jupyter.plan.fetches import fetch_names
+from npu_jupyter.plan.view import build_view
+from npu_jupyter.scope import keep_dtype_scope, without_npu_compile_scope
 
 
 def _small_graph():
@@ -72,8 +72,12 @@ def test_fetches_accept_every_structure_session_run_accepts():
     pair = collections.namedtuple("Pair", "loss step")
     with g.as_default():
         sparse = tf.sparse.from_dense(g.get_tensor_by_name("mm:0"), name="sp")
-    nested = [g.get_operation_by_name("after"), {"a": "out:0", "b": (g.get_tensor_by_name("mm:0"),)},
-              pair(loss="split:1", step=[b"kept_relu"]), sparse]
+    nested = [
+        g.get_operation_by_name("after"),
+        {"a": "out:0", "b": (g.get_tensor_by_name("mm:0"),)},
+        pair(loss="split:1", step=[b"kept_relu"]),
+        sparse,
+    ]
     names = fetch_names(nested)
     assert names[:5] == ["after", "out", "mm", "split", "kept_relu"]
     assert set(names[5:]) == {sparse.indices.op.name, sparse.values.op.name, sparse.dense_shape.op.name}
@@ -85,7 +89,7 @@ def test_a_resource_variable_fetch_names_the_read_session_run_returns():
     with g.as_default():
         v = v1.Variable(1.0, name="v", use_resource=True)
     names = fetch_names([v])
-    assert names == [v._graph_element.op.name]  # noqa: SLF001 - what Session.run's fetch mapper reads
+    assert names == [v._graph_element.op.name]
     assert names[0] != "v"  # not the bare handle: Session.run returns the value
 
 

@@ -8,8 +8,8 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.plan.partition import CUT_OFF_REASON  # noqa: E402
-from npu_jupyter.plan.planner import plan  # noqa: E402
+from npu_jupyter.plan.partition import CUT_OFF_REASON
+from npu_jupyter.plan.planner import plan
 
 MIX = {"mix_compile_mode": True}
 
@@ -217,8 +217,9 @@ def test_a_tensor_entering_two_geops_is_one_transfer_per_geop():
         tf.add(_on_host(tf.exp(h, name="first"), "host_mid"), h, name="second")
     p = plan(g, MIX)
     assert p.ops["first"].cluster != p.ops["second"].cluster
-    into = sorted((t.consumers[0], p.ops[t.dst].cluster) for t in p.transfers
-                  if t.tensor == "host_fn:0" and t.direction == "h2d")
+    into = sorted(
+        (t.consumers[0], p.ops[t.dst].cluster) for t in p.transfers if t.tensor == "host_fn:0" and t.direction == "h2d"
+    )
     assert into == sorted([("first", p.ops["first"].cluster), ("second", p.ops["second"].cluster)])
 
 

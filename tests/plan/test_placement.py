@@ -8,9 +8,9 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.plan.placement import parse_in_out_pair  # noqa: E402
-from npu_jupyter.plan.planner import plan  # noqa: E402
-from npu_jupyter.scope import without_npu_compile_scope  # noqa: E402
+from npu_jupyter.plan.placement import parse_in_out_pair
+from npu_jupyter.plan.planner import plan
+from npu_jupyter.scope import without_npu_compile_scope
 
 MIX = {"mix_compile_mode": True}
 
@@ -361,8 +361,9 @@ def _unary_composition(op_names):
     x.attr["dtype"].type = types_pb2.DT_FLOAT
     fused = gd.node.add(name="fused", op="_UnaryOpsComposition", input=["x"])
     fused.attr["T"].type = types_pb2.DT_FLOAT
-    fused.attr["op_names"].CopyFrom(attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(
-        s=[o.encode() for o in op_names])))
+    fused.attr["op_names"].CopyFrom(
+        attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(s=[o.encode() for o in op_names]))
+    )
     sq = gd.node.add(name="out", op="Square", input=["fused"])
     sq.attr["T"].type = types_pb2.DT_FLOAT
     return gd

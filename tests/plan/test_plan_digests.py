@@ -38,9 +38,23 @@ MODELS = ("resnet50_train_step", "bert_train_step", "lstm_train_step")
 
 # The fields digested are named, so that fields added later (model.py allows additive edits) do
 # not change the digests of the decisions recorded here.
-OP_FIELDS = ("name", "op_type", "placement", "engine", "placement_reason", "dtype_before", "dtype_after",
-             "precision_reason", "cluster", "inputs", "input_dtypes", "output_dtypes", "impl_mode", "policy",
-             "body_ops")
+OP_FIELDS = (
+    "name",
+    "op_type",
+    "placement",
+    "engine",
+    "placement_reason",
+    "dtype_before",
+    "dtype_after",
+    "precision_reason",
+    "cluster",
+    "inputs",
+    "input_dtypes",
+    "output_dtypes",
+    "impl_mode",
+    "policy",
+    "body_ops",
+)
 SUBGRAPH_FIELDS = ("name", "ops")
 TRANSFER_FIELDS = ("src", "dst", "tensor", "dtype", "direction", "bytes")
 
@@ -51,13 +65,19 @@ def _fields(obj: Any, names: tuple[str, ...]) -> dict[str, Any]:
 
 def plan_digest(p: Any) -> str:
     """SHA-256 of the whole plan, op names included as they are."""
-    body = json.dumps({
-        "ops": [_fields(d, OP_FIELDS) for d in p.ops.values()],
-        "subgraphs": [_fields(s, SUBGRAPH_FIELDS) for s in p.subgraphs],
-        "transfers": [_fields(t, TRANSFER_FIELDS) for t in p.transfers],
-        "warnings": p.warnings, "errors": p.errors, "notes": p.notes,
-        "precision_mode": p.precision_mode, "title": p.title,
-    }, sort_keys=True)
+    body = json.dumps(
+        {
+            "ops": [_fields(d, OP_FIELDS) for d in p.ops.values()],
+            "subgraphs": [_fields(s, SUBGRAPH_FIELDS) for s in p.subgraphs],
+            "transfers": [_fields(t, TRANSFER_FIELDS) for t in p.transfers],
+            "warnings": p.warnings,
+            "errors": p.errors,
+            "notes": p.notes,
+            "precision_mode": p.precision_mode,
+            "title": p.title,
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(body.encode()).hexdigest()
 
 
@@ -88,8 +108,14 @@ def fresh_digests() -> dict[str, str]:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     repo = str(TESTS_DIR.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, str(TESTS_DIR), env.get("PYTHONPATH")) if p)
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--print"], env=env,
-                          capture_output=True, text=True, timeout=900, check=False)
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--print"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     if done.returncode != 0:
         raise AssertionError(f"computing the digests failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -103,8 +129,10 @@ def recorded() -> dict[str, Any]:
     want = data.get("versions", {})
     have = installed_versions()
     if want != have:
-        pytest.skip(f"plan digests were recorded on {want} and the installed versions are {have}: the "
-                    "training graphs differ between versions, so the digests are not comparable")
+        pytest.skip(
+            f"plan digests were recorded on {want} and the installed versions are {have}: the "
+            "training graphs differ between versions, so the digests are not comparable"
+        )
     return data
 
 
@@ -120,17 +148,26 @@ def test_decisions_on_training_graphs_equal_the_recorded_reference(recorded, com
     got = {k: v for k, v in computed.items() if k.startswith(model_name + "/")}
     assert set(got) == {f"{model_name}/{cfg}" for cfg in CONFIGS}
     changed = [key for key, digest in got.items() if expected.get(key) != digest]
-    assert not changed, (f"plan decisions changed for {changed}; if intended, regenerate {DIGESTS.name} "
-                         "with: .venv/bin/python tests/plan/test_plan_digests.py --update")
+    assert not changed, (
+        f"plan decisions changed for {changed}; if intended, regenerate {DIGESTS.name} "
+        "with: .venv/bin/python tests/plan/test_plan_digests.py --update"
+    )
 
 
 def test_a_swapped_pair_of_numbered_op_names_changes_the_digest():
     from npu_jupyter.plan.model import OpDecision, Plan
 
     def decision(name: str, reason: str) -> OpDecision:
-        return OpDecision(name=name, op_type="MatMul", placement="device", engine="AI_CORE",
-                          placement_reason=reason, dtype_before="float32", dtype_after="float32",
-                          precision_reason="kept")
+        return OpDecision(
+            name=name,
+            op_type="MatMul",
+            placement="device",
+            engine="AI_CORE",
+            placement_reason=reason,
+            dtype_before="float32",
+            dtype_after="float32",
+            precision_reason="kept",
+        )
 
     # the same decisions in the same order, but given to the other op: masking "_\d+" hid this
     a = Plan(ops={"dense_1": decision("dense_1", "x"), "dense_2": decision("dense_2", "y")})

@@ -7,10 +7,10 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.plan.planner import plan  # noqa: E402
-from npu_jupyter.plan.precision import effective_mode  # noqa: E402
-from npu_jupyter.plan.settings import read_settings  # noqa: E402
-from npu_jupyter.scope import keep_dtype_scope, without_npu_compile_scope  # noqa: E402
+from npu_jupyter.plan.planner import plan
+from npu_jupyter.plan.precision import effective_mode
+from npu_jupyter.plan.settings import read_settings
+from npu_jupyter.scope import keep_dtype_scope, without_npu_compile_scope
 
 
 def _after(p, name):
@@ -200,7 +200,10 @@ def test_modify_mixlist_warns_about_names_that_match_no_op_type(conv_net, tmp_pa
         ('{"grey-list": {"to-add": ["Relu"]}}', "should be 'gray-list' or 'white-list' or 'black-list'"),
         ('{"gray-list": {"add": ["Relu"]}}', "should be 'to-add' or 'to-remove'"),
         ('{"gray-list": {"to-add": "Relu"}}', "should be array"),
-        ('{"gray-list": {"to-add": ["Relu"]}, "white-list": {"to-add": ["Relu"]}}', "Operation add-gray+add-white for op Relu is invalid"),
+        (
+            '{"gray-list": {"to-add": ["Relu"]}, "white-list": {"to-add": ["Relu"]}}',
+            "Operation add-gray+add-white for op Relu is invalid",
+        ),
     ],
 )
 def test_malformed_modify_mixlist_is_an_error_with_the_graph_engine_text(conv_net, tmp_path, text, message):
@@ -250,8 +253,16 @@ def test_malformed_customize_dtypes_rejects_the_whole_file(conv_net, tmp_path, t
     assert _after(p, "relu") == "float32"
 
 
-@pytest.mark.parametrize(("token", "dtype"), [("float32", "float32"), ("FLOAT", "float32"), ("bfloat16", "bfloat16"),
-                                            ("Float16", "float16"), ("double", "float64")])
+@pytest.mark.parametrize(
+    ("token", "dtype"),
+    [
+        ("float32", "float32"),
+        ("FLOAT", "float32"),
+        ("bfloat16", "bfloat16"),
+        ("Float16", "float16"),
+        ("double", "float64"),
+    ],
+)
 def test_customize_dtypes_accepts_every_name_of_ges_dtype_table(conv_net, tmp_path, token, dtype):
     # FE looks "DT_" + token.upper() up in GE's kStringTodataTypeMap, which holds DT_FLOAT32 and DT_BFLOAT16
     rules = _write(tmp_path, "cust.cfg", f"mm::InputDtype:{token},{token},OutputDtype:{token}\n")

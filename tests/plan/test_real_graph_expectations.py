@@ -26,15 +26,25 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.plan.planner import plan  # noqa: E402
+from npu_jupyter.plan.planner import plan
 
 MIX = {"mix_compile_mode": True}
 _KEPT_OFF = (tf.string, tf.resource, tf.variant)
 
 # AI Core compute each model is made of: must be offloaded in mixed computing.
 DEVICE_COMPUTE = {
-    "resnet50_train_step": {"Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput", "Relu", "ReluGrad", "MaxPool",
-                            "MaxPoolGrad", "MatMul", "BiasAdd", "SparseSoftmaxCrossEntropyWithLogits"},
+    "resnet50_train_step": {
+        "Conv2D",
+        "Conv2DBackpropFilter",
+        "Conv2DBackpropInput",
+        "Relu",
+        "ReluGrad",
+        "MaxPool",
+        "MaxPoolGrad",
+        "MatMul",
+        "BiasAdd",
+        "SparseSoftmaxCrossEntropyWithLogits",
+    },
     "bert_train_step": {"BatchMatMulV2", "MatMul", "Softmax", "Erfc", "Rsqrt", "GatherV2", "UnsortedSegmentSum"},
     "lstm_train_step": {"MatMul", "Sigmoid", "Tanh", "BiasAdd", "BiasAddGrad"},
 }
@@ -53,7 +63,7 @@ def _resource_rule(op: Any) -> bool:
 
 def expected_host(graph: Any) -> dict[str, str]:
     """Op name -> which rule keeps it on the host ("resource", "edge" or "const")."""
-    ops = [op for op in graph.get_operations()]
+    ops = list(graph.get_operations())
     host: dict[str, str] = {op.name: "resource" for op in ops if op.type != "Const" and _resource_rule(op)}
     work = list(host)
     by_name = {op.name: op for op in ops}
@@ -75,7 +85,7 @@ def expected_host(graph: Any) -> dict[str, str]:
         if op.type != "Const":
             continue
         readers = [c for t in op.outputs for c in t.consumers()]
-        if not any(c.name not in host for c in readers + list(op._control_outputs)):  # noqa: SLF001
+        if not any(c.name not in host for c in readers + list(op._control_outputs)):
             host[op.name] = "const"
     return host
 
@@ -97,8 +107,11 @@ def test_mixed_computing_keeps_exactly_the_adapters_host_ops_on_the_host(model_n
     want = expected_host(fn.graph)
     got = {name for name, d in p.ops.items() if d.placement == "host"}
     assert got == set(want), (sorted(got - set(want))[:10], sorted(set(want) - got)[:10])
-    wrong_reason = [(n, p.ops[n].placement_reason) for n, rule in want.items()
-                    if REASON_WORDS[rule] not in p.ops[n].placement_reason]
+    wrong_reason = [
+        (n, p.ops[n].placement_reason)
+        for n, rule in want.items()
+        if REASON_WORDS[rule] not in p.ops[n].placement_reason
+    ]
     assert not wrong_reason, wrong_reason[:5]
 
 
@@ -112,6 +125,7 @@ def test_mixed_computing_offloads_the_models_compute(model_name):
     compute = [d for d in p.ops.values() if d.op_type in DEVICE_COMPUTE[model_name]]
     assert {d.op_type for d in compute} == DEVICE_COMPUTE[model_name]
     assert all(d.placement == "device" and d.cluster for d in compute), [
-        (d.name, d.placement_reason) for d in compute if d.placement != "device"][:5]
+        (d.name, d.placement_reason) for d in compute if d.placement != "device"
+    ][:5]
     variables_read = [d for d in p.ops.values() if d.op_type == "ReadVariableOp"]
     assert variables_read and all(d.placement == "host" for d in variables_read)

@@ -6,10 +6,10 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.options.config import NpuConfig  # noqa: E402
-from npu_jupyter.options.errors import NpuConfigError  # noqa: E402
-from npu_jupyter.plan.planner import plan  # noqa: E402
-from npu_jupyter.plan.settings import normalise_soc  # noqa: E402
+from npu_jupyter.options.config import NpuConfig
+from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter.plan.planner import plan
+from npu_jupyter.plan.settings import normalise_soc
 
 
 def test_unknown_precision_mode_in_a_dict_config_raises_with_the_allowed_values(conv_net):
@@ -24,7 +24,7 @@ def test_misspelt_option_key_in_a_dict_config_raises_with_a_suggestion(conv_net)
         plan(conv_net, {"precison_mode": "force_fp16"})
 
 
-@pytest.mark.parametrize("make", [dict, lambda values: NpuConfig(values)], ids=["dict", "NpuConfig"])
+@pytest.mark.parametrize("make", [dict, NpuConfig], ids=["dict", "NpuConfig"])
 def test_broken_cross_option_rule_is_planned_and_listed_in_errors(conv_net, make):
     config = make({"mix_compile_mode": True, "iterations_per_loop": 10})
     with pytest.raises(NpuConfigError) as exc:
@@ -51,8 +51,9 @@ def test_valid_config_adds_no_errors(conv_net):
     assert plan(conv_net, {"precision_mode": "allow_mix_precision"}).errors == []
 
 
-@pytest.mark.parametrize("spelling, table", [("Ascend910B1", "Ascend910B"), ("ascend910proa", "Ascend910"),
-                                             (None, "Ascend910")])
+@pytest.mark.parametrize(
+    "spelling, table", [("Ascend910B1", "Ascend910B"), ("ascend910proa", "Ascend910"), (None, "Ascend910")]
+)
 def test_soc_spellings_resolve_through_the_ops_library(spelling, table):
     assert normalise_soc(spelling) == table
 

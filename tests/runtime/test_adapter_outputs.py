@@ -53,8 +53,12 @@ def test_an_ascend_report_says_its_placement_and_precision_are_predictions(monke
 
 def test_the_report_points_at_the_adapters_dump_and_profiling_folders(monkeypatch, tmp_path):
     profile_dir = tmp_path / "prof"
-    config = NpuConfig(enable_dump=True, dump_path=str(tmp_path), profiling_mode=True,
-                       profiling_options=f'{{"output": "{profile_dir}", "task_trace": "on"}}')
+    config = NpuConfig(
+        enable_dump=True,
+        dump_path=str(tmp_path),
+        profiling_mode=True,
+        profiling_options=f'{{"output": "{profile_dir}", "task_trace": "on"}}',
+    )
     report = _run(config, monkeypatch)
     places = {p["label"]: p for p in report_payload(report)["run"]["adapter_outputs"]}
     assert places["Data dump (adapter)"] == {"label": "Data dump (adapter)", "path": str(tmp_path), "exists": True}
@@ -73,8 +77,9 @@ def test_with_ge_graph_dumps_the_report_sets_actual_next_to_predicted(monkeypatc
     assert (rows["mm"]["ae"], rows["mm"]["ad"], rows["mm"]["ge"]) == ("AI_CORE", ["float16"], "mm_y_fused")
     assert rows["total"]["ae"] == "AI_CPU" and rows["total"]["ad"] == ["float32"]
     assert rows["total"]["pe"] == report.plan.ops["total"].engine
-    assert rows["mm"]["same"] == (report.plan.ops["mm"].engine == "AI_CORE"
-                                  and report.plan.ops["mm"].output_dtypes == ["float16"])
+    assert rows["mm"]["same"] == (
+        report.plan.ops["mm"].engine == "AI_CORE" and report.plan.ops["mm"].output_dtypes == ["float16"]
+    )
     assert actual["compared"] == 3 and actual["differ"] == sum(not r["same"] for r in actual["rows"])
     page = html.render(report_payload(report))
     assert "Actual (GE compiled graph, measured on the device)" in page
@@ -108,9 +113,22 @@ def test_paths_and_op_names_from_the_adapter_are_escaped_in_html(monkeypatch, tm
     hostile = tmp_path / "<script>alert(1)"
     hostile.mkdir()
     report = _run(NpuConfig(enable_dump=True, dump_path=str(hostile)), monkeypatch)
-    report.actual = {"files": ["<b>f</b>"], "rows": [{"n": "<img src=x>", "pe": "AI_CORE", "ae": "<i>",
-                                                     "pd": ["float16"], "ad": ["<u>"], "ge": "g", "same": False}],
-                     "missing": 0, "error": None}
+    report.actual = {
+        "files": ["<b>f</b>"],
+        "rows": [
+            {
+                "n": "<img src=x>",
+                "pe": "AI_CORE",
+                "ae": "<i>",
+                "pd": ["float16"],
+                "ad": ["<u>"],
+                "ge": "g",
+                "same": False,
+            }
+        ],
+        "missing": 0,
+        "error": None,
+    }
     page = html.render(report_payload(report))
     assert "<script>" not in page and "<img" not in page and "<b>f" not in page and "<u>" not in page
     assert "&lt;script&gt;" in page

@@ -53,8 +53,12 @@ def _while_graph(tf):
     g = tf.Graph()
     with g.as_default():
         x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
-        _, out = tf.compat.v1.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.multiply(a, 300.0, name="grow")),
-                                         [tf.constant(0), x], name="loop")
+        _, out = tf.compat.v1.while_loop(
+            lambda i, a: i < 3,
+            lambda i, a: (i + 1, tf.multiply(a, 300.0, name="grow")),
+            [tf.constant(0), x],
+            name="loop",
+        )
         tf.identity(out, name="out")
     tf.compat.v1.enable_control_flow_v2()
     return g
@@ -69,8 +73,9 @@ def test_ops_inside_a_while_loop_are_dumped_per_iteration_and_overflow_checked(t
     assert np.isinf(result).all()  # 300**3 = 2.7e7 overflows float16
     step = load_dump(tmp_path)[0]
     grow = step["loop/grow"]
-    assert [grow[f"output:0#{i}"].tolist() for i in range(3)] == [[300.0, 600.0], [90000.0, 180000.0]] \
-        or grow["output:0#0"].tolist() == [300.0, 600.0]
+    assert [grow[f"output:0#{i}"].tolist() for i in range(3)] == [[300.0, 600.0], [90000.0, 180000.0]] or grow[
+        "output:0#0"
+    ].tolist() == [300.0, 600.0]
     assert len([k for k in grow if "#" in k]) == 3, "one dumped tensor per iteration"
     assert "loop/grow" in report.overflow_ops
 
@@ -97,16 +102,20 @@ def _rnn_loss_scaled_graph(tf):
             h = tf.tanh(tf.matmul(inputs.read(t), w) + tf.matmul(h, u), name="cell")
             return t + 1, h, out.write(t, h)
 
-        _, h, outs = tf.compat.v1.while_loop(lambda t, *_: t < 5, body,
-                                             [tf.constant(0), tf.zeros([4, 8]), tf.TensorArray(tf.float32, 5)],
-                                             name="rnn")
+        _, h, outs = tf.compat.v1.while_loop(
+            lambda t, *_: t < 5, body, [tf.constant(0), tf.zeros([4, 8]), tf.TensorArray(tf.float32, 5)], name="rnn"
+        )
         loss = tf.reduce_mean(tf.square(outs.stack()), name="loss")
         scale = 1024.0
         grads = tf.gradients(loss * scale, [w, u])
         finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(gr)) for gr in grads], name="finite")
         opt = tf.compat.v1.train.GradientDescentOptimizer(0.1)
-        train = tf.cond(finite, lambda: opt.apply_gradients([(gr / scale, v) for gr, v in zip(grads, [w, u])]),
-                        lambda: tf.no_op(), name="apply")
+        train = tf.cond(
+            finite,
+            lambda: opt.apply_gradients([(gr / scale, v) for gr, v in zip(grads, [w, u])]),
+            tf.no_op,
+            name="apply",
+        )
         init = tf.compat.v1.global_variables_initializer()
     tf.compat.v1.enable_control_flow_v2()
     return g, x, loss, train, init
@@ -115,8 +124,9 @@ def _rnn_loss_scaled_graph(tf):
 def test_a_loss_scaled_rnn_trains_with_dump_and_overflow_detection_under_the_real_planner(tf, tmp_path):
     g, x, loss, train, init = _rnn_loss_scaled_graph(tf)
     feed = {x: np.random.default_rng(0).normal(size=(5, 4, 3)).astype(np.float32)}
-    cfg = NpuConfig(precision_mode="allow_mix_precision", enable_dump=True, dump_path=str(tmp_path),
-                    enable_dump_debug=True)
+    cfg = NpuConfig(
+        precision_mode="allow_mix_precision", enable_dump=True, dump_path=str(tmp_path), enable_dump_debug=True
+    )
     with EmulatorSession(cfg, g) as sess:
         sess.run(init)
         losses = [sess.run([loss, train], feed)[0] for _ in range(3)]

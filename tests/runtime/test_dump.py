@@ -150,7 +150,6 @@ def test_emulator_warns_once_the_budget_is_exceeded(tf, hand, tmp_path, monkeypa
     assert any("dump budget exceeded" in w for w in report.warnings)
 
 
-
 def test_a_full_disk_is_one_clear_error_naming_the_disk_dump_path_and_step(tmp_path):
     """A real 256 KB tmpfs: the step that does not fit fails with ENOSPC wording, earlier steps stay."""
     import errno
@@ -177,6 +176,7 @@ def test_a_full_disk_is_one_clear_error_naming_the_disk_dump_path_and_step(tmp_p
         assert not [p for p in disk.iterdir() if p.name.startswith(".")]  # the failed step was removed
     finally:
         subprocess.run(["umount", str(disk)], check=False)
+
 
 def test_budget_env_accepts_units(monkeypatch):
     monkeypatch.setenv(dump_mod.BUDGET_ENV, "2MB")

@@ -33,8 +33,9 @@ def test_a_step_over_budget_is_skipped_before_it_is_written_and_named_in_the_rep
 
     monkeypatch.setattr(DumpWriter, "write_step", spy)
     g, x, y, init = _graph(tf)
-    with EmulatorSession(NpuConfig(enable_dump=True, dump_path=str(tmp_path)), g, plan_fn=hand.plan_fn()) as sess, \
-            warnings.catch_warnings(record=True):
+    with EmulatorSession(
+        NpuConfig(enable_dump=True, dump_path=str(tmp_path)), g, plan_fn=hand.plan_fn()
+    ) as sess, warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         sess.run(init)
         sess.run(y, {x: np.ones((256, 256), np.float32)})

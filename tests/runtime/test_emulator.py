@@ -243,9 +243,7 @@ def test_reference_can_be_asked_for_one_run(tf, hand):
 
 
 def test_per_fetch_caches_stay_bounded_when_every_run_fetches_something_new(tf, hand, monkeypatch):
-    from npu_jupyter.runtime import emulator
-
-    from npu_jupyter.runtime import session_plans
+    from npu_jupyter.runtime import emulator, session_plans
 
     monkeypatch.setattr(emulator, "_CACHE_LIMIT", 3)
     monkeypatch.setattr(session_plans, "CACHE_LIMIT", 3)
@@ -266,9 +264,13 @@ def _tensorflow_older_than(version: str) -> bool:
     return tuple(int(p) for p in tf.__version__.split(".")[:2]) < tuple(int(p) for p in version.split("."))
 
 
-@pytest.mark.xfail(_tensorflow_older_than("2.16"), run=False, strict=False,
-                   reason="hangs on TF 2.6.5 (the QueueRunner's enqueue and the main dequeue both block "
-                          "inside TF's session.run); open, found by .ci/legacy_leg.sh")
+@pytest.mark.xfail(
+    _tensorflow_older_than("2.16"),
+    run=False,
+    strict=False,
+    reason="hangs on TF 2.6.5 (the QueueRunner's enqueue and the main dequeue both block "
+    "inside TF's session.run); open, found by .ci/legacy_leg.sh",
+)
 def test_last_report_is_the_main_threads_run_while_a_queue_runner_enqueues(tf, hand):
     """A QueueRunner thread runs its 2-op enqueue graph all the time; last_report stays the user's run."""
     import threading

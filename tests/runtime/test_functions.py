@@ -15,8 +15,14 @@ def _keras_cnn_losses(config, epochs=3):
     import keras
 
     keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.layers.Input((8, 8, 3)), keras.layers.Conv2D(8, 3, activation="relu"),
-                              keras.layers.Flatten(), keras.layers.Dense(10)])
+    model = keras.Sequential(
+        [
+            keras.layers.Input((8, 8, 3)),
+            keras.layers.Conv2D(8, 3, activation="relu"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(10),
+        ]
+    )
     model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(64, 8, 8, 3)).astype("float32"), rng.integers(0, 10, 64)

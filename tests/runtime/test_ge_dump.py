@@ -27,24 +27,34 @@ def test_a_build_dump_gives_each_ops_engine_dtypes_and_original_names():
     assert ops["x"].engine == "GE" and ops["Node_Output"].output_dtypes == []
 
 
-@pytest.mark.parametrize("lib, engine", [
-    ("AIcoreEngine", "AI_CORE"), ("aicpu_tf_kernel", "AI_CPU"), ("aicpu_ascend_kernel", "AI_CPU"),
-    ("DNN_VM_GE_LOCAL_OP_STORE", "GE"), ("DNN_VM_RTS_OP_STORE", "GE"), ("DNN_VM_HOST_CPU_OP_STORE", "HOST"),
-    ("dvpp_ops_kernel", "DVPP"), ("ops_kernel_info_hccl", "HCCL"), ("", "UNKNOWN"), ("mystery", "UNKNOWN"),
-])
+@pytest.mark.parametrize(
+    "lib, engine",
+    [
+        ("AIcoreEngine", "AI_CORE"),
+        ("aicpu_tf_kernel", "AI_CPU"),
+        ("aicpu_ascend_kernel", "AI_CPU"),
+        ("DNN_VM_GE_LOCAL_OP_STORE", "GE"),
+        ("DNN_VM_RTS_OP_STORE", "GE"),
+        ("DNN_VM_HOST_CPU_OP_STORE", "HOST"),
+        ("dvpp_ops_kernel", "DVPP"),
+        ("ops_kernel_info_hccl", "HCCL"),
+        ("", "UNKNOWN"),
+        ("mystery", "UNKNOWN"),
+    ],
+)
 def test_kernel_libraries_name_their_engine(lib, engine):
     assert ge_dump.engine_of(lib) == engine
 
 
 def test_text_format_escapes_lists_comments_and_angle_brackets_are_read():
-    text = r'''
+    text = r"""
     # a comment line
     name: "\346\227\245 \"q\"\n" "tail"
     op < name: 'a\x41' id: -3 >
     op { name: "b" ; flag: true size: 1.5 }
     vals: [1, 2, 0x10]
     dtype: DT_FLOAT16
-    '''
+    """
     message = parse_text_proto(text)
     assert message["name"] == ['日 "q"\ntail']
     assert [op["name"][0] for op in message["op"]] == ["aA", "b"]
@@ -52,13 +62,16 @@ def test_text_format_escapes_lists_comments_and_angle_brackets_are_read():
     assert message["vals"] == [1, 2, 16] and message["dtype"] == ["DT_FLOAT16"]
 
 
-@pytest.mark.parametrize("text, message", [
-    ("graph { op { name: \"a\" }", "ends inside a message"),
-    ("graph { } }", "unbalanced"),
-    ("name: \"open", "cannot read"),
-    ("{ name: 1 }", "expected a field name"),
-    ("graph", "has no value"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('graph { op { name: "a" }', "ends inside a message"),
+        ("graph { } }", "unbalanced"),
+        ('name: "open', "cannot read"),
+        ("{ name: 1 }", "expected a field name"),
+        ("graph", "has no value"),
+    ],
+)
 def test_a_broken_dump_is_one_error_naming_the_file_and_line(tmp_path, text, message):
     path = tmp_path / "ge_proto_00000002_Build.txt"
     path.write_text(text, encoding="utf-8")
@@ -140,25 +153,40 @@ def _ge_model_class(descriptor_pb2, descriptor_pool):
         return msg
 
     rep, opt = f.LABEL_REPEATED, f.LABEL_OPTIONAL
-    attr = message("AttrDef", ("s", 2, f.TYPE_BYTES, opt, None), ("i", 3, f.TYPE_INT64, opt, None),
-                   ("list", 1, f.TYPE_MESSAGE, opt, ".ge.proto.AttrDef.ListValue"))
+    attr = message(
+        "AttrDef",
+        ("s", 2, f.TYPE_BYTES, opt, None),
+        ("i", 3, f.TYPE_INT64, opt, None),
+        ("list", 1, f.TYPE_MESSAGE, opt, ".ge.proto.AttrDef.ListValue"),
+    )
     listvalue = attr.nested_type.add(name="ListValue")
     listvalue.field.add(name="s", number=2, type=f.TYPE_BYTES, label=rep)
-    message("TensorDescriptor", ("name", 1, f.TYPE_STRING, opt, None),
-            ("dtype", 2, f.TYPE_ENUM, opt, ".ge.proto.DataType"), ("layout", 4, f.TYPE_STRING, opt, None))
-    op = message("OpDef", ("name", 1, f.TYPE_STRING, opt, None), ("type", 2, f.TYPE_STRING, opt, None),
-                 ("input", 5, f.TYPE_STRING, rep, None),
-                 ("attr", 10, f.TYPE_MESSAGE, rep, ".ge.proto.OpDef.AttrEntry"),
-                 ("input_desc", 33, f.TYPE_MESSAGE, rep, ".ge.proto.TensorDescriptor"),
-                 ("output_desc", 34, f.TYPE_MESSAGE, rep, ".ge.proto.TensorDescriptor"))
+    message(
+        "TensorDescriptor",
+        ("name", 1, f.TYPE_STRING, opt, None),
+        ("dtype", 2, f.TYPE_ENUM, opt, ".ge.proto.DataType"),
+        ("layout", 4, f.TYPE_STRING, opt, None),
+    )
+    op = message(
+        "OpDef",
+        ("name", 1, f.TYPE_STRING, opt, None),
+        ("type", 2, f.TYPE_STRING, opt, None),
+        ("input", 5, f.TYPE_STRING, rep, None),
+        ("attr", 10, f.TYPE_MESSAGE, rep, ".ge.proto.OpDef.AttrEntry"),
+        ("input_desc", 33, f.TYPE_MESSAGE, rep, ".ge.proto.TensorDescriptor"),
+        ("output_desc", 34, f.TYPE_MESSAGE, rep, ".ge.proto.TensorDescriptor"),
+    )
     entry = op.nested_type.add(name="AttrEntry")
     entry.options.map_entry = True
     entry.field.add(name="key", number=1, type=f.TYPE_STRING, label=opt)
     entry.field.add(name="value", number=2, type=f.TYPE_MESSAGE, label=opt, type_name=".ge.proto.AttrDef")
-    message("GraphDef", ("name", 1, f.TYPE_STRING, opt, None),
-            ("op", 6, f.TYPE_MESSAGE, rep, ".ge.proto.OpDef"))
-    message("ModelDef", ("name", 1, f.TYPE_STRING, opt, None), ("version", 2, f.TYPE_UINT32, opt, None),
-            ("graph", 7, f.TYPE_MESSAGE, rep, ".ge.proto.GraphDef"))
+    message("GraphDef", ("name", 1, f.TYPE_STRING, opt, None), ("op", 6, f.TYPE_MESSAGE, rep, ".ge.proto.OpDef"))
+    message(
+        "ModelDef",
+        ("name", 1, f.TYPE_STRING, opt, None),
+        ("version", 2, f.TYPE_UINT32, opt, None),
+        ("graph", 7, f.TYPE_MESSAGE, rep, ".ge.proto.GraphDef"),
+    )
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
     descriptor = pool.FindMessageTypeByName("ge.proto.ModelDef")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.runtime.emulator import EmulatorSession
 

@@ -66,8 +66,16 @@ def test_op_summary_writes_no_device_columns_it_cannot_measure(tf, hand, tmp_pat
     report = _profiled(tf, hand, tmp_path)
     with open(report.op_summary_csv, newline="") as handle:
         header = next(csv.reader(handle))
-    for device_only in ("Model ID", "Task ID", "Stream ID", "Task Wait Time(us)", "Block Dim", "Input Formats",
-                        "Output Formats", "Task Duration(us)"):
+    for device_only in (
+        "Model ID",
+        "Task ID",
+        "Stream ID",
+        "Task Wait Time(us)",
+        "Block Dim",
+        "Input Formats",
+        "Output Formats",
+        "Task Duration(us)",
+    ):
         assert device_only not in header
     assert all("CPU emulation" in h for h in header if "Time" in h or "Duration" in h)
 

@@ -9,10 +9,21 @@ from npu_jupyter.runtime.report import RunReport
 
 
 def _plan() -> Plan:
-    return Plan(ops={"mm": OpDecision(name="mm", op_type="MatMul", placement="device", engine="AI_CORE",
-                                      placement_reason="supported by the device", dtype_before="float32",
-                                      dtype_after="float16", precision_reason="cube op goes to float16")},
-                title="1 op · full offload")
+    return Plan(
+        ops={
+            "mm": OpDecision(
+                name="mm",
+                op_type="MatMul",
+                placement="device",
+                engine="AI_CORE",
+                placement_reason="supported by the device",
+                dtype_before="float32",
+                dtype_after="float16",
+                precision_reason="cube op goes to float16",
+            )
+        },
+        title="1 op · full offload",
+    )
 
 
 def test_print_shows_the_text_report_not_the_dataclass_fields():

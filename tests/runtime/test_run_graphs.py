@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.runtime.emulator import EmulatorSession
@@ -60,8 +59,9 @@ def test_a_run_whose_plan_lowers_but_rounds_nothing_says_why_in_the_report(tf, h
         plan = hand.plan(graph)
         ops = dict(plan.ops)
         d = ops["y"]
-        ops["y"] = type(d)(**{**d.__dict__, "dtype_before": "float32", "dtype_after": "float16",
-                               "output_dtypes": ["float16"]})
+        ops["y"] = type(d)(
+            **{**d.__dict__, "dtype_before": "float32", "dtype_after": "float16", "output_dtypes": ["float16"]}
+        )
         return Plan(ops=ops)
 
     with EmulatorSession(NpuConfig(), g, plan_fn=plan_fn) as sess:
@@ -93,7 +93,8 @@ def test_drift_against_float32_reads_the_same_batch_as_the_emulated_step_from_an
         drift = sess.last_report.drift
     assert "loss" in drift and drift["loss"]["max_rel"] < 0.05  # same batch, same weights: small drift only
     assert any(op.startswith("IteratorGetNext") for op in drift) and all(
-        drift[op]["max_abs"] == 0 for op in drift if op.startswith("IteratorGetNext"))
+        drift[op]["max_abs"] == 0 for op in drift if op.startswith("IteratorGetNext")
+    )
 
 
 def test_adding_ops_between_runs_keeps_the_iterator_position_and_the_session(tf):

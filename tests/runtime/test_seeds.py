@@ -57,8 +57,9 @@ def _model(tf):
         x = tf.constant(rng.standard_normal((16, 8)).astype(np.float32) * 3.0)
         w = tf.compat.v1.get_variable("w", initializer=tf.constant(rng.standard_normal((8, 4)).astype(np.float32)))
         logits = tf.matmul(x, w, name="logits")
-        cost = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=tf.one_hot(tf.range(16) % 4, 4),
-                                                                         logits=logits), name="cost")
+        cost = tf.reduce_mean(
+            tf.nn.softmax_cross_entropy_with_logits(labels=tf.one_hot(tf.range(16) % 4, 4), logits=logits), name="cost"
+        )
         train = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(cost)
         init = tf.compat.v1.global_variables_initializer()
     return g, logits, cost, train, init

@@ -12,7 +12,9 @@ def _build():
     import tensorflow as tf
 
     x = tf.compat.v1.placeholder(tf.float32, [8, 16], name="x")
-    w = tf.compat.v1.get_variable("w", initializer=tf.constant(np.linspace(-1, 1, 16 * 4, dtype=np.float32).reshape(16, 4)))
+    w = tf.compat.v1.get_variable(
+        "w", initializer=tf.constant(np.linspace(-1, 1, 16 * 4, dtype=np.float32).reshape(16, 4))
+    )
     logits = tf.matmul(x, w, name="logits")
     loss = tf.reduce_mean(tf.square(logits), name="loss")
     tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(loss, name="train")

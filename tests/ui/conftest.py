@@ -40,8 +40,16 @@ _KEEP = "kept float32: op has no float16 kernel"
 _NOFLOAT = "not a float op"
 
 
-def _decision(name: str, op_type: str, engine: str, inputs: list[str], *, to16: bool = False,
-              float_op: bool = True, cluster: str | None = "GeOp1_0") -> Any:
+def _decision(
+    name: str,
+    op_type: str,
+    engine: str,
+    inputs: list[str],
+    *,
+    to16: bool = False,
+    float_op: bool = True,
+    cluster: str | None = "GeOp1_0",
+) -> Any:
     """One OpDecision with the reason texts the planner writes for such an op."""
     from npu_jupyter.plan.model import OpDecision
 
@@ -68,32 +76,74 @@ def small_training_plan() -> Any:
     ops = [
         _decision("IteratorGetNext", "IteratorGetNext", "HOST", []),
         _decision("dense/kernel/Read/ReadVariableOp", "ReadVariableOp", "AI_CORE", []),
-        _decision("dense/MatMul", "MatMul", "AI_CORE", ["IteratorGetNext", "dense/kernel/Read/ReadVariableOp"], to16=True),
+        _decision(
+            "dense/MatMul", "MatMul", "AI_CORE", ["IteratorGetNext", "dense/kernel/Read/ReadVariableOp"], to16=True
+        ),
         _decision("dense/BiasAdd", "BiasAdd", "AI_CORE", ["dense/MatMul"], to16=True),
         _decision("dense/Relu", "Relu", "AI_CORE", ["dense/BiasAdd"], to16=True),
         _decision("dense_1/kernel/Read/ReadVariableOp", "ReadVariableOp", "AI_CORE", []),
-        _decision("dense_1/MatMul", "MatMul", "AI_CORE", ["dense/Relu", "dense_1/kernel/Read/ReadVariableOp"], to16=True),
-        _decision("loss/SparseSoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "AI_CORE",
-                  ["dense_1/MatMul", "IteratorGetNext"]),
+        _decision(
+            "dense_1/MatMul", "MatMul", "AI_CORE", ["dense/Relu", "dense_1/kernel/Read/ReadVariableOp"], to16=True
+        ),
+        _decision(
+            "loss/SparseSoftmaxCrossEntropyWithLogits",
+            "SparseSoftmaxCrossEntropyWithLogits",
+            "AI_CORE",
+            ["dense_1/MatMul", "IteratorGetNext"],
+        ),
         _decision("loss/Mean", "Mean", "AI_CORE", ["loss/SparseSoftmaxCrossEntropyWithLogits"]),
         _decision("gradients/loss/Mean_grad/Tile", "Tile", "AI_CORE", ["loss/Mean"]),
-        _decision("gradients/dense_1/MatMul_grad/MatMul", "MatMul", "AI_CORE",
-                  ["gradients/loss/Mean_grad/Tile", "dense_1/kernel/Read/ReadVariableOp"], to16=True),
-        _decision("gradients/dense_1/MatMul_grad/MatMul_1", "MatMul", "AI_CORE",
-                  ["dense/Relu", "gradients/loss/Mean_grad/Tile"], to16=True),
-        _decision("gradients/dense/Relu_grad/ReluGrad", "ReluGrad", "AI_CORE",
-                  ["gradients/dense_1/MatMul_grad/MatMul", "dense/Relu"], to16=True),
-        _decision("gradients/dense/BiasAdd_grad/BiasAddGrad", "BiasAddGrad", "AI_CORE",
-                  ["gradients/dense/Relu_grad/ReluGrad"]),
-        _decision("gradients/dense/MatMul_grad/MatMul_1", "MatMul", "AI_CORE",
-                  ["IteratorGetNext", "gradients/dense/Relu_grad/ReluGrad"], to16=True),
+        _decision(
+            "gradients/dense_1/MatMul_grad/MatMul",
+            "MatMul",
+            "AI_CORE",
+            ["gradients/loss/Mean_grad/Tile", "dense_1/kernel/Read/ReadVariableOp"],
+            to16=True,
+        ),
+        _decision(
+            "gradients/dense_1/MatMul_grad/MatMul_1",
+            "MatMul",
+            "AI_CORE",
+            ["dense/Relu", "gradients/loss/Mean_grad/Tile"],
+            to16=True,
+        ),
+        _decision(
+            "gradients/dense/Relu_grad/ReluGrad",
+            "ReluGrad",
+            "AI_CORE",
+            ["gradients/dense_1/MatMul_grad/MatMul", "dense/Relu"],
+            to16=True,
+        ),
+        _decision(
+            "gradients/dense/BiasAdd_grad/BiasAddGrad", "BiasAddGrad", "AI_CORE", ["gradients/dense/Relu_grad/ReluGrad"]
+        ),
+        _decision(
+            "gradients/dense/MatMul_grad/MatMul_1",
+            "MatMul",
+            "AI_CORE",
+            ["IteratorGetNext", "gradients/dense/Relu_grad/ReluGrad"],
+            to16=True,
+        ),
         _decision("gradients/dense/MatMul_grad/Shape", "Shape", "AI_CPU", ["IteratorGetNext"], float_op=False),
-        _decision("SGD/update_dense/ResourceApplyGradientDescent", "ResourceApplyGradientDescent", "AI_CORE",
-                  ["gradients/dense/MatMul_grad/MatMul_1"]),
-        _decision("SGD/update_dense_1/ResourceApplyGradientDescent", "ResourceApplyGradientDescent", "AI_CORE",
-                  ["gradients/dense_1/MatMul_grad/MatMul_1"]),
-        _decision("SGD/NoOp", "NoOp", "HOST", ["SGD/update_dense/ResourceApplyGradientDescent",
-                                               "SGD/update_dense_1/ResourceApplyGradientDescent"], float_op=False),
+        _decision(
+            "SGD/update_dense/ResourceApplyGradientDescent",
+            "ResourceApplyGradientDescent",
+            "AI_CORE",
+            ["gradients/dense/MatMul_grad/MatMul_1"],
+        ),
+        _decision(
+            "SGD/update_dense_1/ResourceApplyGradientDescent",
+            "ResourceApplyGradientDescent",
+            "AI_CORE",
+            ["gradients/dense_1/MatMul_grad/MatMul_1"],
+        ),
+        _decision(
+            "SGD/NoOp",
+            "NoOp",
+            "HOST",
+            ["SGD/update_dense/ResourceApplyGradientDescent", "SGD/update_dense_1/ResourceApplyGradientDescent"],
+            float_op=False,
+        ),
     ]
     return Plan(
         ops={d.name: d for d in ops},
@@ -113,12 +163,29 @@ def hostile_plan() -> Any:
 
     evil = f"evil/{HOSTILE_IMG}"
     ops = [
-        OpDecision(name=evil, op_type=HOSTILE_SCRIPT, placement="device", engine="AI_CORE",
-                   placement_reason=HOSTILE_IMG, dtype_before="float32", dtype_after="float16",
-                   precision_reason=HOSTILE_SCRIPT, cluster="GeOp1_0"),
-        OpDecision(name=HOSTILE_SCRIPT, op_type="MatMul", placement="host", engine="HOST",
-                   placement_reason=f'<a href="javascript:window.__pwned=3">x</a>', dtype_before="float32",
-                   dtype_after="float32", precision_reason=HOSTILE_IMG, cluster=None, inputs=[evil]),
+        OpDecision(
+            name=evil,
+            op_type=HOSTILE_SCRIPT,
+            placement="device",
+            engine="AI_CORE",
+            placement_reason=HOSTILE_IMG,
+            dtype_before="float32",
+            dtype_after="float16",
+            precision_reason=HOSTILE_SCRIPT,
+            cluster="GeOp1_0",
+        ),
+        OpDecision(
+            name=HOSTILE_SCRIPT,
+            op_type="MatMul",
+            placement="host",
+            engine="HOST",
+            placement_reason='<a href="javascript:window.__pwned=3">x</a>',
+            dtype_before="float32",
+            dtype_after="float32",
+            precision_reason=HOSTILE_IMG,
+            cluster=None,
+            inputs=[evil],
+        ),
     ]
     return Plan(
         ops={d.name: d for d in ops},
@@ -126,7 +193,7 @@ def hostile_plan() -> Any:
         errors=[HOSTILE_IMG],
         soc=HOSTILE_IMG,
         precision_mode=HOSTILE_SCRIPT,
-        title=f"<b onmouseover=\"window.__pwned=4\">{HOSTILE_IMG}</b>",
+        title=f'<b onmouseover="window.__pwned=4">{HOSTILE_IMG}</b>',
     )
 
 
@@ -153,49 +220,105 @@ def _resnet50_layers() -> list[tuple[str, str]]:
 
 # Ops a traced Keras train step holds per layer kind: forward, gradient, optimizer (per variable).
 _FORWARD = {
-    "conv": [("ReadVariableOp", "AI_CORE", False), ("Cast", "AI_CORE", True), ("Conv2D", "AI_CORE", True),
-             ("BiasAdd", "AI_CORE", True)],
-    "bn": [("ReadVariableOp", "AI_CORE", False), ("ReadVariableOp_1", "AI_CORE", False),
-           ("ReadVariableOp_2", "AI_CORE", False), ("ReadVariableOp_3", "AI_CORE", False),
-           ("FusedBatchNormV3", "AI_CORE", False), ("AssignMovingAvg/sub", "AI_CORE", False),
-           ("AssignMovingAvg/mul", "AI_CORE", False), ("AssignMovingAvg", "AI_CORE", False),
-           ("AssignMovingAvg_1/sub", "AI_CORE", False), ("AssignMovingAvg_1/mul", "AI_CORE", False),
-           ("AssignMovingAvg_1", "AI_CORE", False)],
+    "conv": [
+        ("ReadVariableOp", "AI_CORE", False),
+        ("Cast", "AI_CORE", True),
+        ("Conv2D", "AI_CORE", True),
+        ("BiasAdd", "AI_CORE", True),
+    ],
+    "bn": [
+        ("ReadVariableOp", "AI_CORE", False),
+        ("ReadVariableOp_1", "AI_CORE", False),
+        ("ReadVariableOp_2", "AI_CORE", False),
+        ("ReadVariableOp_3", "AI_CORE", False),
+        ("FusedBatchNormV3", "AI_CORE", False),
+        ("AssignMovingAvg/sub", "AI_CORE", False),
+        ("AssignMovingAvg/mul", "AI_CORE", False),
+        ("AssignMovingAvg", "AI_CORE", False),
+        ("AssignMovingAvg_1/sub", "AI_CORE", False),
+        ("AssignMovingAvg_1/mul", "AI_CORE", False),
+        ("AssignMovingAvg_1", "AI_CORE", False),
+    ],
     "relu": [("Relu", "AI_CORE", True)],
     "add": [("add", "AI_CORE", True)],
     "pool": [("Mean", "AI_CORE", False)],
-    "dense": [("ReadVariableOp", "AI_CORE", False), ("MatMul", "AI_CORE", True), ("BiasAdd", "AI_CORE", True),
-              ("Softmax", "AI_CORE", False)],
+    "dense": [
+        ("ReadVariableOp", "AI_CORE", False),
+        ("MatMul", "AI_CORE", True),
+        ("BiasAdd", "AI_CORE", True),
+        ("Softmax", "AI_CORE", False),
+    ],
 }
 _GRAD = {
-    "conv": [("Conv2D/Conv2DBackpropInput", "AI_CORE", True), ("Conv2D/Conv2DBackpropFilter", "AI_CORE", True),
-             ("Conv2D/ShapeN", "AI_CPU", False), ("BiasAdd/BiasAddGrad", "AI_CORE", True),
-             ("Cast/Cast", "AI_CORE", False), ("Conv2D/Identity", "AI_CORE", False),
-             ("Conv2D/Identity_1", "AI_CORE", False), ("BiasAdd/Identity", "AI_CORE", False),
-             ("Conv2D/Reshape", "AI_CORE", False), ("Conv2D/Cast", "AI_CORE", False)],
-    "bn": [("FusedBatchNormV3/FusedBatchNormGradV3", "AI_CORE", False), ("FusedBatchNormV3/Shape", "AI_CPU", False),
-           ("FusedBatchNormV3/Reshape", "AI_CORE", False), ("FusedBatchNormV3/mul", "AI_CORE", False),
-           ("FusedBatchNormV3/mul_1", "AI_CORE", False), ("FusedBatchNormV3/Sum", "AI_CORE", False),
-           ("FusedBatchNormV3/Sum_1", "AI_CORE", False), ("FusedBatchNormV3/sub", "AI_CORE", False),
-           ("FusedBatchNormV3/Identity", "AI_CORE", False)],
+    "conv": [
+        ("Conv2D/Conv2DBackpropInput", "AI_CORE", True),
+        ("Conv2D/Conv2DBackpropFilter", "AI_CORE", True),
+        ("Conv2D/ShapeN", "AI_CPU", False),
+        ("BiasAdd/BiasAddGrad", "AI_CORE", True),
+        ("Cast/Cast", "AI_CORE", False),
+        ("Conv2D/Identity", "AI_CORE", False),
+        ("Conv2D/Identity_1", "AI_CORE", False),
+        ("BiasAdd/Identity", "AI_CORE", False),
+        ("Conv2D/Reshape", "AI_CORE", False),
+        ("Conv2D/Cast", "AI_CORE", False),
+    ],
+    "bn": [
+        ("FusedBatchNormV3/FusedBatchNormGradV3", "AI_CORE", False),
+        ("FusedBatchNormV3/Shape", "AI_CPU", False),
+        ("FusedBatchNormV3/Reshape", "AI_CORE", False),
+        ("FusedBatchNormV3/mul", "AI_CORE", False),
+        ("FusedBatchNormV3/mul_1", "AI_CORE", False),
+        ("FusedBatchNormV3/Sum", "AI_CORE", False),
+        ("FusedBatchNormV3/Sum_1", "AI_CORE", False),
+        ("FusedBatchNormV3/sub", "AI_CORE", False),
+        ("FusedBatchNormV3/Identity", "AI_CORE", False),
+    ],
     "relu": [("Relu/ReluGrad", "AI_CORE", True)],
-    "add": [("add/Shape", "AI_CPU", False), ("add/Shape_1", "AI_CPU", False),
-            ("add/BroadcastGradientArgs", "AI_CPU", False), ("add/Sum", "AI_CORE", False),
-            ("add/Reshape", "AI_CORE", False), ("add/Sum_1", "AI_CORE", False), ("add/Reshape_1", "AI_CORE", False)],
+    "add": [
+        ("add/Shape", "AI_CPU", False),
+        ("add/Shape_1", "AI_CPU", False),
+        ("add/BroadcastGradientArgs", "AI_CPU", False),
+        ("add/Sum", "AI_CORE", False),
+        ("add/Reshape", "AI_CORE", False),
+        ("add/Sum_1", "AI_CORE", False),
+        ("add/Reshape_1", "AI_CORE", False),
+    ],
     "pool": [("Mean/Shape", "AI_CPU", False), ("Mean/truediv", "AI_CORE", False), ("Mean/Tile", "AI_CORE", False)],
-    "dense": [("MatMul/MatMul", "AI_CORE", True), ("MatMul/MatMul_1", "AI_CORE", True),
-              ("BiasAdd/BiasAddGrad", "AI_CORE", True), ("Softmax/mul", "AI_CORE", False),
-              ("Softmax/Sum", "AI_CORE", False), ("Softmax/sub", "AI_CORE", False)],
+    "dense": [
+        ("MatMul/MatMul", "AI_CORE", True),
+        ("MatMul/MatMul_1", "AI_CORE", True),
+        ("BiasAdd/BiasAddGrad", "AI_CORE", True),
+        ("Softmax/mul", "AI_CORE", False),
+        ("Softmax/Sum", "AI_CORE", False),
+        ("Softmax/sub", "AI_CORE", False),
+    ],
 }
 _VARIABLES = {"conv": ["kernel", "bias"], "bn": ["gamma", "beta"], "dense": ["kernel", "bias"]}
-_UPDATE = [("ReadVariableOp", "AI_CORE", False), ("Cast", "AI_CORE", False), ("mul", "AI_CORE", False),
-           ("mul_1", "AI_CORE", False), ("Identity", "AI_CORE", False), ("ResourceApplyKerasMomentum", "AI_CORE", False),
-           ("IsFinite", "AI_CORE", False), ("All", "AI_CPU", False), ("Select", "AI_CORE", False),
-           ("AssignAddVariableOp", "AI_CORE", False), ("NoOp", "HOST", False),
-           ("clip/Minimum", "AI_CORE", False), ("clip/Maximum", "AI_CORE", False), ("mul_2", "AI_CORE", False),
-           ("add", "AI_CORE", False), ("Sqrt", "AI_CORE", False), ("truediv", "AI_CORE", False),
-           ("sub", "AI_CORE", False), ("Identity_1", "AI_CORE", False), ("ReadVariableOp_1", "AI_CORE", False),
-           ("Cast_1", "AI_CORE", False), ("Square", "AI_CORE", False), ("Sum", "AI_CORE", False)]
+_UPDATE = [
+    ("ReadVariableOp", "AI_CORE", False),
+    ("Cast", "AI_CORE", False),
+    ("mul", "AI_CORE", False),
+    ("mul_1", "AI_CORE", False),
+    ("Identity", "AI_CORE", False),
+    ("ResourceApplyKerasMomentum", "AI_CORE", False),
+    ("IsFinite", "AI_CORE", False),
+    ("All", "AI_CPU", False),
+    ("Select", "AI_CORE", False),
+    ("AssignAddVariableOp", "AI_CORE", False),
+    ("NoOp", "HOST", False),
+    ("clip/Minimum", "AI_CORE", False),
+    ("clip/Maximum", "AI_CORE", False),
+    ("mul_2", "AI_CORE", False),
+    ("add", "AI_CORE", False),
+    ("Sqrt", "AI_CORE", False),
+    ("truediv", "AI_CORE", False),
+    ("sub", "AI_CORE", False),
+    ("Identity_1", "AI_CORE", False),
+    ("ReadVariableOp_1", "AI_CORE", False),
+    ("Cast_1", "AI_CORE", False),
+    ("Square", "AI_CORE", False),
+    ("Sum", "AI_CORE", False),
+]
 
 
 def resnet50_like_plan() -> Any:
@@ -213,8 +336,9 @@ def resnet50_like_plan() -> Any:
         chain = prev
         for suffix, engine, to16 in _FORWARD[kind]:
             name = f"resnet50/{layer}/{suffix}"
-            ops.append(_decision(name, suffix.split("/")[-1].rstrip("_0123456789") or suffix, engine, [chain],
-                                 to16=to16))
+            ops.append(
+                _decision(name, suffix.split("/")[-1].rstrip("_0123456789") or suffix, engine, [chain], to16=to16)
+            )
             chain = name
         outputs[layer] = prev = chain
     ops.append(_decision("loss/Mean", "Mean", "AI_CORE", [prev]))
@@ -224,8 +348,9 @@ def resnet50_like_plan() -> Any:
         for suffix, engine, to16 in _GRAD[kind]:
             name = f"gradient_tape/resnet50/{layer}/{suffix}"
             op_type = suffix.split("/")[-1].rstrip("_0123456789")
-            ops.append(_decision(name, op_type, engine, [chain, outputs[layer]], to16=to16,
-                                 float_op=engine != "AI_CPU"))
+            ops.append(
+                _decision(name, op_type, engine, [chain, outputs[layer]], to16=to16, float_op=engine != "AI_CPU")
+            )
             chain = name
         grad = chain
         for var in _VARIABLES.get(kind, []):
@@ -240,7 +365,9 @@ def resnet50_like_plan() -> Any:
     return Plan(
         ops={d.name: d for d in ops},
         subgraphs=[Subgraph("GeOp1_0", device)],
-        transfers=[Transfer("IteratorGetNext", ops[1].name, "IteratorGetNext:0", "float32", "h2d", 224 * 224 * 3 * 4 * 32)],
+        transfers=[
+            Transfer("IteratorGetNext", ops[1].name, "IteratorGetNext:0", "float32", "h2d", 224 * 224 * 3 * 4 * 32)
+        ],
         warnings=["AI CPU ops split the graph into smaller device launches"],
         soc="Ascend910",
         precision_mode="allow_fp32_to_fp16",
@@ -254,8 +381,13 @@ def wide_plan() -> Any:
     from npu_jupyter.plan.model import Plan, Subgraph
 
     ops = [_decision(f"matmul_{k}", "MatMul", "AI_CORE", [], to16=True) for k in range(48)]
-    return Plan(ops={d.name: d for d in ops}, subgraphs=[Subgraph("GeOp1_0", [d.name for d in ops])],
-                soc="Ascend910", precision_mode="allow_fp32_to_fp16", title="Plan of 48 branches")
+    return Plan(
+        ops={d.name: d for d in ops},
+        subgraphs=[Subgraph("GeOp1_0", [d.name for d in ops])],
+        soc="Ascend910",
+        precision_mode="allow_fp32_to_fp16",
+        title="Plan of 48 branches",
+    )
 
 
 def parity_markers() -> dict[str, Any]:
@@ -367,15 +499,21 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
     env.update(_this_trees_extension(base))
     log = base / "lab.log"
     cmd = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--ServerApp.port_retries=0",
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.port_retries=0",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     if os.geteuid() == 0:  # CI containers run as root; the server refuses that unless told
         cmd.append("--allow-root")
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         _wait_until_up(f"http://127.0.0.1:{port}/api/status?token={token}", proc, log)
         yield {"base": f"http://127.0.0.1:{port}", "token": token, "root": root, "log": log}
@@ -411,17 +549,32 @@ def browser_run(lab_server: dict[str, Any]) -> dict[str, Any]:
     }
     ARTIFACTS.mkdir(exist_ok=True)
     config = root.parent / "driver.json"
-    config.write_text(json.dumps({
-        "base": lab_server["base"],
-        "token": lab_server["token"],
-        "chromium": str(CHROMIUM),
-        "artifacts": str(ARTIFACTS),
-        "notebooks": {"report": "report.ipynb", "hostile": "hostile.ipynb", "big": "resnet50_train.ipynb",
-                      "parity": "parity.ipynb", "wide": "wide.ipynb"},
-        "clickOp": "gradients/dense/Relu_grad/ReluGrad",
-    }))
-    done = subprocess.run([node, str(UI_DIR / "lab_renderer.mjs"), str(config)], cwd=UI_DIR,
-                          capture_output=True, text=True, timeout=600, check=False)
+    config.write_text(
+        json.dumps(
+            {
+                "base": lab_server["base"],
+                "token": lab_server["token"],
+                "chromium": str(CHROMIUM),
+                "artifacts": str(ARTIFACTS),
+                "notebooks": {
+                    "report": "report.ipynb",
+                    "hostile": "hostile.ipynb",
+                    "big": "resnet50_train.ipynb",
+                    "parity": "parity.ipynb",
+                    "wide": "wide.ipynb",
+                },
+                "clickOp": "gradients/dense/Relu_grad/ReluGrad",
+            }
+        )
+    )
+    done = subprocess.run(
+        [node, str(UI_DIR / "lab_renderer.mjs"), str(config)],
+        cwd=UI_DIR,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     if done.returncode != 0 or not done.stdout.strip():
         pytest.fail(f"browser driver failed ({done.returncode}):\n{done.stderr[-4000:]}")
     results = json.loads(done.stdout.strip().splitlines()[-1])

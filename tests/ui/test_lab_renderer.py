@@ -27,8 +27,9 @@ def test_lab_lists_the_extension_as_enabled_and_ok() -> None:
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "jupyterlab.labextensions", "list"], capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "jupyterlab.labextensions", "list"], capture_output=True, text=True, check=True
+    )
     line = next((ln for ln in (out.stdout + out.stderr).splitlines() if "npu-jupyter" in ln), "")
     assert "enabled" in line and "OK" in line, out.stdout + out.stderr
 
@@ -84,13 +85,17 @@ def test_lab_view_in_chromium_shows_every_report_field(browser_run: dict[str, An
     parity = Path(__file__).resolve().parents[2] / "labextension" / "test" / "parity-payload.json"
     markers = json.loads(parity.read_text(encoding="utf-8"))["markers"]
     shown = browser_run["parity"]["text"]
-    missing = [(m["field"], part) for m in markers for part in m["text"].split("|")
-               if part not in shown]
+    missing = [(m["field"], part) for m in markers for part in m["text"].split("|") if part not in shown]
     assert missing == []
     facts = " | ".join(browser_run["parity"]["facts"])
-    for expected in ("Dump folder: /dump-dir-marker", "Trace (open in Perfetto): /trace-marker.json",
-                     "Op summary CSV: /csv-marker.csv", "Costliest ops (mean per run, us-label-marker): core/op-marker",
-                     "First overflow (inf/NaN): overflow-op-marker", "Dump skipped step 53: skip-reason-marker"):
+    for expected in (
+        "Dump folder: /dump-dir-marker",
+        "Trace (open in Perfetto): /trace-marker.json",
+        "Op summary CSV: /csv-marker.csv",
+        "Costliest ops (mean per run, us-label-marker): core/op-marker",
+        "First overflow (inf/NaN): overflow-op-marker",
+        "Dump skipped step 53: skip-reason-marker",
+    ):
         assert expected in facts, (expected, facts)
     assert browser_run["parity"]["security"] == {"pwned": None, "injectedImages": 0}
 

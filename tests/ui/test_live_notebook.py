@@ -84,8 +84,7 @@ def _write_notebook(path: Path) -> dict[str, int]:
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(source, metadata={"tags": tags} if tags else {})
-                for _, source, tags in CELLS]
+    nb.cells = [nbformat.v4.new_code_cell(source, metadata={"tags": tags} if tags else {}) for _, source, tags in CELLS]
     nbformat.write(nb, str(path))
     return {name: i for i, (name, _, _) in enumerate(CELLS)}
 
@@ -100,26 +99,40 @@ def live_run(lab_server: dict[str, Any]) -> dict[str, Any]:
     index = _write_notebook(root / "first_steps.ipynb")
     ARTIFACTS.mkdir(exist_ok=True)
     config = root.parent / "live_driver.json"
-    config.write_text(json.dumps({
-        "base": lab_server["base"],
-        "token": lab_server["token"],
-        "chromium": str(CHROMIUM),
-        "artifacts": str(ARTIFACTS),
-        "notebook": "first_steps.ipynb",
-        "cells": {name: index[name] for name in ("error", "panel", "train", "explain", "probe")},
-        "newPrecision": PANEL_PRECISION,
-    }))
-    done = subprocess.run([node, str(UI_DIR / "live_notebook.mjs"), str(config)], cwd=UI_DIR,
-                          capture_output=True, text=True, timeout=400, check=False)
+    config.write_text(
+        json.dumps(
+            {
+                "base": lab_server["base"],
+                "token": lab_server["token"],
+                "chromium": str(CHROMIUM),
+                "artifacts": str(ARTIFACTS),
+                "notebook": "first_steps.ipynb",
+                "cells": {name: index[name] for name in ("error", "panel", "train", "explain", "probe")},
+                "newPrecision": PANEL_PRECISION,
+            }
+        )
+    )
+    done = subprocess.run(
+        [node, str(UI_DIR / "live_notebook.mjs"), str(config)],
+        cwd=UI_DIR,
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
     if done.returncode != 0 or not done.stdout.strip():
         pytest.fail(f"browser driver failed ({done.returncode}):\n{done.stderr[-4000:]}")
     results: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     if "fatal" in results:
-        pytest.fail(f"browser driver stopped: {results['fatal']}\n"
-                    f"seen so far: {json.dumps(results)[:3000]}\nlab log:\n{lab_server['log'].read_text()[-3000:]}")
+        pytest.fail(
+            f"browser driver stopped: {results['fatal']}\n"
+            f"seen so far: {json.dumps(results)[:3000]}\nlab log:\n{lab_server['log'].read_text()[-3000:]}"
+        )
     print(f"\nlive notebook timings (ms since page open): {json.dumps(results['timings'])}")
     for name in ("train", "explain"):
-        print(f"{name} cell: outputs {results['cells'][name]['mimeTypes']}, reports {results['cells'][name]['reportTitles']}")
+        print(
+            f"{name} cell: outputs {results['cells'][name]['mimeTypes']}, reports {results['cells'][name]['reportTitles']}"
+        )
     print(f"kernel dialog on open: {results.get('kernelDialog')}; console errors: {results['consoleErrors']}")
     return results
 
@@ -134,7 +147,7 @@ def test_bad_option_line_shows_one_short_message_naming_both_values(live_run: di
     error = live_run["cells"]["error"]
     text = error["text"]
     assert error["count"] == 1, text
-    assert "Traceback" not in text and "File \"" not in text, text
+    assert "Traceback" not in text and 'File "' not in text, text
     assert "fp16" in text and "maybe" in text, text
     assert "precision_mode" in text and "mix_compile_mode" in text, text
     # Short enough to read without scrolling: the message and the allowed values, not a stack.

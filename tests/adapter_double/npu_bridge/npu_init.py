@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from tensorflow.core.protobuf import config_pb2
-from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig  # noqa: F401 - public name
+from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
 from tensorflow.python.client import session as _session
 
 from npu_bridge import recorded
 from npu_bridge.estimator import npu_ops  # noqa: F401 - public name
 from npu_bridge.estimator.npu import npu_scope  # noqa: F401 - public name
-from npu_bridge.estimator.npu.npu_config import NPURunConfig, DumpConfig, ProfilingConfig  # noqa: F401
+from npu_bridge.estimator.npu.npu_config import DumpConfig, NPURunConfig, ProfilingConfig  # noqa: F401
 
 
 def npu_config_proto(config_proto: Any = None) -> Any:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any
 
 # deterministic serialisation of every ConfigProto a tf Session received, as handed in
-session_configs: List[bytes] = []
+session_configs: list[bytes] = []
 # keyword arguments of every NPURunConfig(...) call
-run_configs: List[dict] = []
+run_configs: list[dict] = []
 # every npu_device.global_options() / open() call, as (name, snapshot dict)
-device_calls: List[Any] = []
+device_calls: list[Any] = []
 # the Session.__init__ the double wrapped (restored by the fixture)
 original_session_init: Any = None
 

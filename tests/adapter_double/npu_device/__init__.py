@@ -16,7 +16,7 @@ def global_options() -> Any:
 
 
 class _Device:
-    def as_default(self) -> "_Device":
+    def as_default(self) -> _Device:
         return self
 
 
