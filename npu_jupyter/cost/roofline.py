@@ -26,25 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from npu_jupyter.cost.shapes import OpFacts, graph_facts
+from npu_jupyter.units import DTYPE_BYTES
 
 BASIS = "estimated by the cost model (roofline over published peak rates, not measured)"
-_SIZES = {
-    "float16": 2,
-    "bfloat16": 2,
-    "float32": 4,
-    "float64": 8,
-    "int8": 1,
-    "uint8": 1,
-    "int16": 2,
-    "int32": 4,
-    "int64": 8,
-    "bool": 1,
-    "uint16": 2,
-    "uint32": 4,
-    "uint64": 8,
-    "complex64": 8,
-    "complex128": 16,
-}
+_SIZES = DTYPE_BYTES
 _FLOATS = frozenset({"float16", "bfloat16", "float32"})
 
 

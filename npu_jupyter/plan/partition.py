@@ -17,31 +17,13 @@ from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.model import Subgraph, Transfer
 from npu_jupyter.plan.placement import Placement
 from npu_jupyter.plan.settings import PlanSettings
+from npu_jupyter.units import DTYPE_BYTES
 
 if TYPE_CHECKING:  # typing.Literal is Python 3.8+; annotations here are strings, never evaluated
     from typing import Literal  # novermin (never imported at run time)
 
 GRAPH_COUNTER = 1  # the adapter numbers GeOps per graph: GeOp<graph>_<cluster>
-_DTYPE_BYTES = {
-    "float16": 2,
-    "bfloat16": 2,
-    "float32": 4,
-    "float64": 8,
-    "int8": 1,
-    "uint8": 1,
-    "int16": 2,
-    "uint16": 2,
-    "int32": 4,
-    "uint32": 4,
-    "int64": 8,
-    "uint64": 8,
-    "bool": 1,
-    "complex64": 8,
-    "complex128": 16,
-    "qint8": 1,
-    "quint8": 1,
-    "qint32": 4,
-}
+_DTYPE_BYTES = DTYPE_BYTES
 CUT_OFF_REASON = (
     "cut off from the largest device cluster: full offload keeps only one GeOp, so this op silently "
     "runs on the host CPU — enable mix_compile_mode or wrap the unsupported ops in "

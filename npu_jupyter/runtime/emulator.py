@@ -250,8 +250,11 @@ class EmulatorSession(SessionInterface):
         run_options, meta = options, run_metadata
         # Only the steps asked for are traced: not variable initialisers, not runs that miss fp/bp points,
         # and not the runs of helper threads (queue runners): TensorFlow allows one trace at a time.
-        profiled = (settings.profiling and self._book.in_owner_thread()
-                    and _profile.profiles_run(plan, list(names), settings.profile_options()))
+        profiled = (
+            settings.profiling
+            and self._book.in_owner_thread()
+            and _profile.profiles_run(plan, list(names), settings.profile_options())
+        )
         if profiled:
             run_options = self._tf.compat.v1.RunOptions()
             if options is not None:

@@ -81,15 +81,16 @@ def feed_names(feed_dict: Any) -> list[str]:
 
 def fetch_values(names: list[str], results: Any) -> dict[tuple[str, str], Any]:
     """(fetch name, "output:0") -> value for array-valued leaves, for compare() over two reports."""
-    leaves = [results] if len(names) == 1 and not isinstance(results, (list, tuple, dict)) else _leaves(results)
-    if len(leaves) != len(names):
+    values = [results] if len(names) == 1 and not isinstance(results, (list, tuple, dict)) else leaves(results)
+    if len(values) != len(names):
         return {}
-    return {(n, "output:0"): v for n, v in zip(names, leaves) if isinstance(v, (np.ndarray, np.generic, float, int))}
+    return {(n, "output:0"): v for n, v in zip(names, values) if isinstance(v, (np.ndarray, np.generic, float, int))}
 
 
-def _leaves(value: Any) -> list[Any]:
+def leaves(value: Any) -> list[Any]:
+    """The values of a ``Session.run`` result in fetch order (nested lists, tuples and dicts flattened)."""
     if isinstance(value, (list, tuple)):
-        return [x for v in value for x in _leaves(v)]
+        return [x for v in value for x in leaves(v)]
     if isinstance(value, dict):
-        return [x for v in value.values() for x in _leaves(v)]
+        return [x for v in value.values() for x in leaves(v)]
     return [value]

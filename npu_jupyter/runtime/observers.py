@@ -17,6 +17,7 @@ from npu_jupyter.runtime import dump_writer as _writer
 from npu_jupyter.runtime import profile as _profile
 from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
 from npu_jupyter.runtime.rewrite import ROUND_MARKER
+from npu_jupyter.units import DTYPE_BYTES
 
 if TYPE_CHECKING:
     from npu_jupyter.plan.model import Plan
@@ -24,21 +25,7 @@ if TYPE_CHECKING:
     from npu_jupyter.runtime.run_settings import RunSettings
     from npu_jupyter.runtime.watch import Watch
 
-_ITEM_BYTES = {
-    "float16": 2,
-    "bfloat16": 2,
-    "float32": 4,
-    "float64": 8,
-    "int32": 4,
-    "int64": 8,
-    "bool": 1,
-    "int8": 1,
-    "uint8": 1,
-    "int16": 2,
-    "uint16": 2,
-    "complex64": 8,
-    "complex128": 16,
-}
+_ITEM_BYTES = DTYPE_BYTES
 
 
 class StepObservers:

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from npu_jupyter.runtime.fetch_map import leaves
+
 _HALF = frozenset({"float16", "bfloat16"})
 
 
@@ -87,7 +89,7 @@ def non_finite_finding(
     plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int
 ) -> dict[Any, Any] | None:
     """What went inf/NaN and where first, when a fetched value is non-finite; None otherwise."""
-    bad_fetches = [n for n, v in zip(names, _leaves(results)) if _non_finite(v)]
+    bad_fetches = [n for n, v in zip(names, leaves(results)) if _non_finite(v)]
     if not bad_fetches or run.flags is None:
         return None
     flags = np.asarray(flags).reshape(-1)
@@ -140,8 +142,14 @@ def note_non_finite(report: Any, plan: Any, run: Any, flags: Any, names: list[st
         return
     report.extra.setdefault("non_finite", finding)
     # The report payload's slot (docs/report-schema.md: run.nonfinite): every view shows the first op.
-    report.extra.setdefault("nonfinite", {"first_op": finding["first_op"] or "inside a while loop",
-                                          "step": finding["step"], "reason": finding["message"]})
+    report.extra.setdefault(
+        "nonfinite",
+        {
+            "first_op": finding["first_op"] or "inside a while loop",
+            "step": finding["step"],
+            "reason": finding["message"],
+        },
+    )
     if finding["message"] not in report.warnings:
         report.warnings.append(finding["message"])
 
@@ -149,11 +157,3 @@ def note_non_finite(report: Any, plan: Any, run: Any, flags: Any, names: list[st
 def _non_finite(value: Any) -> bool:
     array = np.asarray(value) if isinstance(value, (np.ndarray, np.generic, float)) else None
     return array is not None and array.dtype.kind == "f" and array.size > 0 and not np.isfinite(array).all()
-
-
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, (list, tuple)):
-        return [x for v in value for x in _leaves(v)]
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _leaves(v)]
-    return [value]

@@ -22,7 +22,7 @@ def test_plan_works_where_op_def_registry_has_only_get_registered_ops(monkeypatc
         def get(self, name, default=None):  # the real registry knows every op; look each one up
             return real_get(name)
 
-    monkeypatch.setattr(op_def_registry, "get_registered_ops", lambda: _AllOps(), raising=False)
+    monkeypatch.setattr(op_def_registry, "get_registered_ops", _AllOps, raising=False)
     monkeypatch.setattr(op_recipes, "RECIPES", {})  # read every op type afresh through the old API
     plan = npu_jupyter.plan(g, fetches=[y])
     assert plan.ops["MatMul"].engine == "AI_CORE"
