@@ -60,3 +60,23 @@ def test_a_large_plan_reports_its_stages_and_a_small_one_shows_nothing(monkeypat
         planner.plan(g, fetches=["r2"])
     assert seen[0] == ("plan of 4 ops", False)
     assert seen[1] == ("plan of 4 ops", None)
+
+
+def test_a_large_dump_shows_progress_in_a_notebook_frontend(monkeypatch, tmp_path):
+    import numpy as np
+
+    from npu_jupyter import progress
+    from npu_jupyter.runtime.dump_writer import DumpEntry, DumpWriter
+
+    seen = []
+    real = progress.progress_bar
+
+    def spy(total, title, **kwargs):
+        seen.append((total, title))
+        return real(total, title, enabled=False)
+
+    monkeypatch.setattr(progress, "progress_bar", spy)
+    writer = DumpWriter(str(tmp_path))
+    entries = [DumpEntry(f"op{k}", "Relu", "output", 0, np.ones(3, np.float32), "float32") for k in range(5)]
+    writer.write_step(0, entries)
+    assert seen and seen[0][0] == 5 and "dump" in seen[0][1]

@@ -184,9 +184,17 @@ class DumpWriter:
         return str(final)
 
     def _write_files(self, folder: Path, arrays: list[tuple[DumpEntry, np.ndarray]]) -> list[dict[str, Any]]:
+        """One ``.npy`` per tensor; a step of thousands of tensors shows a (late) progress bar in a notebook."""
+        from npu_jupyter.progress import progress_bar
+
+        with progress_bar(len(arrays), f"dump of {folder.name}") as bar:
+            return self._write_each(folder, arrays, bar)
+
+    def _write_each(self, folder: Path, arrays: list[tuple[DumpEntry, np.ndarray]], bar: Any) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = []
         used: set[str] = set()
         for entry, array in arrays:
+            bar.advance()
             if self.stats_only:
                 records.append(dict(_record(entry, array, "", 0), stats=_stats(array)))
                 continue
