@@ -11,7 +11,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, KeysView, cast
+from typing import Any, Dict, Iterator, KeysView, cast
 
 import numpy as np
 
@@ -48,7 +48,7 @@ class DumpedTensor:
         return cast("np.ndarray", self._value)
 
 
-class StepDump(dict[Any, Any]):
+class StepDump(Dict[Any, Any]):  # typing.Dict: a subscripted dict base needs Python 3.9
     """``op name -> {slot key -> array}`` for one step; slot keys are ``"output:0"``, ``"input:1"``.
 
     ``step_dump[op][0]`` (an int) means output slot 0.
@@ -79,7 +79,7 @@ class StepDump(dict[Any, Any]):
         return self.manifest.get("first_overflow")
 
 
-class _OpSlots(dict[Any, Any]):
+class _OpSlots(Dict[Any, Any]):
     """Slots of one op; values load lazily."""
 
     def __init__(self) -> None:
