@@ -32,7 +32,7 @@ trap 'rm -rf "$dist"' EXIT
 "$MAIN_PY" -m pip wheel --quiet --no-deps -w "$dist" "$repo"
 "$VENV/bin/python" -m pip install --quiet --force-reinstall --no-deps "$dist"/npu_jupyter-*.whl
 (cd "$VENV" && TF_CPP_MIN_LOG_LEVEL=2 "$VENV/bin/python" -W ignore "$repo/tests/legacy/tf1_smoke.py" 2>&1 \
-    | grep -E "^(tf |ConfigProto|plan |run:|report|cell|tf1 smoke|Traceback|  File|[A-Za-z]*Error)")
+    | grep -E "^(tf |imports:|ConfigProto|plan |run:|report|cell|tf1 smoke|Traceback|  File|[A-Za-z]*Error)")
 status=${PIPESTATUS[0]}
 echo "== tf1.15 leg finished in $(( $(date +%s) - start )) s (status $status)"
 exit "$status"

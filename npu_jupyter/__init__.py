@@ -70,6 +70,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
+    """Remove the magics and formatters ``%load_ext npu_jupyter`` added (IPython calls this)."""
     from npu_jupyter.notebook.magics import unload_ipython_extension as _unload
 
     _unload(ipython)

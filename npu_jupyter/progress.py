@@ -37,10 +37,12 @@ class Progress:
         self._refresh()
 
     def advance(self, count: int = 1) -> None:
+        """Count ``count`` more units done and redraw."""
         self.done += count
         self._refresh()
 
     def close(self) -> None:
+        """Remove the bar (no-op when none was shown)."""
         if self.widget is not None:
             self.widget.close()
             self.widget = None

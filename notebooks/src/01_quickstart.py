@@ -54,7 +54,10 @@ tf.config.list_physical_devices()  # TensorFlow's start-up messages appear here,
 
 # %% [markdown]
 # `%npu` (or `%npu show`) shows the options you set, plus any problem or warning about the combination.
-# Options you did not set keep the adapter's default.
+# Options you did not set keep the adapter's default. The "read by" column says which side of the
+# Ascend adapter reads each option: the TF1 adapter (`npu_bridge`, this notebook's sessions), the TF2
+# adapter (`npu_device.global_options()`, for Keras and `tf.function` code, under the name shown), or
+# both. `mix_compile_mode` is TF1 only: `npu_device` places ops its own way.
 
 # %%
 %npu

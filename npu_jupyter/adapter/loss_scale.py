@@ -153,6 +153,7 @@ class NPULossScaleOptimizer:
     """
 
     def __new__(cls, opt: Any, loss_scale_manager: Any, is_distributed: bool = False) -> Any:
+        """The real Optimizer subclass, built on first use so that import stays free of TensorFlow."""
         return _loss_scale_class()(opt, loss_scale_manager, is_distributed)
 
 
@@ -165,7 +166,7 @@ def _loss_scale_class() -> type:
         return cast("type", _CLASS_CACHE["class"])
     base = _optimizer_base()
 
-    class NPULossScaleOptimizerImpl(base):  # type: ignore[misc, valid-type]
+    class NPULossScaleOptimizerImpl(base):  # type: ignore[misc, valid-type]  # base: TF's Optimizer, known at run time
         __doc__ = NPULossScaleOptimizer.__doc__
 
         def __init__(self, opt: Any, loss_scale_manager: Any, is_distributed: bool = False) -> None:

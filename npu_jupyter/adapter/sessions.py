@@ -41,6 +41,7 @@ def restore() -> None:
 
 
 def is_patched() -> bool:
+    """True while ``tf.compat.v1.Session`` is replaced by the emulated adapter's session."""
     return bool(_replaced)
 
 

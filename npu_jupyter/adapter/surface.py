@@ -95,6 +95,7 @@ class NotEmulatedFinder(importlib.abc.MetaPathFinder):
     """Refuses, with a message naming it, any ``npu_bridge`` submodule the surface does not emulate."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any | None:
+        """Raise NotEmulatedError for an ``npu_bridge`` submodule that is not emulated; None for any other."""
         if fullname.split(".", maxsplit=1)[0] != ROOT or fullname in sys.modules:
             return None
         parent, _, leaf = fullname.rpartition(".")

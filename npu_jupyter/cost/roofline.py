@@ -82,18 +82,22 @@ class StepCost:
 
     @property
     def memory_bytes(self) -> int:
+        """Bytes the step moves: activations plus weights (estimated by the model)."""
         return self.activation_bytes + self.weight_bytes
 
     @property
     def step_ratio_fp32(self) -> float | None:
+        """Estimated step time over the float32 step's (None when float32 is not estimated)."""
         return self.step_ms / self.fp32_step_ms if self.fp32_step_ms else None
 
     @property
     def memory_ratio_fp32(self) -> float | None:
+        """Estimated bytes moved over the float32 step's (None when float32 is not estimated)."""
         return self.memory_bytes / self.fp32_memory_bytes if self.fp32_memory_bytes else None
 
     @property
     def basis(self) -> str:
+        """What the estimate rests on, for the report's label: the model, the SoC figures, any guesses."""
         notes = [BASIS, f"{self.soc} figures from socs.json (see docs/cost-model.md)"]
         if self.approximate_figures:
             notes.append(f"the {self.soc} figures are from secondary sources or assumed")

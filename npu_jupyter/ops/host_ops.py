@@ -29,6 +29,8 @@ _HOST_OPS_FORMAT = (
 
 @dataclass(frozen=True)
 class HostOps:
+    """How a config changes the set of op types that stay on the host (replace, add, remove)."""
+
     replace: frozenset[str] | None = None
     add: frozenset[str] = frozenset()
     remove: frozenset[str] = frozenset()

@@ -135,13 +135,16 @@ class OpLibrary:
 
     @property
     def mixed_precision_white(self) -> frozenset[str]:
+        """IR op types on the mixed-precision white list (computed in float16 when allowed)."""
         return self._white
 
     @property
     def mixed_precision_black(self) -> frozenset[str]:
+        """IR op types on the mixed-precision black list (kept in float32)."""
         return self._black
 
     def caps(self, tf_type: str) -> OpCaps | None:
+        """What the device can do with the TensorFlow op ``tf_type`` (None when the op is unknown)."""
         cached = self._caps.get(tf_type)
         if cached is not None:
             return cached

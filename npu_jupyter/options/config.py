@@ -48,6 +48,7 @@ class OptionTrait(TraitType):  # type: ignore[type-arg]  # values are typed per 
         self.metadata.update(key=spec.key, field=spec.field, group=spec.group)
 
     def validate(self, obj: Any, value: Any) -> Any:
+        """Check ``value`` against the option's catalogue entry; an imported value passes as the adapter wrote it."""
         if isinstance(value, _AsImported):
             return value.value
         return self.spec.check(value)

@@ -9,7 +9,7 @@ message says so. ``ERROR_RULES`` make ``validate()`` fail; ``WARNING_RULES`` fee
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Collection, Iterator, Mapping
+from typing import Any, Callable, Collection, Iterator, Mapping, Sequence
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.grammars import parse_dynamic_dims, parse_input_shape
@@ -30,6 +30,7 @@ class View:
         return self.values.get(key)
 
     def has(self, key: str) -> bool:
+        """True when ``key`` is set in the config (absent and None both mean unset)."""
         return self.values.get(key) is not None
 
     def eff(self, key: str) -> Any:
@@ -69,27 +70,27 @@ def precision_modes_exclusive(v: View) -> Iterator[str]:
         )
 
 
+def _outside(v: View, option: str, allowed: Sequence[str]) -> str | None:
+    """``"one of …, … (got …)"`` when ``option`` is set to a value outside ``allowed``, else None."""
+    if v.has(option) and v.get(option) not in allowed:
+        return f"one of {', '.join(allowed)} (got {v.get(option)!r})"
+    return None
+
+
 def mixlist_needs_mixed_mode(v: View) -> Iterator[str]:
     """C++: modify_mixlist needs an explicit mixed precision mode in the same config."""
     if not v.get("modify_mixlist"):
         return
-    if v.has("precision_mode"):
-        if v.get("precision_mode") not in MIXED_PRECISION_MODES:
-            yield (
-                f"modify_mixlist is set, so precision_mode must be one of {', '.join(MIXED_PRECISION_MODES)} "
-                f"(got {v.get('precision_mode')!r})"
-            )
-    elif v.has("precision_mode_v2"):
-        if v.get("precision_mode_v2") not in MIXED_PRECISION_V2:
-            yield (
-                f"modify_mixlist is set, so precision_mode_v2 must be one of {', '.join(MIXED_PRECISION_V2)} "
-                f"(got {v.get('precision_mode_v2')!r})"
-            )
-    else:
-        yield (
-            "modify_mixlist is set but no mixed precision mode is: set precision_mode to "
-            "'allow_mix_precision' (or precision_mode_v2 to 'mixed_float16')"
-        )
+    for option, allowed in (("precision_mode", MIXED_PRECISION_MODES), ("precision_mode_v2", MIXED_PRECISION_V2)):
+        if v.has(option):  # precision_mode wins when both are set (the C++ checks it first)
+            wrong = _outside(v, option, allowed)
+            if wrong:
+                yield f"modify_mixlist is set, so {option} must be {wrong}"
+            return
+    yield (
+        "modify_mixlist is set but no mixed precision mode is: set precision_mode to "
+        "'allow_mix_precision' (or precision_mode_v2 to 'mixed_float16')"
+    )
 
 
 def implmode_list_needs_mode(v: View) -> Iterator[str]:
@@ -183,16 +184,13 @@ def accelerate_needs_plain_precision(v: View) -> Iterator[str]:
     """ExperimentalConfig doc: accelerate_train_mode only with allow_fp32_to_fp16/must_keep_origin_dtype/origin."""
     if not v.has("experimental_accelerate_train_mode"):
         return
-    if v.has("precision_mode") and v.get("precision_mode") not in ("allow_fp32_to_fp16", "must_keep_origin_dtype"):
-        yield (
-            f"experimental_accelerate_train_mode needs precision_mode allow_fp32_to_fp16, "
-            f"must_keep_origin_dtype or unset (got {v.get('precision_mode')!r})"
-        )
-    if v.has("precision_mode_v2") and v.get("precision_mode_v2") != "origin":
-        yield (
-            f"experimental_accelerate_train_mode needs precision_mode_v2 'origin' or unset "
-            f"(got {v.get('precision_mode_v2')!r})"
-        )
+    for option, allowed in (
+        ("precision_mode", ("allow_fp32_to_fp16", "must_keep_origin_dtype")),
+        ("precision_mode_v2", ("origin",)),
+    ):
+        wrong = _outside(v, option, allowed)
+        if wrong:
+            yield f"experimental_accelerate_train_mode needs {option} unset or {wrong}"
 
 
 ERROR_RULES: tuple[Rule, ...] = (

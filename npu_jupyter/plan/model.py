@@ -49,6 +49,7 @@ class OpDecision:
 
     @property
     def precision_changed(self) -> bool:
+        """True when the planner predicts a different output dtype than the graph declares."""
         return self.dtype_before != self.dtype_after
 
 

@@ -63,6 +63,7 @@ class Recipe:
 
 
 def recipe_of(op: str) -> Recipe:
+    """The recipe for reading ``op``'s nodes; built from TensorFlow's OpDef for ops not in the table."""
     r = RECIPES.get(op)
     if r is None:
         from tensorflow.python.framework import op_def_registry
@@ -82,6 +83,7 @@ def _attr(attrs: Any, recipe: Recipe, key: str) -> Any:
 
 
 def output_dtypes(attrs: Any, recipe: Recipe) -> tuple[list[str], list[bool] | None]:
+    """Output dtypes of a node from its attrs, and which outputs are refs (None: none are)."""
     single = recipe.single
     if single is not None:
         fixed, type_attr = single
@@ -120,6 +122,7 @@ def output_dtypes(attrs: Any, recipe: Recipe) -> tuple[list[str], list[bool] | N
 
 
 def input_refs(attrs: Any, recipe: Recipe, n_inputs: int) -> list[bool] | None:
+    """Which of a node's inputs are refs (None when the op takes no ref input)."""
     if not recipe.has_ref_input:
         return None
     refs: list[bool] = []
@@ -137,6 +140,7 @@ def input_refs(attrs: Any, recipe: Recipe, n_inputs: int) -> list[bool] | None:
 
 
 def called_functions(attrs: Any, recipe: Recipe) -> list[str]:
+    """Names of the functions a node calls through its function attrs (If/While branches, calls)."""
     names: list[str] = []
     for key in recipe.func_attrs:
         v = attrs.get(key)

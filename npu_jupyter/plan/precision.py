@@ -11,7 +11,7 @@ follow its producer. Host ops keep their original dtype. Every decision names th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from npu_jupyter.options.rules import MIXED_PRECISION_MODES, MIXED_PRECISION_V2
 from npu_jupyter.plan.graph import GraphView, Node
@@ -80,6 +80,8 @@ def effective_mode(s: PlanSettings) -> EffectiveMode:
 
 @dataclass
 class OpPrecision:
+    """The dtypes the device is predicted to use for one op's inputs and outputs, and why."""
+
     input_dtypes: list[str]
     output_dtypes: list[str]
     reason: str
@@ -90,6 +92,8 @@ class OpPrecision:
 
 @dataclass
 class PrecisionResult:
+    """The precision stage's answer: the mode in effect, one OpPrecision per op, findings."""
+
     mode: EffectiveMode
     ops: list[OpPrecision]
     errors: list[str] = field(default_factory=list)
@@ -499,4 +503,5 @@ def decide_precision(
     decided: list[OpPrecision | None] = [None] * len(view.order)
     for n in view.order:
         decided[n.index] = d.decide(n, decided)
-    return PrecisionResult(d.mode, decided, d.errors, d.warnings)  # type: ignore[arg-type]
+    # the loop fills every index: no entry is None any more
+    return PrecisionResult(d.mode, cast("list[OpPrecision]", decided), d.errors, d.warnings)

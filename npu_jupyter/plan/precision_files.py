@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 _LISTS = {"black-list": "black", "white-list": "white", "gray-list": "gray"}
 _ACTIONS = ("to-add", "to-remove")
+_LIST_NAMES = ("gray-list", "white-list", "black-list")  # in the order GE's error names them
+_LEVEL_NAMES = ("Top", "Second", "Third")
+_EXPECTED_BELOW: dict[type, str] = {dict: "'to-add' or 'to-remove'", list: "array"}
 # (adds, removes) combinations GE accepts per op (§4.4); anything else is refused.
 _LEGAL = {
     (frozenset(), frozenset({"black"})),
@@ -49,6 +52,8 @@ _MAX_LINE = 1024
 
 @dataclass
 class FileFindings:
+    """Errors and warnings from reading a precision file, reported with the plan's."""
+
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -94,6 +99,30 @@ def _resolve(name: str, lib: Any, option: str, findings: FileFindings) -> list[s
 # --------------------------------------------------------------------------------------------
 
 
+def _level(
+    doc: dict[str, Any], keys: tuple[str, ...], path: str, allowed: tuple[str, ...], child: type, findings: FileFindings
+) -> Iterator[tuple[str, Any]]:
+    """The entries of one level of a mixlist file that GE accepts; GE's error for each one it refuses.
+
+    ``keys`` are the keys above this level (none for the top); an entry is accepted when its key is
+    in ``allowed`` and its value has the type the next level needs (``child``).
+    """
+    where = f"{_LEVEL_NAMES[len(keys)]} level of json file {path!r}"
+    if keys:
+        where += " under " + "/".join(repr(k) for k in keys)
+    expected = " or ".join(repr(a) for a in allowed)
+    for key, value in doc.items():
+        if key not in allowed:
+            findings.errors.append(f"{where} should be {expected}, got {key!r}")
+        elif not isinstance(value, child):
+            below = f"{_LEVEL_NAMES[len(keys) + 1]} level of json file {path!r} under " + "/".join(
+                repr(k) for k in (*keys, key)
+            )
+            findings.errors.append(f"{below} should be {_EXPECTED_BELOW[child]}")
+        else:
+            yield key, value
+
+
 def read_mixlist(path: str, lib: Any) -> tuple[dict[str, tuple[frozenset[str], frozenset[str]]], FileFindings]:
     """IR op type -> (lists added to, lists removed from); GE's format checks become errors."""
     findings = FileFindings()
@@ -109,29 +138,12 @@ def read_mixlist(path: str, lib: Any) -> tuple[dict[str, tuple[frozenset[str], f
         findings.errors.append(f"modify_mixlist file {path!r} is not valid JSON: {exc}")
         return {}, findings
     if not isinstance(doc, dict):
-        findings.errors.append(f"Top level of json file {path!r} should be 'gray-list' or 'white-list' or 'black-list'")
+        expected = " or ".join(repr(name) for name in _LIST_NAMES)
+        findings.errors.append(f"Top level of json file {path!r} should be {expected}")
         return {}, findings
     ops: dict[str, tuple[set[str], set[str]]] = {}
-    for top, body in doc.items():
-        if top not in _LISTS:
-            findings.errors.append(
-                f"Top level of json file {path!r} should be 'gray-list' or 'white-list' or 'black-list', got {top!r}"
-            )
-            continue
-        if not isinstance(body, dict):
-            findings.errors.append(
-                f"Second level of json file {path!r} under {top!r} should be 'to-add' or 'to-remove'"
-            )
-            continue
-        for action, names in body.items():
-            if action not in _ACTIONS:
-                findings.errors.append(
-                    f"Second level of json file {path!r} under {top!r} should be 'to-add' or 'to-remove', got {action!r}"
-                )
-                continue
-            if not isinstance(names, list):
-                findings.errors.append(f"Third level of json file {path!r} under {top!r}/{action!r} should be array")
-                continue
+    for top, body in _level(doc, (), path, _LIST_NAMES, dict, findings):
+        for action, names in _level(body, (top,), path, _ACTIONS, list, findings):
             for name in names:
                 for ir in _resolve(str(name), lib, "modify_mixlist", findings):
                     adds, removes = ops.setdefault(ir, (set(), set()))
@@ -176,6 +188,8 @@ def apply_mixlist(
 
 @dataclass
 class DtypeRule:
+    """One customize_dtypes line: dtypes per input/output position (None: keep), and its source."""
+
     inputs: list[str | None]
     outputs: list[str | None]
     line: int

@@ -36,6 +36,7 @@ class AscendSession(Session):
         self._created = time.time()  # GE graph dumps older than the session are not this session's
 
     def run(self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
+        """Run on the real adapter and record a report of the run (CPU wall time of the call, measured here)."""
         start = time.perf_counter()
         results = super().run(fetches, feed_dict, options, run_metadata)
         wall = (time.perf_counter() - start) * 1000.0

@@ -82,6 +82,7 @@ class Comparison:
         self.title = title
 
     def to_records(self) -> list[dict[str, Any]]:
+        """The rows as plain dicts (for pandas or JSON)."""
         return [asdict(r) for r in self.rows]
 
     def worst(self, n: int = 10) -> list[Row]:

@@ -39,6 +39,7 @@ class DumpedTensor:
 
     @property
     def value(self) -> np.ndarray:
+        """The dumped array, read from its ``.npy`` file on first access."""
         if self._value is None:
             if not self.path:
                 raise ValueError(
@@ -72,10 +73,12 @@ class StepDump(Dict[Any, Any]):  # typing.Dict: a subscripted dict base needs Py
 
     @property
     def overflow_ops(self) -> list[str]:
+        """Ops whose outputs went non-finite in this step, in topological order."""
         return list(self.manifest.get("overflow_ops", []))
 
     @property
     def first_overflow(self) -> str | None:
+        """The first op that went non-finite in this step (None when none did)."""
         return self.manifest.get("first_overflow")
 
 
@@ -164,6 +167,7 @@ class Dump:
 
     @property
     def steps(self) -> list[int]:
+        """The steps that have a dump, ascending."""
         return sorted(self._steps)
 
     def __getitem__(self, step: int) -> StepDump:

@@ -50,7 +50,7 @@ from npu_jupyter.runtime import profile as _profile
 from npu_jupyter.runtime.fetch_map import feed_names, map_feeds, map_fetches
 from npu_jupyter.runtime.liveness import analyse
 from npu_jupyter.runtime.observers import StepObservers, strip_variant_names
-from npu_jupyter.runtime.reference import Float32Reference, data_sources
+from npu_jupyter.runtime.reference import Float32Reference, ReferenceStep, data_sources
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.report_book import ReportBook
 from npu_jupyter.runtime.rewrite import PrivateGraph, build_private_graph, roundings
@@ -151,14 +151,17 @@ class EmulatorSession(SessionInterface):
 
     @property
     def graph(self) -> Any:
+        """The user's graph (as ``tf.compat.v1.Session.graph``)."""
         return self._graph
 
     @property
     def graph_def(self) -> Any:
+        """The user's graph as a GraphDef (as ``tf.compat.v1.Session.graph_def``)."""
         return self._graph.as_graph_def()
 
     @property
     def sess_str(self) -> str:
+        """The session target (as ``tf.compat.v1.Session.sess_str``)."""
         return self.target
 
     def as_default(self) -> Any:
@@ -198,12 +201,15 @@ class EmulatorSession(SessionInterface):
             self.close()
 
     def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
+        """Not supported: the emulator rewrites whole runs, so it has no partial runs."""
         raise NotImplementedError("partial_run is not supported by the emulator; use run()")
 
     def partial_run(self, handle: Any, fetches: Any, feed_dict: Any = None) -> Any:
+        """Not supported: the emulator rewrites whole runs, so it has no partial runs."""
         raise NotImplementedError("partial_run is not supported by the emulator; use run()")
 
     def list_devices(self) -> Any:
+        """The devices of the CPU session that runs the emulation (no NPU is listed: there is none)."""
         return self._executor().session.list_devices()
 
     def run(
@@ -279,7 +285,7 @@ class EmulatorSession(SessionInterface):
             values = read_values(run, watch, dict(zip(keys, fetched)))
         ref_values = (
             # weights are read exactly when want_ref (above), so this is the want_ref test
-            self._reference_values(weights, executed, feed_dict, source_values, watch, liveness)
+            self._reference_values(ReferenceStep(weights, executed, feed_dict, source_values, watch, liveness))
             if weights is not None
             else None
         )
@@ -442,15 +448,7 @@ class EmulatorSession(SessionInterface):
             return []
         return watch_list(self._graph, plan, executed, fed, kinds, analyse(self._graph))
 
-    def _reference_values(
-        self,
-        weights: dict[Any, Any],
-        executed: set[str],
-        feed_dict: Any,
-        source_values: dict[str, Any],
-        watch: list[Watch],
-        liveness: Any,
-    ) -> dict[tuple[Any, ...], list[Any]]:
+    def _reference_values(self, step: ReferenceStep) -> dict[tuple[Any, ...], list[Any]]:
         """The float32 reference of this step's watched outputs, from the weights before the step.
 
         The step's data (what its iterators and queues handed out) is fed, so both read the same batch.
@@ -459,7 +457,7 @@ class EmulatorSession(SessionInterface):
             if self._reference is not None:
                 self._reference.close()
             self._reference = Float32Reference(self._graph, self.target, self._proto(), self._capture_lock)
-        values = self._reference.values(weights, executed, feed_dict, source_values, watch, liveness)
+        values = self._reference.values(step)
         self._observers.last_ref_ms = self._reference.last_ms
         return values
 

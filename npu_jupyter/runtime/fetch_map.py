@@ -29,6 +29,7 @@ def map_fetches(fetches: Any, private: Any, names: list[str]) -> Any:
 
 
 def map_leaf(leaf: Any, private: Any, names: list[str]) -> Any:
+    """One fetch leaf in the private graph's spelling; its user name is appended to ``names``."""
     if isinstance(leaf, str):
         names.append(leaf)
         return private.tensor_name(leaf) if ":" in leaf else private.op_name(leaf.lstrip("^"))
@@ -74,6 +75,7 @@ def map_feeds(feed_dict: Any, private: Any) -> dict[Any, Any] | None:
 
 
 def feed_names(feed_dict: Any) -> list[str]:
+    """The fed tensors' names, for the report."""
     if not feed_dict:
         return []
     return [k if isinstance(k, str) else getattr(k, "name", str(k)) for k in feed_dict]

@@ -157,11 +157,12 @@ def _unquote(literal: str) -> str:
             continue
         nxt = body[i + 1] if i + 1 < len(body) else ""
         octal = re.match(r"[0-7]{1,3}", body[i + 1 :])
+        hexa = re.match(r"[0-9a-fA-F]{1,2}", body[i + 2 :]) if nxt == "x" else None
         if octal:
             out.append(int(octal.group(0), 8) & 0xFF)
             i += 1 + len(octal.group(0))
-        elif nxt == "x" and re.match(r"[0-9a-fA-F]{1,2}", body[i + 2 :]):
-            digits = re.match(r"[0-9a-fA-F]{1,2}", body[i + 2 :]).group(0)  # type: ignore[union-attr]
+        elif hexa:
+            digits = hexa.group(0)
             out.append(int(digits, 16))
             i += 2 + len(digits)
         else:

@@ -45,6 +45,7 @@ class StepObservers:
         self.dump_writer = None
 
     def close(self) -> None:
+        """Finish the profile writer's pending work and release it."""
         writer, self.profile_writer = self.profile_writer, None
         if writer is not None:
             writer.close()

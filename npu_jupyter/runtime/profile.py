@@ -264,6 +264,7 @@ class BackgroundWriter:
         self._max = max_pending
 
     def submit(self, profile: StepProfile, graph: Any, options: dict[str, Any], out_dir: str) -> StepProfile:
+        """Write ``profile``'s files in the background; at most a few steps are pending at once."""
         self._pending = [f for f in self._pending if not f.done() or f.result() is None]
         while len(self._pending) >= self._max:
             self._pending.pop(0).result()
@@ -279,6 +280,7 @@ class BackgroundWriter:
             future.result()
 
     def close(self) -> None:
+        """Wait for pending profile files, then stop the writer thread."""
         try:
             self.wait()
         finally:

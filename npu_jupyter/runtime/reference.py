@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from tensorflow.python.client.session import Session as _TFSession
@@ -19,6 +20,18 @@ from npu_jupyter.runtime.rewrite import build_private_graph
 from npu_jupyter.runtime.run_graph import RunGraph, build_run_graph
 from npu_jupyter.runtime.variables import write_variables
 from npu_jupyter.runtime.watch import Watch, fetch_names, observe_spec, read_values
+
+
+@dataclass(frozen=True)
+class ReferenceStep:
+    """What one emulated step hands its float32 reference: the same weights, data and watched tensors."""
+
+    weights: dict[Any, Any]  # variable -> value before the step
+    executed: set[str]  # ops the step ran
+    feed_dict: Any  # the user's feeds
+    source_values: dict[str, Any]  # what the step's iterators and queues handed out
+    watch: list[Watch]  # the tensors the step looks at
+    liveness: Any  # guards for tensors that may be dead
 
 
 class Float32Reference:
@@ -35,32 +48,32 @@ class Float32Reference:
         self.last_ms: float | None = None
 
     def close(self) -> None:
+        """Release the reference session (the graph version it copied is gone)."""
         self._session.close()
 
-    def values(
-        self,
-        weights: dict[Any, Any],
-        executed: set[str],
-        feed_dict: Any,
-        source_values: dict[str, Any],
-        watch: list[Watch],
-        liveness: Any,
-    ) -> dict[tuple[Any, ...], list[Any]]:
-        """Watched float outputs of this step in float32 from ``weights``, the step's data fed."""
-        write_variables(self._session, self._private.graph, weights)
-        outputs = [w for w in watch if w.kind == "output" and w.is_float]
+    def values(self, step: ReferenceStep) -> dict[tuple[Any, ...], list[Any]]:
+        """Watched float outputs of ``step`` in float32 from its weights, the step's data fed."""
+        write_variables(self._session, self._private.graph, step.weights)
+        outputs = [w for w in step.watch if w.kind == "output" and w.is_float]
         if not outputs:
             return {}
-        observe = observe_spec(outputs, [], liveness)
-        key = (tuple(sorted(executed)), observe)
+        observe = observe_spec(outputs, [], step.liveness)
+        key = (tuple(sorted(step.executed)), observe)
         run = self._runs.get(key)
         if run is None:
             run = self._runs[key] = build_run_graph(
-                self._private.graph, self._graph, None, executed, len(self._runs), self._graph_def, observe, liveness
+                self._private.graph,
+                self._graph,
+                None,
+                step.executed,
+                len(self._runs),
+                self._graph_def,
+                observe,
+                step.liveness,
             )
         keys, names = fetch_names(run, outputs)
-        feeds = map_feeds(feed_dict, run) or {}
-        feeds.update({run.feed_name(name): value for name, value in source_values.items()})
+        feeds = map_feeds(step.feed_dict, run) or {}
+        feeds.update({run.feed_name(name): value for name, value in step.source_values.items()})
         start = time.perf_counter()
         with self._lock:
             run.clear_captures()

@@ -36,6 +36,7 @@ class ReportBook:
 
     @property
     def last(self) -> RunReport | None:
+        """The last report of the session owner's thread, else of any thread (None before a run)."""
         return self._owner_last if self._owner_last is not None else self._last_any
 
     def record(

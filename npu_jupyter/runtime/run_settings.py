@@ -51,6 +51,7 @@ class RunSettings:
         return self.enable_dump or self.enable_dump_debug or self.profiling
 
     def profile_options(self) -> dict[str, Any]:
+        """A copy of the profiling options (a mutable dict for the profiler)."""
         return dict(self.profiling_options)
 
 

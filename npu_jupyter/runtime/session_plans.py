@@ -56,6 +56,7 @@ class SessionPlans:
         return snapshot
 
     def settings(self) -> RunSettings:
+        """The run settings of the current config, re-read when the config changed."""
         snapshot = self.snapshot()
         if self._settings_cache is None or self._settings_cache[0] != snapshot:
             self._settings_cache = (snapshot, read_run_settings(self._get_config()))
@@ -76,6 +77,7 @@ class SessionPlans:
         return {**(cfg or {}), **overrides}
 
     def key(self, fetches: tuple[Any, ...] | None, reduced: bool) -> tuple[Any, ...]:
+        """Cache key of a plan: graph version, config, phase and fetches."""
         return (self._graph.version, self.snapshot(), reduced, fetches)
 
     def plan(self, fetches: tuple[Any, ...] | None, reduced: bool) -> Any:

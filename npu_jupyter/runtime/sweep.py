@@ -72,6 +72,7 @@ class SweepTable:
         self.fetches = fetches
 
     def to_records(self) -> list[dict[str, Any]]:
+        """The rows as plain dicts (for pandas or JSON)."""
         return [asdict(r) for r in self.rows]
 
     def __getitem__(self, mode: str) -> SweepRow:

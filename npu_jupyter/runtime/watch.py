@@ -31,6 +31,7 @@ class Watch(NamedTuple):
 
     @property
     def key(self) -> tuple[str, str, int]:
+        """(op, kind, slot): how a watched tensor is keyed in dumps and drift."""
         return (self.op, self.kind, self.slot)
 
 

@@ -21,3 +21,15 @@ def test_view_is_a_snapshot_not_a_live_reference():
     config.unset("precision_mode")
     assert "force_fp16" in repr(view)
     assert "no options set" in repr(ConfigView(config))
+
+
+def test_each_option_says_which_adapter_side_reads_it():
+    # npu_device has no mixed computing (its options tree has no mix_compile_mode) and takes
+    # profiling_mode as profiling_config.enable_profiling (tf_adapter_2.x/python/npu_device/configs/).
+    config = NpuConfig(mix_compile_mode=True, precision_mode="allow_mix_precision", profiling_mode=True)
+    text = repr(ConfigView(config))
+    assert "mix_compile_mode = True  [TF1 npu_bridge only; npu_device does not read it]" in text
+    assert "precision_mode = 'allow_mix_precision'  [TF1 npu_bridge + TF2 npu_device (precision_mode)]" in text
+    assert "TF2 npu_device (profiling_config.enable_profiling)" in text
+    page = ConfigView(config)._repr_html_()
+    assert "<th" in page and "read by" in page and "npu_device does not read it" in page

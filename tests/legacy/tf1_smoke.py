@@ -1,5 +1,11 @@
 """Smoke run on the Ascend adapter's TF 1.15 (Python 3.7), by .ci/tf115_leg.sh: ConfigProto, plan(),
-an emulator session with a training step, and a %%npu cell. Exits non-zero on any failure."""
+an emulator session with a training step, and a %%npu cell. Exits non-zero on any failure.
+
+First every module of the package is imported: syntax or annotations newer than Python 3.7 that vermin
+cannot see (a subscripted builtin as a base class, say) fail here, on the oldest Python we claim."""
+
+import importlib
+import pkgutil
 
 import tensorflow as tf
 
@@ -7,6 +13,11 @@ import npu_jupyter
 from npu_jupyter.options.config import NpuConfig
 
 print("tf", tf.__version__)
+modules = [m.name for m in pkgutil.walk_packages(npu_jupyter.__path__, "npu_jupyter.")]
+for module in modules:
+    importlib.import_module(module)
+assert len(modules) > 90, modules  # the walk found the package, not an empty path
+print("imports:", len(modules), "modules")
 cfg = NpuConfig(precision_mode="allow_fp32_to_fp16")
 proto = cfg.to_config_proto()
 print("ConfigProto ok", len(proto.SerializeToString()))

@@ -199,7 +199,9 @@ def test_modify_mixlist_warns_about_names_that_match_no_op_type(conv_net, tmp_pa
     [
         ('{"grey-list": {"to-add": ["Relu"]}}', "should be 'gray-list' or 'white-list' or 'black-list'"),
         ('{"gray-list": {"add": ["Relu"]}}', "should be 'to-add' or 'to-remove'"),
-        ('{"gray-list": {"to-add": "Relu"}}', "should be array"),
+        ('{"gray-list": {"to-add": "Relu"}}', "under 'gray-list'/'to-add' should be array"),
+        ('{"gray-list": ["Relu"]}', "Second level of json file"),
+        ('{"gray-list": {"to-add": ["Relu"]}, "red-list": {}}', "got 'red-list'"),
         (
             '{"gray-list": {"to-add": ["Relu"]}, "white-list": {"to-add": ["Relu"]}}',
             "Operation add-gray+add-white for op Relu is invalid",
