@@ -4,7 +4,9 @@
   report says which ops the plan lowers and why none of their tensors was rounded.
 * A fetch that came back inf/NaN from a run whose plan lowers precision: the report names the first op
   (topological order) whose output became non-finite, from the all-finite flags the run computed
-  (:mod:`.observe_nodes`), and whether that op's output was rounded to half precision.
+  (:mod:`.observe_nodes`), and whether that op's output was rounded to half precision. When that op
+  reads a variable, the inf/NaN was already in the variable when the step began: an earlier step's
+  update wrote it, and the finding names the ops that write the variable instead of blaming the read.
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 from npu_jupyter.runtime.fetch_map import leaves
 
 _HALF = frozenset({"float16", "bfloat16"})
+# Ops that read a variable's value without writing it (Identity is a ref variable's ``v/read``).
+_VARIABLE_READS = frozenset({"ReadVariableOp", "Identity", "ResourceGather"})
+_NOT_WRITES = _VARIABLE_READS | {"VarIsInitializedOp", "IsVariableInitialized", "VariableShape", "DestroyResourceOp"}
 
 
 def lowered_ops(plan: Any) -> list[str]:
@@ -109,7 +115,17 @@ def non_finite_finding(
     if decision is not None:
         slot = int(first.rpartition(":")[2])
         dtype = decision.output_dtypes[slot] if slot < len(decision.output_dtypes) else decision.dtype_after
-    if rounded and dtype in _HALF:
+    variable = _variable_read(plan, op)
+    writers = _writers(plan, variable) if variable is not None else []
+    if variable is not None:
+        cause = (
+            f"it reads the variable {variable}, which already held inf/NaN when step {step} began: an "
+            f"update in an earlier run wrote them ({', '.join(writers[:4]) or 'no writing op in this plan'}"
+            f"{f' and {len(writers) - 4} more' if len(writers) > 4 else ''}). Op outputs are checked as "
+            f"they are computed, values written into variables are not, so the run that wrote them "
+            f"reported nothing"
+        )
+    elif rounded and dtype in _HALF:
         cause = (
             f"its output is stored in {dtype} by the plan; values beyond the {dtype} range "
             f"({'65504' if dtype == 'float16' else '3.4e38'}) become inf"
@@ -131,8 +147,28 @@ def non_finite_finding(
         "op_type": op_type,
         "decided_dtype": dtype,
         "rounded": rounded,
+        "variable": variable,
+        "variable_writers": writers,
         "message": message,
     }
+
+
+def _variable_read(plan: Any, op: str) -> str | None:
+    """The variable ``op`` reads directly (ReadVariableOp, a ref variable's Identity), else None."""
+    decision = plan.ops.get(op)
+    if decision is None or decision.op_type not in _VARIABLE_READS or not decision.inputs:
+        return None
+    source = plan.ops.get(decision.inputs[0])
+    return source.name if source is not None and source.op_type in VARIABLE_OPS else None
+
+
+def _writers(plan: Any, variable: str) -> list[str]:
+    """Ops that write ``variable`` (optimizer applies, assigns), its own initializer left out."""
+    return [
+        name
+        for name, d in plan.ops.items()
+        if d.inputs and d.inputs[0] == variable and d.op_type not in _NOT_WRITES and name != f"{variable}/Assign"
+    ]
 
 
 def note_non_finite(report: Any, plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int) -> None:

@@ -52,3 +52,25 @@ def test_batch_norm_statistics_stay_float32_when_the_op_is_lowered(tf, hand):
     plan = hand.plan(g, {"FusedBatchNormV3"})
     rounded = {(r.kind, r.slot) for r in build_private_graph(g, plan).roundings if r.op == "bn"}
     assert rounded == {("input", 0), ("output", 0)}  # x and y only: scale, offset, mean, variance stay float32
+
+
+def test_a_variable_an_earlier_run_filled_with_inf_names_the_ops_that_write_it(tf, hand):
+    # The first non-finite output is the read of a variable: the inf came from the update of an earlier
+    # run (whose fetches were finite), so the finding names the writing op rather than blaming the read.
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        w = tf.compat.v1.get_variable("w", [2], initializer=tf.compat.v1.zeros_initializer(), use_resource=True)
+        bump = w.assign_add(tf.multiply(x, 10.0, name="grow"), name="bump", read_value=False)
+        loss = tf.reduce_sum(tf.multiply(w.read_value(), 2.0, name="twice"), name="loss")
+        init = tf.compat.v1.global_variables_initializer()
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        sess.run(init)
+        sess.run(bump, {"x:0": np.array([3e38, 1.0], np.float32)})  # 3e39: inf lands in w, nothing fetched
+        assert "non_finite" not in sess.last_report.extra
+        assert np.isinf(sess.run(loss))
+        finding = sess.last_report.extra["non_finite"]
+    assert finding["op_type"] == "ReadVariableOp" and finding["variable"] == "w"
+    assert finding["variable_writers"] == ["bump"]
+    assert "reads the variable w, which already held inf/NaN" in finding["message"]
+    assert "(bump)" in finding["message"]
