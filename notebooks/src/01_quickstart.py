@@ -150,8 +150,9 @@ print("not on AI Core:", {n: d.engine for n, d in plan.ops.items() if d.engine !
 # ## 4. One cell, other options
 #
 # Flags on the `%%npu` line override the session config **for that cell only**. Here the same step
-# runs with `--precision force_fp32`: nothing is lowered to float16. `--quiet` skips the rendered
-# report; we print the counts instead.
+# runs with `--precision force_fp32`: every output stays float32 (only the cube ops, here the MatMul,
+# still read float16 inputs, as the adapter's fusion engine decides for `force_fp32`). `--quiet` skips
+# the rendered report; we print the counts instead.
 
 # %%
 %%npu --precision force_fp32 --quiet
