@@ -1,0 +1,44 @@
+"""Traced functions are named as a Keras user knows them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from npu_jupyter.runtime.function_labels import keras_entry, label, python_name
+
+
+def test_the_python_name_of_a_traced_function_drops_tensorflows_prefix_and_counter():
+    assert python_name("__inference_multi_step_on_iterator_211") == "multi_step_on_iterator"
+    assert python_name("__inference_train_step_12") == "train_step"
+    assert python_name("my_function") == "my_function"  # not a traced name: kept
+
+
+def test_calls_from_inside_keras_fit_evaluate_and_predict_name_the_entry_point():
+    import keras
+
+    seen = []
+
+    class Spy(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            seen.append(keras_entry())
+
+        def on_test_batch_end(self, batch, logs=None):
+            seen.append(keras_entry())
+
+        def on_predict_batch_end(self, batch, logs=None):
+            seen.append(keras_entry())
+
+    model = keras.Sequential([keras.layers.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = np.ones((4, 3), "float32"), np.ones((4, 1), "float32")
+    model.fit(x, y, epochs=1, batch_size=4, verbose=0, callbacks=[Spy()])
+    model.evaluate(x, y, batch_size=4, verbose=0, callbacks=[Spy()])
+    model.predict(x, batch_size=4, verbose=0, callbacks=[Spy()])
+    assert seen == ["Keras fit (train function)", "Keras evaluate (test function)", "Keras predict (predict function)"]
+
+
+def test_code_outside_keras_keeps_its_python_function_name():
+    def fit():  # a user's own function called fit is not Keras'
+        return label("__inference_fit_7")
+
+    assert fit() == "fit"
