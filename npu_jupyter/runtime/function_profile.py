@@ -55,15 +55,16 @@ class CallProfiler:
         self._folder: str | None = None
 
     def __enter__(self) -> CallProfiler:
-        import tensorflow as tf
+        # TF2-only module (tf.function emulation needs TF >= 2.14): the TF 2 profiler, not tf.compat.v1's
+        from tensorflow.python.profiler import profiler_v2
 
         if xplane_module() is None:
             self.error = "this TensorFlow has no XSpace protobuf module to read profiles from"
             return self
         self._folder = tempfile.mkdtemp(prefix="npu_jupyter_fn_profile_")
-        options = tf.profiler.experimental.ProfilerOptions(host_tracer_level=2, python_tracer_level=0)
+        options = profiler_v2.ProfilerOptions(host_tracer_level=2, python_tracer_level=0)
         try:
-            tf.profiler.experimental.start(self._folder, options=options)
+            profiler_v2.start(self._folder, options=options)
         except Exception as exc:  # noqa: BLE001 - TF raises AlreadyExistsError/UnavailableError variants
             self.error = (
                 f"TensorFlow's profiler could not start ({type(exc).__name__}: another profiling session is active?)"
@@ -74,10 +75,10 @@ class CallProfiler:
     def __exit__(self, *exc: object) -> None:
         if self._folder is None:
             return
-        import tensorflow as tf
+        from tensorflow.python.profiler import profiler_v2
 
         try:
-            tf.profiler.experimental.stop()
+            profiler_v2.stop()
             self.events = _read_events(self._folder)
         except Exception as error:  # noqa: BLE001 - a profile we cannot read must not fail the user's call
             self.error = f"the profile of this call could not be read ({type(error).__name__}: {error})"
