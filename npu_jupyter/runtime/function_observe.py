@@ -133,6 +133,10 @@ class FunctionObserver:
         from tensorflow.python.ops import script_ops
 
         self.callees = _callees(fdef)
+        for call in self.callees:  # a callee's observer runs only if its call is a control return too
+            if call not in fdef.control_ret:
+                fdef.control_ret[call] = call
+                fdef.signature.control_output.append(call)
         self.flagged = [w for w in self.flagged if refs.has_node(w.op)]
         self.values = [w for w in self.values if refs.has_node(w.op) and refs.ref(w.op, w.kind, w.slot)]
         if not self.active:

@@ -185,12 +185,14 @@ class FunctionEmulation:
             return None
         definition = function.definition
         keys = {(r.op, r.kind, r.slot) for r in rounded}
-        observer = FunctionObserver(name, plan, function.graph, keys, self.settings, flags, self._log)
-        if observer.active and _xla_compiled(definition):
-            warnings.append(f"{name} is compiled with XLA (jit_compile=True): its ops are not observed")
-            observer = None
-        hook = observer.add_nodes if observer is not None and observer.active else None
-        rewritten = rewrite_function(definition, function.graph, plan, hook)
+        observer: Any = None
+        if flags or self.settings.enable_dump or self.settings.enable_dump_debug:
+            observer = FunctionObserver(name, plan, function.graph, keys, self.settings, flags, self._log)
+            if _xla_compiled(definition):
+                warnings.append(f"{name} is compiled with XLA (jit_compile=True): its ops are not observed")
+                observer = None
+        # the hook also makes calls into observed callees control returns, so it runs without own watches
+        rewritten = rewrite_function(definition, function.graph, plan, observer.add_nodes if observer else None)
         if observer is not None and observer.active:
             self._observers[name] = observer
         if rewritten.definition is not definition:
