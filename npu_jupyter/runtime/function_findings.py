@@ -241,7 +241,9 @@ def _note_non_finite(
         outputs = ", ".join(map(str, bad_outputs))
         head = f"Call {step} of {function} returned non-finite values (inf/NaN) in output(s) {outputs} in the emulated run."
     else:  # Keras functions return an iterator's Optional; the values go non-finite inside
-        head = f"In call {step} of {function}, values inside the function became non-finite (inf/NaN) in the emulated run."
+        head = (
+            f"In call {step} of {function}, values inside the function became non-finite (inf/NaN) in the emulated run."
+        )
     if first is None:
         where = "not located"
         message = head + (

@@ -152,7 +152,9 @@ class FunctionObserver:
             types.append(_enum(w.dtype))
         self._callback = self.record  # the registry keeps only a weak reference
         self.token = script_ops._py_funcs.insert(self._callback)
-        node = builder.add("record", "PyFunc", inputs, token=self.token, Tin=("types", types), Tout=("types", [_enum("bool")]))
+        node = builder.add(
+            "record", "PyFunc", inputs, token=self.token, Tin=("types", types), Tout=("types", [_enum("bool")])
+        )
         fdef.control_ret[node.name] = node.name
         fdef.signature.control_output.append(node.name)
 

@@ -30,7 +30,7 @@ and step the model twice.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, cast
+from typing import Any, Callable
 
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.run_settings import read_run_settings
