@@ -114,7 +114,10 @@ class FunctionFindings:
         """``enable_dump_debug``: the ops ``dump_debug_mode`` covers whose outputs went inf/NaN."""
         flagged: list[tuple[str, Watched]] = []
         for obs in observations:
-            plan = observers[obs.function].plan
+            observer = observers.get(obs.function)
+            if observer is None:
+                continue  # a body of another call tree (shared); its own report covers it
+            plan = observer.plan
             flagged.extend(
                 (obs.function, w)
                 for w in obs.bad

@@ -259,8 +259,14 @@ def _callees(fdef: Any) -> dict[str, list[str]]:
 
 
 def _non_finite(value: Any) -> bool:
+    """Whether a float tensor holds inf/NaN (bfloat16 arrives as an ml_dtypes array numpy can test)."""
     array = np.asarray(value)
-    return array.dtype.kind == "f" and array.size > 0 and not np.isfinite(array).all()
+    if array.size == 0:
+        return False
+    try:
+        return not bool(np.isfinite(array).all())
+    except TypeError:  # a dtype numpy cannot test: nothing to report
+        return False
 
 
 def _enum(dtype: str) -> int:
