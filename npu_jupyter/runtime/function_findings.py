@@ -147,6 +147,8 @@ class FunctionFindings:
         if self.dump_stopped:
             return
         entries = _entries(observations, main, {(fn, w) for fn, w in flagged}, overflow_only)
+        if not entries:
+            return  # nothing observed in this call: no empty step folder
         writer, graph = self._writer(), self._graph(function)
         meta = {
             "dump_mode": "overflow" if overflow_only else self.settings.dump_mode,
@@ -250,8 +252,8 @@ def _note_non_finite(
     if first is None:
         where = "not located"
         message = head + (
-            " No op inside the function was seen going non-finite (an op that is not observed: a "
-            "variable's state, a loop of an XLA-compiled body)."
+            " No observed op inside the function went non-finite (unobserved: arguments and variable "
+            "handles, and bodies of other call trees)."
             if observed
             else " The plan lowers no precision here, so the function was not observed: turn on "
             "enable_dump_debug to name the first op that went non-finite."

@@ -2,26 +2,29 @@
 
 A traced function's signature cannot change (its callers expect the outputs they traced), so the
 emulator cannot fetch extra tensors from it the way a session run does. Instead the rewritten
-FunctionDef (:mod:`.function_rewrite`) gets one stateful ``PyFunc`` node whose inputs are the observed
-tensors, and whose Python callback (registered in TensorFlow's py-func registry under a token, as
-``tf.numpy_function`` does) records them. TensorFlow's function runtime prunes every node that neither
-a return value nor a control return reaches (checked on TF 2.21: without the control return the
-callback never runs), so the node is listed in ``control_ret`` / ``signature.control_output``.
+FunctionDef (:mod:`.function_rewrite`) gets stateful ``PyFunc`` nodes whose Python callbacks
+(registered in TensorFlow's py-func registry under a token, as ``tf.numpy_function`` does) record
+what the body computed. TensorFlow's function runtime prunes every node that neither a return value
+nor a control return reaches (checked on TF 2.21: without the control return the callback never
+runs), so the nodes are listed in ``control_ret`` / ``signature.control_output``.
 
 What is observed is what the device would store: the rounded tensor where the plan rounds it (the
-output of the ``Cast`` round trip), the original tensor elsewhere.
+output of the ``Cast`` round trip), the original tensor elsewhere. Per execution of a body:
 
-* **Finite flags** (the plan lowers precision, overflow detection off): per float output one
-  ``All(IsFinite(Reshape(x, [-1])))``, packed into one bool vector, so only a few bytes cross into
-  Python per call; the callback notes which outputs went inf/NaN.
-* **Checked values** (``enable_dump_debug``): every float output is handed over and checked in Python;
-  the non-finite ones are kept for the overflow dump.
-* **Dumped values** (``enable_dump``): the tensors ``dump_mode`` / ``dump_layer`` select, kept only on
-  the calls ``dump_step`` selects.
+* **Finite flags** (the plan lowers precision, or ``enable_dump_debug``): per float output one
+  ``All(IsFinite(Reshape(x, [-1])))``, packed into one bool vector for the *head* callback, which
+  opens the body's :class:`Observation` and notes which outputs went inf/NaN. Only a few bytes cross
+  into Python.
+* **Values** (``enable_dump``: the tensors ``dump_mode`` / ``dump_layer`` select; ``enable_dump_debug``:
+  every float output, for the overflow dump): each goes through a ``Switch`` whose predicate is "some
+  flag is false, or this call is dumped" (a third callback answers the latter), into the *values*
+  callback. On the other calls the switched tensors are dead, so the values callback does not run and
+  no tensor crosses into Python; the control return is a ``ControlTrigger`` after it, live either way
+  (a dead control return of an inlined body would make the caller's dependents dead).
 
-Nothing is added when none of the three is wanted, so a float32-preserving cell runs the original
-function. A function compiled with XLA (``jit_compile=True``) is not observed: XLA cannot compile a
-``PyFunc``.
+Nothing is added when none of this is wanted, so a float32-preserving cell runs the original
+function. XLA cannot compile a ``PyFunc``: the emulation turns ``jit_compile`` off in the functions it
+rewrites (:func:`.function_rewrite.xla_marked`).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class Observation:
     function: str
     bad: list[Watched] = field(default_factory=list)  # non-finite outputs, topological order
     values: dict[Watched, np.ndarray] = field(default_factory=dict)  # kept copies (dump, overflow)
+    id: int = 0
 
 
 class CallLog:
@@ -66,6 +70,8 @@ class CallLog:
 
     def __init__(self) -> None:
         self._calls: list[tuple[bool, list[Observation]]] = []
+        self._by_id: dict[int, Observation] = {}
+        self._next = 0
         self._lock = threading.Lock()
 
     def begin(self, keep_values: bool) -> None:
@@ -76,16 +82,28 @@ class CallLog:
     def end(self) -> list[Observation]:
         """The call ended: its observations, in the order the bodies finished."""
         with self._lock:
-            return self._calls.pop()[1] if self._calls else []
+            observations = self._calls.pop()[1] if self._calls else []
+            for obs in observations:
+                self._by_id.pop(obs.id, None)
+            return observations
 
     def keeps_values(self) -> bool:
         with self._lock:
             return bool(self._calls) and self._calls[-1][0]
 
-    def add(self, observation: Observation) -> None:
+    def add(self, observation: Observation) -> int:
+        """Record a body's observation; its id lets the values callback find it."""
         with self._lock:
+            self._next += 1
+            observation.id = self._next
             if self._calls:
                 self._calls[-1][1].append(observation)
+                self._by_id[observation.id] = observation
+            return observation.id
+
+    def find(self, observation_id: int) -> Observation | None:
+        with self._lock:
+            return self._by_id.get(observation_id)
 
 
 class FunctionObserver:
@@ -108,16 +126,16 @@ class FunctionObserver:
         self.checked: list[Watched] = []
         self.dumped: list[Watched] = []
         outputs = _float_outputs(plan, graph, rounded)
+        if settings.enable_dump_debug or flags:
+            self.flagged = outputs
         if settings.enable_dump_debug:
             self.checked = outputs
-        elif flags:
-            self.flagged = outputs
         if settings.enable_dump:
             self.dumped = _dump_tensors(plan, graph, rounded, settings)
         self.values = list(dict.fromkeys(self.checked + self.dumped))
         self.callees: dict[str, list[str]] = {}
-        self.token: str | None = None
-        self._callback: Any = None
+        self.tokens: list[str] = []
+        self._callbacks: list[Any] = []  # the registry keeps only weak references
         self._checked = set(self.checked)
         self._dumped = set(self.dumped)
 
@@ -129,61 +147,81 @@ class FunctionObserver:
     # ------------------------------------------------------------------ the node
 
     def add_nodes(self, fdef: Any, refs: Any) -> None:
-        """Add the flag nodes and the PyFunc to ``fdef`` (a rewritten FunctionDef) and run it as a control return."""
-        from tensorflow.python.ops import script_ops
-
+        """Add the flag, head, switch and values nodes to ``fdef`` (a rewritten FunctionDef)."""
         self.callees = _callees(fdef)
         for call in self.callees:  # a callee's observer runs only if its call is a control return too
-            if call not in fdef.control_ret:
-                fdef.control_ret[call] = call
-                fdef.signature.control_output.append(call)
+            _control_return(fdef, call)
         self.flagged = [w for w in self.flagged if refs.has_node(w.op)]
         self.values = [w for w in self.values if refs.has_node(w.op) and refs.ref(w.op, w.kind, w.slot)]
         if not self.active:
             return
         builder = _NodeBuilder(fdef)
-        inputs: list[str] = []
-        types: list[int] = []
-        if self.flagged:
-            inputs.append(builder.flags([cast_ref(refs, w) for w in self.flagged], [w.dtype for w in self.flagged]))
-            types.append(_enum("bool"))
-        for w in self.values:
-            inputs.append(cast_ref(refs, w))
-            types.append(_enum(w.dtype))
-        self._callback = self.record  # the registry keeps only a weak reference
-        self.token = script_ops._py_funcs.insert(self._callback)
-        node = builder.add(
-            "record", "PyFunc", inputs, token=self.token, Tin=("types", types), Tout=("types", [_enum("bool")])
+        bool_type, id_type = _enum("bool"), _enum("int64")
+        flags = builder.flags([cast_ref(refs, w) for w in self.flagged], [w.dtype for w in self.flagged])
+        head = builder.py_func(
+            "head", self._register(self.head), [flags] if flags else [], [bool_type] if flags else [], [id_type]
         )
-        fdef.control_ret[node.name] = node.name
-        fdef.signature.control_output.append(node.name)
+        _control_return(fdef, head)
+        if not self.values:
+            return
+        want = builder.py_func("want", self._register(self.want), [], [], [bool_type])
+        pred = builder.any_false_or(flags, f"{want}:output:0") if flags else f"{want}:output:0"
+        inputs = [builder.switch(f"{head}:output:0", pred, id_type)]
+        inputs += [builder.switch(cast_ref(refs, w), pred, _enum(w.dtype)) for w in self.values]
+        types = [id_type] + [_enum(w.dtype) for w in self.values]
+        values = builder.py_func("values", self._register(self.record_values), inputs, types, [bool_type])
+        # On calls whose values stay in the graph the values node is dead; a dead control return would
+        # make the caller's dependents of an inlined call dead too. A ControlTrigger is live either way.
+        _control_return(fdef, builder.add("done", "ControlTrigger", ["^" + values]).name)
+
+    def _register(self, callback: Any) -> str:
+        from tensorflow.python.ops import script_ops
+
+        self._callbacks.append(callback)
+        token = str(script_ops._py_funcs.insert(callback))
+        self.tokens.append(token)
+        return token
 
     def release(self) -> None:
-        """Drop the callback from TensorFlow's registry (the emulation ended)."""
-        if self.token is not None:
-            from tensorflow.python.ops import script_ops
+        """Drop the callbacks from TensorFlow's registry (the emulation ended)."""
+        from tensorflow.python.ops import script_ops
 
-            script_ops._py_funcs.remove(self.token)
-            self.token = None
+        for token in self.tokens:
+            script_ops._py_funcs.remove(token)
+        self.tokens, self._callbacks = [], []
 
-    # ------------------------------------------------------------------ the callback
+    # ------------------------------------------------------------------ the callbacks
 
-    def record(self, *arrays: Any) -> Any:
-        """Called by the PyFunc node each time the body runs: note non-finite tensors, keep copies."""
+    def head(self, *flags: Any) -> Any:
+        """Each time the body runs: open its observation, noting the outputs whose flag is false."""
         observation = Observation(self.name)
-        rest = list(arrays)
-        if self.flagged:
-            flags = np.asarray(rest.pop(0)).reshape(-1)
-            observation.bad = [w for w, ok in zip(self.flagged, flags) if not ok]
+        if flags:
+            ok = np.asarray(flags[0]).reshape(-1)
+            observation.bad = [w for w, fine in zip(self.flagged, ok) if not fine]
+        return np.int64(self.log.add(observation))
+
+    def want(self) -> Any:
+        """Whether the current call is dumped (then the values reach Python even when all is finite)."""
+        return np.bool_(self.log.keeps_values())
+
+    def record_values(self, observation_id: Any, *values: Any) -> Any:
+        """Runs only when some output went non-finite or the call is dumped: keep the copies needed."""
+        observation = self.log.find(int(observation_id))
+        if observation is None:
+            return np.bool_(False)
+        bad = set(observation.bad)
         keep = self.log.keeps_values()
-        for w, value in zip(self.values, rest):
-            bad = w in self._checked and _non_finite(value)
-            if bad:
-                observation.bad.append(w)
-            if bad or (keep and w in self._dumped):
+        for w, value in zip(self.values, values):
+            if (w in bad and w in self._checked) or (keep and w in self._dumped):
                 observation.values[w] = np.array(value, copy=True)
-        self.log.add(observation)
         return np.bool_(True)
+
+
+def _control_return(fdef: Any, node: str) -> None:
+    """Make ``node`` a control return of ``fdef`` (so the runtime does not prune it)."""
+    if node not in fdef.control_ret:
+        fdef.control_ret[node] = node
+        fdef.signature.control_output.append(node)
 
 
 def cast_ref(refs: Any, w: Watched) -> str:
@@ -258,17 +296,6 @@ def _callees(fdef: Any) -> dict[str, list[str]]:
     return out
 
 
-def _non_finite(value: Any) -> bool:
-    """Whether a float tensor holds inf/NaN (bfloat16 arrives as an ml_dtypes array numpy can test)."""
-    array = np.asarray(value)
-    if array.size == 0:
-        return False
-    try:
-        return not bool(np.isfinite(array).all())
-    except TypeError:  # a dtype numpy cannot test: nothing to report
-        return False
-
-
 def _enum(dtype: str) -> int:
     import tensorflow as tf
 
@@ -309,8 +336,28 @@ class _NodeBuilder:
         )
         return f"{node.name}:output:0"
 
+    def py_func(self, what: str, token: str, inputs: list[str], tin: list[int], tout: list[int]) -> str:
+        """A stateful ``PyFunc`` node calling the callback registered under ``token``; its name."""
+        node = self.add(what, "PyFunc", inputs, token=token, Tin=("types", tin), Tout=("types", tout))
+        return str(node.name)
+
+    def switch(self, ref: str, pred: str, dtype: int) -> str:
+        """``ref`` when ``pred`` holds, a dead tensor otherwise (its consumers then do not run)."""
+        node = self.add("switch", "Switch", [ref, pred], T=("type", dtype))
+        return f"{node.name}:output_true:0"
+
+    def any_false_or(self, flags: str, other: str) -> str:
+        """``not all(flags) or other``: a scalar bool."""
+        zero = self.const("axis", np.array(0, np.int32))
+        every = self.add("all_finite", "All", [flags, zero], Tidx=("type", _enum("int32")), keep_dims=False)
+        some_bad = self.add("some_bad", "LogicalNot", [f"{every.name}:output:0"])
+        either = self.add("either", "LogicalOr", [f"{some_bad.name}:y:0", other])
+        return f"{either.name}:z:0"
+
     def flags(self, refs: list[str], dtypes: list[str]) -> str:
-        """One bool vector: whether each tensor is all finite (exact: ``All(IsFinite(x))``)."""
+        """One bool vector: whether each tensor is all finite (exact: ``All(IsFinite(x))``); "" for none."""
+        if not refs:
+            return ""
         minus_one = self.const("minus_one", np.array([-1], np.int32))
         zero = self.const("zero", np.array(0, np.int32))
         int32 = ("type", _enum("int32"))

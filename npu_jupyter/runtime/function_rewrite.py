@@ -66,18 +66,22 @@ class StoredRefs:
 ObserveHook = Callable[[Any, StoredRefs], None]
 
 
-def rewrite_function(fdef: Any, graph: Any, plan: Any, observe: ObserveHook | None = None) -> RewrittenFunction:
+def rewrite_function(
+    fdef: Any, graph: Any, plan: Any, observe: ObserveHook | None = None, *, drop_xla: bool = False
+) -> RewrittenFunction:
     """``fdef`` with every float32 tensor the plan lowers rounded through its half dtype.
 
     ``graph`` is the traced FuncGraph the plan was made from (op names are the FunctionDef's node
-    names). ``observe`` adds observer nodes (see :class:`StoredRefs`). A plan that lowers nothing and
-    no ``observe`` returns the original definition untouched.
+    names). ``observe`` adds observer nodes (see :class:`StoredRefs`). ``drop_xla`` removes the
+    ``jit_compile`` marks of the function and of the calls it makes (:func:`xla_marked`). With nothing
+    to round, observe or drop, the original definition is returned untouched.
     """
     from tensorflow.core.framework import function_pb2
     from tensorflow.python.framework import function_def_to_graph
 
     rounded = roundings(plan, graph)
-    if not rounded and observe is None:
+    drop = drop_xla and xla_marked(fdef)
+    if not rounded and observe is None and not drop:
         return RewrittenFunction(fdef)
     graph_def, nested_to_flat = function_def_to_graph.function_def_to_graph_def(fdef)
     tensor_map = insert_casts(graph_def, rounded) if rounded else {}
@@ -99,7 +103,35 @@ def rewrite_function(fdef: Any, graph: Any, plan: Any, observe: ObserveHook | No
             new.ret[key] = _nested(tensor_map[flat], flat_to_nested)
     if observe is not None:
         observe(new, StoredRefs(graph_def, tensor_map, flat_to_nested, args))
+    if drop:
+        _drop_xla(new)
     return RewrittenFunction(new, rounded)
+
+
+#: Attributes that make TensorFlow compile a function (or a call) with XLA.
+XLA_ATTRS = ("_XlaMustCompile", "_XlaCompile")
+
+
+def xla_marked(fdef: Any) -> bool:
+    """Whether ``fdef`` or one of its call nodes asks for XLA compilation (``jit_compile=True``).
+
+    XLA's simplifier removes a float32 -> float16 -> float32 ``Cast`` pair (excess precision is
+    allowed by default), so under XLA the storage rounding silently vanishes (seen on TF 2.21), and XLA
+    cannot compile an observer's ``PyFunc``. The device compiles the graph with GE, not XLA, so the
+    emulated functions run without it.
+    """
+    if any(fdef.attr[a].b for a in XLA_ATTRS if a in fdef.attr):
+        return True
+    return any(node.attr[a].b for node in fdef.node_def for a in XLA_ATTRS if a in node.attr)
+
+
+def _drop_xla(fdef: Any) -> None:
+    for attr in XLA_ATTRS:
+        if attr in fdef.attr:
+            del fdef.attr[attr]
+        for node in fdef.node_def:
+            if attr in node.attr:
+                del node.attr[attr]
 
 
 def _graph_ref(tensor_name: str) -> str:

@@ -19,9 +19,9 @@ Without any of these nothing is added, and a float32-preserving cell runs the or
 
 How the TF2 adapter places ops is approximated by the TF1 planner's mixed-computing rule — ops the
 device cannot run fall back to the host one by one, as ``npu_device`` falls back to the CPU — and each
-report says so. Limits: TensorFlow ≥ 2.14 (the ``AtomicFunction`` call path); an XLA-compiled function
-(``jit_compile=True``) is rounded but not observed (XLA cannot compile the observer's ``PyFunc``); no
-drift against a float32 reference and no profiling inside functions: a reference would have to run
+report says so. A ``jit_compile=True`` function runs without XLA while it is emulated (XLA would
+simplify the float16 round trips away and cannot run the observer node; the device compiles with GE),
+and its report says so. Limits: TensorFlow ≥ 2.14 (the ``AtomicFunction`` call path); no drift against a float32 reference and no profiling inside functions: a reference would have to run
 the function again from the same state, but Keras train, test and predict functions read their data
 from an iterator and train functions update variables, so a second run would consume the next batch
 and step the model twice.
@@ -84,6 +84,7 @@ class FunctionEmulation:
         self._findings = FunctionFindings(self.settings, dump_budget_bytes)
         self._observers: dict[str, Any] = {}  # function name -> its FunctionObserver (observed ones)
         self._trees: dict[str, list[str]] = {}  # top-level function -> the functions of its call tree
+        self._xla_off: list[str] = []  # functions whose jit_compile mark the emulation removed
 
     # ----------------------------------------------------------------------------- context manager
     def __enter__(self) -> FunctionEmulation:
@@ -131,11 +132,13 @@ class FunctionEmulation:
         tree = [function, *_descendants(function)]
         planned = [(member, self._planned(member)) for member in tree]
         flags = any(rounded for _, (_, rounded) in planned)  # the plan lowers precision: always check
+        observing = flags or self.settings.enable_dump or self.settings.enable_dump_debug
+        drop_xla = observing or any(rounded for _, (_, rounded) in planned)
         plans = []
         emulation: dict[str, str] = {}
         warnings: list[str] = []
         for member, (plan, rounded) in planned:
-            rewritten = self._rewrite(member, plan, rounded, flags, warnings)
+            rewritten = self._rewrite(member, plan, rounded, flags, observing, drop_xla)
             if plan is not None:
                 plans.append((plan, _name(member)))
                 warnings.extend(plan.errors + plan.warnings)
@@ -152,6 +155,13 @@ class FunctionEmulation:
             report.warnings.append(
                 "the plan lowers precision but no float32 tensor of this function was "
                 "rounded (the lowered tensors are not float32)"
+            )
+        xla_off = [name for name in self._xla_off if name in {_name(m) for m in tree}]
+        if xla_off:
+            report.extra["notes"].append(
+                f"jit_compile=True is off in the emulated functions ({', '.join(xla_off)}): XLA would drop "
+                "the float16 round trips (and cannot run the observer nodes); the device compiles the graph "
+                "with GE, not XLA"
             )
         report.extra["tf2_functions"] = [_name(m) for m in tree]
         report.extra["tf2_plan_function"] = main_name
@@ -172,10 +182,16 @@ class FunctionEmulation:
         plan = self._plan(graph)
         return plan, roundings(plan, graph)
 
-    def _rewrite(self, function: Any, plan: Any, rounded: list[Any], flags: bool, warnings: list[str]) -> Any:
-        """The RewrittenFunction of one function (None without a plan); registers it when it changed."""
+    def _rewrite(
+        self, function: Any, plan: Any, rounded: list[Any], flags: bool, observing: bool, drop_xla: bool
+    ) -> Any:
+        """The RewrittenFunction of one function (None without a plan); registers it when it changed.
+
+        ``drop_xla``: the call tree rounds or observes something, so ``jit_compile`` is turned off in
+        it (see :func:`~npu_jupyter.runtime.function_rewrite.xla_marked`).
+        """
         from npu_jupyter.runtime.function_observe import FunctionObserver
-        from npu_jupyter.runtime.function_rewrite import rewrite_function
+        from npu_jupyter.runtime.function_rewrite import rewrite_function, xla_marked
 
         name = _name(function)
         if name in self._handled:
@@ -186,13 +202,13 @@ class FunctionEmulation:
         definition = function.definition
         keys = {(r.op, r.kind, r.slot) for r in rounded}
         observer: Any = None
-        if flags or self.settings.enable_dump or self.settings.enable_dump_debug:
+        if observing:
             observer = FunctionObserver(name, plan, function.graph, keys, self.settings, flags, self._log)
-            if _xla_compiled(definition):
-                warnings.append(f"{name} is compiled with XLA (jit_compile=True): its ops are not observed")
-                observer = None
         # the hook also makes calls into observed callees control returns, so it runs without own watches
-        rewritten = rewrite_function(definition, function.graph, plan, observer.add_nodes if observer else None)
+        hook = observer.add_nodes if observer is not None else None
+        rewritten = rewrite_function(definition, function.graph, plan, hook, drop_xla=drop_xla)
+        if drop_xla and xla_marked(definition):
+            self._xla_off.append(name)
         if observer is not None and observer.active:
             self._observers[name] = observer
         if rewritten.definition is not definition:
@@ -256,12 +272,6 @@ def _register(context: Any, name: str, definition: Any) -> None:
     if context.has_function(name):
         context.remove_function(name)
     context.add_function_def(definition)
-
-
-def _xla_compiled(definition: Any) -> bool:
-    """True for a function TensorFlow compiles with XLA (``jit_compile=True``)."""
-    attr = definition.attr.get("_XlaMustCompile") if "_XlaMustCompile" in definition.attr else None
-    return bool(attr is not None and attr.b)
 
 
 def _non_finite_outputs(result: Any) -> list[int]:

@@ -340,16 +340,45 @@ def test_a_bad_dump_path_fails_before_anything_is_emulated(tmp_path):
         functions.FunctionEmulation({"enable_dump": True, "dump_path": str(tmp_path / "missing")})
 
 
-def test_an_xla_compiled_function_is_rounded_but_not_observed(tmp_path):
+def test_a_jit_compiled_function_runs_without_xla_so_it_is_rounded_and_observed(tmp_path):
     import tensorflow as tf
+
+    @tf.function
+    def helper(x):
+        return tf.matmul(x, x, name="product") * 3.0
 
     @tf.function(jit_compile=True)
     def compiled(x):
-        return tf.matmul(x, x) + 1.0
+        return helper(x) + 1.0
 
     config = {"precision_mode": "force_fp16", "enable_dump_debug": True, "dump_path": str(tmp_path)}
-    x = tf.constant(np.full((2, 2), 0.3, np.float32))
+    x = tf.constant(np.full((2, 2), 0.1, np.float32))
+    plain = compiled(x).numpy()
     with functions.FunctionEmulation(config) as emulation:
-        compiled(x)
+        rounded = compiled(x).numpy()  # under XLA the float16 round trips would be simplified away
+        overflowed = compiled(tf.constant(np.full((2, 2), 200.0, np.float32))).numpy()
+    assert not np.array_equal(rounded, plain)
+    assert not np.isfinite(overflowed).all()
     (report,) = emulation.reports.values()
-    assert any("XLA" in w and "not observed" in w for w in report.warnings)
+    assert any("jit_compile=True is off" in note for note in report.extra["notes"])
+    assert report.first_overflow is not None and report.first_overflow.endswith("product")
+    assert np.array_equal(compiled(x).numpy(), plain)  # XLA again after the emulation
+
+
+def test_observing_keras_fit_on_some_calls_changes_no_number(tmp_path):
+    """Calls dump_step skips leave the values node dead; the nested train step must still return."""
+    from npu_jupyter.runtime.dump import load_dump
+
+    plain, _, _ = _keras_cnn_losses(None, epochs=2)
+    config = {
+        "precision_mode": "must_keep_origin_dtype",
+        "enable_dump": True,
+        "enable_dump_debug": True,
+        "dump_path": str(tmp_path),
+        "dump_step": "1|6",
+    }
+    observed, emulation, _ = _keras_cnn_losses(config, epochs=2)
+    assert observed == plain  # observation reads the values, it changes none
+    (report,) = emulation.reports.values()
+    assert report.steps == 8 and report.extra["dumped_steps"] == [1, 6] and "nonfinite" not in report.extra
+    assert load_dump(str(tmp_path)).steps == [1, 6]
