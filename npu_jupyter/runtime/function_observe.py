@@ -40,6 +40,7 @@ OBSERVE_SCOPE = "npu_emu_observe"
 _FUNCTION_ATTRS = ("f", "body", "cond", "then_branch", "else_branch", "branches")
 _SKIPPED_TYPES = frozenset({"Placeholder", "VarHandleOp"})  # arguments and variable handles: state
 _UNOBSERVABLE = frozenset({"resource", "variant", "string"})
+_CURT_HEALTH = 2  # tensorflow/core/protobuf/debug_event.proto: TensorDebugMode.CURT_HEALTH
 
 
 @dataclass(frozen=True)
@@ -355,17 +356,32 @@ class _NodeBuilder:
         return f"{either.name}:z:0"
 
     def flags(self, refs: list[str], dtypes: list[str]) -> str:
-        """One bool vector: whether each tensor is all finite (exact: ``All(IsFinite(x))``); "" for none."""
+        """One bool vector: whether each tensor is all finite; "" for none.
+
+        One ``DebugNumericSummaryV2`` node per tensor (the kernel ``tf.debugging`` dumps use), in its
+        ``CURT_HEALTH`` mode: ``[tensor_id, 1.0 if any inf/NaN else 0.0]``. With every id 0, the row
+        maximum of the packed summaries is the tensor's "any inf/NaN". One node per tensor keeps a graph
+        of many small ops (a Transformer) from doubling its op count.
+        """
         if not refs:
             return ""
-        minus_one = self.const("minus_one", np.array([-1], np.int32))
-        zero = self.const("zero", np.array(0, np.int32))
-        int32 = ("type", _enum("int32"))
-        alls = []
-        for ref, dtype in zip(refs, dtypes):
-            flat = self.add("flat", "Reshape", [ref, minus_one], T=("type", _enum(dtype)), Tshape=int32)
-            finite = self.add("finite", "IsFinite", [f"{flat.name}:output:0"], T=("type", _enum(dtype)))
-            every = self.add("all", "All", [f"{finite.name}:y:0", zero], Tidx=int32, keep_dims=False)
-            alls.append(f"{every.name}:output:0")
-        packed = self.add("flags", "Pack", alls, T=("type", _enum("bool")), N=len(alls), axis=0)
-        return f"{packed.name}:output:0"
+        f32 = _enum("float32")
+        summaries = [
+            f"{self.add('health', 'DebugNumericSummaryV2', [ref], T=('type', _enum(dtype)), output_dtype=('type', f32), tensor_debug_mode=_CURT_HEALTH, tensor_id=0).name}:output:0"
+            for ref, dtype in zip(refs, dtypes)
+        ]
+        packed = self.add("summaries", "Pack", summaries, T=("type", f32), N=len(summaries), axis=0)
+        one = self.const("row", np.array(1, np.int32))
+        bad = self.add(
+            "bad",
+            "Max",
+            [f"{packed.name}:output:0", one],
+            T=("type", f32),
+            Tidx=("type", _enum("int32")),
+            keep_dims=False,
+        )
+        zero = self.const("zero", np.array(0.0, np.float32))
+        finite = self.add(
+            "flags", "Equal", [f"{bad.name}:output:0", zero], T=("type", f32), incompatible_shape_error=True
+        )
+        return f"{finite.name}:z:0"
