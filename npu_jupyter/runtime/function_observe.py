@@ -231,11 +231,15 @@ def cast_ref(refs: Any, w: Watched) -> str:
 
 
 def _float_outputs(plan: Any, graph: Any, rounded: set[tuple[str, str, int]]) -> list[Watched]:
-    """Every float output of the planned ops, in the plan's (topological) order."""
+    """Every float output of the planned ops that a call computes, in the plan's (topological) order.
+
+    Constants are left out: their values do not change from call to call (and an intended ``-inf``
+    mask constant is not an overflow); they are still dumped.
+    """
     out: list[Watched] = []
     for name, decision in plan.ops.items():
         op = _op(graph, name)
-        if op is None or op.type in _SKIPPED_TYPES:
+        if op is None or op.type in _SKIPPED_TYPES or op.type == "Const":
             continue
         outputs = op.outputs[:3] if op.type.startswith("FusedBatchNorm") else op.outputs  # not reserve space
         for slot, tensor in enumerate(outputs):
