@@ -2,12 +2,13 @@
 
 Run: ``TF_CPP_MIN_LOG_LEVEL=2 .venv/bin/python bench/function_observe_bench.py [--quick]``
 
-The models and the timing loop are ``keras_bench.py``'s. Sides, all float32-preserving
-(``must_keep_origin_dtype``) so only observation differs: plain Keras; the emulation with nothing
-observed; ``enable_dump_debug`` (every float output handed to Python and checked each call); and
-``enable_dump`` with a ``dump_step`` no call reaches (the dumped tensors cross into Python, nothing is
-written). Under ``allow_mix_precision`` the emulation always adds the cheaper in-graph finite flags;
-``keras_bench.py`` measures that mode. All times are CPU time of this machine, not NPU time.
+The models and the timing loop are ``keras_bench.py``'s. Sides: plain Keras; then, float32-preserving
+(``must_keep_origin_dtype``) so only observation differs, the emulation with nothing observed,
+``enable_dump_debug`` (a finite flag per float output each call; the values reach Python only on a call
+that overflows), and ``enable_dump`` with a ``dump_step`` no call reaches (the values stay in the graph,
+behind a ``Switch``); last ``allow_mix_precision`` (storage rounding plus the finite flags every
+precision-lowering plan gets, one ``DebugNumericSummaryV2`` node per float output). All times are CPU
+time of this machine, not NPU time.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def main() -> None:
     base = {"precision_mode": "must_keep_origin_dtype"}
     sides = {
         "emulated": base,
+        "allow_mix_precision": {"precision_mode": "allow_mix_precision"},  # rounding + the always-on flags
         "dump_debug": dict(base, enable_dump_debug=True, dump_path=folder),
         "dump (no step)": dict(base, enable_dump=True, dump_path=folder, dump_step="100000"),
     }
