@@ -11,10 +11,10 @@ runs), so the nodes are listed in ``control_ret`` / ``signature.control_output``
 What is observed is what the device would store: the rounded tensor where the plan rounds it (the
 output of the ``Cast`` round trip), the original tensor elsewhere. Per execution of a body:
 
-* **Finite flags** (the plan lowers precision, or ``enable_dump_debug``): per float output one
-  ``All(IsFinite(Reshape(x, [-1])))``, packed into one bool vector for the *head* callback, which
-  opens the body's :class:`Observation` and notes which outputs went inf/NaN. Only a few bytes cross
-  into Python.
+* **Finite flags** (the plan lowers precision, or ``enable_dump_debug``): per float output of a
+  non-constant op one ``DebugNumericSummaryV2`` node ("any inf/NaN"), packed into one bool vector
+  for the *head* callback, which opens the body's :class:`Observation` and notes which outputs went
+  inf/NaN. Only a few bytes cross into Python.
 * **Values** (``enable_dump``: the tensors ``dump_mode`` / ``dump_layer`` select; ``enable_dump_debug``:
   every float output, for the overflow dump): each goes through a ``Switch`` whose predicate is "some
   flag is false, or this call is dumped" (a third callback answers the latter), into the *values*
