@@ -147,8 +147,11 @@ print(config.to_code(api="tf2"))
 #   so. (The TF2 adapter ignores the host-kept `isGray` list the TF1 rule uses.)
 # - **Precision** is emulated by storage rounding inside the traced function (`Cast` to float16 and
 #   back where the plan lowers a tensor); the function is swapped for the cell only.
-# - **Not yet inside functions**: data dump, per-op overflow detection and drift. A non-finite output
-#   of a function is reported, without naming the first op.
+# - **Dump and overflow inside functions**: observer nodes hand the stored (rounded) tensors to the
+#   emulator during each call, so `enable_dump` writes each call `dump_step` selects (step = call
+#   index, read with `npu_jupyter.load_dump`), and a call whose values go inf/NaN names the first op
+#   that did, with its decided dtype. **Not inside functions**: drift against float32 (a reference
+#   would re-run a function that reads the next batch and updates the weights) and profiling.
 # - Needs TensorFlow ≥ 2.14 (the emulator's function path); on older TensorFlow the cell says its
 #   flags had no effect on TF2 code.
 #

@@ -8,19 +8,32 @@ storage rounding (:mod:`npu_jupyter.runtime.function_rewrite`). Calls are timed 
 emulation) and counted per top-level function; leaving the context puts the original definitions
 back, so code after the cell runs as before.
 
+Observation, as for sessions (:mod:`.function_observe`, :mod:`.function_findings`): when the plan
+lowers precision, or ``enable_dump_debug`` / ``enable_dump`` is set, each rewritten body also gets an
+observer node that hands the stored (rounded) values to Python during the call. A call that returns
+inf/NaN then names the first op that went non-finite (topological order, descending into called
+functions), with its decided dtype and whether it was rounded; ``enable_dump_debug`` fills
+``overflow_ops`` / ``first_overflow`` and writes overflow dumps; ``enable_dump`` writes each call
+``dump_step`` selects (step = call index) in the session dump format, readable with ``load_dump``.
+Without any of these nothing is added, and a float32-preserving cell runs the original functions.
+
 How the TF2 adapter places ops is approximated by the TF1 planner's mixed-computing rule — ops the
 device cannot run fall back to the host one by one, as ``npu_device`` falls back to the CPU — and each
-report says so. Limits: TensorFlow ≥ 2.14 (the ``AtomicFunction`` call path); dump, overflow detection
-per op and drift are not yet captured inside functions — a non-finite output of a function is reported
-without naming the first op.
+report says so. A ``jit_compile=True`` function runs without XLA while it is emulated (XLA would
+simplify the float16 round trips away and cannot run the observer node; the device compiles with GE),
+and its report says so. Limits: TensorFlow ≥ 2.14 (the ``AtomicFunction`` call path); no drift against a float32 reference and no profiling inside functions: a reference would have to run
+the function again from the same state, but Keras train, test and predict functions read their data
+from an iterator and train functions update variables, so a second run would consume the next batch
+and step the model twice.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, cast
+from typing import Any, Callable
 
 from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.run_settings import read_run_settings
 
 #: Said in every TF2 report: the placement rule is the TF1 planner's, standing in for npu_device's.
 TF2_RULE_NOTE = (
@@ -45,8 +58,17 @@ class FunctionEmulation:
     function in its call tree, the roundings of all of them, calls and CPU time).
     """
 
-    def __init__(self, config: Any, *, soc: str | None = None, plan_fn: Callable[..., Any] | None = None) -> None:
+    def __init__(
+        self,
+        config: Any,
+        *,
+        soc: str | None = None,
+        plan_fn: Callable[..., Any] | None = None,
+        dump_budget_bytes: int | None = None,
+    ) -> None:
         from npu_jupyter.options.config import NpuConfig
+        from npu_jupyter.runtime.function_findings import FunctionFindings
+        from npu_jupyter.runtime.function_observe import CallLog
 
         base = config if isinstance(config, NpuConfig) else NpuConfig(config or {})
         self.config = base.copy(mix_compile_mode=True) if base.mix_compile_mode is None else base
@@ -54,9 +76,15 @@ class FunctionEmulation:
         self._plan_fn = plan_fn
         self.reports: dict[str, RunReport] = {}
         self._originals: dict[str, Any] = {}  # function name -> original FunctionDef
-        self._handled: dict[str, Any] = {}  # function name -> RewrittenFunction
+        self._handled: dict[str, Any] = {}  # function name -> (RewrittenFunction or None, Plan or None)
         self._context: Any = None
         self._saved: Any = None
+        self.settings = read_run_settings(self.config)  # a bad dump_path fails here, before any call
+        self._log = CallLog()
+        self._findings = FunctionFindings(self.settings, dump_budget_bytes)
+        self._observers: dict[str, Any] = {}  # function name -> its FunctionObserver (observed ones)
+        self._trees: dict[str, list[str]] = {}  # top-level function -> the functions of its call tree
+        self._xla_off: list[str] = []  # functions whose jit_compile mark the emulation removed
 
     # ----------------------------------------------------------------------------- context manager
     def __enter__(self) -> FunctionEmulation:
@@ -72,9 +100,13 @@ class FunctionEmulation:
             if not context.executing_eagerly():
                 return original(function, *args, **kwargs)
             emulation._prepare(function)
+            dumped = emulation._begin(function)
             start = time.perf_counter()
-            result = original(function, *args, **kwargs)
-            emulation._record(function, (time.perf_counter() - start) * 1000.0, result)
+            try:
+                result = original(function, *args, **kwargs)
+            finally:
+                observations = emulation._log.end()
+            emulation._record(function, (time.perf_counter() - start) * 1000.0, result, observations, dumped)
             return result
 
         atomic_function.AtomicFunction.call_flat = call_flat
@@ -87,6 +119,8 @@ class FunctionEmulation:
         for name, original in self._originals.items():
             _register(self._context, name, original)
         self._originals.clear()
+        for observer in self._observers.values():
+            observer.release()
 
     # ----------------------------------------------------------------------------- per function
     def _prepare(self, function: Any) -> None:
@@ -96,17 +130,21 @@ class FunctionEmulation:
             return
         self._context = function._bound_context
         tree = [function, *_descendants(function)]
+        planned = [(member, self._planned(member)) for member in tree]
+        flags = any(rounded for _, (_, rounded) in planned)  # the plan lowers precision: always check
+        observing = flags or self.settings.enable_dump or self.settings.enable_dump_debug
+        drop_xla = observing or any(rounded for _, (_, rounded) in planned)
         plans = []
         emulation: dict[str, str] = {}
         warnings: list[str] = []
-        for member in tree:
-            rewritten, plan = self._rewrite(member)
+        for member, (plan, rounded) in planned:
+            rewritten = self._rewrite(member, plan, rounded, flags, observing, drop_xla)
             if plan is not None:
-                plans.append(plan)
+                plans.append((plan, _name(member)))
                 warnings.extend(plan.errors + plan.warnings)
             if rewritten is not None:
                 emulation.update({f"{_name(member)}/{op}": how for op, how in rewritten.emulation().items()})
-        main = max(plans, key=lambda p: len(p.ops)) if plans else None
+        main, main_name = max(plans, key=lambda p: len(p[0].ops)) if plans else (None, key)
         # main is None when no function had a plannable graph; RunReport.plan is typed Plan (report.py)
         report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)  # type: ignore[arg-type]
         report.emulation = emulation
@@ -118,27 +156,66 @@ class FunctionEmulation:
                 "the plan lowers precision but no float32 tensor of this function was "
                 "rounded (the lowered tensors are not float32)"
             )
+        xla_off = [name for name in self._xla_off if name in {_name(m) for m in tree}]
+        if xla_off:
+            report.extra["notes"].append(
+                f"jit_compile=True is off in the emulated functions ({', '.join(xla_off)}): XLA would drop "
+                "the float16 round trips (and cannot run the observer nodes); the device compiles the graph "
+                "with GE, not XLA"
+            )
         report.extra["tf2_functions"] = [_name(m) for m in tree]
+        report.extra["tf2_plan_function"] = main_name
+        self._trees[key] = [_name(m) for m in tree]
         self.reports[key] = report
 
-    def _rewrite(self, function: Any) -> tuple[Any, ...]:
-        """(RewrittenFunction or None, Plan or None) for one function; registers the rewrite."""
-        from npu_jupyter.runtime.function_rewrite import rewrite_function
+    def _planned(self, function: Any) -> tuple[Any, list[Any]]:
+        """(Plan or None, the float32 tensors it rounds) of one function, planned once per emulation."""
+        from npu_jupyter.runtime.rewrite import roundings
 
         name = _name(function)
         if name in self._handled:
-            return cast("tuple[Any, ...]", self._handled[name])
+            rewritten, plan = self._handled[name]
+            return plan, list(rewritten.roundings) if rewritten is not None else []
         graph = getattr(function, "graph", None)
         if graph is None or not graph.get_operations():
-            self._handled[name] = (None, None)
-            return cast("tuple[Any, ...]", self._handled[name])
+            return None, []
         plan = self._plan(graph)
-        rewritten = rewrite_function(function.definition, graph, plan)
-        if rewritten.roundings:
-            self._originals.setdefault(name, function.definition)
+        return plan, roundings(plan, graph)
+
+    def _rewrite(
+        self, function: Any, plan: Any, rounded: list[Any], flags: bool, observing: bool, drop_xla: bool
+    ) -> Any:
+        """The RewrittenFunction of one function (None without a plan); registers it when it changed.
+
+        ``drop_xla``: the call tree rounds or observes something, so ``jit_compile`` is turned off in
+        it (see :func:`~npu_jupyter.runtime.function_rewrite.xla_marked`).
+        """
+        from npu_jupyter.runtime.function_observe import FunctionObserver
+        from npu_jupyter.runtime.function_rewrite import rewrite_function, xla_marked
+
+        name = _name(function)
+        if name in self._handled:
+            return self._handled[name][0]
+        if plan is None:
+            self._handled[name] = (None, None)
+            return None
+        definition = function.definition
+        keys = {(r.op, r.kind, r.slot) for r in rounded}
+        observer: Any = None
+        if observing:
+            observer = FunctionObserver(name, plan, function.graph, keys, self.settings, flags, self._log)
+        # the hook also makes calls into observed callees control returns, so it runs without own watches
+        hook = observer.add_nodes if observer is not None else None
+        rewritten = rewrite_function(definition, function.graph, plan, hook, drop_xla=drop_xla)
+        if drop_xla and xla_marked(definition):
+            self._xla_off.append(name)
+        if observer is not None and observer.active:
+            self._observers[name] = observer
+        if rewritten.definition is not definition:
+            self._originals.setdefault(name, definition)
             _register(function._bound_context, name, rewritten.definition)
         self._handled[name] = (rewritten, plan)
-        return cast("tuple[Any, ...]", self._handled[name])
+        return rewritten
 
     def _plan(self, graph: Any) -> Any:
         plan_fn = self._plan_fn
@@ -148,18 +225,26 @@ class FunctionEmulation:
             return default_plan(graph, self.config, soc=self.soc)
         return plan_fn(graph, self.config, soc=self.soc)
 
-    def _record(self, function: Any, wall_ms: float, result: Any) -> None:
-        """Count the call, add its CPU time, and note a non-finite float output."""
+    def _begin(self, function: Any) -> bool:
+        """A call starts: open its observation log; True when ``dump_step`` selects it (and it fits)."""
         report = self.reports[_name(function)]
+        dumped = self._findings.dump_now(report, _name(function), report.steps)
+        self._log.begin(dumped)
+        return dumped
+
+    def _record(
+        self, function: Any, wall_ms: float, result: Any, observations: list[Any] | None = None, dumped: bool = False
+    ) -> None:
+        """Count the call, add its CPU time, and fill the report from what its observers saw."""
+        key = _name(function)
+        report = self.reports[key]
+        step = report.steps
         report.steps += 1
         report.wall_ms += wall_ms
         bad = _non_finite_outputs(result)
-        if bad and "nonfinite" not in report.extra:
-            report.extra["nonfinite"] = {"step": report.steps - 1, "outputs": bad}
-            report.warnings.append(
-                f"call {report.steps - 1} returned non-finite values in output(s) {', '.join(map(str, bad))}; "
-                "the first op that produced them is not located inside tf.functions yet"
-            )
+        observers = {name: self._observers[name] for name in self._trees.get(key, []) if name in self._observers}
+        if bad or observations or dumped:
+            self._findings.after_call(report, key, observers, list(observations or []), step, bad, dumped)
 
 
 def _name(function: Any) -> str:

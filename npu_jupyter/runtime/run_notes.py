@@ -125,13 +125,8 @@ def non_finite_finding(
             f"they are computed, values written into variables are not, so the run that wrote them "
             f"reported nothing"
         )
-    elif rounded and dtype in _HALF:
-        cause = (
-            f"its output is stored in {dtype} by the plan; values beyond the {dtype} range "
-            f"({'65504' if dtype == 'float16' else '3.4e38'}) become inf"
-        )
     else:
-        cause = "it computes in float32 here, so an input or the op itself (log(0), 0/0, ...) made it non-finite"
+        cause = non_finite_cause(rounded, dtype)
     op_type = decision.op_type if decision is not None else "?"
     message = (
         f"Step {step}: fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run. The "
@@ -169,6 +164,16 @@ def _writers(plan: Any, variable: str) -> list[str]:
         for name, d in plan.ops.items()
         if d.inputs and d.inputs[0] == variable and d.op_type not in _NOT_WRITES and name != f"{variable}/Assign"
     ]
+
+
+def non_finite_cause(rounded: bool, dtype: str) -> str:
+    """Why an op's output went inf/NaN: the plan's half-precision storage, or the float32 computation."""
+    if rounded and dtype in _HALF:
+        return (
+            f"its output is stored in {dtype} by the plan; values beyond the {dtype} range "
+            f"({'65504' if dtype == 'float16' else '3.4e38'}) become inf"
+        )
+    return "it computes in float32 here, so an input or the op itself (log(0), 0/0, ...) made it non-finite"
 
 
 def note_non_finite(report: Any, plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int) -> None:

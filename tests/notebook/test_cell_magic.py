@@ -326,3 +326,30 @@ def test_keras_cnn_and_a_tape_loop_train_as_the_cells_precision_decides(ip, prec
         assert not stored_half
         why = [r["reasons"][op["xr"]] for r in reports for op in r["ops"] if op["t"] == "MatMul"]
         assert why and all("cube op reads float16 and writes float32" in text for text in why)
+
+
+def test_a_keras_cell_with_dump_names_the_first_overflowing_op_and_dumps_each_call(ip, tmp_path):
+    """TF2 code under %%npu --dump: the report's run block names the first inf op; the calls are dumped."""
+    from npu_jupyter.runtime import functions
+    from npu_jupyter.runtime.dump import load_dump
+
+    if not functions.supported():
+        pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
+    setup = (
+        "import numpy as np, keras\n"
+        "def fit():\n"
+        "    keras.utils.set_random_seed(0)\n"
+        "    init = keras.initializers.Constant(300.0)\n"
+        "    m = keras.Sequential([keras.layers.Input((4,)), keras.layers.Dense(4, kernel_initializer=init)])\n"
+        "    m.compile(optimizer='sgd', loss='mse')\n"
+        "    x = np.full((32, 4), 60.0, 'float32')\n"
+        "    return m.fit(x, x, epochs=1, batch_size=16, verbose=0).history['loss']\n"
+    )
+    ip.run_cell(setup)
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", f"--precision force_fp16 --dump {tmp_path}", "emulated = fit()\n")
+    (report,) = _reports(cap)
+    assert report["run"]["nonfinite"]["first_op"].endswith("MatMul")  # 4 x 60 x 300 = 72000 > 65504
+    assert report["run"]["dump_steps"] == [0, 1]
+    dump = load_dump(str(tmp_path))
+    assert dump.steps == [0, 1] and any(t.decided_dtype == "float16" for t in dump[0].tensors)

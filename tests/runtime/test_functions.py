@@ -125,3 +125,260 @@ def test_a_non_finite_function_output_is_reported():
     assert not np.isfinite(out).all()  # float16 tops out at 65504
     (report,) = emulation.reports.values()
     assert report.extra["nonfinite"]["step"] == 0 and any("non-finite" in w for w in report.warnings)
+
+
+# ------------------------------------------------------------------ observation inside functions
+
+
+def _overflowing_keras_fit(config, epochs=1):
+    """A Keras 3 MLP whose first Dense layer outputs ~66000 (> 65504, the float16 maximum)."""
+    import keras
+
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential(
+        [
+            keras.layers.Input((4,)),
+            keras.layers.Dense(8, kernel_initializer=keras.initializers.Constant(300.0), name="big"),
+            keras.layers.Dense(1, name="out"),
+        ]
+    )
+    model.compile(optimizer="sgd", loss="mse")
+    rng = np.random.default_rng(0)
+    x = rng.uniform(55, 60, size=(32, 4)).astype("float32")
+    y = rng.normal(size=(32, 1)).astype("float32")
+    with functions.FunctionEmulation(config) as emulation:
+        history = model.fit(x, y, epochs=epochs, batch_size=16, verbose=0).history
+    return history, emulation
+
+
+def test_keras_fit_overflowing_float16_names_the_first_non_finite_op():
+    history, emulation = _overflowing_keras_fit({"precision_mode": "allow_mix_precision"})
+    assert not np.isfinite(history["loss"]).all()
+    (report,) = emulation.reports.values()
+    finding = report.extra["non_finite"]
+    # the Dense layer's MatMul is the first op stored in float16 beyond its range (inside the nested
+    # one_step_on_data function the Keras train function calls)
+    assert finding["first_op"].endswith("big_1/MatMul") and finding["op_type"] == "MatMul"
+    assert finding["decided_dtype"] == "float16" and finding["rounded"] is True and finding["step"] == 0
+    assert report.extra["nonfinite"]["first_op"] == finding["first_op"]
+    assert any(finding["first_op"] in w and "65504" in w for w in report.warnings)
+    assert finding["first_op"] in report.plan.ops  # the op of the function whose plan the report shows
+    history, emulation = _overflowing_keras_fit({"precision_mode": "must_keep_origin_dtype"})
+    assert np.isfinite(history["loss"]).all()  # float32 holds the values: nothing to report
+    (report,) = emulation.reports.values()
+    assert "nonfinite" not in report.extra and report.overflow_ops == []
+
+
+def test_a_gradient_tape_loop_overflowing_float16_names_the_first_non_finite_op():
+    import tensorflow as tf
+
+    rng = np.random.default_rng(3)
+    x = tf.constant(rng.uniform(50, 60, size=(8, 4)).astype("float32"))
+    w1 = tf.Variable(np.full((4, 8), 300.0, np.float32))
+    w2 = tf.Variable(rng.normal(size=(8, 1)).astype("float32"))
+
+    @tf.function
+    def train_step():
+        with tf.GradientTape() as tape:
+            hidden = tf.matmul(x, w1, name="wide")
+            loss = tf.reduce_mean(tf.square(tf.matmul(hidden, w2, name="narrow")))
+        g1, g2 = tape.gradient(loss, [w1, w2])
+        w1.assign_sub(1e-9 * g1)
+        w2.assign_sub(1e-9 * g2)
+        return loss
+
+    with functions.FunctionEmulation({"precision_mode": "force_fp16"}) as emulation:
+        losses = [float(train_step()) for _ in range(2)]
+    assert not np.isfinite(losses).all()
+    (report,) = emulation.reports.values()
+    finding = report.extra["non_finite"]
+    assert finding["first_op"] == "wide" and finding["decided_dtype"] == "float16" and finding["rounded"]
+    assert finding["outputs"] == [0]  # the loss the function returned
+
+
+def test_a_nested_function_s_op_is_named_with_its_function():
+    import tensorflow as tf
+
+    big = tf.constant(np.full((2, 2), 200.0, np.float32))
+
+    @tf.function
+    def inner(a):
+        return tf.matmul(a, a, name="square") + 1.0
+
+    @tf.function
+    def outer():
+        padded = tf.pad(big, [[0, 0], [0, 0]])
+        more = tf.concat([padded, padded], 0)
+        return tf.reduce_sum(inner(tf.identity(big))) + tf.reduce_sum(more) * tf.reduce_sum(more * 2.0)
+
+    with functions.FunctionEmulation({"precision_mode": "force_fp16"}) as emulation:
+        out = outer().numpy()
+    assert not np.isfinite(out)
+    (report,) = emulation.reports.values()
+    finding = report.extra["non_finite"]
+    assert finding["op_type"] == "MatMul" and finding["first_op"].endswith("/square")  # 2 * 200 * 200 = 80000
+    assert finding["function"] != report.fetches[0] and finding["first_op"].startswith(finding["function"])
+
+
+def test_overflow_detection_flags_ops_even_when_nothing_is_rounded(tmp_path):
+    import tensorflow as tf
+
+    @tf.function
+    def blow_up(x):
+        return tf.reduce_sum(tf.exp(x, name="grow"))
+
+    config = {"precision_mode": "must_keep_origin_dtype", "enable_dump_debug": True, "dump_path": str(tmp_path)}
+    with functions.FunctionEmulation(config) as emulation:
+        blow_up(tf.constant([1.0, 2.0]))  # finite
+        blow_up(tf.constant([1.0, 100.0]))  # exp(100) overflows float32
+    (report,) = emulation.reports.values()
+    assert report.emulation == {}  # nothing rounded: the observer alone made the rewrite
+    assert report.first_overflow == "grow" and "grow" in report.overflow_ops
+    assert report.extra["first_overflow_by_step"] == {1: "grow"}
+    from npu_jupyter.runtime.dump import load_dump
+
+    dump = load_dump(str(tmp_path))
+    assert dump.steps == [1]  # the overflow dump of the call that overflowed
+    step = dump[1]
+    assert step.first_overflow == "grow" and step.manifest["dump_mode"] == "overflow"
+    assert np.isinf(step["grow"][0]).any()
+
+
+def test_dump_round_trips_through_load_dump_with_the_decided_dtypes(tmp_path):
+    import tensorflow as tf
+
+    from npu_jupyter.runtime.dump import load_dump
+
+    w = tf.constant(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
+
+    @tf.function
+    def layer(x):
+        return tf.nn.relu(tf.matmul(x, w, name="project"), name="act")
+
+    config = {
+        "precision_mode": "allow_mix_precision",
+        "enable_dump": True,
+        "dump_path": str(tmp_path),
+        "dump_step": "0|2",
+    }
+    inputs = [tf.constant(np.full((2, 3), v, np.float32)) for v in (0.1, 0.2, 0.3)]
+    with functions.FunctionEmulation(config) as emulation:
+        outputs = [layer(x).numpy() for x in inputs]
+    (report,) = emulation.reports.values()
+    assert report.extra["dumped_steps"] == [0, 2] and report.dump_dir == str(tmp_path.resolve())
+    dump = load_dump(str(tmp_path))
+    assert dump.steps == [0, 2]
+    project = next(t for t in dump[2].tensors if t.op == "project" and t.kind == "output")
+    assert project.decided_dtype == "float16" and project.value.dtype == np.float16
+    # the stored value is the rounded one: the float16 rounding of the product of float16-rounded inputs
+    half = [a.astype(np.float16).astype(np.float32) for a in (inputs[2].numpy(), w.numpy())]
+    expected = (half[0] @ half[1]).astype(np.float16)
+    assert np.array_equal(project.value, expected)
+    assert np.array_equal(dump[2]["act"][0].astype(np.float32), outputs[2])
+    assert dump[0].manifest["function"] == report.fetches[0]
+
+
+def test_observer_nodes_are_added_only_when_a_feature_asks(tmp_path):
+    import tensorflow as tf
+    from tensorflow.python.eager import context
+
+    from npu_jupyter.runtime.function_observe import OBSERVE_SCOPE
+
+    @tf.function
+    def affine(x):
+        return x * 2.0 + 1.0
+
+    x = tf.constant([1.0, 2.0])
+    affine(x)
+    name = affine.get_concrete_function(x).function_def.signature.name
+
+    def observer_nodes():
+        return [n.name for n in context.context().get_function_def(name).node_def if OBSERVE_SCOPE in n.name]
+
+    with functions.FunctionEmulation(
+        {"precision_mode": "must_keep_origin_dtype", "enable_dump": True, "dump_path": str(tmp_path)}
+    ):
+        affine(x)
+        dumping = observer_nodes()
+    with functions.FunctionEmulation({"precision_mode": "must_keep_origin_dtype"}):
+        affine(x)
+        plain = observer_nodes()
+    assert dumping and plain == []
+    assert observer_nodes() == []  # the original definition is back
+
+
+def test_the_dump_budget_stops_dumping_with_a_clear_warning(tmp_path):
+    import tensorflow as tf
+
+    from npu_jupyter.runtime.dump import load_dump
+
+    @tf.function
+    def wide(x):
+        return tf.tile(x, [64, 1], name="tiled") * 2.0
+
+    config = {"precision_mode": "must_keep_origin_dtype", "enable_dump": True, "dump_path": str(tmp_path)}
+    x = tf.constant(np.ones((1, 256), np.float32))
+
+    def four_calls():
+        for _ in range(4):
+            wide(x)
+
+    emulation = functions.FunctionEmulation(config, dump_budget_bytes=200_000)
+    with emulation, pytest.warns(RuntimeWarning, match="dump budget exceeded"):
+        four_calls()
+    (report,) = emulation.reports.values()
+    assert report.steps == 4 and report.extra["dumped_steps"] == [0]
+    assert any("dump budget exceeded" in w for w in report.warnings)
+    dump = load_dump(str(tmp_path))
+    assert dump.steps == [0] and 1 in dump.skipped
+
+
+def test_a_bad_dump_path_fails_before_anything_is_emulated(tmp_path):
+    from npu_jupyter.options.errors import NpuConfigError
+
+    with pytest.raises(NpuConfigError, match="dump_path"):
+        functions.FunctionEmulation({"enable_dump": True, "dump_path": str(tmp_path / "missing")})
+
+
+def test_a_jit_compiled_function_runs_without_xla_so_it_is_rounded_and_observed(tmp_path):
+    import tensorflow as tf
+
+    @tf.function
+    def helper(x):
+        return tf.matmul(x, x, name="product") * 3.0
+
+    @tf.function(jit_compile=True)
+    def compiled(x):
+        return helper(x) + 1.0
+
+    config = {"precision_mode": "force_fp16", "enable_dump_debug": True, "dump_path": str(tmp_path)}
+    x = tf.constant(np.full((2, 2), 0.1, np.float32))
+    plain = compiled(x).numpy()
+    with functions.FunctionEmulation(config) as emulation:
+        rounded = compiled(x).numpy()  # under XLA the float16 round trips would be simplified away
+        overflowed = compiled(tf.constant(np.full((2, 2), 200.0, np.float32))).numpy()
+    assert not np.array_equal(rounded, plain)
+    assert not np.isfinite(overflowed).all()
+    (report,) = emulation.reports.values()
+    assert any("jit_compile=True is off" in note for note in report.extra["notes"])
+    assert report.first_overflow is not None and report.first_overflow.endswith("product")
+    assert np.array_equal(compiled(x).numpy(), plain)  # XLA again after the emulation
+
+
+def test_observing_keras_fit_on_some_calls_changes_no_number(tmp_path):
+    """Calls dump_step skips leave the values node dead; the nested train step must still return."""
+    from npu_jupyter.runtime.dump import load_dump
+
+    plain, _, _ = _keras_cnn_losses(None, epochs=2)
+    config = {
+        "precision_mode": "must_keep_origin_dtype",
+        "enable_dump": True,
+        "enable_dump_debug": True,
+        "dump_path": str(tmp_path),
+        "dump_step": "1|6",
+    }
+    observed, emulation, _ = _keras_cnn_losses(config, epochs=2)
+    assert observed == plain  # observation reads the values, it changes none
+    (report,) = emulation.reports.values()
+    assert report.steps == 8 and report.extra["dumped_steps"] == [1, 6] and "nonfinite" not in report.extra
+    assert load_dump(str(tmp_path)).steps == [1, 6]

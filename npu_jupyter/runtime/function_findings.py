@@ -1,0 +1,316 @@
+"""What a call of a traced function put in its report: the first non-finite op, overflow, dump.
+
+The observer nodes (:mod:`.function_observe`) hand each body's stored values to Python while the call
+runs; after the call this module turns them into the same report fields a session run fills
+(``extra["nonfinite"]``, ``overflow_ops``, ``first_overflow``, ``dump_dir``, ``extra["dumped_steps"]``),
+so every view shows them as it shows a session's. Steps are the function's calls, counted from 0, as
+the device counts the iterations of one compiled graph; each top-level function is its own dump graph
+(``graph_<k>`` under ``dump_path``, in the order the functions were first dumped).
+
+Op names: the ops of the function whose plan the report shows keep their names; ops of the other
+functions of the call tree are named ``<function>/<op>``.
+
+The first non-finite op is searched in the top-level function's body in topological order; when it is
+a call (or a loop, or a branch) whose body was observed going non-finite in the same call, the search
+descends into that body. Drift against a float32 reference is not measured inside functions (see
+:mod:`.functions`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+from npu_jupyter.runtime import dump_writer as _writer
+from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
+from npu_jupyter.runtime.function_observe import Observation, Watched
+from npu_jupyter.runtime.observers import _debug_covers
+from npu_jupyter.runtime.run_notes import non_finite_cause
+
+
+class FunctionFindings:
+    """The dump writer and per-function dump state of one emulation, and the per-call findings."""
+
+    def __init__(self, settings: Any, dump_budget: int | None = None) -> None:
+        self.settings = settings
+        self.dump_budget = dump_budget
+        self.writer: _writer.DumpWriter | None = None
+        self.dump_stopped: str | None = None
+        self._graphs: dict[str, DumpGraph] = {}
+        self._step_bytes: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ before a call
+
+    def dump_now(self, report: Any, function: str, step: int) -> bool:
+        """Whether this call is dumped: ``dump_step`` selects it and the budget still has room.
+
+        The estimate is the function's last dumped call; a call that does not fit is skipped, named in
+        the report and in ``graphs.json``, and ends dumping for the emulation, as for sessions.
+        """
+        settings = self.settings
+        if not settings.enable_dump or not step_selected(settings.dump_steps, step):
+            return False
+        writer = self._writer()
+        graph = self._graph(function)
+        if self.dump_stopped:
+            reason = f"call {step} of {function} not dumped: dumping stopped earlier ({self.dump_stopped})"
+            writer.record_skipped(graph, step, reason)
+            report.warnings.append(reason)
+            return False
+        estimate = self._step_bytes.get(function, 0)
+        if settings.dump_data == "stats" or writer.written_bytes + estimate <= writer.budget_bytes:
+            return True
+        self._stop(
+            report,
+            graph,
+            step,
+            f"dump budget exceeded: call {step} of {function} needs about {_writer._human(estimate)}, "
+            f"{_writer._human(writer.written_bytes)} already written of {_writer._human(writer.budget_bytes)} "
+            f"(dump_path {writer.root}); call {step} and later calls are not dumped, earlier calls are "
+            f"complete. Narrow dump_step, dump_mode or dump_layer, or raise the budget with "
+            f"{_writer.BUDGET_ENV}=<size>.",
+        )
+        return False
+
+    # ------------------------------------------------------------------ after a call
+
+    def after_call(
+        self,
+        report: Any,
+        function: str,
+        observers: dict[str, Any],
+        observations: list[Observation],
+        step: int,
+        bad_outputs: list[int],
+        dumped: bool,
+    ) -> None:
+        """Fill ``report`` from one call's observations (``bad_outputs``: non-finite output indices).
+
+        Unlike a session run, whose fetches show the user what went non-finite, a Keras function
+        returns its iterator's ``Optional``; so a non-finite tensor observed inside counts as well.
+        """
+        main = report.extra.get("tf2_plan_function", function)
+        first = first_non_finite(function, observations, observers)
+        if (bad_outputs or first is not None) and "nonfinite" not in report.extra:
+            _note_non_finite(report, function, main, first, step, bad_outputs, bool(observers))
+        flagged: list[tuple[str, Watched]] = []
+        if self.settings.enable_dump_debug:
+            flagged = self._overflow(report, main, observers, observations, step, first)
+        if dumped:
+            self._dump(report, function, main, observations, step, flagged, overflow_only=False)
+        elif flagged:
+            self._dump(report, function, main, observations, step, flagged, overflow_only=True)
+
+    def _overflow(
+        self,
+        report: Any,
+        main: str,
+        observers: dict[str, Any],
+        observations: list[Observation],
+        step: int,
+        first: tuple[str, Watched] | None,
+    ) -> list[tuple[str, Watched]]:
+        """``enable_dump_debug``: the ops ``dump_debug_mode`` covers whose outputs went inf/NaN."""
+        flagged: list[tuple[str, Watched]] = []
+        for obs in observations:
+            observer = observers.get(obs.function)
+            if observer is None:
+                continue  # a body of another call tree (shared); its own report covers it
+            plan = observer.plan
+            flagged.extend(
+                (obs.function, w)
+                for w in obs.bad
+                if w.op in plan.ops and _debug_covers(self.settings.dump_debug_mode, plan.ops[w.op])
+            )
+        if not flagged:
+            return flagged
+        names = [op_name(fn, w.op, main) for fn, w in flagged]
+        for name in names:
+            if name not in report.overflow_ops:
+                report.overflow_ops.append(name)
+        covered = first is not None and first in flagged
+        report.first_overflow = op_name(first[0], first[1].op, main) if first is not None and covered else names[0]
+        report.extra.setdefault("first_overflow_by_step", {})[step] = report.first_overflow
+        return flagged
+
+    def _dump(
+        self,
+        report: Any,
+        function: str,
+        main: str,
+        observations: list[Observation],
+        step: int,
+        flagged: list[tuple[str, Watched]],
+        overflow_only: bool,
+    ) -> None:
+        if self.dump_stopped:
+            return
+        entries = _entries(observations, main, {(fn, w) for fn, w in flagged}, overflow_only)
+        if not entries:
+            return  # nothing observed in this call: no empty step folder
+        writer, graph = self._writer(), self._graph(function)
+        meta = {
+            "dump_mode": "overflow" if overflow_only else self.settings.dump_mode,
+            "overflow_ops": [op_name(fn, w.op, main) for fn, w in flagged],
+            "first_overflow": report.extra.get("first_overflow_by_step", {}).get(step),
+            "backend": "emulator",
+            "function": function,
+        }
+        try:
+            before = writer.written_bytes
+            folder = writer.write_step(step, entries, meta, graph=graph)
+        except _writer.DumpBudgetExceeded as exc:
+            self._stop(report, graph, step, str(exc))
+            return
+        if not overflow_only:
+            self._step_bytes[function] = writer.written_bytes - before
+        report.dump_dir = writer.root
+        report.extra["dump_graph_dir"] = str(Path(folder).parent)
+        report.extra.setdefault("dumped_steps", []).append(step)
+
+    # ------------------------------------------------------------------ state
+
+    def _writer(self) -> _writer.DumpWriter:
+        if self.writer is None:
+            self.writer = _writer.DumpWriter(
+                self.settings.dump_path, budget_bytes=self.dump_budget, stats_only=self.settings.dump_data == "stats"
+            )
+        return self.writer
+
+    def _graph(self, function: str) -> DumpGraph:
+        """Each top-level function is one dump graph, numbered in the order first dumped."""
+        graph = self._graphs.get(function)
+        if graph is None:
+            graph = self._graphs[function] = DumpGraph(len(self._graphs), (function,), ())
+        return graph
+
+    def _stop(self, report: Any, graph: DumpGraph, step: int, reason: str) -> None:
+        self.dump_stopped = reason
+        self._writer().record_skipped(graph, step, reason)
+        report.warnings.append(reason)
+        warnings.warn(reason, RuntimeWarning, stacklevel=4)
+
+
+def op_name(function: str, op: str, main: str) -> str:
+    """An op as the report names it: plain in the function whose plan it shows, else ``function/op``."""
+    return op if function == main else f"{function}/{op}"
+
+
+def first_non_finite(
+    top: str, observations: list[Observation], observers: dict[str, Any]
+) -> tuple[str, Watched] | None:
+    """(function, tensor) of the first output that went non-finite in this call, or None.
+
+    Topological order in ``top``'s body; a call whose body went non-finite is searched inside.
+    Without a finding in ``top`` (its observer did not see it), the first body that finished with one.
+    """
+    by_function: dict[str, list[Observation]] = {}
+    for obs in observations:
+        by_function.setdefault(obs.function, []).append(obs)
+
+    def search(function: str, seen: frozenset[str]) -> tuple[str, Watched] | None:
+        for obs in by_function.get(function, []):
+            if not obs.bad:
+                continue
+            first = obs.bad[0]
+            observer = observers.get(function)
+            for callee in observer.callees.get(first.op, []) if observer is not None else []:
+                if callee not in seen:
+                    inner = search(callee, seen | {callee})
+                    if inner is not None:
+                        return inner
+            return function, first
+        return None
+
+    found = search(top, frozenset({top}))
+    if found is None:
+        found = next(((obs.function, obs.bad[0]) for obs in observations if obs.bad), None)
+    return found
+
+
+def _note_non_finite(
+    report: Any,
+    function: str,
+    main: str,
+    first: tuple[str, Watched] | None,
+    step: int,
+    bad_outputs: list[int],
+    observed: bool,
+) -> None:
+    """A call returned or computed inf/NaN: name the first op, as a session report does (``extra["nonfinite"]``).
+
+    Reported for the first such call only, as a session reports its first non-finite step.
+    """
+    if bad_outputs:
+        outputs = ", ".join(map(str, bad_outputs))
+        head = f"Call {step} of {function} returned non-finite values (inf/NaN) in output(s) {outputs} in the emulated run."
+    else:  # Keras functions return an iterator's Optional; the values go non-finite inside
+        head = (
+            f"In call {step} of {function}, values inside the function became non-finite (inf/NaN) in the emulated run."
+        )
+    if first is None:
+        where = "not located"
+        message = head + (
+            " No observed op inside the function went non-finite (unobserved: arguments and variable "
+            "handles, and bodies of other call trees)."
+            if observed
+            else " The plan lowers no precision here, so the function was not observed: turn on "
+            "enable_dump_debug to name the first op that went non-finite."
+        )
+        finding: dict[str, Any] = {"step": step, "outputs": bad_outputs, "first_op": None, "message": message}
+    else:
+        fn, w = first
+        where = op_name(fn, w.op, main)
+        in_function = "" if fn == main else f" in function {fn}"
+        message = (
+            f"{head} The first op whose output became non-finite (topological order) is {where} "
+            f"({w.op_type}, output {w.slot}{in_function}): {non_finite_cause(w.rounded, w.decided_dtype)}. "
+            f"Whether float32 stays finite was not checked (no float32 reference inside functions)."
+        )
+        finding = {
+            "step": step,
+            "outputs": bad_outputs,
+            "first_op": where,
+            "function": fn,
+            "first_tensor": f"{w.op}:{w.slot}",
+            "op_type": w.op_type,
+            "decided_dtype": w.decided_dtype,
+            "rounded": w.rounded,
+            "message": message,
+        }
+    report.extra["non_finite"] = finding
+    report.extra["nonfinite"] = {"first_op": where, "step": step, "reason": message}
+    if message not in report.warnings:
+        report.warnings.append(message)
+
+
+def _entries(
+    observations: list[Observation], main: str, flagged: set[tuple[str, Watched]], overflow_only: bool
+) -> list[_writer.DumpEntry]:
+    """Dump entries of one call; a body that ran several times (a loop) numbers its iterations."""
+    runs: dict[str, int] = {}
+    for obs in observations:
+        runs[obs.function] = runs.get(obs.function, 0) + 1
+    seen: dict[str, int] = {}
+    out: list[_writer.DumpEntry] = []
+    for obs in observations:
+        iteration = seen.get(obs.function, 0)
+        seen[obs.function] = iteration + 1
+        for w, value in obs.values.items():
+            overflow = (obs.function, w) in flagged
+            if overflow_only and not overflow:
+                continue
+            out.append(
+                _writer.DumpEntry(
+                    op_name(obs.function, w.op, main),
+                    w.op_type,
+                    w.kind,
+                    w.slot,
+                    value,
+                    w.decided_dtype,
+                    overflow=overflow,
+                    iteration=iteration if runs[obs.function] > 1 else None,
+                )
+            )
+    return out
