@@ -381,6 +381,9 @@ def _title(plan: Plan, run: RunReport | None) -> str:
     mode = plan.precision_mode or "adapter default precision"
     base = plan.title or f"Plan ({plan.soc}, {mode})"
     if run is not None and run.fetches:
+        label = run.extra.get("tf2_label")  # a traced function: the Keras entry point or Python name
+        if label and label not in run.fetches:
+            return f"Calls of {label} ({_names(run.fetches)}): {base}"
         return f"Run of {_names(run.fetches)}: {base}"
     fetches = getattr(plan, "fetches", None)  # plans pickled by plan_cache before the field existed
     if run is None and fetches:

@@ -137,6 +137,7 @@ def call_profile(
         if ROUND_MARKER in node:
             cast_us += duration
             continue
+        node = _body_name(node, decisions)
         decision = decisions.get(node)
         if decision is None:
             continue
@@ -152,6 +153,21 @@ def call_profile(
             )
         )
     return StepProfile(step=step, ops=rows, cast_us=cast_us)
+
+
+#: Ops that call a function; TensorFlow inlines the callee and prefixes its nodes with the call's name.
+_CALL_TYPES = frozenset({"StatefulPartitionedCall", "PartitionedCall"})
+
+
+def _body_name(node: str, decisions: dict[str, Any]) -> str:
+    """An event's node in its own function's spelling: ``<call>/<op>`` of an inlined callee is ``<op>``."""
+    while node not in decisions and "/" in node:
+        head, _, rest = node.partition("/")
+        call = decisions.get(head)
+        if call is None or call.op_type not in _CALL_TYPES:
+            break
+        node = rest
+    return node
 
 
 def function_folder(output: str, function: str) -> str:

@@ -29,9 +29,11 @@ and step the model twice.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any, Callable
 
+from npu_jupyter.runtime.function_labels import label
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.run_settings import read_run_settings
 
@@ -85,6 +87,8 @@ class FunctionEmulation:
         self._observers: dict[str, Any] = {}  # function name -> its FunctionObserver (observed ones)
         self._trees: dict[str, list[str]] = {}  # top-level function -> the functions of its call tree
         self._xla_off: list[str] = []  # functions whose jit_compile mark the emulation removed
+        self._graphs: dict[str, Any] = {}  # function name -> its traced FuncGraph (profile facts)
+        self._profile_writer: Any = None
 
     # ----------------------------------------------------------------------------- context manager
     def __enter__(self) -> FunctionEmulation:
@@ -101,12 +105,15 @@ class FunctionEmulation:
                 return original(function, *args, **kwargs)
             emulation._prepare(function)
             dumped = emulation._begin(function)
+            profiler = emulation._profiler(function)
             start = time.perf_counter()
             try:
-                result = original(function, *args, **kwargs)
+                with profiler:
+                    result = original(function, *args, **kwargs)
             finally:
                 observations = emulation._log.end()
             emulation._record(function, (time.perf_counter() - start) * 1000.0, result, observations, dumped)
+            emulation._record_profile(function, profiler)
             return result
 
         atomic_function.AtomicFunction.call_flat = call_flat
@@ -116,6 +123,9 @@ class FunctionEmulation:
         from tensorflow.python.eager.polymorphic_function import atomic_function
 
         atomic_function.AtomicFunction.call_flat = self._saved
+        if self._profile_writer is not None:
+            self._profile_writer.close()  # every profiled call's files are on disk when the cell ends
+            self._profile_writer = None
         for name, original in self._originals.items():
             _register(self._context, name, original)
         self._originals.clear()
@@ -164,6 +174,8 @@ class FunctionEmulation:
                 "with GE, not XLA"
             )
         report.extra["tf2_functions"] = [_name(m) for m in tree]
+        report.extra["tf2_label"] = label(key)  # "Keras fit (train function)" while Keras' frames are live
+        self._graphs.update({_name(m): m.graph for m in tree if getattr(m, "graph", None) is not None})
         report.extra["tf2_plan_function"] = main_name
         self._trees[key] = [_name(m) for m in tree]
         self.reports[key] = report
@@ -245,6 +257,62 @@ class FunctionEmulation:
         observers = {name: self._observers[name] for name in self._trees.get(key, []) if name in self._observers}
         if bad or observations or dumped:
             self._findings.after_call(report, key, observers, list(observations or []), step, bad, dumped)
+
+    # ----------------------------------------------------------------------------- profiling
+    def _profiler(self, function: Any) -> Any:
+        """A :class:`CallProfiler` for this call when profiling is on (and fp/bp points allow), else a no-op."""
+        from npu_jupyter.runtime import profile as _profile
+        from npu_jupyter.runtime.function_profile import CallProfiler
+
+        report = self.reports[_name(function)]
+        if not self.settings.profiling or report.plan is None:
+            return contextlib.nullcontext()
+        options = self.settings.profile_options()
+        plans = self._tree_plans(_name(function))
+        points = [str(options.get(key) or "") for key in ("fp_point", "bp_point")]
+        if any(points) and not any(_profile.profiles_run(plan, [], options) for plan in plans):
+            return contextlib.nullcontext()
+        return CallProfiler()
+
+    def _record_profile(self, function: Any, profiler: Any) -> None:
+        """Write the call's trace and op summary, and put its per-op CPU times in the report."""
+        from npu_jupyter.runtime import profile as _profile
+        from npu_jupyter.runtime.function_profile import CallProfiler, call_profile, function_folder, tree_facts
+        from npu_jupyter.runtime.observers import add_profile
+
+        if not isinstance(profiler, CallProfiler):
+            return
+        key = _name(function)
+        report = self.reports[key]
+        if profiler.error is not None:
+            note = f"profiling: {profiler.error}; this call ran unprofiled"
+            if note not in report.warnings:
+                report.warnings.append(note)
+            return
+        decisions: dict[str, Any] = {}
+        for plan in self._tree_plans(key):
+            for name, decision in plan.ops.items():
+                decisions.setdefault(name, decision)
+        graphs = [self._graphs[name] for name in self._trees.get(key, []) if name in self._graphs]
+        facts, shapes = tree_facts(graphs)
+        step = report.steps - 1  # _record counted this call already
+        prof = call_profile(profiler.events, decisions, step, shapes)
+        options = self.settings.profile_options()
+        if self._profile_writer is None:
+            self._profile_writer = _profile.BackgroundWriter()
+        folder = function_folder(str(options.get("output") or "./"), key)
+        self._profile_writer.submit(prof, None, options, folder, facts=facts)
+        add_profile(report, prof)
+
+    def _tree_plans(self, key: str) -> list[Any]:
+        """Plans of the functions in ``key``'s call tree, the report's own (largest) first."""
+        report = self.reports[key]
+        plans = [report.plan] if report.plan is not None else []
+        for name in self._trees.get(key, []):
+            plan = self._handled.get(name, (None, None))[1]
+            if plan is not None and plan is not report.plan:
+                plans.append(plan)
+        return plans
 
 
 def _name(function: Any) -> str:

@@ -238,14 +238,19 @@ class StepObservers:
         if self.profile_writer is None:
             self.profile_writer = _profile.BackgroundWriter()
         self.profile_writer.submit(prof, self.graph, options, out_dir)
-        report.trace_file = prof.trace_file
-        report.op_summary_csv = prof.op_summary_csv
-        sums = report.extra.setdefault("_op_time_sums", {})
-        for name, us in prof.op_times_us().items():
-            sums[name] = sums.get(name, 0.0) + us
-        runs = report.extra["profiled_steps"] = report.extra.get("profiled_steps", 0) + 1
-        report.op_times_us = {name: total / runs for name, total in sums.items()}
-        report.extra["emulator_cast_us"] = prof.cast_us
+        add_profile(report, prof)
+
+
+def add_profile(report: RunReport, prof: _profile.StepProfile) -> None:
+    """Put one profiled step in ``report``: its files, and per-op CPU times averaged over profiled steps."""
+    report.trace_file = prof.trace_file
+    report.op_summary_csv = prof.op_summary_csv
+    sums = report.extra.setdefault("_op_time_sums", {})
+    for name, us in prof.op_times_us().items():
+        sums[name] = sums.get(name, 0.0) + us
+    runs = report.extra["profiled_steps"] = report.extra.get("profiled_steps", 0) + 1
+    report.op_times_us = {name: total / runs for name, total in sums.items()}
+    report.extra["emulator_cast_us"] = prof.cast_us
 
 
 def _entries(plan: Any, w: Any, values: Any, overflow: bool) -> list[_writer.DumpEntry]:

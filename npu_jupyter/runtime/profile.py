@@ -263,13 +263,20 @@ class BackgroundWriter:
         self._pending: list[Any] = []
         self._max = max_pending
 
-    def submit(self, profile: StepProfile, graph: Any, options: dict[str, Any], out_dir: str) -> StepProfile:
-        """Write ``profile``'s files in the background; at most a few steps are pending at once."""
+    def submit(
+        self, profile: StepProfile, graph: Any, options: dict[str, Any], out_dir: str, facts: Any = None
+    ) -> StepProfile:
+        """Write ``profile``'s files in the background; at most a few steps are pending at once.
+
+        ``facts`` (:func:`graph_facts` shape) are read from ``graph`` unless given (a traced function's
+        call tree has several graphs).
+        """
         self._pending = [f for f in self._pending if not f.done() or f.result() is None]
         while len(self._pending) >= self._max:
             self._pending.pop(0).result()
         profile.trace_file, profile.op_summary_csv = paths(out_dir, profile.step)
-        facts = graph_facts(graph)  # on the caller's thread: the graph cannot change under us here
+        if facts is None:
+            facts = graph_facts(graph)  # on the caller's thread: the graph cannot change under us here
         self._pending.append(self._pool.submit(write, profile, facts, options, out_dir))
         return profile
 

@@ -67,3 +67,56 @@ def test_a_call_under_another_profiler_runs_unprofiled_and_says_why(tmp_path, tf
         tf.profiler.experimental.stop()
     assert float(out[0, 0]) == 32.0
     assert profiler.events == [] and "profiler could not start" in profiler.error
+
+
+def _keras_fit_and_predict(emulation_config):
+    import keras
+    import numpy as np
+
+    from npu_jupyter.runtime import functions
+
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.layers.Input((6,)), keras.layers.Dense(4, name="dense")])
+    model.compile(optimizer="sgd", loss="mse")
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(32, 6)).astype("float32"), rng.normal(size=(32, 4)).astype("float32")
+    with functions.FunctionEmulation(emulation_config) as emulation:
+        model.fit(x, y, epochs=2, batch_size=16, verbose=0)
+        model.predict(x, batch_size=16, verbose=0)
+    return emulation
+
+
+def test_keras_calls_under_profiling_get_per_op_cpu_times_and_files_per_call(tmp_path):
+    from npu_jupyter.display.mime import report_payload
+    from npu_jupyter.runtime import functions
+
+    if not functions.supported():
+        pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
+    config = {
+        "precision_mode": "allow_mix_precision",
+        "profiling_mode": True,
+        "profiling_options": json.dumps({"output": str(tmp_path)}),
+    }
+    emulation = _keras_fit_and_predict(config)
+    train, predict = emulation.reports.values()
+    assert train.extra["profiled_steps"] == 4 and predict.extra["profiled_steps"] == 2  # every call
+    # ops of the inlined train step are named as in their own function (not "StatefulPartitionedCall/...")
+    assert any("dense" in name and name.endswith("/MatMul") for name in train.op_times_us)
+    assert not any(name.startswith("StatefulPartitionedCall/") for name in train.op_times_us)
+    folder = Path(train.trace_file).parent
+    assert folder.parent == tmp_path and folder.name == train.fetches[0]  # one folder per function
+    assert sorted(p.name for p in folder.glob("trace_step_*.json")) == [f"trace_step_{i}.json" for i in range(4)]
+    payload = report_payload(train)
+    assert payload["title"].startswith("Calls of Keras fit (train function)")
+    assert report_payload(predict)["title"].startswith("Calls of Keras predict (predict function)")
+    assert any("us" in op for op in payload["ops"])  # the views show the per-op CPU times
+
+
+def test_without_profiling_no_profiler_runs_around_calls(tmp_path):
+    from npu_jupyter.runtime import functions
+
+    if not functions.supported():
+        pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
+    emulation = _keras_fit_and_predict({"precision_mode": "allow_mix_precision"})
+    for report in emulation.reports.values():
+        assert not report.op_times_us and report.trace_file is None and "profiled_steps" not in report.extra
