@@ -296,7 +296,9 @@ class EmulatorSession(SessionInterface):
         report = self._book.record(plan, tuple(names), wall, step, results, names, run)
         if self._pending_warnings:
             report.warnings.extend(self._pending_warnings)
-            report.extra.setdefault("dump_skipped", {})[graph_step] = self._pending_warnings[-1]
+            # the report payload's shape (docs/report-schema.md run.dump_skipped): [{step, reason}]
+            skipped = report.extra.setdefault("dump_skipped", [])
+            skipped.append({"step": graph_step, "reason": self._pending_warnings[-1]})
             del self._pending_warnings[:]
         if flags is not None:
             note_non_finite(report, plan, run, flags, names, results, step)

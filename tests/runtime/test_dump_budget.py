@@ -7,6 +7,8 @@ import warnings
 import numpy as np
 import pytest
 
+from npu_jupyter.display import text
+from npu_jupyter.display.mime import report_payload
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.runtime.dump import DumpWriter, load_dump
 from npu_jupyter.runtime.emulator import EmulatorSession
@@ -41,7 +43,11 @@ def test_a_step_over_budget_is_skipped_before_it_is_written_and_named_in_the_rep
         sess.run(y, {x: np.ones((256, 256), np.float32)})
         report = sess.last_report
     assert all(n <= 64 * 1024 for n in written), "nothing over budget was gathered for writing"
-    assert 0 in report.extra["dump_skipped"] and "step 0 of graph 1" in report.extra["dump_skipped"][0]
+    (skipped,) = report.extra["dump_skipped"]
+    assert skipped["step"] == 0 and "step 0 of graph 1" in skipped["reason"]
+    payload = report_payload(report)  # every view says which step was not written, and why
+    assert payload["run"]["dump_skipped"] == [{"step": 0, "reason": skipped["reason"]}]
+    assert "Dump skipped step 0" in text.render(payload)
     with pytest.warns(RuntimeWarning, match="no dumped step"):
         dump = load_dump(tmp_path)
     assert dump.graph_id == 1 and dump.steps == [] and 0 in dump.skipped  # not the initializer graph
