@@ -145,7 +145,7 @@ class FunctionEmulation:
         if plan_fn is None:
             from npu_jupyter.plan.planner import plan as default_plan
 
-            return default_plan(graph, self.config, soc=self.soc)
+            return default_plan(graph, self.config, soc=self.soc, adapter="tf2")
         return plan_fn(graph, self.config, soc=self.soc)
 
     def _record(self, function: Any, wall_ms: float, result: Any) -> None:
