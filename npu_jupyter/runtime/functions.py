@@ -8,11 +8,11 @@ storage rounding (:mod:`npu_jupyter.runtime.function_rewrite`). Calls are timed 
 emulation) and counted per top-level function; leaving the context puts the original definitions
 back, so code after the cell runs as before.
 
-How the TF2 adapter places ops is approximated by the TF1 planner's mixed-computing rule — ops the
-device cannot run fall back to the host one by one, as ``npu_device`` falls back to the CPU — and each
-report says so. Limits: TensorFlow ≥ 2.14 (the ``AtomicFunction`` call path); dump, overflow detection
-per op and drift are not yet captured inside functions — a non-finite output of a function is reported
-without naming the first op.
+Each function is planned with the TF2 adapter's own placement rule (``plan(..., adapter="tf2")``,
+:mod:`npu_jupyter.plan.tf2_placement`: npu_device's NodePlacer), and each report says what that
+prediction models and what it approximates (:data:`TF2_RULE_NOTE`). Limits: TensorFlow ≥ 2.14 (the
+``AtomicFunction`` call path); dump, overflow detection per op and drift are not yet captured inside
+functions — a non-finite output of a function is reported without naming the first op.
 """
 
 from __future__ import annotations
@@ -22,10 +22,14 @@ from typing import Any, Callable, cast
 
 from npu_jupyter.runtime.report import RunReport
 
-#: Said in every TF2 report: the placement rule is the TF1 planner's, standing in for npu_device's.
+#: Said in every TF2 report: whose rule placed the ops, and what the prediction approximates.
 TF2_RULE_NOTE = (
-    "TF2 code: placement approximates the TF2 adapter (npu_device) with the TF1 adapter's "
-    "mixed-computing rule (an op the device cannot run falls back to the host CPU)"
+    "TF2 code: placement predicted with the TF2 adapter's own rule (npu_device NodePlacer): a function "
+    "whose ops are all in npu_supported_ops.json compiles whole on the NPU; otherwise unsupported ops, and "
+    "ops joined to them by string/resource/variant tensors, run on the CPU. Approximated: op support comes "
+    "from the bundled npu_supported_ops.json unless CANN is installed; captured resources read by variable "
+    "ops are taken to be NPU variables (created after npu_device.open().as_default()); each function of the "
+    "call tree is planned on its own; NPU_LOOP_SIZE device loops and dynamic shapes are not modelled"
 )
 
 
@@ -49,7 +53,7 @@ class FunctionEmulation:
         from npu_jupyter.options.config import NpuConfig
 
         base = config if isinstance(config, NpuConfig) else NpuConfig(config or {})
-        self.config = base.copy(mix_compile_mode=True) if base.mix_compile_mode is None else base
+        self.config = base  # npu_device has no mix_compile_mode: its own rule mixes when needed
         self.soc = soc
         self._plan_fn = plan_fn
         self.reports: dict[str, RunReport] = {}

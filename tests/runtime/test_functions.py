@@ -125,3 +125,28 @@ def test_a_non_finite_function_output_is_reported():
     assert not np.isfinite(out).all()  # float16 tops out at 65504
     (report,) = emulation.reports.values()
     assert report.extra["nonfinite"]["step"] == 0 and any("non-finite" in w for w in report.warnings)
+
+
+def test_function_reports_place_ops_by_the_npu_device_rule():
+    import tensorflow as tf
+
+    w = tf.Variable(tf.ones([4]))
+
+    @tf.function
+    def step(x):
+        w.assign_sub(0.1 * x)
+        return tf.math.lgamma(w + 2.0) * x
+
+    x = tf.ones([4])
+    with functions.FunctionEmulation({"precision_mode": "allow_mix_precision"}) as emulation:
+        step(x)
+    (report,) = emulation.reports.values()
+    ops = report.plan.ops.values()
+    assert all(d.placement_reason.startswith("npu_device: ") for d in ops)
+    # npu_device's rule, not the TF1 mixed-computing one: the unsupported op alone goes to the CPU,
+    # the variable (an NPU resource substitute) and the ops reading it stay on the NPU
+    assert [d.op_type for d in ops if d.placement == "host" and d.op_type != "Placeholder"] == ["Lgamma"]
+    assert all(d.placement == "device" for d in ops if d.op_type in ("ReadVariableOp", "AssignSubVariableOp"))
+    assert "TF2 adapter (npu_device)" in report.plan.title
+    assert report.extra["notes"] == [functions.TF2_RULE_NOTE]
+    assert "npu_device NodePlacer" in functions.TF2_RULE_NOTE
