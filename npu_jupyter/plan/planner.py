@@ -120,9 +120,7 @@ def _check_adapter(adapter: Any) -> None:
         raise ValueError(f"plan(adapter={adapter!r}) is not a known adapter; allowed: {allowed}")
 
 
-def plan(
-    graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None = None, adapter: str = "tf1"
-) -> Plan:
+def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None = None, adapter: str = "tf1") -> Plan:
     """Decide placement, engine, precision and partition for every op of ``graph``.
 
     Parameters

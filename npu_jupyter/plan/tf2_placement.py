@@ -44,26 +44,23 @@ TF1 (the TF2 adapter passes the same precision options to GE). Op lists live in 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from npu_jupyter.package_data import read_package_text
 from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.partition import Partition, partition
-from npu_jupyter.plan.placement import Placement, _device_reason, _engine
+from npu_jupyter.plan.placement import Placement, _engine
 from npu_jupyter.plan.settings import PlanSettings
-
-_CPU, _ANY, _NPU = 0, 1, 2
-SOURCE = "node_placer.cpp"
-
-
-@functools.lru_cache(maxsize=1)
-def _rules() -> dict[str, frozenset[str]]:
-    """The op lists of ``tf2_placement.json`` as frozensets (parsed once per process)."""
-    data = json.loads(read_package_text("npu_jupyter.plan", "tf2_placement.json"))
-    return {k: frozenset(v) for k, v in data.items() if isinstance(v, list)}
+from npu_jupyter.plan.tf2_node_placer import (
+    SOURCE,
+    copyable,
+    is_arg,
+    op_lists,
+    place_mixed,
+    subgraph_unsupported,
+    supported,
+    supported_reason,
+)
 
 
 def tf2_settings(settings: PlanSettings, changed: dict[str, Any]) -> tuple[PlanSettings, list[str]]:
@@ -84,51 +81,21 @@ def tf2_settings(settings: PlanSettings, changed: dict[str, Any]) -> tuple[PlanS
     return dataclasses.replace(settings, **reset), unread
 
 
-def supported(op: str, lib: Any) -> bool:
-    """``NpuDevice::Supported``: a key of npu_supported_ops.json (isGray not read) or an add-on op."""
-    if op in _rules()["addon_supported_ops"]:
-        return True
-    caps = lib.caps(op)
-    return caps is not None and caps.engine != "HOST" and bool(getattr(caps, "declared", True))
-
-
-def _subgraph_unsupported(names: Any, view: GraphView, lib: Any) -> list[str]:
-    """Unsupported op types inside functions ``names`` and all they call (``GetSubgraphUnsupportedOps``)."""
-    queue, seen, found = list(names), set(names), []
-    while queue:
-        info = view.functions.get(queue.pop(0))
-        if info is None:
-            continue
-        found.extend(op for op in info.op_types if op not in found and not supported(op, lib))
-        for callee in info.calls:
-            if callee not in seen:
-                seen.add(callee)
-                queue.append(callee)
-    return found
-
-
-def _copyable(dtype: str) -> bool:
-    """``DataTypeCanUseMemcpy``: can a tensor of ``dtype`` cross between CPU and NPU."""
-    return dtype not in _rules()["non_copyable_dtypes"] and not dtype.endswith("_ref")
-
-
-def _is_arg(n: Node) -> bool:
-    return n.op == "Placeholder" and not n.inputs
-
-
 def _resource_args(view: GraphView) -> tuple[set[int], dict[int, str]]:
     """(NPU substitutes, CPU resource args with why) among the function's resource arguments."""
-    rules = _rules()
+    lists = op_lists()
     cons = view.consumers()
     kinds: dict[int, str] = {}
     for n in view.order:
-        if not (_is_arg(n) and n.output_dtypes[:1] == ["resource"]):
+        if not (is_arg(n) and n.output_dtypes[:1] == ["resource"]):
             continue
         ops = [view.order[j] for j, _ in cons[n.index]]
-        if any(c.op in rules["iterator_consumer_ops"] for c in ops):
+        if any(c.op in lists["iterator_consumer_ops"] for c in ops):
             kinds[n.index] = "iterator"
         elif all(
-            c.functions or c.op in rules["variable_consumer_ops"] or c.op.startswith(tuple(rules["variable_consumer_prefixes"]))
+            c.functions
+            or c.op in lists["variable_consumer_ops"]
+            or c.op.startswith(tuple(lists["variable_consumer_prefixes"]))
             for c in ops
         ):
             kinds[n.index] = "variable"
@@ -174,11 +141,17 @@ def place_tf2(view: GraphView, lib: Any, s: PlanSettings) -> Tf2Placement:
     if whole:
         for n in view.order:
             placed.device[n.index] = True
-            placed.reason[n.index] = f"npu_device: {_whole_reason(n, lib, substitutes)} (npu_build_npu_op_optimizer.cpp)"
+            placed.reason[n.index] = (
+                f"npu_device: {_whole_reason(n, lib, substitutes)} (npu_build_npu_op_optimizer.cpp)"
+            )
     else:
-        why = "; ".join(x for x in (f"unsupported ops {', '.join(sorted(problems))}" if problems else "", bad_types) if x)
-        notes.append(f"npu_device compiles this function in mix mode ({why}): NodePlacer splits it between NPU and CPU.")
-        must_npu = _node_placer(view, lib, placed, substitutes, cpu_resources)
+        why = "; ".join(
+            x for x in (f"unsupported ops {', '.join(sorted(problems))}" if problems else "", bad_types) if x
+        )
+        notes.append(
+            f"npu_device compiles this function in mix mode ({why}): NodePlacer splits it between NPU and CPU."
+        )
+        must_npu = place_mixed(view, lib, placed, substitutes, cpu_resources)
     part = _partition(view, placed, s, must_npu)
     for n in view.order:
         if placed.device[n.index]:
@@ -188,15 +161,17 @@ def place_tf2(view: GraphView, lib: Any, s: PlanSettings) -> Tf2Placement:
 
 def _unsupported(view: GraphView, lib: Any) -> set[str]:
     """Unsupported op types of the graph and of every function it calls (``GetGraphUnsupportedOps``)."""
-    out = {n.op for n in view.order if not _is_arg(n) and not supported(n.op, lib)}
-    return out | set(_subgraph_unsupported(sorted({f for n in view.order for f in n.functions}), view, lib))
+    out = {n.op for n in view.order if not is_arg(n) and not supported(n.op, lib)}
+    return out | set(subgraph_unsupported(sorted({f for n in view.order for f in n.functions}), view, lib))
 
 
 def _uncopyable_io(view: GraphView, substitutes: set[int]) -> str:
     """Inputs/outputs whose dtype cannot be copied (``ValidateInputTypes``/``ValidateOutputTypes``)."""
-    ins = sorted({d for n in view.order if _is_arg(n) and n.index not in substitutes for d in n.output_dtypes if not _copyable(d)})
+    ins = sorted(
+        {d for n in view.order if is_arg(n) and n.index not in substitutes for d in n.output_dtypes if not copyable(d)}
+    )
     outputs = getattr(view.tf_graph, "outputs", None) or []
-    outs = sorted({o.dtype.name for o in outputs if not _copyable(o.dtype.name)})
+    outs = sorted({o.dtype.name for o in outputs if not copyable(o.dtype.name)})
     parts = [f"{d} input" for d in ins] + [f"{d} output" for d in outs]
     return ", ".join(parts) + (" cannot be copied to or from the NPU" if parts else "")
 
@@ -204,234 +179,23 @@ def _uncopyable_io(view: GraphView, substitutes: set[int]) -> str:
 def _iterator_note(view: GraphView, substitutes: set[int]) -> list[str]:
     if not any(view.order[i].op == "Placeholder" and _reads_iterator(view, i) for i in substitutes):
         return []
-    return [
+    note = (
         "npu_device reads the dataset iterator on the NPU (a mirrored iterator): with NPU_LOOP_SIZE a "
         "training loop consuming it runs on the device (TryTransToNpuLoopGraph); the plan shows one step."
-    ]
+    )
+    return [note]
 
 
 def _reads_iterator(view: GraphView, i: int) -> bool:
-    return any(view.order[j].op in _rules()["iterator_consumer_ops"] for j, _ in view.consumers()[i])
+    return any(view.order[j].op in op_lists()["iterator_consumer_ops"] for j, _ in view.consumers()[i])
 
 
 def _whole_reason(n: Node, lib: Any, substitutes: set[int]) -> str:
     if n.index in substitutes:
         return "resource argument replaced by its NPU variable/iterator (_is_substitute); the whole function is one NPU graph"
-    if _is_arg(n):
+    if is_arg(n):
         return "function argument: an input of the NPU graph, which holds the whole function"
-    return f"every op of the function is supported, so the whole function is one NPU graph; {_supported_reason(n, lib)}"
-
-
-def _supported_reason(n: Node, lib: Any) -> str:
-    """The support sentence of a supported op, saying when the TF1 adapter would have kept it off."""
-    if n.op == "Const":
-        return "constant"
-    if n.functions:
-        return f"calls {', '.join(n.functions)}, whose ops are all supported"
-    caps = lib.caps(n.op)
-    if caps is None or caps.engine == "HOST":
-        return f"{n.op} is an add-on op npu_device supports (npu_device.cpp LoadSupportedOps)"
-    text = _device_reason(caps)
-    if caps.gray_in_mix:
-        text += " (isGray: the TF1 adapter keeps it on the host in mixed computing; npu_device ignores isGray)"
-    return text
-
-
-# --------------------------------------------------------------------------------------------
-# NodePlacer (mix mode)
-# --------------------------------------------------------------------------------------------
-
-
-def _node_placer(
-    view: GraphView, lib: Any, placed: Placement, substitutes: set[int], cpu_res: dict[int, str]
-) -> list[bool]:
-    """Steps 1-4 and 6 of NodePlacer::Apply; device flags and reasons into ``placed``.
-
-    Returns which nodes must be on the NPU (step 1), which step 5 needs.
-    """
-    rules = _rules()
-    state = [_ANY] * len(view.order)
-    must_npu = [False] * len(view.order)
-    reason = placed.reason
-    for n in view.order:
-        i = n.index
-        state[i], reason[i] = _determined(n, view, lib, substitutes, cpu_res)
-        must_npu[i] = state[i] == _NPU
-    _returned_uncopyable(view, state, reason, must_npu, placed.errors)
-    _spread_cpu(view, state, reason, must_npu, placed.errors)
-    _concrete(view, state, reason, substitutes)
-    mutex = any(n.op in rules["cpu_only_marker_ops"] for n in view.order)
-    for n in view.order:
-        i = n.index
-        if state[i] == _ANY and n.op != "Const" and mutex:
-            state[i] = _CPU
-            reason[i] = (
-                f"npu_device: the function holds MutexLock (tf.CriticalSection), so only ops that must run on the "
-                f"NPU are compiled: runs on the CPU ({SOURCE} SpreadNpuNode)"
-            )
-        elif state[i] != _CPU and n.op != "Const":
-            state[i] = _NPU
-            if not reason[i]:
-                reason[i] = f"npu_device: {_supported_reason(n, lib)}; joins an NPU cluster ({SOURCE} SpreadNpuNode)"
-    for n in view.order:
-        placed.device[n.index] = state[n.index] == _NPU
-    _copied_consts(view, placed)
-    return must_npu
-
-
-def _determined(
-    n: Node, view: GraphView, lib: Any, substitutes: set[int], cpu_res: dict[int, str]
-) -> tuple[int, str]:
-    """``DeterminedSurelyNodes``: (state, reason) of one node before any spreading."""
-    where = f"({SOURCE} DeterminedSurelyNodes)"
-    if n.index in substitutes:
-        what = "iterator" if n.output_dtypes[:1] == ["resource"] else "resource"
-        return _NPU, f"npu_device: resource argument replaced by its NPU variable/{what} (_is_substitute): on the NPU {where}"
-    if n.index in cpu_res:
-        return _CPU, f"npu_device: {cpu_res[n.index]} (_Arg frame node): on the CPU {where}"
-    if _is_arg(n):
-        return _CPU, f"npu_device: function argument (_Arg frame node): on the CPU; its value enters NPU clusters as an input {where}"
-    if n.op == "Const":
-        return _ANY, ""
-    if not supported(n.op, lib):
-        return _CPU, f"npu_device: {n.op} is not in npu_supported_ops.json: runs on the CPU {where}"
-    if n.op in _rules()["npu_specific_ops"]:
-        return _NPU, f"npu_device: {n.op} is an op of the adapter's own library (npu specific): on the NPU {where}"
-    problems = _subgraph_unsupported(n.functions, view, lib) if n.functions else []
-    if problems:
-        return _CPU, (
-            f"npu_device: calls {', '.join(n.functions)}, which holds {', '.join(problems[:3])} (not in "
-            f"npu_supported_ops.json): runs on "
-            f"the CPU {where}; the ops inside are placed again by the same rule (PlaceCpuNodeSubgraphs)"
-        )
-    return _ANY, ""
-
-
-def _returned_uncopyable(
-    view: GraphView, state: list[int], reason: list[str], must_npu: list[bool], errors: list[str]
-) -> None:
-    """A function output feeds a ``_Retval`` (a CPU frame node): an uncopyable one pulls its producer."""
-    for out in getattr(view.tf_graph, "outputs", None) or []:
-        n = view.nodes.get(out.op.name)
-        dtype = out.dtype.name
-        if n is None or _copyable(dtype) or state[n.index] == _CPU:
-            continue
-        if must_npu[n.index]:
-            errors.append(f"Failed spread place {n.name} on cpu as has placed on npu (npu_device {SOURCE} SpreadCpuNode)")
-            continue
-        state[n.index] = _CPU
-        reason[n.index] = (
-            f"npu_device: returns a {dtype} tensor from the function; the return value (_Retval) is on the CPU and "
-            f"{dtype} tensors cannot be copied, so it runs on the CPU ({SOURCE} SpreadCpuNode)"
-        )
-
-
-def _spread_cpu(view: GraphView, state: list[int], reason: list[str], must_npu: list[bool], errors: list[str]) -> None:
-    """``SpreadCpuNode``: CPU placement crosses every uncopyable data edge, both ways, to a fixed point."""
-    order, cons = view.order, view.consumers()
-    work = [i for i, st in enumerate(state) if st == _CPU]
-    seen = set(work)
-    while work:
-        i = work.pop()
-        n = order[i]
-        edges = [(j, order[j].input_dtypes[pos], "feeds") for j, pos in cons[i]]
-        edges += [(k, n.input_dtypes[pos], "reads") for pos, k in enumerate(n.in_idx) if k >= 0]
-        for j, dtype, verb in edges:
-            if j in seen or _copyable(dtype):
-                continue
-            seen.add(j)
-            work.append(j)
-            if must_npu[j]:
-                errors.append(
-                    f"Failed spread place {order[j].name} on cpu as has placed on npu (npu_device {SOURCE} "
-                    f"SpreadCpuNode: it exchanges a {dtype} tensor with CPU op {n.name}; the function fails to compile)"
-                )
-                continue
-            if state[j] == _ANY:
-                state[j] = _CPU
-                other = "to" if verb == "reads" else "from"
-                reason[j] = (
-                    f"npu_device: {'gets' if verb == 'feeds' else 'sends'} a {dtype} tensor {other} CPU op {n.name}; "
-                    f"{dtype} tensors cannot be copied between CPU and NPU, so it runs on the CPU ({SOURCE} SpreadCpuNode)"
-                )
-
-
-def _concrete(view: GraphView, state: list[int], reason: list[str], substitutes: set[int]) -> None:
-    """``BuildConcreteCluster``: ends of an uncopyable edge and the nodes on paths between them stay together.
-
-    Constants and substitutes are copied per consumer first (CopyShareableNode), so an edge leaving
-    one has no path nodes. A group holding a CPU node goes wholly to the CPU.
-    """
-    order = view.order
-    parent = list(range(len(order)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    def union(a: int, b: int) -> None:
-        parent[find(a)] = find(b)
-
-    for n in order:
-        for pos, u in enumerate(n.in_idx):
-            if u < 0 or _copyable(n.input_dtypes[pos]) or state[u] == _CPU:
-                continue
-            union(u, n.index)
-            if order[u].op != "Const" and u not in substitutes:
-                for k in _path_nodes(view, u, n.index):
-                    union(k, n.index)
-    groups: dict[int, list[int]] = {}
-    for i in range(len(order)):
-        groups.setdefault(find(i), []).append(i)
-    for members in groups.values():
-        cpu = [i for i in members if state[i] == _CPU]
-        if len(members) < 2 or not cpu:
-            continue
-        for i in members:
-            if state[i] != _CPU:
-                state[i] = _CPU
-                reason[i] = (
-                    f"npu_device: joined to CPU op {order[cpu[0]].name} by string/resource/variant tensors (or lies on a "
-                    f"path between the ends of one), so they are placed together on the CPU ({SOURCE} BuildConcreteCluster)"
-                )
-
-
-def _path_nodes(view: GraphView, u: int, v: int) -> set[int]:
-    """Nodes strictly between ``u`` and ``v`` on some path from ``u`` to ``v`` (data and control edges)."""
-    preds, succs = view.preds(), view.succs()
-    down: set[int] = set()
-    stack = [u]
-    while stack:
-        for j in succs[stack.pop()]:
-            if j < v and j not in down:
-                down.add(j)
-                stack.append(j)
-    up: set[int] = set()
-    stack = [v]
-    while stack:
-        for j in preds[stack.pop()]:
-            if j > u and j not in up and j in down:
-                up.add(j)
-                stack.append(j)
-    return up
-
-
-def _copied_consts(view: GraphView, placed: Placement) -> None:
-    """``CopyShareableNode``: a constant is copied to each consumer, so it is on the NPU when one is."""
-    cons, succs = view.consumers(), view.succs()
-    for n in view.order:
-        if n.op != "Const":
-            continue
-        i = n.index
-        on_npu = any(placed.device[j] for j, _ in cons[i]) or any(placed.device[j] for j in succs[i])
-        placed.device[i] = on_npu
-        placed.reason[i] = (
-            f"npu_device: constant, copied into the NPU cluster of each consumer ({SOURCE} CopyShareableNode)"
-            if on_npu
-            else f"npu_device: constant used only by CPU ops: stays on the CPU ({SOURCE} CopyShareableNode)"
-        )
+    return f"every op of the function is supported, so the whole function is one NPU graph; {supported_reason(n, lib)}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -461,7 +225,7 @@ def _partition(view: GraphView, placed: Placement, s: PlanSettings, must_npu: li
 
 def _meaningless_clusters(view: GraphView, placed: Placement, part: Partition, must_npu: list[bool]) -> bool:
     """``BuildNpuOp``: clusters of only Identity/NoOp/Const, nothing that must be on the NPU and no call."""
-    meaningless = _rules()["npu_meaningless_ops"]
+    meaningless = op_lists()["npu_meaningless_ops"]
     changed = False
     for members in part.clusters:
         nodes = [view.order[i] for i in members]
