@@ -235,3 +235,17 @@ def test_ops_joined_by_a_string_edge_follow_a_cpu_op_on_a_path_between_them():
         (d,) = _by_type(p, op_type)
         assert d.placement == "host", d.placement_reason
         assert "BuildConcreteCluster" in d.placement_reason
+
+
+def test_without_npu_compile_scope_is_a_tf1_scope_npu_device_does_not_read():
+    from npu_jupyter.scope import without_npu_compile_scope
+
+    @tf.function
+    def f(x):
+        with without_npu_compile_scope():
+            y = tf.square(x, name="kept")
+        return y + 1.0
+
+    cf = f.get_concrete_function(SPEC)
+    assert plan(cf, {"mix_compile_mode": True}).ops["kept"].placement == "host"
+    assert plan(cf, adapter="tf2").ops["kept"].placement == "device"
