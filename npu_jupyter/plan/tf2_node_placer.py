@@ -78,7 +78,7 @@ def supported_reason(n: Node, lib: Any) -> str:
 
 
 def place_mixed(
-    view: GraphView, lib: Any, placed: Placement, substitutes: set[int], cpu_res: dict[int, str]
+    view: GraphView, lib: Any, placed: Placement, substitutes: dict[int, str], cpu_res: dict[int, str]
 ) -> list[bool]:
     """Steps 1-4 and 6 of NodePlacer::Apply; device flags and reasons into ``placed``.
 
@@ -114,14 +114,16 @@ def place_mixed(
     return must_npu
 
 
-def _determined(n: Node, view: GraphView, lib: Any, substitutes: set[int], cpu_res: dict[int, str]) -> tuple[int, str]:
+def _determined(
+    n: Node, view: GraphView, lib: Any, substitutes: dict[int, str], cpu_res: dict[int, str]
+) -> tuple[int, str]:
     """``DeterminedSurelyNodes``: (state, reason) of one node before any spreading."""
     where = f"({SOURCE} DeterminedSurelyNodes)"
     if n.index in substitutes:
-        what = "iterator" if n.output_dtypes[:1] == ["resource"] else "resource"
+        what = substitutes[n.index]
         return (
             NPU,
-            f"npu_device: resource argument replaced by its NPU variable/{what} (_is_substitute): on the NPU {where}",
+            f"npu_device: resource argument replaced by its NPU {what} (_is_substitute): on the NPU {where}",
         )
     if n.index in cpu_res:
         return CPU, f"npu_device: {cpu_res[n.index]} (_Arg frame node): on the CPU {where}"
@@ -197,7 +199,7 @@ def _spread_cpu(view: GraphView, state: list[int], reason: list[str], must_npu: 
                 )
 
 
-def _concrete(view: GraphView, state: list[int], reason: list[str], substitutes: set[int]) -> None:
+def _concrete(view: GraphView, state: list[int], reason: list[str], substitutes: dict[int, str]) -> None:
     """``BuildConcreteCluster``: ends of an uncopyable edge and the nodes on paths between them stay together.
 
     Constants and substitutes are copied per consumer first (CopyShareableNode), so an edge leaving

@@ -81,8 +81,8 @@ def tf2_settings(settings: PlanSettings, changed: dict[str, Any]) -> tuple[PlanS
     return dataclasses.replace(settings, **reset), unread
 
 
-def _resource_args(view: GraphView) -> tuple[set[int], dict[int, str]]:
-    """(NPU substitutes, CPU resource args with why) among the function's resource arguments."""
+def _resource_args(view: GraphView) -> tuple[dict[int, str], dict[int, str]]:
+    """(NPU substitutes -> "variable"/"iterator", CPU resource args -> why) among the resource arguments."""
     lists = op_lists()
     cons = view.consumers()
     kinds: dict[int, str] = {}
@@ -109,7 +109,7 @@ def _resource_args(view: GraphView) -> tuple[set[int], dict[int, str]]:
         for i, k in kinds.items():
             if k == "iterator":
                 cpu[i] = "a dataset iterator, kept on the CPU because the function also takes a CPU resource"
-    return {i for i in kinds if i not in cpu}, cpu
+    return {i: k for i, k in kinds.items() if i not in cpu}, cpu
 
 
 @dataclass
@@ -165,7 +165,7 @@ def _unsupported(view: GraphView, lib: Any) -> set[str]:
     return out | set(subgraph_unsupported(sorted({f for n in view.order for f in n.functions}), view, lib))
 
 
-def _uncopyable_io(view: GraphView, substitutes: set[int]) -> str:
+def _uncopyable_io(view: GraphView, substitutes: dict[int, str]) -> str:
     """Inputs/outputs whose dtype cannot be copied (``ValidateInputTypes``/``ValidateOutputTypes``)."""
     ins = sorted(
         {d for n in view.order if is_arg(n) and n.index not in substitutes for d in n.output_dtypes if not copyable(d)}
@@ -176,8 +176,8 @@ def _uncopyable_io(view: GraphView, substitutes: set[int]) -> str:
     return ", ".join(parts) + (" cannot be copied to or from the NPU" if parts else "")
 
 
-def _iterator_note(view: GraphView, substitutes: set[int]) -> list[str]:
-    if not any(view.order[i].op == "Placeholder" and _reads_iterator(view, i) for i in substitutes):
+def _iterator_note(view: GraphView, substitutes: dict[int, str]) -> list[str]:
+    if "iterator" not in substitutes.values():
         return []
     note = (
         "npu_device reads the dataset iterator on the NPU (a mirrored iterator): with NPU_LOOP_SIZE a "
@@ -186,13 +186,9 @@ def _iterator_note(view: GraphView, substitutes: set[int]) -> list[str]:
     return [note]
 
 
-def _reads_iterator(view: GraphView, i: int) -> bool:
-    return any(view.order[j].op in op_lists()["iterator_consumer_ops"] for j, _ in view.consumers()[i])
-
-
-def _whole_reason(n: Node, lib: Any, substitutes: set[int]) -> str:
+def _whole_reason(n: Node, lib: Any, substitutes: dict[int, str]) -> str:
     if n.index in substitutes:
-        return "resource argument replaced by its NPU variable/iterator (_is_substitute); the whole function is one NPU graph"
+        return f"resource argument replaced by its NPU {substitutes[n.index]} (_is_substitute); the whole function is one NPU graph"
     if is_arg(n):
         return "function argument: an input of the NPU graph, which holds the whole function"
     return f"every op of the function is supported, so the whole function is one NPU graph; {supported_reason(n, lib)}"
@@ -202,6 +198,8 @@ def _whole_reason(n: Node, lib: Any, substitutes: set[int]) -> str:
 # clusters (NpuCall ops)
 # --------------------------------------------------------------------------------------------
 
+# partition()'s own reason for a lone NoOp/Identity it leaves on the host (the TF1 rule's wording):
+# npu_device leaves it on the CPU by its BuildNpuOp rule, so the reason is replaced.
 _LONE_PREFIX = "a lone NoOp/Identity"
 
 

@@ -60,7 +60,7 @@ def test_a_fully_supported_function_compiles_whole_including_its_variables():
     assert len(p.subgraphs) == 1
     assert "whole function on the NPU" in p.title
     (handle,) = [d for d in p.ops.values() if d.op_type == "Placeholder" and d.dtype_before == "resource"]
-    assert "_is_substitute" in handle.placement_reason
+    assert "replaced by its NPU variable (_is_substitute)" in handle.placement_reason
     # the TF1 rule (mixed computing) keeps a captured resource handle off the device
     tf1 = plan(step.get_concrete_function(SPEC), {"mix_compile_mode": True})
     assert tf1.ops[handle.name].placement == "host"
