@@ -203,7 +203,7 @@ def _concrete(view: GraphView, state: list[int], reason: list[str], substitutes:
     """``BuildConcreteCluster``: ends of an uncopyable edge and the nodes on paths between them stay together.
 
     Constants and substitutes are copied per consumer first (CopyShareableNode), so an edge leaving
-    one has no path nodes. A group holding a CPU node goes wholly to the CPU.
+    one ties nothing else together. A group holding a CPU node goes wholly to the CPU.
     """
     order = view.order
     parent = list(range(len(order)))
@@ -221,10 +221,11 @@ def _concrete(view: GraphView, state: list[int], reason: list[str], substitutes:
         for pos, u in enumerate(n.in_idx):
             if u < 0 or copyable(n.input_dtypes[pos]) or state[u] == CPU:
                 continue
+            if order[u].op == "Const" or u in substitutes:
+                continue  # a copy of its own for this consumer: nothing else is tied to it
             union(u, n.index)
-            if order[u].op != "Const" and u not in substitutes:
-                for k in _path_nodes(view, u, n.index):
-                    union(k, n.index)
+            for k in _path_nodes(view, u, n.index):
+                union(k, n.index)
     groups: dict[int, list[int]] = {}
     for i in range(len(order)):
         groups.setdefault(find(i), []).append(i)

@@ -167,6 +167,9 @@ def test_a_variable_read_by_an_unsupported_op_is_the_adapters_compile_error():
 
     p = plan(f.get_concrete_function(tf.TensorSpec([2, 1], tf.int32), tf.TensorSpec([2], tf.float32)), adapter="tf2")
     assert any("Failed spread place" in e and "has placed on npu" in e for e in p.errors)
+    # the substitute is copied per consumer (CopyShareableNode): the read is not tied to the CPU op
+    (read,) = _by_type(p, "ReadVariableOp")
+    assert read.placement == "device", read.placement_reason
 
 
 def test_a_cluster_of_only_identities_stays_on_the_cpu():
