@@ -93,7 +93,7 @@ def place_mixed(
         state[i], reason[i] = _determined(n, view, lib, substitutes, cpu_res)
         must_npu[i] = state[i] == NPU
     _returned_uncopyable(view, state, reason, must_npu, placed.errors)
-    _spread_cpu(view, state, reason, must_npu, placed.errors)
+    _spread_cpu(view, state, reason, must_npu, placed.errors, substitutes)
     _concrete(view, state, reason, substitutes)
     mutex = any(n.op in lists["cpu_only_marker_ops"] for n in view.order)
     for n in view.order:
@@ -169,8 +169,19 @@ def _returned_uncopyable(
         )
 
 
-def _spread_cpu(view: GraphView, state: list[int], reason: list[str], must_npu: list[bool], errors: list[str]) -> None:
-    """``SpreadCpuNode``: CPU placement crosses every uncopyable data edge, both ways, to a fixed point."""
+def _spread_cpu(
+    view: GraphView,
+    state: list[int],
+    reason: list[str],
+    must_npu: list[bool],
+    errors: list[str],
+    substitutes: dict[int, str],
+) -> None:
+    """``SpreadCpuNode``: CPU placement crosses every uncopyable data edge, both ways, to a fixed point.
+
+    A substitute or constant reached is the copy of one consumer (CopyShareableNode): the spread
+    does not go on from it to its other consumers.
+    """
     order, cons = view.order, view.consumers()
     work = [i for i, st in enumerate(state) if st == CPU]
     seen = set(work)
@@ -183,7 +194,8 @@ def _spread_cpu(view: GraphView, state: list[int], reason: list[str], must_npu: 
             if j in seen or copyable(dtype):
                 continue
             seen.add(j)
-            work.append(j)
+            if j not in substitutes and order[j].op != "Const":
+                work.append(j)
             if must_npu[j]:
                 errors.append(
                     f"Failed spread place {order[j].name} on cpu as has placed on npu (npu_device {SOURCE} "
