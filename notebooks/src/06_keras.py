@@ -142,9 +142,11 @@ print(config.to_code(api="tf2"))
 # %% [markdown]
 # ## What is emulated, and what is not
 #
-# - **Placement** of TF2 code is predicted with the TF1 adapter's mixed-computing rule: an op the
-#   device cannot run falls back to the host, as `npu_device` falls back to the CPU. Every report says
-#   so. (The TF2 adapter ignores the host-kept `isGray` list the TF1 rule uses.)
+# - **Placement** of TF2 code is predicted with the TF2 adapter's own rule (`npu_device`'s
+#   NodePlacer): a function whose ops are all supported compiles whole on the NPU; otherwise the
+#   unsupported ops, and ops joined to them by string/resource/variant tensors, run on the CPU. Every
+#   reason starts with `npu_device:`; the report's note lists what is approximated (the bundled op
+#   list, variables taken to be created on the NPU, each function planned on its own).
 # - **Precision** is emulated by storage rounding inside the traced function (`Cast` to float16 and
 #   back where the plan lowers a tensor); the function is swapped for the cell only.
 # - **Dump and overflow inside functions**: observer nodes hand the stored (rounded) tensors to the
@@ -158,5 +160,6 @@ print(config.to_code(api="tf2"))
 # ## What to try next
 #
 # - `%%npu --precision force_fp16` around your own `model.fit` and compare the loss curves.
-# - `npu_jupyter.plan(fn.get_concrete_function(...), config)` shows the plan of one function.
+# - `npu_jupyter.plan(fn.get_concrete_function(...), config, adapter="tf2")` shows the plan of one
+#   function as `npu_device` would place it.
 # - Notebook 03 compares all precision modes on a TF1 graph, with drift per op.

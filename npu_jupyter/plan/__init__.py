@@ -12,7 +12,8 @@ Modules, in pipeline order (:mod:`planner` runs them):
   :mod:`node_reading` (NodeDefs), :mod:`op_recipes` (per-type OpDef recipes), :mod:`topology`
   (ordering, pruning) and :mod:`fetches` (what a ``Session.run`` fetch structure names);
 * :mod:`placement` (candidates and host propagation) with :mod:`rewrites` (ops TF or the adapter
-  rewrite before partitioning);
+  rewrite before partitioning); :mod:`tf2_placement` instead for ``plan(..., adapter="tf2")`` (the
+  TF2 adapter's npu_device NodePlacer);
 * :mod:`partition` (GeOps, transfers, cut-off findings) with :mod:`clustering` (the algorithm);
 * :mod:`precision` with :mod:`precision_files` (mixlist, customize_dtypes, op_precision_mode);
 * :mod:`settings` (the options read), :mod:`model` (the Plan records every later stage reads).
@@ -26,10 +27,12 @@ from typing import Any
 
 
 class _CallablePackage(types.ModuleType):
-    def __call__(self, graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None = None) -> Any:
+    def __call__(
+        self, graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None = None, adapter: str = "tf1"
+    ) -> Any:
         from npu_jupyter.plan.planner import plan
 
-        return plan(graph, config, fetches=fetches, soc=soc)
+        return plan(graph, config, fetches=fetches, soc=soc, adapter=adapter)
 
 
 sys.modules[__name__].__class__ = _CallablePackage

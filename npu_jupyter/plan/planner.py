@@ -107,7 +107,20 @@ def _refuse_tf_function(graph: Any) -> None:
         )
 
 
-def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None = None) -> Plan:
+ADAPTERS = {
+    "tf1": "TF Adapter 1.x (npu_bridge, sess.run graphs)",
+    "tf2": "TF Adapter 2.x (npu_device, tf.function graphs)",
+}
+
+
+def _check_adapter(adapter: Any) -> None:
+    """One clear error for an unknown ``adapter=`` value, naming the allowed ones."""
+    if adapter not in ADAPTERS:
+        allowed = "; ".join(f"{k!r}: {v}" for k, v in ADAPTERS.items())
+        raise ValueError(f"plan(adapter={adapter!r}) is not a known adapter; allowed: {allowed}")
+
+
+def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None = None, adapter: str = "tf1") -> Plan:
     """Decide placement, engine, precision and partition for every op of ``graph``.
 
     Parameters
@@ -122,6 +135,10 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
         Plan only what these need.
     soc : str, optional
         SoC table to use ("Ascend910", "Ascend910B"); wins over ``config.soc_config``.
+    adapter : "tf1" or "tf2"
+        Whose placement rule decides: the TF1 adapter's partition pass (default), or the TF2
+        adapter's ``npu_device`` NodePlacer (:mod:`tf2_placement`) for ``tf.function`` graphs.
+        Precision is GE's in both.
 
     """
     from npu_jupyter.plan.partition import partition
@@ -129,9 +146,19 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
     from npu_jupyter.plan.precision import decide_precision
     from npu_jupyter.plan.settings import checked_config, config_changes, read_settings
 
+    _check_adapter(adapter)
     _refuse_tf_function(graph)
     config, config_errors = checked_config(config)
     settings = read_settings(config, soc)
+    tf2 = None
+    if adapter == "tf2":
+        from npu_jupyter.plan import tf2_placement
+
+        settings, unread = tf2_placement.tf2_settings(settings, config_changes(config))
+        if config is not None:  # a value npu_device refuses raises as it would there
+            from npu_jupyter.options.tf2 import tf2_options
+
+            tf2_options(config)
     lib = library_for(settings.soc)
     # Planning allocates many small acyclic objects; the cyclic collector would only rescan them.
     was_enabled = gc.isenabled()
@@ -140,10 +167,15 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
         view = _view(graph, fetches)
         with _stage_progress(len(view.order)) as bar:
             bar.describe("placement")
-            placed = place(view, lib, settings)
+            if adapter == "tf2":
+                tf2 = tf2_placement.place_tf2(view, lib, settings)
+                placed, part = tf2.placed, tf2.part
+            else:
+                placed = place(view, lib, settings)
             bar.advance()
             bar.describe("partition")
-            part = partition(view, placed, settings)
+            if tf2 is None:
+                part = partition(view, placed, settings)
             bar.advance()
             bar.describe("precision")
             prec = decide_precision(view, placed.device, part.cluster_of, lib, settings)
@@ -183,8 +215,13 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
             gc.enable()
     from npu_jupyter.plan.approximate import mark_approximate
 
-    mark_approximate(ops, lib, settings.mix_compile_mode)
+    # npu_device never reads isGray: no TF2 decision rests on the approximate host-kept list
+    mark_approximate(ops, lib, settings.mix_compile_mode and tf2 is None)
     mode_word = "mixed computing" if settings.mix_compile_mode else "full offload"
+    notes = part.notes
+    if tf2 is not None:
+        mode_word = tf2.mode_word
+        notes = tf2.notes + part.notes + tf2_placement.unread_note(unread)
     return Plan(
         ops=ops,
         subgraphs=part.subgraphs,
@@ -195,5 +232,5 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
         precision_mode=prec.mode.name,
         config_changes=config_changes(config),
         title=f"{len(ops)} ops · {mode_word} · {prec.mode.name} ({prec.mode.source}) · {settings.soc}",
-        notes=part.notes,
+        notes=notes,
     )

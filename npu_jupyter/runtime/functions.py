@@ -15,16 +15,19 @@ inf/NaN then names the first op that went non-finite (topological order, descend
 functions), with its decided dtype and whether it was rounded; ``enable_dump_debug`` fills
 ``overflow_ops`` / ``first_overflow`` and writes overflow dumps; ``enable_dump`` writes each call
 ``dump_step`` selects (step = call index) in the session dump format, readable with ``load_dump``.
-Without any of these nothing is added, and a float32-preserving cell runs the original functions.
+With ``profiling_mode`` each call is traced by TensorFlow's profiler (:mod:`.function_profile`): per-op
+CPU times, a Chrome trace and an op summary per call. Without any of these nothing is added, and a
+float32-preserving cell runs the original functions.
 
-How the TF2 adapter places ops is approximated by the TF1 planner's mixed-computing rule — ops the
-device cannot run fall back to the host one by one, as ``npu_device`` falls back to the CPU — and each
-report says so. A ``jit_compile=True`` function runs without XLA while it is emulated (XLA would
-simplify the float16 round trips away and cannot run the observer node; the device compiles with GE),
-and its report says so. Limits: TensorFlow ≥ 2.14 (the ``AtomicFunction`` call path); no drift against a float32 reference and no profiling inside functions: a reference would have to run
-the function again from the same state, but Keras train, test and predict functions read their data
-from an iterator and train functions update variables, so a second run would consume the next batch
-and step the model twice.
+Each function is planned with the TF2 adapter's own placement rule (``plan(..., adapter="tf2")``,
+:mod:`npu_jupyter.plan.tf2_placement`: npu_device's NodePlacer), and each report says what that
+prediction models and what it approximates (:data:`TF2_RULE_NOTE`). A ``jit_compile=True`` function
+runs without XLA while it is emulated (XLA would simplify the float16 round trips away and cannot run
+the observer node; the device compiles with GE), and its report says so. Limits: TensorFlow ≥ 2.14
+(the ``AtomicFunction`` call path); no drift against a float32 reference inside functions: a reference
+would have to run the function again from the same state, but Keras train, test and predict functions
+read their data from an iterator and train functions update variables, so a second run would consume
+the next batch and step the model twice.
 """
 
 from __future__ import annotations
@@ -37,10 +40,14 @@ from npu_jupyter.runtime.function_labels import label
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.run_settings import read_run_settings
 
-#: Said in every TF2 report: the placement rule is the TF1 planner's, standing in for npu_device's.
+#: Said in every TF2 report: whose rule placed the ops, and what the prediction approximates.
 TF2_RULE_NOTE = (
-    "TF2 code: placement approximates the TF2 adapter (npu_device) with the TF1 adapter's "
-    "mixed-computing rule (an op the device cannot run falls back to the host CPU)"
+    "TF2 code: placement predicted with the TF2 adapter's own rule (npu_device NodePlacer): a function "
+    "whose ops are all in npu_supported_ops.json compiles whole on the NPU; otherwise unsupported ops, and "
+    "ops joined to them by string/resource/variant tensors, run on the CPU. Approximated: op support comes "
+    "from the bundled npu_supported_ops.json unless CANN is installed; captured resources read by variable "
+    "ops are taken to be NPU variables (created after npu_device.open().as_default()); each function of the "
+    "call tree is planned on its own; NPU_LOOP_SIZE device loops and dynamic shapes are not modelled"
 )
 
 
@@ -73,7 +80,7 @@ class FunctionEmulation:
         from npu_jupyter.runtime.function_observe import CallLog
 
         base = config if isinstance(config, NpuConfig) else NpuConfig(config or {})
-        self.config = base.copy(mix_compile_mode=True) if base.mix_compile_mode is None else base
+        self.config = base  # npu_device has no mix_compile_mode: its own rule mixes when needed
         self.soc = soc
         self._plan_fn = plan_fn
         self.reports: dict[str, RunReport] = {}
@@ -234,7 +241,7 @@ class FunctionEmulation:
         if plan_fn is None:
             from npu_jupyter.plan.planner import plan as default_plan
 
-            return default_plan(graph, self.config, soc=self.soc)
+            return default_plan(graph, self.config, soc=self.soc, adapter="tf2")
         return plan_fn(graph, self.config, soc=self.soc)
 
     def _begin(self, function: Any) -> bool:

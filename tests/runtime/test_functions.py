@@ -382,3 +382,28 @@ def test_observing_keras_fit_on_some_calls_changes_no_number(tmp_path):
     (report,) = emulation.reports.values()
     assert report.steps == 8 and report.extra["dumped_steps"] == [1, 6] and "nonfinite" not in report.extra
     assert load_dump(str(tmp_path)).steps == [1, 6]
+
+
+def test_function_reports_place_ops_by_the_npu_device_rule():
+    import tensorflow as tf
+
+    w = tf.Variable(tf.ones([4]))
+
+    @tf.function
+    def step(x):
+        w.assign_sub(0.1 * x)
+        return tf.math.lgamma(w + 2.0) * x
+
+    x = tf.ones([4])
+    with functions.FunctionEmulation({"precision_mode": "allow_mix_precision"}) as emulation:
+        step(x)
+    (report,) = emulation.reports.values()
+    ops = report.plan.ops.values()
+    assert all(d.placement_reason.startswith("npu_device: ") for d in ops)
+    # npu_device's rule, not the TF1 mixed-computing one: the unsupported op alone goes to the CPU,
+    # the variable (an NPU resource substitute) and the ops reading it stay on the NPU
+    assert [d.op_type for d in ops if d.placement == "host" and d.op_type != "Placeholder"] == ["Lgamma"]
+    assert all(d.placement == "device" for d in ops if d.op_type in ("ReadVariableOp", "AssignSubVariableOp"))
+    assert "TF2 adapter (npu_device)" in report.plan.title
+    assert report.extra["notes"] == [functions.TF2_RULE_NOTE]
+    assert "npu_device NodePlacer" in functions.TF2_RULE_NOTE
