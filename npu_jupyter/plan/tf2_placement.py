@@ -123,6 +123,7 @@ class Tf2Placement:
 
     @property
     def mode_word(self) -> str:
+        """The plan title's placement words: whole function on the NPU, or mixed with N clusters."""
         if self.whole:
             return "TF2 adapter (npu_device): whole function on the NPU"
         return f"TF2 adapter (npu_device): mixed, {len(self.part.subgraphs)} NPU cluster(s)"
