@@ -39,6 +39,7 @@ _LAZY = {
     "estimate": "npu_jupyter.cost.roofline:estimate",
     "panel": "npu_jupyter.notebook.panel:panel",
     "current_config": "npu_jupyter.notebook.state:current_config",
+    "last_reports": "npu_jupyter.notebook.state:last_reports",
     "scope": "npu_jupyter.scope",
     "emulate_adapter": "npu_jupyter.adapter.install:emulate_adapter",
 }

@@ -126,15 +126,41 @@ fp16_tape = tape_losses()
 print("force_fp16 changed the loss trajectory:", fp16_tape != plain_tape)
 
 # %% [markdown]
-# ## 5. The options as `npu_device` code
+# ## 5. Profiling the train function
+#
+# `--profile DIR` traces every call of every function the cell runs with TensorFlow's profiler: the
+# report gets per-op times, and each call leaves a Chrome trace (open it in Perfetto) and an Ascend-style
+# op summary in `DIR/<function>/`. These are CPU times of the emulation on this machine, labelled so,
+# never NPU times. The report is titled by the Keras entry point that ran the function.
+
+# %%
+import tempfile
+from pathlib import Path
+
+import npu_jupyter
+
+profile_dir = Path(tempfile.mkdtemp(prefix="npu_keras_profile_"))
+
+# %%
+%%npu --precision allow_mix_precision --profile $profile_dir --quiet
+profiled_losses = train(epochs=1)
+
+# %%
+(report,) = npu_jupyter.last_reports()  # the last %%npu cell's reports: one per traced function
+folder = Path(report.trace_file).parent
+print(report.steps, "profiled calls; files per call:", sorted(p.name for p in folder.iterdir())[:2])
+timed_types = {report.plan.ops[name].op_type for name in report.op_times_us if name in report.plan.ops}
+print("the convolution and its gradients have CPU times:",
+      {"Conv2D", "Conv2DBackpropFilter"} <= timed_types)
+
+# %% [markdown]
+# ## 6. The options as `npu_device` code
 #
 # On an Ascend server with TensorFlow 2.6.5, the TF2 adapter takes the options on
 # `npu_device.global_options()`. `to_code(api="tf2")` writes that code; options only the TF1 adapter
 # reads (mixed computing, `iterations_per_loop`, ...) are listed in a comment instead.
 
 # %%
-import npu_jupyter
-
 config = npu_jupyter.NpuConfig(precision_mode="allow_mix_precision", enable_dump=True, dump_path="/tmp",
                                dump_step="0|2", mix_compile_mode=True)
 print(config.to_code(api="tf2"))

@@ -261,6 +261,7 @@ class NpuMagics(Magics, Configurable):
         from npu_jupyter.notebook.cell_options import merged
         from npu_jupyter.notebook.run_reports import cell_reports
         from npu_jupyter.notebook.session_swap import CellSessions, swapped_sessions
+        from npu_jupyter.notebook.state import set_last_reports
         from npu_jupyter.options.errors import NpuConfigError
 
         overrides = flags.overrides
@@ -289,8 +290,9 @@ class NpuMagics(Magics, Configurable):
             failed = False
         finally:
             # Also when the cell raised: the runs before the error (an overflow, say) often explain it.
+            reports = cell_reports(cell_sessions.sessions) + functions.reports
+            set_last_reports(reports)
             if self.autodisplay and not flags.quiet:
-                reports = cell_reports(cell_sessions.sessions) + functions.reports
                 self._show_reports(
                     reports, bool(cell_sessions.sessions) or bool(functions.reports), failed, line.strip()
                 )

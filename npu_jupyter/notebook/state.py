@@ -1,4 +1,4 @@
-"""The notebook session's one shared NPU config.
+"""The notebook session's one shared NPU config, and the reports of the last ``%%npu`` cell.
 
 ``%npu``, ``%%npu`` and the widget panel all read and write the same :class:`NpuConfig` object, so a
 change made in one shows in the others (the panel observes its traits). It is created on first use so
@@ -8,12 +8,13 @@ reference to it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter.options.config import NpuConfig
 
 _config: NpuConfig | None = None
+_last_reports: list[Any] = []
 
 
 def current_config() -> NpuConfig:
@@ -24,3 +25,17 @@ def current_config() -> NpuConfig:
 
         _config = NpuConfig()
     return _config
+
+
+def last_reports() -> list[Any]:
+    """The run reports of the last ``%%npu`` cell, one per distinct run or traced function.
+
+    Also after ``--quiet`` (nothing was rendered) and after a cell that raised (the runs before the error).
+    A cell of TF2 code has no session to ask for ``last_report``; this is where its reports are.
+    """
+    return list(_last_reports)
+
+
+def set_last_reports(reports: list[Any]) -> None:
+    """Record the reports of the cell that just ran (``%%npu`` calls this)."""
+    _last_reports[:] = reports

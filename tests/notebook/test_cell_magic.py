@@ -353,3 +353,23 @@ def test_a_keras_cell_with_dump_names_the_first_overflowing_op_and_dumps_each_ca
     assert report["run"]["dump_steps"] == [0, 1]
     dump = load_dump(str(tmp_path))
     assert dump.steps == [0, 1] and any(t.decided_dtype == "float16" for t in dump[0].tensors)
+
+
+def test_the_last_cells_reports_are_kept_also_when_quiet(ip):
+    import npu_jupyter
+
+    cell = (
+        "g = tf.Graph()\n"
+        "with g.as_default():\n"
+        "    v = tf.constant([1.0, 2.0]) * 3.0\n"
+        "    with tf.compat.v1.Session() as s:\n"
+        "        s.run(v)\n"
+    )
+    ip.run_cell("import tensorflow as tf")
+    with capture_output():
+        ip.run_cell_magic("npu", "--quiet", cell)
+    (report,) = npu_jupyter.last_reports()
+    assert report.steps == 1 and report.plan is not None
+    with capture_output():
+        ip.run_cell_magic("npu", "--quiet", "x = 1\n")  # a cell that ran nothing replaces them
+    assert npu_jupyter.last_reports() == []
