@@ -33,6 +33,7 @@ from npu_jupyter.runtime.dump_format import (
     graph_record,
     read_json,
 )
+from npu_jupyter.units import format_bytes
 
 DEFAULT_BUDGET_BYTES = 2 * 1024**3
 BUDGET_ENV = "NPU_JUPYTER_DUMP_BUDGET"
@@ -56,7 +57,7 @@ def _write_error(exc: OSError, root: str, step: int) -> DumpWriteError:
     """One clear error for an OSError raised while writing ``step`` under ``root``."""
     full = exc.errno in (errno.ENOSPC, errno.EDQUOT) or bool(re.search(r"requested and \d+ written", str(exc)))
     try:
-        free = f"; {_human(shutil.disk_usage(root).free)} free now"
+        free = f"; {format_bytes(shutil.disk_usage(root).free)} free now"
     except OSError:
         free = ""
     what = (
@@ -150,8 +151,8 @@ class DumpWriter:
         size = 0 if self.stats_only else sum(a.nbytes for _, a in arrays)
         if self.written_bytes + size > self.budget_bytes:
             raise DumpBudgetExceeded(
-                f"dump budget exceeded: step {step} needs {_human(size)}, {_human(self.written_bytes)} already "
-                f"written of {_human(self.budget_bytes)} (dump_path {self.root}). Step {step} and later steps "
+                f"dump budget exceeded: step {step} needs {format_bytes(size)}, {format_bytes(self.written_bytes)} already "
+                f"written of {format_bytes(self.budget_bytes)} (dump_path {self.root}). Step {step} and later steps "
                 f"are not dumped; earlier steps are complete. Narrow dump_step or dump_mode, or raise the "
                 f"budget with {BUDGET_ENV}=<size> or budget_bytes=."
             )
@@ -280,12 +281,3 @@ def _unique(stem: str, used: set[str]) -> str:
         n += 1
     used.add(candidate.lower())
     return candidate
-
-
-def _human(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"  # pragma: no cover

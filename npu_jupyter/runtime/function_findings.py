@@ -27,6 +27,7 @@ from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
 from npu_jupyter.runtime.function_observe import Observation, Watched
 from npu_jupyter.runtime.observers import _debug_covers
 from npu_jupyter.runtime.run_notes import non_finite_cause
+from npu_jupyter.units import format_bytes
 
 
 class FunctionFindings:
@@ -65,8 +66,8 @@ class FunctionFindings:
             report,
             graph,
             step,
-            f"dump budget exceeded: call {step} of {function} needs about {_writer._human(estimate)}, "
-            f"{_writer._human(writer.written_bytes)} already written of {_writer._human(writer.budget_bytes)} "
+            f"dump budget exceeded: call {step} of {function} needs about {format_bytes(estimate)}, "
+            f"{format_bytes(writer.written_bytes)} already written of {format_bytes(writer.budget_bytes)} "
             f"(dump_path {writer.root}); call {step} and later calls are not dumped, earlier calls are "
             f"complete. Narrow dump_step, dump_mode or dump_layer, or raise the budget with "
             f"{_writer.BUDGET_ENV}=<size>.",

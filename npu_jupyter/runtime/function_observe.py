@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from npu_jupyter.runtime.node_defs import add_node
+
 OBSERVE_SCOPE = "npu_emu_observe"
 #: Node attributes naming the functions a call or control-flow node runs.
 _FUNCTION_ATTRS = ("f", "body", "cond", "then_branch", "else_branch", "branches")
@@ -317,23 +319,9 @@ class _NodeBuilder:
         self.count = 0
 
     def add(self, what: str, op: str, inputs: list[str], **attrs: Any) -> Any:
+        """A node named ``<scope>/<n>/<what>`` (numbered, so names never clash)."""
         self.count += 1
-        node = self.fdef.node_def.add(name=f"{OBSERVE_SCOPE}/{self.count}/{what}", op=op)
-        node.input.extend(inputs)
-        for key, value in attrs.items():
-            if isinstance(value, tuple) and value[0] == "type":
-                node.attr[key].type = value[1]
-            elif isinstance(value, tuple) and value[0] == "types":
-                node.attr[key].list.type.extend(value[1])
-            elif isinstance(value, bool):
-                node.attr[key].b = value
-            elif isinstance(value, int):
-                node.attr[key].i = value
-            elif isinstance(value, str):
-                node.attr[key].s = value.encode()
-            else:
-                node.attr[key].tensor.CopyFrom(value)
-        return node
+        return add_node(self.fdef.node_def, f"{OBSERVE_SCOPE}/{self.count}/{what}", op, inputs, **attrs)
 
     def const(self, what: str, value: np.ndarray) -> str:
         import tensorflow as tf

@@ -20,6 +20,8 @@ from typing import Any, cast
 
 import numpy as np
 
+from npu_jupyter.runtime.node_defs import add_node
+
 WATCH_SCOPE = "npu_emu_watch"
 
 
@@ -63,22 +65,7 @@ class _Builder:
         return data[slot], user_op.inputs[slot]
 
     def _add(self, name: str, op: str, inputs: list[str], **attrs: Any) -> Any:
-        node = self.sub.node.add(name=name, op=op)
-        node.input.extend(inputs)
-        for key, value in attrs.items():
-            if isinstance(value, tuple) and value[0] == "type":
-                node.attr[key].type = value[1]
-            elif isinstance(value, tuple) and value[0] == "types":
-                node.attr[key].list.type.extend(value[1])
-            elif isinstance(value, bool):
-                node.attr[key].b = value
-            elif isinstance(value, int):
-                node.attr[key].i = value
-            elif isinstance(value, str):
-                node.attr[key].s = value.encode()
-            else:
-                node.attr[key].tensor.CopyFrom(value)
-        return node
+        return add_node(self.sub.node, name, op, inputs, **attrs)
 
     def guard(self, key: tuple[Any, ...]) -> str:
         """Merge(x, fallback-behind-ControlTrigger); records (value, index) names; returns the value ref."""

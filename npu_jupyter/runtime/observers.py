@@ -17,7 +17,7 @@ from npu_jupyter.runtime import dump_writer as _writer
 from npu_jupyter.runtime import profile as _profile
 from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
 from npu_jupyter.runtime.rewrite import ROUND_MARKER
-from npu_jupyter.units import DTYPE_BYTES
+from npu_jupyter.units import DTYPE_BYTES, format_bytes
 
 if TYPE_CHECKING:
     from npu_jupyter.plan.model import Plan
@@ -75,8 +75,8 @@ class StepObservers:
         if writer.written_bytes + estimate <= writer.budget_bytes:
             return True
         reason = (
-            f"dump budget exceeded: step {step} of graph {graph.id} needs about {_writer._human(estimate)}, "
-            f"{_writer._human(writer.written_bytes)} already written of {_writer._human(writer.budget_bytes)} "
+            f"dump budget exceeded: step {step} of graph {graph.id} needs about {format_bytes(estimate)}, "
+            f"{format_bytes(writer.written_bytes)} already written of {format_bytes(writer.budget_bytes)} "
             f"(dump_path {writer.root}); step {step} and later steps are not dumped, earlier steps are "
             f"complete. Narrow dump_step, dump_mode or dump_layer, or raise the budget with "
             f"{_writer.BUDGET_ENV}=<size>."
