@@ -210,6 +210,12 @@ def _check_emulated(row: dict[str, Any], model: Any, plain: runner.Training, emu
             )
         else:
             row["problem"] = f"non-finite emulated loss; first non-finite op: {named} (step {finding.get('step')})"
+            detail = report.extra.get("non_finite") or {}
+            if detail.get("variable"):  # a read of a variable an earlier update filled with inf/NaN
+                writers = ", ".join(detail.get("variable_writers") or []) or "no writer in the plan"
+                row["problem"] += (
+                    f", a read of {detail['variable']}, written non-finite by an earlier update ({writers})"
+                )
     return problems
 
 
