@@ -65,6 +65,7 @@ class FunctionEmulation:
         soc: str | None = None,
         plan_fn: Callable[..., Any] | None = None,
         dump_budget_bytes: int | None = None,
+        reference: bool = False,
     ) -> None:
         from npu_jupyter.options.config import NpuConfig
         from npu_jupyter.runtime.function_findings import FunctionFindings
@@ -85,6 +86,10 @@ class FunctionEmulation:
         self._observers: dict[str, Any] = {}  # function name -> its FunctionObserver (observed ones)
         self._trees: dict[str, list[str]] = {}  # top-level function -> the functions of its call tree
         self._xla_off: list[str] = []  # functions whose jit_compile mark the emulation removed
+        # drift: a float32 shadow of each body, compared in the same call (function_reference)
+        self.reference = reference
+        self._references: dict[str, Any] = {}  # function name -> its FunctionReference
+        self._drift_log: Any = None
 
     # ----------------------------------------------------------------------------- context manager
     def __enter__(self) -> FunctionEmulation:
@@ -121,6 +126,8 @@ class FunctionEmulation:
         self._originals.clear()
         for observer in self._observers.values():
             observer.release()
+        for shadow in self._references.values():
+            shadow.release()
 
     # ----------------------------------------------------------------------------- per function
     def _prepare(self, function: Any) -> None:
@@ -133,7 +140,7 @@ class FunctionEmulation:
         planned = [(member, self._planned(member)) for member in tree]
         flags = any(rounded for _, (_, rounded) in planned)  # the plan lowers precision: always check
         observing = flags or self.settings.enable_dump or self.settings.enable_dump_debug
-        drop_xla = observing or any(rounded for _, (_, rounded) in planned)
+        drop_xla = observing or self.reference or any(rounded for _, (_, rounded) in planned)
         plans = []
         emulation: dict[str, str] = {}
         warnings: list[str] = []
@@ -206,7 +213,8 @@ class FunctionEmulation:
             observer = FunctionObserver(name, plan, function.graph, keys, self.settings, flags, self._log)
         # the hook also makes calls into observed callees control returns, so it runs without own watches
         hook = observer.add_nodes if observer is not None else None
-        rewritten = rewrite_function(definition, function.graph, plan, hook, drop_xla=drop_xla)
+        shadow = self._shadow(name, definition, function.graph, keys)
+        rewritten = rewrite_function(definition, function.graph, plan, hook, drop_xla=drop_xla, reference=shadow)
         if drop_xla and xla_marked(definition):
             self._xla_off.append(name)
         if observer is not None and observer.active:
@@ -245,6 +253,31 @@ class FunctionEmulation:
         observers = {name: self._observers[name] for name in self._trees.get(key, []) if name in self._observers}
         if bad or observations or dumped:
             self._findings.after_call(report, key, observers, list(observations or []), step, bad, dumped)
+        if self.reference:
+            self._record_drift(report, key)
+
+    # ----------------------------------------------------------------------------- drift (reference=True)
+    def _shadow(self, name: str, definition: Any, graph: Any, keys: set[tuple[str, str, int]]) -> Any:
+        """The hook adding ``name``'s float32 shadow and drift nodes (None when drift is off)."""
+        if not self.reference:
+            return None
+        from npu_jupyter.runtime.function_reference import DriftLog, FunctionReference
+
+        if self._drift_log is None:
+            self._drift_log = DriftLog()
+        shadow = self._references[name] = FunctionReference(name, definition, graph, keys, self._drift_log)
+        return shadow.add_nodes
+
+    def _record_drift(self, report: RunReport, key: str) -> None:
+        """Fold the drift the call's bodies handed over into ``report.drift`` (worst per op over calls)."""
+        from npu_jupyter.runtime.function_findings import op_name
+        from npu_jupyter.runtime.function_reference import DRIFT_NOTE, merge_drift
+
+        tree, main = set(self._trees.get(key, [])), report.extra.get("tf2_plan_function", key)
+        rows = self._drift_log.drain() if self._drift_log is not None else []
+        merge_drift(report, rows, lambda fn, op: op_name(fn, op, main) if fn in tree else None)
+        if DRIFT_NOTE not in report.extra["notes"]:
+            report.extra["notes"].append(DRIFT_NOTE)
 
 
 def _name(function: Any) -> str:
