@@ -1,0 +1,222 @@
+"""Drift inside traced functions: a float32 shadow of each body, compared with the stored values in the same call."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from npu_jupyter.runtime import functions
+
+pytestmark = pytest.mark.skipif(not functions.supported(), reason="needs TensorFlow >= 2.14 (AtomicFunction)")
+
+
+def _matmul_function():
+    """``relu(x @ w) * 2`` in a tf.function, with its float32 inputs."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    x_value = rng.normal(size=(8, 16)).astype("float32")
+    w_value = rng.normal(size=(16, 4)).astype("float32")
+    w = tf.Variable(w_value)
+
+    @tf.function
+    def project(x):
+        return tf.nn.relu(tf.matmul(x, w, name="mm")) * 2.0
+
+    return project, tf.constant(x_value), x_value, w_value
+
+
+def _definition(function, *args):
+    from tensorflow.python.eager import context
+
+    name = function.get_concrete_function(*args).function_def.signature.name
+    return context.context().get_function_def(name)
+
+
+def _half(value):
+    return value.astype(np.float16).astype(np.float32)
+
+
+def test_drift_of_a_rounded_matmul_is_its_float16_error_against_a_plain_float32_matmul():
+    """force_fp16 stores the MatMul's inputs and output in float16; the shadow multiplies in float32."""
+    from npu_jupyter.runtime.compare import metrics
+
+    project, x, x_value, w_value = _matmul_function()
+    with functions.FunctionEmulation({"precision_mode": "force_fp16"}, reference=True) as emulation:
+        project(x)
+    (report,) = emulation.reports.values()
+    stored = _half(_half(x_value) @ _half(w_value))  # what the device stores
+    expected = metrics(stored, x_value @ w_value)  # against plain float32 of the same inputs
+    got = report.drift["mm"]
+    assert got["max_abs"] == pytest.approx(expected["max_abs"], rel=1e-3)
+    assert got["max_rel"] == pytest.approx(expected["max_rel"], rel=1e-3)
+    assert got["rmse"] == pytest.approx(expected["rmse"], rel=1e-3)
+    assert got["accumulated_rel"] == pytest.approx(expected["accumulated_rel"], rel=1e-3)
+    assert got["cos"] == pytest.approx(expected["cosine"], abs=1e-9)
+    assert 1e-4 < got["accumulated_rel"] < 2e-3  # float16 keeps ~11 bits: relative error ~ 1e-3
+    assert set(got) == {"max_abs", "max_rel", "cos", "rmse", "accumulated_rel"}  # the session path's keys
+
+
+def test_nothing_rounded_means_zero_drift():
+    project, x, _, _ = _matmul_function()
+    with functions.FunctionEmulation({"precision_mode": "must_keep_origin_dtype"}, reference=True) as emulation:
+        project(x)
+        project(x)
+    (report,) = emulation.reports.values()
+    assert report.emulation == {} and report.steps == 2
+    assert {"mm", "Relu", "mul"} <= set(report.drift)
+    for row in report.drift.values():
+        assert row["max_abs"] == 0.0 and row["max_rel"] == 0.0 and row["rmse"] == 0.0 and row["cos"] == 1.0
+
+
+def test_no_shadow_node_is_added_when_drift_is_off():
+    from npu_jupyter.runtime.function_reference import REF_SUFFIX, REFERENCE_SCOPE
+
+    project, x, _, _ = _matmul_function()
+    project(x)
+    original = _definition(project, x)
+    with functions.FunctionEmulation({"precision_mode": "must_keep_origin_dtype"}) as emulation:
+        project(x)
+        unchanged = _definition(project, x)
+    assert unchanged == original  # a float32-preserving cell runs the original function
+    with functions.FunctionEmulation({"precision_mode": "force_fp16"}) as emulation:
+        project(x)
+        rounded = _definition(project, x)
+    assert not any(REF_SUFFIX in n.name or REFERENCE_SCOPE in n.name for n in rounded.node_def)
+    (report,) = emulation.reports.values()
+    assert report.drift == {}
+    with functions.FunctionEmulation({"precision_mode": "force_fp16"}, reference=True):
+        project(x)
+        shadowed = _definition(project, x)
+    assert any(n.name == "mm" + REF_SUFFIX for n in shadowed.node_def)
+    assert _definition(project, x) == original  # leaving the emulation puts the original back
+
+
+def test_stateful_ops_are_never_shadowed_and_state_changes_once_per_call():
+    import tensorflow as tf
+    from tensorflow.python.framework import op_def_registry
+
+    from npu_jupyter.runtime.function_reference import REF_SUFFIX
+
+    counter = tf.Variable(0.0)
+    w = tf.Variable(np.full((4, 4), 0.5, np.float32))
+
+    @tf.function
+    def step(x):
+        noise = tf.random.uniform([4, 4], seed=1)  # a stateful random op
+        counter.assign_add(1.0)
+        y = tf.matmul(x, w + noise)
+        w.assign(w * 0.5)
+        return tf.reduce_sum(y) + counter
+
+    x = tf.ones([2, 4])
+    with functions.FunctionEmulation({"precision_mode": "allow_mix_precision"}, reference=True) as emulation:
+        for _ in range(3):
+            step(x)
+        definition = _definition(step, x)
+    assert float(counter.numpy()) == 3.0  # the shadow wrote nothing: one increment per call
+    assert np.allclose(w.numpy(), 0.5 * 0.5**3)
+    names = {n.name: n for n in definition.node_def}
+    shadows = [n for n in definition.node_def if n.name.endswith(REF_SUFFIX)]
+    assert shadows
+    for node in shadows:
+        assert not op_def_registry.get(node.op).is_stateful, node.op
+        assert not any(ref.startswith("^") for ref in node.input)  # control inputs are dropped
+        assert node.name[: -len(REF_SUFFIX)] in names  # a shadow of a node of the original body
+    stateful_types = {"RandomUniform", "AssignAddVariableOp", "AssignVariableOp", "ReadVariableOp"}
+    assert stateful_types <= {n.op for n in definition.node_def}
+    assert not stateful_types & {n.op for n in shadows}
+    (report,) = emulation.reports.values()
+    assert report.steps == 3 and report.drift
+
+
+def test_observer_nodes_and_the_emulations_casts_get_no_shadow():
+    """allow_mix_precision adds Cast round trips and DebugNumericSummaryV2 flags; only the body is shadowed."""
+    from npu_jupyter.runtime.function_observe import OBSERVE_SCOPE
+    from npu_jupyter.runtime.function_reference import REF_SUFFIX
+
+    project, x, _, _ = _matmul_function()
+    project(x)
+    original = {n.name for n in _definition(project, x).node_def}
+    with functions.FunctionEmulation({"precision_mode": "allow_mix_precision"}, reference=True):
+        project(x)
+        definition = _definition(project, x)
+    added_casts = [n for n in definition.node_def if n.op == "Cast" and n.name not in original]
+    assert added_casts and any(n.op == "DebugNumericSummaryV2" for n in definition.node_def)
+    shadowed = {n.name[: -len(REF_SUFFIX)] for n in definition.node_def if n.name.endswith(REF_SUFFIX)}
+    assert shadowed and shadowed <= original
+    assert not any(OBSERVE_SCOPE in name for name in shadowed)
+
+
+def test_a_nested_function_is_shadowed_in_its_own_body_and_its_call_is_a_source():
+    import tensorflow as tf
+
+    from npu_jupyter.runtime.function_reference import REF_SUFFIX
+
+    w = tf.constant(np.random.default_rng(3).normal(size=(16, 16)).astype("float32"))  # no resource input
+
+    @tf.function
+    def inner(x):
+        return tf.matmul(x, w, name="inner_mm")
+
+    @tf.function
+    def outer(x):
+        return tf.reduce_sum(inner(x) * 3.0, name="total")
+
+    x = tf.constant(np.random.default_rng(4).normal(size=(4, 16)).astype("float32"))
+    with functions.FunctionEmulation({"precision_mode": "force_fp16"}, reference=True) as emulation:
+        outer(x)
+        outer_def = _definition(outer, x)
+    (report,) = emulation.reports.values()
+    assert any(name.endswith("inner_mm") and row["max_abs"] > 0 for name, row in report.drift.items())
+    calls = [n.name for n in outer_def.node_def if n.op in ("StatefulPartitionedCall", "PartitionedCall")]
+    assert calls and not any(n.name in {c + REF_SUFFIX for c in calls} for n in outer_def.node_def)
+
+
+def _keras_losses(config, reference, epochs=2):
+    import keras
+
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential(
+        [
+            keras.layers.Input((8, 8, 3)),
+            keras.layers.Conv2D(8, 3, activation="relu"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(10),
+        ]
+    )
+    model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(64, 8, 8, 3)).astype("float32"), rng.integers(0, 10, 64)
+    with functions.FunctionEmulation(config, reference=reference) as emulation:
+        losses = model.fit(x, y, epochs=epochs, batch_size=16, verbose=0).history["loss"]
+    return losses, emulation
+
+
+def test_keras_fit_with_drift_trains_exactly_as_without_and_shows_drift_on_lowered_ops():
+    from npu_jupyter.runtime.function_reference import DRIFT_NOTE
+
+    mixed = {"precision_mode": "allow_mix_precision"}
+    plain, _ = _keras_losses(mixed, reference=False)
+    losses, emulation = _keras_losses(mixed, reference=True)
+    assert losses == plain  # the shadow never changes the emulated numbers
+    (report,) = emulation.reports.values()
+    assert report.steps == 8 and DRIFT_NOTE in report.extra["notes"]
+    lowered = [op.split("/", 1)[1] for op in report.emulation]  # emulation names are function/op
+    convolution = [op for op in lowered if op.endswith("convolution") and op in report.drift]
+    assert convolution and all(report.drift[op]["max_abs"] > 0 for op in convolution)
+    assert report.drift[convolution[0]]["cos"] > 0.999
+    kept, emulation = _keras_losses({"precision_mode": "must_keep_origin_dtype"}, reference=True)
+    (report,) = emulation.reports.values()
+    assert report.drift and all(row["max_abs"] == 0.0 for row in report.drift.values())
+
+
+def test_drift_shows_in_the_report_views():
+    from npu_jupyter.display.mime import report_payload
+
+    project, x, _, _ = _matmul_function()
+    with functions.FunctionEmulation({"precision_mode": "force_fp16"}, reference=True) as emulation:
+        project(x)
+    (report,) = emulation.reports.values()
+    ops = {op["n"]: op for op in report_payload(report)["ops"]}
+    assert ops["mm"]["dr"]["max_abs"] > 0
