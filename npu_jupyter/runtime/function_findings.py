@@ -12,8 +12,7 @@ functions of the call tree are named ``<function>/<op>``.
 
 The first non-finite op is searched in the top-level function's body in topological order; when it is
 a call (or a loop, or a branch) whose body was observed going non-finite in the same call, the search
-descends into that body. Drift against a float32 reference is not measured inside functions (see
-:mod:`.functions`).
+descends into that body. Drift against float32 (``reference=True``) is :mod:`.function_reference`'s.
 """
 
 from __future__ import annotations

@@ -21,10 +21,15 @@ How the TF2 adapter places ops is approximated by the TF1 planner's mixed-comput
 device cannot run fall back to the host one by one, as ``npu_device`` falls back to the CPU — and each
 report says so. A ``jit_compile=True`` function runs without XLA while it is emulated (XLA would
 simplify the float16 round trips away and cannot run the observer node; the device compiles with GE),
-and its report says so. Limits: TensorFlow ≥ 2.14 (the ``AtomicFunction`` call path); no drift against a float32 reference and no profiling inside functions: a reference would have to run
-the function again from the same state, but Keras train, test and predict functions read their data
-from an iterator and train functions update variables, so a second run would consume the next batch
-and step the model twice.
+and its report says so. Limits: TensorFlow ≥ 2.14 (the ``AtomicFunction`` call path); no profiling
+inside functions.
+
+Drift (``reference=True``): a session's float32 reference reruns the step, but a function cannot be
+rerun — Keras train, test and predict functions read their data from an iterator and train functions
+update variables, so a second run would consume the next batch and step the model twice. Instead each
+rewritten body also gets a float32 shadow of its pure ops, computed in the same call, and
+``report.drift`` holds each op's worst drift over the calls (:mod:`.function_reference`, which states
+where the shadow starts again: calls, loops, branches, variable reads, iterators).
 """
 
 from __future__ import annotations
@@ -55,7 +60,8 @@ class FunctionEmulation:
     """Emulate the config's precisions in every traced function called eagerly inside the ``with`` block.
 
     ``reports`` maps each top-level function name to its :class:`RunReport` (plan of the largest
-    function in its call tree, the roundings of all of them, calls and CPU time).
+    function in its call tree, the roundings of all of them, calls and CPU time). ``reference=True``
+    also fills ``RunReport.drift`` from a float32 shadow of each body (default off: nothing is added).
     """
 
     def __init__(
