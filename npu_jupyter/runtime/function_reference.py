@@ -272,7 +272,9 @@ class _Builder:
 
         key = f"{value.dtype}:{value.tolist()}"
         if key not in self._consts:
-            name = self.add("const", "Const", [], dtype=_enum(str(value.dtype)), value=tf.compat.v1.make_tensor_proto(value))
+            name = self.add(
+                "const", "Const", [], dtype=_enum(str(value.dtype)), value=tf.compat.v1.make_tensor_proto(value)
+            )
             self._consts[key] = f"{name}:output:0"
         return self._consts[key]
 

@@ -81,11 +81,11 @@ def rewrite_function(
 ) -> RewrittenFunction:
     """``fdef`` with every float32 tensor the plan lowers rounded through its half dtype.
 
-    ``graph`` is the traced FuncGraph the plan was made from (op names are the FunctionDef's node
-    names). ``observe`` adds observer nodes (see :class:`StoredRefs`); ``reference`` adds, before them,
-the float32 shadow drift is measured against (:mod:`.function_reference`). ``drop_xla`` removes the
-    ``jit_compile`` marks of the function and of the calls it makes (:func:`xla_marked`). With nothing
-    to round, observe or drop, the original definition is returned untouched.
+        ``graph`` is the traced FuncGraph the plan was made from (op names are the FunctionDef's node
+        names). ``observe`` adds observer nodes (see :class:`StoredRefs`); ``reference`` adds, before them,
+    the float32 shadow drift is measured against (:mod:`.function_reference`). ``drop_xla`` removes the
+        ``jit_compile`` marks of the function and of the calls it makes (:func:`xla_marked`). With nothing
+        to round, observe or drop, the original definition is returned untouched.
     """
     from tensorflow.core.framework import function_pb2
     from tensorflow.python.framework import function_def_to_graph

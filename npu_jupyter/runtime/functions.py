@@ -262,7 +262,7 @@ class FunctionEmulation:
         if self.reference:
             self._record_drift(report, key)
 
-    # ----------------------------------------------------------------------------- drift (reference=True)
+    # ----------------------------------------------------------------------------- drift: float32 shadow
     def _shadow(self, name: str, definition: Any, graph: Any, keys: set[tuple[str, str, int]]) -> Any:
         """The hook adding ``name``'s float32 shadow and drift nodes (None when drift is off)."""
         if not self.reference:
