@@ -220,3 +220,81 @@ def test_drift_shows_in_the_report_views():
     (report,) = emulation.reports.values()
     ops = {op["n"]: op for op in report_payload(report)["ops"]}
     assert ops["mm"]["dr"]["max_abs"] > 0
+
+
+def _tape_losses(reference, steps=4):
+    """A custom GradientTape training loop in a tf.function, under allow_mix_precision."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(2)
+    x = tf.constant(rng.normal(size=(32, 16)).astype("float32"))
+    y = tf.constant(rng.normal(size=(32, 1)).astype("float32"))
+    w1 = tf.Variable(rng.normal(size=(16, 8)).astype("float32") * 0.3)
+    w2 = tf.Variable(rng.normal(size=(8, 1)).astype("float32") * 0.3)
+
+    @tf.function
+    def train_step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(tf.matmul(tf.nn.relu(tf.matmul(x, w1)), w2) - y))
+        for var, grad in zip((w1, w2), tape.gradient(loss, [w1, w2])):
+            var.assign_sub(0.1 * grad)
+        return loss
+
+    config = {"precision_mode": "allow_mix_precision"}
+    with functions.FunctionEmulation(config, reference=reference) as emulation:
+        losses = [float(train_step()) for _ in range(steps)]
+    return losses, emulation
+
+
+def test_a_gradient_tape_loop_with_drift_trains_exactly_as_without():
+    plain, _ = _tape_losses(reference=False)
+    losses, emulation = _tape_losses(reference=True)
+    assert losses == plain
+    (report,) = emulation.reports.values()
+    assert report.steps == 4
+    assert any("MatMul" in op and row["max_abs"] > 0 for op, row in report.drift.items())
+
+
+def test_the_in_graph_sums_finish_into_compare_metrics():
+    """The nine sums, finished in Python, give compare.metrics' five numbers (zeros, inf included)."""
+    from npu_jupyter.runtime.compare import metrics
+    from npu_jupyter.runtime.function_reference import finish
+
+    def sums(a, b):
+        a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+        diff = np.abs(a - b)
+        with np.errstate(all="ignore"):
+            rel = diff / np.maximum(np.abs(b), 1e-7)
+            return [diff.max(initial=-np.inf), rel.max(initial=-np.inf), diff.sum(), np.abs(b).sum(),
+                    (diff * diff).sum(), (a * b).sum(), (a * a).sum(), (b * b).sum(), a.size]  # fmt: skip
+
+    rng = np.random.default_rng(5)
+    b = rng.normal(size=100)
+    for a, ref in [(b + rng.normal(size=100) * 1e-3, b), (np.zeros(4), np.zeros(4)), (np.zeros(3), b[:3])]:
+        got, want = finish(sums(a, ref)), metrics(a, ref)
+        assert got["cos"] == pytest.approx(want["cosine"], abs=1e-12)
+        for key in ("max_abs", "max_rel", "rmse", "accumulated_rel"):
+            assert got[key] == pytest.approx(want[key], rel=1e-12, abs=1e-300)
+    assert finish(sums([], []))["max_abs"] == 0.0 and finish(sums([], []))["cos"] == 1.0
+    overflowed = finish(sums([np.inf, 1.0], [70000.0, 1.0]))
+    assert overflowed["max_abs"] == np.inf and np.isnan(overflowed["cos"])
+
+
+def test_each_op_keeps_its_worst_drift_over_calls():
+    from types import SimpleNamespace
+
+    from npu_jupyter.runtime.function_reference import merge_drift
+
+    def row(max_abs):
+        return [max_abs, max_abs, max_abs, 1.0, max_abs**2, 1.0, 1.0, 1.0, 1.0]
+
+    report = SimpleNamespace(drift={})
+    names = {"f": lambda op: op, "g": lambda op: f"g/{op}"}
+    merge_drift(report, [("f", [("a", 0), ("a", 1)], np.array([row(0.1), row(0.3)]))], lambda fn, op: names[fn](op))
+    merge_drift(report, [("f", [("a", 0)], np.array([row(0.2)]))], lambda fn, op: names[fn](op))
+    merge_drift(report, [("g", [("b", 0)], np.array([row(0.5)]))], lambda fn, op: names[fn](op))
+    merge_drift(report, [("h", [("c", 0)], np.array([row(9.0)]))], lambda fn, op: None)  # another report's
+    assert report.drift["a"]["max_abs"] == 0.3 and report.drift["g/b"]["max_abs"] == 0.5
+    assert set(report.drift) == {"a", "g/b"}
+    merge_drift(report, [("f", [("a", 0)], np.array([row(np.nan)]))], lambda fn, op: names[fn](op))
+    assert np.isnan(report.drift["a"]["max_abs"])  # NaN counts as worse
