@@ -103,7 +103,8 @@ class FunctionReference:
     def __init__(self, name: str, original: Any, graph: Any, rounded: set[tuple[str, str, int]], log: DriftLog) -> None:
         self.name = name
         self.log = log
-        self.watched: list[tuple[str, int]] = []
+        self.watched: list[tuple[str, int]] = []  # compared outputs, in the order of the handed rows
+        self.exact: list[tuple[str, int]] = []  # outputs identical to their reference by construction
         self.shadowed: list[str] = []
         self.tokens: list[str] = []
         self._callbacks: list[Any] = []  # the py-func registry keeps only weak references
@@ -116,7 +117,7 @@ class FunctionReference:
         for call in _callees(fdef):  # a callee's reference runs only if its call is a control return too
             _control_return(fdef, call)
         nodes = [n for n in self._original.node_def if refs.has_node(n.name)]
-        shadowed = {n.name for n in nodes if _shadowable(n, _op(self._graph, n.name))}
+        shadowed = self._needing_shadows({n.name: n for n in nodes})
         for node in nodes:
             if node.name in shadowed:
                 copy = fdef.node_def.add()
@@ -132,23 +133,49 @@ class FunctionReference:
                 continue
             outputs = op.outputs[:3] if op.type.startswith("FusedBatchNorm") else op.outputs
             for slot, tensor in enumerate(outputs):
-                own = node.name in shadowed
-                if not tensor.dtype.base_dtype.is_floating or not (own or (node.name, "output", slot) in self._rounded):
+                own, rounded = node.name in shadowed, (node.name, "output", slot) in self._rounded
+                if not tensor.dtype.base_dtype.is_floating:
+                    continue
+                if not (own or rounded):  # identical to its reference by construction (or a source)
+                    if _shadowable(node, op):
+                        self.exact.append((node.name, slot))
                     continue
                 stored, original = refs.ref(node.name, "output", slot), refs.original(node.name, slot)
                 reference = _shadow_ref(original, shadowed) if own else original
                 pairs.append((str(stored), reference, tensor.dtype.base_dtype.name))
                 self.watched.append((node.name, slot))
-        if not pairs:
-            return
         builder = _Builder(fdef)
         rows = [builder.sums(stored, reference, dtype) for stored, reference, dtype in pairs]
-        packed = builder.add("rows", "Pack", rows, T=_enum("float64"), N=len(rows), axis=0)
+        packed = builder.add("rows", "Pack", rows, T=_enum("float64"), N=len(rows), axis=0) if rows else ""
+        inputs = [f"{packed}:output:0"] if rows else []
         token = self._register()
-        call = builder.add(
-            "drift", "PyFunc", [f"{packed}:output:0"], token=token, Tin=[_enum("float64")], Tout=[_enum("bool")]
-        )
+        f64 = [_enum("float64")] if pairs else []
+        call = builder.add("drift", "PyFunc", inputs, token=token, Tin=f64, Tout=[_enum("bool")])
         _control_return(fdef, call)
+
+    def _needing_shadows(self, nodes: dict[str, Any]) -> set[str]:
+        """The pure ops whose inputs differ from the float32 run: a rounded input, or a shadowed producer.
+
+        An op none of whose inputs differ computes exactly its own reference, so it needs no shadow.
+        """
+        shadowable = {name for name, node in nodes.items() if _shadowable(node, _op(self._graph, name))}
+        order = [op for op in self._graph.get_operations() if op.name in shadowable]  # creation order
+        shadowed: set[str] = set()
+        changed = True
+        while changed:  # creation order is topological; the loop only guards against an odd body
+            changed = False
+            for op in order:
+                if op.name not in shadowed and self._differs(op, shadowed):
+                    shadowed.add(op.name)
+                    changed = True
+        return shadowed
+
+    def _differs(self, op: Any, shadowed: set[str]) -> bool:
+        rounded = self._rounded
+        return any(
+            (op.name, "input", i) in rounded or (t.op.name, "output", t.value_index) in rounded or t.op.name in shadowed
+            for i, t in enumerate(op.inputs)
+        )
 
     def _register(self) -> str:
         from tensorflow.python.ops import script_ops
@@ -159,9 +186,12 @@ class FunctionReference:
         self.tokens.append(token)
         return token
 
-    def record(self, sums: Any) -> Any:
-        """Each time the body runs: hand its sums to the log."""
-        self.log.add(self.name, self.watched, np.array(sums, dtype=np.float64, copy=True))
+    def record(self, *sums: Any) -> Any:
+        """Each time the body runs: hand its sums (and its outputs exact by construction) to the log."""
+        rows = np.array(sums[0], dtype=np.float64, copy=True) if sums else np.zeros((0, len(_SUMS)))
+        exact = np.zeros((len(self.exact), len(_SUMS)))
+        exact[:, _SUMS.index("size")] = 1.0  # one element, no difference: drift 0, cosine 1
+        self.log.add(self.name, self.watched + self.exact, np.concatenate([rows, exact]))
         return np.bool_(True)
 
     def release(self) -> None:
