@@ -4,11 +4,14 @@ A session's drift (:mod:`.reference`) reruns the step in a second, unrewritten s
 weights. A traced function cannot be rerun: a Keras train function takes the next batch from its
 iterator and updates the variables, so a second run would see other data and step the model twice.
 Instead, when drift is asked for, the rewritten FunctionDef (:mod:`.function_rewrite`) also gets a
-*float32 shadow* of each pure op of the body: the same op type and attributes, named
+*float32 shadow* of each pure op of the body whose inputs differ from the float32 run (an input the
+plan rounds, or a producer with a shadow): the same op type and attributes, named
 ``<op>/_npu_emu_ref``, whose data inputs are the shadows of its producers, or the producer's own
 tensor when the producer has no shadow. Shadows are never rounded, so the shadow chain computes what
 the body computes without the plan's storage rounding, from the same weights and the same batch, in
-the same call; no state is touched twice.
+the same call; no state is touched twice. A pure op none of whose inputs differ computes its own
+reference exactly, so it gets no shadow and a drift of zero (under ``must_keep_origin_dtype`` nothing
+is shadowed at all).
 
 Not shadowed (their own tensors feed the shadows): the function's arguments; stateful ops (variable
 reads and writes, ``ResourceApply*``, iterators and ``IteratorGetNext``, py funcs, random ops with
@@ -17,7 +20,7 @@ branches (``PartitionedCall``, ``StatefulPartitionedCall``, ``While``, ``If`` ..
 type is a library function. Control inputs are dropped (data edges order the shadows). The casts the
 emulation inserts and the observer nodes are not ops of the original body, so they get no shadow.
 
-Per float output of the body (not constants; only shadowed ops, or unshadowed ones whose output is
+Per float output of the body (not constants; shadowed ops, and unshadowed ones whose output is
 rounded), small in-graph reductions compare the stored tensor (the rounded one where the plan rounds
 it) with its reference (the shadow, or the op's unrounded output) in float64 and pack nine sums per
 tensor; one stateful ``PyFunc`` (a control return, so the runtime runs it and with it the shadows)
@@ -28,7 +31,8 @@ Limits: a call, loop or branch is a source: downstream of it the reference start
 (emulated) callee returned, so drift does not accumulate across function boundaries; the callee's own
 ops get their own shadows and rows (each body is rewritten), named ``<function>/<op>`` outside the
 function the report plans. Ops behind an unshadowed op (a resource, a variant, an iterator) restart
-from its emulated value the same way. The shadows roughly double the arithmetic of a call.
+from its emulated value the same way. The shadows and the float64 comparisons cost several times the
+arithmetic of the call when the plan lowers precision (``bench/function_observe_bench.py``).
 """
 
 from __future__ import annotations
