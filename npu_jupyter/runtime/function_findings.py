@@ -265,7 +265,8 @@ def _note_non_finite(
         message = (
             f"{head} The first op whose output became non-finite (topological order) is {where} "
             f"({w.op_type}, output {w.slot}{in_function}): {non_finite_cause(w.rounded, w.decided_dtype)}. "
-            f"Whether float32 stays finite was not checked (no float32 reference inside functions)."
+            f"Whether float32 stays finite was not checked: run with reference=True (%%npu --reference) to "
+            f"compare each op with a float32 shadow of the function (report.drift)."
         )
         finding = {
             "step": step,

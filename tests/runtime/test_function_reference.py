@@ -298,3 +298,20 @@ def test_each_op_keeps_its_worst_drift_over_calls():
     assert set(report.drift) == {"a", "g/b"}
     merge_drift(report, [("f", [("a", 0)], np.array([row(np.nan)]))], lambda fn, op: names[fn](op))
     assert np.isnan(report.drift["a"]["max_abs"])  # NaN counts as worse
+
+
+def test_a_float16_overflow_shows_as_infinite_drift_against_the_finite_float32_shadow():
+    import tensorflow as tf
+
+    big = tf.constant([[60000.0, 70000.0]])
+
+    @tf.function
+    def scale():
+        return tf.matmul(big, tf.constant([[2.0], [2.0]]), name="scaled")
+
+    with functions.FunctionEmulation({"precision_mode": "force_fp16"}, reference=True) as emulation:
+        out = scale().numpy()
+    assert not np.isfinite(out).all()
+    (report,) = emulation.reports.values()
+    row = report.drift["scaled"]
+    assert row["max_abs"] == np.inf and np.isnan(row["cos"])  # float16 inf against float32's 260000
