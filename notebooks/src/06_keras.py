@@ -162,5 +162,7 @@ print(config.to_code(api="tf2"))
 # ## What to try next
 #
 # - `%%npu --precision force_fp16` around your own `model.fit` and compare the loss curves.
+# - `%%npu --precision allow_mix_precision --reference` adds each op's drift against float32 to the
+#   train function's report (it costs several times the step's CPU time).
 # - `npu_jupyter.plan(fn.get_concrete_function(...), config)` shows the plan of one function.
 # - Notebook 03 compares all precision modes on a TF1 graph, with drift per op.
