@@ -110,6 +110,7 @@ class FunctionReference:
         self.log = log
         self.watched: list[tuple[str, int]] = []  # compared outputs, in the order of the handed rows
         self.exact: list[tuple[str, int]] = []  # outputs identical to their reference by construction
+        self.aliases: list[tuple[tuple[str, int], tuple[str, int]]] = []  # (view, the compared tensor it shows)
         self.shadowed: list[str] = []
         self.tokens: list[str] = []
         self._callbacks: list[Any] = []  # the py-func registry keeps only weak references
@@ -132,6 +133,7 @@ class FunctionReference:
                 copy.input.extend(_shadow_ref(ref, shadowed) for ref in node.input if not ref.startswith("^"))
         self.shadowed = [n.name for n in nodes if n.name in shadowed]
         pairs: list[tuple[str, str, str]] = []  # (stored, reference, dtype)
+        views: dict[tuple[str, int], tuple[tuple[str, int], tuple[str, str, str]]] = {}
         for node in nodes:
             op = _op(self._graph, node.name)
             if op is None or op.type in _SKIPPED_TYPES:
@@ -147,8 +149,15 @@ class FunctionReference:
                     continue
                 stored, original = refs.ref(node.name, "output", slot), refs.original(node.name, slot)
                 reference = _shadow_ref(original, shadowed) if own else original
-                pairs.append((str(stored), reference, tensor.dtype.base_dtype.name))
+                pair = (str(stored), reference, tensor.dtype.base_dtype.name)
+                source = _viewed(op, slot) if own and not rounded else None
+                if source is not None and (node.name, "input", source) not in self._rounded:
+                    viewed = op.inputs[source]
+                    views[(node.name, slot)] = ((viewed.op.name, viewed.value_index), pair)
+                    continue
+                pairs.append(pair)
                 self.watched.append((node.name, slot))
+        pairs += self._alias_views(views)
         builder = _Builder(fdef)
         rows = [builder.sums(stored, reference, dtype) for stored, reference, dtype in pairs]
         packed = builder.add("rows", "Pack", rows, T=_enum("float64"), N=len(rows), axis=0) if rows else ""
@@ -157,6 +166,28 @@ class FunctionReference:
         f64 = [_enum("float64")] if pairs else []
         call = builder.add("drift", "PyFunc", inputs, token=token, Tin=f64, Tout=[_enum("bool")])
         _control_return(fdef, call)
+
+    def _alias_views(
+        self, views: dict[tuple[str, int], tuple[tuple[str, int], tuple[str, str, str]]]
+    ) -> list[tuple[str, str, str]]:
+        """Views (``Identity``, ``Reshape`` ...) of a compared tensor take its row; the others are compared.
+
+        A view holds the same elements as its input, so its drift is its input's: comparing it again
+        would only repeat float64 passes (Keras bodies are full of ``Identity`` nodes).
+        """
+        compared = set(self.watched)
+        pairs: list[tuple[str, str, str]] = []
+        for key, (target, pair) in views.items():
+            seen = {key}
+            while target in views and target not in seen:  # a view of a view
+                seen.add(target)
+                target = views[target][0]
+            if target in compared:
+                self.aliases.append((key, target))
+            else:
+                pairs.append(pair)
+                self.watched.append(key)
+        return pairs
 
     def _needing_shadows(self, nodes: dict[str, Any]) -> set[str]:
         """The pure ops whose inputs differ from the float32 run: a rounded input, or a shadowed producer.
@@ -196,7 +227,10 @@ class FunctionReference:
         rows = np.array(sums[0], dtype=np.float64, copy=True) if sums else np.zeros((0, len(_SUMS)))
         exact = np.zeros((len(self.exact), len(_SUMS)))
         exact[:, _SUMS.index("size")] = 1.0  # one element, no difference: drift 0, cosine 1
-        self.log.add(self.name, self.watched + self.exact, np.concatenate([rows, exact]))
+        index = {w: i for i, w in enumerate(self.watched)}
+        viewed = rows[[index[target] for _, target in self.aliases]].reshape(-1, len(_SUMS))
+        watched = self.watched + self.exact + [view for view, _ in self.aliases]
+        self.log.add(self.name, watched, np.concatenate([rows, exact, viewed]))
         return np.bool_(True)
 
     def release(self) -> None:
@@ -260,6 +294,17 @@ def _shadowable(node: Any, op: Any) -> bool:
         return False  # runs a function (a loop body, a branch, a map function)
     tensors = list(op.inputs) + list(op.outputs)
     return not any(t.dtype.base_dtype.name in _SOURCE_DTYPES for t in tensors)
+
+
+#: Ops whose output holds the elements of one input unchanged: output slot -> input slot.
+_VIEWS = frozenset({"Identity", "Snapshot", "StopGradient", "PreventGradient", "Reshape", "Squeeze", "ExpandDims"})
+
+
+def _viewed(op: Any, slot: int) -> int | None:
+    """The input whose elements output ``slot`` of ``op`` holds unchanged, or None."""
+    if op.type == "IdentityN":
+        return slot
+    return 0 if op.type in _VIEWS and slot == 0 else None
 
 
 def _shadow_ref(ref: str, shadowed: set[str]) -> str:
