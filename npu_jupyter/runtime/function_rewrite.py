@@ -95,6 +95,7 @@ def rewrite_function(
     if not rounded and observe is None and reference is None and not drop:
         return RewrittenFunction(fdef)
     graph_def, nested_to_flat = function_def_to_graph.function_def_to_graph_def(fdef)
+    _canonical_inputs(graph_def)
     tensor_map = insert_casts(graph_def, rounded) if rounded else {}
     flat_to_nested = _invert(nested_to_flat)
     args = {arg.name for arg in fdef.signature.input_arg}
@@ -146,6 +147,18 @@ def _drop_xla(fdef: Any) -> None:
         for node in fdef.node_def:
             if attr in node.attr:
                 del node.attr[attr]
+
+
+def _canonical_inputs(graph_def: Any) -> None:
+    """Spell slot 0 inputs ``op`` (GraphDef's canonical form), as the rewiring of rounded outputs expects.
+
+    TensorFlow's converter writes ``op:0``; left so, consumers of a rounded output (those that do not
+    round their own inputs, an ``IdentityN`` say) would read the unrounded tensor.
+    """
+    for node in graph_def.node:
+        for i, ref in enumerate(node.input):
+            if not ref.startswith("^") and ref.endswith(":0"):
+                node.input[i] = ref[:-2]
 
 
 def _graph_ref(tensor_name: str) -> str:

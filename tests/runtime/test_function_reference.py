@@ -325,3 +325,29 @@ def test_a_float16_overflow_shows_as_infinite_drift_against_the_finite_float32_s
     (report,) = emulation.reports.values()
     row = report.drift["scaled"]
     assert row["max_abs"] == np.inf and np.isnan(row["cos"])  # float16 inf against float32's 260000
+
+
+def test_a_consumer_that_rounds_nothing_itself_reads_the_rounded_output():
+    """Consumers read what the device stored: the rounded output, also when they do not round their inputs.
+
+    (Found through drift: a function body's GraphDef spells slot 0 as ``op:0``, which the rewiring of
+    rounded outputs missed, so an ``IdentityN`` after a rounded MatMul read the float32 product.)
+    """
+    import tensorflow as tf
+
+    rng = np.random.default_rng(8)
+    x_value, w_value = rng.normal(size=(4, 16)).astype("float32"), rng.normal(size=(16, 4)).astype("float32")
+    w = tf.constant(w_value)
+
+    @tf.function
+    def passed_on(x):
+        return tf.identity_n([tf.matmul(x, w, name="mm")], name="pass")[0]
+
+    x = tf.constant(x_value)
+    with functions.FunctionEmulation({"precision_mode": "allow_mix_precision"}) as emulation:
+        out = passed_on(x).numpy()
+    (report,) = emulation.reports.values()
+    assert any(op.endswith("/mm") for op in report.emulation) and not any(
+        op.endswith("/pass") for op in report.emulation
+    )
+    np.testing.assert_array_equal(out, _half(_half(x_value) @ _half(w_value)))
