@@ -56,26 +56,10 @@ DRIFT_NOTE = (
 REFERENCE_SCOPE = "npu_emu_ref"
 _EPS = 1e-7  # the relative-error floor of compare.metrics
 #: Op types never shadowed although TensorFlow does not mark them stateful.
-_NOT_SHADOWED = frozenset(
-    {
-        "Placeholder",
-        "Const",
-        "NoOp",
-        "ControlTrigger",
-        "OptionalGetValue",
-        "OptionalHasValue",
-        "OptionalFromValue",
-        "OptionalNone",
-        "Enter",
-        "Exit",
-        "NextIteration",
-        "LoopCond",
-        "Merge",
-        "Switch",
-        "DebugNumericSummaryV2",
-        "PartitionedCall",
-        "StatefulPartitionedCall",
-    }
+_NOT_SHADOWED = (
+    frozenset({"Placeholder", "Const", "NoOp", "ControlTrigger", "DebugNumericSummaryV2"})
+    | frozenset({"OptionalGetValue", "OptionalHasValue", "OptionalFromValue", "OptionalNone", "PartitionedCall"})
+    | frozenset({"StatefulPartitionedCall", "Enter", "Exit", "NextIteration", "LoopCond", "Merge", "Switch"})
 )
 _SOURCE_DTYPES = frozenset({"resource", "variant"})
 _SKIPPED_TYPES = frozenset({"Placeholder", "VarHandleOp", "Const"})
@@ -117,6 +101,7 @@ class FunctionReference:
         self._original = original
         self._graph = graph
         self._rounded = rounded
+        self._alias_rows: list[int] = []  # the compared row each alias shows
 
     def add_nodes(self, fdef: Any, refs: Any) -> None:
         """Add the shadows, the comparisons and the callback to ``fdef`` (a rewritten FunctionDef)."""
@@ -158,6 +143,8 @@ class FunctionReference:
                 pairs.append(pair)
                 self.watched.append((node.name, slot))
         pairs += self._alias_views(views)
+        index = {w: i for i, w in enumerate(self.watched)}
+        self._alias_rows = [index[target] for _, target in self.aliases]
         builder = _Builder(fdef)
         rows = [builder.sums(stored, reference, dtype) for stored, reference, dtype in pairs]
         packed = builder.add("rows", "Pack", rows, T=_enum("float64"), N=len(rows), axis=0) if rows else ""
@@ -227,8 +214,7 @@ class FunctionReference:
         rows = np.array(sums[0], dtype=np.float64, copy=True) if sums else np.zeros((0, len(_SUMS)))
         exact = np.zeros((len(self.exact), len(_SUMS)))
         exact[:, _SUMS.index("size")] = 1.0  # one element, no difference: drift 0, cosine 1
-        index = {w: i for i, w in enumerate(self.watched)}
-        viewed = rows[[index[target] for _, target in self.aliases]].reshape(-1, len(_SUMS))
+        viewed = rows[self._alias_rows].reshape(-1, len(_SUMS))
         watched = self.watched + self.exact + [view for view, _ in self.aliases]
         self.log.add(self.name, watched, np.concatenate([rows, exact, viewed]))
         return np.bool_(True)
