@@ -6,9 +6,10 @@ The models and the timing loop are ``keras_bench.py``'s. Sides: plain Keras; the
 (``must_keep_origin_dtype``) so only observation differs, the emulation with nothing observed,
 ``enable_dump_debug`` (a finite flag per float output each call; the values reach Python only on a call
 that overflows), and ``enable_dump`` with a ``dump_step`` no call reaches (the values stay in the graph,
-behind a ``Switch``); last ``allow_mix_precision`` (storage rounding plus the finite flags every
-precision-lowering plan gets, one ``DebugNumericSummaryV2`` node per float output). All times are CPU
-time of this machine, not NPU time.
+behind a ``Switch``); ``allow_mix_precision`` (storage rounding plus the finite flags every
+precision-lowering plan gets, one ``DebugNumericSummaryV2`` node per float output); last the same with
+drift on (``reference=True``: a float32 shadow of each body and in-graph comparisons per float output).
+All times are CPU time of this machine, not NPU time.
 """
 
 from __future__ import annotations
@@ -39,7 +40,9 @@ def main() -> None:
         "allow_mix_precision": {"precision_mode": "allow_mix_precision"},  # rounding + the always-on flags
         "dump_debug": dict(base, enable_dump_debug=True, dump_path=folder),
         "dump (no step)": dict(base, enable_dump=True, dump_path=folder, dump_step="100000"),
+        "mix + drift": {"precision_mode": "allow_mix_precision"},
     }
+    with_reference = {"mix + drift"}
     print(f"load average before: {os.getloadavg()[0]:.2f} (CPU times of the emulation on this machine)")
     for label, build in (("CNN", cnn), ("Transformer", transformer)):
         plain: list[float] = []
@@ -47,7 +50,7 @@ def main() -> None:
         for _ in range(blocks):  # interleaved so machine load hits every side alike
             plain += step_ms(build, None, 1, epochs)
             for name, config in sides.items():
-                timed[name] += step_ms(build, config, 1, epochs)
+                timed[name] += step_ms(build, config, 1, epochs, reference=name in with_reference)
         reference = statistics.median(plain)
         ratios = " | ".join(f"{name} {statistics.median(t) / reference:5.2f}x" for name, t in timed.items())
         print(f"{label:12} plain {reference:7.2f} ms/step | {ratios}")

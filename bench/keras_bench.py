@@ -52,8 +52,11 @@ def transformer(keras):
     return keras.Model(inputs, outputs), data, 16
 
 
-def step_ms(build, config, blocks: int, epochs: int) -> list[float]:
-    """Per-step CPU milliseconds of ``fit`` for ``blocks`` timed blocks (after one warm-up epoch)."""
+def step_ms(build, config, blocks: int, epochs: int, reference: bool = False) -> list[float]:
+    """Per-step CPU milliseconds of ``fit`` for ``blocks`` timed blocks (after one warm-up epoch).
+
+    ``reference``: also measure drift (a float32 shadow of each function body).
+    """
     import keras
 
     from npu_jupyter.runtime.functions import FunctionEmulation
@@ -63,7 +66,7 @@ def step_ms(build, config, blocks: int, epochs: int) -> list[float]:
     model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     steps = len(x) // batch
     times = []
-    context = FunctionEmulation(config) if config is not None else None
+    context = FunctionEmulation(config, reference=reference) if config is not None else None
     if context is not None:
         context.__enter__()
     try:

@@ -178,14 +178,22 @@ print(config.to_code(api="tf2"))
 # - **Dump and overflow inside functions**: observer nodes hand the stored (rounded) tensors to the
 #   emulator during each call, so `enable_dump` writes each call `dump_step` selects (step = call
 #   index, read with `npu_jupyter.load_dump`), and a call whose values go inf/NaN names the first op
-#   that did, with its decided dtype. **Not inside functions**: drift against float32 (a reference
-#   would re-run a function that reads the next batch and updates the weights) and profiling.
+#   that did, with its decided dtype.
+# - **Drift inside functions** (`%%npu --reference`): a rerun would read the next batch and update the
+#   weights twice, so each function body instead gets a float32 *shadow* of its ops, computed in the
+#   same call from the same weights and batch; each op's stored value is compared with its shadow.
+#   Calls into other functions, variable reads and the iterator are where the shadow starts again, so
+#   drift does not accumulate across function boundaries.
+# - **Profiling inside functions** (`--profile`): TensorFlow's profiler traces each call; times are CPU
+#   times of the emulation, never NPU times.
 # - Needs TensorFlow ≥ 2.14 (the emulator's function path); on older TensorFlow the cell says its
 #   flags had no effect on TF2 code.
 #
 # ## What to try next
 #
 # - `%%npu --precision force_fp16` around your own `model.fit` and compare the loss curves.
+# - `%%npu --precision allow_mix_precision --reference` adds each op's drift against float32 to the
+#   train function's report (it costs several times the step's CPU time).
 # - `npu_jupyter.plan(fn.get_concrete_function(...), config, adapter="tf2")` shows the plan of one
 #   function as `npu_device` would place it.
 # - Notebook 03 compares all precision modes on a TF1 graph, with drift per op.

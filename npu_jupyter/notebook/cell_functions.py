@@ -23,8 +23,10 @@ class CellFunctions:
 
 
 @contextlib.contextmanager
-def emulated_functions(config: Any, backend: str) -> Iterator[CellFunctions]:
+def emulated_functions(config: Any, backend: str, *, reference: bool = False) -> Iterator[CellFunctions]:
     """Run the ``with`` block with every traced function emulated under ``config`` (emulator only).
+
+    ``reference`` (``%%npu --reference``): also measure drift against a float32 shadow of each body.
 
     TensorFlow is not imported here: a cell that never imported it has no functions to emulate.
     """
@@ -37,7 +39,7 @@ def emulated_functions(config: Any, backend: str) -> Iterator[CellFunctions]:
     if not functions.supported():
         yield found
         return
-    emulation = functions.FunctionEmulation(config)
+    emulation = functions.FunctionEmulation(config, reference=reference)
     found.active = True
     with emulation:
         try:

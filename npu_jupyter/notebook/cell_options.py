@@ -46,6 +46,11 @@ _EXCLUSIVE = (("precision_mode", "precision_mode_v2"),)
     default=[],
     help="any other option, typed by the option catalogue (repeatable)",
 )
+@argument(
+    "--reference",
+    action="store_true",
+    help="measure drift: compare every op with a float32 reference (sessions and traced functions)",
+)
 @argument("--quiet", action="store_true", help="do not render the run reports after the cell")
 @argument(
     "--verbose",
@@ -63,6 +68,7 @@ class CellFlags:
     overrides: dict[str, Any]
     quiet: bool = False
     verbose: bool = False
+    reference: bool = False  # --reference: drift against float32 for the cell's sessions and functions
 
 
 def parse_cell_line(line: str, base: NpuConfig) -> tuple[dict[str, Any], bool]:
@@ -114,7 +120,7 @@ def parse_cell_flags(line: str, base: NpuConfig) -> CellFlags:
     tokens = [token for group in args.set for token in group]
     for key, value in parse_assignments(tokens, usage, "nothing was run").items():
         put(key, value, "--set")
-    return CellFlags(with_exclusions(overrides), bool(args.quiet), bool(args.verbose))
+    return CellFlags(with_exclusions(overrides), bool(args.quiet), bool(args.verbose), bool(args.reference))
 
 
 def _flag_names() -> list[str]:

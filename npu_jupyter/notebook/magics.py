@@ -280,12 +280,14 @@ class NpuMagics(Magics, Configurable):
                 _remove_empty(created)
             raise UsageError(f"%%npu {line.strip()}: {err}\nThe cell was not run.") from None
         code = self._compile(cell)
-        cell_sessions = CellSessions(snapshot, overrides, self.backend)
+        cell_sessions = CellSessions(snapshot, overrides, self.backend, reference=flags.reference)
         functions = CellFunctions()
         failed = True
         try:
             # TF1 sessions are swapped; TF2 code's traced functions are emulated (emulator backend).
-            with swapped_sessions(cell_sessions), emulated_functions(cell_config, self.backend) as functions:
+            with swapped_sessions(cell_sessions), emulated_functions(
+                cell_config, self.backend, reference=flags.reference
+            ) as functions:
                 value = self._execute(code)
             failed = False
         finally:

@@ -38,13 +38,18 @@ class CellSessions:
         The cell's flags as option values (``None`` = unset).
     backend : str
         ``"auto"``, ``"emulator"`` or ``"ascend"``.
+    reference : bool
+        ``%%npu --reference``: emulator sessions also run a float32 reference and record drift.
 
     """
 
-    def __init__(self, snapshot: NpuConfig, overrides: dict[str, Any], backend: str) -> None:
+    def __init__(
+        self, snapshot: NpuConfig, overrides: dict[str, Any], backend: str, *, reference: bool = False
+    ) -> None:
         self.snapshot = snapshot
         self.overrides = overrides
         self.backend = backend
+        self.reference = reference
         self.sessions: list[Any] = []
 
     def config_for(self, proto: Any) -> NpuConfig:
@@ -71,7 +76,9 @@ class CellSessions:
         else:
             npu_config.validate()
             session_config = npu_config
-        session = backends.session(session_config, graph=graph, backend=self.backend, target=target or "")
+        session = backends.session(
+            session_config, graph=graph, backend=self.backend, target=target or "", reference=self.reference
+        )
         if interactive:
             _install_as_default(session)
         self.sessions.append(session)

@@ -12,8 +12,7 @@ functions of the call tree are named ``<function>/<op>``.
 
 The first non-finite op is searched in the top-level function's body in topological order; when it is
 a call (or a loop, or a branch) whose body was observed going non-finite in the same call, the search
-descends into that body. Drift against a float32 reference is not measured inside functions (see
-:mod:`.functions`).
+descends into that body. Drift against float32 (``reference=True``) is :mod:`.function_reference`'s.
 """
 
 from __future__ import annotations
@@ -267,7 +266,8 @@ def _note_non_finite(
         message = (
             f"{head} The first op whose output became non-finite (topological order) is {where} "
             f"({w.op_type}, output {w.slot}{in_function}): {non_finite_cause(w.rounded, w.decided_dtype)}. "
-            f"Whether float32 stays finite was not checked (no float32 reference inside functions)."
+            f"Whether float32 stays finite was not checked: run with reference=True (%%npu --reference) to "
+            f"compare each op with a float32 shadow of the function (report.drift)."
         )
         finding = {
             "step": step,

@@ -61,29 +61,41 @@ class StoredRefs:
         data = [ref for ref in node.input if not ref.startswith("^")]
         return _nested(data[slot], self._flat_to_nested) if slot < len(data) else None
 
+    def original(self, op: str, slot: int) -> str:
+        """FunctionDef spelling of ``op``'s output ``slot`` as the op computed it (before any rounding)."""
+        return _nested(f"{op}:{slot}", self._flat_to_nested)
+
 
 #: ``observe(definition, refs)`` adds observer nodes to a rewritten FunctionDef in place.
 ObserveHook = Callable[[Any, StoredRefs], None]
 
 
 def rewrite_function(
-    fdef: Any, graph: Any, plan: Any, observe: ObserveHook | None = None, *, drop_xla: bool = False
+    fdef: Any,
+    graph: Any,
+    plan: Any,
+    observe: ObserveHook | None = None,
+    *,
+    drop_xla: bool = False,
+    reference: ObserveHook | None = None,
 ) -> RewrittenFunction:
     """``fdef`` with every float32 tensor the plan lowers rounded through its half dtype.
 
-    ``graph`` is the traced FuncGraph the plan was made from (op names are the FunctionDef's node
-    names). ``observe`` adds observer nodes (see :class:`StoredRefs`). ``drop_xla`` removes the
-    ``jit_compile`` marks of the function and of the calls it makes (:func:`xla_marked`). With nothing
-    to round, observe or drop, the original definition is returned untouched.
+        ``graph`` is the traced FuncGraph the plan was made from (op names are the FunctionDef's node
+        names). ``observe`` adds observer nodes (see :class:`StoredRefs`); ``reference`` adds, before them,
+    the float32 shadow drift is measured against (:mod:`.function_reference`). ``drop_xla`` removes the
+        ``jit_compile`` marks of the function and of the calls it makes (:func:`xla_marked`). With nothing
+        to round, observe or drop, the original definition is returned untouched.
     """
     from tensorflow.core.framework import function_pb2
     from tensorflow.python.framework import function_def_to_graph
 
     rounded = roundings(plan, graph)
     drop = drop_xla and xla_marked(fdef)
-    if not rounded and observe is None and not drop:
+    if not rounded and observe is None and reference is None and not drop:
         return RewrittenFunction(fdef)
     graph_def, nested_to_flat = function_def_to_graph.function_def_to_graph_def(fdef)
+    _canonical_inputs(graph_def)
     tensor_map = insert_casts(graph_def, rounded) if rounded else {}
     flat_to_nested = _invert(nested_to_flat)
     args = {arg.name for arg in fdef.signature.input_arg}
@@ -101,8 +113,11 @@ def rewrite_function(
         flat = nested_to_flat.get(ref, ref)
         if flat in tensor_map:  # the function returns what the device stored (the rounded tensor)
             new.ret[key] = _nested(tensor_map[flat], flat_to_nested)
+    refs = StoredRefs(graph_def, tensor_map, flat_to_nested, args)
+    if reference is not None:
+        reference(new, refs)
     if observe is not None:
-        observe(new, StoredRefs(graph_def, tensor_map, flat_to_nested, args))
+        observe(new, refs)
     if drop:
         _drop_xla(new)
     return RewrittenFunction(new, rounded)
@@ -132,6 +147,18 @@ def _drop_xla(fdef: Any) -> None:
         for node in fdef.node_def:
             if attr in node.attr:
                 del node.attr[attr]
+
+
+def _canonical_inputs(graph_def: Any) -> None:
+    """Spell slot 0 inputs ``op`` (GraphDef's canonical form), as the rewiring of rounded outputs expects.
+
+    TensorFlow's converter writes ``op:0``; left so, consumers of a rounded output (those that do not
+    round their own inputs, an ``IdentityN`` say) would read the unrounded tensor.
+    """
+    for node in graph_def.node:
+        for i, ref in enumerate(node.input):
+            if not ref.startswith("^") and ref.endswith(":0"):
+                node.input[i] = ref[:-2]
 
 
 def _graph_ref(tensor_name: str) -> str:

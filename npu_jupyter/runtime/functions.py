@@ -24,10 +24,14 @@ Each function is planned with the TF2 adapter's own placement rule (``plan(..., 
 prediction models and what it approximates (:data:`TF2_RULE_NOTE`). A ``jit_compile=True`` function
 runs without XLA while it is emulated (XLA would simplify the float16 round trips away and cannot run
 the observer node; the device compiles with GE), and its report says so. Limits: TensorFlow ≥ 2.14
-(the ``AtomicFunction`` call path); no drift against a float32 reference inside functions: a reference
-would have to run the function again from the same state, but Keras train, test and predict functions
-read their data from an iterator and train functions update variables, so a second run would consume
-the next batch and step the model twice.
+(the ``AtomicFunction`` call path).
+
+Drift (``reference=True``): a session's float32 reference reruns the step, but a function cannot be
+rerun — Keras train, test and predict functions read their data from an iterator and train functions
+update variables, so a second run would consume the next batch and step the model twice. Instead each
+rewritten body also gets a float32 shadow of its pure ops, computed in the same call, and
+``report.drift`` holds each op's worst drift over the calls (:mod:`.function_reference`, which states
+where the shadow starts again: calls, loops, branches, variable reads, iterators).
 """
 
 from __future__ import annotations
@@ -64,7 +68,8 @@ class FunctionEmulation:
     """Emulate the config's precisions in every traced function called eagerly inside the ``with`` block.
 
     ``reports`` maps each top-level function name to its :class:`RunReport` (plan of the largest
-    function in its call tree, the roundings of all of them, calls and CPU time).
+    function in its call tree, the roundings of all of them, calls and CPU time). ``reference=True``
+    also fills ``RunReport.drift`` from a float32 shadow of each body (default off: nothing is added).
     """
 
     def __init__(
@@ -74,6 +79,7 @@ class FunctionEmulation:
         soc: str | None = None,
         plan_fn: Callable[..., Any] | None = None,
         dump_budget_bytes: int | None = None,
+        reference: bool = False,
     ) -> None:
         from npu_jupyter.options.config import NpuConfig
         from npu_jupyter.runtime.function_findings import FunctionFindings
@@ -96,6 +102,10 @@ class FunctionEmulation:
         self._xla_off: list[str] = []  # functions whose jit_compile mark the emulation removed
         self._graphs: dict[str, Any] = {}  # function name -> its traced FuncGraph (profile facts)
         self._profile_writer: Any = None
+        # drift: a float32 shadow of each body, compared in the same call (function_reference)
+        self.reference = reference
+        self._references: dict[str, Any] = {}  # function name -> its FunctionReference
+        self._drift_log: Any = None
 
     # ----------------------------------------------------------------------------- context manager
     def __enter__(self) -> FunctionEmulation:
@@ -138,6 +148,8 @@ class FunctionEmulation:
         self._originals.clear()
         for observer in self._observers.values():
             observer.release()
+        for shadow in self._references.values():
+            shadow.release()
 
     # ----------------------------------------------------------------------------- per function
     def _prepare(self, function: Any) -> None:
@@ -150,7 +162,7 @@ class FunctionEmulation:
         planned = [(member, self._planned(member)) for member in tree]
         flags = any(rounded for _, (_, rounded) in planned)  # the plan lowers precision: always check
         observing = flags or self.settings.enable_dump or self.settings.enable_dump_debug
-        drop_xla = observing or any(rounded for _, (_, rounded) in planned)
+        drop_xla = observing or self.reference or any(rounded for _, (_, rounded) in planned)
         plans = []
         emulation: dict[str, str] = {}
         warnings: list[str] = []
@@ -225,7 +237,8 @@ class FunctionEmulation:
             observer = FunctionObserver(name, plan, function.graph, keys, self.settings, flags, self._log)
         # the hook also makes calls into observed callees control returns, so it runs without own watches
         hook = observer.add_nodes if observer is not None else None
-        rewritten = rewrite_function(definition, function.graph, plan, hook, drop_xla=drop_xla)
+        shadow = self._shadow(name, definition, function.graph, keys)
+        rewritten = rewrite_function(definition, function.graph, plan, hook, drop_xla=drop_xla, reference=shadow)
         if drop_xla and xla_marked(definition):
             self._xla_off.append(name)
         if observer is not None and observer.active:
@@ -264,6 +277,31 @@ class FunctionEmulation:
         observers = {name: self._observers[name] for name in self._trees.get(key, []) if name in self._observers}
         if bad or observations or dumped:
             self._findings.after_call(report, key, observers, list(observations or []), step, bad, dumped)
+        if self.reference:
+            self._record_drift(report, key)
+
+    # ----------------------------------------------------------------------------- drift: float32 shadow
+    def _shadow(self, name: str, definition: Any, graph: Any, keys: set[tuple[str, str, int]]) -> Any:
+        """The hook adding ``name``'s float32 shadow and drift nodes (None when drift is off)."""
+        if not self.reference:
+            return None
+        from npu_jupyter.runtime.function_reference import DriftLog, FunctionReference
+
+        if self._drift_log is None:
+            self._drift_log = DriftLog()
+        shadow = self._references[name] = FunctionReference(name, definition, graph, keys, self._drift_log)
+        return shadow.add_nodes
+
+    def _record_drift(self, report: RunReport, key: str) -> None:
+        """Fold the drift the call's bodies handed over into ``report.drift`` (worst per op over calls)."""
+        from npu_jupyter.runtime.function_findings import op_name
+        from npu_jupyter.runtime.function_reference import DRIFT_NOTE, merge_drift
+
+        tree, main = set(self._trees.get(key, [])), report.extra.get("tf2_plan_function", key)
+        rows = self._drift_log.drain() if self._drift_log is not None else []
+        merge_drift(report, rows, lambda fn, op: op_name(fn, op, main) if fn in tree else None)
+        if DRIFT_NOTE not in report.extra["notes"]:
+            report.extra["notes"].append(DRIFT_NOTE)
 
     # ----------------------------------------------------------------------------- profiling
     def _profiler(self, function: Any) -> Any:

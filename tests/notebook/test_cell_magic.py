@@ -373,3 +373,40 @@ def test_the_last_cells_reports_are_kept_also_when_quiet(ip):
     with capture_output():
         ip.run_cell_magic("npu", "--quiet", "x = 1\n")  # a cell that ran nothing replaces them
     assert npu_jupyter.last_reports() == []
+
+
+def test_reference_gives_a_tf1_session_cell_drift_per_op(ip):
+    cell = (
+        GRAPH
+        + "feed = {x: np.random.default_rng(0).normal(size=(4, 8)).astype(np.float32)}\n"  # not exact in float16
+        + "with tf.compat.v1.Session(graph=g) as sess:\n    sess.run(y, feed_dict=feed)\n"
+    )
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision force_fp16", cell)
+    (plain,) = _reports(cap)
+    assert not any("dr" in op for op in plain["ops"])  # no reference unless asked
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision force_fp16 --reference", cell)
+    (report,) = _reports(cap)
+    matmul = next(op for op in report["ops"] if op["n"] == "mm")
+    assert matmul["dr"]["max_abs"] > 0 and matmul["dr"]["cos"] > 0.999
+    assert "Drift vs float32" in cap.outputs[0].data["text/html"]
+
+
+def test_reference_gives_a_keras_cell_drift_inside_its_train_function(ip):
+    from npu_jupyter.runtime import functions
+
+    if not functions.supported():
+        pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
+    ip.run_cell(_KERAS_CNN.replace("plain, plain_tape = fit(), tape()\n", ""))
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision allow_mix_precision", "without = fit()\n")
+    (plain,) = _reports(cap)
+    assert not any("dr" in op for op in plain["ops"])
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision allow_mix_precision --reference", "drifted = fit()\n")
+    (report,) = _reports(cap)
+    assert ip.user_ns["drifted"] == ip.user_ns["without"]  # measuring drift changes no number
+    drifted = [op for op in report["ops"] if op.get("dr")]
+    assert any(op["d1"] == "float16" and op["dr"]["max_abs"] > 0 for op in drifted)
+    assert "Drift vs float32" in cap.outputs[0].data["text/html"]

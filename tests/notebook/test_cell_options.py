@@ -118,3 +118,13 @@ def test_unknown_precision_lists_both_value_sets_wrapped_between_values():
     assert all(len(line) <= WRAP_WIDTH for line in values)
     words = {v.strip() for line in values for v in line.split(",")}
     assert {"must_keep_origin_dtype", "allow_mix_precision_bf16", "mixed_bfloat16"} <= words
+
+
+def test_reference_is_a_cell_switch_not_an_option():
+    from npu_jupyter.notebook.cell_options import CELL_USAGE, flags_help, parse_cell_flags
+
+    flags = parse_cell_flags("--precision force_fp16 --reference", NpuConfig())
+    assert flags.reference is True
+    assert flags.overrides == {"precision_mode": "force_fp16", "precision_mode_v2": None}
+    assert parse_cell_flags("--precision force_fp16", NpuConfig()).reference is False
+    assert "--reference" in CELL_USAGE and "float32 reference" in " ".join(flags_help().split())
