@@ -31,7 +31,7 @@ def emulated_functions(config: Any, backend: str, *, reference: bool = False) ->
     TensorFlow is not imported here: a cell that never imported it has no functions to emulate.
     """
     found = CellFunctions()
-    if "tensorflow" not in sys.modules or not _emulator_backend(backend):
+    if "tensorflow" not in sys.modules or not emulator_backend(backend):
         yield found
         return
     from npu_jupyter.runtime import functions
@@ -48,7 +48,7 @@ def emulated_functions(config: Any, backend: str, *, reference: bool = False) ->
             found.reports = [r for r in emulation.reports.values() if r.plan is not None and r.steps]
 
 
-def _emulator_backend(backend: str) -> bool:
+def emulator_backend(backend: str) -> bool:
     """True when the cell's sessions run on the emulator (the real adapter runs TF2 code itself)."""
     if backend == "emulator":
         return True

@@ -257,7 +257,7 @@ class NpuMagics(Magics, Configurable):
 
     def _run_checked(self, line: str, cell: str, snapshot: Any, flags: Any) -> Any:
         """Validate everything, then run the cell on one snapshot of the config with sessions swapped."""
-        from npu_jupyter.notebook.cell_functions import CellFunctions, emulated_functions
+        from npu_jupyter.notebook.cell_functions import CellFunctions, emulated_functions, emulator_backend
         from npu_jupyter.notebook.cell_options import merged
         from npu_jupyter.notebook.run_reports import cell_reports
         from npu_jupyter.notebook.session_swap import CellSessions, swapped_sessions
@@ -280,6 +280,11 @@ class NpuMagics(Magics, Configurable):
                 _remove_empty(created)
             raise UsageError(f"%%npu {line.strip()}: {err}\nThe cell was not run.") from None
         code = self._compile(cell)
+        if flags.reference and not emulator_backend(self.backend):
+            print(
+                "%%npu --reference: drift against float32 is measured by the emulator only; on the ascend "
+                "backend the real adapter runs this cell and nothing is compared."
+            )
         cell_sessions = CellSessions(snapshot, overrides, self.backend, reference=flags.reference)
         functions = CellFunctions()
         failed = True

@@ -410,3 +410,17 @@ def test_reference_gives_a_keras_cell_drift_inside_its_train_function(ip):
     drifted = [op for op in report["ops"] if op.get("dr")]
     assert any(op["d1"] == "float16" and op["dr"]["max_abs"] > 0 for op in drifted)
     assert "Drift vs float32" in cap.outputs[0].data["text/html"]
+
+
+def test_reference_on_the_ascend_backend_says_nothing_is_compared(ip):
+    ip.run_line_magic("config", "NpuMagics.backend = 'ascend'")
+    try:
+        with capture_output() as cap:
+            ip.run_cell_magic("npu", "--reference", "x = 1\n")
+    finally:
+        ip.run_line_magic("config", "NpuMagics.backend = 'auto'")
+    assert ip.user_ns["x"] == 1
+    assert "measured by the emulator only" in cap.stdout
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--reference", "x = 2\n")  # auto without npu_bridge: the emulator
+    assert "measured by the emulator only" not in cap.stdout
