@@ -11,6 +11,11 @@ from IPython.utils.capture import capture_output
 
 from npu_jupyter.display.mime import MIME_TYPE
 from npu_jupyter.notebook.state import current_config
+from npu_jupyter.runtime.functions import supported as _function_emulation_supported
+
+needs_function_emulation = pytest.mark.skipif(
+    not _function_emulation_supported(), reason="traced functions are emulated on TensorFlow >= 2.14 only"
+)
 
 tf = pytest.importorskip("tensorflow")
 
@@ -239,12 +244,9 @@ def test_a_cell_that_only_initialises_still_gets_its_full_report(ip):
     assert len(cap.outputs) == 1
 
 
+@needs_function_emulation
 def test_a_cell_of_keras_code_gets_one_report_per_traced_function(ip):
     """TF2 code under %%npu: the Keras train function is planned and trained in the decided precision."""
-    from npu_jupyter.runtime import functions
-
-    if not functions.supported():
-        pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
     setup = (
         "import numpy as np, keras\n"
         "def fit():\n"
@@ -292,6 +294,7 @@ _KERAS_CNN = (
 
 
 @pytest.mark.parametrize("precision", ["allow_mix_precision", "force_fp32", "must_keep_origin_dtype"])
+@needs_function_emulation
 def test_keras_cnn_and_a_tape_loop_train_as_the_cells_precision_decides(ip, precision):
     """The issue's acceptance, with the adapter's rule for force_fp32.
 
@@ -303,10 +306,6 @@ def test_keras_cnn_and_a_tape_loop_train_as_the_cells_precision_decides(ip, prec
     """
     import numpy as np
 
-    from npu_jupyter.runtime import functions
-
-    if not functions.supported():
-        pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
     ip.run_cell(_KERAS_CNN)
     with capture_output() as cap:
         ip.run_cell_magic("npu", f"--precision {precision}", "emulated, emulated_tape = fit(), tape()\n")
@@ -328,13 +327,11 @@ def test_keras_cnn_and_a_tape_loop_train_as_the_cells_precision_decides(ip, prec
         assert why and all("cube op reads float16 and writes float32" in text for text in why)
 
 
+@needs_function_emulation
 def test_a_keras_cell_with_dump_names_the_first_overflowing_op_and_dumps_each_call(ip, tmp_path):
     """TF2 code under %%npu --dump: the report's run block names the first inf op; the calls are dumped."""
-    from npu_jupyter.runtime import functions
     from npu_jupyter.runtime.dump import load_dump
 
-    if not functions.supported():
-        pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
     setup = (
         "import numpy as np, keras\n"
         "def fit():\n"
@@ -393,11 +390,8 @@ def test_reference_gives_a_tf1_session_cell_drift_per_op(ip):
     assert "Drift vs float32" in cap.outputs[0].data["text/html"]
 
 
+@needs_function_emulation
 def test_reference_gives_a_keras_cell_drift_inside_its_train_function(ip):
-    from npu_jupyter.runtime import functions
-
-    if not functions.supported():
-        pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
     ip.run_cell(_KERAS_CNN.replace("plain, plain_tape = fit(), tape()\n", ""))
     with capture_output() as cap:
         ip.run_cell_magic("npu", "--precision allow_mix_precision", "without = fit()\n")
