@@ -23,8 +23,10 @@ How a step runs
 
 Steps are counted per graph, as on the device: each distinct run signature (fetches + fed tensors) is
 its own compiled graph with its own iteration counter, and ``dump_step`` selects by that counter
-(see :mod:`.dump`). The session-wide run count still drives ``accelerate_train_mode`` and the report's
-``first_step``/``last_step``.
+(see :mod:`.dump`). A report numbers its steps by that counter too, from 0: dumped steps, profile
+files (``trace_step_<n>.json``, under ``graph_<k>/`` like the dump for graphs after the first) and the
+step of a non-finite finding agree. The session-wide run count still drives ``accelerate_train_mode``
+and the report's ``first_step``/``last_step``.
 """
 
 from __future__ import annotations
@@ -301,7 +303,7 @@ class EmulatorSession(SessionInterface):
             skipped.append({"step": graph_step, "reason": self._pending_warnings[-1]})
             del self._pending_warnings[:]
         if flags is not None:
-            note_non_finite(report, plan, run, flags, names, results, step)
+            note_non_finite(report, plan, run, flags, names, results, graph_step)
         if watch or profiled:
             self._observers.after_step(
                 report,
@@ -312,7 +314,6 @@ class EmulatorSession(SessionInterface):
                 ref_values,
                 dump_now,
                 meta if profiled else None,
-                step,
                 graph_step,
                 graph,
             )

@@ -240,15 +240,16 @@ def _note_non_finite(
 ) -> None:
     """A call returned or computed inf/NaN: name the first op, as a session report does (``extra["nonfinite"]``).
 
-    Reported for the first such call only, as a session reports its first non-finite step.
+    Reported for the first such call only, as a session reports its first non-finite step. The warning
+    names the call; the payload's reason does not, as every view shows it "at step <n>" already.
     """
     if bad_outputs:
         outputs = ", ".join(map(str, bad_outputs))
-        head = f"Call {step} of {function} returned non-finite values (inf/NaN) in output(s) {outputs} in the emulated run."
+        said = f"returned non-finite values (inf/NaN) in output(s) {outputs} in the emulated run."
+        head, lead = f"Call {step} of {function} {said}", f"The call {said}"
     else:  # Keras functions return an iterator's Optional; the values go non-finite inside
-        head = (
-            f"In call {step} of {function}, values inside the function became non-finite (inf/NaN) in the emulated run."
-        )
+        said = "values inside the function became non-finite (inf/NaN) in the emulated run."
+        head, lead = f"In call {step} of {function}, {said}", f"In this call, {said}"
     if first is None:
         where = "not located"
         message = head + (
@@ -281,7 +282,7 @@ def _note_non_finite(
             "message": message,
         }
     report.extra["non_finite"] = finding
-    report.extra["nonfinite"] = {"first_op": where, "step": step, "reason": message}
+    report.extra["nonfinite"] = {"first_op": where, "step": step, "reason": lead + message[len(head) :]}
     if message not in report.warnings:
         report.warnings.append(message)
 
