@@ -234,7 +234,8 @@ class StepObservers:
         self, report: RunReport, settings: RunSettings, plan: Plan, meta: Any, step: int, graph: DumpGraph
     ) -> None:
         """Profile files named by the graph's own step; a graph after the first writes under ``graph_<k>``
-        (as its dump does), so two graphs of one session never overwrite each other's ``trace_step_0``."""
+        (as its dump does), so two graphs of one session never overwrite each other's ``trace_step_0``.
+        """
         options = settings.profile_options()
         prof = _profile.collect(meta.step_stats, self.graph, plan, step, marker=ROUND_MARKER)
         out_dir = str(graph.folder(str(options.get("output") or "./")))
@@ -256,16 +257,17 @@ def add_profile(report: RunReport, prof: _profile.StepProfile) -> None:
     report.op_summary_csv = prof.op_summary_csv
     report.extra["emulator_cast_us"] = prof.cast_us
     labels = report.extra.setdefault("labels", {})
+    report.extra["profiled_steps"] = report.extra.get("profiled_steps", 0) + 1
     if prof.step == 0:
         report.extra["warmup_op_times_us"] = prof.op_times_us()
-        if not report.extra.get("profiled_steps"):
+        if not report.extra.get("_timed_steps"):
             report.op_times_us = dict(report.extra["warmup_op_times_us"])
             labels["us"] = f"step 0 only, TensorFlow's warm-up included; {_profile.CPU_TIME}"
         return
     sums = report.extra.setdefault("_op_time_sums", {})
     for name, us in prof.op_times_us().items():
         sums[name] = sums.get(name, 0.0) + us
-    runs = report.extra["profiled_steps"] = report.extra.get("profiled_steps", 0) + 1
+    runs = report.extra["_timed_steps"] = report.extra.get("_timed_steps", 0) + 1
     report.op_times_us = {name: total / runs for name, total in sums.items()}
     left_out = ", step 0 (warm-up) left out" if "warmup_op_times_us" in report.extra else ""
     labels["us"] = f"over {runs} profiled step{'s' if runs != 1 else ''}{left_out}; {_profile.CPU_TIME}"
