@@ -49,7 +49,7 @@ from tensorflow.python.client.session import SessionInterface
 
 from npu_jupyter.runtime import dump_format as _dump
 from npu_jupyter.runtime import profile as _profile
-from npu_jupyter.runtime.fetch_map import feed_names, map_feeds, map_fetches
+from npu_jupyter.runtime.fetch_map import feed_names, feed_shapes, map_feeds, map_fetches
 from npu_jupyter.runtime.liveness import analyse
 from npu_jupyter.runtime.observers import StepObservers, strip_variant_names
 from npu_jupyter.runtime.reference import Float32Reference, ReferenceStep, data_sources
@@ -139,15 +139,21 @@ class EmulatorSession(SessionInterface):
         self.reports = self._book.reports
         self._closed = False
         self._pending_warnings: list[str] = []
+        self._estimates: dict[Any, Any] = {}  # (plan id, fed shapes) -> the cost model's StepCost
 
     @property
     def last_report(self) -> RunReport | None:
         """The last run made from the thread that created the session; the last run overall until then.
 
         Queue-runner threads run small enqueue graphs all the time; the report a user means is the one
-        of their own ``sess.run``. Every run's report is still in ``reports``.
+        of their own ``sess.run``. Every run's report is still in ``reports``. It carries the cost
+        model's estimate at the shapes the run fed, computed when first asked for, as ``%%npu`` shows it.
         """
-        return self._book.last
+        from npu_jupyter.cost.attach import attach_estimate
+
+        report = self._book.last
+        attach_estimate(report, self._graph, self._estimates)
+        return report
 
     # ------------------------------------------------------------------ tf.compat.v1.Session interface
 
@@ -296,6 +302,8 @@ class EmulatorSession(SessionInterface):
             if run_metadata is not None:
                 run_metadata.CopyFrom(meta)
         report = self._book.record(plan, tuple(names), wall, step, results, names, run)
+        if "fed_shapes" not in report.extra:  # the cost model's batch: what the report's first run fed
+            report.extra["fed_shapes"] = feed_shapes(feed_dict)
         if self._pending_warnings:
             report.warnings.extend(self._pending_warnings)
             # the report payload's shape (docs/report-schema.md run.dump_skipped): [{step, reason}]

@@ -10,6 +10,7 @@ import csv
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from IPython.utils.capture import capture_output
 
@@ -205,3 +206,93 @@ def test_input_only_lowering_counts_as_changed_precision(ip, tmp_path):
     assert "proj [MatMul] AI_CORE float32 (reads float16)" in text
     assert f"{payload['summary']['precision_changed']} changed precision" in text
     assert "(reads float16)" in cap.outputs[0].data["text/html"]
+
+
+def _dense_graph(batch):
+    """x [batch, 512] @ w [512, 512], reduced; ``batch`` None leaves the batch to the feed."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [batch, 512], name="x")
+        w = tf.constant(np.full((512, 512), 0.01, np.float32), name="w")
+        tf.reduce_sum(tf.nn.relu(tf.matmul(x, w, name="mm")), name="total")
+    return g
+
+
+def test_the_estimate_of_a_run_uses_the_batch_it_fed_in_the_cell_and_on_last_report(ip):
+    """Issue 19: a placeholder of batch None fed 64 rows was estimated as a batch of 1."""
+    from npu_jupyter import plan
+    from npu_jupyter.cost import estimate
+
+    ip.user_ns["g"] = _dense_graph(None)
+    cell = (
+        "import numpy as np\n"
+        "sess = tf.compat.v1.Session(graph=g)\n"
+        "sess.run('total:0', {'x:0': np.ones((64, 512), np.float32)})\n"
+    )
+    ip.run_cell("import tensorflow as tf")
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision allow_mix_precision", cell)
+    (payload,) = _reports(cap)
+    static = _dense_graph(64)  # the same graph with the fed batch written in
+    expected = estimate(plan(static, {"precision_mode": "allow_mix_precision"}, fetches=["total:0"]), static)
+    shown = payload["cost_model"]
+    assert shown["memory_bytes"] == expected.memory_bytes
+    assert shown["step_ms"] == pytest.approx(expected.step_ms, abs=1e-4)  # the payload keeps 4 decimals
+    assert "counted as 1" not in shown["basis"]  # no dimension was guessed
+    last = ip.user_ns["sess"].last_report.extra["cost_model"]  # session().last_report agrees with %%npu
+    assert last["memory_bytes"] == shown["memory_bytes"] and last["step_ms"] == pytest.approx(
+        shown["step_ms"], abs=1e-4
+    )
+    ip.user_ns["sess"].close()
+
+
+CONV_TRAINING = (
+    "import numpy as np, tensorflow as tf\n"
+    "g = tf.Graph()\n"
+    "with g.as_default():\n"
+    "    x = tf.compat.v1.placeholder(tf.float32, [None, 8, 8, 3], name='x')\n"
+    "    f = tf.compat.v1.get_variable('f', initializer=np.full((3, 3, 3, 4), 0.1, np.float32))\n"
+    "    loss = tf.reduce_sum(tf.nn.conv2d(x, f, 1, 'SAME', name='conv'), name='loss')\n"
+    "    train = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)\n"
+    "    init = tf.compat.v1.global_variables_initializer()\n"
+    "feed = {x: np.ones((4, 8, 8, 3), np.float32)}\n"
+)
+
+
+def test_a_mode_that_fails_to_compile_is_shown_refused_not_with_an_estimated_time(ip):
+    """Issue 19: float32 Conv2D gradients under must_keep_origin_dtype on the Ascend910 got a step time."""
+    ip.run_cell(CONV_TRAINING)
+    cell = "with tf.compat.v1.Session(graph=g) as sess:\n    sess.run(init)\n    sess.run([loss, train], feed)\n"
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision must_keep_origin_dtype", cell)
+    payload = _reports(cap)[0]
+    assert payload["errors"] and "fails to compile" in payload["errors"][0]
+    cost = payload["cost_model"]
+    assert cost["step_ms"] is None and cost["memory_bytes"] is None and cost["basis"].startswith("refused")
+    assert not any("est_us" in op for op in payload["ops"])
+    text = _text(cap)
+    assert (
+        "Estimated NPU step (estimated by the cost model, not measured): refused: the adapter would not compile" in text
+    )
+    assert " ms" not in text.split("Estimated NPU step", 1)[1].split("\n", 1)[0]
+    # the same graph under a mode that compiles keeps its estimate
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision allow_mix_precision", cell)
+    assert _reports(cap)[0]["cost_model"]["step_ms"] > 0
+
+
+def test_the_sweep_shows_a_refused_mode_as_refused_in_every_time_column(ip):
+    ip.run_cell(CONV_TRAINING)
+    ip.run_cell(
+        "import npu_jupyter\n"
+        "table = npu_jupyter.sweep(g, [loss, train], feed, modes=['allow_mix_precision', 'must_keep_origin_dtype'],"
+        " steps=1, progress=False)\n"
+    )
+    table = ip.user_ns["table"]
+    keep, mix = table["must_keep_origin_dtype"], table["allow_mix_precision"]
+    assert keep.refused and keep.est_step_ms is None and keep.est_memory_bytes is None
+    assert not mix.refused and mix.est_step_ms > 0
+    line = next(line for line in repr(table).splitlines() if line.startswith("must_keep_origin_dtype"))
+    cells = line.split()  # mode, est ms, vs fp32, est memory, vs fp32, changed, max_rel, cos, CPU ms, worst op
+    assert cells[1:5] == ["refused"] * 4 and cells[8] == "refused"
+    assert "refused" in table._repr_html_() and "so it has no step time" in table._repr_html_()
