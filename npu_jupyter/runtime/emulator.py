@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 # This module is only imported when a session is created (backends.session imports it lazily), so
@@ -140,6 +140,7 @@ class EmulatorSession(SessionInterface):
         self._closed = False
         self._pending_warnings: list[str] = []
         self._estimates: dict[Any, Any] = {}  # (plan id, fed shapes) -> the cost model's StepCost
+        self._roles: dict[tuple[Any, ...], str] = {}  # (plan id, fetches) -> its dump graph's role
 
     @property
     def last_report(self) -> RunReport | None:
@@ -245,6 +246,8 @@ class EmulatorSession(SessionInterface):
         executed, _rounds, flagged = self._run_facts(plan_key, plan, names, fed)
         want_ref = self.reference if reference is None else bool(reference)
         step, graph_step, graph = self._steps.count(names, fed)
+        if settings.enable_dump or settings.enable_dump_debug:
+            graph = self._with_role(graph, plan, names)
         dump_now = settings.enable_dump and _dump.step_selected(settings.dump_steps, graph_step)
         watch = self._watch(plan, executed, fed, settings, dump_now, want_ref)
         if (
@@ -326,6 +329,16 @@ class EmulatorSession(SessionInterface):
                 graph,
             )
         return results
+
+    def _with_role(self, graph: _dump.DumpGraph, plan: Plan, names: list[str]) -> _dump.DumpGraph:
+        """``graph`` with its role (training, initializer), read once per plan: dumps go by it."""
+        from npu_jupyter.runtime.initializers import graph_role
+
+        key = (id(plan), tuple(names))
+        role = self._roles.get(key)
+        if role is None:
+            role = self._roles[key] = graph_role(plan, names)
+        return replace(graph, role=role) if role else graph
 
     def make_callable(self, fetches: Any, feed_list: Any = None, accept_options: bool = False) -> Callable[..., Any]:
         """A callable running ``fetches`` through :meth:`run` (feeds positional, like TF's)."""

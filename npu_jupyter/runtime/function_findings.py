@@ -52,7 +52,7 @@ class FunctionFindings:
         if not settings.enable_dump or not step_selected(settings.dump_steps, step):
             return False
         writer = self._writer()
-        graph = self._graph(function)
+        graph = self._graph(function, report)
         if self.dump_stopped:
             reason = f"call {step} of {function} not dumped: dumping stopped earlier ({self.dump_stopped})"
             writer.record_skipped(graph, step, reason)
@@ -178,11 +178,19 @@ class FunctionFindings:
             )
         return self.writer
 
-    def _graph(self, function: str) -> DumpGraph:
-        """Each top-level function is one dump graph, numbered in the order first dumped."""
+    def _graph(self, function: str, report: Any = None) -> DumpGraph:
+        """Each top-level function is one dump graph, numbered in the order first dumped.
+
+        A function whose plan trains (gradients, optimizer applies) is marked so: ``load_dump`` opens
+        the train function's dump by default, not the evaluate function's that ran as many calls.
+        """
         graph = self._graphs.get(function)
         if graph is None:
-            graph = self._graphs[function] = DumpGraph(len(self._graphs), (function,), ())
+            from npu_jupyter.runtime.initializers import is_training_plan
+
+            plan = getattr(report, "plan", None)
+            role = "training" if plan is not None and is_training_plan(plan) else ""
+            graph = self._graphs[function] = DumpGraph(len(self._graphs), (function,), (), role)
         return graph
 
     def _stop(self, report: Any, graph: DumpGraph, step: int, reason: str) -> None:

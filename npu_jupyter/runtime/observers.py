@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 
 _ITEM_BYTES = DTYPE_BYTES
 
+#: Why a variable-initialisation run's dump holds statistics only (its manifest says so).
+INITIALIZER_DUMP_NOTE = (
+    "variable initialisation run: dumped as statistics only (no tensor files), so it spends none of the "
+    "dump budget the training steps need; the first training step's dump holds the initial weights it reads"
+)
+
 
 class StepObservers:
     """The observers of one emulator session (dump and profile writers live as long as it does)."""
@@ -67,7 +73,7 @@ class StepObservers:
             writer.record_skipped(graph, step, reason)
             report_warnings.append(reason)
             return False
-        if settings.dump_data == "stats":
+        if settings.dump_data == "stats" or graph.role == "initializer":  # statistics only: no bytes
             return True
         estimate = self._step_bytes.get(graph.id)
         if estimate is None:
@@ -184,9 +190,13 @@ class StepObservers:
             "first_overflow": report.extra.get("first_overflow_by_step", {}).get(step),
             "backend": "emulator",
         }
+        initializer = graph is not None and graph.role == "initializer"
+        if initializer:  # its values are the initial weights the first training step reads: the budget is theirs
+            meta["dump_data"] = "stats"
+            meta["note"] = INITIALIZER_DUMP_NOTE
         try:
             before = writer.written_bytes
-            folder = writer.write_step(step, entries, meta, graph=graph)
+            folder = writer.write_step(step, entries, meta, graph=graph, stats_only=True if initializer else None)
         except _writer.DumpBudgetExceeded as exc:
             self.dump_stopped = str(exc)
             writer.record_skipped(graph or DumpGraph(), step, str(exc))

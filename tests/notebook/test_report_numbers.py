@@ -296,3 +296,58 @@ def test_the_sweep_shows_a_refused_mode_as_refused_in_every_time_column(ip):
     cells = line.split()  # mode, est ms, vs fp32, est memory, vs fp32, changed, max_rel, cos, CPU ms, worst op
     assert cells[1:5] == ["refused"] * 4 and cells[8] == "refused"
     assert "refused" in table._repr_html_() and "so it has no step time" in table._repr_html_()
+
+
+# ---------------------------------------------------------------------------------------- dumps (§4)
+
+
+@needs_function_emulation
+def test_load_dump_opens_the_train_functions_dump_after_fit_with_validation_data(ip, tmp_path):
+    """Issue 19: after fit(..., validation_data=...) load_dump opened the evaluate function's dump (a tie
+    of dumped calls went to the later graph)."""
+    from npu_jupyter.runtime.dump import load_dump
+
+    ip.run_cell(KERAS_FIT)
+    cell = "fit(epochs=1, validation_data=(np.ones((32, 6), 'float32'), np.ones((32, 4), 'float32')))\n"
+    with capture_output():
+        ip.run_cell_magic("npu", f"--precision allow_mix_precision --dump {tmp_path} --dump-step 0|1", cell)
+    dump = load_dump(tmp_path)
+    assert len(dump.graphs) == 2 and len(dump.graph(0).steps) == len(dump.graph(1).steps) == 2  # a tie
+    assert any("gradient_tape" in t.op for t in dump.tensors())  # the train step's gradients
+    assert dump.graph_info(dump.graph_id)["role"] == "training"
+    (other,) = [g for g in dump.graphs if g != dump.graph_id]
+    assert dump.graph_info(other).get("role", "") == ""
+    assert not any("gradient_tape" in t.op for t in dump.graph(other).tensors())
+
+
+def test_an_initializer_dump_leaves_the_budget_to_the_training_steps(ip, tmp_path, monkeypatch):
+    """Issue 19: a YOLOv3-size initializer dump (1.4 GiB) used up the budget and no training step was dumped."""
+    from npu_jupyter.runtime.dump import load_dump
+
+    monkeypatch.setenv("NPU_JUPYTER_DUMP_BUDGET", "3MB")
+    ip.run_cell(
+        "import numpy as np, tensorflow as tf\n"
+        "g = tf.Graph()\n"
+        "with g.as_default():\n"
+        "    x = tf.compat.v1.placeholder(tf.float32, [8, 256], name='x')\n"
+        "    w = tf.compat.v1.get_variable('w', initializer=tf.ones([256, 1024]))\n"  # 1 MiB of weights
+        "    loss = tf.reduce_sum(tf.matmul(x, w, name='mm'), name='loss')\n"
+        "    train = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)\n"
+        "    init = tf.compat.v1.global_variables_initializer()\n"
+    )
+    cell = (
+        "with tf.compat.v1.Session(graph=g) as sess:\n"
+        "    sess.run(init)\n"
+        "    sess.run([loss, train], {x: np.ones((8, 256), np.float32)})\n"
+    )
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", f"--dump {tmp_path} --dump-step 0", cell)
+    (payload,) = [p for p in _reports(cap) if p["run"].get("dump_steps")]
+    assert payload["run"]["dump_steps"] == [0] and not payload["run"].get("dump_skipped")
+    dump = load_dump(tmp_path)
+    assert dump.graph_info(dump.graph_id)["role"] == "training" and dump.steps == [0]
+    assert dump[0]["mm"][0].shape == (8, 1024)
+    init = dump.graph(0)
+    assert init.graph_info(0)["role"] == "initializer" and init[0].manifest["dump_data"] == "stats"
+    assert not list(tmp_path.glob("step_0/*.npy"))  # statistics only: no tensor files, no budget spent
+    assert "budget" not in _text(cap)
