@@ -84,7 +84,7 @@ def _refed(graph: Any, fed_shapes: dict[str, list[int]]) -> Any:
                 for k, (name, (dtype, shape)) in enumerate(wanted.items())
             }
             tf.graph_util.import_graph_def(graph.as_graph_def(), input_map=feeds, name="")
-    except (ValueError, TypeError, tf.errors.OpError):
+    except Exception:  # noqa: BLE001 - a graph TensorFlow cannot re-import keeps its static shapes
         return graph
     for name, (_, shape) in wanted.items():  # the fed op itself (a placeholder) keeps no consumers
         with contextlib.suppress(KeyError, ValueError):
