@@ -64,7 +64,10 @@ export function dtypeText(op: Op): string {
   if (op.d0 !== op.d1) {
     return `${op.d0 || '-'} \u2192 ${op.d1 || '-'}`;
   }
-  return op.rd ? `${op.d0 || '-'} (reads ${op.rd})` : op.d1 || '-';
+  if (op.rd) {
+    return op.d0 ? `${op.d0} (reads ${op.rd})` : `reads ${op.rd}`; // an op without outputs only reads
+  }
+  return op.d1 || '-';
 }
 
 export interface Cluster {

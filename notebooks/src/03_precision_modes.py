@@ -186,9 +186,9 @@ table = npu_jupyter.sweep(build_cnn, modes=MODES)
 table
 
 # %% [markdown]
-# The emulator computes every mode, also those whose plan has errors, so you can see the numbers; on a
-# real device those graphs would not compile. The decisions in the table are deterministic; the drift is
-# only compared coarsely:
+# The emulator computes every mode, also those whose plan has errors, so you can see their drift; on a
+# real device those graphs would not compile, so their time and memory columns read "refused" instead
+# of a number. The decisions in the table are deterministic; the drift is only compared coarsely:
 
 # %%
 for row in table.rows:

@@ -95,7 +95,9 @@ def dtype_text(op: dict[str, Any], arrow: str) -> str:
     """``float32 → float16``; ``float32 (reads float16)`` for input-only lowering; else the dtype."""
     if op["d0"] != op["d1"]:
         return f"{op['d0']}{arrow}{op['d1']}"
-    return f"{op['d0']} (reads {op['rd']})" if op.get("rd") else op["d0"]
+    if op.get("rd"):  # an op without outputs (a variable update) only reads
+        return f"{op['d0']} (reads {op['rd']})" if op["d0"] else f"reads {op['rd']}"
+    return op["d0"]
 
 
 _FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16")

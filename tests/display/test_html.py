@@ -120,3 +120,16 @@ def test_facts_escape_hostile_paths_notes_and_reasons():
     page = html.render(report_payload(run))
     assert "<img" not in page
     assert page.count("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;") >= 5
+
+
+def test_input_only_lowering_reads_as_a_precision_change():
+    from npu_jupyter.display.html import changed_precision, dtype_text
+
+    matmul = {"d0": "float32", "d1": "float32", "rd": "float16"}
+    update = {"d0": "", "d1": "", "rd": "float16"}  # a variable update: no outputs, reads float16
+    plain = {"d0": "float32", "d1": "float32"}
+    assert changed_precision(matmul) and changed_precision(update) and not changed_precision(plain)
+    assert dtype_text(matmul, " → ") == "float32 (reads float16)"
+    assert dtype_text(update, " → ") == "reads float16"
+    assert dtype_text({"d0": "float32", "d1": "float16"}, "->") == "float32->float16"
+    assert dtype_text(plain, "->") == "float32"
