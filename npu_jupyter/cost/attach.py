@@ -65,10 +65,17 @@ def with_estimate(report: Any, graph: Any, memo: dict[Any, Any] | None = None) -
     return dataclasses.replace(report, extra={**report.extra, **slots})
 
 
-def attach_estimate(report: Any, graph: Any, memo: dict[Any, Any] | None = None) -> None:
-    """Put the estimate on ``report`` itself, once (``session().last_report`` shows what ``%%npu`` does)."""
-    if report is None or "cost_model" in report.extra:
+def resolve_estimate(report: Any) -> None:
+    """Compute a report's deferred estimate (``extra["estimate_later"]``) once, when it is first shown.
+
+    The emulator leaves that callable on each report instead of estimating in the training loop, so
+    ``session().last_report`` shows the same estimate as ``%%npu`` (both at the shapes the run fed).
+    """
+    extra = getattr(report, "extra", None)
+    if not isinstance(extra, dict) or "cost_model" in extra:
         return
-    slots = estimate_slots(report, graph, memo)
-    if slots is not None:
-        report.extra.update(slots)
+    later = extra.pop("estimate_later", None)
+    if callable(later):
+        slots = later()
+        if slots is not None:
+            extra.update(slots)

@@ -32,6 +32,7 @@ and the report's ``first_step``/``last_step``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -47,6 +48,7 @@ require_tensorflow("the emulator backend")  # one clear error when TensorFlow is
 from tensorflow.python.client.session import Session as _TFSession
 from tensorflow.python.client.session import SessionInterface
 
+from npu_jupyter.cost.attach import estimate_slots
 from npu_jupyter.runtime import dump_format as _dump
 from npu_jupyter.runtime import profile as _profile
 from npu_jupyter.runtime.fetch_map import feed_names, feed_shapes, map_feeds, map_fetches
@@ -147,14 +149,11 @@ class EmulatorSession(SessionInterface):
         """The last run made from the thread that created the session; the last run overall until then.
 
         Queue-runner threads run small enqueue graphs all the time; the report a user means is the one
-        of their own ``sess.run``. Every run's report is still in ``reports``. It carries the cost
-        model's estimate at the shapes the run fed, computed when first asked for, as ``%%npu`` shows it.
+        of their own ``sess.run``. Every run's report is still in ``reports``. Each report shows the
+        cost model's estimate at the shapes its run fed, as ``%%npu`` does; it is computed when the
+        report is first shown (``extra["estimate_later"]``), never in the training loop.
         """
-        from npu_jupyter.cost.attach import attach_estimate
-
-        report = self._book.last
-        attach_estimate(report, self._graph, self._estimates)
-        return report
+        return self._book.last
 
     # ------------------------------------------------------------------ tf.compat.v1.Session interface
 
@@ -307,6 +306,7 @@ class EmulatorSession(SessionInterface):
         report = self._book.record(plan, tuple(names), wall, step, results, names, run)
         if "fed_shapes" not in report.extra:  # the cost model's batch: what the report's first run fed
             report.extra["fed_shapes"] = feed_shapes(feed_dict)
+            report.extra["estimate_later"] = functools.partial(estimate_slots, report, self._graph, self._estimates)
         if self._pending_warnings:
             report.warnings.extend(self._pending_warnings)
             # the report payload's shape (docs/report-schema.md run.dump_skipped): [{step, reason}]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from IPython.utils.capture import capture_output
 
-from npu_jupyter.display.mime import MIME_TYPE
+from npu_jupyter.display.mime import MIME_TYPE, report_payload
 from npu_jupyter.runtime.functions import supported as _function_emulation_supported
 
 needs_function_emulation = pytest.mark.skipif(
@@ -239,7 +239,7 @@ def test_the_estimate_of_a_run_uses_the_batch_it_fed_in_the_cell_and_on_last_rep
     assert shown["memory_bytes"] == expected.memory_bytes
     assert shown["step_ms"] == pytest.approx(expected.step_ms, abs=1e-4)  # the payload keeps 4 decimals
     assert "counted as 1" not in shown["basis"]  # no dimension was guessed
-    last = ip.user_ns["sess"].last_report.extra["cost_model"]  # session().last_report agrees with %%npu
+    last = report_payload(ip.user_ns["sess"].last_report)["cost_model"]  # session().last_report agrees
     assert last["memory_bytes"] == shown["memory_bytes"] and last["step_ms"] == pytest.approx(
         shown["step_ms"], abs=1e-4
     )
