@@ -97,7 +97,7 @@ def dtype_text(op: dict[str, Any], arrow: str) -> str:
         return f"{op['d0']}{arrow}{op['d1']}"
     if op.get("rd"):  # an op without outputs (a variable update) only reads
         return f"{op['d0']} (reads {op['rd']})" if op["d0"] else f"reads {op['rd']}"
-    return op["d0"]
+    return str(op["d0"])
 
 
 _FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16")
