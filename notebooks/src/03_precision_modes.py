@@ -187,12 +187,13 @@ table
 
 # %% [markdown]
 # The emulator computes every mode, also those whose plan has errors, so you can see the numbers; on a
-# real device those graphs would not compile. The decisions in the table are deterministic; the drift is
-# only compared coarsely:
+# real device those graphs would not compile. `row.refused` is what the table marks "refused" (the
+# reasons are in `row.plan_errors`); `row.error` would say the emulator could not run a mode at all.
+# The decisions in the table are deterministic; the drift is only compared coarsely:
 
 # %%
 for row in table.rows:
-    print(f"{row.mode:26} ops changed={row.ops_changed:2}  error={row.error}  "
+    print(f"{row.mode:26} ops changed={row.ops_changed:2}  refused={row.refused!s:5}  "
           f"drift: {'none' if row.max_abs == 0 else 'small' if row.cosine > 0.99 else 'LARGE'}")
 
 # %% [markdown]
