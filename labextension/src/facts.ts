@@ -6,7 +6,9 @@
  * Every value becomes a text node.
  */
 
-import { h } from './elements';
+import { fileLink, h, isOpenable } from './elements';
+
+export { isOpenable };
 import type { CostModel, Drift, Op, Report, RunInfo } from './schema';
 import { formatBytes } from './summary';
 
@@ -89,7 +91,29 @@ function runFacts(report: Report): Fact[] {
     const listed = top.map(k => `${report.ops[k].n} ${report.ops[k].us!.toFixed(1)} \u00b5s`).join(', ');
     add('ops.us', `Costliest ops (mean per run, ${measuredLabel(report, 'us')})`, listed);
   }
+  const drifted = worstDrift(report);
+  if (drifted.length > 0) {
+    const listed = drifted.map(k => `${report.ops[k].n} ${driftText(report.ops[k].dr!)}`).join('; ');
+    add('ops.dr', `Largest drift vs float32 (${DRIFT_UNITS})`, listed);
+  }
   return facts;
+}
+
+/** What the three drift numbers are, said wherever drift is shown (as display/facts.py says it). */
+export const DRIFT_UNITS = 'abs: largest |a \u2212 b|; rel: largest |a \u2212 b| / |b|; cos: cosine similarity, 1 = same direction';
+
+/**
+ * The `top` ops that drifted most from float32 by max relative error (the sweep's "worst op" rule);
+ * a non-finite error (null in the payload) ranks first.
+ */
+export function worstDrift(report: Report, top = 3): number[] {
+  const drifted = report.ops.map((op, k) => k).filter(k => report.ops[k].dr !== undefined);
+  const rel = (k: number): number => {
+    const v = report.ops[k].dr!.max_rel as number | null;
+    return v === null ? Number.POSITIVE_INFINITY : v;
+  };
+  drifted.sort((a, b) => rel(b) - rel(a) || a - b);
+  return drifted.slice(0, top);
 }
 
 /** Ascend runs: the prediction label, the adapter's own output folders, GE's actual decisions. */
@@ -153,7 +177,19 @@ export function g3(v: number): string {
 
 /** "0.0123 abs, 0.456 rel, cos 0.9876": the drift of an op's output against float32. */
 export function driftText(d: Drift): string {
-  return `${g3(d.max_abs)} abs, ${g3(d.max_rel)} rel, cos ${d.cos.toFixed(4)}`;
+  // A non-finite error is null in the payload (JSON has no inf): left out, as display/facts.py does.
+  const parts: string[] = [];
+  const v = d as unknown as Record<string, number | null | undefined>;
+  if (v.max_abs !== null && v.max_abs !== undefined) {
+    parts.push(`${g3(v.max_abs)} abs`);
+  }
+  if (v.max_rel !== null && v.max_rel !== undefined) {
+    parts.push(`${g3(v.max_rel)} rel`);
+  }
+  if (v.cos !== null && v.cos !== undefined) {
+    parts.push(`cos ${v.cos.toFixed(4)}`);
+  }
+  return parts.join(', ');
 }
 
 /** "a \u2192 b (host \u2192 device, float32, 4.0 KiB); \u2026": each host<->device edge, the first `limit`. */
@@ -168,6 +204,15 @@ export function transfersText(report: Report, limit = 8): string {
 
 function planFacts(report: Report): Fact[] {
   const facts: Fact[] = [];
+  const estimated = report.ops.map((op, k) => k).filter(k => report.ops[k].est_us !== undefined);
+  if (estimated.length > 0) {
+    estimated.sort((a, b) => report.ops[b].est_us! - report.ops[a].est_us! || a - b);
+    const listed = estimated
+      .slice(0, 5)
+      .map(k => `${report.ops[k].n} ${report.ops[k].est_us!.toFixed(1)} \u00b5s`)
+      .join(', ');
+    facts.push({ key: 'ops.est_us', label: `Estimated costliest ops (${estimateLabel(report)}, not measured)`, text: listed, tone: '' });
+  }
   if (report.transfers.length > 0) {
     facts.push({ key: 'transfers', label: plural(report.transfers.length, 'transfer'), text: transfersText(report), tone: '' });
   }
@@ -209,7 +254,10 @@ export function reportFacts(report: Report): Fact[] {
   return [...runFacts(report), ...planFacts(report)];
 }
 
-/** Short per-op labels shown next to its name: overflow, approximate decision, estimated time. */
+/**
+ * Short per-op labels shown next to its name: overflow, approximate decision. The cost model's
+ * per-op estimate is not one (every op has it): it is listed once as a fact and in the details.
+ */
 export function opMarks(op: Op): string[] {
   const marks: string[] = [];
   if (op.ov) {
@@ -218,9 +266,6 @@ export function opMarks(op: Op): string[] {
   if (op.approximate) {
     marks.push('\u2248 approximate');
   }
-  if (op.est_us !== undefined) {
-    marks.push(`est. ${op.est_us.toFixed(1)} \u00b5s (estimate)`);
-  }
   return marks;
 }
 
@@ -228,7 +273,23 @@ export function opMarks(op: Op): string[] {
  * The facts as a list of labelled lines (null when the report has none). `skip` leaves out facts
  * another part of the view already shows (the lead box shows the transfers).
  */
-export function factsList(report: Report, skip: readonly string[] = []): HTMLElement | null {
+/**
+ * Makes a link open in JupyterLab (the renderer's resolver and link handler); absent outside Lab,
+ * where the link keeps its plain relative href.
+ */
+export type PathLinker = (anchor: HTMLAnchorElement, path: string) => void;
+
+function pathValue(path: string, linker?: PathLinker): HTMLElement {
+  const code = h('code', { class: 'npu-fact-value' }, path);
+  if (!isOpenable(path)) {
+    return code;
+  }
+  const anchor = fileLink(path, { class: 'npu-path-link', title: 'open in JupyterLab' }, code);
+  linker?.(anchor, path);
+  return anchor;
+}
+
+export function factsList(report: Report, skip: readonly string[] = [], linker?: PathLinker): HTMLElement | null {
   const facts = reportFacts(report).filter(f => !skip.includes(f.key));
   if (facts.length === 0) {
     return null;
@@ -241,7 +302,7 @@ export function factsList(report: Report, skip: readonly string[] = []): HTMLEle
         'li',
         { class: `npu-fact${f.tone ? ` npu-fact-${f.tone}` : ''}`, 'data-fact': f.key },
         h('span', { class: 'npu-fact-label' }, `${f.label}: `),
-        h(f.tone === 'path' ? 'code' : 'span', { class: 'npu-fact-value' }, f.text)
+        f.tone === 'path' ? pathValue(f.text, linker) : h('span', { class: 'npu-fact-value' }, f.text)
       )
     )
   );

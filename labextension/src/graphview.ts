@@ -5,9 +5,9 @@
  */
 
 import { clear, h, s } from './elements';
-import { GraphLayout, LayoutCache, LINE_HEIGHT, PlacedNode, fitZoom, layoutGraph, nodeLines, shortLabel } from './layout';
+import { GraphLayout, LayoutCache, LINE_HEIGHT, PlacedNode, fitZoom, frameLabel, layoutGraph, nodeLines, shortLabel } from './layout';
 import { ENGINE_LABELS, engineClass, opClasses } from './palette';
-import { hostComputeOps } from './lead';
+import { aiCpuOps, changedOps, hostComputeOps, overflowOps } from './lead';
 import type { Report } from './schema';
 import { ScopeNode, ScopeTree, VisibleGraph, ancestors, initialExpansion, opKey, visibleGraph } from './scopes';
 
@@ -15,17 +15,36 @@ let markerCounter = 0;
 
 const ENGINE_ORDER = ['AI_CORE', 'AI_CPU', 'HOST'] as const;
 
-/** Host ops worth opening scopes for, and the most boxes the first view may draw to show them. */
+/** Ops of each kind worth opening scopes for, and the most boxes the first view may draw to show them. */
 const HOST_OPS_OPENED = 6;
 const FIRST_VIEW_BOXES = 120;
 
 /**
- * Open the scopes around the host ops that compute (a mixed-computing run's point) so the first
- * view draws them as ops, as long as the drawing stays small; otherwise scopes stay collapsed.
+ * The ops the first view should draw as ops, most urgent first: the ones that went inf/NaN, the
+ * host ops that compute (a mixed-computing run's point), the AI CPU ops, then the ops whose
+ * precision changed -- in a Keras train step those are the user's layers (convolutions, matmuls),
+ * not the optimizer's and the iterator's bookkeeping around them.
+ */
+export function attentionOps(report: Report): number[] {
+  const seen = new Set<number>();
+  const out: number[] = [];
+  for (const group of [overflowOps(report), hostComputeOps(report), aiCpuOps(report), changedOps(report)]) {
+    for (const op of group.slice(0, HOST_OPS_OPENED)) {
+      if (!seen.has(op)) {
+        seen.add(op);
+        out.push(op);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Open the scopes around the ops that need attention (`attentionOps`) so the first view draws
+ * them as ops, as long as the drawing stays small; otherwise scopes stay collapsed.
  */
 export function openToHostOps(report: Report, tree: ScopeTree, expanded: Set<string>): Set<string> {
-  const computing = hostComputeOps(report).slice(0, HOST_OPS_OPENED);
-  for (const op of computing) {
+  for (const op of attentionOps(report)) {
     const closed = ancestors(tree, op).filter(scope => !expanded.has(scope.id));
     if (closed.length === 0) {
       continue;
@@ -247,7 +266,7 @@ export class GraphView {
         { class: 'npu-cluster', 'data-key': k, role: 'button', tabindex: 0, 'aria-expanded': 'true' },
         s('title', {}, `${node.scope.path || title} \u2014 click to collapse`),
         s('rect', { x: box.x, y: box.y, width: box.width, height: box.height, rx: 6 }),
-        s('text', { x: box.x + 8, y: box.y + 14, class: 'npu-cluster-label' }, `\u25be ${shortLabel(title, 60)} (${node.scope.total})`)
+        s('text', { x: box.x + 8, y: box.y + 14, class: 'npu-cluster-label' }, frameLabel(node.scope, title))
       );
     }
     const cx = box.x + box.width / 2;

@@ -5,7 +5,7 @@
  */
 
 import { clear, h } from './elements';
-import { driftText, measuredLabel, opMarks } from './facts';
+import { DRIFT_UNITS, driftText, measuredLabel, opMarks } from './facts';
 import { ENGINE_LABELS, opClasses } from './palette';
 import { ENGINES, Engine, Report } from './schema';
 import { plural } from './labels';
@@ -27,6 +27,8 @@ export interface Column {
   width?: string;
   /** Text wraps onto a second line (and the full text is always on hover). */
   wrap?: boolean;
+  /** The header's tooltip when the label alone does not say what the numbers are (drift units). */
+  help?: string;
 }
 
 export class OpTable {
@@ -93,22 +95,25 @@ export class OpTable {
         width: '8em',
         wrap: true
       },
-      {
+      { key: 'placementReason', label: 'placement reason', cell: k => r.reasons[ops[k].pr], wrap: true },
+      { key: 'precisionReason', label: 'precision reason', cell: k => r.reasons[ops[k].xr], wrap: true }
+    ];
+    // With one device cluster the column repeats one name on every row: shown only when it tells.
+    if (r.clusters.length > 1) {
+      columns.splice(5, 0, {
         key: 'cluster',
         label: 'cluster',
         cell: k => (ops[k].c >= 0 ? r.clusters[ops[k].c].name : ''),
         width: '5em'
-      },
-      { key: 'placementReason', label: 'placement reason', cell: k => r.reasons[ops[k].pr], wrap: true },
-      { key: 'precisionReason', label: 'precision reason', cell: k => r.reasons[ops[k].xr], wrap: true }
-    ];
+      });
+    }
     if (ops.some(op => op.us !== undefined)) {
       columns.push({
         key: 'time',
-        label: `\u00b5s (${measuredLabel(r, 'us')})`,
+        label: '\u00b5s per run',
         cell: k => (ops[k].us === undefined ? '' : ops[k].us!.toFixed(1)),
-        width: '9em',
-        wrap: true
+        width: '5.5em',
+        help: `mean \u00b5s per run (${measuredLabel(r, 'us')})`
       });
     }
     if (ops.some(op => op.dr !== undefined)) {
@@ -117,7 +122,8 @@ export class OpTable {
         label: 'drift vs float32',
         cell: k => (ops[k].dr === undefined ? '' : driftText(ops[k].dr!) + (ops[k].ov ? ' (inf/NaN)' : '')),
         width: '10em',
-        wrap: true
+        wrap: true,
+        help: `drift vs float32 \u2014 ${DRIFT_UNITS}`
       });
     }
     return columns;
@@ -196,7 +202,7 @@ export class OpTable {
         {
           role: 'columnheader',
           tabindex: 0,
-          title: col.label,
+          title: col.help ?? col.label,
           'aria-sort': active ? (this.query.descending ? 'descending' : 'ascending') : 'none'
         },
         col.label,

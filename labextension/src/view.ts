@@ -5,7 +5,7 @@
  */
 
 import { clear, h } from './elements';
-import { estimateLabel, factsList, measuredLabel, opMarks } from './facts';
+import { PathLinker, estimateLabel, factsList, measuredLabel, opMarks } from './facts';
 import { leadBox } from './lead';
 import { GraphView } from './graphview';
 import { ColourMode, ENGINE_LABELS, PRECISION_LABELS, PrecisionCategory, engineClass, precisionClass } from './palette';
@@ -23,7 +23,7 @@ export interface ReportView {
 }
 
 /** Show a payload in `host`. Returns the view, or null when the payload was refused (with a message shown). */
-export function renderReport(host: HTMLElement, payload: unknown): ReportView | null {
+export function renderReport(host: HTMLElement, payload: unknown, linker?: PathLinker): ReportView | null {
   const t0 = performance.now();
   clear(host);
   host.classList.add('npu-report');
@@ -34,7 +34,7 @@ export function renderReport(host: HTMLElement, payload: unknown): ReportView | 
     host.append(h('div', { class: 'npu-message', role: 'alert' }, parsed.message));
     return null;
   }
-  const view = build(host, parsed.report);
+  const view = build(host, parsed.report, linker);
   host.setAttribute('data-render-ms', (performance.now() - t0).toFixed(1));
   return view;
 }
@@ -101,7 +101,7 @@ function details(report: Report, op: number | null): HTMLElement[] {
   ].filter((el): el is HTMLElement => el !== false);
 }
 
-function build(host: HTMLElement, report: Report): ReportView {
+function build(host: HTMLElement, report: Report, linker?: PathLinker): ReportView {
   const tree = buildScopeTree(report);
   const info = h('div', { class: 'npu-details', 'aria-live': 'polite' });
   let selected: number | null = null;
@@ -162,7 +162,7 @@ function build(host: HTMLElement, report: Report): ReportView {
   // What matters first: the run's facts and files, the host ops and transfers, the precision
   // changes, then errors and warnings; the graph and the full table follow.
   host.append(header, summaryBar(report));
-  for (const part of [factsList(report, ['transfers']), leadBox(report, op => select(op)), findings(report)]) {
+  for (const part of [factsList(report, ['transfers'], linker), leadBox(report, op => select(op)), findings(report)]) {
     if (part) {
       host.append(part);
     }

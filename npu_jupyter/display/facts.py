@@ -83,7 +83,29 @@ def _run_facts(payload: dict[str, Any]) -> list[Fact]:
     if top:
         listed = ", ".join(f"{op['n']} {op['us']:.1f} µs" for op in top)
         facts.append(Fact("ops.us", f"Costliest ops (mean per run, {measured_label(payload, 'us')})", listed))
+    drifted = worst_drift(payload["ops"], 3)
+    if drifted:
+        listed = "; ".join(f"{op['n']} {drift_text(op['dr'])}" for op in drifted)
+        facts.append(Fact("ops.dr", f"Largest drift vs float32 ({DRIFT_UNITS})", listed))
     return facts
+
+
+#: What the three drift numbers are, said wherever drift is shown.
+DRIFT_UNITS = "abs: largest |a − b|; rel: largest |a − b| / |b|; cos: cosine similarity, 1 = same direction"
+
+
+def worst_drift(ops: list[dict[str, Any]], top: int = 3) -> list[dict[str, Any]]:
+    """The ``top`` ops that drifted most from float32 by max relative error (as the sweep's worst op).
+
+    A non-finite error (stored as null) ranks first: an op that went inf/NaN only here is the worst.
+    """
+    drifted = [(k, op) for k, op in enumerate(ops) if op.get("dr")]
+
+    def rank(item: tuple[int, dict[str, Any]]) -> tuple[float, int]:
+        rel = item[1]["dr"].get("max_rel")
+        return (-float("inf") if rel is None else -float(rel), item[0])
+
+    return [op for _, op in sorted(drifted, key=rank)[:top]]
 
 
 def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
@@ -138,6 +160,11 @@ def transfers_text(payload: dict[str, Any], limit: int = 8) -> str:
 
 def _plan_facts(payload: dict[str, Any]) -> list[Fact]:
     facts = []
+    estimated = [(k, op) for k, op in enumerate(payload["ops"]) if op.get("est_us") is not None]
+    if estimated:
+        top = sorted(estimated, key=lambda item: (-item[1]["est_us"], item[0]))[:5]
+        listed = ", ".join(f"{op['n']} {op['est_us']:.1f} µs" for _, op in top)
+        facts.append(Fact("ops.est_us", f"Estimated costliest ops ({estimate_label(payload)}, not measured)", listed))
     if payload["transfers"]:
         count = len(payload["transfers"])
         facts.append(Fact("transfers", _plural(count, "transfer"), transfers_text(payload)))
@@ -195,12 +222,14 @@ def drift_text(drift: dict[str, Any]) -> str:
 
 
 def op_marks(op: dict[str, Any]) -> list[str]:
-    """Short per-op labels shown next to its name: overflow, approximate decision, estimated time."""
+    """Short per-op labels shown next to its name: overflow, approximate decision.
+
+    The cost model's per-op estimate is not one: every op has it, so on every name it buried the
+    name; it is listed once (``ops.est_us``) and per op in the Lab view's details.
+    """
     marks = []
     if op.get("ov"):
         marks.append("⚠ overflow")
     if op.get("approximate"):
         marks.append("≈ approximate")
-    if op.get("est_us") is not None:
-        marks.append(f"est. {op['est_us']:.1f} µs (estimate)")
     return marks

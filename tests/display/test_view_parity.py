@@ -185,7 +185,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "ops[].dr.max_rel": "0.456",
         "ops[].dr.cos": "0.9876",
         "ops[].ov": "⚠ overflow",
-        "ops[].est_us": "est. 33.3 µs (estimate)",
+        "ops[].est_us": "core/op-marker 33.3 µs",
         "ops[].approximate": "≈ approximate",
         "transfers[].dt": "int8",
         "transfers[].b": "5.0 KiB",
