@@ -277,15 +277,18 @@ export function opMarks(op: Op): string[] {
  * Makes a link open in JupyterLab (the renderer's resolver and link handler); absent outside Lab,
  * where the link keeps its plain relative href.
  */
-export type PathLinker = (anchor: HTMLAnchorElement, path: string) => void;
+export type PathLinker = (anchor: HTMLAnchorElement, path: string, folder: boolean) => void;
 
-function pathValue(path: string, linker?: PathLinker): HTMLElement {
+/** Facts whose path is a folder (opened in the file browser), not a file. */
+const FOLDER_FACTS: ReadonlySet<string> = new Set(['run.dump_dir', 'run.adapter_outputs']);
+
+function pathValue(path: string, folder: boolean, linker?: PathLinker): HTMLElement {
   const code = h('code', { class: 'npu-fact-value' }, path);
   if (!isOpenable(path)) {
     return code;
   }
   const anchor = fileLink(path, { class: 'npu-path-link', title: 'open in JupyterLab' }, code);
-  linker?.(anchor, path);
+  linker?.(anchor, path, folder);
   return anchor;
 }
 
@@ -302,7 +305,7 @@ export function factsList(report: Report, skip: readonly string[] = [], linker?:
         'li',
         { class: `npu-fact${f.tone ? ` npu-fact-${f.tone}` : ''}`, 'data-fact': f.key },
         h('span', { class: 'npu-fact-label' }, `${f.label}: `),
-        f.tone === 'path' ? pathValue(f.text, linker) : h('span', { class: 'npu-fact-value' }, f.text)
+        f.tone === 'path' ? pathValue(f.text, FOLDER_FACTS.has(f.key), linker) : h('span', { class: 'npu-fact-value' }, f.text)
       )
     )
   );

@@ -57,6 +57,18 @@ export function openToHostOps(report: Report, tree: ScopeTree, expanded: Set<str
   return expanded;
 }
 
+/**
+ * The scopes open in the first view. With ops that need attention, only the scopes around them:
+ * a Keras step's optimizer and metric scopes stay one box each instead of widening the drawing
+ * until, fitted to the cell, nothing is readable. Without, the outline (`initialExpansion`).
+ */
+export function firstExpansion(report: Report, tree: ScopeTree): Set<string> {
+  if (attentionOps(report).length === 0) {
+    return initialExpansion(tree);
+  }
+  return openToHostOps(report, tree, new Set());
+}
+
 export class GraphView {
   /** Scroll container holding the SVG. */
   readonly node: HTMLElement;
@@ -83,7 +95,7 @@ export class GraphView {
   ) {
     this.markerId = `npu-arrow-${++markerCounter}`;
     this.cache = new LayoutCache(report, tree);
-    this.expanded = openToHostOps(report, tree, initialExpansion(tree));
+    this.expanded = firstExpansion(report, tree);
     this.node = h('div', { class: 'npu-graph', tabindex: 0, role: 'group', 'aria-label': 'op graph' });
     this.node.addEventListener('click', event => this.onClick(event));
     this.node.addEventListener('keydown', event => {
@@ -164,9 +176,13 @@ export class GraphView {
       this.redraw();
     }
     this.highlight(op);
-    const group = this.groups.get(opKey(op));
+    this.scrollToOp(op);
+  }
+
+  /** Scroll the view so an op drawn as itself is in its middle (no-op when it is not drawn). */
+  scrollToOp(op: number): void {
     const placed = this.placed.nodes.find(p => p.node.key === opKey(op));
-    if (group && placed) {
+    if (this.groups.get(opKey(op)) && placed) {
       const { x, y, width, height } = placed.box;
       const zoom = this.zoomLevel;
       this.node.scrollLeft = Math.max(0, (x + width / 2) * zoom - this.node.clientWidth / 2);

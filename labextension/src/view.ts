@@ -6,7 +6,7 @@
 
 import { clear, h } from './elements';
 import { PathLinker, estimateLabel, factsList, measuredLabel, opMarks } from './facts';
-import { leadBox } from './lead';
+import { leadBox, overflowOps } from './lead';
 import { GraphView } from './graphview';
 import { ColourMode, ENGINE_LABELS, PRECISION_LABELS, PrecisionCategory, engineClass, precisionClass } from './palette';
 import { ENGINES, MIME_TYPE, Report, parseReport } from './schema';
@@ -168,6 +168,11 @@ function build(host: HTMLElement, report: Report, linker?: PathLinker): ReportVi
     }
   }
   host.append(toolbar, graph.node, info, table.node);
+  // The first overflow is where to look: once the view has its size, scroll the graph to it.
+  const [overflowed] = overflowOps(report);
+  if (overflowed !== undefined) {
+    requestAnimationFrame(() => graph.scrollToOp(overflowed));
+  }
   setMode('placement');
   info.append(...details(report, null));
   return { report, graph, table, select, setMode };

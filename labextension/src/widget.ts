@@ -5,6 +5,7 @@
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Widget } from '@lumino/widgets';
 
+import { folderOpener } from './folders';
 import { MIME_TYPE } from './schema';
 import { renderReport } from './view';
 
@@ -21,7 +22,7 @@ export class ReportWidget extends Widget implements IRenderMime.IRenderer {
   }
 
   renderModel(model: IRenderMime.IMimeModel): Promise<void> {
-    renderReport(this.node, model.data[this.mimeType], (anchor, path) => this.link(anchor, path));
+    renderReport(this.node, model.data[this.mimeType], (anchor, path, folder) => this.link(anchor, path, folder));
     return Promise.resolve();
   }
 
@@ -29,7 +30,7 @@ export class ReportWidget extends Widget implements IRenderMime.IRenderer {
    * A file the run wrote, relative to the notebook's folder: resolved against the notebook as
    * JupyterLab's own HTML renderer resolves links, so a click opens it (or its folder) in Lab.
    */
-  private link(anchor: HTMLAnchorElement, path: string): void {
+  private link(anchor: HTMLAnchorElement, path: string, folder: boolean): void {
     const { resolver, linkHandler } = this;
     if (!resolver) {
       return;
@@ -37,7 +38,16 @@ export class ReportWidget extends Widget implements IRenderMime.IRenderer {
     void resolver
       .resolveUrl(path)
       .then(resolved => {
-        linkHandler?.handleLink(anchor, decodeURIComponent(resolved), '');
+        const local = decodeURIComponent(resolved);
+        const open = folder ? folderOpener() : null;
+        if (open) {
+          anchor.addEventListener('click', event => {
+            event.preventDefault();
+            open(local);
+          });
+        } else {
+          linkHandler?.handleLink(anchor, local, '');
+        }
         return resolver.getDownloadUrl(resolved);
       })
       .then(url => {

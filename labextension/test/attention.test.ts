@@ -70,7 +70,11 @@ describe('what a run report puts first', () => {
     expect(deep!.classList.contains('npu-overflow')).toBe(true);
     expect(host.querySelector(`.npu-graph g.npu-op[data-op="${p.cpu}"]`)).not.toBeNull();
     // The user's layers are opened, the bookkeeping scope stays one box.
-    expect(host.querySelectorAll('.npu-graph g.npu-op').length).toBeGreaterThan(0);
+    const scopes = [...host.querySelectorAll('.npu-graph g.npu-scope title')].map(t => t.textContent ?? '');
+    expect(scopes.some(t => t.startsWith('StatefulPartitionedCall:'))).toBe(true);
+    const ops = [...host.querySelectorAll('.npu-graph g.npu-op')].map(g => g.getAttribute('aria-label') ?? '');
+    expect(ops.some(n => n.startsWith('sequential_1/conv2d_0/convolution'))).toBe(true);
+    expect(ops.some(n => n.startsWith('StatefulPartitionedCall/'))).toBe(false);
     expect(view.graph.drawnCount).toBeLessThanOrEqual(120);
   });
 
@@ -106,8 +110,8 @@ describe('what a run report puts first', () => {
 
   it('links run files inside the notebook folder, through the linker, and leaves outside paths as text', () => {
     const linked: string[] = [];
-    renderReport(host, kerasRun(), (anchor, path) => linked.push(`${anchor.tagName}:${path}`));
-    expect(linked).toEqual(['A:npu_dump']);
+    renderReport(host, kerasRun(), (anchor, path, folder) => linked.push(`${anchor.tagName}:${path}:${folder}`));
+    expect(linked).toEqual(['A:npu_dump:true']);
     const dump = host.querySelector('[data-fact="run.dump_dir"] a');
     expect(dump?.getAttribute('href')).toBe('npu_dump');
     expect(host.querySelector('[data-fact="run.trace_file"] a')).toBeNull();

@@ -18,10 +18,13 @@ TABLE = (
     "color:inherit;background:transparent"
 )
 _PAD = "padding:1px 6px;vertical-align:top"
-_TEXT = f"{_PAD};text-align:left;overflow-wrap:anywhere;word-break:break-word"
+# Names break at any character (op names have no spaces); nothing spills into the next column.
+_TEXT = f"{_PAD};text-align:left;white-space:normal;overflow-wrap:anywhere;overflow:hidden"
 _NUMBER = f"{_PAD};text-align:right;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;font-variant-numeric:tabular-nums"
-_HEAD = "border-bottom:1px solid var(--jp-border-color1,currentColor);font-weight:600"
-MONO = "font-family:var(--jp-code-font-family,monospace)"
+# Headers wrap onto a second line rather than being cut ("est. NPU ms/step" in a narrow column).
+_HEAD = "border-bottom:1px solid var(--jp-border-color1,currentColor);font-weight:600;white-space:normal;overflow-wrap:normal;word-break:normal"
+# Lab styles <code> with white-space:pre; inside a table cell it must wrap like the cell.
+MONO = "font-family:var(--jp-code-font-family,monospace);white-space:normal;overflow-wrap:anywhere;word-break:break-all"
 #: A problem row's background: a translucent red that reads on light and dark themes.
 ALERT_ROW = "background:rgba(211,47,47,.14)"
 

@@ -416,7 +416,8 @@ def _title(plan: Plan, run: RunReport | None) -> str:
             # The Python name, not TensorFlow's __inference_<name>_<uid> (the uid changes per trace).
             from npu_jupyter.runtime.function_labels import python_name
 
-            return f"Calls of {label} ({_names([python_name(f) for f in run.fetches])}): {base}"
+            names = [python_name(f) for f in run.fetches]
+            return f"Calls of {label}{'' if names == [label] else f' ({_names(names)})'}: {base}"
         return f"Run of {_names(run.fetches)}: {base}"
     fetches = getattr(plan, "fetches", None)  # plans pickled by plan_cache before the field existed
     if run is None and fetches:

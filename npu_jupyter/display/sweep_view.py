@@ -2,8 +2,9 @@
 
 Twelve one-number columns ran past the right edge of a notebook cell beside JupyterLab's file
 browser, taking the CPU time and the "adapter would refuse" notes with them. Here each estimate and
-its float32 ratio share a cell ("0.0307 ms (0.99×)"), the first-overflow column appears only when a
-mode overflowed, names wrap, and the table takes the cell's width (:mod:`npu_jupyter.display.fit_table`).
+its float32 ratio share a cell, one per line ("0.0307" over "0.99× fp32"), so do the three drift
+metrics; the first-overflow column appears only when a mode overflowed, names wrap, and the table
+takes the cell's width (:mod:`npu_jupyter.display.fit_table`).
 A mode the adapter would refuse is marked in its mode cell and explained on a line under it.
 """
 
@@ -57,17 +58,20 @@ def _verdict(rows: list[Any]) -> str:
 def _columns(overflow: bool) -> list[Column]:
     columns = [
         Column("mode"),
-        Column("est. NPU ms/step", "8.5em", True, "estimated by the cost model (not measured), and vs float32"),
-        Column("est. memory", "8.5em", True, "estimated activation + weight memory, and vs float32"),
-        Column("ops changed", "5em", True, "ops whose precision the mode changed"),
-        Column("max abs", "5.5em", True, "output drift vs float32: largest absolute difference"),
-        Column("max rel", "5.5em", True, "output drift vs float32: largest relative difference"),
-        Column("cosine", "5.5em", True, "output drift vs float32: cosine similarity (1 = same)"),
+        Column("est. NPU ms/step", "7.5em", True, "estimated by the cost model (not measured), and vs float32"),
+        Column("est. memory", "7.5em", True, "estimated activation + weight memory, and vs float32"),
+        Column("ops changed", "6em", True, "ops whose precision the mode changed"),
+        Column(
+            "output drift vs float32",
+            "8.5em",
+            True,
+            "rel: largest |a − b| / |b|; abs: largest |a − b|; cos: cosine similarity (1 = same)",
+        ),
         Column("worst op", title="the op whose output drifted most from float32 (max rel)"),
     ]
     if overflow:
         columns.append(Column("first overflow", title="first op whose output became inf/NaN"))
-    columns.append(Column("CPU ms/step (emulation)", "7.5em", True, "CPU time of the emulation (not NPU time)"))
+    columns.append(Column("CPU ms/step (emulation)", "8em", True, "CPU time of the emulation (not NPU time)"))
     return columns
 
 
@@ -77,18 +81,14 @@ def _cells(r: Any, overflow: bool) -> list[Cell]:
         mode = Cell(
             f"{mode.html} <strong>refused</strong>", f"{r.mode}: refused by the adapter; the numbers are emulated only"
         )
+    memory = "n/a" if r.est_memory_bytes is None else format_bytes(int(r.est_memory_bytes))
+    # One figure per line: a narrow column holds an estimate and its ratio, or the three drift metrics.
     cells = [
         mode,
-        Cell(_with_ratio(_num(r.est_step_ms, ".4g"), r.est_step_vs_fp32)),
-        Cell(
-            _with_ratio(
-                "n/a" if r.est_memory_bytes is None else format_bytes(int(r.est_memory_bytes)), r.est_memory_vs_fp32
-            )
-        ),
+        Cell(_lines(_num(r.est_step_ms, ".4g"), _ratio(r.est_step_vs_fp32))),
+        Cell(_lines(memory, _ratio(r.est_memory_vs_fp32))),
         Cell(str(r.ops_changed)),
-        Cell(_num(r.max_abs, ".3g")),
-        Cell(_num(r.max_rel, ".3g")),
-        Cell(_num(r.cosine, ".6f")),
+        Cell(_lines(f"rel {_num(r.max_rel, '.3g')}", f"abs {_num(r.max_abs, '.3g')}", f"cos {_num(r.cosine, '.6f')}")),
         text_cell(r.worst_op, mono=True),
     ]
     if overflow:
@@ -97,8 +97,12 @@ def _cells(r: Any, overflow: bool) -> list[Cell]:
     return cells
 
 
-def _with_ratio(value: str, ratio: float | None) -> str:
-    return escape(value if ratio is None else f"{value} ({ratio:.2f}×)")
+def _lines(*parts: str) -> str:
+    return "<br>".join(escape(p) for p in parts if p)
+
+
+def _ratio(ratio: float | None) -> str:
+    return "" if ratio is None else f"{ratio:.2f}× fp32"
 
 
 def _num(x: float | None, spec: str) -> str:

@@ -93,6 +93,8 @@ def test_a_traced_function_report_is_titled_by_its_python_name_not_tensorflows()
     title = report_payload(run)["title"]
     assert title.startswith("Calls of Keras fit (train function) (multi_step_on_iterator): ")
     assert "__inference" not in title
+    plain = _run(fetches=["__inference_train_step_1036"], extra={"tf2_label": "train_step"})
+    assert report_payload(plain)["title"].startswith("Calls of train_step: ")  # not "train_step (train_step)"
 
 
 def test_run_files_read_alike_and_the_ones_inside_the_notebook_folder_are_links(tmp_path, monkeypatch):

@@ -46,8 +46,9 @@ def test_the_sweep_fits_the_cell_and_keeps_the_cpu_column_last():
     assert "table-layout:fixed;width:100%" in page
     headers = re.findall(r"<th[^>]*>([^<]*)</th>", page)
     assert headers[-1] == "CPU ms/step (emulation)"
-    assert len(headers) <= 9, headers
-    assert "0.0307 (0.99×)" in page  # an estimate and its float32 ratio share one cell
+    assert len(headers) <= 8, headers
+    assert "0.0307<br>0.99× fp32" in page  # an estimate and its float32 ratio share one cell
+    assert "rel 0.002<br>abs 0.002<br>cos 0.999990" in page
 
 
 def test_refused_modes_are_named_in_the_header_marked_in_their_row_and_explained_once():
@@ -74,7 +75,8 @@ def test_tutorial_03_prints_the_refusal_its_sweep_table_marks():
     nb = json.loads((Path(__file__).resolve().parents[2] / "notebooks" / "03_precision_modes.ipynb").read_text())
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     sweep_cell = next(k for k, c in enumerate(code) if "npu_jupyter.sweep(" in "".join(c["source"]))
-    table_text = "".join(code[sweep_cell]["outputs"][0]["data"]["text/plain"]).splitlines()
+    result = next(o for o in code[sweep_cell]["outputs"] if o["output_type"] == "execute_result")
+    table_text = "".join(result["data"]["text/plain"]).splitlines()
     refused = {table_text[k - 1].split()[0] for k, line in enumerate(table_text) if "would refuse" in line}
     printed = "".join(code[sweep_cell + 1]["outputs"][0]["text"]).splitlines()
     assert refused, table_text
