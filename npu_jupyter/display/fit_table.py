@@ -11,7 +11,7 @@ from the theme, so it reads the same in JupyterLab, VS Code, nbconvert and both 
 from __future__ import annotations
 
 from html import escape
-from typing import NamedTuple
+from typing import List, NamedTuple, Tuple
 
 TABLE = (
     "table-layout:fixed;width:100%;border-collapse:collapse;margin:4px 0;font-size:inherit;"
@@ -60,7 +60,7 @@ class Note(NamedTuple):
     style: str = ""
 
 
-Row = tuple[list[Cell], str]  # the cells and an extra row style ("" for none)
+Row = Tuple[List[Cell], str]  # the cells and an extra row style ("" for none); typing names: runs on 3.7
 
 
 def fit_table(columns: list[Column], rows: list[Row | Note]) -> str:
