@@ -109,7 +109,7 @@ export const DRIFT_UNITS = 'abs: largest |a \u2212 b|; rel: largest |a \u2212 b|
 export function worstDrift(report: Report, top = 3): number[] {
   const drifted = report.ops.map((op, k) => k).filter(k => report.ops[k].dr !== undefined);
   const rel = (k: number): number => {
-    const v = report.ops[k].dr!.max_rel as number | null;
+    const v = report.ops[k].dr!.max_rel;
     return v === null ? Number.POSITIVE_INFINITY : v;
   };
   drifted.sort((a, b) => rel(b) - rel(a) || a - b);
@@ -179,15 +179,14 @@ export function g3(v: number): string {
 export function driftText(d: Drift): string {
   // A non-finite error is null in the payload (JSON has no inf): left out, as display/facts.py does.
   const parts: string[] = [];
-  const v = d as unknown as Record<string, number | null | undefined>;
-  if (v.max_abs !== null && v.max_abs !== undefined) {
-    parts.push(`${g3(v.max_abs)} abs`);
+  if (d.max_abs !== null) {
+    parts.push(`${g3(d.max_abs)} abs`);
   }
-  if (v.max_rel !== null && v.max_rel !== undefined) {
-    parts.push(`${g3(v.max_rel)} rel`);
+  if (d.max_rel !== null) {
+    parts.push(`${g3(d.max_rel)} rel`);
   }
-  if (v.cos !== null && v.cos !== undefined) {
-    parts.push(`cos ${v.cos.toFixed(4)}`);
+  if (d.cos !== null) {
+    parts.push(`cos ${d.cos.toFixed(4)}`);
   }
   return parts.join(', ');
 }

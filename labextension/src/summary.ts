@@ -68,7 +68,7 @@ export function summaryBar(report: Report): HTMLElement {
     const [worst] = worstDrift(report, 1);
     if (worst !== undefined) {
       // The header's worst-drift summary; the facts below list the top three with the units.
-      const rel = report.ops[worst].dr!.max_rel as number | null;
+      const rel = report.ops[worst].dr!.max_rel;
       const value = rel === null ? 'inf/NaN' : `${g3(rel)} rel`;
       const item = chip(`worst drift vs float32: ${report.ops[worst].n}`, value, 'npu-chip-drift');
       item.title = `largest relative difference |a \u2212 b| / |b| from float32 (${DRIFT_UNITS})`;

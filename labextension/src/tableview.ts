@@ -86,7 +86,7 @@ export class OpTable {
         width: '17%',
         wrap: true
       },
-      { key: 'type', label: 'type', cell: k => ops[k].t, width: '9%' },
+      { key: 'type', label: 'type', cell: k => ops[k].t, width: '8%' },
       { key: 'engine', label: 'engine', cell: k => ENGINE_LABELS[ops[k].e], width: '5em' },
       {
         key: 'precision',
@@ -98,8 +98,11 @@ export class OpTable {
       { key: 'placementReason', label: 'placement reason', cell: k => r.reasons[ops[k].pr], wrap: true },
       { key: 'precisionReason', label: 'precision reason', cell: k => r.reasons[ops[k].xr], wrap: true }
     ];
-    // With one device cluster the column repeats one name on every row: shown only when it tells.
-    if (r.clusters.length > 1) {
+    // With one device cluster the column repeats one name on every row: shown only when it tells,
+    // and only when the run asked for no measurement (time, drift): those columns take its place
+    // so the reasons keep their width (the summary chip and the details pane name the cluster).
+    const measured = ops.some(op => op.us !== undefined) || ops.some(op => op.dr !== undefined);
+    if (r.clusters.length > 1 && !measured) {
       columns.splice(5, 0, {
         key: 'cluster',
         label: 'cluster',
@@ -121,7 +124,7 @@ export class OpTable {
         key: 'drift',
         label: 'drift vs float32',
         cell: k => (ops[k].dr === undefined ? '' : driftText(ops[k].dr!) + (ops[k].ov ? ' (inf/NaN)' : '')),
-        width: '10em',
+        width: '8.5em',
         wrap: true,
         help: `drift vs float32 \u2014 ${DRIFT_UNITS}`
       });

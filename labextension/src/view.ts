@@ -5,7 +5,7 @@
  */
 
 import { clear, h } from './elements';
-import { PathLinker, estimateLabel, factsList, measuredLabel, opMarks } from './facts';
+import { PathLinker, driftText, estimateLabel, factsList, measuredLabel, opMarks } from './facts';
 import { leadBox, overflowOps } from './lead';
 import { GraphView } from './graphview';
 import { ColourMode, ENGINE_LABELS, PRECISION_LABELS, PrecisionCategory, engineClass, precisionClass } from './palette';
@@ -96,7 +96,7 @@ function details(report: Report, op: number | null): HTMLElement[] {
     o.us !== undefined && field('time', `${o.us.toFixed(1)} \u00b5s per run (${measuredLabel(report, 'us')})`),
     o.est_us !== undefined && field('estimate', `${o.est_us.toFixed(1)} \u00b5s (${estimateLabel(report)})`),
     o.dr !== undefined &&
-      field('drift', `max abs ${o.dr.max_abs.toExponential(2)}, max rel ${o.dr.max_rel.toExponential(2)}, cos ${o.dr.cos.toFixed(4)}`),
+      field('drift', driftText(o.dr) || 'not finite (inf/NaN)'),
     opMarks(o).length > 0 && field('marks', opMarks(o).join(' \u00b7 '))
   ].filter((el): el is HTMLElement => el !== false);
 }

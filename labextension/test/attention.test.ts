@@ -88,6 +88,19 @@ describe('what a run report puts first', () => {
     expect(head?.getAttribute('title')).toContain(DRIFT_UNITS);
   });
 
+  it('renders a run whose overflowed op has non-finite drift (null in the payload)', () => {
+    const p = kerasRun() as Record<string, unknown> & { deep: number };
+    (p.ops as Op[])[p.deep].dr = { max_abs: null, max_rel: null, cos: null };
+    const view = renderReport(host, p);
+    expect(host.querySelector('.npu-message')).toBeNull();
+    expect(view).not.toBeNull();
+    // The non-finite one is the worst drift, and the table says so.
+    expect(host.querySelector('.npu-summary .npu-chip-drift')?.textContent).toContain('inf/NaN');
+    expect(host.querySelector('.npu-table')?.textContent).toContain('(inf/NaN)');
+    view!.select(p.deep);
+    expect(host.querySelector('.npu-details')?.textContent).toContain('not finite (inf/NaN)');
+  });
+
   it('keeps the cost model estimate off the op names and lists it once', () => {
     renderReport(host, kerasRun());
     expect(opMarks({ n: 'x', t: 'X', e: 'AI_CORE', d0: '', d1: '', c: 0, pr: 0, xr: 0, i: [], est_us: 5 })).toEqual([]);
@@ -95,10 +108,11 @@ describe('what a run report puts first', () => {
     expect(host.querySelector('[data-fact="ops.est_us"]')?.textContent).toContain('not measured');
   });
 
-  it('shows a cluster column only when there is more than one cluster', () => {
+  it('shows a cluster column only with two or more clusters and no measurement columns', () => {
     const one = renderReport(host, kerasRun())!;
     expect(one.table.columnSpecs.map(c => c.key)).not.toContain('cluster');
     const p = kerasRun();
+    (p.ops as Op[]).forEach(o => delete o.dr);
     p.clusters = [
       { name: 'GeOp1_0', size: 1 },
       { name: 'GeOp2_0', size: 1 }
@@ -106,6 +120,9 @@ describe('what a run report puts first', () => {
     (p.ops as Op[])[0].c = 1;
     const two = renderReport(host, p)!;
     expect(two.table.columnSpecs.map(c => c.key)).toContain('cluster');
+    (p.ops as Op[])[0].dr = { max_abs: 0.1, max_rel: 0.1, cos: 0.99 };
+    const measured = renderReport(host, p)!;
+    expect(measured.table.columnSpecs.map(c => c.key)).not.toContain('cluster');
   });
 
   it('links run files inside the notebook folder, through the linker, and leaves outside paths as text', () => {
