@@ -156,6 +156,9 @@ def _build(plan: Plan, run: RunReport | None, keep: list[str], *, truncated: boo
             cluster_index[cluster] = len(clusters)
             clusters.append({"name": cluster, "size": sum(d.cluster == cluster for d in plan.ops.values())})
     ops = [_op_entry(plan.ops[name], index, cluster_index, reasons, run) for name in keep]
+    functions = list(getattr(plan, "functions", None) or [])  # plans cached before the field existed
+    if len(functions) > 1:
+        _mark_functions(ops, keep, functions)
     payload: dict[str, Any] = {
         "schema": SCHEMA,
         "version": VERSION,
@@ -174,9 +177,32 @@ def _build(plan: Plan, run: RunReport | None, keep: list[str], *, truncated: boo
         "truncated": truncated,
     }
     payload.update(_plan_extras(plan, run, payload["summary"]))
+    if len(functions) > 1:
+        payload["functions"] = _functions_block(plan, functions)
     if run is not None:
         payload["run"] = _run_block(run)
     return payload
+
+
+def _mark_functions(ops: list[dict[str, Any]], keep: list[str], functions: list[str]) -> None:
+    """``f``: the index of the called function an op belongs to (absent for the function reported on)."""
+    from npu_jupyter.runtime.function_tree import function_of
+
+    for entry, name in zip(ops, keep):
+        where = function_of(name, functions)
+        if where:
+            entry["f"] = where
+
+
+def _functions_block(plan: Plan, functions: list[str]) -> list[dict[str, Any]]:
+    """The traced functions a tree plan covers, the called one first: name, Python name, op count."""
+    from npu_jupyter.runtime.function_labels import python_name
+    from npu_jupyter.runtime.function_tree import function_of
+
+    counts = [0] * len(functions)
+    for name in plan.ops:
+        counts[function_of(name, functions)] += 1
+    return [{"name": name, "label": python_name(name), "ops": counts[k]} for k, name in enumerate(functions)]
 
 
 def _optional(source: Any, name: str) -> Any:
@@ -361,6 +387,9 @@ def _run_extras(run: RunReport) -> dict[str, Any]:
         out["dump_skipped"] = [
             {"step": int(item["step"]), "reason": str(item.get("reason", ""))} for item in list(skipped)[:_MAX_MESSAGES]
         ]
+    rounded = _optional(run, "rounded_tensors")
+    if rounded is not None:
+        out["rounded_tensors"] = int(rounded)
     nonfinite = _optional(run, "nonfinite")
     if nonfinite:
         step = nonfinite.get("step")

@@ -119,6 +119,8 @@ def is_initializer_run(report: Any) -> bool:
     count and a NoOp grouping training updates (``minimize``) or a Saver restore does not: an apply op
     is neither an assignment nor feeds one, and a restore reads a checkpoint (an external input).
     """
+    if report.extra.get("tf2_helper") == "initializer":  # TensorFlow's initialize_variables function
+        return True
     return is_initializer_plan(report.plan, report.fetches)
 
 
@@ -138,7 +140,10 @@ def initializer_note(reports: list[Any]) -> str:
     parts = []
     for r in reports:
         runs = f", {r.steps} runs" if r.steps > 1 else ""
-        parts.append(f"{', '.join(r.fetches)} (variable initialisation, {len(r.plan.ops)} ops{runs})")
+        if r.extra.get("tf2_helper"):  # "variable initialisation (initialize_variables), run during Keras fit"
+            parts.append(f"{r.extra['tf2_label']} ({len(r.plan.ops)} ops{runs})")
+        else:
+            parts.append(f"{', '.join(r.fetches)} (variable initialisation, {len(r.plan.ops)} ops{runs})")
     return "also ran: " + "; ".join(parts)
 
 
