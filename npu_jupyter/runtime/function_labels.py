@@ -88,7 +88,7 @@ def label(function_name: str, frame: Any = None) -> str:
 
 
 def helper_kind(function_name: str) -> str | None:
-    """ "initializer" for TensorFlow's variable-initialisation helper, else None (a function to report)."""
+    """Kind of a TensorFlow helper function ("initializer" for initialize_variables), else None."""
     found = _HELPERS.get(python_name(function_name))
     return None if found is None else found[1]
 

@@ -15,6 +15,7 @@ call-tree order, the called one first, so every view can group the ops by functi
 from __future__ import annotations
 
 import dataclasses
+
 from npu_jupyter.plan.model import Plan, Subgraph, Transfer
 from npu_jupyter.runtime.function_labels import python_name
 
