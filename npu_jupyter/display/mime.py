@@ -172,8 +172,8 @@ def _build(plan: Plan, run: RunReport | None, keep: list[str], *, truncated: boo
         "clusters": clusters,
         "ops": ops,
         "transfers": _transfers(plan, index),
-        "warnings": _messages(plan.warnings + (list(run.warnings) if run is not None else [])),
-        "errors": _messages(plan.errors),
+        "warnings": _messages(_grouped(plan, plan.warnings + (list(run.warnings) if run is not None else []))),
+        "errors": _messages(_grouped(plan, plan.errors)),
         "truncated": truncated,
     }
     payload.update(_plan_extras(plan, run, payload["summary"]))
@@ -205,6 +205,18 @@ def _functions_block(plan: Plan, functions: list[str]) -> list[dict[str, Any]]:
     return [{"name": name, "label": python_name(name), "ops": counts[k]} for k, name in enumerate(functions)]
 
 
+def _grouped(plan: Plan, messages: list[str]) -> list[str]:
+    """Messages differing only in the op they name, folded into one (:mod:`.grouping`)."""
+    from npu_jupyter.display.grouping import group_messages
+
+    if len(messages) < 2:
+        return messages
+    names = set(plan.ops)
+    if len(getattr(plan, "functions", None) or []) > 1:  # a called function's findings name its own ops
+        names |= {name.split("/", 1)[1] for name in plan.ops if "/" in name}
+    return group_messages(messages, names)
+
+
 def _optional(source: Any, name: str) -> Any:
     """An optional report fact: an attribute of the plan or run report, else its ``extra`` entry.
 
@@ -230,7 +242,7 @@ def _plan_extras(plan: Plan, run: RunReport | None, summary: dict[str, Any]) -> 
     approximate = sum(bool(getattr(d, "approximate", False)) for d in plan.ops.values())
     if approximate:
         summary["approximate"] = approximate
-    notes = list(plan.notes or []) + list(_optional(run, "notes") or [])
+    notes = list(dict.fromkeys(list(plan.notes or []) + list(_optional(run, "notes") or [])))
     if notes:
         out["notes"] = _messages(notes)
     predicted = _optional(run, "predicted")

@@ -94,7 +94,7 @@ def place_mixed(
         state[i], reason[i] = _determined(n, view, lib, substitutes, cpu_res)
         must_npu[i] = state[i] == NPU
     _returned_uncopyable(view, state, reason, must_npu, placed.errors)
-    _spread_cpu(view, state, reason, must_npu, placed.errors, substitutes)
+    _spread_cpu(view, state, reason, must_npu, placed.errors, substitutes, _approximate_note(lib))
     _concrete(view, state, reason, substitutes)
     mutex = any(n.op in lists["cpu_only_marker_ops"] for n in view.order)
     for n in view.order:
@@ -170,6 +170,16 @@ def _returned_uncopyable(
         )
 
 
+def _approximate_note(lib: Any) -> str:
+    """Said in a compile-failure verdict when op support comes from the bundled approximate tables."""
+    if not getattr(lib, "approximate", False):
+        return ""
+    return (
+        " This verdict rests on approximate op data: op support comes from the bundled approximation of "
+        "npu_supported_ops.json (no CANN install was read)."
+    )
+
+
 def _spread_cpu(
     view: GraphView,
     state: list[int],
@@ -177,14 +187,18 @@ def _spread_cpu(
     must_npu: list[bool],
     errors: list[str],
     substitutes: dict[int, str],
+    approximate: str = "",
 ) -> None:
     """``SpreadCpuNode``: CPU placement crosses every uncopyable data edge, both ways, to a fixed point.
 
     A substitute or constant reached is the copy of one consumer (CopyShareableNode): the spread
-    does not go on from it to its other consumers.
+    does not go on from it to its other consumers. A node that must be on the NPU reached by the
+    spread is the adapter's compile error; the verdict names it, the CPU node that reached it, why
+    the spread began there (the node first determined CPU), and whether that rests on approximate data.
     """
     order, cons = view.order, view.consumers()
     work = [i for i, st in enumerate(state) if st == CPU]
+    origin = {i: i for i in work}  # node -> the node determined CPU that the spread started from
     seen = set(work)
     while work:
         i = work.pop()
@@ -195,12 +209,17 @@ def _spread_cpu(
             if j in seen or copyable(dtype):
                 continue
             seen.add(j)
+            origin[j] = origin[i]
             if j not in substitutes and order[j].op != "Const":
                 work.append(j)
             if must_npu[j]:
+                root = order[origin[i]]
+                what = "resource argument" if is_arg(order[j]) else order[j].op
                 errors.append(
                     f"Failed spread place {order[j].name} on cpu as has placed on npu (npu_device {SOURCE} "
-                    f"SpreadCpuNode: it exchanges a {dtype} tensor with CPU op {n.name}; the function fails to compile)"
+                    f"SpreadCpuNode): {order[j].name} ({what}) must run on the NPU but exchanges a {dtype} tensor "
+                    f"with CPU op {n.name}, so the function fails to compile. The CPU placement starts at "
+                    f"{root.name} ({root.op}): {_strip(reason[root.index])}.{approximate}"
                 )
                 continue
             if state[j] == ANY:
@@ -210,6 +229,13 @@ def _spread_cpu(
                     f"npu_device: {'gets' if verb == 'feeds' else 'sends'} a {dtype} tensor {other} CPU op {n.name}; "
                     f"{dtype} tensors cannot be copied between CPU and NPU, so it runs on the CPU ({SOURCE} SpreadCpuNode)"
                 )
+
+
+def _strip(reason: str) -> str:
+    """A placement reason without its ``npu_device:`` lead and source reference, to quote in a sentence."""
+    lead = "npu_device: "
+    text = reason[len(lead) :] if reason.startswith(lead) else reason
+    return text.split(f" ({SOURCE}", 1)[0] if f"({SOURCE}" in text else text
 
 
 def _concrete(view: GraphView, state: list[int], reason: list[str], substitutes: dict[int, str]) -> None:

@@ -63,6 +63,17 @@ def _entry_name(frame: Any) -> str | None:
     return None
 
 
+def keras3_entry(frame: Any = None) -> bool:
+    """True when a Keras 3 entry point (``keras/src/...``, TF >= 2.16's Keras) is on the calling stack."""
+    frame = frame or sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_name
+        if name in _KERAS_ENTRIES and "/keras/src/" in frame.f_code.co_filename.replace("\\", "/"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def keras_entry(frame: Any = None) -> str | None:
     """The Keras entry point on the calling stack ("Keras fit (train function)"), else None."""
     name = _entry_name(frame or sys._getframe(1))
@@ -99,4 +110,4 @@ def _is_keras(filename: str) -> bool:
     return "/keras/" in path or "/tf_keras/" in path
 
 
-__all__ = ["helper_kind", "keras_entry", "label", "python_name"]
+__all__ = ["helper_kind", "keras3_entry", "keras_entry", "label", "python_name"]

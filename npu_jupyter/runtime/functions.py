@@ -40,7 +40,7 @@ import contextlib
 import time
 from typing import Any, Callable
 
-from npu_jupyter.runtime.function_labels import helper_kind, label
+from npu_jupyter.runtime.function_labels import helper_kind, keras3_entry, label
 from npu_jupyter.runtime.function_tree import tree_plan
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.run_settings import read_run_settings
@@ -53,6 +53,14 @@ TF2_RULE_NOTE = (
     "from the bundled npu_supported_ops.json unless CANN is installed; captured resources read by variable "
     "ops are taken to be NPU variables (created after npu_device.open().as_default()); each function of the "
     "call tree is planned on its own; NPU_LOOP_SIZE device loops and dynamic shapes are not modelled"
+)
+
+#: Said when Keras 3 built the traced graph: the device would receive another graph.
+KERAS3_NOTE = (
+    "Keras 3 built this graph (TensorFlow >= 2.16): the TF2 adapter runs TensorFlow 2.6.5 with Keras 2, whose "
+    "fit/evaluate/predict trace other functions (train_function and its step function, not Keras 3's "
+    "multi_step_on_iterator and one_step_on_data) with other ops, so this placement is a prediction for the "
+    "graph traced here, not for the one the device would receive"
 )
 
 
@@ -181,6 +189,8 @@ class FunctionEmulation:
         report.emulation = emulation
         report.extra["rounded_tensors"] = sum(len(self._handled[n][0].roundings) for n in _rewritten(self, tree))
         report.extra["notes"] = [TF2_RULE_NOTE]
+        if keras3_entry():
+            report.extra["notes"].insert(0, KERAS3_NOTE)
         lowered = main is not None and any(d.precision_changed for d in main.ops.values())
         if lowered and not emulation:
             report.warnings.append(
@@ -429,4 +439,4 @@ def _non_finite_outputs(result: Any) -> list[int]:
     return bad
 
 
-__all__ = ["TF2_RULE_NOTE", "FunctionEmulation", "supported"]
+__all__ = ["KERAS3_NOTE", "TF2_RULE_NOTE", "FunctionEmulation", "supported"]
