@@ -174,16 +174,20 @@ class FunctionEmulation:
         observing = flags or self.settings.enable_dump or self.settings.enable_dump_debug
         drop_xla = observing or self.reference or any(rounded for _, (_, rounded) in planned)
         plans: list[tuple[str, Any]] = []
-        emulation: dict[str, str] = {}
+        rewrites = []
         for member, (plan, rounded) in planned:
             rewritten = self._rewrite(member, plan, rounded, flags, observing, drop_xla)
             if plan is not None:
                 plans.append((_name(member), plan))
             if rewritten is not None:
-                emulation.update({f"{_name(member)}/{op}": how for op, how in rewritten.emulation().items()})
+                rewrites.append((_name(member), rewritten))
         # the report shows the called function's plan, joined with the plans of the functions it calls
         main = tree_plan(plans) if plans else None
         main_name = plans[0][0] if plans else key
+        # named as the report's plan names ops: plain in the called function, function/op in its callees
+        from npu_jupyter.runtime.function_findings import op_name
+
+        emulation = {op_name(fn, op, main_name): how for fn, rw in rewrites for op, how in rw.emulation().items()}
         # main is None when no function had a plannable graph; RunReport.plan is typed Plan (report.py)
         report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)  # type: ignore[arg-type]
         report.emulation = emulation
