@@ -223,6 +223,7 @@ class FunctionObserver:
         return np.bool_(True)
 
 
+_LARGEST_CHECKED_CONSTANT = 1 << 24  # elements; larger constants are not read for inf/NaN
 #: Op types writing a variable (prefixes): a non-finite value they read reaches the model's state.
 _WRITER_PREFIXES = ("Assign", "ResourceApply", "ResourceSparseApply", "ResourceScatter")
 
@@ -270,6 +271,9 @@ def _non_finite_constant(op: Any) -> bool:
 
     if not op.outputs or not op.outputs[0].dtype.base_dtype.is_floating:
         return False
+    size = op.outputs[0].shape.num_elements()
+    if size is not None and size > _LARGEST_CHECKED_CONSTANT:
+        return False  # a weight table, not a filler or a mask: not read into memory again
     try:
         value = tensor_util.MakeNdarray(op.get_attr("value"))
     except Exception:  # noqa: BLE001 - an unreadable constant is judged like any other op
