@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_jupyter.runtime import dump_writer as _writer
+from npu_jupyter.runtime.by_design import design_outputs
 from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
 from npu_jupyter.runtime.function_observe import Observation, Watched
 from npu_jupyter.runtime.observers import _debug_covers
@@ -256,11 +257,8 @@ def _without(obs: Observation, design: set[tuple[str, Watched]]) -> Observation:
 def by_design(observations: list[Observation], observers: dict[str, Any]) -> set[tuple[str, Watched]]:
     """The non-finite tensors of a call that the float32 program computes non-finite too, by design.
 
-    Per body, in topological order, a non-finite output is by design when the non-finite values it
-    reads all are (a constant holding inf/NaN, or an earlier by-design output), or when it is computed
-    from constants alone with nothing rounded on the way. Anything else that is non-finite — created
-    by the op from finite inputs, or read from such an op — is not (docs/faithfulness.md). A call
-    whose callee bodies went non-finite by design only is by design as well.
+    Per body, the rule of :mod:`.by_design`; a call whose called bodies went non-finite by design only
+    is by design as well.
     """
     design: set[tuple[str, Watched]] = set()
     for _ in range(_MAX_DEPTH):  # each pass sees one more level of calls whose bodies were by design only
@@ -288,22 +286,9 @@ def _functions_by_design_only(observations: list[Observation], design: set[tuple
 
 def _design_in(obs: Observation, provenance: Any, callees: dict[str, list[str]], clean: set[str]) -> list[Watched]:
     """The by-design non-finite outputs of one body execution (topological order)."""
-    bad = {(w.op, w.slot) for w in obs.bad}
-    found: set[tuple[str, int]] = set()
-    out = []
-    for w in obs.bad:
-        inputs = provenance.float_inputs.get(w.op, [])
-        bad_in = [src for src in inputs if src in bad or src[0] in provenance.nonfinite_constants]
-        if w.op in callees:
-            inherited = any(callee in clean for callee in callees[w.op])
-        elif bad_in:
-            inherited = all(src in found or src[0] in provenance.nonfinite_constants for src in bad_in)
-        else:
-            inherited = w.op in provenance.exact_constants
-        if inherited:
-            found.add((w.op, w.slot))
-            out.append(w)
-    return out
+    calls = {w.op: any(callee in clean for callee in callees[w.op]) for w in obs.bad if w.op in callees}
+    found = design_outputs([(w.op, w.slot) for w in obs.bad], provenance, calls)
+    return [w for w in obs.bad if (w.op, w.slot) in found]
 
 
 def _design_reaching(

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from npu_jupyter.runtime.by_design import Provenance
 from npu_jupyter.runtime.node_defs import add_node
 
 OBSERVE_SCOPE = "npu_emu_observe"
@@ -221,64 +222,6 @@ class FunctionObserver:
             if (w in bad and w in self._checked) or (keep and w in self._dumped):
                 observation.values[w] = np.array(value, copy=True)
         return np.bool_(True)
-
-
-_LARGEST_CHECKED_CONSTANT = 1 << 24  # elements; larger constants are not read for inf/NaN
-#: Op types writing a variable (prefixes): a non-finite value they read reaches the model's state.
-_WRITER_PREFIXES = ("Assign", "ResourceApply", "ResourceSparseApply", "ResourceScatter")
-
-
-class Provenance:
-    """Where a non-finite value of one function body can come from, read once from its traced graph.
-
-    ``float_inputs``: op -> the ``(producer, slot)`` of each float data input. ``nonfinite_constants``:
-    constants whose float32 value holds inf/NaN (a NaN filler, a ``-inf`` mask). ``exact_constants``:
-    ops computed from constants only, with no rounding on the way, so the float32 program computes the
-    same value there. ``sinks``: output tensors a variable update reads or the function returns.
-    :func:`npu_jupyter.runtime.function_findings.by_design` uses them (docs/faithfulness.md).
-    """
-
-    def __init__(self, graph: Any, plan: Any, rounded: set[tuple[str, str, int]]) -> None:
-        self.float_inputs: dict[str, list[tuple[str, int]]] = {}
-        self.nonfinite_constants: set[str] = set()
-        self.exact_constants: set[str] = set()
-        self.sinks: set[tuple[str, int]] = set()
-        self.returns: set[tuple[str, int]] = set()
-        touched = {op for op, _, _ in rounded}
-        for name in plan.ops:
-            op = _op(graph, name)
-            if op is None:
-                continue
-            if op.type == "Const":
-                if _non_finite_constant(op):
-                    self.nonfinite_constants.add(name)
-                if name not in touched:
-                    self.exact_constants.add(name)
-                continue
-            inputs = [(t.op.name, t.value_index) for t in op.inputs if t.dtype.base_dtype.is_floating]
-            self.float_inputs[name] = inputs
-            if inputs and name not in touched and all(src in self.exact_constants for src, _ in inputs):
-                self.exact_constants.add(name)
-            if op.type.startswith(_WRITER_PREFIXES):
-                self.sinks.update(inputs)
-        for tensor in getattr(graph, "outputs", None) or []:
-            self.returns.add((tensor.op.name, tensor.value_index))
-
-
-def _non_finite_constant(op: Any) -> bool:
-    """True for a float constant holding inf or NaN in its (float32 program's) value."""
-    from tensorflow.python.framework import tensor_util
-
-    if not op.outputs or not op.outputs[0].dtype.base_dtype.is_floating:
-        return False
-    size = op.outputs[0].shape.num_elements()
-    if size is not None and size > _LARGEST_CHECKED_CONSTANT:
-        return False  # a weight table, not a filler or a mask: not read into memory again
-    try:
-        value = tensor_util.MakeNdarray(op.get_attr("value"))
-    except Exception:  # noqa: BLE001 - an unreadable constant is judged like any other op
-        return False
-    return bool(value.size) and not bool(np.isfinite(value).all())
 
 
 def _control_return(fdef: Any, node: str) -> None:

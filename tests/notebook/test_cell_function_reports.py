@@ -285,3 +285,42 @@ def test_a_real_float16_overflow_is_still_named_next_to_a_masked_nan_constant(ip
     finding = report["run"]["nonfinite"]
     assert "BroadcastTo" not in finding["first_op"]
     assert finding["first_op"].endswith("MatMul") and "float16" in finding["reason"]
+
+
+TF1_DETERMINISTIC = """
+import numpy as np, tensorflow as tf
+tf.config.experimental.enable_op_determinism()
+g = tf.Graph()
+with g.as_default():
+    tf.compat.v1.set_random_seed(0)
+    x = tf.compat.v1.placeholder(tf.float32, [8, 6])
+    y = tf.compat.v1.placeholder(tf.int64, [8])
+    w = tf.compat.v1.get_variable('w', [6, 3], initializer=tf.compat.v1.glorot_uniform_initializer())
+    logits = tf.matmul(x, w, name='logits')
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    train = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+    init = tf.compat.v1.global_variables_initializer()
+r = np.random.default_rng(0)
+feed = {x: r.normal(size=(8, 6)).astype('float32'), y: r.integers(0, 3, 8)}
+"""
+TF1_TRAIN = """
+with tf.compat.v1.Session(graph=g) as s:
+    s.run(init)
+    for _ in range(2):
+        s.run([train, loss], feed_dict=feed)
+"""
+
+
+def test_a_sessions_overflow_check_passes_over_the_nan_constant_but_finds_a_real_overflow(
+    ip, tmp_path, deterministic_ops
+):
+    """TF1 code: enable_dump_debug flags inf/NaN per op; TensorFlow's NaN filler is not an overflow."""
+    line = f"--dump {tmp_path} --set enable_dump_debug=True --precision "
+    (report,), _ = _run(ip, line + "must_keep_origin_dtype", TF1_TRAIN, TF1_DETERMINISTIC)
+    assert report["run"]["first_overflow"] is None and not [op for op in report["ops"] if op.get("ov")]
+    big = TF1_DETERMINISTIC.replace(
+        "feed = {x: r.normal(size=(8, 6)).astype('float32')", "feed = {x: 4e4 * r.normal(size=(8, 6)).astype('float32')"
+    )
+    (loud,), _ = _run(ip, line + "force_fp16", TF1_TRAIN, big)
+    overflowed = [op["n"] for op in loud["ops"] if op.get("ov")]
+    assert "logits" in overflowed and loud["run"]["first_overflow"]  # 6 x 4e4 x ~0.5 > 65504 in float16
