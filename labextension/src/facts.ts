@@ -146,8 +146,10 @@ function costText(cost: CostModel): string {
   if (cost.memory_bytes !== null) {
     parts.push(`activation + weight memory ${formatBytes(cost.memory_bytes)}${ratio(cost.memory_ratio_fp32)}`);
   }
-  const text = parts.join(' \u00b7 ') || 'no estimate';
-  return text + (cost.basis ? ` \u00b7 assumes ${cost.basis}` : '');
+  if (parts.length === 0) {
+    return cost.basis || 'no estimate'; // nothing estimated (a refused plan): the basis says why
+  }
+  return parts.join(' \u00b7 ') + (cost.basis ? ` \u00b7 assumes ${cost.basis}` : '');
 }
 
 /** Python's `{:.3g}`: three significant digits, no trailing zeros. */

@@ -39,6 +39,8 @@ export interface Op {
   e: Engine;
   d0: string;
   d1: string;
+  /** Dtype(s) the device reads float inputs in when only the inputs are lowered ("float16"). */
+  rd?: string;
   c: number;
   pr: number;
   xr: number;
@@ -59,6 +61,19 @@ export interface FunctionInfo {
   name: string;
   label: string;
   ops: number;
+}
+
+/** The device reads or writes the op's data in another dtype than the graph declares. */
+export function changedPrecision(op: Op): boolean {
+  return op.d0 !== op.d1 || !!op.rd;
+}
+
+/** `float32 → float16`; `float32 (reads float16)` for input-only lowering; else the dtype. */
+export function dtypeText(op: Op): string {
+  if (op.d0 !== op.d1) {
+    return `${op.d0 || '-'} \u2192 ${op.d1 || '-'}`;
+  }
+  return op.rd ? `${op.d0 || '-'} (reads ${op.rd})` : op.d1 || '-';
 }
 
 export interface Cluster {
@@ -342,6 +357,9 @@ function op(v: Json, path: string, sizes: { ops: number; reasons: number; cluste
     xr: index(o.xr, `${path}.xr`, sizes.reasons),
     i: arr(o.i, `${path}.i`, (x, p) => index(x, p, sizes.ops))
   };
+  if (o.rd !== undefined && o.rd !== null) {
+    result.rd = str(o.rd, `${path}.rd`);
+  }
   if (o.us !== undefined && o.us !== null) {
     result.us = num(o.us, `${path}.us`);
   }

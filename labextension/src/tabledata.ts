@@ -3,7 +3,7 @@
  * op indices, so they are tested without a browser and the view only renders visible rows.
  */
 
-import type { Engine, Op, Report } from './schema';
+import { Engine, Op, Report, changedPrecision } from './schema';
 import { leadRanks } from './lead';
 import { precisionCategory } from './palette';
 
@@ -128,7 +128,7 @@ export function selectRows(report: Report, query: TableQuery, texts: string[] = 
     if (query.engine && op.e !== query.engine) {
       return;
     }
-    if (query.changedOnly && op.d0 === op.d1) {
+    if (query.changedOnly && !changedPrecision(op)) {
       return;
     }
     if (query.fn >= 0 && (op.f ?? 0) !== query.fn) {

@@ -7,7 +7,7 @@
 import { clear, h } from './elements';
 import { driftText, measuredLabel, opMarks, opShortName } from './facts';
 import { ENGINE_LABELS, opClasses } from './palette';
-import { ENGINES, Engine, Report } from './schema';
+import { ENGINES, Engine, Report, dtypeText } from './schema';
 import { plural } from './labels';
 import { DEFAULT_QUERY, SortKey, TableQuery, functionLabel, searchTexts, selectRows } from './tabledata';
 
@@ -93,7 +93,7 @@ export class OpTable {
       {
         key: 'precision',
         label: 'dtype',
-        cell: k => (ops[k].d0 === ops[k].d1 ? ops[k].d1 || '-' : `${ops[k].d0 || '-'} \u2192 ${ops[k].d1 || '-'}`),
+        cell: k => dtypeText(ops[k]),
         width: '8em',
         wrap: true
       },

@@ -194,8 +194,9 @@ def _cost_text(cost: dict[str, Any]) -> str:
         parts.append(
             f"activation + weight memory {format_bytes(cost['memory_bytes'])}{ratio(cost.get('memory_ratio_fp32'))}"
         )
-    text = " · ".join(parts) or "no estimate"
-    return text + (f" · assumes {cost['basis']}" if cost.get("basis") else "")
+    if not parts:  # nothing estimated (a refused plan): the basis says why
+        return str(cost.get("basis") or "no estimate")
+    return " · ".join(parts) + (f" · assumes {cost['basis']}" if cost.get("basis") else "")
 
 
 def drift_text(drift: dict[str, Any]) -> str:

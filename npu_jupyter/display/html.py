@@ -91,7 +91,19 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
 
 def is_interesting(op: dict[str, Any]) -> bool:
     """An op a person should see first: it runs on the host, changed precision, or overflowed."""
-    return op["e"] == "HOST" or op["d0"] != op["d1"] or bool(op.get("ov"))
+    return op["e"] == "HOST" or changed_precision(op) or bool(op.get("ov"))
+
+
+def changed_precision(op: dict[str, Any]) -> bool:
+    """The device reads or writes the op's data in another dtype than the graph declares."""
+    return op["d0"] != op["d1"] or bool(op.get("rd"))
+
+
+def dtype_text(op: dict[str, Any], arrow: str) -> str:
+    """``float32 → float16``; ``float32 (reads float16)`` for input-only lowering; else the dtype."""
+    if op["d0"] != op["d1"]:
+        return f"{op['d0']}{arrow}{op['d1']}"
+    return f"{op['d0']} (reads {op['rd']})" if op.get("rd") else op["d0"]
 
 
 _FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16")
@@ -106,7 +118,7 @@ def interest_rank(op: dict[str, Any]) -> int:
         return 0
     if op["e"] == "HOST" and op["d0"] in _FLOAT_DTYPES and op["t"] not in ("Const", "Placeholder"):
         return 1
-    if op["d0"] != op["d1"]:
+    if changed_precision(op):
         return 2
     return 3
 
@@ -223,8 +235,8 @@ def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) 
     shown = ops if cap is None else ops[:cap]
     rows = []
     for op in shown:
-        changed = op["d0"] != op["d1"]
-        dtype = f"<strong>{escape(op['d0'])} → {escape(op['d1'])}</strong>" if changed else escape(op["d0"])
+        dtype = escape(dtype_text(op, " → "))
+        dtype = f"<strong>{dtype}</strong>" if changed_precision(op) else dtype
         flag = "".join(f' <span style="white-space:nowrap">{escape(mark)}</span>' for mark in op_marks(op))
         cells = [
             f"<code>{escape(op_short_name(payload, op))}</code>{flag}",

@@ -343,6 +343,9 @@ def _op_entry(
             entry["est_us"] = _round(estimates[d.name], 3)
     if getattr(d, "approximate", False):
         entry["approximate"] = True
+    reads = list(getattr(d, "lowered_reads", []) or [])
+    if reads and entry["d0"] == entry["d1"]:  # reads lowered, writes its declared dtype
+        entry["rd"] = "/".join(reads)
     return entry
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from npu_jupyter.display.facts import drift_text, op_function, op_marks, op_short_name, report_facts
-from npu_jupyter.display.html import interesting_ops, summary_line
+from npu_jupyter.display.html import dtype_text, interesting_ops, summary_line
 
 _SUMMARY_ROWS = 20
 
@@ -41,7 +41,7 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
 
 
 def _op_line(payload: dict[str, Any], op: dict[str, Any]) -> str:
-    dtype = op["d0"] if op["d0"] == op["d1"] else f"{op['d0']}->{op['d1']}"
+    dtype = dtype_text(op, "->")
     # An AI Core op's placement reason is always "supported"; elsewhere where it runs is the news.
     placement = "" if op["e"] == "AI_CORE" else payload["reasons"][op["pr"]]
     precision = "" if op["e"] == "HOST" else payload["reasons"][op["xr"]]

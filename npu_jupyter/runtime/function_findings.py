@@ -53,7 +53,7 @@ class FunctionFindings:
         if not settings.enable_dump or not step_selected(settings.dump_steps, step):
             return False
         writer = self._writer()
-        graph = self._graph(function)
+        graph = self._graph(function, report)
         if self.dump_stopped:
             reason = f"call {step} of {function} not dumped: dumping stopped earlier ({self.dump_stopped})"
             writer.record_skipped(graph, step, reason)
@@ -186,11 +186,19 @@ class FunctionFindings:
             )
         return self.writer
 
-    def _graph(self, function: str) -> DumpGraph:
-        """Each top-level function is one dump graph, numbered in the order first dumped."""
+    def _graph(self, function: str, report: Any = None) -> DumpGraph:
+        """Each top-level function is one dump graph, numbered in the order first dumped.
+
+        A function whose plan trains (gradients, optimizer applies) is marked so: ``load_dump`` opens
+        the train function's dump by default, not the evaluate function's that ran as many calls.
+        """
         graph = self._graphs.get(function)
         if graph is None:
-            graph = self._graphs[function] = DumpGraph(len(self._graphs), (function,), ())
+            from npu_jupyter.runtime.initializers import is_training_plan
+
+            plan = getattr(report, "plan", None)
+            role = "training" if plan is not None and is_training_plan(plan) else ""
+            graph = self._graphs[function] = DumpGraph(len(self._graphs), (function,), (), role)
         return graph
 
     def _stop(self, report: Any, graph: DumpGraph, step: int, reason: str) -> None:
@@ -318,15 +326,16 @@ def _note_non_finite(
 ) -> None:
     """A call returned or computed inf/NaN: name the first op, as a session report does (``extra["nonfinite"]``).
 
-    Reported for the first such call only, as a session reports its first non-finite step.
+    Reported for the first such call only, as a session reports its first non-finite step. The warning
+    names the call; the payload's reason does not, as every view shows it "at step <n>" already.
     """
     if bad_outputs:
         outputs = ", ".join(map(str, bad_outputs))
-        head = f"Call {step} of {function} returned non-finite values (inf/NaN) in output(s) {outputs} in the emulated run."
+        said = f"returned non-finite values (inf/NaN) in output(s) {outputs} in the emulated run."
+        head, lead = f"Call {step} of {function} {said}", f"The call {said}"
     else:  # Keras functions return an iterator's Optional; the values go non-finite inside
-        head = (
-            f"In call {step} of {function}, values inside the function became non-finite (inf/NaN) in the emulated run."
-        )
+        said = "values inside the function became non-finite (inf/NaN) in the emulated run."
+        head, lead = f"In call {step} of {function}, {said}", f"In this call, {said}"
     if first is None:
         where = "not located"
         message = head + (
@@ -367,7 +376,7 @@ def _note_non_finite(
             "message": message,
         }
     report.extra["non_finite"] = finding
-    report.extra["nonfinite"] = {"first_op": where, "step": step, "reason": message}
+    report.extra["nonfinite"] = {"first_op": where, "step": step, "reason": lead + message[len(head) :]}
     if message not in report.warnings:
         report.warnings.append(message)
 
