@@ -77,7 +77,8 @@ def cells(row: dict[str, Any]) -> tuple[str, ...]:
 def problem(row: dict[str, Any]) -> str:
     """What stopped or refused the task (the plan's errors, the entry's exception), or ''."""
     if row.get("error"):
-        return f"{row['status']}: {row['error']}"
+        first = str(row["error"]).strip().splitlines()[0] if str(row["error"]).strip() else ""
+        return f"{row['status']}: {first}"
     if row.get("plan_errors"):
         return "the adapter would refuse this graph (numbers are emulated only): " + "; ".join(row["plan_errors"])
     return ""

@@ -70,13 +70,17 @@ def run_task(entry: str, options: dict[str, Any], steps: int, reference: bool, s
     row = empty_row(entry, options, steps)
     import tensorflow  # noqa: F401 - timed here: the start-up every task process pays
 
+    from npu_jupyter.options.errors import NpuConfigError
     from npu_jupyter.zoo.entry import ZooRun, resolve
 
     row["startup_s"] = time.perf_counter() - started
     npu = ZooRun(options, steps, reference=reference)
+    refusal = None
     begun = time.perf_counter()
     try:
         loss = resolve(entry)(npu, steps)
+    except NpuConfigError as exc:  # the options laid over the script's config break a rule the adapter checks
+        refusal = f"the adapter refuses this configuration: {exc}"
     except Exception as exc:  # noqa: BLE001 - the task's outcome is the row, whatever the entry raised
         row["error"] = f"{type(exc).__name__}: {exc}".strip()
         row["traceback"] = traceback.format_exc(limit=-6)
@@ -90,6 +94,14 @@ def run_task(entry: str, options: dict[str, Any], steps: int, reference: bool, s
     if training is not None:
         report, graph = training
         _fill(row, report, graph)
+    if refusal is not None:
+        row["compiles"] = False
+        row["plan_errors"] = [refusal, *row["plan_errors"]]
+    elif training is None and row["error"] is None:
+        row["error"] = (
+            "the entry ran no emulated step: run the training in npu.session(graph, config) (TF1) or inside "
+            "npu.functions(config) (TF2), as the entry contract says"
+        )
     row["status"] = _status(row)
     return row
 
@@ -212,7 +224,7 @@ def _status(row: dict[str, Any]) -> str:
         return "refused"
     if row["first_non_finite"]:
         return "non-finite"
-    return "ok" if row["compiles"] else "error"
+    return "ok"
 
 
 def lowered_ops(plan: Any, graph: Any) -> list[str]:
