@@ -44,7 +44,10 @@ def run_ray(tasks: list[dict[str, Any]], timeout: float, address: str | None, on
 
     started = False
     if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        if address is None and not os.environ.get("RAY_ADDRESS"):
+            ray.init(include_dashboard=False, log_to_driver=False)  # a local Ray for this call only
+        else:
+            ray.init(address=address, log_to_driver=False)  # a cluster's own settings are its own
         started = True
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(run_isolated)
