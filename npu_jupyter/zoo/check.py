@@ -1,4 +1,4 @@
-"""``npu_jupyter.zoo``: does each training script compile, place, stay finite and drift how, per mode?
+"""``npu_jupyter.zoo``: whether each training script compiles, places, stays finite and drifts, per mode.
 
 A migration team asks the same questions of dozens of models, per precision mode: does the adapter
 accept the graph, where do the ops go, does float16 overflow or drift, what does the cost model expect.
@@ -58,8 +58,12 @@ def zoo(
     results : path, optional
         The results file: rows already there are reused, each new row is written as its task finishes.
     engine : {"local", "ray"}
-        ``local``: ``workers`` task processes at a time (default: one per CPU core). ``ray``: each task is
-        a Ray task (``address``, the running ``ray.init``, or a local Ray started for this call).
+        ``local``: a pool of task processes. ``ray``: each task is a Ray task.
+    workers : int, optional
+        Local engine: tasks at a time (default: one per CPU core).
+    address : str, optional
+        Ray engine: the cluster to connect to (default: the running ``ray.init``, ``RAY_ADDRESS``, or a
+        local Ray started for this call and shut down after it).
     reference : bool
         Run a float32 reference beside each emulated step (the drift columns; about doubles the time).
     rerun_errors : bool
@@ -149,4 +153,3 @@ def _line(row: dict[str, Any], done: int, total: int) -> str:
     took = row.get("task_s")
     seconds = "" if took is None else f" ({took:.1f} s measured)"
     return f"[{done}/{total}] {entry_label(row['entry'])} {options_label(row['options'])}: {row['status']}{seconds}"
-

@@ -39,7 +39,10 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--steps", type=int, default=3, help="training steps per task (default: %(default)s)")
     p.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per task, then it is killed (default: %(default)s)"
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help="seconds per task, then it is killed (default: %(default)s)",
     )
     p.add_argument("--results", help="results file (JSON): finished tasks are not rerun; written after each task")
     p.add_argument("--json", dest="json_path", help="write the rows as JSON here")

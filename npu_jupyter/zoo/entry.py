@@ -55,7 +55,9 @@ def normalise(reference: Any) -> str:
     if not isinstance(reference, (str, os.PathLike)):
         raise EntryError(f"a zoo entry is a 'file.py[:function]', 'module[:function]' or a function, not {reference!r}")
     text = os.fspath(reference)
-    target, _, function = text.partition(":") if not _is_drive(text) else (text, "", "")
+    drive = text[:2] if _is_drive(text) else ""
+    target, _, function = text[len(drive) :].partition(":")
+    target = drive + target
     if target.endswith(".py"):
         path = Path(target).expanduser().resolve()
         if not path.is_file():
@@ -69,8 +71,8 @@ def normalise(reference: Any) -> str:
 
 
 def _is_drive(text: str) -> bool:
-    """``C:\\...`` on Windows: the colon is a drive, not the function separator."""
-    return len(text) > 1 and text[1] == ":" and text[0].isalpha() and "\\" in text[:3]
+    r"""``C:\\...`` on Windows: the colon is a drive, not the function separator."""
+    return len(text) > 2 and text[1] == ":" and text[0].isalpha() and text[2] in "\\/"
 
 
 def resolve(reference: str) -> Callable[..., Any]:

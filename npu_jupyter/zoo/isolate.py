@@ -37,7 +37,7 @@ def run_isolated(task: dict[str, Any], timeout: float, python_path: list[str] | 
         spec = dict(task, row_file=str(out))
         started = time.perf_counter()
         with open(log, "wb") as output:
-            process = subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
+            process = subprocess.Popen(  # our own interpreter and module, no shell
                 [sys.executable, "-m", "npu_jupyter.zoo.isolate"],
                 stdin=subprocess.PIPE,
                 stdout=output,

@@ -30,7 +30,9 @@ class ZooTable:
         for row in self.rows:
             if task_key(row["entry"], row["options"]) == wanted:
                 return row
-        raise KeyError(f"no zoo row for {entry!r} with {options!r}; rows: {[(r['entry'], r['options']) for r in self.rows]}")
+        raise KeyError(
+            f"no zoo row for {entry!r} with {options!r}; rows: {[(r['entry'], r['options']) for r in self.rows]}"
+        )
 
     def to_json(self, path: str | os.PathLike[str] | None = None) -> str:
         """Strict JSON text of every row (non-finite numbers as "inf"/"nan"); written atomically to ``path``."""

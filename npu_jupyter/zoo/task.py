@@ -10,7 +10,8 @@ What a row holds, and what kind of number each is (the table's legend says it ag
 * **measured on this CPU** -- the emulation's results: ``loss``, ``first_non_finite`` (the first op
   whose output went inf/NaN), drift against a float32 reference of the same step, and times:
   ``cpu_ms_per_step`` (mean over the training steps, CPU time of the emulation, not NPU time),
-  ``plan_ms`` (the planner, total), ``startup_s`` (interpreter and TensorFlow import), ``entry_s``.
+  ``plan_ms`` (the planner, total), ``startup_s`` (interpreter and TensorFlow import), ``entry_s``,
+  ``task_s`` (the whole process, measured by its parent) and ``peak_rss_mb`` (its peak resident memory).
 
 The training run is the one run the entry repeated most (the initialiser runs once, the train step
 ``steps`` times); its report gives the plan and the figures.
@@ -18,7 +19,9 @@ The training run is the one run the entry repeated most (the initialiser runs on
 
 from __future__ import annotations
 
+import contextlib
 import math
+import sys
 import time
 from typing import Any
 
@@ -27,6 +30,8 @@ FLOAT_BITS = {"float64": 64, "float32": 32, "float16": 16, "bfloat16": 16}
 
 #: Columns that are CPU times measured on the machine that ran the task (differ from run to run).
 CPU_TIME_FIELDS = ("cpu_ms_per_step", "plan_ms", "startup_s", "entry_s", "task_s")
+#: Everything measured about the machine's work rather than the model: CPU times and peak memory.
+MACHINE_FIELDS = (*CPU_TIME_FIELDS, "peak_rss_mb")
 
 
 def empty_row(entry: str, options: dict[str, Any], steps: int) -> dict[str, Any]:
@@ -60,6 +65,7 @@ def empty_row(entry: str, options: dict[str, Any], steps: int) -> dict[str, Any]
         "startup_s": None,
         "entry_s": None,
         "task_s": None,
+        "peak_rss_mb": None,
     }
 
 
@@ -68,7 +74,7 @@ def run_task(entry: str, options: dict[str, Any], steps: int, reference: bool, s
     import traceback
 
     row = empty_row(entry, options, steps)
-    import tensorflow  # noqa: F401 - timed here: the start-up every task process pays
+    import tensorflow as tf  # noqa: F401 - timed here: the start-up every task process pays
 
     from npu_jupyter.options.errors import NpuConfigError
     from npu_jupyter.zoo.entry import ZooRun, resolve
@@ -103,7 +109,18 @@ def run_task(entry: str, options: dict[str, Any], steps: int, reference: bool, s
             "npu.functions(config) (TF2), as the entry contract says"
         )
     row["status"] = _status(row)
+    row["peak_rss_mb"] = peak_rss_mb()
     return row
+
+
+def peak_rss_mb() -> float | None:
+    """The task process's peak resident memory in MiB (measured; None where ``resource`` is missing)."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024.0 / (1024.0 if sys.platform == "darwin" else 1.0)  # bytes on macOS, KiB on Linux
 
 
 def _number(value: Any) -> float | None:
@@ -119,10 +136,8 @@ def _number(value: Any) -> float | None:
 def _close(npu: Any) -> None:
     """Close sessions the entry left open (their reports stay readable)."""
     for session in npu.sessions:
-        try:
+        with contextlib.suppress(Exception):  # best effort: the reports are already recorded
             session.close()
-        except Exception:  # noqa: BLE001, S110 - closing is best effort; the reports are already recorded
-            pass
 
 
 def _training_report(npu: Any) -> tuple[Any, Any] | None:

@@ -78,7 +78,12 @@ def test_each_task_runs_in_its_own_process_and_a_rerun_reuses_the_results_file(t
     assert len(stored) == 4
 
     again: list[str] = []
-    rerun = zoo([f"{ENTRIES}:tiny", f"{ENTRIES}:raises"], ["must_keep_origin_dtype", "force_fp16"], results=results, log=again.append)
+    rerun = zoo(
+        [f"{ENTRIES}:tiny", f"{ENTRIES}:raises"],
+        ["must_keep_origin_dtype", "force_fp16"],
+        results=results,
+        log=again.append,
+    )
     assert again == []  # every task already had its row
     assert rerun.rows == table.rows
 

@@ -39,8 +39,10 @@ def test_the_command_prints_the_table_and_writes_json_and_csv(tmp_path):
     out = tmp_path / "rows.json"
     sheet = tmp_path / "rows.csv"
     done = subprocess.run(
-        [sys.executable, "-m", "npu_jupyter", "zoo", f"{ENTRIES}:tiny", "--modes", "force_fp16", "--steps", "1"]
-        + ["--json", str(out), "--csv", str(sheet), "--results", str(tmp_path / "zoo.json")],
+        [
+            *(sys.executable, "-m", "npu_jupyter", "zoo", f"{ENTRIES}:tiny", "--modes", "force_fp16", "--steps", "1"),
+            *("--json", str(out), "--csv", str(sheet), "--results", str(tmp_path / "zoo.json")),
+        ],
         capture_output=True,
         text=True,
         timeout=600,

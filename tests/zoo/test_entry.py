@@ -65,3 +65,10 @@ def test_the_task_options_win_over_the_scripts_config():
     config = npu.config({"precision_mode": "force_fp32", "op_select_implmode": "high_precision"})
     assert config.precision_mode == "force_fp16" and config.op_select_implmode == "high_precision"
     assert npu.config(None).precision_mode == "force_fp16"
+
+
+def test_a_windows_drive_is_not_taken_for_the_function_separator():
+    from npu_jupyter.zoo.entry import _is_drive
+
+    assert _is_drive("C:\\models\\train.py") and _is_drive("c:/models/train.py")
+    assert not _is_drive("train.py:fn") and not _is_drive("pkg.mod:fn")

@@ -2,7 +2,7 @@
 
 A local Ray instance (two CPUs, no dashboard) is started by the test and shut down after; the same
 ``python -m npu_jupyter zoo`` command runs once with the local engine and once with ``--address`` of
-that instance. Rows must agree in everything but the CPU times (measured, so they differ run to run).
+that instance. Rows must agree in everything but the CPU times and peak memory (measured, so they differ run to run).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.zoo.task import CPU_TIME_FIELDS
+from npu_jupyter.zoo.task import MACHINE_FIELDS
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "zoo_entries.py"
 #: Two of the smallest corpus models (a few hundred ops each, seconds per step); gru4rec's script sets
@@ -49,7 +49,7 @@ def _run(command: list[str]) -> list[dict]:
 
 
 def _comparable(row: dict) -> dict:
-    return {k: v for k, v in row.items() if k not in CPU_TIME_FIELDS and k != "traceback"}
+    return {k: v for k, v in row.items() if k not in MACHINE_FIELDS and k != "traceback"}
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.zoo.task import CPU_TIME_FIELDS, empty_row, lowered_ops, run_task
+from npu_jupyter.zoo.task import CPU_TIME_FIELDS, MACHINE_FIELDS, empty_row, lowered_ops, run_task
 
 ENTRIES = str(Path(__file__).with_name("entries.py"))
 
@@ -30,6 +30,7 @@ def test_a_float16_mode_lowers_ops_drifts_and_estimates_less_memory():
     assert fp16["est_memory_vs_fp32"] < 1.0 and fp32["est_memory_vs_fp32"] == pytest.approx(1.0)
     assert fp16["steps_run"] == 2 and fp16["cpu_ms_per_step"] > 0 and fp16["plan_ms"] > 0
     assert math.isfinite(fp16["loss"]) and fp16["first_non_finite"] is None
+    assert fp16["peak_rss_mb"] > 50  # this process has TensorFlow loaded
 
 
 def test_the_options_are_laid_over_the_scripts_own_config():
@@ -87,5 +88,5 @@ def test_lowered_ops_do_not_count_what_the_script_writes_in_float16():
 
 def test_every_row_has_every_column_and_cpu_times_are_named():
     row = empty_row("a.py:f", {"precision_mode": "force_fp16"}, 3)
-    assert set(CPU_TIME_FIELDS) <= set(row)
+    assert set(CPU_TIME_FIELDS) <= set(MACHINE_FIELDS) <= set(row)
     assert row["status"] == "error" and row["compiles"] is None
