@@ -24,7 +24,7 @@ LAYERS = {
     "runtime": 4,
     "adapter": 5,
     "display": 6,
-    "zoo": 7,
+    "zoo_check": 7,
     "notebook": 8,
     "__init__": 9,
     "__main__": 9,

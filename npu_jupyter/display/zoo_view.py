@@ -1,4 +1,4 @@
-"""The zoo check's table as escaped HTML and plain text (rows are plain dicts; see npu_jupyter.zoo.task).
+"""The zoo check's table as escaped HTML and plain text (rows are plain dicts; see npu_jupyter.zoo_check.task).
 
 Same family as the precision sweep's table: one row per task, numbers labelled by kind in a legend
 every view carries, and every string from the user (entry names, options, op names, errors) escaped.

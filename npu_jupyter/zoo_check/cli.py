@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from npu_jupyter.zoo.check import DEFAULT_MODES, DEFAULT_TIMEOUT_S
+from npu_jupyter.zoo_check.check import DEFAULT_MODES, DEFAULT_TIMEOUT_S
 
 
 def parser() -> argparse.ArgumentParser:
@@ -75,8 +75,8 @@ def parse_option_set(text: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     """Run the command; 0 when every task has a row (whatever its status), 2 on bad arguments."""
     from npu_jupyter.options.errors import NpuConfigError
-    from npu_jupyter.zoo.check import zoo
-    from npu_jupyter.zoo.entry import EntryError
+    from npu_jupyter.zoo_check.check import zoo
+    from npu_jupyter.zoo_check.entry import EntryError
 
     args = parser().parse_args(argv)
     try:

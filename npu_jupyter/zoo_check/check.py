@@ -3,9 +3,9 @@
 A migration team asks the same questions of dozens of models, per precision mode: does the adapter
 accept the graph, where do the ops go, does float16 overflow or drift, what does the cost model expect.
 ``zoo(entries, modes)`` runs every (entry, option set) pair as its own task -- a fresh process with a
-time limit -- locally or as Ray tasks, and gathers one :class:`~npu_jupyter.zoo.table.ZooTable`. With a
+time limit -- locally or as Ray tasks, and gathers one :class:`~npu_jupyter.zoo_check.table.ZooTable`. With a
 ``results`` file the check is resumable: tasks with a row there are not run again.
-The entry contract is in :mod:`npu_jupyter.zoo.entry`; what each column is, in :mod:`npu_jupyter.zoo.task`.
+The entry contract is in :mod:`npu_jupyter.zoo_check.entry`; what each column is, in :mod:`npu_jupyter.zoo_check.task`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Iterable
 
-from npu_jupyter.zoo.engines import ENGINES, run_local, run_ray
-from npu_jupyter.zoo.entry import normalise
-from npu_jupyter.zoo.results import ResultsFile, task_key
-from npu_jupyter.zoo.table import ZooTable
+from npu_jupyter.zoo_check.engines import ENGINES, run_local, run_ray
+from npu_jupyter.zoo_check.entry import normalise
+from npu_jupyter.zoo_check.results import ResultsFile, task_key
+from npu_jupyter.zoo_check.table import ZooTable
 
 #: The precision modes checked when none are given (the sweep's default set).
 DEFAULT_MODES = ("force_fp32", "must_keep_origin_dtype", "allow_fp32_to_fp16", "allow_mix_precision", "force_fp16")
@@ -45,7 +45,7 @@ def zoo(
     ----------
     entries : references or functions
         ``"path/train.py"`` (its ``zoo_entry``), ``"path/train.py:fn"``, ``"module:fn"`` or a function
-        defined in an importable module; each is ``fn(npu, steps) -> loss`` (:mod:`npu_jupyter.zoo.entry`).
+        defined in an importable module; each is ``fn(npu, steps) -> loss`` (:mod:`npu_jupyter.zoo_check.entry`).
     modes : precision modes
         One task per mode (and option set); ``None`` or empty: the option sets alone.
     option_sets : dicts of options, optional

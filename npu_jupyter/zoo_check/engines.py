@@ -1,7 +1,7 @@
 """Where the zoo's tasks run: a local pool of task processes, or Ray tasks on a cluster.
 
 Neither is a scheduler of our own. Locally, ``concurrent.futures`` runs ``workers`` tasks at a time,
-each in its own fresh Python process (:func:`npu_jupyter.zoo.isolate.run_isolated`). With Ray, each
+each in its own fresh Python process (:func:`npu_jupyter.zoo_check.isolate.run_isolated`). With Ray, each
 task is one Ray task (``num_cpus=1``, no retries) running that same function on whichever node Ray
 picks, so a row is the same wherever it was made. Rows come back to the caller's thread as tasks
 finish, which writes them to the results file one at a time.
@@ -21,7 +21,7 @@ OnRow = Callable[[dict[str, Any]], None]
 
 def run_local(tasks: list[dict[str, Any]], timeout: float, workers: int | None, on_row: OnRow) -> None:
     """Run ``tasks`` ``workers`` at a time (default: one per CPU core), each in its own process."""
-    from npu_jupyter.zoo.isolate import run_isolated
+    from npu_jupyter.zoo_check.isolate import run_isolated
 
     if not tasks:
         return
@@ -40,7 +40,7 @@ def run_ray(tasks: list[dict[str, Any]], timeout: float, address: str | None, on
     one the caller started or connected to is left running.
     """
     ray = _import_ray()
-    from npu_jupyter.zoo.isolate import run_isolated
+    from npu_jupyter.zoo_check.isolate import run_isolated
 
     started = False
     if not ray.is_initialized():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from npu_jupyter.options.errors import NpuConfigError
-from npu_jupyter.zoo.check import expand_option_sets, zoo
+from npu_jupyter.zoo_check.check import expand_option_sets, zoo
 
 ENTRIES = str(Path(__file__).with_name("entries.py"))
 
@@ -98,3 +98,9 @@ def test_a_task_past_its_time_limit_is_killed_and_recorded(tmp_path):
     (row,) = table.rows
     assert row["status"] == "timeout" and "time limit of 3 s" in row["error"]
     assert row["task_s"] < 60  # killed, not waited for (the entry sleeps 600 s)
+
+
+def test_the_public_name_is_the_function():
+    import npu_jupyter
+
+    assert npu_jupyter.zoo is zoo and "zoo" in npu_jupyter.__all__

@@ -7,13 +7,13 @@ import io
 import os
 from typing import Any
 
-from npu_jupyter.zoo.results import task_key, to_json
+from npu_jupyter.zoo_check.results import task_key, to_json
 
 
 class ZooTable:
     """One row per (entry, option set), in the order they were asked for.
 
-    ``rows`` are plain dicts (columns: :func:`npu_jupyter.zoo.task.empty_row`); ``row(entry, options)``
+    ``rows`` are plain dicts (columns: :func:`npu_jupyter.zoo_check.task.empty_row`); ``row(entry, options)``
     finds one; ``to_json()`` / ``to_csv()`` return text and also write it when given a path.
     """
 

@@ -1,6 +1,6 @@
 """Run one zoo task in a fresh Python process with a time limit, and read its row back.
 
-Why a fresh interpreter per task (``python -m npu_jupyter.zoo.isolate``, spawn semantics, never a fork
+Why a fresh interpreter per task (``python -m npu_jupyter.zoo_check.isolate``, spawn semantics, never a fork
 of a process that already imported TensorFlow): each task gets its own TensorFlow state (default graph,
 seeds, thread pools, memory), a task that hangs or crashes takes only its own process down, and the
 time limit is enforced by killing that process. The parent hands the task over as JSON on stdin and the
@@ -29,7 +29,7 @@ def run_isolated(task: dict[str, Any], timeout: float, python_path: list[str] | 
     ``python_path`` is the caller's ``sys.path`` (the child must import the same ``npu_jupyter`` and
     find the same scripts); a task that outlives ``timeout`` seconds is killed and gets a ``timeout`` row.
     """
-    from npu_jupyter.zoo.task import empty_row
+    from npu_jupyter.zoo_check.task import empty_row
 
     with tempfile.TemporaryDirectory(prefix="npu-zoo-") as work:
         out = Path(work) / "row.json"
@@ -38,7 +38,7 @@ def run_isolated(task: dict[str, Any], timeout: float, python_path: list[str] | 
         started = time.perf_counter()
         with open(log, "wb") as output:
             process = subprocess.Popen(  # our own interpreter and module, no shell
-                [sys.executable, "-m", "npu_jupyter.zoo.isolate"],
+                [sys.executable, "-m", "npu_jupyter.zoo_check.isolate"],
                 stdin=subprocess.PIPE,
                 stdout=output,
                 stderr=subprocess.STDOUT,
@@ -90,7 +90,7 @@ def main() -> None:
     """The task process: read the task from stdin, run it, write its row (JSON) where it was asked."""
     started = time.perf_counter()
     from npu_jupyter.options.storage import write_atomic
-    from npu_jupyter.zoo.task import run_task
+    from npu_jupyter.zoo_check.task import run_task
 
     spec = json.loads(sys.stdin.read())
     row = run_task(spec["entry"], spec["options"], spec["steps"], spec.get("reference", True), started)

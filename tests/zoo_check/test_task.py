@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.zoo.task import CPU_TIME_FIELDS, MACHINE_FIELDS, empty_row, lowered_ops, run_task
+from npu_jupyter.zoo_check.task import CPU_TIME_FIELDS, MACHINE_FIELDS, empty_row, lowered_ops, run_task
 
 ENTRIES = str(Path(__file__).with_name("entries.py"))
 
@@ -58,6 +58,7 @@ def test_without_reference_there_are_no_drift_columns():
     assert row["status"] == "ok" and row["fetch_max_rel"] is None and row["worst_op"] is None
 
 
+@pytest.mark.slow
 def test_tf2_functions_are_emulated_through_npu_functions():
     from npu_jupyter.runtime.functions import supported
 

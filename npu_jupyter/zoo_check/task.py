@@ -77,7 +77,7 @@ def run_task(entry: str, options: dict[str, Any], steps: int, reference: bool, s
     import tensorflow as tf  # noqa: F401 - timed here: the start-up every task process pays
 
     from npu_jupyter.options.errors import NpuConfigError
-    from npu_jupyter.zoo.entry import ZooRun, resolve
+    from npu_jupyter.zoo_check.entry import ZooRun, resolve
 
     row["startup_s"] = time.perf_counter() - started
     npu = ZooRun(options, steps, reference=reference)
