@@ -11,6 +11,7 @@ What a row holds, and what kind of number each is (the table's legend says it ag
   whose output went inf/NaN), drift against a float32 reference of the same step, and times:
   ``cpu_ms_per_step`` (mean over the training steps, CPU time of the emulation, not NPU time),
   ``plan_ms`` (the planner, total), ``startup_s`` (interpreter and TensorFlow import), ``entry_s``,
+  ``finish_s`` (closing the sessions, the cost model and the row after the entry returned),
   ``task_s`` (the whole process, measured by its parent) and ``peak_rss_mb`` (its peak resident memory).
 
 The training run is the one run the entry repeated most (the initialiser runs once, the train step
@@ -29,7 +30,7 @@ from typing import Any
 FLOAT_BITS = {"float64": 64, "float32": 32, "float16": 16, "bfloat16": 16}
 
 #: Columns that are CPU times measured on the machine that ran the task (differ from run to run).
-CPU_TIME_FIELDS = ("cpu_ms_per_step", "plan_ms", "startup_s", "entry_s", "task_s")
+CPU_TIME_FIELDS = ("cpu_ms_per_step", "plan_ms", "startup_s", "entry_s", "finish_s", "task_s")
 #: Everything measured about the machine's work rather than the model: CPU times and peak memory.
 MACHINE_FIELDS = (*CPU_TIME_FIELDS, "peak_rss_mb")
 
@@ -64,6 +65,7 @@ def empty_row(entry: str, options: dict[str, Any], steps: int) -> dict[str, Any]
         "plan_ms": None,
         "startup_s": None,
         "entry_s": None,
+        "finish_s": None,
         "task_s": None,
         "peak_rss_mb": None,
     }
@@ -110,6 +112,7 @@ def run_task(entry: str, options: dict[str, Any], steps: int, reference: bool, s
         )
     row["status"] = _status(row)
     row["peak_rss_mb"] = peak_rss_mb()
+    row["finish_s"] = time.perf_counter() - begun - row["entry_s"]
     return row
 
 
