@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -104,3 +105,53 @@ def test_the_public_name_is_the_function():
     import npu_jupyter
 
     assert npu_jupyter.zoo is zoo and "zoo" in npu_jupyter.__all__
+
+
+def test_rows_are_stored_as_they_finish_and_the_bar_advances(tmp_path, monkeypatch):
+    """The engine is replaced by one that finishes tasks in reverse order: no process is started."""
+    from npu_jupyter import progress
+    from npu_jupyter.zoo_check import check
+    from npu_jupyter.zoo_check.results import ResultsFile
+    from npu_jupyter.zoo_check.task import empty_row
+
+    bars: list[progress.Progress] = []
+
+    @contextlib.contextmanager
+    def recording_bar(total, title, *, enabled=None):
+        bar = progress.Progress(total, title, enabled=False, delay=0)
+        bars.append(bar)
+        yield bar
+
+    def engine(tasks, timeout, workers, on_row):
+        assert workers == 3 and timeout == 60
+        for task in reversed(tasks):
+            row = empty_row(task["entry"], task["options"], task["steps"])
+            row.update(status="ok", compiles=True)
+            on_row(row)
+            # written at once: a crash after this row keeps it
+            assert task_key_in_file(tmp_path / "zoo.json", task)
+
+    def task_key_in_file(path, task):
+        from npu_jupyter.zoo_check.results import task_key
+
+        return task_key(task["entry"], task["options"]) in ResultsFile(path).rows
+
+    monkeypatch.setattr(check, "run_local", engine)
+    monkeypatch.setattr(progress, "progress_bar", recording_bar)
+    lines: list[str] = []
+    table = zoo(
+        [f"{ENTRIES}:tiny"],
+        ["force_fp16", "allow_mix_precision"],
+        timeout=60,
+        workers=3,
+        results=tmp_path / "zoo.json",
+        log=lines.append,
+        progress=False,
+    )
+    assert [r["options"]["precision_mode"] for r in table.rows] == ["force_fp16", "allow_mix_precision"]
+    assert lines == [
+        "[1/2] entries.py:tiny allow_mix_precision: ok",
+        "[2/2] entries.py:tiny force_fp16: ok",
+    ]
+    (bar,) = bars
+    assert bar.total == 2 and bar.done == 2 and bar.title == "zoo check"
