@@ -29,8 +29,13 @@ def run_local(tasks: list[dict[str, Any]], timeout: float, workers: int | None, 
     path = list(sys.path)
     with ThreadPoolExecutor(max_workers=min(count, len(tasks)), thread_name_prefix="npu-zoo") as pool:
         futures = [pool.submit(run_isolated, task, timeout, path) for task in tasks]
-        for future in as_completed(futures):
-            on_row(future.result())
+        try:
+            for future in as_completed(futures):
+                on_row(future.result())
+        except BaseException:  # an interrupt (or a failed write): start no more tasks; running ones end
+            for future in futures:
+                future.cancel()
+            raise
 
 
 def run_ray(tasks: list[dict[str, Any]], timeout: float, address: str | None, on_row: OnRow) -> None:

@@ -78,3 +78,11 @@ def test_the_table_renders_through_the_display_layer_and_writes_csv(tmp_path):
     assert sheet.splitlines()[0].startswith("entry,options,steps,status,error")
     assert "traceback" not in sheet.splitlines()[0]
     assert '"fetch_max_rel": "inf"' in table.to_json(tmp_path / "rows.json")
+
+
+def test_ipython_shows_the_table_as_html_with_a_text_fallback():
+    from IPython.core.formatters import DisplayFormatter
+
+    data, _ = DisplayFormatter().format(ZooTable(_rows()))
+    assert data["text/html"].startswith("<table><caption>zoo check</caption>")
+    assert data["text/plain"] == text(_rows())
