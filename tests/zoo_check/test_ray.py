@@ -16,7 +16,7 @@ import pytest
 
 from npu_jupyter.zoo_check.task import MACHINE_FIELDS
 
-CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "zoo_entries.py"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "entries.py"
 #: Two of the smallest corpus models (a few hundred ops each, seconds per step); gru4rec's script sets
 #: modify_mixlist, which the adapter refuses with force_fp16: a refused row is compared too.
 MODELS = ("gru4rec", "lstm_sentiment")
@@ -43,7 +43,7 @@ def _command(out: Path, *extra: str) -> list[str]:
 def _run(command: list[str]) -> list[dict]:
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "zoo_entries.py:gru4rec" in done.stdout  # the table
+    assert "entries.py:gru4rec" in done.stdout  # the table
     out = Path(command[command.index("--json") + 1])
     return json.loads(out.read_text(encoding="utf-8"))["rows"]
 

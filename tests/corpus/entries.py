@@ -4,7 +4,7 @@ Each function builds one ``zoo_<name>.py`` model, opens ``npu.session`` on its g
 own NPU config (the zoo lays the task's precision mode or option set over it), runs the script's
 training steps as ``runner.train`` does, and returns the last loss. Run them with::
 
-    python -m npu_jupyter zoo tests/corpus/zoo_entries.py:mobilenet_v1 tests/corpus/zoo_entries.py:dcgan \
+    python -m npu_jupyter zoo tests/corpus/entries.py:mobilenet_v1 tests/corpus/entries.py:dcgan \
         --modes force_fp32,allow_mix_precision,force_fp16
 """
 
