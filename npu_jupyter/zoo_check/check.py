@@ -147,7 +147,7 @@ def _to_run(store: ResultsFile, ref: str, options: dict[str, Any], rerun_errors:
 
 
 def _line(row: dict[str, Any], done: int, total: int) -> str:
-    """``[3/6] entries.py:mobilenet_v1 force_fp16: ok (14.2 s)`` (wall time of the task's process)."""
+    """``[3/6] entries.py:mobilenet_v1 force_fp16: ok (14.2 s measured)``: wall time of the task process."""
     from npu_jupyter.display.zoo_view import entry_label, options_label
 
     took = row.get("task_s")
