@@ -19,7 +19,16 @@ from typing import Any
 from urllib.parse import quote
 
 from npu_jupyter.display.chart import cost_bars
-from npu_jupyter.display.facts import DRIFT_UNITS, Fact, drift_text, measured_label, op_marks, report_facts
+from npu_jupyter.display.facts import (
+    DRIFT_UNITS,
+    Fact,
+    drift_text,
+    measured_label,
+    op_function,
+    op_marks,
+    op_short_name,
+    report_facts,
+)
 from npu_jupyter.display.fit_table import ALERT_ROW, Cell, Column, Note, Row, fit_table, text_cell
 from npu_jupyter.units import format_bytes  # re-exported: display.html.format_bytes
 
@@ -87,7 +96,19 @@ HEADING = "Ops that left the AI Core (host, AI CPU) or changed precision"
 
 def is_interesting(op: dict[str, Any]) -> bool:
     """An op a person should see first: it runs on the host or AI CPU, changed precision, or overflowed."""
-    return op["e"] != "AI_CORE" or op["d0"] != op["d1"] or bool(op.get("ov"))
+    return op["e"] != "AI_CORE" or changed_precision(op) or bool(op.get("ov"))
+
+
+def changed_precision(op: dict[str, Any]) -> bool:
+    """The device reads or writes the op's data in another dtype than the graph declares."""
+    return op["d0"] != op["d1"] or bool(op.get("rd"))
+
+
+def dtype_text(op: dict[str, Any], arrow: str) -> str:
+    """``float32 → float16``; ``float32 (reads float16)`` for input-only lowering; else the dtype."""
+    if op["d0"] != op["d1"]:
+        return f"{op['d0']}{arrow}{op['d1']}"
+    return f"{op['d0']} (reads {op['rd']})" if op.get("rd") else op["d0"]
 
 
 _FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16")
@@ -105,7 +126,7 @@ def interest_rank(op: dict[str, Any]) -> int:
         return 1
     if op["e"] == "AI_CPU":
         return 2
-    if op["d0"] != op["d1"]:
+    if changed_precision(op):
         return 3
     return 4
 
@@ -119,7 +140,7 @@ def summary_line(payload: dict[str, Any]) -> str:
     """``"120 ops: 100 AI Core, 5 AI CPU, 15 host · 40 changed precision · 2 clusters · …"``."""
     s = payload["summary"]
     line = (
-        f"{s['ops']} ops: {s['ai_core']} AI Core, {s['ai_cpu']} AI CPU, {s['host']} host"
+        f"{s['ops']} ops{functions_scope(payload)}: {s['ai_core']} AI Core, {s['ai_cpu']} AI CPU, {s['host']} host"
         f" · {s['precision_changed']} changed precision · {s['clusters']} device "
         f"cluster{'s' if s['clusters'] != 1 else ''} · {s['transfers']} host↔device transfer"
         f"{'s' if s['transfers'] != 1 else ''}"
@@ -127,6 +148,15 @@ def summary_line(payload: dict[str, Any]) -> str:
     if s.get("transfer_bytes") is not None and s["transfers"]:
         line += f" ({format_bytes(s['transfer_bytes'])})"
     return line
+
+
+def functions_scope(payload: dict[str, Any]) -> str:
+    """`` (train_step and the 2 functions it calls)``: what the counts of a traced function's report cover."""
+    functions = payload.get("functions") or []
+    if len(functions) < 2:
+        return ""
+    called = len(functions) - 1
+    return f" ({functions[0]['label']} and the {called} function{'s' if called != 1 else ''} it calls)"
 
 
 def _config_line(payload: dict[str, Any]) -> str:
@@ -197,12 +227,25 @@ def _op_section(payload: dict[str, Any], ops: list[dict[str, Any]], heading: str
 
 
 def _rest_section(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) -> str:
+    """The remaining ops, collapsed; in a report on several functions, one section per function."""
     if not ops:
         return ""
-    return (
-        f"<details><summary>All other ops ({len(ops)}): on the device, precision unchanged</summary>"
-        f"{_table(payload, ops, cap)}</details>"
-    )
+    functions = payload.get("functions") or []
+    if len(functions) < 2:
+        return (
+            f"<details><summary>All other ops ({len(ops)}): on the device, precision unchanged</summary>"
+            f"{_table(payload, ops, cap)}</details>"
+        )
+    parts = []
+    for where, function in enumerate(functions):
+        mine = [op for op in ops if op.get("f", 0) == where]
+        if mine:
+            whose = "" if where == 0 else ", called"
+            parts.append(
+                f"<details><summary>All other ops of {escape(function['label'])}{whose} ({len(mine)}): on the "
+                f"device, precision unchanged</summary>{_table(payload, mine, cap)}</details>"
+            )
+    return "".join(parts)
 
 
 def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) -> str:
@@ -210,8 +253,10 @@ def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) 
     # Measurement columns only when the run measured something, so plan tables stay narrow.
     timed = any(op.get("us") is not None for op in ops)
     drifted = any(op.get("dr") for op in ops)
+    several = len(payload.get("functions") or []) > 1
     columns = [
         Column("Op"),
+        *([Column("Function", "9em")] * several),
         Column("Type", "9em"),
         Column("Engine", "5.5em"),
         Column("dtype", "8.5em"),
@@ -225,12 +270,13 @@ def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) 
     shown = ops if cap is None else ops[:cap]
     rows: list[Row | Note] = []
     for op in shown:
-        changed = op["d0"] != op["d1"]
-        dtype = f"<strong>{escape(op['d0'])} → {escape(op['d1'])}</strong>" if changed else escape(op["d0"])
-        name = text_cell(op["n"], mono=True)
+        dtype = escape(dtype_text(op, " → "))
+        dtype = f"<strong>{dtype}</strong>" if changed_precision(op) else dtype
+        name = text_cell(op_short_name(payload, op), mono=True)
         flag = "".join(f' <span style="white-space:nowrap">{escape(mark)}</span>' for mark in op_marks(op))
         cells = [
-            Cell(name.html + flag, name.title),
+            Cell(name.html + flag, op["n"]),
+            *([text_cell(op_function(payload, op))] * several),
             text_cell(op["t"]),
             Cell(escape(_ENGINE_LABEL.get(op["e"], op["e"]))),
             Cell(dtype),

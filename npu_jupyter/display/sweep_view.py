@@ -34,7 +34,12 @@ def render(table: Any) -> str:
         body.append((_cells(r, overflow), ""))
         if r.refused:
             why = escape("; ".join(r.plan_errors))
-            body.append(Note(f"the adapter would refuse this graph (numbers above are emulated only): {why}", _WARN))
+            body.append(
+                Note(
+                    f"the adapter would refuse this graph, so it has no step time; the drift above is emulated only: {why}",
+                    _WARN,
+                )
+            )
     return (
         '<div class="npu-sweep" style="font-family:var(--jp-ui-font-family,system-ui,sans-serif);color:inherit;'
         'line-height:1.4;max-width:100%">'
@@ -49,7 +54,7 @@ def _verdict(rows: list[Any]) -> str:
     failed = [r.mode for r in rows if r.error]
     text = f"{len(rows)} mode{'s' if len(rows) != 1 else ''}"
     if refused:
-        text += f"; refused by the adapter, emulated only: {', '.join(refused)}"
+        text += f"; refused by the adapter (no step time, drift emulated only): {', '.join(refused)}"
     if failed:
         text += f"; not run: {', '.join(failed)}"
     return text
@@ -82,18 +87,20 @@ def _cells(r: Any, overflow: bool) -> list[Cell]:
             f"{mode.html} <strong>refused</strong>", f"{r.mode}: refused by the adapter; the numbers are emulated only"
         )
     memory = "n/a" if r.est_memory_bytes is None else format_bytes(int(r.est_memory_bytes))
+    # A refused mode has no step on the device to estimate or time (its drift is still emulated).
+    step = _lines("refused") if r.refused else _lines(_num(r.est_step_ms, ".4g"), _ratio(r.est_step_vs_fp32))
     # One figure per line: a narrow column holds an estimate and its ratio, or the three drift metrics.
     cells = [
         mode,
-        Cell(_lines(_num(r.est_step_ms, ".4g"), _ratio(r.est_step_vs_fp32))),
-        Cell(_lines(memory, _ratio(r.est_memory_vs_fp32))),
+        Cell(step),
+        Cell(_lines("refused") if r.refused else _lines(memory, _ratio(r.est_memory_vs_fp32))),
         Cell(str(r.ops_changed)),
         Cell(_lines(f"rel {_num(r.max_rel, '.3g')}", f"abs {_num(r.max_abs, '.3g')}", f"cos {_num(r.cosine, '.6f')}")),
         text_cell(r.worst_op, mono=True),
     ]
     if overflow:
         cells.append(text_cell(r.first_overflow or "", mono=True))
-    cells.append(Cell(_num(r.wall_ms, ".3f")))
+    cells.append(Cell("refused" if r.refused else _num(r.wall_ms, ".3f")))
     return cells
 
 

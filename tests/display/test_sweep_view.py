@@ -53,8 +53,13 @@ def test_the_sweep_fits_the_cell_and_keeps_the_cpu_column_last():
 
 def test_refused_modes_are_named_in_the_header_marked_in_their_row_and_explained_once():
     page = render(_table())
-    assert "refused by the adapter, emulated only: must_keep_origin_dtype, allow_fp32_to_bf16" in page
-    assert page.count("the adapter would refuse this graph (numbers above are emulated only)") == 2
+    assert (
+        "refused by the adapter (no step time, drift emulated only): must_keep_origin_dtype, allow_fp32_to_bf16" in page
+    )
+    assert (
+        page.count("the adapter would refuse this graph, so it has no step time; the drift above is emulated only") == 2
+    )
+    assert page.count(">refused<") >= 6  # step, memory and CPU cells of both refused modes
     assert page.count("<strong>refused</strong>") == 2
     assert "&lt;no&gt; float32 kernel" in page and "<no>" not in page
     assert "the emulator could not run this mode: InvalidArgumentError" in page
