@@ -1,0 +1,153 @@
+"""Real ModelZoo TF1 training scripts (tests/adapter/zoo) run with their adapter imports and calls as written.
+
+Each script runs from a copy in a scratch directory (it writes next to itself and to ./output), under
+``emulate_adapter()`` and inside a ``%%npu`` cell of a real IPython shell after ``%npu adapter emulate``,
+with its options read from the script's own NpuOptimizer entries. TF 1.15 builds graphs by default; on
+TF 2.x the test enters a graph for the script, as TF 1.15 would have.
+"""
+
+from __future__ import annotations
+
+import math
+import runpy
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from IPython.utils.capture import capture_output
+
+from npu_jupyter import adapter
+from npu_jupyter.display.mime import MIME_TYPE
+
+tf = pytest.importorskip("tensorflow")
+
+ZOO = Path(__file__).with_name("zoo")
+LENET_ARGS = [
+    "--batch_size",
+    "8",
+    "--steps",
+    "8",
+    "--iteration_per_loop",
+    "2",
+    "--precision_mode",
+    "allow_mix_precision",
+]
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch, no_adapter):
+    """A scratch copy of the zoo scripts as the working directory; their flags and modules forgotten after."""
+    for path in ZOO.glob("*.py"):
+        shutil.copy(path, tmp_path)
+    (tmp_path / "test").mkdir()  # the zoo model directories have one (their launch scripts); LeNet writes into it
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("RANK_SIZE", "1")  # as the zoo's 1p launch scripts export it
+    flags = tf.compat.v1.flags.FLAGS
+    defined = set(flags)
+    yield tmp_path
+    for name in set(flags) - defined:
+        delattr(flags, name)
+    flags.unparse_flags()
+    sys.modules.pop("zoo_data", None)
+
+
+@pytest.fixture
+def sessions(monkeypatch):
+    """Every session the emulated adapter makes for a script, in order."""
+    from npu_jupyter.adapter import sessions as swap
+
+    made = []
+    real = swap.emulated_session
+
+    def record(*args, **kwargs):
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(swap, "emulated_session", record)
+    return made
+
+
+def _run(script: Path, argv: list[str], monkeypatch) -> dict:
+    monkeypatch.setattr(sys, "argv", [str(script), *argv])
+    with tf.Graph().as_default():
+        return runpy.run_path(str(script), run_name="__main__")
+
+
+def _run_cell(ip, script: Path, argv: list[str], monkeypatch, line: str = "") -> list[dict]:
+    """The script as one %%npu cell (``__file__`` set as %run sets it); its run reports."""
+    monkeypatch.setattr(sys, "argv", [str(script), *argv])
+    ip.run_line_magic("npu", "adapter emulate")
+    ip.user_ns["__file__"] = str(script)
+    with tf.Graph().as_default(), capture_output() as cap:
+        ip.run_cell_magic("npu", line, script.read_text(encoding="utf-8"))
+    return [out.data[MIME_TYPE] for out in cap.outputs if MIME_TYPE in out.data]
+
+
+def _adam_steps(checkpoint: Path) -> int:
+    """Adam's update count, read back from beta1_power (0.9 ** steps) in the script's checkpoint."""
+    return round(math.log(tf.train.load_variable(str(checkpoint), "beta1_power")) / math.log(0.9))
+
+
+# ---- LeNet_ID0127: `from npu_bridge.npu_init import *`, util.set_iteration_per_loop ---------------------
+
+
+def test_lenet_trains_on_the_emulator_with_its_iteration_loop(workdir, sessions, monkeypatch):
+    adapter.emulate_adapter()
+    with pytest.warns(UserWarning, match="runs the step 2 times per sess.run"):
+        _run(workdir / "zoo_lenet.py", LENET_ARGS, monkeypatch)
+    assert sessions and all(s.backend == "emulator" for s in sessions)
+    assert sessions[0].config.precision_mode == "allow_mix_precision"  # the script's own NpuOptimizer entry
+    assert sessions[0].config.iterations_per_loop == 2
+    assert _adam_steps(workdir / "output" / "ckpt_npu" / "mode.ckpt") == 8  # 4 runs x 2 steps: as counted
+    result = (workdir / "test" / "output" / "performance_precision.txt").read_text(encoding="utf-8")
+    assert "Final Accuracy accuracy" in result
+
+
+def test_lenet_in_an_npu_cell_reads_its_options_and_the_cell_flags_win(ip, workdir, monkeypatch):
+    argv = [*LENET_ARGS, "--loss_scale_flag", "1", "--loss_scale_value", "1024"]
+    reports = _run_cell(ip, workdir / "zoo_lenet.py", argv, monkeypatch, "--dump-mode output")
+    train = [r for r in reports if any(op["n"] == "IterationOp" for op in r["ops"])]
+    assert train and all(r["run"]["backend"] == "emulator" for r in reports)
+    assert train[0]["config"]["precision_mode"] == "allow_mix_precision"
+    assert train[0]["config"]["iterations_per_loop"] == 2
+    assert train[0]["config"]["dump_mode"] == "output"  # the cell's own flag
+    assert _adam_steps(workdir / "output" / "ckpt_npu" / "mode.ckpt") <= 8  # the loss scale may skip a step
+
+
+# ---- Multi-Layer_Perceptron_ID0628: star import, util loop, npu_tf_optimizer, loss scaling ---------------
+
+
+def _iris(workdir: Path) -> None:
+    import numpy as np
+
+    rng = np.random.RandomState(0)
+    names = ["Iris-setosa", "Iris-versicolor", "Iris-virginica"]
+    for split, n in (("train", 30), ("test", 12)):
+        rows = [",".join([*(f"{v:.1f}" for v in rng.rand(4) * 7), names[i % 3]]) for i in range(n)]
+        (workdir / f"iris.{split}").write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+MLP_ARGS = ["--training_epochs", "40", "--display_steps", "20", "--precision_mode", "allow_mix_precision"]
+
+
+def test_mlp_trains_on_the_emulator_with_its_loss_scale_and_loop(workdir, sessions, monkeypatch, capsys):
+    _iris(workdir)
+    adapter.emulate_adapter()
+    with pytest.warns(UserWarning, match="runs the step 10 times per sess.run"):
+        namespace = _run(workdir / "zoo_mlp.py", [*MLP_ARGS, "--data_path", str(workdir)], monkeypatch)
+    (session,) = sessions
+    assert session.backend == "emulator" and session.config.precision_mode == "allow_mix_precision"
+    assert session.config.iterations_per_loop == 10 and session.config.enable_data_pre_proc is True
+    assert type(namespace["optimizador"]).__name__ == "Operation"
+    out = capsys.readouterr().out
+    assert "Epoch: 2 loss" in out and "Epoch: 4 loss" in out and "accuracy:" in out
+
+
+def test_mlp_in_an_npu_cell(ip, workdir, monkeypatch):
+    _iris(workdir)
+    reports = _run_cell(ip, workdir / "zoo_mlp.py", [*MLP_ARGS, "--data_path", str(workdir)], monkeypatch)
+    train = [r for r in reports if any(op["n"] == "IterationOp" for op in r["ops"])]
+    assert train and train[0]["config"]["precision_mode"] == "allow_mix_precision"
+    assert train[0]["run"]["backend"] == "emulator"
