@@ -41,6 +41,7 @@ def workdir(tmp_path, monkeypatch, no_adapter):
     for path in ZOO.glob("*.py"):
         shutil.copy(path, tmp_path)
     (tmp_path / "test").mkdir()  # the zoo model directories have one (their launch scripts); LeNet writes into it
+    (tmp_path / "output" / "ckpt_npu").mkdir(parents=True)  # LeNet saves there; TF's Saver needs the folder
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("RANK_SIZE", "1")  # as the zoo's 1p launch scripts export it
@@ -86,8 +87,8 @@ def _run_cell(ip, script: Path, argv: list[str], monkeypatch, line: str = "") ->
 
 
 def _adam_steps(checkpoint: Path) -> int:
-    """Adam's update count, read back from beta1_power (0.9 ** steps) in the script's checkpoint."""
-    return round(math.log(tf.train.load_variable(str(checkpoint), "beta1_power")) / math.log(0.9))
+    """Adam's update count, read back from beta1_power (0.9 at the start, times 0.9 per update) in the checkpoint."""
+    return round(math.log(tf.train.load_variable(str(checkpoint), "beta1_power")) / math.log(0.9)) - 1
 
 
 # ---- LeNet_ID0127: `from npu_bridge.npu_init import *`, util.set_iteration_per_loop ---------------------
