@@ -152,3 +152,60 @@ def test_mlp_in_an_npu_cell(ip, workdir, monkeypatch):
     train = [r for r in reports if any(op["n"] == "IterationOp" for op in r["ops"])]
     assert train and train[0]["config"]["precision_mode"] == "allow_mix_precision"
     assert train[0]["run"]["backend"] == "emulator"
+
+
+# ---- shufflenetv2_ID0185: NPURunConfig + NPUEstimator (TensorFlow with tf.estimator, the legacy leg) -----
+
+
+@pytest.fixture
+def shufflenet(workdir, monkeypatch):
+    """The shufflenetv2 project copied in, with train/val tfrecords under ./dataset as its paths expect."""
+    for path in (ZOO / "shufflenetv2").glob("*.py"):
+        shutil.copy(path, workdir)
+    from input_pipeline import write_records
+
+    for split, count in (("train", 24), ("val", 8)):
+        (workdir / "dataset" / split).mkdir(parents=True)
+        write_records(workdir / "dataset" / split / f"{split}-0.tfrecords", count)
+    yield workdir / "train.py"
+    for name in ("model", "architecture", "input_pipeline"):
+        sys.modules.pop(name, None)
+
+
+def _needs_estimator():
+    from npu_jupyter.adapter.estimator import estimator_module
+
+    if estimator_module() is None:
+        pytest.skip("TensorFlow >= 2.16 has no tf.estimator: the legacy leg (TF 2.6.5) runs this test")
+
+
+def test_shufflenet_without_tf_estimator_stops_at_npu_estimator_with_the_clear_error(shufflenet, monkeypatch):
+    from npu_jupyter.adapter.estimator import estimator_module
+    from npu_jupyter.adapter.surface import NotEmulatedError
+
+    if estimator_module() is not None:
+        pytest.skip("this TensorFlow has tf.estimator: the script trains (test_shufflenet_trains_...)")
+    adapter.emulate_adapter()
+    with pytest.raises(NotEmulatedError, match=r"NPUEstimator needs TensorFlow's Estimator .*this is TensorFlow 2"):
+        _run(shufflenet, [], monkeypatch)
+
+
+def test_shufflenet_trains_its_npu_estimator_on_the_emulator(shufflenet, sessions, monkeypatch):
+    _needs_estimator()
+    adapter.emulate_adapter()
+    with pytest.warns(UserWarning, match="iterations_per_loop=10 runs 10 steps per session run on the device"):
+        _run(shufflenet, [], monkeypatch)
+    assert sessions and all(s.backend == "emulator" for s in sessions)  # MonitoredTrainingSession's, swapped
+    config = sessions[0].config
+    assert config.precision_mode == "allow_mix_precision" and config.iterations_per_loop == 10
+    checkpoint = tf.train.latest_checkpoint(str(shufflenet.parent / "model_dir"))
+    assert tf.train.load_variable(checkpoint, "global_step") == 6  # StopAtStepHook(last_step=NUM_STEPS)
+
+
+def test_shufflenet_in_an_npu_cell_reports_the_estimators_training(ip, shufflenet, monkeypatch):
+    _needs_estimator()
+    reports = _run_cell(ip, shufflenet, [], monkeypatch, "--dump-mode output")
+    train = [r for r in reports if any(op["n"] == "IterationOp" for op in r["ops"])]
+    assert train and all(r["run"]["backend"] == "emulator" for r in train)
+    assert train[0]["config"]["precision_mode"] == "allow_mix_precision"  # NPURunConfig's argument
+    assert train[0]["config"]["dump_mode"] == "output"
