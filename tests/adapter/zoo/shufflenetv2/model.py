@@ -1,5 +1,6 @@
 # npu_jupyter test fixture: ModelZoo shufflenetv2_ID0185_for_TensorFlow/model.py (commit a2c3332a) as written but
-# for `import tensorflow as tf` -> tensorflow.compat.v1 (the TF 1.15 API on TF 2.x), marked "npu_jupyter:".
+# for `import tensorflow as tf` -> tensorflow.compat.v1 (the TF 1.15 API on TF 2.x) and RestoreMovingAverageHook's
+# tf.contrib restore, marked "npu_jupyter:".
 # Copyright 2017 The TensorFlow Authors. All Rights Reserved.
 #
 # Licensed under the Apache License, Version 2.0 (the "License");
@@ -149,12 +150,14 @@ class RestoreMovingAverageHook(tf.train.SessionRunHook):
             tf.logging.info('________________________________:LOAD Next PRETRAINED_MODEL Successfully!!!')
             ema = tf.train.ExponentialMovingAverage(decay=MOVING_AVERAGE_DECAY)
             variables_to_restore = ema.variables_to_restore()
-            self.load_ema = tf.contrib.framework.assign_from_checkpoint_fn(
-                tf.train.latest_checkpoint(self.model_dir), variables_to_restore
-            )
+            # npu_jupyter: was tf.contrib.framework.assign_from_checkpoint_fn (TF 1.15 only); the same restore
+            saver, path = tf.train.Saver(variables_to_restore), tf.train.latest_checkpoint(self.model_dir)
+            self.load_ema = lambda sess: saver.restore(sess, path)
 
     def after_create_session(self, sess, coord):
         tf.logging.info('Loading EMA weights...')
-        if tf.train.latest_checkpoint(self.model_dir) is not None:
+        # npu_jupyter: was `if tf.train.latest_checkpoint(self.model_dir) is not None:`, which also holds for the
+        # step-0 checkpoint the Estimator's saver writes after begin() (TF >= 1.14) and then finds no load_ema
+        if getattr(self, 'load_ema', None) is not None:
             tf.logging.info(tf.train.latest_checkpoint(self.model_dir))
             self.load_ema(sess)
