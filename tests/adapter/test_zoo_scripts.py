@@ -209,3 +209,58 @@ def test_shufflenet_in_an_npu_cell_reports_the_estimators_training(ip, shufflene
     assert train and all(r["run"]["backend"] == "emulator" for r in train)
     assert train[0]["config"]["precision_mode"] == "allow_mix_precision"  # NPURunConfig's argument
     assert train[0]["config"]["dump_mode"] == "output"
+
+
+# ---- fasttext_ftodft: `from npu_bridge.npu_init import *`, training in MonitoredTrainingSession ---------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("localhost", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def fasttext(workdir):
+    """The fasttext project copied in, its batches file written; its settings at small sizes (FasttextSettings' fields)."""
+    from types import SimpleNamespace
+
+    for path in (ZOO / "fasttext").iterdir():
+        shutil.copy(path, workdir)
+    from input import write_batches
+
+    settings = SimpleNamespace(
+        batches_file=str(workdir / "batches.tfrecord"), log_dir=str(workdir / "log"), steps=6, vocabulary_size=50,
+        batch_size=4, embedding_size=8, num_sampled=5, num_buckets=200, validation_words="", validation_words_list=[],
+        profile=False, learnrate=0.1, job="worker", index=0, workers_list=[f"localhost:{_free_port()}"], ps_list=[],
+    )  # fmt: skip
+    write_batches(settings.batches_file, 8, settings.batch_size, settings.num_buckets, settings.vocabulary_size)
+    yield settings
+    for name in ("training", "model", "inference", "input"):
+        sys.modules.pop(name, None)
+
+
+def test_fasttext_trains_in_monitored_training_session_on_the_emulator(fasttext, sessions):
+    adapter.emulate_adapter()
+    import training
+
+    training.train(fasttext)
+    assert sessions and all(s.backend == "emulator" for s in sessions)  # MonitoredTrainingSession's session
+    config = sessions[0].config
+    assert config.customize_dtypes.endswith("customize_dtypes.cfg")  # the script's own NpuOptimizer entry
+    checkpoint = tf.train.latest_checkpoint(fasttext.log_dir)
+    assert tf.train.load_variable(checkpoint, "global_step") == 6  # StopAtStepHook(last_step=settings.steps)
+
+
+def test_fasttext_in_an_npu_cell_reports_the_monitored_sessions_training(ip, fasttext):
+    ip.run_line_magic("npu", "adapter emulate")
+    ip.user_ns["zoo_settings"] = fasttext
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision allow_mix_precision", "import training\ntraining.train(zoo_settings)")
+    reports = [out.data[MIME_TYPE] for out in cap.outputs if MIME_TYPE in out.data]
+    train = [r for r in reports if any(op["n"].startswith("optimizer/") for op in r["ops"])]
+    assert train and all(r["run"]["backend"] == "emulator" for r in train)
+    assert train[0]["config"]["customize_dtypes"].endswith("customize_dtypes.cfg")  # the script's entry
+    assert train[0]["config"]["precision_mode"] == "allow_mix_precision"  # the cell's flag
