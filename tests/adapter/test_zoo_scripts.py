@@ -224,8 +224,15 @@ def _free_port() -> int:
 
 @pytest.fixture
 def fasttext(workdir):
-    """The fasttext project copied in, its batches file written; its settings at small sizes (FasttextSettings' fields)."""
+    """The fasttext project copied in, its batches file written; its settings at small sizes (FasttextSettings' fields).
+
+    Variables are TF 1.15's default reference variables: its sparse GradientDescent update casts the float64
+    learning rate the script computes, which TF 2.6's resource-variable path refuses.
+    """
     from types import SimpleNamespace
+
+    resource = tf.compat.v1.resource_variables_enabled()
+    tf.compat.v1.disable_resource_variables()
 
     for path in (ZOO / "fasttext").iterdir():
         shutil.copy(path, workdir)
@@ -240,6 +247,8 @@ def fasttext(workdir):
     yield settings
     for name in ("training", "model", "inference", "input"):
         sys.modules.pop(name, None)
+    if resource:
+        tf.compat.v1.enable_resource_variables()
 
 
 def test_fasttext_trains_in_monitored_training_session_on_the_emulator(fasttext, sessions):
