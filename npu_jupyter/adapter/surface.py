@@ -51,6 +51,12 @@ def roots() -> list[str]:
     return sorted(found, key=lambda root: root != ROOT)
 
 
+def reasons(entry: dict[str, Any]) -> dict[str, str]:
+    """A module's names not emulated with their reasons (a plain list of names reads as no reason given)."""
+    names = entry.get("not_emulated", {})
+    return dict(names) if isinstance(names, dict) else dict.fromkeys(names, "")
+
+
 def not_emulated_message(module: str, name: str, reason: str = "") -> str:
     """What a user reads: which name, why it is not emulated and what to do, and what the module offers."""
     entry = _table().get(module, {})
@@ -125,9 +131,9 @@ def _fill(module: types.ModuleType, built: dict[str, types.ModuleType]) -> None:
     emulated = entry["emulated"]
     for attr, target in emulated.items():
         setattr(module, attr, _resolve(target, built))
-    for attr, reason in entry["not_emulated"].items():
+    for attr, reason in reasons(entry).items():
         setattr(module, attr, NotEmulated(module.__name__, attr, reason))
-    module.__all__ = sorted([*emulated, *entry["not_emulated"]])  # type: ignore[attr-defined]  # a module built at runtime
+    module.__all__ = sorted([*emulated, *reasons(entry)])  # type: ignore[attr-defined]  # a module built at runtime
     # PEP 562 module __getattr__ on a module built at runtime
     module.__getattr__ = _module_getattr(module.__name__, list(emulated))  # type: ignore[method-assign]
 
@@ -173,5 +179,5 @@ class NotEmulatedFinder(importlib.abc.MetaPathFinder):
         if entry is not None and "on_import" in entry:
             return importlib.machinery.ModuleSpec(fullname, _OnImportLoader(), is_package=True)
         parent, _, leaf = fullname.rpartition(".")
-        reason = _table().get(parent, {}).get("not_emulated", {}).get(leaf, "")
+        reason = reasons(_table().get(parent, {})).get(leaf, "")
         raise NotEmulatedError(not_emulated_message(parent, leaf, reason))

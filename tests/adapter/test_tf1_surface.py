@@ -10,7 +10,7 @@ import pytest
 
 from npu_jupyter import adapter
 from npu_jupyter.adapter import dropout_swap
-from npu_jupyter.adapter.surface import NotEmulatedError, spec_table
+from npu_jupyter.adapter.surface import NotEmulatedError, reasons, spec_table
 
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
@@ -48,8 +48,10 @@ def test_every_name_not_emulated_says_why_and_none_claims_no_cpu_equivalent(emul
     import importlib
 
     for module_name, entry in spec_table().items():
+        if module_name.split(".")[0] not in ("npu_bridge", "hccl"):
+            continue
         module = sys.modules.get(module_name) or importlib.import_module(module_name)
-        for name, reason in entry["not_emulated"].items():
+        for name, reason in reasons(entry).items():
             assert reason and "no one-device CPU equivalent" not in reason
             with pytest.raises(NotEmulatedError, match=rf"{module_name}\.{name} is part of the Ascend adapter"):
                 getattr(module, name)()
