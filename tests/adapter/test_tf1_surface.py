@@ -281,3 +281,60 @@ def test_without_tf_estimator_the_estimator_names_import_and_fail_clearly_on_use
             obj(model_fn=None)
     with pytest.raises(NotEmulatedError, match="npu_run_config_init needs TensorFlow's Estimator"):
         npu_run_config_init()
+
+
+# ---- NPUEstimator where TensorFlow has tf.estimator (the legacy leg) ----------------------------
+
+
+def _estimator_or_skip():
+    from npu_jupyter.adapter.estimator import estimator_module
+
+    module = estimator_module()
+    if module is None:
+        pytest.skip("TensorFlow >= 2.16 has no tf.estimator: the legacy leg (TF 2.6.5) runs this test")
+    return module
+
+
+def test_npu_estimator_trains_in_emulator_sessions_with_the_run_configs_options(emulated, tmp_path):
+    estimator = _estimator_or_skip()
+    from npu_bridge.npu_init import NPUEstimator, NPUEstimatorSpec, NPURunConfig
+
+    seen = []
+
+    class See(v1.train.SessionRunHook):
+        def after_create_session(self, session, coord):
+            seen.append(session)
+
+    def model_fn(features, labels, mode, config):
+        w = v1.get_variable("w", [3, 1])
+        loss = tf.reduce_mean(tf.square(tf.matmul(features, w) - labels))
+        step = v1.train.get_or_create_global_step()
+        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+        assert isinstance(config, NPURunConfig)  # the adapter passes its run config
+        return NPUEstimatorSpec(mode=mode, loss=loss, train_op=train_op)
+
+    def input_fn():
+        x = np.ones([16, 3], np.float32)
+        return tf.data.Dataset.from_tensor_slices((x, x[:, :1])).repeat().batch(4)
+
+    config = NPURunConfig(model_dir=str(tmp_path), precision_mode="allow_mix_precision", iterations_per_loop=2)
+    with pytest.warns(UserWarning, match="iterations_per_loop=2 runs 2 steps per session run on the device"):
+        est = NPUEstimator(model_fn=model_fn, config=config)
+    est.train(input_fn=input_fn, steps=5, hooks=[See()])
+    assert [type(s).__name__ for s in seen] == ["EmulatorSession"]
+    assert seen[0].config.precision_mode == "allow_mix_precision" and seen[0].config.iterations_per_loop == 2
+    assert est.get_variable_value("global_step") == 5  # one step per session run: the steps asked for
+    with pytest.raises(ValueError, match="must be provided with type `NPUConfigs`"):
+        NPUEstimator(model_fn=model_fn, config=estimator.RunConfig())
+    with pytest.raises(NotEmulatedError, match="host_call.*outfeed"):
+        NPUEstimatorSpec(mode=estimator.ModeKeys.TRAIN, host_call=(lambda: None, []))
+
+
+def test_npu_run_config_init_gives_a_run_config_the_npu_session_options(emulated):
+    estimator = _estimator_or_skip()
+    from npu_bridge.npu_init import npu_run_config_init
+
+    config = npu_run_config_init()
+    assert isinstance(config, estimator.RunConfig)
+    names = [c.name for c in config.session_config.graph_options.rewrite_options.custom_optimizers]
+    assert names == ["NpuOptimizer"] and config.session_config.allow_soft_placement
