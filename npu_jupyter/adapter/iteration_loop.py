@@ -82,11 +82,11 @@ def loop_on(sess: Any, op: Any, steps: int) -> None:
         loops = {}
         original = sess.run
 
-        def run(fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
+        def run(fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None, **kw: Any) -> Any:
             repeat = _steps_for(loops, fetches)
             for _ in range(repeat - 1):
-                original(fetches, feed_dict, options, run_metadata)
-            return original(fetches, feed_dict, options, run_metadata)
+                original(fetches, feed_dict, options, run_metadata, **kw)
+            return original(fetches, feed_dict, options, run_metadata, **kw)
 
         sess.run = run
         setattr(sess, _LOOPS, loops)
