@@ -130,7 +130,11 @@ def _fill(module: types.ModuleType, built: dict[str, types.ModuleType]) -> None:
     entry = _table()[module.__name__]
     emulated = entry["emulated"]
     for attr, target in emulated.items():
-        setattr(module, attr, _resolve(target, built))
+        try:
+            value = _resolve(target, built)
+        except ImportError as err:  # a TensorFlow module this TensorFlow lacks: the name fails on use, saying so
+            value = NotEmulated(module.__name__, attr, f"it re-exports {target}, which this TensorFlow lacks ({err})")
+        setattr(module, attr, value)
     for attr, reason in reasons(entry).items():
         setattr(module, attr, NotEmulated(module.__name__, attr, reason))
     module.__all__ = sorted([*emulated, *reasons(entry)])  # type: ignore[attr-defined]  # a module built at runtime
