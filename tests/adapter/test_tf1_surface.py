@@ -338,3 +338,23 @@ def test_npu_run_config_init_gives_a_run_config_the_npu_session_options(emulated
     assert isinstance(config, estimator.RunConfig)
     names = [c.name for c in config.session_config.graph_options.rewrite_options.custom_optimizers]
     assert names == ["NpuOptimizer"] and config.session_config.allow_soft_placement
+
+
+def test_an_emulated_re_export_this_tensorflow_lacks_fails_on_use_not_at_emulation(no_adapter, monkeypatch):
+    import copy
+
+    from npu_jupyter.adapter import surface
+
+    table = copy.deepcopy(surface.spec_table())
+    table["npu_bridge.npu_init"]["emulated"]["backend"] = "tensorflow.python.no_such_module"
+    monkeypatch.setattr(surface, "_table", lambda: table)
+    adapter.emulate_adapter()
+    try:
+        from npu_bridge.npu_init import backend
+
+        with pytest.raises(
+            NotEmulatedError, match="re-exports tensorflow.python.no_such_module, which this TensorFlow"
+        ):
+            backend.set_session(None)
+    finally:
+        adapter.uninstall()
