@@ -7,19 +7,13 @@ defaults to the script's ConfigProto (``npu_config_proto``) and return ``npu_jup
 backend="emulator")``. Sessions this package makes for itself stay plain TF sessions, and a ``%%npu``
 cell's own swap (installed over this one) wins inside the cell.
 
-TensorFlow's own session machinery (``MonitoredTrainingSession``, ``MonitoredSession`` and so the
-Estimator) does not go through those names: its ``SessionManager`` calls
-``tensorflow.python.client.session.Session`` directly. The emulation gives ``session_manager`` a view
-of that module whose ``Session`` is whatever ``tf.compat.v1.Session`` is at the time (this swap, or a
-``%%npu`` cell's), so those sessions are emulator sessions too. Where that module cannot be reached (a
-TensorFlow laid out otherwise), a warning says such sessions stay plain TensorFlow.
+Sessions of TensorFlow's own machinery (``MonitoredTrainingSession``, the Estimator) follow the swap
+too: :mod:`npu_jupyter.runtime.session_names` points ``SessionManager`` at the swapped name.
 """
 
 from __future__ import annotations
 
 import sys
-import types
-import warnings
 from typing import Any, cast
 
 _PATCHED = ("Session", "InteractiveSession")
@@ -37,7 +31,6 @@ def patch() -> None:
             _PATCHED, lambda name, original: _factory(original, interactive=name == "InteractiveSession")
         )
     )
-    _patch_session_manager()
 
 
 def restore() -> None:
@@ -48,46 +41,6 @@ def restore() -> None:
 
     session_names.restore(_replaced)
     del _replaced[:]
-
-
-_SESSION_MANAGER = "tensorflow.python.training.session_manager"
-
-
-class _SessionModuleView(types.ModuleType):
-    """``tensorflow.python.client.session`` as ``session_manager`` sees it: ``Session`` is ``tf.compat.v1.Session`` now."""
-
-    def __init__(self, real: types.ModuleType) -> None:
-        super().__init__(real.__name__, real.__doc__)
-        self.__dict__["_real"] = real
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "Session":
-            import tensorflow as tf
-
-            return tf.compat.v1.Session
-        return getattr(self.__dict__["_real"], name)
-
-
-def _patch_session_manager() -> None:
-    """Monitored sessions and the Estimator's become emulator sessions, or a warning says they do not."""
-    import importlib
-
-    try:
-        manager: Any = importlib.import_module(_SESSION_MANAGER)
-        real = manager.session
-    except (ImportError, AttributeError) as err:
-        real, manager = err, None
-    if not isinstance(real, types.ModuleType) or not hasattr(real, "Session"):
-        warnings.warn(
-            "the emulated adapter could not reach TensorFlow's SessionManager "
-            f"({real}): sessions made by MonitoredTrainingSession, MonitoredSession and the Estimator stay plain "
-            "TensorFlow sessions and are NOT emulated; create a tf.compat.v1.Session yourself to run on the emulator",
-            stacklevel=3,
-        )
-        return
-    if not isinstance(real, _SessionModuleView):
-        _replaced.append((manager, "session", real))
-        manager.session = _SessionModuleView(real)
 
 
 def is_patched() -> bool:

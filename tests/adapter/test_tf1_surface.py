@@ -261,7 +261,7 @@ def test_a_tensorflow_without_a_reachable_session_manager_gets_a_visible_warning
     from tensorflow.python.training import session_manager
 
     monkeypatch.delattr(session_manager, "session")
-    with pytest.warns(UserWarning, match="MonitoredTrainingSession.*NOT emulated"):
+    with pytest.warns(UserWarning, match="MonitoredTrainingSession.*NOT swapped"):
         adapter.emulate_adapter()
     adapter.uninstall()
 
