@@ -108,7 +108,8 @@ def test_lenet_trains_on_the_emulator_with_its_iteration_loop(workdir, sessions,
 
 def test_lenet_in_an_npu_cell_reads_its_options_and_the_cell_flags_win(ip, workdir, monkeypatch):
     argv = [*LENET_ARGS, "--loss_scale_flag", "1", "--loss_scale_value", "1024"]
-    reports = _run_cell(ip, workdir / "zoo_lenet.py", argv, monkeypatch, "--dump-mode output")
+    with pytest.warns(UserWarning, match="runs the step 2 times per sess.run"):  # said inside the cell too
+        reports = _run_cell(ip, workdir / "zoo_lenet.py", argv, monkeypatch, "--dump-mode output")
     train = [r for r in reports if any(op["n"] == "IterationOp" for op in r["ops"])]
     assert train and all(r["run"]["backend"] == "emulator" for r in reports)
     assert train[0]["config"]["precision_mode"] == "allow_mix_precision"
@@ -148,7 +149,8 @@ def test_mlp_trains_on_the_emulator_with_its_loss_scale_and_loop(workdir, sessio
 
 def test_mlp_in_an_npu_cell(ip, workdir, monkeypatch):
     _iris(workdir)
-    reports = _run_cell(ip, workdir / "zoo_mlp.py", [*MLP_ARGS, "--data_path", str(workdir)], monkeypatch)
+    with pytest.warns(UserWarning, match="runs the step 10 times per sess.run"):
+        reports = _run_cell(ip, workdir / "zoo_mlp.py", [*MLP_ARGS, "--data_path", str(workdir)], monkeypatch)
     train = [r for r in reports if any(op["n"] == "IterationOp" for op in r["ops"])]
     assert train and train[0]["config"]["precision_mode"] == "allow_mix_precision"
     assert train[0]["run"]["backend"] == "emulator"
