@@ -92,12 +92,12 @@ function runFacts(report: Report): Fact[] {
   }
   const top = costliest(report);
   if (top.length > 0) {
-    const listed = top.map(k => `${report.ops[k].n} ${report.ops[k].us!.toFixed(1)} \u00b5s`).join(', ');
+    const listed = top.map(k => `${opLabel(report, report.ops[k])} ${report.ops[k].us!.toFixed(1)} \u00b5s`).join(', ');
     add('ops.us', `Costliest ops (mean per run, ${measuredLabel(report, 'us')})`, listed);
   }
   const drifted = worstDrift(report);
   if (drifted.length > 0) {
-    const listed = drifted.map(k => `${report.ops[k].n} ${driftText(report.ops[k].dr!)}`).join('; ');
+    const listed = drifted.map(k => `${opLabel(report, report.ops[k])} ${driftText(report.ops[k].dr!)}`).join('; ');
     add('ops.dr', `Largest drift vs float32 (${DRIFT_UNITS})`, listed);
   }
   return facts;
@@ -201,7 +201,7 @@ export function driftText(d: Drift): string {
 export function transfersText(report: Report, limit = 8): string {
   const items = report.transfers.slice(0, limit).map(t => {
     const arrow = t.dir === 'h2d' ? 'host \u2192 device' : 'device \u2192 host';
-    return `${report.ops[t.s].n} \u2192 ${report.ops[t.d].n} (${arrow}, ${t.dt}, ${formatBytes(t.b)})`;
+    return `${opLabel(report, report.ops[t.s])} \u2192 ${opLabel(report, report.ops[t.d])} (${arrow}, ${t.dt}, ${formatBytes(t.b)})`;
   });
   const more = report.transfers.length - limit;
   return items.join('; ') + (more > 0 ? ` +${more} more` : '');
@@ -236,7 +236,7 @@ function planFacts(report: Report): Fact[] {
     estimated.sort((a, b) => report.ops[b].est_us! - report.ops[a].est_us! || a - b);
     const listed = estimated
       .slice(0, 5)
-      .map(k => `${report.ops[k].n} ${report.ops[k].est_us!.toFixed(1)} \u00b5s`)
+      .map(k => `${opLabel(report, report.ops[k])} ${report.ops[k].est_us!.toFixed(1)} \u00b5s`)
       .join(', ');
     facts.push({ key: 'ops.est_us', label: `Estimated costliest ops (${estimateLabel(report)}, not measured)`, text: listed, tone: '' });
   }
@@ -282,6 +282,11 @@ function planFacts(report: Report): Fact[] {
 /** Every labelled line of the report, in reading order: run, problems, files, estimates, notes. */
 export function reportFacts(report: Report): Fact[] {
   return [...runFacts(report), ...planFacts(report)];
+}
+
+/** An op as a line of text names it: "MatMul (in inner)" for an op of a called function. */
+export function opLabel(report: Report, op: Op): string {
+  return op.f ? `${opShortName(report, op)} (in ${opFunction(report, op)})` : op.n;
 }
 
 /**
