@@ -13,7 +13,6 @@ To have ``%npu`` / ``%%npu`` without ``%load_ext``, put one of these in ``ipytho
 
 from __future__ import annotations
 
-import ast
 import contextlib
 from html import escape
 from typing import Any
@@ -279,7 +278,9 @@ class NpuMagics(Magics, Configurable):
             if created is not None:  # a refused cell leaves no folder behind
                 _remove_empty(created)
             raise UsageError(f"%%npu {line.strip()}: {err}\nThe cell was not run.") from None
-        code = self._compile(cell)
+        from npu_jupyter.notebook.cell_code import CellCode
+
+        code = CellCode(self.shell, line, cell)
         if flags.reference and not emulator_backend(self.backend):
             print(
                 "%%npu --reference: drift against float32 is measured by the emulator only; on the ascend "
@@ -293,7 +294,7 @@ class NpuMagics(Magics, Configurable):
             with swapped_sessions(cell_sessions), emulated_functions(
                 cell_config, self.backend, reference=flags.reference
             ) as functions:
-                value = self._execute(code)
+                value = code.run()
             failed = False
         finally:
             # Also when the cell raised: the runs before the error (an overflow, say) often explain it.
@@ -325,27 +326,6 @@ class NpuMagics(Magics, Configurable):
         if not reports and not failed:
             why = "its sessions ran nothing" if made_sessions else "it created no tf.compat.v1.Session"
             print(no_effect_message(why, line))
-
-    def _compile(self, cell: str) -> tuple[Any, Any]:
-        """Compile the cell as IPython would (magics and ``!`` lines inside it work), last
-        expression kept apart so its value becomes the cell's output like a normal cell.
-        """
-        source = self.shell.transform_cell(cell)  # type: ignore[union-attr]  # shell is set once the magics are registered
-        tree = ast.parse(source)
-        last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
-        # shell is set once the magics are registered
-        filename = self.shell.compile.cache(source) if hasattr(self.shell.compile, "cache") else "<%%npu>"  # type: ignore[union-attr]
-        body = compile(tree, filename, "exec")
-        expr = compile(last, filename, "eval") if last is not None else None
-        return body, expr
-
-    def _execute(self, code: tuple[Any, Any]) -> Any:
-        body, expr = code
-        namespace = self.shell.user_ns  # type: ignore[union-attr]  # shell is set once the magics are registered
-        exec(body, namespace)  # noqa: S102 - running the user's own cell is the point
-        return eval(expr, namespace) if expr is not None else None  # noqa: S307
 
     # -- helpers -----------------------------------------------------------------------------
 
