@@ -18,6 +18,8 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from npu_jupyter.notebook.legacy_keras import explain_keras3_error
+
 
 class CellCode:
     """A ``%%npu`` cell's body compiled as IPython compiles cells; :meth:`run` executes it."""
@@ -47,6 +49,7 @@ class CellCode:
             exec(self.body, namespace)  # noqa: S102 - running the user's own cell is the point
             return eval(self.expr, namespace) if self.expr is not None else None  # noqa: S307
         except Exception as err:
+            explain_keras3_error(err)
             self._show_user_frames(err)
             raise
 
