@@ -112,7 +112,7 @@ def test_a_small_models_step_is_mostly_launch_cost_and_a_large_ones_is_not():
     tiny = estimate(plan(small, {"precision_mode": "force_fp16"}, fetches=["loss"]), small)
     big = estimate(plan(large, {"precision_mode": "force_fp16"}, fetches=["loss"]), large)
     assert tiny.launch_share is not None and tiny.launch_share > 0.9
-    assert tiny.step_ratio_fp32 is not None and tiny.step_ratio_fp32 > 0.95  # why it shows ~1.00× float32
+    assert tiny.step_ratio_fp32 is not None and tiny.step_ratio_fp32 > 0.95  # why it shows about 1.00x float32
     assert big.launch_share is not None and big.launch_share < 0.5
     assert big.step_ratio_fp32 is not None and big.step_ratio_fp32 < 0.9
     assert tiny.payload()["launch_share"] == tiny.launch_share

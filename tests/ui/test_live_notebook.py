@@ -227,3 +227,12 @@ def test_screenshots_are_saved(live_run: dict[str, Any]) -> None:
     for name in ("live_panel.png", "live_report.png", "live_error.png"):
         shot = ARTIFACTS / name
         assert shot.is_file() and shot.stat().st_size > 10_000, name
+
+
+def test_the_panels_value_note_wraps_inside_the_output_area(live_run: dict[str, Any]) -> None:
+    """The note under precision_mode (what the chosen value does) ends inside the cell, wrapped, not cut off."""
+    fit = live_run["panel"].get("noteFit")
+    assert fit is not None, live_run["panel"]
+    assert fit["text"].startswith(f"{PANEL_PRECISION}:") and len(fit["text"]) > 60, fit
+    assert fit["noteRight"] <= fit["areaRight"] + 1, fit  # not past the output area's right edge
+    assert not fit["overflowing"], fit  # no box between the note and the output area scrolls sideways
