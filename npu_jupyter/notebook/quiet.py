@@ -85,6 +85,8 @@ class QuietStartup:
         self.shell.events.register("pre_run_cell", self.before)
         self.shell.events.register("post_run_cell", self.after)
         self.registered = True
+        if _inside_a_cell(self.shell):  # `%load_ext npu_jupyter` and `import tensorflow` in one cell
+            self.before()
 
     def unregister(self) -> None:
         """Stop quieting cells (TensorFlow started, or the extension is unloaded)."""
@@ -113,6 +115,16 @@ class QuietStartup:
         finally:
             if stack is not None:
                 stack.close()
+
+
+def _inside_a_cell(shell: Any) -> bool:
+    """Whether a cell is running (IPython enters its display trap around a cell's code only, not
+    around a magic called from Python or an extension loaded at kernel start)."""
+    trap = getattr(shell, "display_trap", None)
+    active = getattr(trap, "is_active", None)  # IPython 8+; IPython 7 has only the counter behind it
+    if active is None:
+        active = getattr(trap, "_nested_level", 0) != 0
+    return bool(active)
 
 
 def _probe_devices(tf: Any) -> None:

@@ -59,6 +59,13 @@ def test_plain_tensorflow_cells_after_load_ext_show_no_native_start_up_lines():
     assert NATIVE_LINE.search(verbose.stderr)  # the opt-out lets them through, as --verbose does per cell
 
 
+@pytest.mark.slow
+def test_loading_the_extension_in_the_cell_that_imports_tensorflow_quiets_that_cell_too():
+    one_cell = _notebook("%load_ext npu_jupyter\n" + CELLS[0], CELLS[1])
+    assert "value 6.0" in one_cell.stdout, one_cell.stdout + one_cell.stderr
+    assert not NATIVE_LINE.search(one_cell.stderr), one_cell.stderr
+
+
 def test_nothing_is_registered_when_tensorflow_started_before_the_extension(ip):
     pytest.importorskip("tensorflow")  # imported in this process: its start-up lines are long gone
     from npu_jupyter.notebook.magics import NpuMagics
