@@ -142,7 +142,8 @@ function launchNote(cost: CostModel): string {
   if (share === null || share < LAUNCH_BOUND) {
     return '';
   }
-  return `: ${Math.round(share * 100)}% of it is the fixed per-op launch cost, which precision does not change`;
+  const part = share >= 0.995 ? 'over 99%' : `${Math.round(share * 100)}%`; // not "100%": kernels take some time
+  return `: ${part} of it is the fixed per-op launch cost, which precision does not change`;
 }
 
 function costText(cost: CostModel): string {

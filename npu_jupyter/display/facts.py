@@ -195,7 +195,8 @@ def _launch_note(cost: dict[str, Any]) -> str:
     share = cost.get("launch_share")
     if share is None or share < LAUNCH_BOUND:
         return ""
-    return f": {share:.0%} of it is the fixed per-op launch cost, which precision does not change"
+    part = "over 99%" if share >= 0.995 else f"{share:.0%}"  # not "100%": the kernels take some time
+    return f": {part} of it is the fixed per-op launch cost, which precision does not change"
 
 
 def drift_text(drift: dict[str, Any]) -> str:
