@@ -119,7 +119,8 @@ class QuietStartup:
 
 def _inside_a_cell(shell: Any) -> bool:
     """Whether a cell is running (IPython enters its display trap around a cell's code only, not
-    around a magic called from Python or an extension loaded at kernel start)."""
+    around a magic called from Python or an extension loaded at kernel start).
+    """
     trap = getattr(shell, "display_trap", None)
     active = getattr(trap, "is_active", None)  # IPython 8+; IPython 7 has only the counter behind it
     if active is None:
