@@ -48,7 +48,7 @@ class CellCode:
         try:
             exec(self.body, namespace)  # noqa: S102 - running the user's own cell is the point
             return eval(self.expr, namespace) if self.expr is not None else None  # noqa: S307
-        except Exception as err:
+        except (Exception, KeyboardInterrupt) as err:  # an interrupted cell shows where it was, too
             explain_keras3_error(err)
             self._show_user_frames(err)
             raise

@@ -102,11 +102,13 @@ def test_the_switch_is_made_and_undone_before_tensorflow_is_imported(monkeypatch
     assert legacy_keras.keep_keras_3() is None  # nothing left to undo
 
 
-def test_a_keras3_layer_error_gets_the_instruction_and_keeps_its_type():
-    err = AttributeError("`dense` is not available with Keras 3.")
-    legacy_keras.explain_keras3_error(err)
-    assert str(err).startswith("`dense` is not available with Keras 3.")
-    assert "Keras 2" in str(err) and "TF_USE_LEGACY_KERAS=1" in str(err) + "tf_keras"
+def test_a_keras3_layer_error_gets_the_instruction_and_keeps_its_type(monkeypatch):
+    for installed, fix in ((True, "TF_USE_LEGACY_KERAS=1"), (False, "npu_jupyter[legacy-keras]")):
+        monkeypatch.setattr(legacy_keras, "_tf_keras_installed", lambda installed=installed: installed)
+        err = AttributeError("`dense` is not available with Keras 3.")
+        legacy_keras.explain_keras3_error(err)
+        assert str(err).startswith("`dense` is not available with Keras 3.")
+        assert "need Keras 2" in str(err) and fix in str(err)
     other = AttributeError("no attribute 'foo'")
     legacy_keras.explain_keras3_error(other)
     assert str(other) == "no attribute 'foo'"

@@ -4,7 +4,7 @@
 // starts the server and asserts on the JSON (this script only observes and clicks).
 //
 // Usage: node live_notebook.mjs CONFIG.json
-//   {base, token, chromium, artifacts, notebook, cells: {error, panel, train, explain, probe},
+//   {base, token, chromium, artifacts, notebook, cells: {error, panel, graph, train, explain, probe},
 //    newPrecision}
 // `cells` are indices of code cells (0-based, among all cells of the notebook).
 

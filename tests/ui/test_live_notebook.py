@@ -107,7 +107,7 @@ def live_run(lab_server: dict[str, Any]) -> dict[str, Any]:
                 "chromium": str(CHROMIUM),
                 "artifacts": str(ARTIFACTS),
                 "notebook": "first_steps.ipynb",
-                "cells": {name: index[name] for name in ("error", "panel", "train", "explain", "probe")},
+                "cells": {name: index[name] for name in ("error", "panel", "graph", "train", "explain", "probe")},
                 "newPrecision": PANEL_PRECISION,
             }
         )
@@ -236,3 +236,10 @@ def test_the_panels_value_note_wraps_inside_the_output_area(live_run: dict[str, 
     assert fit["text"].startswith(f"{PANEL_PRECISION}:") and len(fit["text"]) > 60, fit
     assert fit["noteRight"] <= fit["areaRight"] + 1, fit  # not past the output area's right edge
     assert not fit["overflowing"], fit  # no box between the note and the output area scrolls sideways
+
+
+def test_the_first_tensorflow_cell_shows_no_start_up_lines(live_run: dict[str, Any]) -> None:
+    """Importing TensorFlow after %load_ext npu_jupyter prints no absl/oneDNN/CUDA-probe block (pink stderr)."""
+    graph = live_run["cells"]["graph"]
+    assert graph["stderr"] == [], graph["stderr"]
+    assert "cuInit" not in graph["text"] and "oneDNN" not in graph["text"], graph["text"][:500]
