@@ -497,6 +497,9 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
         TF_CPP_MIN_LOG_LEVEL="2",
     )
     env.update(_this_trees_extension(base))
+    # ipykernel forwards what native code writes to descriptor 2 into the cell's output unless it runs
+    # under pytest (it checks PYTEST_CURRENT_TEST); the kernels here must show what a user's would.
+    env.pop("PYTEST_CURRENT_TEST", None)
     log = base / "lab.log"
     cmd = [
         sys.executable,

@@ -238,8 +238,13 @@ def test_the_panels_value_note_wraps_inside_the_output_area(live_run: dict[str, 
     assert not fit["overflowing"], fit  # no box between the note and the output area scrolls sideways
 
 
-def test_the_first_tensorflow_cell_shows_no_start_up_lines(live_run: dict[str, Any]) -> None:
-    """Importing TensorFlow after %load_ext npu_jupyter prints no absl/oneDNN/CUDA-probe block (pink stderr)."""
-    graph = live_run["cells"]["graph"]
-    assert graph["stderr"] == [], graph["stderr"]
-    assert "cuInit" not in graph["text"] and "oneDNN" not in graph["text"], graph["text"][:500]
+def test_no_cell_shows_tensorflows_start_up_lines(live_run: dict[str, Any]) -> None:
+    """After %load_ext npu_jupyter, the cell that first imports TensorFlow (here the panel's or the graph's)
+    shows no absl/oneDNN/CUDA-probe block as pink stderr, and neither does any later cell."""
+    native = re.compile(
+        r"^([IWEF]\d{4} \d\d:\d\d:\S+\s+\d+ \S+:\d+\] |WARNING: All log messages before absl)", re.MULTILINE
+    )
+    shown = {
+        name: cell["stderr"] for name, cell in live_run["cells"].items() if native.search("\n".join(cell["stderr"]))
+    }
+    assert not shown, shown
