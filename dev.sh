@@ -11,7 +11,7 @@
 #   ./dev.sh tutorials  list the tutorial notebooks the test command checks with nbval
 # Setup is idempotent and leaves tracked files as they are: a virtualenv in .venv with the kernel package
 # (npu_jupyter, with TensorFlow through its `emulator` extra) and the renderer package (npu-jupyter-lab,
-# labextension/) installed editable.
+# labextension/) installed editable (with the `ray` extra, so the zoo's Ray test runs).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -23,7 +23,7 @@ setup() {
         "$PYTHON" -m venv "$VENV"
     fi
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    "$VENV/bin/python" -m pip install --quiet -e ./labextension -e ".[emulator,test,lab,legacy-keras]"
+    "$VENV/bin/python" -m pip install --quiet -e ./labextension -e ".[emulator,test,lab,legacy-keras,ray]"
 }
 
 # The tutorials nbval checks: the notebook built from each source in notebooks/src, and nothing else
