@@ -69,6 +69,7 @@ class QuietStartup:
     TensorFlow logs its start-up lines when it is imported and when it first probes for devices (the
     CUDA probe); the probe is made at the end of that cell, still quiet, so a later cell's first session
     does not print it. ``verbose()`` true (``%config NpuMagics.verbose = True``) lets the lines through.
+    Until then whatever native code writes to descriptor 2 in a plain cell goes to :data:`last_log`.
     Nothing is registered when TensorFlow was imported before the extension loaded: its lines are out.
     """
 
