@@ -440,7 +440,7 @@ def _this_trees_extension(base: Path) -> dict[str, str]:
     The venv may have another checkout's build installed (an editable install points at it); a data
     dir first on ``JUPYTER_PATH`` wins, so the browser tests check the renderer of the code under test.
     """
-    built = REPO / "npu_jupyter" / "labextension"
+    built = REPO / "labextension" / "npu_jupyter_lab" / "labextension"  # outputDir in labextension/package.json
     if not (built / "package.json").is_file():
         return {}
     data = base / "data"
