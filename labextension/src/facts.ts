@@ -161,11 +161,24 @@ export function adapterFacts(run: RunInfo, rows = 50): Fact[] {
   return facts;
 }
 
+/** A step at least this much fixed launch cost is said to be launch-bound (display/facts.py). */
+const LAUNCH_BOUND = 0.5;
+
+/** ": 92% of it is the fixed per-op launch cost, which precision does not change", or "". */
+function launchNote(cost: CostModel): string {
+  const share = cost.launch_share;
+  if (share === null || share < LAUNCH_BOUND) {
+    return '';
+  }
+  const part = share >= 0.995 ? 'over 99%' : `${Math.round(share * 100)}%`; // not "100%": kernels take some time
+  return `: ${part} of it is the fixed per-op launch cost, which precision does not change`;
+}
+
 function costText(cost: CostModel): string {
-  const ratio = (v: number | null): string => (v === null ? '' : ` (${v.toFixed(2)}\u00d7 float32)`);
+  const ratio = (v: number | null, why = ''): string => (v === null ? '' : ` (${v.toFixed(2)}\u00d7 float32${why})`);
   const parts: string[] = [];
   if (cost.step_ms !== null) {
-    parts.push(`time ${cost.step_ms.toFixed(3)} ms${ratio(cost.step_ratio_fp32)}`);
+    parts.push(`time ${cost.step_ms.toFixed(3)} ms${ratio(cost.step_ratio_fp32, launchNote(cost))}`);
   }
   if (cost.memory_bytes !== null) {
     parts.push(`activation + weight memory ${formatBytes(cost.memory_bytes)}${ratio(cost.memory_ratio_fp32)}`);
@@ -173,7 +186,7 @@ function costText(cost: CostModel): string {
   if (parts.length === 0) {
     return cost.basis || 'no estimate'; // nothing estimated (a refused plan): the basis says why
   }
-  return parts.join(' \u00b7 ') + (cost.basis ? ` \u00b7 assumes ${cost.basis}` : '');
+  return parts.join(' \u00b7 ') + (cost.basis ? ` \u00b7 basis: ${cost.basis}` : '');
 }
 
 /** Python's `{:.3g}`: three significant digits, no trailing zeros. */
@@ -249,7 +262,7 @@ function planFacts(report: Report): Fact[] {
   if (report.cost_model) {
     facts.push({
       key: 'cost_model',
-      label: `Estimated NPU step (${estimateLabel(report)}, not measured)`,
+      label: `NPU step (${estimateLabel(report)}, not measured)`,
       text: costText(report.cost_model),
       tone: ''
     });

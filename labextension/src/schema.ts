@@ -153,6 +153,7 @@ export interface CostModel {
   memory_bytes: number | null;
   step_ratio_fp32: number | null;
   memory_ratio_fp32: number | null;
+  launch_share: number | null; // the part of step_ms that is fixed launch cost (absent in older payloads)
   basis: string;
 }
 
@@ -317,6 +318,7 @@ function costModel(v: Json, path: string): CostModel {
     memory_bytes: nullable(o.memory_bytes, `${path}.memory_bytes`, count),
     step_ratio_fp32: nullable(o.step_ratio_fp32, `${path}.step_ratio_fp32`, num),
     memory_ratio_fp32: nullable(o.memory_ratio_fp32, `${path}.memory_ratio_fp32`, num),
+    launch_share: nullable(o.launch_share ?? null, `${path}.launch_share`, num),
     basis: str(o.basis ?? '', `${path}.basis`)
   };
 }

@@ -24,7 +24,6 @@ import json
 import os
 import tempfile
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 import tensorflow as tf
 
@@ -32,7 +31,6 @@ import npu_jupyter
 from npu_jupyter import scope
 
 tf.compat.v1.disable_eager_execution()
-tf.config.list_physical_devices()  # TensorFlow's start-up messages appear here, not later
 
 # %% [markdown]
 # ## 1. The model

@@ -272,7 +272,7 @@ def _plan_extras(plan: Plan, run: RunReport | None, summary: dict[str, Any]) -> 
     return out
 
 
-_COST_FIELDS = ("step_ms", "memory_bytes", "step_ratio_fp32", "memory_ratio_fp32")
+_COST_FIELDS = ("step_ms", "memory_bytes", "step_ratio_fp32", "memory_ratio_fp32", "launch_share")
 
 
 def _cost_block(cost: Any) -> dict[str, Any]:

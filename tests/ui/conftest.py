@@ -564,7 +564,7 @@ def _this_trees_extension(base: Path) -> dict[str, str]:
     The venv may have another checkout's build installed (an editable install points at it); a data
     dir first on ``JUPYTER_PATH`` wins, so the browser tests check the renderer of the code under test.
     """
-    built = REPO / "labextension" / "npu_jupyter_lab" / "labextension"
+    built = REPO / "labextension" / "npu_jupyter_lab" / "labextension"  # outputDir in labextension/package.json
     if not (built / "package.json").is_file():
         return {}
     data = base / "data"
@@ -621,6 +621,9 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
         TF_CPP_MIN_LOG_LEVEL="2",
     )
     env.update(_this_trees_extension(base))
+    # ipykernel forwards what native code writes to descriptor 2 into the cell's output unless it runs
+    # under pytest (it checks PYTEST_CURRENT_TEST); the kernels here must show what a user's would.
+    env.pop("PYTEST_CURRENT_TEST", None)
     log = base / "lab.log"
     cmd = [
         sys.executable,
