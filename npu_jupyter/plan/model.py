@@ -125,6 +125,9 @@ class Plan:
     title: str = ""
     notes: list[str] = field(default_factory=list)  # informational (e.g. variables replicated per GeOp)
     fetches: list[str] = field(default_factory=list)  # what the plan was asked for ("loss"); titles name it
+    # a traced function's call tree (runtime.function_tree): the called function first, then the ones it
+    # calls, whose ops are named "<function>/<op>"; empty for a plan of one graph
+    functions: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         """Counts a person reads first: where ops run and how many changed precision."""

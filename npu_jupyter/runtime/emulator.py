@@ -64,7 +64,7 @@ from npu_jupyter.runtime.run_settings import RunSettings, reduced_phase
 from npu_jupyter.runtime.session_plans import SessionPlans
 from npu_jupyter.runtime.variables import read_variables, write_variables
 from npu_jupyter.runtime.watch import fetch_names as watch_fetch_names
-from npu_jupyter.runtime.watch import finite_flag_tensors, observe_spec, read_values, watch_list
+from npu_jupyter.runtime.watch import finite_flag_tensors, float_fetches, observe_spec, read_values, watch_list
 
 if TYPE_CHECKING:
     from npu_jupyter.plan.model import Plan
@@ -131,7 +131,7 @@ class EmulatorSession(SessionInterface):
         self._planner.settings()  # bad dump_path / dump_step / profiling options fail now, before any run
         self._facts: dict[
             tuple[Any, ...], tuple[Any, ...]
-        ] = {}  # (version, plan key, fed) -> (executed ops, rounds?, flagged)
+        ] = {}  # (version, plan key, fed) -> (executed ops, rounds?, flagged, float fetches)
         self._exec: _Executor | None = None
         self._reference: Float32Reference | None = None
         self._capture_lock = threading.Lock()
@@ -242,7 +242,7 @@ class EmulatorSession(SessionInterface):
         fed = tuple(sorted(feed_names(feed_dict)))
         plan_key = self._planner.key(tuple(names), ex.key[2])
         plan = self._planner.plan(tuple(names), ex.key[2])
-        executed, _rounds, flagged = self._run_facts(plan_key, plan, names, fed)
+        executed, _rounds, flagged, checked = self._run_facts(plan_key, plan, names, fed)
         want_ref = self.reference if reference is None else bool(reference)
         step, graph_step, graph = self._steps.count(names, fed)
         if settings.enable_dump or settings.enable_dump_debug:
@@ -257,7 +257,7 @@ class EmulatorSession(SessionInterface):
             dump_now = False
             watch = self._watch(plan, executed, fed, settings, False, want_ref)
         liveness = analyse(self._graph) if (watch or flagged) else None
-        observe = observe_spec(watch, flagged, liveness) if liveness is not None else None
+        observe = observe_spec(watch, flagged, liveness, checked) if liveness is not None else None
         run = self._run_graph(ex, (tuple(names), fed), plan_key, plan, executed, observe, liveness)
         mapped = map_fetches(fetches, run, [])
         feeds = map_feeds(feed_dict, run)
@@ -409,10 +409,12 @@ class EmulatorSession(SessionInterface):
         if facts is None:
             executed = executed_ops(self._graph, names, set(fed))
             rounds = bool(roundings(plan, self._graph, executed))
-            flagged = finite_flag_tensors(self._graph, plan, executed, fed, analyse(self._graph)) if rounds else []
+            # The flags explain a non-finite fetch: a run fetching no float tensor needs none.
+            checked = float_fetches(self._graph, names) if rounds else ()
+            flagged = finite_flag_tensors(self._graph, plan, executed, fed, analyse(self._graph)) if checked else []
             if len(self._facts) >= _CACHE_LIMIT:
                 self._facts.clear()
-            facts = self._facts[key] = (executed, rounds, flagged)
+            facts = self._facts[key] = (executed, rounds, flagged, checked)
         return facts
 
     def _run_graph(

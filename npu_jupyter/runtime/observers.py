@@ -15,6 +15,7 @@ import numpy as np
 
 from npu_jupyter.runtime import dump_writer as _writer
 from npu_jupyter.runtime import profile as _profile
+from npu_jupyter.runtime.by_design import Provenance, design_outputs
 from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
 from npu_jupyter.runtime.rewrite import ROUND_MARKER
 from npu_jupyter.units import DTYPE_BYTES, format_bytes
@@ -45,6 +46,7 @@ class StepObservers:
         self.profile_writer: _profile.BackgroundWriter | None = None
         self.last_ref_ms: float | None = None
         self._step_bytes: dict[int, int] = {}  # graph id -> bytes of its last dumped step
+        self._provenances: dict[int, tuple[Any, Provenance]] = {}  # id(plan) -> (plan, its by-design facts)
 
     def reset_dump(self) -> None:
         """The dump options changed: the next dump starts a new writer."""
@@ -145,15 +147,23 @@ class StepObservers:
         step: int,
         graph: DumpGraph | None,
     ) -> list[str]:
-        """Flag ops whose outputs hold inf/NaN in their decided precision (any iteration); dump them."""
-        flagged: list[str] = []
+        """Flag ops whose outputs hold inf/NaN in their decided precision (any iteration); dump them.
+
+        Values the float32 program makes non-finite by design (a NaN constant a ``Select`` masks, a
+        ``-inf`` mask) are no overflow (:mod:`.by_design`).
+        """
+        bad: list[tuple[str, int]] = []
         for w in watch:
-            if w.kind != "output" or not w.is_float or w.op in flagged:
-                continue
-            if not _debug_covers(settings.dump_debug_mode, plan.ops[w.op]):
+            if w.kind != "output" or not w.is_float or (w.op, w.slot) in bad:
                 continue
             if any(np.asarray(v).size and not np.isfinite(np.asarray(v)).all() for v in values.get(w.key, ())):
-                flagged.append(w.op)
+                bad.append((w.op, w.slot))
+        design = design_outputs(bad, self._provenance(plan)) if bad else set()
+        flagged: list[str] = []
+        for op, slot in bad:
+            if (op, slot) in design or op in flagged or not _debug_covers(settings.dump_debug_mode, plan.ops[op]):
+                continue
+            flagged.append(op)
         if not flagged:
             return flagged
         for name in flagged:
@@ -170,6 +180,16 @@ class StepObservers:
             ]
             self._write_dump(report, settings, step, entries, flagged, overflow_only=True, graph=graph)
         return flagged
+
+    def _provenance(self, plan: Plan) -> Provenance:
+        """The by-design facts of this session's graph under ``plan`` (read once per plan)."""
+        from npu_jupyter.runtime.rewrite import roundings
+
+        found = self._provenances.get(id(plan))
+        if found is None or found[0] is not plan:
+            keys = [(r.op, r.kind, r.slot) for r in roundings(plan, self.graph)]
+            found = self._provenances[id(plan)] = (plan, Provenance(self.graph, plan, keys))
+        return found[1]
 
     def _write_dump(
         self,

@@ -45,6 +45,7 @@ NOT_SHOWN = {
     "ops[].xr": "an index: its reason text is the 'reasons' marker",
     "transfers[].s": "an index: shown as its op's name in the transfers line",
     "transfers[].d": "an index: shown as its op's name in the transfers line",
+    "functions[].name": "the traced name; a called function's op names start with it, views show its label",
 }
 
 
@@ -80,7 +81,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
             "est_us": 33.3,
         },
         {
-            "n": "cpu/op-marker",
+            "n": "__inference_callee-fn-marker_2/cpu/op-marker",
             "t": "CpuType-marker",
             "e": "AI_CPU",
             "d0": "int32",
@@ -90,6 +91,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
             "pr": 0,
             "xr": 1,
             "i": [1],
+            "f": 1,
         },
     ]
     payload = {
@@ -125,9 +127,14 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
             "memory_bytes": 3145728,
             "step_ratio_fp32": 0.43,
             "memory_ratio_fp32": 0.56,
+            "launch_share": 0.73,
             "basis": "basis-marker",
         },
         "labels": {"wall_ms": "wall-label-marker", "us": "us-label-marker", "est_us": "est-label-marker"},
+        "functions": [
+            {"name": "__inference_top-fn-marker_1", "label": "top-fn-marker", "ops": 2},
+            {"name": "__inference_callee-fn-marker_2", "label": "callee-fn-marker", "ops": 1},
+        ],
         "run": {
             "backend": "backend-marker",
             "steps": 3,
@@ -141,6 +148,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
             "dump_skipped": [{"step": 53, "reason": "skip-reason-marker"}],
             "nonfinite": {"first_op": "nonfinite-op-marker", "step": 59, "reason": "nonfinite-reason-marker"},
             "prediction": "prediction-marker",
+            "rounded_tensors": 83,
             "adapter_outputs": [{"label": "output-label-marker", "path": "/output-path-marker", "exists": False}],
             "actual": {
                 "files": ["ge-file-marker.txt"],
@@ -177,7 +185,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "summary.transfer_bytes": "7.0 MiB",
         "summary.approximate": "70008 decisions rest on approximate",
         "reasons": "placement-reason-marker|precision-reason-marker|host-reason-marker",
-        "ops[].n": "host/op-marker|core/op-marker|cpu/op-marker",
+        "ops[].n": "host/op-marker|core/op-marker|cpu/op-marker",  # a called function's op: its short name
         "ops[].t": "HostType-marker|CoreType-marker",
         "ops[].d0": "float64",
         "ops[].d1": "bfloat16",
@@ -187,7 +195,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "ops[].dr.max_rel": "0.456",
         "ops[].dr.cos": "0.9876",
         "ops[].ov": "⚠ overflow",
-        "ops[].est_us": "est. 33.3 µs (estimate)",
+        "ops[].est_us": "core/op-marker 33.3 µs",
         "ops[].approximate": "≈ approximate",
         "transfers[].dt": "int8",
         "transfers[].b": "5.0 KiB",
@@ -201,6 +209,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "cost_model.memory_bytes": "3.0 MiB",
         "cost_model.step_ratio_fp32": "0.43× float32",
         "cost_model.memory_ratio_fp32": "0.56× float32",
+        "cost_model.launch_share": "73% of it is the fixed per-op launch cost",
         "cost_model.basis": "basis-marker",
         "labels.wall_ms": "wall-label-marker",
         "labels.us": "us-label-marker",
@@ -220,6 +229,10 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "run.nonfinite.step": "at step 59",
         "run.nonfinite.reason": "nonfinite-reason-marker",
         "run.prediction": "prediction-marker",
+        "run.rounded_tensors": "83 tensors rounded",
+        "functions[].label": "top-fn-marker|callee-fn-marker|top-fn-marker and the 1 function it calls",
+        "functions[].ops": "(2 ops) calls|(1 op)",
+        "ops[].f": "callee-fn-marker",
         "run.adapter_outputs.label": "output-label-marker",
         "run.adapter_outputs.path": "/output-path-marker",
         "run.adapter_outputs.exists": "(not written yet)",
@@ -326,6 +339,7 @@ def _full_run_report() -> RunReport:
                 "memory_bytes": 10,
                 "step_ratio_fp32": 0.5,
                 "memory_ratio_fp32": 0.5,
+                "launch_share": 0.25,
                 "basis": "b",
             },
             "est_us": {"mm": 1.5},

@@ -43,7 +43,7 @@ def test_keras_fit_under_mixed_precision_trains_with_float16_rounding():
     assert report.steps == 12  # 3 epochs x 4 batches
     assert report.plan is not None and any(d.dtype_after == "float16" for d in report.plan.ops.values())
     assert any("Conv2D" in op or "convolution" in op for op in report.emulation)
-    assert report.extra["notes"] == [functions.TF2_RULE_NOTE]
+    assert report.extra["notes"] == [functions.KERAS3_NOTE, functions.TF2_RULE_NOTE]  # Keras 3 traced the graph
 
 
 def test_must_keep_origin_dtype_matches_a_plain_run_bit_for_bit():
@@ -407,5 +407,5 @@ def test_function_reports_place_ops_by_the_npu_device_rule():
     assert [d.op_type for d in ops if d.placement == "host" and d.op_type != "Placeholder"] == ["Lgamma"]
     assert all(d.placement == "device" for d in ops if d.op_type in ("ReadVariableOp", "AssignSubVariableOp"))
     assert "TF2 adapter (npu_device)" in report.plan.title
-    assert report.extra["notes"] == [functions.TF2_RULE_NOTE]
+    assert report.extra["notes"] == [functions.TF2_RULE_NOTE]  # no Keras here: no Keras 3 note
     assert "npu_device NodePlacer" in functions.TF2_RULE_NOTE
