@@ -2,7 +2,9 @@
 
 ``emulate_adapter()`` installs the modules of :mod:`npu_jupyter.adapter.surface` into ``sys.modules``,
 a finder that names un-emulated submodules, and the session swap of :mod:`npu_jupyter.adapter.sessions`.
-It refuses when a real ``npu_bridge`` is importable: on an Ascend server the adapter itself must run.
+It refuses when a real ``npu_bridge`` or ``npu_device`` is importable: on an Ascend server the adapter
+itself must run. The TF2 adapter's device (``npu_device.open().as_default()``) lives in
+:mod:`npu_jupyter.adapter.tf2_device`; turning the emulation off also closes it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import importlib.machinery
 import sys
 
-from npu_jupyter.adapter.surface import MARKER, ROOT, NotEmulatedFinder
+from npu_jupyter.adapter.surface import MARKER, ROOT, ROOTS, NotEmulatedFinder
 
 _finder = NotEmulatedFinder()
 
@@ -21,14 +23,15 @@ def is_emulated() -> bool:
 
 
 def real_adapter_location() -> str | None:
-    """Where a real ``npu_bridge`` is (imported already, or findable on sys.path), else None."""
-    loaded = sys.modules.get(ROOT)
-    if loaded is not None and not getattr(loaded, MARKER, False):
-        return str(getattr(loaded, "__file__", None) or getattr(loaded, "__path__", None) or ROOT)
-    spec = importlib.machinery.PathFinder.find_spec(ROOT)  # sys.path only, ignoring our modules
-    if spec is None:
-        return None
-    return str(spec.origin or list(spec.submodule_search_locations or []) or ROOT)
+    """Where a real ``npu_bridge`` or ``npu_device`` is (imported already, or findable on sys.path), else None."""
+    for root in ROOTS:
+        loaded = sys.modules.get(root)
+        if loaded is not None and not getattr(loaded, MARKER, False):
+            return str(getattr(loaded, "__file__", None) or getattr(loaded, "__path__", None) or root)
+        spec = importlib.machinery.PathFinder.find_spec(root)  # sys.path only, ignoring our modules
+        if spec is not None:
+            return str(spec.origin or list(spec.submodule_search_locations or []) or root)
+    return None
 
 
 def emulate_adapter(enable: bool = True) -> list[str]:
@@ -48,12 +51,12 @@ def emulate_adapter(enable: bool = True) -> list[str]:
     location = real_adapter_location()
     if location is not None:
         raise RuntimeError(
-            f"the Ascend adapter (npu_bridge) is installed here ({location}); npu_jupyter never shadows a real "
-            "adapter with its emulated one. Use it as it is (backend 'auto' or 'ascend'), or run in an "
-            "environment without npu_bridge to emulate it."
+            f"the Ascend adapter (npu_bridge / npu_device) is installed here ({location}); npu_jupyter never "
+            "shadows a real adapter with its emulated one. Use it as it is (backend 'auto' or 'ascend'), or run "
+            "in an environment without npu_bridge and npu_device to emulate it."
         )
     if is_emulated():
-        return sorted(n for n in sys.modules if n.split(".")[0] == ROOT)
+        return sorted(n for n in sys.modules if n.split(".")[0] in ROOTS)
     _require_tensorflow()
     from npu_jupyter.adapter import sessions
     from npu_jupyter.adapter.surface import build_modules
@@ -84,21 +87,25 @@ def _require_tensorflow() -> None:
 
 def uninstall() -> None:
     """Remove the emulated modules, the finder and the session swap; a real adapter is never touched."""
-    for name in [n for n in sys.modules if n.split(".")[0] == ROOT]:
+    for name in [n for n in sys.modules if n.split(".")[0] in ROOTS]:
         if getattr(sys.modules[name], MARKER, False):
             del sys.modules[name]
     while _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
-    from npu_jupyter.adapter import sessions
+    from npu_jupyter.adapter import sessions, tf2_device
 
     sessions.restore()
+    tf2_device.reset()
 
 
 def status() -> str:
     """One line for ``%npu adapter``: real, emulated, or none."""
     if is_emulated():
-        return "adapter: emulated (npu_jupyter's emulated npu_bridge; sessions run on the CPU emulator)"
+        return (
+            "adapter: emulated (npu_jupyter's emulated npu_bridge and npu_device; sessions and, after "
+            "npu_device.open().as_default(), traced functions run on the CPU emulator)"
+        )
     location = real_adapter_location()
     if location is not None:
-        return f"adapter: real npu_bridge at {location} (backend 'auto' uses it)"
-    return "adapter: none installed (backend 'auto' uses the CPU emulator; '%npu adapter emulate' emulates npu_bridge)"
+        return f"adapter: real Ascend adapter at {location} (backend 'auto' uses it)"
+    return "adapter: none installed (backend 'auto' uses the CPU emulator; '%npu adapter emulate' emulates npu_bridge and npu_device)"

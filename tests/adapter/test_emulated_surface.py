@@ -77,7 +77,7 @@ def test_an_unknown_name_is_an_attribute_error_listing_the_emulated_ones(emulate
 
 
 def test_emulation_refuses_a_real_adapter_and_changes_nothing(adapter_double):
-    with pytest.raises(RuntimeError, match="npu_bridge\\) is installed here.*never shadows"):
+    with pytest.raises(RuntimeError, match="npu_bridge / npu_device\\) is installed here.*never shadows"):
         adapter.emulate_adapter()
     assert not adapter.is_emulated()
     assert "npu_bridge.npu_init" not in sys.modules
