@@ -16,9 +16,10 @@ The class is built on first use, so importing the emulated surface does not impo
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-_CLASSES: dict[str, type] = {}
+_CLASSES: dict[type, type] = {}  # tf.keras's LossScaleOptimizer -> the subclass built on it
 
 KERAS2_INITIAL_SCALE = 2.0**15
 KERAS2_GROWTH_STEPS = 2000
@@ -27,9 +28,7 @@ KERAS2_GROWTH_STEPS = 2000
 def __getattr__(name: str) -> Any:
     """``NpuLossScaleOptimizer`` is built from ``tf.keras`` when first asked for."""
     if name == "NpuLossScaleOptimizer":
-        if name not in _CLASSES:
-            _CLASSES[name] = _build_class()
-        return _CLASSES[name]
+        return _build_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -39,12 +38,16 @@ def _keras3(base: type) -> bool:
 
 
 def _build_class() -> type:
+    """The subclass of the LossScaleOptimizer ``tf.keras`` has now (one per Keras, built once)."""
     import tensorflow as tf
 
     base = tf.keras.mixed_precision.LossScaleOptimizer
+    if base in _CLASSES:
+        return _CLASSES[base]
     built = _keras3_class(tf, base) if _keras3(base) else _keras2_class(tf, base)
     built.__qualname__ = built.__name__  # as the adapter's class reads in reprs and errors
     built.__module__ = "npu_device.train.optimizer"
+    _CLASSES[base] = built
     return built
 
 
@@ -55,17 +58,41 @@ def _last_step_finite(tf: Any) -> Any:
 
 
 def _keras2_class(tf: Any, base: type) -> type:
+    """On TF 2.6's Keras the base is the optimizer itself; tf_keras >= 2.11 dispatches on the inner one.
+
+    There ``tf.keras.mixed_precision.LossScaleOptimizer(opt)`` builds a LossScaleOptimizer for a legacy
+    (OptimizerV2) ``opt`` and a LossScaleOptimizerV3 for a new one; the NPU class does the same, and
+    ``isinstance(x, NpuLossScaleOptimizer)`` holds for both.
+    """
+    module = sys.modules[base.__module__]
+    v3 = getattr(module, "LossScaleOptimizerV3", None)
+    if v3 is None:
+        return _keras2_subclass(tf, base)
+    legacy, new = _keras2_subclass(tf, module.LossScaleOptimizer), _keras2_subclass(tf, v3)
+    optimizer_v2 = module.optimizer_v2.OptimizerV2
+
+    class Dispatch(type):
+        def __call__(cls, inner_optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+            target = legacy if isinstance(inner_optimizer, optimizer_v2) else new
+            return target(inner_optimizer, *args, **kwargs)
+
+        def __instancecheck__(cls, instance: Any) -> bool:
+            return isinstance(instance, (legacy, new))
+
+        def __subclasscheck__(cls, subclass: type) -> bool:
+            return issubclass(subclass, (legacy, new))
+
+    return Dispatch("NpuLossScaleOptimizer", (), {"__doc__": legacy.__doc__})
+
+
+def _keras2_subclass(tf: Any, base: type) -> type:
     class NpuLossScaleOptimizer(base):  # type: ignore[misc]  # built from tf.keras at runtime
         """NPU implemented loss scale optimizer (npu_jupyter's emulation: Keras' own on one device)."""
 
         _HAS_AGGREGATE_GRAD = True
 
         def __init__(
-            self,
-            inner_optimizer: Any,
-            dynamic: bool = True,
-            initial_scale: Any = None,
-            dynamic_growth_steps: Any = None,
+            self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None, dynamic_growth_steps: Any = None
         ) -> None:
             super().__init__(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps)
             self._last_step_finite = _last_step_finite(tf)
@@ -75,6 +102,8 @@ def _keras2_class(tf: Any, base: type) -> type:
             """False until the device's saturation-mode path assigns it (never on one CPU device)."""
             return self._last_step_finite
 
+    NpuLossScaleOptimizer.__qualname__ = NpuLossScaleOptimizer.__name__
+    NpuLossScaleOptimizer.__module__ = "npu_device.train.optimizer"
     return NpuLossScaleOptimizer
 
 
