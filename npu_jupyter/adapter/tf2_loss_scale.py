@@ -92,7 +92,11 @@ def _keras2_subclass(tf: Any, base: type) -> type:
         _HAS_AGGREGATE_GRAD = True
 
         def __init__(
-            self, inner_optimizer: Any, dynamic: bool = True, initial_scale: Any = None, dynamic_growth_steps: Any = None
+            self,
+            inner_optimizer: Any,
+            dynamic: bool = True,
+            initial_scale: Any = None,
+            dynamic_growth_steps: Any = None,
         ) -> None:
             super().__init__(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps)
             self._last_step_finite = _last_step_finite(tf)

@@ -20,7 +20,9 @@ def dropout_call(self, inputs, training=None):
         training = tf.keras.backend.learning_phase()
 
     def dropped_inputs():
-        return npu_ops.dropout(inputs, noise_shape=self._get_noise_shape(inputs), seed=self.seed, keep_prob=1 - self.rate)
+        return npu_ops.dropout(
+            inputs, noise_shape=self._get_noise_shape(inputs), seed=self.seed, keep_prob=1 - self.rate
+        )
 
     if isinstance(training, bool) or not tf.is_tensor(training):
         return dropped_inputs() if training else tf.identity(inputs)

@@ -21,7 +21,9 @@ def dropout(x, keep_prob, noise_shape=None, seed=None, name=None):
         raise RuntimeError("tf.dropout() is not compatible with eager execution.")
     x = tf.convert_to_tensor(x, name="x")
     if not x.dtype.is_floating:
-        raise ValueError("x has to be a floating point tensor since it's going to be scaled. Got a %s tensor instead." % x.dtype)
+        raise ValueError(
+            "x has to be a floating point tensor since it's going to be scaled. Got a %s tensor instead." % x.dtype
+        )
     if isinstance(keep_prob, numbers.Real) and not 0 < keep_prob <= 1:
         raise ValueError("keep_prob must be a scalar tensor or a float in the range (0, 1], got %g" % keep_prob)
     if isinstance(keep_prob, float) and keep_prob == 1:

@@ -166,7 +166,9 @@ class TimeHistory(tf.keras.callbacks.Callback):
         self.steps_in_epoch = batch + 1
         if self.global_steps - self.last_log_step >= self.log_steps:
             elapsed = time.time() - self.start_time
-            print("TimeHistory: %.2f seconds between steps %d and %d" % (elapsed, self.last_log_step, self.global_steps))
+            print(
+                "TimeHistory: %.2f seconds between steps %d and %d" % (elapsed, self.last_log_step, self.global_steps)
+            )
             self.last_log_step = self.global_steps
             self.start_time = None
 
