@@ -53,6 +53,61 @@ class Run:
 
 
 _RUNS: dict[str, Run] = {}
+ARTIFACT = Path(__file__).resolve().parents[2] / "test-artifacts" / "corpus-tf2.md"
+ROWS: dict[str, list[str]] = {}
+COLUMNS = (
+    "script",
+    "training report",
+    "calls",
+    "ops planned",
+    "host / AI Core / AI CPU",
+    "ops changed precision (planner)",
+    "tensors rounded (emulator)",
+    "CPU ms per call (mean, emulation)",
+    "plan of",
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def figures_table():
+    """Write the training reports' figures of the emulate_adapter runs, whatever the outcome."""
+    yield
+    if not ROWS:
+        return
+    ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        "# TF2 corpus: training reports",
+        "",
+        (
+            "One row per training report of a run after `emulate_adapter()`. Placements and precision changes "
+            "are predicted by the planner (TF2 adapter rule); tensors rounded are what the emulator rounded; "
+            "times are CPU times of the emulation on this machine, mean per call measured by a clock under "
+            "the emulation. None of these is an NPU measurement."
+        ),
+        "",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
+    ]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for _, row in sorted(ROWS.items())]
+    ARTIFACT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def record_figures(script: Tf2Script, run: Run, reports: list[Any]) -> None:
+    """One table row per training report."""
+    for index, report in enumerate(reports):
+        summary = report.plan.summary()
+        calls = run.clock.calls.get(report.fetches[0], [])
+        ROWS[f"{script.name}.{index}"] = [
+            script.name,
+            f"{script.training} ({report.fetches[0]})",
+            str(report.steps),
+            str(summary["ops"]),
+            f"{summary['host']} / {summary['ai_core']} / {summary['ai_cpu']}",
+            str(summary["precision_changed"]),
+            str(len(report.emulation)),
+            f"{sum(calls) / len(calls):.1f}" if calls else "-",
+            str(report.extra.get("tf2_plan_function")),
+        ]
 
 
 def emulated_run(script: Tf2Script, tmp_path_factory: Any) -> Run:
@@ -130,6 +185,7 @@ def test_script_trains_after_emulate_adapter_with_its_options(script, tmp_path_f
     found = training_reports(script, run.reports)
     fits = tf2_runner.source(script).count(".fit(") if script.training.startswith("Keras fit") else 1
     assert len(found) >= 1 and len(found) <= fits, [r.extra.get("tf2_label") for r in run.reports]
+    record_figures(script, run, found)
     for report in found:
         check_training_report(script, report, options)
 
