@@ -64,8 +64,16 @@ def gelu(x: Any) -> Any:
 
         return keras.layers.Lambda(fast_gelu)(x)
     if tf.executing_eagerly():
-        return tf.nn.gelu(x)
+        return _exact_gelu(x)
     return fast_gelu(x)
+
+
+def _exact_gelu(x: Any) -> Any:
+    """GELU ``0.5 x (1 + erf(x / sqrt 2))``, what TensorFlow's ``nn.gelu`` computes (TF 2 only has it)."""
+    import tensorflow as tf
+
+    x = tf.convert_to_tensor(x)
+    return 0.5 * x * (1.0 + tf.math.erf(x / tf.cast(2.0**0.5, x.dtype)))
 
 
 def _keras_tensor(x: Any) -> bool:

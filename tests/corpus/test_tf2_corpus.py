@@ -233,7 +233,8 @@ def test_training_report_plans_the_function_that_ran_counting_its_callees(script
     for report in training_reports(script, run.reports):
         assert report.extra["tf2_plan_function"] == report.fetches[0], report.extra["tf2_plan_function"]
         rounded = {key.split("/", 1)[1] for key in report.emulation}
-        assert rounded, "the training function rounded nothing under allow_mix_precision"
+        if script.options.get("precision_mode") == "allow_mix_precision":
+            assert rounded, "the training function rounded nothing under allow_mix_precision"
         assert rounded <= set(report.plan.ops), sorted(rounded - set(report.plan.ops))[:5]
 
 
