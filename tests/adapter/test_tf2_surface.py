@@ -7,6 +7,7 @@ with its own Keras 2. Tests that need traced functions emulated (TF >= 2.14) say
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 
 import numpy as np
@@ -294,7 +295,8 @@ def _scale(optimizer):
     return float((scale if scale is not None else optimizer.loss_scale).numpy())
 
 
-KERAS = ["default", "tf_keras"] if tf.__version__ >= "2.16" else ["default"]
+TF_VERSION = tuple(int(part) for part in re.findall(r"\d+", tf.__version__)[:2])
+KERAS = ["default", "tf_keras"] if TF_VERSION >= (2, 16) else ["default"]  # Keras 3 and tf_keras, or Keras 2
 
 
 @pytest.mark.parametrize("keras", KERAS)

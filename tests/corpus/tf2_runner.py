@@ -10,6 +10,7 @@ a report's timing against. Everything a run changes is put back afterwards.
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import time
 from collections import defaultdict
@@ -25,8 +26,8 @@ def keras2() -> Iterator[None]:
     """``tf.keras`` is Keras 2 for the block (tf_keras on TensorFlow >= 2.16; nothing to do before)."""
     import tensorflow as tf
 
-    if tf.__version__ < "2.16":
-        yield
+    if tuple(int(part) for part in re.findall(r"\d+", tf.__version__)[:2]) < (2, 16):
+        yield  # tf.keras is Keras 2 already
         return
     import tf_keras
 
