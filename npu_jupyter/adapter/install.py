@@ -38,12 +38,14 @@ def emulate_adapter(enable: bool = True) -> list[str]:
     """Install (or with ``enable=False`` remove) the emulated Ascend adapter surface; returns its modules.
 
     Afterwards real Ascend scripts' imports work (``from npu_bridge.npu_init import *``,
-    ``from npu_bridge.estimator import npu_ops``, ...), and every ``tf.compat.v1.Session`` they create
-    runs on the CPU emulator with the NpuOptimizer options of its ConfigProto. Names the surface does not
+    ``from npu_bridge.estimator import npu_ops``, ``import npu_device``, ...), every
+    ``tf.compat.v1.Session`` they create runs on the CPU emulator with the NpuOptimizer options of its
+    ConfigProto, and after ``npu_device.open().as_default()`` every traced function runs there with the
+    options of ``npu_device.global_options()``. Names the surface does not
     emulate fail with a message naming them (docs/emulated-adapter.md lists both). Idempotent.
 
-    Raises RuntimeError, changing nothing, when a real ``npu_bridge`` is installed: the emulation never
-    shadows the real adapter.
+    Raises RuntimeError, changing nothing, when a real ``npu_bridge`` or ``npu_device`` is installed: the
+    emulation never shadows the real adapter.
     """
     if not enable:
         uninstall()
