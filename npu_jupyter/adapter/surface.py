@@ -123,12 +123,16 @@ def _add_tf1_in_tf2(built: dict[str, types.ModuleType]) -> None:
 
 
 class NotEmulatedFinder(importlib.abc.MetaPathFinder):
-    """Refuses, with a message naming it, any ``npu_bridge`` submodule the surface does not emulate."""
+    """Refuses, with a message naming it (and why, where the surface data says), any adapter submodule
+    the surface does not emulate.
+    """
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any | None:
-        """Raise NotEmulatedError for an ``npu_bridge`` submodule that is not emulated; None for any other."""
+        """Raise NotEmulatedError for an adapter submodule that is not emulated; None for any other."""
         if fullname.split(".", maxsplit=1)[0] not in ROOTS or fullname in sys.modules:
             return None
         parent, _, leaf = fullname.rpartition(".")
         emulated = [n.rpartition(".")[2] for n in sys.modules if n.rpartition(".")[0] == parent]
-        raise NotEmulatedError(_not_emulated_message(parent, leaf, emulated))
+        known = spec_table().get(parent, {}).get("not_emulated", [])
+        why = known.get(leaf) if isinstance(known, dict) else None
+        raise NotEmulatedError(_not_emulated_message(parent, leaf, emulated, why))
