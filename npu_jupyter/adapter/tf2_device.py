@@ -137,6 +137,12 @@ def open(device_id: int | None = None) -> NpuDeviceHandle:  # noqa: A001 - the a
     except NpuConfigError as err:
         raise RuntimeError(f"Failed open npu device {device_id} : {err}") from None
     handle = NpuDeviceHandle(device_id, config, unread(options))
+    if handle.unread:
+        warnings.warn(
+            "npu_device.open(): these options only the TF2 adapter has are kept but no emulated decision "
+            f"reads them: {', '.join(handle.unread)}",
+            stacklevel=2,
+        )
     _state.handles[device_id] = handle
     return handle
 
