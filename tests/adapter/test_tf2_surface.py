@@ -55,6 +55,15 @@ def test_npu_device_is_not_importable_until_emulated(no_adapter):
         import npu_device  # noqa: F401
 
 
+def test_a_real_tf2_adapter_is_never_shadowed(no_adapter, tmp_path, monkeypatch):
+    (tmp_path / "npu_device").mkdir()
+    (tmp_path / "npu_device" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(RuntimeError, match="npu_device\\) is installed here.*never shadows"):
+        adapter.emulate_adapter()
+    assert not adapter.is_emulated() and "npu_device" not in sys.modules
+
+
 def test_every_public_name_of_the_adapter_top_level_is_there(npu):
     for name in (
         "open",
