@@ -39,6 +39,7 @@ class _State:
         self.loop_size = 1
         self.sat_mode = INF_NAN
         self.function_call: Any = None  # tf.function's own __call__ while nested calls are inlined
+        self.function_decorators: Any = None  # (tf.function, def_function.function) while XLA is off
 
 
 _state = _State()
@@ -100,10 +101,12 @@ class NpuDeviceHandle:
         """Make this the default device: from now on every traced function runs on the emulator.
 
         As the adapter does here, a ``tf.function`` called while another one is being traced is inlined
-        into it (the device gets one graph per entry function), so the plan is the entry function's.
+        into it (the device gets one graph per entry function), so the plan is the entry function's, and
+        ``tf.function`` becomes ``npu_compat_function`` (no XLA: the device compiles with GE).
         """
         _state.default = self
         _inline_nested_functions()
+        _functions_without_xla()
         if _state.cell_hooks:
             _state.cell_hooks[-1](self.config)
         else:
@@ -243,14 +246,31 @@ def _inline_nested_functions() -> None:
     _state.function_call = original
 
 
-def _restore_function_call() -> None:
-    """``tf.function`` calls as TensorFlow makes them again."""
-    if _state.function_call is None:
+def _functions_without_xla() -> None:
+    """``tf.function`` (and TensorFlow's own ``def_function.function``) become ``npu_compat_function``."""
+    if _state.function_decorators is not None:
         return
+    import tensorflow as tf
     from tensorflow.python.eager import def_function
 
-    def_function.Function.__call__ = _state.function_call
-    _state.function_call = None
+    _state.function_decorators = (tf.function, def_function.function)
+    tf.function = npu_compat_function
+    def_function.function = npu_compat_function
+
+
+def _restore_function_call() -> None:
+    """``tf.function`` and its calls as TensorFlow makes them again (nothing to do: no TF import)."""
+    if _state.function_call is None and _state.function_decorators is None:
+        return
+    import tensorflow as tf
+    from tensorflow.python.eager import def_function
+
+    if _state.function_call is not None:
+        def_function.Function.__call__ = _state.function_call
+        _state.function_call = None
+    if _state.function_decorators is not None:
+        tf.function, def_function.function = _state.function_decorators
+        _state.function_decorators = None
 
 
 def reset() -> None:
@@ -303,14 +323,15 @@ def npu_run_context(options: Any = None) -> Iterator[None]:
 
 def npu_compat_function(func: Any = None, *args: Any, **kwargs: Any) -> Any:
     """``tf.function`` with XLA off, as the adapter's: the device compiles graphs with GE, not XLA."""
-    import tensorflow as tf
+    from tensorflow.python.eager import def_function
 
     for key in ("experimental_compile", "jit_compile"):
         if kwargs.get(key):
             kwargs[key] = False
+    original = _state.function_decorators[1] if _state.function_decorators is not None else def_function.function
 
     def decorate(function: Any) -> Any:
-        return tf.function(*args, **kwargs)(function)
+        return original(*args, **kwargs)(function)
 
     return decorate(func) if func is not None else decorate
 

@@ -387,11 +387,12 @@ def test_turning_the_emulation_off_closes_the_device_and_restores_tf_function(np
 
     from npu_jupyter.adapter import tf2_device
 
-    call = def_function.Function.__call__
+    call, decorator = def_function.Function.__call__, tf.function
     npu.open().as_default()
-    assert def_function.Function.__call__ is not call
+    assert def_function.Function.__call__ is not call and tf.function is npu.npu_compat_function
+    assert not tf.function(lambda: tf.constant(1.0), jit_compile=True)._jit_compile  # the device has no XLA
     adapter.uninstall()
-    assert def_function.Function.__call__ is call
+    assert def_function.Function.__call__ is call and tf.function is decorator
     assert tf2_device.global_npu_ctx() is None and tf2_device.effective_config() is None
     assert tf.function(lambda: tf.constant(2.0))().numpy() == 2.0
 
