@@ -8,7 +8,7 @@
 #   ./dev.sh setup  only set up
 # Setup is idempotent: a virtualenv in .venv with the kernel package (npu_jupyter, with TensorFlow
 # through its `emulator` extra) and the renderer package (npu-jupyter-lab, labextension/) installed
-# editable, plus Debian's Chromium for the browser tests when we are root.
+# editable (with the `ray` extra, so the zoo's Ray test runs), plus Debian's Chromium for the browser tests when we are root.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -20,7 +20,7 @@ setup() {
         "$PYTHON" -m venv "$VENV"
     fi
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    "$VENV/bin/python" -m pip install --quiet -e ./labextension -e ".[emulator,test,lab,legacy-keras]"
+    "$VENV/bin/python" -m pip install --quiet -e ./labextension -e ".[emulator,test,lab,legacy-keras,ray]"
     if [ -f .ci/ui_setup.sh ]; then
         bash .ci/ui_setup.sh
     fi

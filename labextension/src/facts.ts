@@ -57,6 +57,10 @@ function runFacts(report: Report): Fact[] {
   const add = (key: string, label: string, text: string, tone: Fact['tone'] = ''): void => {
     facts.push({ key, label, text, tone });
   };
+  if (run.rounded_tensors !== undefined) {
+    const scope = (report.functions?.length ?? 0) > 1 ? ' (in every function it calls too)' : '';
+    add('run.rounded_tensors', 'Emulated', `${plural(run.rounded_tensors, 'tensor')} rounded to the plan's half precision${scope}`);
+  }
   facts.push(...adapterFacts(run));
   if (run.reference_wall_ms !== null) {
     add('run.reference_wall_ms', 'float32 reference', `${run.reference_wall_ms.toFixed(2)} ms${per} (${measuredLabel(report)})`);
@@ -142,8 +146,10 @@ function costText(cost: CostModel): string {
   if (cost.memory_bytes !== null) {
     parts.push(`activation + weight memory ${formatBytes(cost.memory_bytes)}${ratio(cost.memory_ratio_fp32)}`);
   }
-  const text = parts.join(' \u00b7 ') || 'no estimate';
-  return text + (cost.basis ? ` \u00b7 assumes ${cost.basis}` : '');
+  if (parts.length === 0) {
+    return cost.basis || 'no estimate'; // nothing estimated (a refused plan): the basis says why
+  }
+  return parts.join(' \u00b7 ') + (cost.basis ? ` \u00b7 assumes ${cost.basis}` : '');
 }
 
 /** Python's `{:.3g}`: three significant digits, no trailing zeros. */
@@ -166,8 +172,33 @@ export function transfersText(report: Report, limit = 8): string {
   return items.join('; ') + (more > 0 ? ` +${more} more` : '');
 }
 
+/** "train_step (40 ops) calls gen_loss (12 ops), disc_loss (20 ops); the counts above cover all of them". */
+export function functionsText(report: Report): string {
+  const [head, ...called] = report.functions ?? [];
+  const listed = called.map(f => `${f.label} (${plural(f.ops, 'op')})`).join(', ');
+  return `${head.label} (${plural(head.ops, 'op')}) calls ${listed}; the counts above cover all of them`;
+}
+
+/** The Python name of the function an op belongs to ("" in a report on one function). */
+export function opFunction(report: Report, op: Op): string {
+  const functions = report.functions ?? [];
+  return functions.length > 1 ? functions[op.f ?? 0].label : '';
+}
+
+/** An op's name inside its own function (a called function's ops are named `<function>/<op>`). */
+export function opShortName(report: Report, op: Op): string {
+  if (!op.f || !report.functions) {
+    return op.n;
+  }
+  const prefix = `${report.functions[op.f].name}/`;
+  return op.n.startsWith(prefix) ? op.n.slice(prefix.length) : op.n;
+}
+
 function planFacts(report: Report): Fact[] {
   const facts: Fact[] = [];
+  if ((report.functions?.length ?? 0) > 1) {
+    facts.push({ key: 'functions', label: 'Functions', text: functionsText(report), tone: '' });
+  }
   if (report.transfers.length > 0) {
     facts.push({ key: 'transfers', label: plural(report.transfers.length, 'transfer'), text: transfersText(report), tone: '' });
   }

@@ -205,6 +205,7 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
                 cluster=clusters[i],
                 inputs=list(n.input_names),
                 input_dtypes=p.input_dtypes,
+                declared_input_dtypes=list(n.input_dtypes),
                 output_dtypes=decided,
                 impl_mode=p.impl_mode,
                 policy=p.policy,
