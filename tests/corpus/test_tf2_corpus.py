@@ -7,7 +7,6 @@ after ``npu_jupyter.emulate_adapter()``, and pasted into a ``%%npu`` cell of a r
 and each training report is checked against the function that ran: its title (the Keras entry point or
 the ``tf.function``), the number of calls, the plan (the entry function's, counting what it calls) and
 its time per step (the mean of the calls, held against an independent clock under the emulation).
-The checks that wait for other branches' fixes (issue 19 §1, §2) are separate, strict xfail tests.
 """
 
 from __future__ import annotations
@@ -211,28 +210,22 @@ def test_script_trains_inside_npu_cell_with_its_options_under_the_cell_flags(scr
         check_training_report(script, report, options)
 
 
-# ---------------------------------------------------------------- checks waiting for issue 19's fixes
-
-NEEDS_FNTRUTH = pytest.mark.xfail(strict=True, reason="needs issue 19 §1 fix on branch fntruth")
-NEEDS_NUMBERS = pytest.mark.xfail(strict=True, reason="needs issue 19 §2 fix on branch numbers")
-#: scripts whose training function calls other functions the device does not inline (a loss-scale
-#: optimizer's tf.cond branches): their report must still be about the entry function (§1)
-CALLS_FUNCTIONS = {"zoo2_pointnet"}
+# ---------------------------------------------------------------- issue 19's checks of each training report
 
 
 @needs_functions
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "script",
-    [pytest.param(s, marks=NEEDS_FNTRUTH if s.name in CALLS_FUNCTIONS else ()) for s in SCRIPTS],
-    ids=IDS,
-)
+@pytest.mark.parametrize("script", SCRIPTS, ids=IDS)
 def test_training_report_plans_the_function_that_ran_counting_its_callees(script, tmp_path_factory):
-    """The plan is the entry function's, and every op whose tensors the call tree rounded is in it."""
+    """The plan is the entry function's, and every op whose tensors the call tree rounded is in it.
+
+    PointNet's training function calls the loss-scale optimizer's ``tf.cond`` branches (functions the
+    device does not inline): its report must still be about the entry function, counting them.
+    """
     run = emulated_run(script, tmp_path_factory)
     for report in training_reports(script, run.reports):
         assert report.extra["tf2_plan_function"] == report.fetches[0], report.extra["tf2_plan_function"]
-        rounded = {key.split("/", 1)[1] for key in report.emulation}
+        rounded = set(report.emulation)  # named as the plan names ops (callees as function/op)
         if script.options.get("precision_mode") == "allow_mix_precision":
             assert rounded, "the training function rounded nothing under allow_mix_precision"
         assert rounded <= set(report.plan.ops), sorted(rounded - set(report.plan.ops))[:5]
@@ -240,7 +233,7 @@ def test_training_report_plans_the_function_that_ran_counting_its_callees(script
 
 @needs_functions
 @pytest.mark.slow
-@pytest.mark.parametrize("script", [pytest.param(s, marks=NEEDS_NUMBERS) for s in SCRIPTS], ids=IDS)
+@pytest.mark.parametrize("script", SCRIPTS, ids=IDS)
 def test_training_report_time_per_step_is_the_mean_of_its_calls(script, tmp_path_factory):
     """ "ms per step" of the training function is its mean per call, held against a clock under the emulation."""
     run = emulated_run(script, tmp_path_factory)
