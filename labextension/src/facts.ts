@@ -90,7 +90,7 @@ function runFacts(report: Report): Fact[] {
   }
   const top = costliest(report);
   if (top.length > 0) {
-    const listed = top.map(k => `${report.ops[k].n} ${report.ops[k].us!.toFixed(1)} \u00b5s`).join(', ');
+    const listed = top.map(k => `${opLabel(report, report.ops[k])} ${report.ops[k].us!.toFixed(1)} \u00b5s`).join(', ');
     add('ops.us', `Costliest ops (mean per run, ${measuredLabel(report, 'us')})`, listed);
   }
   return facts;
@@ -166,7 +166,7 @@ export function driftText(d: Drift): string {
 export function transfersText(report: Report, limit = 8): string {
   const items = report.transfers.slice(0, limit).map(t => {
     const arrow = t.dir === 'h2d' ? 'host \u2192 device' : 'device \u2192 host';
-    return `${report.ops[t.s].n} \u2192 ${report.ops[t.d].n} (${arrow}, ${t.dt}, ${formatBytes(t.b)})`;
+    return `${opLabel(report, report.ops[t.s])} \u2192 ${opLabel(report, report.ops[t.d])} (${arrow}, ${t.dt}, ${formatBytes(t.b)})`;
   });
   const more = report.transfers.length - limit;
   return items.join('; ') + (more > 0 ? ` +${more} more` : '');
@@ -238,6 +238,11 @@ function planFacts(report: Report): Fact[] {
 /** Every labelled line of the report, in reading order: run, problems, files, estimates, notes. */
 export function reportFacts(report: Report): Fact[] {
   return [...runFacts(report), ...planFacts(report)];
+}
+
+/** An op as a line of text names it: "MatMul (in inner)" for an op of a called function. */
+export function opLabel(report: Report, op: Op): string {
+  return op.f ? `${opShortName(report, op)} (in ${opFunction(report, op)})` : op.n;
 }
 
 /** Short per-op labels shown next to its name: overflow, approximate decision, estimated time. */

@@ -1,10 +1,11 @@
 """Turning the emulated adapter surface on and off, never over a real adapter.
 
-``emulate_adapter()`` installs the modules of :mod:`npu_jupyter.adapter.surface` into ``sys.modules``,
-a finder that names un-emulated submodules, and the session swap of :mod:`npu_jupyter.adapter.sessions`.
-It refuses when a real ``npu_bridge`` or ``npu_device`` is importable: on an Ascend server the adapter
-itself must run. The TF2 adapter's device (``npu_device.open().as_default()``) lives in
-:mod:`npu_jupyter.adapter.tf2_device`; turning the emulation off also closes it.
+``emulate_adapter()`` installs the modules of :mod:`npu_jupyter.adapter.surface` into ``sys.modules``
+(``npu_bridge``, and CANN's ``hccl`` Python API unless a real one is installed), a finder that names
+un-emulated submodules, and the session swap of :mod:`npu_jupyter.adapter.sessions`; and the TF2
+adapter's ``npu_device``, whose device (``npu_device.open().as_default()``) lives in
+:mod:`npu_jupyter.adapter.tf2_device` and closes when the emulation is turned off. It refuses when a real
+``npu_bridge`` or ``npu_device`` is importable: on an Ascend server the adapter itself must run.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import importlib.machinery
 import sys
 
-from npu_jupyter.adapter.surface import MARKER, ROOT, ROOTS, NotEmulatedFinder
+from npu_jupyter.adapter.surface import ADAPTER_ROOTS, MARKER, ROOT, NotEmulatedFinder, roots
 
 _finder = NotEmulatedFinder()
 
@@ -24,7 +25,7 @@ def is_emulated() -> bool:
 
 def real_adapter_location() -> str | None:
     """Where a real ``npu_bridge`` or ``npu_device`` is (imported already, or findable on sys.path), else None."""
-    for root in ROOTS:
+    for root in ADAPTER_ROOTS:
         loaded = sys.modules.get(root)
         if loaded is not None and not getattr(loaded, MARKER, False):
             return str(getattr(loaded, "__file__", None) or getattr(loaded, "__path__", None) or root)
@@ -58,12 +59,13 @@ def emulate_adapter(enable: bool = True) -> list[str]:
             "in an environment without npu_bridge and npu_device to emulate it."
         )
     if is_emulated():
-        return sorted(n for n in sys.modules if n.split(".")[0] in ROOTS)
+        return _emulated_module_names()
     _require_tensorflow()
     from npu_jupyter.adapter import sessions
     from npu_jupyter.adapter.surface import build_modules
 
-    modules = build_modules()  # may import TensorFlow; nothing is installed if that fails
+    real = tuple(root for root in roots() if root != ROOT and _findable(root))
+    modules = build_modules(skip_roots=real)  # may import TensorFlow; nothing is installed if that fails
     try:
         sys.modules.update(modules)
         if _finder not in sys.meta_path:
@@ -73,6 +75,19 @@ def emulate_adapter(enable: bool = True) -> list[str]:
         uninstall()  # all or nothing
         raise
     return sorted(modules)
+
+
+def _findable(root: str) -> bool:
+    """Whether a real package ``root`` is importable (a real ``hccl`` is used as it is, never shadowed)."""
+    loaded = sys.modules.get(root)
+    if loaded is not None:
+        return not getattr(loaded, MARKER, False)
+    return importlib.machinery.PathFinder.find_spec(root) is not None
+
+
+def _emulated_module_names() -> list[str]:
+    """The emulated modules now in ``sys.modules``."""
+    return sorted(n for n, m in list(sys.modules.items()) if n.split(".")[0] in roots() and getattr(m, MARKER, False))
 
 
 def _require_tensorflow() -> None:
@@ -88,15 +103,15 @@ def _require_tensorflow() -> None:
 
 
 def uninstall() -> None:
-    """Remove the emulated modules, the finder and the session swap; a real adapter is never touched."""
-    for name in [n for n in sys.modules if n.split(".")[0] in ROOTS]:
-        if getattr(sys.modules[name], MARKER, False):
-            del sys.modules[name]
+    """Remove the emulated modules, the finder, the session and dropout swaps and the TF2 device (never a real adapter)."""
+    for name in _emulated_module_names():
+        del sys.modules[name]
     while _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
-    from npu_jupyter.adapter import sessions, tf2_device
+    from npu_jupyter.adapter import dropout_swap, sessions, tf2_device
 
     sessions.restore()
+    dropout_swap.restore()
     tf2_device.reset()
 
 

@@ -85,7 +85,7 @@ def _run_facts(payload: dict[str, Any]) -> list[Fact]:
         facts.append(Fact("run.op_summary_csv", "Op summary CSV", run["op_summary_csv"], "path"))
     top = costliest(payload["ops"], 5)
     if top:
-        listed = ", ".join(f"{op['n']} {op['us']:.1f} µs" for op in top)
+        listed = ", ".join(f"{op_label(payload, op)} {op['us']:.1f} µs" for op in top)
         facts.append(Fact("ops.us", f"Costliest ops (mean per run, {measured_label(payload, 'us')})", listed))
     return facts
 
@@ -135,7 +135,9 @@ def transfers_text(payload: dict[str, Any], limit: int = 8) -> str:
     for t in payload["transfers"][:limit]:
         arrow = "host → device" if t["dir"] == "h2d" else "device → host"
         size = "size unknown" if t.get("b") is None else format_bytes(t["b"])
-        items.append(f"{ops[t['s']]['n']} → {ops[t['d']]['n']} ({arrow}, {t['dt']}, {size})")
+        items.append(
+            f"{op_label(payload, ops[t['s']])} → {op_label(payload, ops[t['d']])} ({arrow}, {t['dt']}, {size})"
+        )
     more = len(payload["transfers"]) - limit
     return "; ".join(items) + (f" +{more} more" if more > 0 else "")
 
@@ -222,6 +224,11 @@ def op_short_name(payload: dict[str, Any], op: dict[str, Any]) -> str:
         return str(op["n"])
     prefix = payload["functions"][where]["name"] + "/"
     return str(op["n"])[len(prefix) :] if str(op["n"]).startswith(prefix) else str(op["n"])
+
+
+def op_label(payload: dict[str, Any], op: dict[str, Any]) -> str:
+    """An op as a line of text names it: ``MatMul (in inner)`` for an op of a called function."""
+    return f"{op_short_name(payload, op)} (in {op_function(payload, op)})" if op.get("f") else str(op["n"])
 
 
 def op_marks(op: dict[str, Any]) -> list[str]:

@@ -21,6 +21,7 @@ from npu_jupyter.display.facts import (
     drift_text,
     measured_label,
     op_function,
+    op_label,
     op_marks,
     op_short_name,
     report_facts,
@@ -173,7 +174,7 @@ def _facts_section(payload: dict[str, Any]) -> str:
     parts = []
     for fact in report_facts(payload):
         if fact.key == "ops.us":
-            parts.append(cost_bars(payload["ops"], heading=fact.label))
+            parts.append(cost_bars(payload["ops"], heading=fact.label, name_of=lambda op: op_label(payload, op)))
         else:
             parts.append(_fact_html(fact))
     return "".join(parts)

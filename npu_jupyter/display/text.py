@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from npu_jupyter.display.facts import drift_text, op_function, op_marks, op_short_name, report_facts
+from npu_jupyter.display.facts import drift_text, op_label, op_marks, report_facts
 from npu_jupyter.display.html import dtype_text, interesting_ops, summary_line
 
 _SUMMARY_ROWS = 20
@@ -52,8 +52,7 @@ def _op_line(payload: dict[str, Any], op: dict[str, Any]) -> str:
     if op.get("dr"):
         marks.append(f"drift {drift_text(op['dr'])}")
     extra = f" ({'; '.join(marks)})" if marks else ""
-    where = op_function(payload, op)
-    name = f"{op_short_name(payload, op)} (in {where})" if where else op["n"]
+    name = op_label(payload, op)
     return f"  {_clean(name)} [{_clean(op['t'])}] {op['e']} {dtype}{extra}: {_clean(reason)}"
 
 

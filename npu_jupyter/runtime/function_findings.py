@@ -7,8 +7,9 @@ so every view shows them as it shows a session's. Steps are the function's calls
 the device counts the iterations of one compiled graph; each top-level function is its own dump graph
 (``graph_<k>`` under ``dump_path``, in the order the functions were first dumped).
 
-Op names: the ops of the function whose plan the report shows keep their names; ops of the other
-functions of the call tree are named ``<function>/<op>``.
+Op names: the ops of the called (top-level) function keep their names; ops of the functions it calls
+are named ``<function>/<op>``, as the report's joined plan names them (:mod:`.function_tree`).
+Values the float32 program makes non-finite by design are no alarm (:mod:`.by_design`, :func:`by_design`).
 
 The first non-finite op is searched in the top-level function's body in topological order; when it is
 a call (or a loop, or a branch) whose body was observed going non-finite in the same call, the search
@@ -209,7 +210,7 @@ class FunctionFindings:
 
 
 def op_name(function: str, op: str, main: str) -> str:
-    """An op as the report names it: plain in the function whose plan it shows, else ``function/op``."""
+    """An op as the report names it: plain in the called function ``main``, else ``function/op``."""
     return op if function == main else f"{function}/{op}"
 
 

@@ -21,7 +21,10 @@ float32-preserving cell runs the original functions.
 
 Each function is planned with the TF2 adapter's own placement rule (``plan(..., adapter="tf2")``,
 :mod:`npu_jupyter.plan.tf2_placement`: npu_device's NodePlacer), and each report says what that
-prediction models and what it approximates (:data:`TF2_RULE_NOTE`). A ``jit_compile=True`` function
+prediction models and what it approximates (:data:`TF2_RULE_NOTE`; :data:`KERAS3_NOTE` when a Keras 3
+entry point traced the graph). A report shows the called function's plan joined with the plans of
+the functions it calls (:mod:`.function_tree`), so its counts cover the whole call tree; it is titled
+by :func:`~npu_jupyter.runtime.function_labels.label`. A ``jit_compile=True`` function
 runs without XLA while it is emulated (XLA would simplify the float16 round trips away and cannot run
 the observer node; the device compiles with GE), and its report says so. Limits: TensorFlow ≥ 2.14
 (the ``AtomicFunction`` call path).

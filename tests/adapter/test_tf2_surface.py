@@ -88,12 +88,18 @@ def test_every_public_name_of_the_adapter_top_level_is_there(npu):
 
 
 def test_a_name_not_emulated_fails_naming_itself_why_and_what_to_do(npu):
+    from npu_device import gen_npu_ops
+
     with pytest.raises(
         NotEmulatedError, match=r"npu_device\.gen_npu_ops\.lars_v2 is part of the Ascend adapter.*fused"
     ):
-        npu.gen_npu_ops.lars_v2
+        gen_npu_ops.lars_v2(1.0, 1.0, 0.0, 0.1)  # importable, as in the adapter; using it fails
     with pytest.raises(NotEmulatedError, match=r"float-status.*tf\.math\.is_finite"):
-        npu.gen_npu_ops.npu_get_float_status_v2
+        npu.gen_npu_ops.npu_get_float_status_v2()
+    namespace: dict = {}
+    exec("from npu_device.gen_npu_ops import *", namespace)
+    with pytest.raises(NotEmulatedError, match="basic_lstm_cell is part of the Ascend adapter"):
+        namespace["basic_lstm_cell"]()
     with pytest.raises(
         NotEmulatedError, match=r"npu_device\.npu_device is part of the Ascend adapter.*internal module"
     ):
