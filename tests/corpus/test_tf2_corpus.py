@@ -12,6 +12,7 @@ its time per step (the mean of the calls, held against an independent clock unde
 from __future__ import annotations
 
 import importlib.util
+import re
 import runpy
 from pathlib import Path
 from typing import Any
@@ -135,7 +136,7 @@ def training_reports(script: Tf2Script, reports: list[Any]) -> list[Any]:
 def check_training_report(script: Tf2Script, report: Any, options: dict[str, Any]) -> None:
     """Title, entry function, calls and config of one training report."""
     payload = report_payload(report)
-    assert payload["title"].startswith(f"Calls of {script.training} ("), payload["title"]
+    assert re.match(rf"Calls of {re.escape(script.training)}( \(.*\))?: ", payload["title"]), payload["title"]
     assert len(report.fetches) == 1 and f"_{script.entry}_" in report.fetches[0], report.fetches
     assert report.steps == script.steps, (report.fetches, report.steps)
     assert payload["run"]["steps"] == script.steps
