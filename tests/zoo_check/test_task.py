@@ -64,7 +64,6 @@ def test_without_reference_there_are_no_drift_columns():
     assert row["status"] == "ok" and row["fetch_max_rel"] is None and row["worst_op"] is None
 
 
-@pytest.mark.slow
 def test_tf2_functions_are_emulated_through_npu_functions():
     from npu_jupyter.runtime.functions import supported
 
