@@ -57,6 +57,10 @@ function runFacts(report: Report): Fact[] {
   const add = (key: string, label: string, text: string, tone: Fact['tone'] = ''): void => {
     facts.push({ key, label, text, tone });
   };
+  if (run.rounded_tensors !== undefined) {
+    const scope = (report.functions?.length ?? 0) > 1 ? ' (in every function it calls too)' : '';
+    add('run.rounded_tensors', 'Emulated', `${plural(run.rounded_tensors, 'tensor')} rounded to the plan's half precision${scope}`);
+  }
   facts.push(...adapterFacts(run));
   if (run.reference_wall_ms !== null) {
     add('run.reference_wall_ms', 'float32 reference', `${run.reference_wall_ms.toFixed(2)} ms${per} (${measuredLabel(report)})`);
@@ -86,7 +90,7 @@ function runFacts(report: Report): Fact[] {
   }
   const top = costliest(report);
   if (top.length > 0) {
-    const listed = top.map(k => `${report.ops[k].n} ${report.ops[k].us!.toFixed(1)} \u00b5s`).join(', ');
+    const listed = top.map(k => `${opLabel(report, report.ops[k])} ${report.ops[k].us!.toFixed(1)} \u00b5s`).join(', ');
     add('ops.us', `Costliest ops (mean per run, ${measuredLabel(report, 'us')})`, listed);
   }
   return facts;
@@ -142,8 +146,10 @@ function costText(cost: CostModel): string {
   if (cost.memory_bytes !== null) {
     parts.push(`activation + weight memory ${formatBytes(cost.memory_bytes)}${ratio(cost.memory_ratio_fp32)}`);
   }
-  const text = parts.join(' \u00b7 ') || 'no estimate';
-  return text + (cost.basis ? ` \u00b7 assumes ${cost.basis}` : '');
+  if (parts.length === 0) {
+    return cost.basis || 'no estimate'; // nothing estimated (a refused plan): the basis says why
+  }
+  return parts.join(' \u00b7 ') + (cost.basis ? ` \u00b7 assumes ${cost.basis}` : '');
 }
 
 /** Python's `{:.3g}`: three significant digits, no trailing zeros. */
@@ -160,14 +166,39 @@ export function driftText(d: Drift): string {
 export function transfersText(report: Report, limit = 8): string {
   const items = report.transfers.slice(0, limit).map(t => {
     const arrow = t.dir === 'h2d' ? 'host \u2192 device' : 'device \u2192 host';
-    return `${report.ops[t.s].n} \u2192 ${report.ops[t.d].n} (${arrow}, ${t.dt}, ${formatBytes(t.b)})`;
+    return `${opLabel(report, report.ops[t.s])} \u2192 ${opLabel(report, report.ops[t.d])} (${arrow}, ${t.dt}, ${formatBytes(t.b)})`;
   });
   const more = report.transfers.length - limit;
   return items.join('; ') + (more > 0 ? ` +${more} more` : '');
 }
 
+/** "train_step (40 ops) calls gen_loss (12 ops), disc_loss (20 ops); the counts above cover all of them". */
+export function functionsText(report: Report): string {
+  const [head, ...called] = report.functions ?? [];
+  const listed = called.map(f => `${f.label} (${plural(f.ops, 'op')})`).join(', ');
+  return `${head.label} (${plural(head.ops, 'op')}) calls ${listed}; the counts above cover all of them`;
+}
+
+/** The Python name of the function an op belongs to ("" in a report on one function). */
+export function opFunction(report: Report, op: Op): string {
+  const functions = report.functions ?? [];
+  return functions.length > 1 ? functions[op.f ?? 0].label : '';
+}
+
+/** An op's name inside its own function (a called function's ops are named `<function>/<op>`). */
+export function opShortName(report: Report, op: Op): string {
+  if (!op.f || !report.functions) {
+    return op.n;
+  }
+  const prefix = `${report.functions[op.f].name}/`;
+  return op.n.startsWith(prefix) ? op.n.slice(prefix.length) : op.n;
+}
+
 function planFacts(report: Report): Fact[] {
   const facts: Fact[] = [];
+  if ((report.functions?.length ?? 0) > 1) {
+    facts.push({ key: 'functions', label: 'Functions', text: functionsText(report), tone: '' });
+  }
   if (report.transfers.length > 0) {
     facts.push({ key: 'transfers', label: plural(report.transfers.length, 'transfer'), text: transfersText(report), tone: '' });
   }
@@ -207,6 +238,11 @@ function planFacts(report: Report): Fact[] {
 /** Every labelled line of the report, in reading order: run, problems, files, estimates, notes. */
 export function reportFacts(report: Report): Fact[] {
   return [...runFacts(report), ...planFacts(report)];
+}
+
+/** An op as a line of text names it: "MatMul (in inner)" for an op of a called function. */
+export function opLabel(report: Report, op: Op): string {
+  return op.f ? `${opShortName(report, op)} (in ${opFunction(report, op)})` : op.n;
 }
 
 /** Short per-op labels shown next to its name: overflow, approximate decision, estimated time. */

@@ -7,7 +7,7 @@
 
 import { h } from './elements';
 import { plural } from './labels';
-import type { Report } from './schema';
+import { Report, changedPrecision } from './schema';
 import { transfersText } from './facts';
 
 /** Host ops that compute (not the constants and placeholders every graph keeps on the host). */
@@ -30,7 +30,7 @@ export function hostComputeOps(report: Report): number[] {
 
 /** Ops whose dtype the decision changed, in graph order. */
 export function changedOps(report: Report): number[] {
-  return report.ops.map((op, k) => k).filter(k => report.ops[k].d0 !== report.ops[k].d1);
+  return report.ops.map((op, k) => k).filter(k => changedPrecision(report.ops[k]));
 }
 
 /**
@@ -53,7 +53,7 @@ export function leadRanks(report: Report): number[] {
     if (ends.has(k)) {
       return 2;
     }
-    if (op.d0 !== op.d1) {
+    if (changedPrecision(op)) {
       return 3;
     }
     if (op.approximate) {

@@ -54,6 +54,12 @@ export function summaryBar(report: Report): HTMLElement {
     countChip(report.warnings.length, 'warning', report.warnings.length ? 'npu-chip-warn' : ''),
     countChip(report.errors.length, 'error', report.errors.length ? 'npu-chip-error' : '')
   );
+  const functions = report.functions ?? [];
+  if (functions.length > 1) {
+    // the counts above include the functions the reported one calls: say so next to them
+    const called = functions.length - 1;
+    bar.append(chip(`(${functions[0].label} and the ${plural(called, 'function', 'functions')} it calls)`, '', 'npu-chip-scope'));
+  }
   if (s.approximate) {
     bar.append(chip('approximate (\u2248)', String(s.approximate), 'npu-chip-warn'));
   }

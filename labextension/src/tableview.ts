@@ -5,11 +5,11 @@
  */
 
 import { clear, h } from './elements';
-import { driftText, measuredLabel, opMarks } from './facts';
+import { driftText, measuredLabel, opMarks, opShortName } from './facts';
 import { ENGINE_LABELS, opClasses } from './palette';
-import { ENGINES, Engine, Report } from './schema';
+import { ENGINES, Engine, Report, dtypeText } from './schema';
 import { plural } from './labels';
-import { DEFAULT_QUERY, SortKey, TableQuery, searchTexts, selectRows } from './tabledata';
+import { DEFAULT_QUERY, SortKey, TableQuery, functionLabel, searchTexts, selectRows } from './tabledata';
 
 /** Must match `.npu-table tbody tr.npu-row` height in style/base.css (two 13 px lines + padding). */
 export const ROW_HEIGHT = 32;
@@ -80,16 +80,20 @@ export class OpTable {
         key: 'name',
         label: 'op',
         // Approximate decisions and overflows are marked on the op itself, not only in the summary.
-        cell: k => [ops[k].n, ...opMarks(ops[k])].join(' · '),
+        cell: k => [opShortName(r, ops[k]), ...opMarks(ops[k])].join(' · '),
         width: '17%',
         wrap: true
       },
+      // a call tree: each op's function; the function filter expands the table into one callee
+      ...((r.functions?.length ?? 0) > 1
+        ? [{ key: 'function' as SortKey, label: 'function', cell: (k: number) => functionLabel(r, ops[k]), width: '9%', wrap: true }]
+        : []),
       { key: 'type', label: 'type', cell: k => ops[k].t, width: '9%' },
       { key: 'engine', label: 'engine', cell: k => ENGINE_LABELS[ops[k].e], width: '5em' },
       {
         key: 'precision',
         label: 'dtype',
-        cell: k => (ops[k].d0 === ops[k].d1 ? ops[k].d1 || '-' : `${ops[k].d0 || '-'} \u2192 ${ops[k].d1 || '-'}`),
+        cell: k => dtypeText(ops[k]),
         width: '8em',
         wrap: true
       },
@@ -162,9 +166,26 @@ export class OpTable {
       { class: 'npu-table-controls' },
       text,
       engine,
+      ...this.functionFilter(),
       h('label', {}, changed, ' precision changed only'),
       this.countLabel
     );
+  }
+
+  /** A call tree's function picker: all functions, the reported one, or one function it calls. */
+  private functionFilter(): HTMLElement[] {
+    const functions = this.report.functions ?? [];
+    if (functions.length < 2) {
+      return [];
+    }
+    const pick = h(
+      'select',
+      { class: 'npu-function-filter jp-mod-styled', 'aria-label': 'function' },
+      h('option', { value: '-1' }, `all ${functions.length} functions`),
+      ...functions.map((f, k) => h('option', { value: String(k) }, k === 0 ? f.label : `${f.label} (called)`))
+    );
+    pick.addEventListener('change', () => this.setQuery({ fn: Number(pick.value) }));
+    return [pick];
   }
 
   /** Change the filter or sort and show the result from the top. */

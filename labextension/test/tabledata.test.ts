@@ -69,3 +69,31 @@ describe('selectRows', () => {
     expect(selectRows(t, { ...DEFAULT_QUERY, text: '.*' })).toEqual([0]);
   });
 });
+
+describe('a report on a call tree', () => {
+  const tree = (): Report => {
+    const p = smallTraining();
+    const ops = p.ops as Record<string, unknown>[];
+    // ops 5-7 belong to a called function (index 1)
+    for (const k of [5, 6, 7]) {
+      ops[k] = { ...ops[k], n: `__inference_inner_3/${String(ops[k].n)}`, f: 1 };
+    }
+    p.functions = [
+      { name: '__inference_outer_2', label: 'outer', ops: 6 },
+      { name: '__inference_inner_3', label: 'inner', ops: 3 }
+    ];
+    return report(p);
+  };
+
+  it('shows the ops of one function when the function filter picks it, all of them otherwise', () => {
+    const r = tree();
+    expect(selectRows(r, { ...DEFAULT_QUERY, fn: 1, sort: 'index' })).toEqual([5, 6, 7]);
+    expect(selectRows(r, { ...DEFAULT_QUERY, fn: 0, sort: 'index' })).toEqual([0, 1, 2, 3, 4, 8]);
+    expect(selectRows(r, { ...DEFAULT_QUERY, sort: 'index' })).toHaveLength(9);
+  });
+
+  it('finds an op by the name of its function', () => {
+    const r = tree();
+    expect(selectRows(r, { ...DEFAULT_QUERY, text: 'inner', sort: 'index' })).toEqual([5, 6, 7]);
+  });
+});

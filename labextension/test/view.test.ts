@@ -150,6 +150,31 @@ describe('renderReport', () => {
     expect(host.querySelector('.npu-table-count')?.textContent).toBe('1 of 9 ops');
   });
 
+  it('expands a call tree\'s table into one called function with the function picker', () => {
+    const p = smallTraining();
+    const ops = p.ops as Record<string, unknown>[];
+    for (const k of [5, 6, 7]) {
+      ops[k] = { ...ops[k], n: `__inference_inner_3/${String(ops[k].n)}`, f: 1 };
+    }
+    p.functions = [
+      { name: '__inference_outer_2', label: 'outer', ops: 6 },
+      { name: '__inference_inner_3', label: 'inner', ops: 3 }
+    ];
+    const view = renderReport(host, p)!;
+    const heads = [...host.querySelectorAll<HTMLElement>('.npu-table th')].map(th => th.textContent);
+    expect(heads).toContain('function');
+    expect(host.querySelector('.npu-summary')?.textContent).toContain('(outer and the 1 function it calls)');
+    const pick = host.querySelector<HTMLSelectElement>('select.npu-function-filter')!;
+    expect([...pick.options].map(o => o.textContent)).toEqual(['all 2 functions', 'outer', 'inner (called)']);
+    pick.value = '1';
+    pick.dispatchEvent(new Event('change'));
+    expect([...view.table.rows].sort()).toEqual([5, 6, 7]);
+    // a called function's op shows its name inside that function, next to the function's name
+    const cells = [...host.querySelectorAll('.npu-table tbody td')].map(td => td.textContent);
+    expect(cells).toContain('inner');
+    expect(cells.some(text => text?.startsWith('__inference_inner_3/'))).toBe(false);
+  });
+
   it('draws only the table rows in view and keeps them while a scroll stays inside them', async () => {
     const ops = Array.from({ length: 1000 }, (_, k) => ({ n: `layer${k % 10}/op${k}` }));
     renderReport(host, payload(ops));

@@ -151,10 +151,21 @@ def soc_figures(soc: str) -> SocFigures:
     )
 
 
-def estimate(plan: Any, graph: Any, *, unknown_dim: int = 1, facts: dict[str, OpFacts] | None = None) -> StepCost:
-    """The estimated device cost of one step of ``plan`` (whose ops are ``graph``'s)."""
+def estimate(
+    plan: Any,
+    graph: Any,
+    *,
+    unknown_dim: int = 1,
+    facts: dict[str, OpFacts] | None = None,
+    fed_shapes: dict[str, list[int]] | None = None,
+) -> StepCost:
+    """The estimated device cost of one step of ``plan`` (whose ops are ``graph``'s).
+
+    ``fed_shapes`` are the shapes a run fed (``RunReport.extra["fed_shapes"]``): a report of a run is
+    estimated at the batch it ran, not at ``unknown_dim``.
+    """
     figures = soc_figures(plan.soc)
-    facts = facts if facts is not None else graph_facts(graph, unknown_dim)
+    facts = facts if facts is not None else graph_facts(graph, unknown_dim, fed_shapes)
     cost = StepCost(soc=figures.name, approximate_figures=figures.approximate)
     total_us = fp32_us = 0.0
     fp32_bytes = 0

@@ -53,6 +53,10 @@ def _run_facts(payload: dict[str, Any]) -> list[Fact]:
     per = " per step" if run["steps"] != 1 else ""
     wall = f"{run['wall_ms']:.2f} ms{per} ({measured_label(payload)})"
     facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], 'step')} · {wall}")]
+    if run.get("rounded_tensors") is not None:
+        scope = " (in every function it calls too)" if len(payload.get("functions") or []) > 1 else ""
+        text = f"{_plural(run['rounded_tensors'], 'tensor')} rounded to the plan's half precision{scope}"
+        facts.append(Fact("run.rounded_tensors", "Emulated", text))
     facts += adapter_facts(run)
     if run.get("reference_wall_ms") is not None:
         facts.append(
@@ -81,7 +85,7 @@ def _run_facts(payload: dict[str, Any]) -> list[Fact]:
         facts.append(Fact("run.op_summary_csv", "Op summary CSV", run["op_summary_csv"], "path"))
     top = costliest(payload["ops"], 5)
     if top:
-        listed = ", ".join(f"{op['n']} {op['us']:.1f} µs" for op in top)
+        listed = ", ".join(f"{op_label(payload, op)} {op['us']:.1f} µs" for op in top)
         facts.append(Fact("ops.us", f"Costliest ops (mean per run, {measured_label(payload, 'us')})", listed))
     return facts
 
@@ -131,13 +135,25 @@ def transfers_text(payload: dict[str, Any], limit: int = 8) -> str:
     for t in payload["transfers"][:limit]:
         arrow = "host → device" if t["dir"] == "h2d" else "device → host"
         size = "size unknown" if t.get("b") is None else format_bytes(t["b"])
-        items.append(f"{ops[t['s']]['n']} → {ops[t['d']]['n']} ({arrow}, {t['dt']}, {size})")
+        items.append(
+            f"{op_label(payload, ops[t['s']])} → {op_label(payload, ops[t['d']])} ({arrow}, {t['dt']}, {size})"
+        )
     more = len(payload["transfers"]) - limit
     return "; ".join(items) + (f" +{more} more" if more > 0 else "")
 
 
+def functions_text(payload: dict[str, Any]) -> str:
+    """``"train_step (40 ops) calls gen_loss (12 ops), disc_loss (20 ops); the counts cover all"``."""
+    functions = payload.get("functions") or []
+    head, called = functions[0], functions[1:]
+    listed = ", ".join(f"{f['label']} ({_plural(f['ops'], 'op')})" for f in called)
+    return f"{head['label']} ({_plural(head['ops'], 'op')}) calls {listed}; the counts above cover all of them"
+
+
 def _plan_facts(payload: dict[str, Any]) -> list[Fact]:
     facts = []
+    if len(payload.get("functions") or []) > 1:
+        facts.append(Fact("functions", "Functions", functions_text(payload)))
     if payload["transfers"]:
         count = len(payload["transfers"])
         facts.append(Fact("transfers", _plural(count, "transfer"), transfers_text(payload)))
@@ -180,8 +196,9 @@ def _cost_text(cost: dict[str, Any]) -> str:
         parts.append(
             f"activation + weight memory {format_bytes(cost['memory_bytes'])}{ratio(cost.get('memory_ratio_fp32'))}"
         )
-    text = " · ".join(parts) or "no estimate"
-    return text + (f" · assumes {cost['basis']}" if cost.get("basis") else "")
+    if not parts:  # nothing estimated (a refused plan): the basis says why
+        return str(cost.get("basis") or "no estimate")
+    return " · ".join(parts) + (f" · assumes {cost['basis']}" if cost.get("basis") else "")
 
 
 def drift_text(drift: dict[str, Any]) -> str:
@@ -192,6 +209,26 @@ def drift_text(drift: dict[str, Any]) -> str:
     if drift.get("cos") is not None:
         parts.append(f"cos {drift['cos']:.4f}")
     return ", ".join(parts)
+
+
+def op_function(payload: dict[str, Any], op: dict[str, Any]) -> str:
+    """The Python name of the function an op belongs to ("" in a report on one function)."""
+    functions = payload.get("functions") or []
+    return str(functions[op.get("f", 0)]["label"]) if len(functions) > 1 else ""
+
+
+def op_short_name(payload: dict[str, Any], op: dict[str, Any]) -> str:
+    """An op's name inside its own function (a called function's ops are named ``<function>/<op>``)."""
+    where = op.get("f", 0)
+    if not where:
+        return str(op["n"])
+    prefix = payload["functions"][where]["name"] + "/"
+    return str(op["n"])[len(prefix) :] if str(op["n"]).startswith(prefix) else str(op["n"])
+
+
+def op_label(payload: dict[str, Any], op: dict[str, Any]) -> str:
+    """An op as a line of text names it: ``MatMul (in inner)`` for an op of a called function."""
+    return f"{op_short_name(payload, op)} (in {op_function(payload, op)})" if op.get("f") else str(op["n"])
 
 
 def op_marks(op: dict[str, Any]) -> list[str]:

@@ -16,7 +16,16 @@ from html import escape
 from typing import Any
 
 from npu_jupyter.display.chart import cost_bars
-from npu_jupyter.display.facts import Fact, drift_text, measured_label, op_marks, report_facts
+from npu_jupyter.display.facts import (
+    Fact,
+    drift_text,
+    measured_label,
+    op_function,
+    op_label,
+    op_marks,
+    op_short_name,
+    report_facts,
+)
 from npu_jupyter.units import format_bytes  # re-exported: display.html.format_bytes
 
 DETAIL_LEVELS = ("summary", "full")
@@ -83,7 +92,19 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
 
 def is_interesting(op: dict[str, Any]) -> bool:
     """An op a person should see first: it runs on the host, changed precision, or overflowed."""
-    return op["e"] == "HOST" or op["d0"] != op["d1"] or bool(op.get("ov"))
+    return op["e"] == "HOST" or changed_precision(op) or bool(op.get("ov"))
+
+
+def changed_precision(op: dict[str, Any]) -> bool:
+    """The device reads or writes the op's data in another dtype than the graph declares."""
+    return op["d0"] != op["d1"] or bool(op.get("rd"))
+
+
+def dtype_text(op: dict[str, Any], arrow: str) -> str:
+    """``float32 → float16``; ``float32 (reads float16)`` for input-only lowering; else the dtype."""
+    if op["d0"] != op["d1"]:
+        return f"{op['d0']}{arrow}{op['d1']}"
+    return f"{op['d0']} (reads {op['rd']})" if op.get("rd") else op["d0"]
 
 
 _FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16")
@@ -98,7 +119,7 @@ def interest_rank(op: dict[str, Any]) -> int:
         return 0
     if op["e"] == "HOST" and op["d0"] in _FLOAT_DTYPES and op["t"] not in ("Const", "Placeholder"):
         return 1
-    if op["d0"] != op["d1"]:
+    if changed_precision(op):
         return 2
     return 3
 
@@ -112,7 +133,7 @@ def summary_line(payload: dict[str, Any]) -> str:
     """``"120 ops: 100 AI Core, 5 AI CPU, 15 host · 40 changed precision · 2 clusters · …"``."""
     s = payload["summary"]
     line = (
-        f"{s['ops']} ops: {s['ai_core']} AI Core, {s['ai_cpu']} AI CPU, {s['host']} host"
+        f"{s['ops']} ops{functions_scope(payload)}: {s['ai_core']} AI Core, {s['ai_cpu']} AI CPU, {s['host']} host"
         f" · {s['precision_changed']} changed precision · {s['clusters']} device "
         f"cluster{'s' if s['clusters'] != 1 else ''} · {s['transfers']} host↔device transfer"
         f"{'s' if s['transfers'] != 1 else ''}"
@@ -120,6 +141,15 @@ def summary_line(payload: dict[str, Any]) -> str:
     if s.get("transfer_bytes") is not None and s["transfers"]:
         line += f" ({format_bytes(s['transfer_bytes'])})"
     return line
+
+
+def functions_scope(payload: dict[str, Any]) -> str:
+    """`` (train_step and the 2 functions it calls)``: what the counts of a traced function's report cover."""
+    functions = payload.get("functions") or []
+    if len(functions) < 2:
+        return ""
+    called = len(functions) - 1
+    return f" ({functions[0]['label']} and the {called} function{'s' if called != 1 else ''} it calls)"
 
 
 def _config_line(payload: dict[str, Any]) -> str:
@@ -144,7 +174,7 @@ def _facts_section(payload: dict[str, Any]) -> str:
     parts = []
     for fact in report_facts(payload):
         if fact.key == "ops.us":
-            parts.append(cost_bars(payload["ops"], heading=fact.label))
+            parts.append(cost_bars(payload["ops"], heading=fact.label, name_of=lambda op: op_label(payload, op)))
         else:
             parts.append(_fact_html(fact))
     return "".join(parts)
@@ -173,12 +203,25 @@ def _op_section(payload: dict[str, Any], ops: list[dict[str, Any]], heading: str
 
 
 def _rest_section(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) -> str:
+    """The remaining ops, collapsed; in a report on several functions, one section per function."""
     if not ops:
         return ""
-    return (
-        f"<details><summary>All other ops ({len(ops)}): on the device, precision unchanged</summary>"
-        f"{_table(payload, ops, cap)}</details>"
-    )
+    functions = payload.get("functions") or []
+    if len(functions) < 2:
+        return (
+            f"<details><summary>All other ops ({len(ops)}): on the device, precision unchanged</summary>"
+            f"{_table(payload, ops, cap)}</details>"
+        )
+    parts = []
+    for where, function in enumerate(functions):
+        mine = [op for op in ops if op.get("f", 0) == where]
+        if mine:
+            whose = "" if where == 0 else ", called"
+            parts.append(
+                f"<details><summary>All other ops of {escape(function['label'])}{whose} ({len(mine)}): on the "
+                f"device, precision unchanged</summary>{_table(payload, mine, cap)}</details>"
+            )
+    return "".join(parts)
 
 
 def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) -> str:
@@ -186,17 +229,19 @@ def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) 
     # Measurement columns only when the run measured something, so plan tables stay narrow.
     timed = any(op.get("us") is not None for op in ops)
     drifted = any(op.get("dr") for op in ops)
-    columns = ["Op", "Type", "Engine", "dtype", "Placement reason", "Precision reason"]
+    several = len(payload.get("functions") or []) > 1
+    columns = ["Op", *(["Function"] * several), "Type", "Engine", "dtype", "Placement reason", "Precision reason"]
     columns += [f"µs per run ({escape(measured_label(payload, 'us'))})"] * timed + ["Drift vs float32"] * drifted
     head = "".join(f'<th style="{_HEAD}">{c}</th>' for c in columns)
     shown = ops if cap is None else ops[:cap]
     rows = []
     for op in shown:
-        changed = op["d0"] != op["d1"]
-        dtype = f"<strong>{escape(op['d0'])} → {escape(op['d1'])}</strong>" if changed else escape(op["d0"])
+        dtype = escape(dtype_text(op, " → "))
+        dtype = f"<strong>{dtype}</strong>" if changed_precision(op) else dtype
         flag = "".join(f' <span style="white-space:nowrap">{escape(mark)}</span>' for mark in op_marks(op))
         cells = [
-            f"<code>{escape(op['n'])}</code>{flag}",
+            f"<code>{escape(op_short_name(payload, op))}</code>{flag}",
+            *([escape(op_function(payload, op))] * several),
             escape(op["t"]),
             escape(_ENGINE_LABEL.get(op["e"], op["e"])),
             dtype,
@@ -208,7 +253,7 @@ def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) 
         if drifted:
             cells.append(escape(drift_text(op["dr"])) if op.get("dr") else "")
         styles = [_CELL] * len(cells)
-        styles[2] = styles[3] = _CELL + ";white-space:nowrap"
+        styles[2 + several] = styles[3 + several] = _CELL + ";white-space:nowrap"
         rows.append("<tr>" + "".join(f'<td style="{st}">{c}</td>' for st, c in zip(styles, cells)) + "</tr>")
     more = ""
     if cap is not None and len(ops) > cap:

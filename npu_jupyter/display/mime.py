@@ -156,6 +156,9 @@ def _build(plan: Plan, run: RunReport | None, keep: list[str], *, truncated: boo
             cluster_index[cluster] = len(clusters)
             clusters.append({"name": cluster, "size": sum(d.cluster == cluster for d in plan.ops.values())})
     ops = [_op_entry(plan.ops[name], index, cluster_index, reasons, run) for name in keep]
+    functions = list(getattr(plan, "functions", None) or [])  # plans cached before the field existed
+    if len(functions) > 1:
+        _mark_functions(ops, keep, functions)
     payload: dict[str, Any] = {
         "schema": SCHEMA,
         "version": VERSION,
@@ -169,14 +172,49 @@ def _build(plan: Plan, run: RunReport | None, keep: list[str], *, truncated: boo
         "clusters": clusters,
         "ops": ops,
         "transfers": _transfers(plan, index),
-        "warnings": _messages(plan.warnings + (list(run.warnings) if run is not None else [])),
-        "errors": _messages(plan.errors),
+        "warnings": _messages(_grouped(plan, plan.warnings + (list(run.warnings) if run is not None else []))),
+        "errors": _messages(_grouped(plan, plan.errors)),
         "truncated": truncated,
     }
     payload.update(_plan_extras(plan, run, payload["summary"]))
+    if len(functions) > 1:
+        payload["functions"] = _functions_block(plan, functions)
     if run is not None:
         payload["run"] = _run_block(run)
     return payload
+
+
+def _mark_functions(ops: list[dict[str, Any]], keep: list[str], functions: list[str]) -> None:
+    """``f``: the index of the called function an op belongs to (absent for the function reported on)."""
+    from npu_jupyter.runtime.function_tree import function_of
+
+    for entry, name in zip(ops, keep):
+        where = function_of(name, functions)
+        if where:
+            entry["f"] = where
+
+
+def _functions_block(plan: Plan, functions: list[str]) -> list[dict[str, Any]]:
+    """The traced functions a tree plan covers, the called one first: name, Python name, op count."""
+    from npu_jupyter.runtime.function_labels import python_name
+    from npu_jupyter.runtime.function_tree import function_of
+
+    counts = [0] * len(functions)
+    for name in plan.ops:
+        counts[function_of(name, functions)] += 1
+    return [{"name": name, "label": python_name(name), "ops": counts[k]} for k, name in enumerate(functions)]
+
+
+def _grouped(plan: Plan, messages: list[str]) -> list[str]:
+    """Messages differing only in the op they name, folded into one (:mod:`.grouping`)."""
+    from npu_jupyter.display.grouping import group_messages
+
+    if len(messages) < 2:
+        return messages
+    names = set(plan.ops)
+    if len(getattr(plan, "functions", None) or []) > 1:  # a called function's findings name its own ops
+        names |= {name.split("/", 1)[1] for name in plan.ops if "/" in name}
+    return group_messages(messages, names)
 
 
 def _optional(source: Any, name: str) -> Any:
@@ -204,7 +242,7 @@ def _plan_extras(plan: Plan, run: RunReport | None, summary: dict[str, Any]) -> 
     approximate = sum(bool(getattr(d, "approximate", False)) for d in plan.ops.values())
     if approximate:
         summary["approximate"] = approximate
-    notes = list(plan.notes or []) + list(_optional(run, "notes") or [])
+    notes = list(dict.fromkeys(list(plan.notes or []) + list(_optional(run, "notes") or [])))
     if notes:
         out["notes"] = _messages(notes)
     predicted = _optional(run, "predicted")
@@ -305,6 +343,9 @@ def _op_entry(
             entry["est_us"] = _round(estimates[d.name], 3)
     if getattr(d, "approximate", False):
         entry["approximate"] = True
+    reads = list(getattr(d, "lowered_reads", []) or [])
+    if reads and entry["d0"] == entry["d1"]:  # reads lowered, writes its declared dtype
+        entry["rd"] = "/".join(reads)
     return entry
 
 
@@ -361,6 +402,9 @@ def _run_extras(run: RunReport) -> dict[str, Any]:
         out["dump_skipped"] = [
             {"step": int(item["step"]), "reason": str(item.get("reason", ""))} for item in list(skipped)[:_MAX_MESSAGES]
         ]
+    rounded = _optional(run, "rounded_tensors")
+    if rounded is not None:
+        out["rounded_tensors"] = int(rounded)
     nonfinite = _optional(run, "nonfinite")
     if nonfinite:
         step = nonfinite.get("step")

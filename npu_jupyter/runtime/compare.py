@@ -37,20 +37,32 @@ def metrics(actual: Any, expected: Any) -> dict[str, float]:
     with np.errstate(all="ignore"):
         diff = np.abs(a - b)
         rel = diff / np.maximum(np.abs(b), _EPS)
-        na, nb = np.linalg.norm(a), np.linalg.norm(b)
-        if na == 0 and nb == 0:
-            cosine = 1.0
-        elif na == 0 or nb == 0:
-            cosine = 0.0
-        else:
-            cosine = float(np.dot(a, b) / (na * nb))
+        identical = bool(np.array_equal(a, b) and np.isfinite(a).all())
+        cos = cosine(float(np.dot(a, b)), float(np.linalg.norm(a)), float(np.linalg.norm(b)), identical)
         return {
-            "cosine": cosine,
+            "cosine": cos,
             "max_abs": float(np.max(diff)),
             "max_rel": float(np.max(rel)),
             "accumulated_rel": float(np.sum(diff) / max(float(np.sum(np.abs(b))), _EPS)),
             "rmse": float(math.sqrt(float(np.mean(diff * diff)))),
         }
+
+
+def cosine(dot: float, norm_a: float, norm_b: float, identical: bool) -> float:
+    """Cosine similarity from a dot product and two norms, exact where it is defined exactly.
+
+    Identical finite tensors have cosine 1 by definition, but ``dot / (|a| |b|)`` rounds to
+    1.0000000000000002 or 0.9999999999999998 depending on the BLAS and the CPU's vector width, so the
+    identical case returns 1.0 and every other result is clamped to [-1, 1] (NaN stays NaN). Two zero
+    tensors count as identical; one zero tensor against a non-zero one has cosine 0.
+    """
+    if identical or (norm_a == 0 and norm_b == 0):
+        return 1.0
+    if norm_a == 0 or norm_b == 0:
+        return 0.0
+    with np.errstate(all="ignore"):
+        value = float(np.float64(dot) / (np.float64(norm_a) * np.float64(norm_b)))
+    return value if math.isnan(value) else min(1.0, max(-1.0, value))
 
 
 @dataclass

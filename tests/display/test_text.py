@@ -52,3 +52,21 @@ def test_str_of_a_plan_is_the_text_report_and_repr_stays_the_dataclass():
     assert shown.splitlines()[0] == "Plan (Ascend910, force_fp16)"
     assert "OpDecision" not in shown
     assert repr(plan).startswith("Plan(ops={'a': OpDecision(")
+
+
+def test_a_call_trees_ops_are_named_inside_their_function_in_every_line():
+    """Op rows, the costliest ops and the transfers say "MatMul (in inner)", not the traced prefix."""
+    from npu_jupyter.plan.model import Transfer
+
+    host, mm = _op("__inference_inner_3/x", "HOST"), _op("__inference_inner_3/MatMul", after="float16")
+    plan = Plan(
+        ops={"call": _op("call"), host.name: host, mm.name: mm},
+        transfers=[Transfer(host.name, mm.name, f"{host.name}:0", "float32", "h2d", 16)],
+        functions=["__inference_outer_2", "__inference_inner_3"],
+    )
+    report = RunReport(plan=plan, steps=2, op_times_us={mm.name: 5.0})
+    out = text.render(report_payload(report), detail="full")
+    assert "3 ops (outer and the 1 function it calls)" in out
+    assert "  MatMul (in inner) [Mul] AI_CORE float32->float16" in out
+    assert "MatMul (in inner) 5.0 µs" in out and "x (in inner) → MatMul (in inner) (host → device" in out
+    assert "__inference_inner_3/" not in out

@@ -45,6 +45,7 @@ NOT_SHOWN = {
     "ops[].xr": "an index: its reason text is the 'reasons' marker",
     "transfers[].s": "an index: shown as its op's name in the transfers line",
     "transfers[].d": "an index: shown as its op's name in the transfers line",
+    "functions[].name": "the traced name; a called function's op names start with it, views show its label",
 }
 
 
@@ -80,15 +81,17 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
             "est_us": 33.3,
         },
         {
-            "n": "cpu/op-marker",
+            "n": "__inference_callee-fn-marker_2/cpu/op-marker",
             "t": "CpuType-marker",
             "e": "AI_CPU",
             "d0": "int32",
             "d1": "int32",
+            "rd": "rd-marker",
             "c": 0,
             "pr": 0,
             "xr": 1,
             "i": [1],
+            "f": 1,
         },
     ]
     payload = {
@@ -127,6 +130,10 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
             "basis": "basis-marker",
         },
         "labels": {"wall_ms": "wall-label-marker", "us": "us-label-marker", "est_us": "est-label-marker"},
+        "functions": [
+            {"name": "__inference_top-fn-marker_1", "label": "top-fn-marker", "ops": 2},
+            {"name": "__inference_callee-fn-marker_2", "label": "callee-fn-marker", "ops": 1},
+        ],
         "run": {
             "backend": "backend-marker",
             "steps": 3,
@@ -140,6 +147,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
             "dump_skipped": [{"step": 53, "reason": "skip-reason-marker"}],
             "nonfinite": {"first_op": "nonfinite-op-marker", "step": 59, "reason": "nonfinite-reason-marker"},
             "prediction": "prediction-marker",
+            "rounded_tensors": 83,
             "adapter_outputs": [{"label": "output-label-marker", "path": "/output-path-marker", "exists": False}],
             "actual": {
                 "files": ["ge-file-marker.txt"],
@@ -176,10 +184,11 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "summary.transfer_bytes": "7.0 MiB",
         "summary.approximate": "70008 decisions rest on approximate",
         "reasons": "placement-reason-marker|precision-reason-marker|host-reason-marker",
-        "ops[].n": "host/op-marker|core/op-marker|cpu/op-marker",
+        "ops[].n": "host/op-marker|core/op-marker|cpu/op-marker",  # a called function's op: its short name
         "ops[].t": "HostType-marker|CoreType-marker",
         "ops[].d0": "float64",
         "ops[].d1": "bfloat16",
+        "ops[].rd": "int32 (reads rd-marker)",
         "ops[].us": "111.1|222.2",
         "ops[].dr.max_abs": "0.0123",
         "ops[].dr.max_rel": "0.456",
@@ -218,6 +227,10 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "run.nonfinite.step": "at step 59",
         "run.nonfinite.reason": "nonfinite-reason-marker",
         "run.prediction": "prediction-marker",
+        "run.rounded_tensors": "83 tensors rounded",
+        "functions[].label": "top-fn-marker|callee-fn-marker|top-fn-marker and the 1 function it calls",
+        "functions[].ops": "(2 ops) calls|(1 op)",
+        "ops[].f": "callee-fn-marker",
         "run.adapter_outputs.label": "output-label-marker",
         "run.adapter_outputs.path": "/output-path-marker",
         "run.adapter_outputs.exists": "(not written yet)",

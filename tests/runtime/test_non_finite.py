@@ -74,3 +74,65 @@ def test_a_variable_an_earlier_run_filled_with_inf_names_the_ops_that_write_it(t
     assert finding["variable_writers"] == ["bump"]
     assert "reads the variable w, which already held inf/NaN" in finding["message"]
     assert "(bump)" in finding["message"]
+
+
+def _executed_watch_nodes(tf, sess, fetches, feeds):
+    """Names of the emulator's observer nodes that ran in one traced step (the variant prefix stripped)."""
+    meta = tf.compat.v1.RunMetadata()
+    options = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
+    sess.run(fetches, feeds, options=options, run_metadata=meta)
+    return {n.node_name for d in meta.step_stats.dev_stats for n in d.node_stats if "npu_emu_watch" in n.node_name}
+
+
+def test_the_per_tensor_checks_run_only_in_a_step_whose_fetch_is_non_finite(tf, hand):
+    # The flags explain a non-finite fetch; a step whose fetches are finite skips the per-tensor checks
+    # (they are gated on the fetch check), a step with a non-finite fetch runs them and names the op.
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        big = tf.multiply(x, 1000.0, name="big")
+        tf.reduce_sum(tf.multiply(big, 0.5, name="half"), name="loss")
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        finite = _executed_watch_nodes(tf, sess, "loss:0", {"x:0": np.array([1.0, 2.0], np.float32)})
+        assert "non_finite" not in sess.last_report.extra
+        overflow = _executed_watch_nodes(tf, sess, "loss:0", {"x:0": np.array([70.0, 1.0], np.float32)})
+        assert sess.last_report.extra["non_finite"]["first_op"] == "big"
+    checks = {name for name in overflow if name.endswith(("/finite", "/all"))}
+    assert len(checks) >= 2  # the checks of big and half ran in the overflowing step
+    assert not checks & finite  # and none of them in the finite one
+
+
+def test_a_run_fetching_no_float_tensor_adds_no_flags(tf, hand):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        w = tf.compat.v1.get_variable("w", [2], initializer=tf.compat.v1.zeros_initializer(), use_resource=True)
+        step = w.assign_add(tf.multiply(x, 2.0, name="twice"), name="step", read_value=False)
+        init = tf.compat.v1.global_variables_initializer()
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        sess.run(init)
+        sess.run(step, {"x:0": np.array([1.0, 2.0], np.float32)})
+        assert sess.last_report.emulation  # the Mul was rounded
+        assert all(run.flags is None for run in sess._exec.runs.values())
+
+
+def test_a_ref_variable_updated_later_in_the_step_is_checked_before_the_update(tf, hand):
+    # w/read aliases the ref variable's buffer. The step overflows in float16 at "big", then writes inf
+    # into w and only then produces the fetch. Checked after the fetch, w/read would show the new inf and
+    # be named first (it comes first in topological order); it is checked when read, so "big" is named.
+    g = tf.Graph()
+    with g.as_default():
+        w = tf.compat.v1.get_variable("w", [2], initializer=tf.compat.v1.ones_initializer(), use_resource=False)
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        big = tf.multiply(x, 1000.0, name="big")
+        total = tf.reduce_sum(big + w, name="total")
+        update = tf.compat.v1.assign(w, tf.fill([2], total), name="update")
+        with tf.control_dependencies([update]):
+            tf.identity(total, name="loss")
+        init = tf.compat.v1.global_variables_initializer()
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        sess.run(init)
+        assert np.isinf(sess.run("loss:0", {"x:0": np.array([70.0, 1.0], np.float32)}))
+        finding = sess.last_report.extra["non_finite"]
+    assert finding["first_op"] == "big"
+    assert finding["variable"] is None
