@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine:
-#   ./dev.sh lab    set up, then start JupyterLab on the quick-start notebook (emulator backend)
-#   ./dev.sh test   set up, then run the whole test suite (ruff format --check, ruff check and strict mypy
-#                   first, failing on any finding; extension unit tests, the Python 3.7 floor
-#                   check, the legacy legs (Python 3.9 + TF 2.6.5, Python 3.7 + TF 1.15 smoke), Python unit tests, notebooks via
-#                   nbval, the browser test); extra arguments go to pytest. LEGACY_LEG=0 skips the leg.
+#   ./dev.sh lab    set up, then start JupyterLab in work/ (git-ignored: copies of the tutorials, your
+#                   notebooks and their dump/profile folders) on the quick-start notebook (emulator backend)
+#   ./dev.sh test   set up, install what only the tests need (Chromium and the browser driver), then run
+#                   the whole test suite (ruff format --check, ruff check and strict mypy first, failing on
+#                   any finding; extension unit tests, the Python 3.7 floor check, the legacy legs (Python
+#                   3.9 + TF 2.6.5, Python 3.7 + TF 1.15 smoke), Python unit tests, the tutorials via nbval,
+#                   the browser test); extra arguments go to pytest. LEGACY_LEG=0 skips the leg.
 #   ./dev.sh setup  only set up
-# Setup is idempotent: a virtualenv in .venv with the kernel package (npu_jupyter, with TensorFlow
-# through its `emulator` extra) and the renderer package (npu-jupyter-lab, labextension/) installed
-# editable (with the `ray` extra, so the zoo's Ray test runs), plus Debian's Chromium for the browser tests when we are root.
+#   ./dev.sh tutorials  list the tutorial notebooks the test command checks with nbval
+# Setup is idempotent and leaves tracked files as they are: a virtualenv in .venv with the kernel package
+# (npu_jupyter, with TensorFlow through its `emulator` extra) and the renderer package (npu-jupyter-lab,
+# labextension/) installed editable (with the `ray` extra, so the zoo's Ray test runs).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -21,9 +24,26 @@ setup() {
     fi
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
     "$VENV/bin/python" -m pip install --quiet -e ./labextension -e ".[emulator,test,lab,legacy-keras,ray]"
-    if [ -f .ci/ui_setup.sh ]; then
-        bash .ci/ui_setup.sh
-    fi
+}
+
+# The tutorials nbval checks: the notebook built from each source in notebooks/src, and nothing else
+# (a notebook of one's own in notebooks/ is not collected).
+tutorials() {
+    local src
+    for src in notebooks/src/[0-9]*.py; do
+        echo "notebooks/$(basename "${src%.py}").ipynb"
+    done
+}
+
+# work/ (git-ignored) is where JupyterLab opens: a copy of each tutorial (made once, so your edits and
+# outputs stay yours and the tracked tutorials stay clean; delete a copy to get it afresh), your new
+# notebooks, and the dump/profile folders their cells write.
+workspace() {
+    mkdir -p work
+    local nb
+    for nb in $(tutorials); do
+        [ -e "work/$(basename "$nb")" ] || cp "$nb" work/
+    done
 }
 
 cmd=${1:-help}
@@ -33,14 +53,21 @@ case "$cmd" in
         ;;
     lab)
         setup
+        workspace
         shift
         root_flag=()
         # Jupyter refuses to start as root without this (containers, cloud notebooks often run as root).
         if [ "$(id -u)" = "0" ]; then root_flag=(--allow-root); fi
-        exec "$VENV/bin/jupyter" lab "${root_flag[@]}" notebooks/01_quickstart.ipynb "$@"
+        cd work
+        exec "../$VENV/bin/jupyter" lab "${root_flag[@]}" 01_quickstart.ipynb "$@"
+        ;;
+    tutorials)
+        tutorials
         ;;
     test)
         setup
+        # Test-only things: Debian's Chromium and the Node driver for the browser test (tests/ui).
+        bash .ci/ui_setup.sh
         shift
         export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
         # Static checks first (configured in pyproject.toml); any finding fails the run.
@@ -49,9 +76,8 @@ case "$cmd" in
         "$VENV/bin/ruff" check "${lint_paths[@]}"
         "$VENV/bin/mypy"
         # The labextension's own unit tests (vitest), then the Python suite.
-        # `npm install` (not `npm ci`): npm 11 asks the lock for every platform's optional binaries, which the
-        # lock written by an older npm does not list; install still takes the locked versions.
-        [ -d labextension/node_modules ] || (cd labextension && npm install --no-audit --no-fund)
+        # --no-save: the locked versions, and the tracked lock file is never rewritten by another npm.
+        [ -d labextension/node_modules ] || (cd labextension && npm install --no-save --no-audit --no-fund)
         (cd labextension && npm test --silent)
         bash .ci/python_floor.sh
         legacy=0
@@ -61,13 +87,14 @@ case "$cmd" in
         fi
         # The main suite last, so its summary line closes the output.
         main=0
-        "$VENV/bin/python" -m pytest --nbval --nbval-sanitize-with notebooks/sanitize.cfg tests notebooks \
+        mapfile -t notebooks < <(tutorials)
+        "$VENV/bin/python" -m pytest --nbval --nbval-sanitize-with notebooks/sanitize.cfg tests "${notebooks[@]}" \
             --ignore=tests/legacy "$@" || main=$?
         if [ "$legacy" != "0" ]; then echo "dev.sh test: the legacy leg (.ci/legacy_leg.sh) failed" >&2; fi
         exit $(( main != 0 ? main : legacy ))
         ;;
     *)
-        sed -n '2,9p' "$0"
+        sed -n '2,14p' "$0"
         exit 2
         ;;
 esac

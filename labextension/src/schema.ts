@@ -27,10 +27,11 @@ export interface Summary {
   approximate?: number;
 }
 
+/** Drift of an op's output against float32; null where the metric is not finite (inf/NaN: JSON has none). */
 export interface Drift {
-  max_abs: number;
-  max_rel: number;
-  cos: number;
+  max_abs: number | null;
+  max_rel: number | null;
+  cos: number | null;
 }
 
 export interface Op {
@@ -152,6 +153,7 @@ export interface CostModel {
   memory_bytes: number | null;
   step_ratio_fp32: number | null;
   memory_ratio_fp32: number | null;
+  launch_share: number | null; // the part of step_ms that is fixed launch cost (absent in older payloads)
   basis: string;
 }
 
@@ -316,6 +318,7 @@ function costModel(v: Json, path: string): CostModel {
     memory_bytes: nullable(o.memory_bytes, `${path}.memory_bytes`, count),
     step_ratio_fp32: nullable(o.step_ratio_fp32, `${path}.step_ratio_fp32`, num),
     memory_ratio_fp32: nullable(o.memory_ratio_fp32, `${path}.memory_ratio_fp32`, num),
+    launch_share: nullable(o.launch_share ?? null, `${path}.launch_share`, num),
     basis: str(o.basis ?? '', `${path}.basis`)
   };
 }
@@ -333,9 +336,10 @@ function cluster(v: Json, path: string): Cluster {
 function drift(v: Json, path: string): Drift {
   const o = obj(v, path);
   return {
-    max_abs: num(o.max_abs, `${path}.max_abs`),
-    max_rel: num(o.max_rel, `${path}.max_rel`),
-    cos: num(o.cos, `${path}.cos`)
+    // An overflowed op's errors are inf/NaN, written as null: the report must still render.
+    max_abs: nullable(o.max_abs, `${path}.max_abs`, num),
+    max_rel: nullable(o.max_rel, `${path}.max_rel`, num),
+    cos: nullable(o.cos, `${path}.cos`, num)
   };
 }
 

@@ -113,7 +113,8 @@ function comparator(report: Report, key: SortKey, descending: boolean): Cmp {
     case 'time':
       return byNumber(op => op.us, report, descending);
     case 'drift':
-      return byNumber(op => op.dr?.max_rel, report, descending);
+      // A non-finite error (null) is the largest drift of all.
+      return byNumber(op => (op.dr === undefined ? undefined : op.dr.max_rel ?? Number.POSITIVE_INFINITY), report, descending);
   }
 }
 

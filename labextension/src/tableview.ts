@@ -5,7 +5,7 @@
  */
 
 import { clear, h } from './elements';
-import { driftText, measuredLabel, opMarks, opShortName } from './facts';
+import { DRIFT_UNITS, driftText, measuredLabel, opMarks, opShortName } from './facts';
 import { ENGINE_LABELS, opClasses } from './palette';
 import { ENGINES, Engine, Report, dtypeText } from './schema';
 import { plural } from './labels';
@@ -27,6 +27,8 @@ export interface Column {
   width?: string;
   /** Text wraps onto a second line (and the full text is always on hover). */
   wrap?: boolean;
+  /** The header's tooltip when the label alone does not say what the numbers are (drift units). */
+  help?: string;
 }
 
 export class OpTable {
@@ -88,7 +90,7 @@ export class OpTable {
       ...((r.functions?.length ?? 0) > 1
         ? [{ key: 'function' as SortKey, label: 'function', cell: (k: number) => functionLabel(r, ops[k]), width: '9%', wrap: true }]
         : []),
-      { key: 'type', label: 'type', cell: k => ops[k].t, width: '9%' },
+      { key: 'type', label: 'type', cell: k => ops[k].t, width: '8%' },
       { key: 'engine', label: 'engine', cell: k => ENGINE_LABELS[ops[k].e], width: '5em' },
       {
         key: 'precision',
@@ -97,22 +99,28 @@ export class OpTable {
         width: '8em',
         wrap: true
       },
-      {
+      { key: 'placementReason', label: 'placement reason', cell: k => r.reasons[ops[k].pr], wrap: true },
+      { key: 'precisionReason', label: 'precision reason', cell: k => r.reasons[ops[k].xr], wrap: true }
+    ];
+    // With one device cluster the column repeats one name on every row: shown only when it tells,
+    // and only when the run asked for no measurement (time, drift): those columns take its place
+    // so the reasons keep their width (the summary chip and the details pane name the cluster).
+    const measured = ops.some(op => op.us !== undefined) || ops.some(op => op.dr !== undefined);
+    if (r.clusters.length > 1 && !measured) {
+      columns.splice(5, 0, {
         key: 'cluster',
         label: 'cluster',
         cell: k => (ops[k].c >= 0 ? r.clusters[ops[k].c].name : ''),
         width: '5em'
-      },
-      { key: 'placementReason', label: 'placement reason', cell: k => r.reasons[ops[k].pr], wrap: true },
-      { key: 'precisionReason', label: 'precision reason', cell: k => r.reasons[ops[k].xr], wrap: true }
-    ];
+      });
+    }
     if (ops.some(op => op.us !== undefined)) {
       columns.push({
         key: 'time',
-        label: `\u00b5s (${measuredLabel(r, 'us')})`,
+        label: '\u00b5s per run',
         cell: k => (ops[k].us === undefined ? '' : ops[k].us!.toFixed(1)),
-        width: '9em',
-        wrap: true
+        width: '5.5em',
+        help: `mean \u00b5s per run (${measuredLabel(r, 'us')})`
       });
     }
     if (ops.some(op => op.dr !== undefined)) {
@@ -120,8 +128,9 @@ export class OpTable {
         key: 'drift',
         label: 'drift vs float32',
         cell: k => (ops[k].dr === undefined ? '' : driftText(ops[k].dr!) + (ops[k].ov ? ' (inf/NaN)' : '')),
-        width: '10em',
-        wrap: true
+        width: '8.5em',
+        wrap: true,
+        help: `drift vs float32 \u2014 ${DRIFT_UNITS}`
       });
     }
     return columns;
@@ -217,7 +226,7 @@ export class OpTable {
         {
           role: 'columnheader',
           tabindex: 0,
-          title: col.label,
+          title: col.help ?? col.label,
           'aria-sort': active ? (this.query.descending ? 'descending' : 'ascending') : 'none'
         },
         col.label,

@@ -17,9 +17,11 @@ const names = (r: Report, rows: number[]): string[] => rows.map(k => r.ops[k].n)
 describe('selectRows', () => {
   const r = report(smallTraining());
 
-  it('shows every op, what matters first by default: precision changes, then host plumbing, then the rest', () => {
-    // smallTraining: MatMuls 1, 3, 5, 6 go to float16; 0 (Placeholder) and 8 (NoOp) stay on the host.
-    expect(selectRows(r, DEFAULT_QUERY)).toEqual([1, 3, 5, 6, 0, 8, 2, 4, 7]);
+  it('shows every op, what matters first by default: AI CPU, precision changes, then host plumbing, then the rest', () => {
+    // smallTraining: 7 (Shape) runs on AI CPU; MatMuls 1, 3, 5, 6 go to float16; 0 (Placeholder)
+    // and 8 (NoOp) stay on the host.
+    expect(r.ops[7].e).toBe('AI_CPU');
+    expect(selectRows(r, DEFAULT_QUERY)).toEqual([7, 1, 3, 5, 6, 0, 8, 2, 4]);
     expect(selectRows(r, { ...DEFAULT_QUERY, sort: 'index' })).toEqual(r.ops.map((_, k) => k));
   });
 

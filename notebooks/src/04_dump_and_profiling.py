@@ -23,14 +23,12 @@ import os
 import shutil
 import tempfile
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 import tensorflow as tf
 
 import npu_jupyter
 
 tf.compat.v1.disable_eager_execution()
-tf.config.list_physical_devices()  # TensorFlow's start-up messages appear here, not later
 
 # %% [markdown]
 # Every file of this notebook goes into one temporary folder, deleted by the last cell. `rel()` shows

@@ -18,14 +18,9 @@
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-import os
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras
 import numpy as np
 import tensorflow as tf
-
-tf.config.list_physical_devices()  # TensorFlow's start-up messages appear here, not later
 
 # %% [markdown]
 # ## 1. A small Keras CNN and its float32 baseline

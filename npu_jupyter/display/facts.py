@@ -87,7 +87,29 @@ def _run_facts(payload: dict[str, Any]) -> list[Fact]:
     if top:
         listed = ", ".join(f"{op_label(payload, op)} {op['us']:.1f} µs" for op in top)
         facts.append(Fact("ops.us", f"Costliest ops (mean per run, {measured_label(payload, 'us')})", listed))
+    drifted = worst_drift(payload["ops"], 3)
+    if drifted:
+        listed = "; ".join(f"{op_label(payload, op)} {drift_text(op['dr'])}" for op in drifted)
+        facts.append(Fact("ops.dr", f"Largest drift vs float32 ({DRIFT_UNITS})", listed))
     return facts
+
+
+#: What the three drift numbers are, said wherever drift is shown.
+DRIFT_UNITS = "abs: largest |a − b|; rel: largest |a − b| / |b|; cos: cosine similarity, 1 = same direction"
+
+
+def worst_drift(ops: list[dict[str, Any]], top: int = 3) -> list[dict[str, Any]]:
+    """The ``top`` ops that drifted most from float32 by max relative error (as the sweep's worst op).
+
+    A non-finite error (stored as null) ranks first: an op that went inf/NaN only here is the worst.
+    """
+    drifted = [(k, op) for k, op in enumerate(ops) if op.get("dr")]
+
+    def rank(item: tuple[int, dict[str, Any]]) -> tuple[float, int]:
+        rel = item[1]["dr"].get("max_rel")
+        return (-float("inf") if rel is None else -float(rel), item[0])
+
+    return [op for _, op in sorted(drifted, key=rank)[:top]]
 
 
 def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
@@ -152,6 +174,11 @@ def functions_text(payload: dict[str, Any]) -> str:
 
 def _plan_facts(payload: dict[str, Any]) -> list[Fact]:
     facts = []
+    estimated = [(k, op) for k, op in enumerate(payload["ops"]) if op.get("est_us") is not None]
+    if estimated:
+        top = sorted(estimated, key=lambda item: (-item[1]["est_us"], item[0]))[:5]
+        listed = ", ".join(f"{op_label(payload, op)} {op['est_us']:.1f} µs" for _, op in top)
+        facts.append(Fact("ops.est_us", f"Estimated costliest ops ({estimate_label(payload)}, not measured)", listed))
     if len(payload.get("functions") or []) > 1:
         facts.append(Fact("functions", "Functions", functions_text(payload)))
     if payload["transfers"]:
@@ -159,9 +186,7 @@ def _plan_facts(payload: dict[str, Any]) -> list[Fact]:
         facts.append(Fact("transfers", _plural(count, "transfer"), transfers_text(payload)))
     cost = payload.get("cost_model")
     if cost:
-        facts.append(
-            Fact("cost_model", f"Estimated NPU step ({estimate_label(payload)}, not measured)", _cost_text(cost))
-        )
+        facts.append(Fact("cost_model", f"NPU step ({estimate_label(payload)}, not measured)", _cost_text(cost)))
     approximate = payload["summary"].get("approximate")
     if approximate:
         facts.append(
@@ -183,22 +208,39 @@ def _plan_facts(payload: dict[str, Any]) -> list[Fact]:
     return facts
 
 
-def _cost_text(cost: dict[str, Any]) -> str:
-    """``"time 1.25 ms (0.48× float32) · activation + weight memory 12.0 MiB (0.55× float32)"``."""
+LAUNCH_BOUND = 0.5  # a step at least this much fixed launch cost is said to be launch-bound
 
-    def ratio(value: Any) -> str:
-        return "" if value is None else f" ({value:.2f}× float32)"
+
+def _cost_text(cost: dict[str, Any]) -> str:
+    """``"time 1.25 ms (0.48× float32) · activation + weight memory 12.0 MiB (0.55× float32) · basis: ..."``.
+
+    The label already says "estimated by the cost model, not measured"; the basis says what the model
+    assumes. A step that is mostly fixed launch cost says so next to its ratio (a small model shows
+    ~1.00× float32 under every precision mode for that reason, not because float16 gains nothing).
+    """
+
+    def ratio(value: Any, why: str = "") -> str:
+        return "" if value is None else f" ({value:.2f}× float32{why})"
 
     parts = []
     if cost.get("step_ms") is not None:
-        parts.append(f"time {cost['step_ms']:.3f} ms{ratio(cost.get('step_ratio_fp32'))}")
+        parts.append(f"time {cost['step_ms']:.3f} ms{ratio(cost.get('step_ratio_fp32'), _launch_note(cost))}")
     if cost.get("memory_bytes") is not None:
         parts.append(
             f"activation + weight memory {format_bytes(cost['memory_bytes'])}{ratio(cost.get('memory_ratio_fp32'))}"
         )
     if not parts:  # nothing estimated (a refused plan): the basis says why
         return str(cost.get("basis") or "no estimate")
-    return " · ".join(parts) + (f" · assumes {cost['basis']}" if cost.get("basis") else "")
+    return " · ".join(parts) + (f" · basis: {cost['basis']}" if cost.get("basis") else "")
+
+
+def _launch_note(cost: dict[str, Any]) -> str:
+    """``": 92% of it is the fixed per-op launch cost, which precision does not change"`` or ``""``."""
+    share = cost.get("launch_share")
+    if share is None or share < LAUNCH_BOUND:
+        return ""
+    part = "over 99%" if share >= 0.995 else f"{share:.0%}"  # not "100%": the kernels take some time
+    return f": {part} of it is the fixed per-op launch cost, which precision does not change"
 
 
 def drift_text(drift: dict[str, Any]) -> str:
@@ -232,12 +274,14 @@ def op_label(payload: dict[str, Any], op: dict[str, Any]) -> str:
 
 
 def op_marks(op: dict[str, Any]) -> list[str]:
-    """Short per-op labels shown next to its name: overflow, approximate decision, estimated time."""
+    """Short per-op labels shown next to its name: overflow, approximate decision.
+
+    The cost model's per-op estimate is not one: every op has it, so on every name it buried the
+    name; it is listed once (``ops.est_us``) and per op in the Lab view's details.
+    """
     marks = []
     if op.get("ov"):
         marks.append("⚠ overflow")
     if op.get("approximate"):
         marks.append("≈ approximate")
-    if op.get("est_us") is not None:
-        marks.append(f"est. {op['est_us']:.1f} µs (estimate)")
     return marks

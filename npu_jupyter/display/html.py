@@ -7,16 +7,20 @@ and dark themes, so it uses no scripts, no external CSS and no fixed colours for
 types, reasons, paths, warnings) is user data and goes through :func:`html.escape`.
 
 Layout, in the order a person porting a model reads it: title and summary counts; errors and warnings;
-what the run measured; the ops that left the device or changed precision; everything else collapsed.
+what the run measured; the ops that left the AI Core or changed precision; everything else collapsed.
+Op tables fit the cell (:mod:`npu_jupyter.display.fit_table`): measurement columns appear only when the
+cell asked for them (``--profile``: time, ``--reference``: drift).
 """
 
 from __future__ import annotations
 
 from html import escape
 from typing import Any
+from urllib.parse import quote
 
 from npu_jupyter.display.chart import cost_bars
 from npu_jupyter.display.facts import (
+    DRIFT_UNITS,
     Fact,
     drift_text,
     measured_label,
@@ -26,6 +30,7 @@ from npu_jupyter.display.facts import (
     op_short_name,
     report_facts,
 )
+from npu_jupyter.display.fit_table import ALERT_ROW, Cell, Column, Note, Row, fit_table, text_cell
 from npu_jupyter.units import format_bytes  # re-exported: display.html.format_bytes
 
 DETAIL_LEVELS = ("summary", "full")
@@ -39,11 +44,8 @@ _BOX = (
     "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:var(--jp-ui-font-size1,13px);"
     "color:inherit;background:transparent;line-height:1.4;max-width:100%;overflow-x:auto"
 )
-_TABLE = "border-collapse:collapse;margin:4px 0;font-size:inherit;color:inherit;background:transparent"
 # Cell styles repeat on every row, so they stay short; borders and zebra rows come from the frontend's
 # own table CSS (JupyterLab, VS Code), which already follows the theme.
-_CELL = "text-align:left;vertical-align:top;padding:1px 6px"
-_HEAD = "text-align:left;padding:1px 6px;border-bottom:1px solid var(--jp-border-color1,currentColor)"
 _MONO = "font-family:var(--jp-code-font-family,monospace)"
 _NOTE = "border-left:3px solid {color};padding:2px 8px;margin:4px 0"
 _ERROR_COLOR = "var(--jp-error-color1,#d32f2f)"
@@ -78,7 +80,7 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
         _notes(payload["errors"], "Error", _ERROR_COLOR),
         _notes(payload["warnings"], "Warning", _WARN_COLOR),
         _facts_section(payload),
-        _op_section(payload, interesting, "Ops that left the device or changed precision", caps[0]),
+        _op_section(payload, interesting, HEADING, caps[0]),
         _rest_section(payload, rest, caps[1]),
     ]
     if payload.get("truncated"):
@@ -90,9 +92,12 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
     return "".join(p for p in parts if p)
 
 
+HEADING = "Ops that left the AI Core (host, AI CPU) or changed precision"
+
+
 def is_interesting(op: dict[str, Any]) -> bool:
-    """An op a person should see first: it runs on the host, changed precision, or overflowed."""
-    return op["e"] == "HOST" or changed_precision(op) or bool(op.get("ov"))
+    """An op a person should see first: it runs on the host or AI CPU, changed precision, or overflowed."""
+    return op["e"] != "AI_CORE" or changed_precision(op) or bool(op.get("ov"))
 
 
 def changed_precision(op: dict[str, Any]) -> bool:
@@ -111,17 +116,20 @@ _FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16")
 
 
 def interest_rank(op: dict[str, Any]) -> int:
-    """0 overflowed, 1 float op on the host (slow round trips), 2 precision changed, 3 other host ops.
+    """0 overflowed, 1 float op on the host (slow round trips), 2 AI CPU op, 3 precision changed, 4 others.
 
-    Host-only shape constants and integer bookkeeping rarely need attention, so they come last.
+    An AI CPU op splits the device graph and runs far slower than on the AI Core, so it comes before
+    the (many) precision changes; host-only shape constants and integer bookkeeping come last.
     """
     if op.get("ov"):
         return 0
     if op["e"] == "HOST" and op["d0"] in _FLOAT_DTYPES and op["t"] not in ("Const", "Placeholder"):
         return 1
-    if changed_precision(op):
+    if op["e"] == "AI_CPU":
         return 2
-    return 3
+    if changed_precision(op):
+        return 3
+    return 4
 
 
 def interesting_ops(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -190,8 +198,25 @@ def _fact_html(fact: Fact) -> str:
             value = f'<code style="{_MONO}">{value}</code>'
         return f'<div style="{_NOTE.format(color=color)}">{label}{value}</div>'
     if fact.tone == "path":
-        return f'<div>{label}<code style="{_MONO}">{escape(fact.text)}</code></div>'
+        return f"<div>{label}{path_html(fact.text)}</div>"
     return f"<div>{label}{escape(fact.text)}</div>"
+
+
+def path_html(path: str) -> str:
+    """A path in code font; a relative one (inside the notebook's folder) is also a link.
+
+    JupyterLab resolves a relative link in an output against the notebook's folder and opens the
+    file (or shows the folder) in Lab; an absolute path lies outside what the server can open.
+    """
+    code = f'<code style="{_MONO}">{escape(path)}</code>'
+    if not is_openable(path):
+        return code
+    return f'<a href="{escape(quote(path), quote=True)}" title="open in JupyterLab">{code}</a>'
+
+
+def is_openable(path: str) -> bool:
+    """Relative and not leaving the notebook's folder: a path JupyterLab can open from an output."""
+    return bool(path) and not path.startswith(("/", "\\", "~")) and ":" not in path and not path.startswith("..")
 
 
 def _op_section(payload: dict[str, Any], ops: list[dict[str, Any]], heading: str, cap: int | None) -> str:
@@ -230,35 +255,45 @@ def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) 
     timed = any(op.get("us") is not None for op in ops)
     drifted = any(op.get("dr") for op in ops)
     several = len(payload.get("functions") or []) > 1
-    columns = ["Op", *(["Function"] * several), "Type", "Engine", "dtype", "Placement reason", "Precision reason"]
-    columns += [f"µs per run ({escape(measured_label(payload, 'us'))})"] * timed + ["Drift vs float32"] * drifted
-    head = "".join(f'<th style="{_HEAD}">{c}</th>' for c in columns)
+    columns = [
+        Column("Op"),
+        *([Column("Function", "9em")] * several),
+        Column("Type", "9em"),
+        Column("Engine", "5.5em"),
+        Column("dtype", "8.5em"),
+        Column("Placement reason"),
+        Column("Precision reason"),
+    ]
+    if timed:
+        columns.append(Column("µs per run", "6em", True, f"mean µs per run, {measured_label(payload, 'us')}"))
+    if drifted:
+        columns.append(Column("Drift vs float32", "11em", title=DRIFT_UNITS))
     shown = ops if cap is None else ops[:cap]
-    rows = []
+    rows: list[Row | Note] = []
     for op in shown:
         dtype = escape(dtype_text(op, " → "))
         dtype = f"<strong>{dtype}</strong>" if changed_precision(op) else dtype
+        name = text_cell(op_short_name(payload, op), mono=True)
         flag = "".join(f' <span style="white-space:nowrap">{escape(mark)}</span>' for mark in op_marks(op))
         cells = [
-            f"<code>{escape(op_short_name(payload, op))}</code>{flag}",
-            *([escape(op_function(payload, op))] * several),
-            escape(op["t"]),
-            escape(_ENGINE_LABEL.get(op["e"], op["e"])),
-            dtype,
-            escape(reasons[op["pr"]]),
-            escape(reasons[op["xr"]]),
+            Cell(name.html + flag, op["n"]),
+            *([text_cell(op_function(payload, op))] * several),
+            text_cell(op["t"]),
+            Cell(escape(_ENGINE_LABEL.get(op["e"], op["e"]))),
+            Cell(dtype),
+            text_cell(reasons[op["pr"]]),
+            text_cell(reasons[op["xr"]]),
         ]
         if timed:
-            cells.append("" if op.get("us") is None else f"{op['us']:.1f}")
+            cells.append(Cell("" if op.get("us") is None else f"{op['us']:.1f}"))
         if drifted:
-            cells.append(escape(drift_text(op["dr"])) if op.get("dr") else "")
-        styles = [_CELL] * len(cells)
-        styles[2 + several] = styles[3 + several] = _CELL + ";white-space:nowrap"
-        rows.append("<tr>" + "".join(f'<td style="{st}">{c}</td>' for st, c in zip(styles, cells)) + "</tr>")
+            cells.append(text_cell(drift_text(op["dr"]) if op.get("dr") else ""))
+        rows.append((cells, ALERT_ROW if op.get("ov") else ""))
     more = ""
     if cap is not None and len(ops) > cap:
         more = (
             f"<div><em>{len(ops) - cap} more not shown; "
             "<code>%config NpuMagics.detail = 'full'</code> shows every op.</em></div>"
         )
-    return f'<table style="{_TABLE}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>{more}'
+    legend = f'<div style="opacity:.8">Drift vs float32: {escape(DRIFT_UNITS)}.</div>' if drifted else ""
+    return fit_table(columns, rows) + legend + more

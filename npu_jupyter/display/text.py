@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from npu_jupyter.display.facts import drift_text, op_label, op_marks, report_facts
-from npu_jupyter.display.html import dtype_text, interesting_ops, summary_line
+from npu_jupyter.display.facts import DRIFT_UNITS, drift_text, op_label, op_marks, report_facts
+from npu_jupyter.display.html import HEADING, dtype_text, interesting_ops, summary_line
 
 _SUMMARY_ROWS = 20
 
@@ -28,13 +28,15 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
     lines += [f"{_clean(fact.label)}: {_clean(fact.text)}" for fact in report_facts(payload)]
 
     ops = payload["ops"] if detail == "full" else interesting_ops(payload["ops"])
-    heading = "ops" if detail == "full" else "ops that left the device or changed precision"
+    heading = "ops" if detail == "full" else HEADING.lower()
     if ops:
         lines.append(f"{heading} ({len(ops)}):")
         shown = ops if detail == "full" else ops[:_SUMMARY_ROWS]
         lines += [_op_line(payload, op) for op in shown]
         if len(shown) < len(ops):
             lines.append(f"  … {len(ops) - len(shown)} more")
+        if any(op.get("dr") for op in shown):
+            lines.append(f"  (drift vs float32 — {DRIFT_UNITS})")
     if payload.get("truncated"):
         lines.append("(report truncated to stay under 1 MB)")
     return "\n".join(lines)

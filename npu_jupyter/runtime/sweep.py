@@ -23,12 +23,12 @@ The estimate of each mode uses the shapes its run fed (a batch of 64 is 64), as 
 
 from __future__ import annotations
 
-import html
 import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, cast
 
+from npu_jupyter._renderers import render_html
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:
@@ -68,7 +68,12 @@ class SweepRow:
 
 
 class SweepTable:
-    """Rows per mode; ``to_records()`` for pandas, ``_repr_html_`` for the notebook (escaped)."""
+    """Rows per mode; ``to_records()`` for pandas; in a notebook the display layer's table (escaped).
+
+    ``row.refused`` is the field the table marks: the adapter would refuse to compile the graph under
+    that mode (the emulated numbers are shown anyway); ``row.error`` is set only when the emulator
+    could not run the mode at all.
+    """
 
     def __init__(self, rows: list[SweepRow], fetches: list[str]) -> None:
         self.rows = rows
@@ -121,56 +126,8 @@ class SweepTable:
             text += f" Up to {approx} op decision(s) per mode rest on approximate op data."
         return text
 
-    def _repr_html_(self) -> str:
-        cols = (
-            "mode",
-            "est. NPU ms/step",
-            "vs float32",
-            "est. memory",
-            "vs float32",
-            "ops changed",
-            "max abs",
-            "max rel",
-            "cosine",
-            "worst op",
-            "first overflow",
-            "CPU ms/step (emulation)",
-        )
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-        body = []
-        for r in self.rows:
-            if r.error:
-                body.append(f"<tr><td>{html.escape(r.mode)}</td><td colspan='11'>{html.escape(r.error)}</td></tr>")
-                continue
-            step, step_ratio, memory, memory_ratio, cpu = _times(r)
-            cells = (
-                r.mode,
-                step,
-                step_ratio,
-                memory,
-                memory_ratio,
-                str(r.ops_changed),
-                _g(r.max_abs),
-                _g(r.max_rel),
-                _g(r.cosine),
-                r.worst_op,
-                r.first_overflow or "",
-                cpu,
-            )
-            body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-            if r.plan_errors:
-                why = html.escape("; ".join(r.plan_errors))
-                body.append(
-                    f"<tr class='npu-sweep-refused'><td></td><td colspan='11'>the adapter would refuse "
-                    f"this graph, so it has no step time; the drift above is emulated only: {why}</td></tr>"
-                )
-        caption = html.escape(", ".join(self.fetches))
-        legend = html.escape(self.legend())
-        body.append(f"<tr class='npu-sweep-legend'><td colspan='12' style='opacity:.8'>{legend}</td></tr>")
-        return (
-            f"<table><caption>precision sweep of {caption}</caption><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table>"
-        )
+    def _repr_html_(self) -> str | None:
+        return render_html(self)
 
 
 def _times(row: SweepRow) -> tuple[str, str, str, str, str]:
@@ -204,10 +161,6 @@ def _bytes(x: int | None) -> str:
     from npu_jupyter.units import format_bytes
 
     return format_bytes(int(x))
-
-
-def _g(x: float) -> str:
-    return "nan" if isinstance(x, float) and math.isnan(x) else f"{x:.4g}"
 
 
 def sweep(

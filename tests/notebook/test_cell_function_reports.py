@@ -53,7 +53,7 @@ x = tf.constant(np.random.default_rng(1).normal(size=(4, 8)).astype('float32'))
 def test_the_report_of_a_function_shows_its_plan_and_counts_what_it_calls(ip):
     """outer() calls @tf.function inner() (a MatMul): the report on outer counts inner's float16 MatMul."""
     (report,), outputs = _run(ip, "--precision allow_mix_precision", "v = outer(x)\n", NESTED)
-    assert report["title"].startswith("Calls of outer (__inference_outer_")
+    assert report["title"].startswith("Calls of outer: ")  # the Python name, not __inference_outer_<uid>
     assert [f["label"] for f in report["functions"]] == ["outer", "inner"]
     assert report["summary"]["ops"] == sum(f["ops"] for f in report["functions"]) == len(report["ops"])
     lowered = [op for op in report["ops"] if op["d0"] != op["d1"]]
@@ -95,7 +95,7 @@ z = tf.constant(rng.normal(size=(16, 8)).astype('float32'))
 
 def test_a_gan_train_step_counts_the_precision_changes_of_the_functions_it_calls(ip):
     (report,), _ = _run(ip, "--precision allow_mix_precision", "for _ in range(2): out = train_step(z)\n", GAN)
-    assert report["title"].startswith("Calls of train_step (")
+    assert report["title"].startswith("Calls of train_step: ")
     assert report["functions"][0]["label"] == "train_step"
     assert {"generate", "discriminate"} <= {f["label"] for f in report["functions"]}
     lowered = {_function_of(report, op) for op in report["ops"] if op["d0"] != op["d1"]}
@@ -116,7 +116,7 @@ def test_a_tf_keras_loss_scale_optimizer_fit_reports_the_train_function_not_a_co
     )
     reports, _ = _run(ip, "--precision allow_mix_precision", "m.fit(x, y, epochs=1, batch_size=16, verbose=0)\n", setup)
     (report,) = [r for r in reports if "Keras fit" in r["title"]]
-    assert report["title"].startswith("Calls of Keras fit (train function) (__inference_train_function_")
+    assert report["title"].startswith("Calls of Keras fit (train function) (train_function): ")
     assert report["functions"][0]["label"] == "train_function"
     assert any(f["label"].startswith("cond") for f in report["functions"][1:])  # its branches are callees
     own = [op for op in report["ops"] if "f" not in op]
@@ -140,7 +140,7 @@ def fit():
 def test_keras_fit_titles_only_its_step_functions_and_says_the_tf2_rule_once(ip):
     """Adam's initialize_variables folds into "also ran" instead of taking fit's title; one TF2-rule note."""
     reports, outputs = _run(ip, "--precision allow_mix_precision", "h = fit()\n", KERAS_FIT)
-    titles = [r["title"].split(" (__inference_")[0] for r in reports]
+    titles = [re.sub(r" \([^()]*\)$", "", r["title"].split(": ")[0]) for r in reports]  # less the Python name
     assert titles == ["Calls of Keras fit (train function)", "Calls of Keras evaluate (test function)"]
     also = [out.data["text/plain"] for out in outputs if MIME_TYPE not in out.data]
     assert any(
