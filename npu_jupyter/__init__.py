@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # what the lazy names below resolve to, for editors and type 
     from npu_jupyter.runtime.dump import load_dump as load_dump
     from npu_jupyter.runtime.report import RunReport as RunReport
     from npu_jupyter.runtime.sweep import sweep as sweep
+    from npu_jupyter.zoo_check.check import zoo as zoo
 
 __version__ = "0.1.0"
 
@@ -36,6 +37,7 @@ _LAZY = {
     "load_dump": "npu_jupyter.runtime.dump:load_dump",
     "compare": "npu_jupyter.runtime.compare:compare",
     "sweep": "npu_jupyter.runtime.sweep:sweep",
+    "zoo": "npu_jupyter.zoo_check.check:zoo",
     "estimate": "npu_jupyter.cost.roofline:estimate",
     "panel": "npu_jupyter.notebook.panel:panel",
     "current_config": "npu_jupyter.notebook.state:current_config",

@@ -1,8 +1,9 @@
-"""The one hook between data and display: the text renderer the display layer registers.
+"""The one hook between data and display: the renderers the display layer registers.
 
-``Plan`` and ``RunReport`` call :func:`render_text` for ``str()``; ``npu_jupyter.display.formatters``
-appends its renderer here when ``npu_jupyter`` is imported. Data modules thus never import the display
-layer, and importing the package does not import the planner.
+``Plan`` and ``RunReport`` call :func:`render_text` for ``str()``; ``Comparison`` and ``SweepTable``
+call :func:`render_html` for ``_repr_html_``. ``npu_jupyter.display.formatters`` registers its
+renderers here when ``npu_jupyter`` is imported. Data modules thus never import the display layer,
+and importing the package does not import the planner.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 TEXT_RENDERERS: list[Callable[[Any], str]] = []
+#: HTML renderers by class name (``"Comparison"``): the display layer fills this.
+HTML_RENDERERS: dict[str, Callable[[Any], str]] = {}
 
 
 def render_text(obj: Any) -> str:
@@ -17,3 +20,9 @@ def render_text(obj: Any) -> str:
     if TEXT_RENDERERS:
         return TEXT_RENDERERS[-1](obj)
     return f"<{type(obj).__name__}: import npu_jupyter.display.formatters to render it>"
+
+
+def render_html(obj: Any) -> str | None:
+    """The registered HTML of ``obj``; None (IPython then shows the text form) before registration."""
+    renderer = HTML_RENDERERS.get(type(obj).__name__)
+    return renderer(obj) if renderer is not None else None

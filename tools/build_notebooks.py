@@ -11,6 +11,7 @@ outputs must be the ones a fresh run produces: rebuild after changing a source o
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -90,6 +91,9 @@ def build(source: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
+    # A sweep's progress bar appears once it has run 2 s: on a busy machine the stored notebook would
+    # hold a widget snapshot ("HBox(children=(IntProgress(value=2, max=9)...") that a fast one has not.
+    os.environ.setdefault("NPU_JUPYTER_PROGRESS", "0")
     sources = sorted(SOURCES.glob("*.py"))
     if argv:
         sources = [s for s in sources if any(s.name.startswith(prefix) for prefix in argv)]

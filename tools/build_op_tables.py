@@ -113,6 +113,7 @@ class RowBuilder:
         self.dataset_blacklist = set(data["dataset_function_ge_unsupported_ops"])
         self.parser_plumbing: dict[str, str] = sources["ge_parser_plumbing"]["types"]
         self.adapter_plumbing = set(sources["adapter_plumbing"]["types"])
+        self.graph_passes: dict[str, str] = sources["ge_graph_passes"]["types"]
         self.control_flow = set(sources["ge_control_flow"]["types"])
         self.function_calls = set(sources["function_call_types"])
         self.host_only: dict[str, str] = sources["host_only"]["types"]
@@ -139,6 +140,7 @@ class RowBuilder:
             | tf_kernel_tf
             | self.stub
             | set(self.parser_plumbing)
+            | set(self.graph_passes)
             | self.adapter_plumbing
             | self.control_flow
         )
@@ -230,6 +232,8 @@ class RowBuilder:
         if tf_type in self.parser_plumbing:
             kind = self.parser_plumbing[tf_type]
             return f"declared: GE built-in parser Ascend/parser parser/tensorflow/tensorflow_{kind}_parser.cc"
+        if tf_type in self.graph_passes:
+            return f"{self.src['ge_graph_passes']['source']}: {self.graph_passes[tf_type]}"
         if tf_type in self.tf_kernel:
             return "declared: AI CPU TF kernel (tf_kernel.ini 2020)"
         if tf_type in self.stub:
@@ -248,8 +252,10 @@ class RowBuilder:
             return "AI_CORE", "aicore", f"engine: AI Core op-info entry {aicore_ir} ({info})"
         if tf_type in self.function_calls:
             return "AI_CORE", "function_call", "engine: function call, runs where its body runs"
-        if tf_type in self.parser_plumbing or (
-            not self._has_aicpu(tf_type, ir) and (tf_type in self.adapter_plumbing or tf_type in self.control_flow)
+        if (
+            tf_type in self.parser_plumbing
+            or tf_type in self.graph_passes
+            or (not self._has_aicpu(tf_type, ir) and (tf_type in self.adapter_plumbing or tf_type in self.control_flow))
         ):
             return "AI_CORE", "ge", "engine: executed by GE itself on the device stream (no compute kernel)"
         if tf_type in self.tf_kernel or ir in self.tf_kernel:

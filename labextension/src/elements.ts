@@ -106,3 +106,24 @@ export function clear(el: Element): void {
     el.removeChild(el.firstChild);
   }
 }
+
+/**
+ * Relative and not leaving the notebook's folder, with no scheme: a path JupyterLab can open, and
+ * one that can never be a `javascript:` or remote URL (as display/html.py's `is_openable`).
+ */
+export function isOpenable(path: string): boolean {
+  return path !== '' && !/^([/\\~]|\.\.)/.test(path) && !path.includes(':');
+}
+
+/**
+ * A link to a file a run wrote inside the notebook's folder. The one place an `href` is set, and
+ * only from a path `isOpenable` accepts (percent-encoded), so data cannot make it run or load.
+ */
+export function fileLink(path: string, attrs: Attrs, ...children: Content[]): HTMLAnchorElement {
+  if (!isOpenable(path)) {
+    throw new Error('npu-jupyter: only relative paths inside the notebook folder become links');
+  }
+  const anchor = h('a', attrs, ...children);
+  anchor.setAttribute('href', encodeURI(path));
+  return anchor;
+}

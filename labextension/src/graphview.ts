@@ -5,9 +5,9 @@
  */
 
 import { clear, h, s } from './elements';
-import { GraphLayout, LayoutCache, LINE_HEIGHT, PlacedNode, fitZoom, layoutGraph, nodeLines, shortLabel } from './layout';
+import { GraphLayout, LayoutCache, LINE_HEIGHT, PlacedNode, fitZoom, frameLabel, layoutGraph, nodeLines, shortLabel } from './layout';
 import { ENGINE_LABELS, engineClass, opClasses } from './palette';
-import { hostComputeOps } from './lead';
+import { aiCpuOps, changedOps, hostComputeOps, overflowOps } from './lead';
 import type { Report } from './schema';
 import { ScopeNode, ScopeTree, VisibleGraph, ancestors, initialExpansion, opKey, visibleGraph } from './scopes';
 
@@ -15,17 +15,36 @@ let markerCounter = 0;
 
 const ENGINE_ORDER = ['AI_CORE', 'AI_CPU', 'HOST'] as const;
 
-/** Host ops worth opening scopes for, and the most boxes the first view may draw to show them. */
+/** Ops of each kind worth opening scopes for, and the most boxes the first view may draw to show them. */
 const HOST_OPS_OPENED = 6;
 const FIRST_VIEW_BOXES = 120;
 
 /**
- * Open the scopes around the host ops that compute (a mixed-computing run's point) so the first
- * view draws them as ops, as long as the drawing stays small; otherwise scopes stay collapsed.
+ * The ops the first view should draw as ops, most urgent first: the ones that went inf/NaN, the
+ * host ops that compute (a mixed-computing run's point), the AI CPU ops, then the ops whose
+ * precision changed -- in a Keras train step those are the user's layers (convolutions, matmuls),
+ * not the optimizer's and the iterator's bookkeeping around them.
+ */
+export function attentionOps(report: Report): number[] {
+  const seen = new Set<number>();
+  const out: number[] = [];
+  for (const group of [overflowOps(report), hostComputeOps(report), aiCpuOps(report), changedOps(report)]) {
+    for (const op of group.slice(0, HOST_OPS_OPENED)) {
+      if (!seen.has(op)) {
+        seen.add(op);
+        out.push(op);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Open the scopes around the ops that need attention (`attentionOps`) so the first view draws
+ * them as ops, as long as the drawing stays small; otherwise scopes stay collapsed.
  */
 export function openToHostOps(report: Report, tree: ScopeTree, expanded: Set<string>): Set<string> {
-  const computing = hostComputeOps(report).slice(0, HOST_OPS_OPENED);
-  for (const op of computing) {
+  for (const op of attentionOps(report)) {
     const closed = ancestors(tree, op).filter(scope => !expanded.has(scope.id));
     if (closed.length === 0) {
       continue;
@@ -36,6 +55,18 @@ export function openToHostOps(report: Report, tree: ScopeTree, expanded: Set<str
     }
   }
   return expanded;
+}
+
+/**
+ * The scopes open in the first view. With ops that need attention, only the scopes around them:
+ * a Keras step's optimizer and metric scopes stay one box each instead of widening the drawing
+ * until, fitted to the cell, nothing is readable. Without, the outline (`initialExpansion`).
+ */
+export function firstExpansion(report: Report, tree: ScopeTree): Set<string> {
+  if (attentionOps(report).length === 0) {
+    return initialExpansion(tree);
+  }
+  return openToHostOps(report, tree, new Set());
 }
 
 export class GraphView {
@@ -64,7 +95,7 @@ export class GraphView {
   ) {
     this.markerId = `npu-arrow-${++markerCounter}`;
     this.cache = new LayoutCache(report, tree);
-    this.expanded = openToHostOps(report, tree, initialExpansion(tree));
+    this.expanded = firstExpansion(report, tree);
     this.node = h('div', { class: 'npu-graph', tabindex: 0, role: 'group', 'aria-label': 'op graph' });
     this.node.addEventListener('click', event => this.onClick(event));
     this.node.addEventListener('keydown', event => {
@@ -145,9 +176,13 @@ export class GraphView {
       this.redraw();
     }
     this.highlight(op);
-    const group = this.groups.get(opKey(op));
+    this.scrollToOp(op);
+  }
+
+  /** Scroll the view so an op drawn as itself is in its middle (no-op when it is not drawn). */
+  scrollToOp(op: number): void {
     const placed = this.placed.nodes.find(p => p.node.key === opKey(op));
-    if (group && placed) {
+    if (this.groups.get(opKey(op)) && placed) {
       const { x, y, width, height } = placed.box;
       const zoom = this.zoomLevel;
       this.node.scrollLeft = Math.max(0, (x + width / 2) * zoom - this.node.clientWidth / 2);
@@ -247,7 +282,7 @@ export class GraphView {
         { class: 'npu-cluster', 'data-key': k, role: 'button', tabindex: 0, 'aria-expanded': 'true' },
         s('title', {}, `${node.scope.path || title} \u2014 click to collapse`),
         s('rect', { x: box.x, y: box.y, width: box.width, height: box.height, rx: 6 }),
-        s('text', { x: box.x + 8, y: box.y + 14, class: 'npu-cluster-label' }, `\u25be ${shortLabel(title, 60)} (${node.scope.total})`)
+        s('text', { x: box.x + 8, y: box.y + 14, class: 'npu-cluster-label' }, frameLabel(node.scope, title))
       );
     }
     const cx = box.x + box.width / 2;

@@ -15,7 +15,7 @@ export const rendererFactory: IRenderMime.IRendererFactory = {
   safe: true,
   mimeTypes: [MIME_TYPE],
   defaultRank: 0,
-  createRenderer: options => new ReportWidget(options.mimeType)
+  createRenderer: options => new ReportWidget(options.mimeType, options.resolver, options.linkHandler)
 };
 
 const extension: IRenderMime.IExtension = {

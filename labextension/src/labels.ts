@@ -6,7 +6,7 @@
  * "ReadVariableOp" boxes become "MatMul/ReadVariableOp", "add/ReadVariableOp", ...).
  */
 
-import type { Report } from './schema';
+import { Report, changedPrecision, dtypeText } from './schema';
 import type { ScopeNode, ScopeTree } from './scopes';
 
 export interface BoxLines {
@@ -82,7 +82,7 @@ export function opLines(report: Report, shortNames: readonly string[], op: numbe
   return {
     name: shortNames[op],
     kind: o.t,
-    change: o.d0 === o.d1 ? '' : `${o.d0 || '-'} \u2192 ${o.d1 || '-'}`
+    change: changedPrecision(o) ? dtypeText(o) : ''
   };
 }
 

@@ -50,9 +50,27 @@ export const NODE_HEIGHT = 34;
 export const LINE_HEIGHT = 13;
 const SCOPE_HEIGHT = 44;
 
-/** What a box's first line reads; long names keep their end, which is the distinctive part. */
+/**
+ * What a box's first line reads. A long name keeps its start (the layer a person wrote) and its
+ * end (the op): the middle is elided, never the front, so "sequential/conv2d/…/Conv2D" stays
+ * recognisable.
+ */
 export function shortLabel(text: string, max = MAX_LABEL_CHARS): string {
-  return text.length <= max ? text : `\u2026${text.slice(text.length - max + 1)}`;
+  if (text.length <= max) {
+    return text;
+  }
+  const tail = Math.ceil((max - 1) * 0.6);
+  const head = max - 1 - tail;
+  return `${text.slice(0, head)}\u2026${text.slice(text.length - tail)}`;
+}
+
+/** The label of an expanded scope's frame: "▾ name (N)". Frames are at least this wide (see below). */
+export function frameLabel(scope: ScopeNode, name: string): string {
+  return `\u25be ${shortLabel(name, 60)} (${scope.total})`;
+}
+
+function frameLabelWidth(scope: ScopeNode): number {
+  return Math.ceil(frameLabel(scope, scopeLines(scope).name).length * CHAR_WIDTH) + 16;
 }
 
 /** The text lines of a visible box (op or collapsed scope / frame). */
@@ -77,12 +95,15 @@ function nodeSize(cache: LayoutCache, node: VisibleNode): { width: number; heigh
  * The zoom at which a drawing fits a view in both directions: never above 1 (text would only
  * grow), never below `min` (text would be unreadable; the view scrolls instead).
  */
-export function fitZoom(drawing: { width: number; height: number }, view: { width: number; height: number }, min = 0.1): number {
+export function fitZoom(drawing: { width: number; height: number }, view: { width: number; height: number }, min = MIN_READABLE_ZOOM): number {
   const pad = 8;
   const zx = (view.width - pad) / Math.max(1, drawing.width);
   const zy = (view.height - pad) / Math.max(1, drawing.height);
   return Math.max(min, Math.min(1, zx, zy));
 }
+
+/** Below this scale the 11-12 px box labels are unreadable: "fit" stops here and the view scrolls. */
+export const MIN_READABLE_ZOOM = 0.5;
 
 const FRAME_HEADER = 24;
 const FRAME_PAD = 10;
@@ -189,7 +210,9 @@ function layoutInterior(cache: LayoutCache, scope: ScopeNode, expanded: Readonly
     }
     if (expanded.has(child.scope.id)) {
       const inner = layoutInterior(cache, child.scope, expanded);
-      const box = { x: 0, y: 0, width: inner.width + 2 * FRAME_PAD, height: inner.height + FRAME_HEADER + FRAME_PAD };
+      // A frame is as wide as its label, so the label never runs over a neighbouring box.
+      const width = Math.max(inner.width + 2 * FRAME_PAD, frameLabelWidth(child.scope));
+      const box = { x: 0, y: 0, width, height: inner.height + FRAME_HEADER + FRAME_PAD };
       return { key: child.scope.id, kind: 'cluster' as const, op: -1, scope: child.scope, box, inner };
     }
     const node: VisibleNode = { key: child.scope.id, kind: 'scope', scope: child.scope, parent: null };
@@ -250,7 +273,8 @@ export function layoutGraph(cache: LayoutCache, expanded: ReadonlySet<string>): 
           : { key: item.key, kind: item.kind, scope: item.scope!, parent };
       nodes.push({ node, box });
       if (item.inner) {
-        place(item.inner, box.x + FRAME_PAD, box.y + FRAME_HEADER, item.key);
+        const spare = box.width - 2 * FRAME_PAD - item.inner.width;
+        place(item.inner, box.x + FRAME_PAD + spare / 2, box.y + FRAME_HEADER, item.key);
       }
     }
   };

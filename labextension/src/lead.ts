@@ -1,13 +1,13 @@
 /**
  * The first thing under the summary: what a person porting a model must look at, in that order —
- * the ops kept on the host and the host<->device transfers of a mixed-computing run, then the
- * precision changes. A large graph's table would put them hundreds of rows down and its drawing
+ * the ops that went inf/NaN, the ops kept on the host, the AI CPU ops and the host<->device
+ * transfers, then the precision changes. A large graph's table would put them hundreds of rows down and its drawing
  * would show collapsed scopes; here they are named at once, and clicking one selects it everywhere.
  */
 
 import { h } from './elements';
 import { plural } from './labels';
-import type { Report } from './schema';
+import { Report, changedPrecision } from './schema';
 import { transfersText } from './facts';
 
 /** Host ops that compute (not the constants and placeholders every graph keeps on the host). */
@@ -28,14 +28,24 @@ export function hostComputeOps(report: Report): number[] {
   return hostOps(report).filter(k => !HOST_PLUMBING.has(report.ops[k].t));
 }
 
+/** Ops on AI CPU: each splits the device graph and runs far slower than on the AI Core. */
+export function aiCpuOps(report: Report): number[] {
+  return report.ops.map((op, k) => k).filter(k => report.ops[k].e === 'AI_CPU');
+}
+
+/** Ops whose output went inf/NaN, in graph order (the first one is where to look). */
+export function overflowOps(report: Report): number[] {
+  return report.ops.map((op, k) => k).filter(k => report.ops[k].ov === true);
+}
+
 /** Ops whose dtype the decision changed, in graph order. */
 export function changedOps(report: Report): number[] {
-  return report.ops.map((op, k) => k).filter(k => report.ops[k].d0 !== report.ops[k].d1);
+  return report.ops.map((op, k) => k).filter(k => changedPrecision(report.ops[k]));
 }
 
 /**
  * Rank of an op in the table's first ("what matters") order: overflowed, host computing op,
- * end of a transfer, precision changed, approximate decision, other host op, the rest.
+ * end of a transfer, AI CPU op, precision changed, approximate decision, other host op, the rest.
  */
 export function leadRanks(report: Report): number[] {
   const ends = new Set<number>();
@@ -53,13 +63,16 @@ export function leadRanks(report: Report): number[] {
     if (ends.has(k)) {
       return 2;
     }
-    if (op.d0 !== op.d1) {
+    if (op.e === 'AI_CPU') {
       return 3;
     }
-    if (op.approximate) {
+    if (changedPrecision(op)) {
       return 4;
     }
-    return op.e === 'HOST' ? 5 : 6;
+    if (op.approximate) {
+      return 5;
+    }
+    return op.e === 'HOST' ? 6 : 7;
   });
 }
 
@@ -81,15 +94,23 @@ function opList(report: Report, ops: number[], select: (op: number) => void): HT
 export function leadBox(report: Report, select: (op: number) => void): HTMLElement | null {
   const host = hostOps(report);
   const changed = changedOps(report);
-  if (host.length === 0 && report.transfers.length === 0 && changed.length === 0) {
+  const aiCpu = aiCpuOps(report);
+  const overflowed = overflowOps(report);
+  if (host.length === 0 && report.transfers.length === 0 && changed.length === 0 && aiCpu.length === 0 && overflowed.length === 0) {
     return null;
   }
   const box = h('div', { class: 'npu-lead', role: 'region', 'aria-label': 'what to look at first' });
   const row = (key: string, label: string, ...content: (HTMLElement | string)[]): void => {
     box.append(h('div', { class: 'npu-lead-row', 'data-lead': key }, h('span', { class: 'npu-lead-label' }, label), ...content));
   };
+  if (overflowed.length > 0) {
+    row('overflow', `${plural(overflowed.length, 'op')} went inf/NaN, first: `, opList(report, overflowed, select));
+  }
   if (host.length > 0) {
     row('host', `${plural(host.length, 'op')} on the host: `, opList(report, host, select));
+  }
+  if (aiCpu.length > 0) {
+    row('aicpu', `${plural(aiCpu.length, 'op')} on AI CPU: `, opList(report, aiCpu, select));
   }
   if (report.transfers.length > 0) {
     row('transfers', `${plural(report.transfers.length, 'transfer')}: `, transfersText(report, LEAD_ITEMS));

@@ -54,5 +54,6 @@ export function precisionClass(c: PrecisionCategory): string {
 
 /** Both colour classes of an op; CSS picks the one of the active mode. */
 export function opClasses(op: Op): string {
-  return `${engineClass(op.e)} ${precisionClass(precisionCategory(op))}`;
+  // An op that went inf/NaN is outlined in either colouring: it is where to look first.
+  return `${engineClass(op.e)} ${precisionClass(precisionCategory(op))}${op.ov ? ' npu-overflow' : ''}`;
 }

@@ -27,10 +27,11 @@ export interface Summary {
   approximate?: number;
 }
 
+/** Drift of an op's output against float32; null where the metric is not finite (inf/NaN: JSON has none). */
 export interface Drift {
-  max_abs: number;
-  max_rel: number;
-  cos: number;
+  max_abs: number | null;
+  max_rel: number | null;
+  cos: number | null;
 }
 
 export interface Op {
@@ -39,6 +40,8 @@ export interface Op {
   e: Engine;
   d0: string;
   d1: string;
+  /** Dtype(s) the device reads float inputs in when only the inputs are lowered ("float16"). */
+  rd?: string;
   c: number;
   pr: number;
   xr: number;
@@ -50,6 +53,28 @@ export interface Op {
   est_us?: number;
   /** The decision rests on approximate data. */
   approximate?: boolean;
+  /** Index into `functions` of the called function the op belongs to (absent: the reported function). */
+  f?: number;
+}
+
+/** A traced function a report covers: the reported one first, then the functions it calls. */
+export interface FunctionInfo {
+  name: string;
+  label: string;
+  ops: number;
+}
+
+/** The device reads or writes the op's data in another dtype than the graph declares. */
+export function changedPrecision(op: Op): boolean {
+  return op.d0 !== op.d1 || !!op.rd;
+}
+
+/** `float32 → float16`; `float32 (reads float16)` for input-only lowering; else the dtype. */
+export function dtypeText(op: Op): string {
+  if (op.d0 !== op.d1) {
+    return `${op.d0 || '-'} \u2192 ${op.d1 || '-'}`;
+  }
+  return op.rd ? `${op.d0 || '-'} (reads ${op.rd})` : op.d1 || '-';
 }
 
 export interface Cluster {
@@ -78,6 +103,8 @@ export interface RunInfo {
   dump_skipped?: DumpSkip[];
   nonfinite?: NonFinite;
   prediction?: string | null;
+  /** Tensors the emulation rounded to the plan's half precision (traced functions). */
+  rounded_tensors?: number;
   adapter_outputs?: AdapterOutput[];
   actual?: Actual | null;
 }
@@ -126,6 +153,7 @@ export interface CostModel {
   memory_bytes: number | null;
   step_ratio_fp32: number | null;
   memory_ratio_fp32: number | null;
+  launch_share: number | null; // the part of step_ms that is fixed launch cost (absent in older payloads)
   basis: string;
 }
 
@@ -151,6 +179,8 @@ export interface Report {
   cost_model?: CostModel;
   /** What each kind of number is, by field: {"wall_ms": "CPU time of the emulation", ...}. */
   labels?: Record<string, string>;
+  /** A traced function's call tree, the reported function first (its counts include all of them). */
+  functions?: FunctionInfo[];
 }
 
 export type ParseResult =
@@ -288,6 +318,7 @@ function costModel(v: Json, path: string): CostModel {
     memory_bytes: nullable(o.memory_bytes, `${path}.memory_bytes`, count),
     step_ratio_fp32: nullable(o.step_ratio_fp32, `${path}.step_ratio_fp32`, num),
     memory_ratio_fp32: nullable(o.memory_ratio_fp32, `${path}.memory_ratio_fp32`, num),
+    launch_share: nullable(o.launch_share ?? null, `${path}.launch_share`, num),
     basis: str(o.basis ?? '', `${path}.basis`)
   };
 }
@@ -305,13 +336,19 @@ function cluster(v: Json, path: string): Cluster {
 function drift(v: Json, path: string): Drift {
   const o = obj(v, path);
   return {
-    max_abs: num(o.max_abs, `${path}.max_abs`),
-    max_rel: num(o.max_rel, `${path}.max_rel`),
-    cos: num(o.cos, `${path}.cos`)
+    // An overflowed op's errors are inf/NaN, written as null: the report must still render.
+    max_abs: nullable(o.max_abs, `${path}.max_abs`, num),
+    max_rel: nullable(o.max_rel, `${path}.max_rel`, num),
+    cos: nullable(o.cos, `${path}.cos`, num)
   };
 }
 
-function op(v: Json, path: string, sizes: { ops: number; reasons: number; clusters: number }): Op {
+function functionInfo(v: Json, path: string): FunctionInfo {
+  const o = obj(v, path);
+  return { name: str(o.name, `${path}.name`), label: str(o.label, `${path}.label`), ops: count(o.ops, `${path}.ops`) };
+}
+
+function op(v: Json, path: string, sizes: { ops: number; reasons: number; clusters: number; functions: number }): Op {
   const o = obj(v, path);
   const result: Op = {
     n: str(o.n, `${path}.n`),
@@ -324,6 +361,9 @@ function op(v: Json, path: string, sizes: { ops: number; reasons: number; cluste
     xr: index(o.xr, `${path}.xr`, sizes.reasons),
     i: arr(o.i, `${path}.i`, (x, p) => index(x, p, sizes.ops))
   };
+  if (o.rd !== undefined && o.rd !== null) {
+    result.rd = str(o.rd, `${path}.rd`);
+  }
   if (o.us !== undefined && o.us !== null) {
     result.us = num(o.us, `${path}.us`);
   }
@@ -336,7 +376,8 @@ function op(v: Json, path: string, sizes: { ops: number; reasons: number; cluste
   Object.assign(
     result,
     optional(o.est_us, `${path}.est_us`, num, 'est_us'),
-    optional(o.approximate, `${path}.approximate`, bool, 'approximate')
+    optional(o.approximate, `${path}.approximate`, bool, 'approximate'),
+    optional(o.f, `${path}.f`, (x, p) => index(x, p, sizes.functions), 'f')
   );
   return result;
 }
@@ -368,6 +409,7 @@ function runInfo(v: Json, path: string): RunInfo {
     ...optional(o.dump_skipped, `${path}.dump_skipped`, (x, p) => arr(x, p, dumpSkip), 'dump_skipped'),
     ...optional(o.nonfinite, `${path}.nonfinite`, nonFinite, 'nonfinite'),
     ...optional(o.prediction, `${path}.prediction`, str, 'prediction'),
+    ...optional(o.rounded_tensors, `${path}.rounded_tensors`, count, 'rounded_tensors'),
     ...optional(o.adapter_outputs, `${path}.adapter_outputs`, (x, p) => arr(x, p, adapterOutput), 'adapter_outputs'),
     ...optional(o.actual, `${path}.actual`, actual, 'actual')
   };
@@ -380,7 +422,8 @@ function reportV1(o: Record<string, Json>): Report {
   if (!Array.isArray(o.ops)) {
     fail('ops', 'an array');
   }
-  const sizes = { ops: o.ops.length, reasons: reasons.length, clusters: clusters.length };
+  const functions = o.functions === undefined || o.functions === null ? undefined : arr(o.functions, 'functions', functionInfo);
+  const sizes = { ops: o.ops.length, reasons: reasons.length, clusters: clusters.length, functions: functions?.length ?? 0 };
   const ops = o.ops.map((item, k) => op(item, `ops[${k}]`, sizes));
   const report: Report = {
     schema: SCHEMA_NAME,
@@ -409,6 +452,9 @@ function reportV1(o: Record<string, Json>): Report {
     optional(o.cost_model, 'cost_model', costModel, 'cost_model'),
     optional(o.labels, 'labels', labels, 'labels')
   );
+  if (functions !== undefined) {
+    report.functions = functions;
+  }
   return report;
 }
 

@@ -8,7 +8,7 @@
  * which box each op is folded into, and the aggregated edges between visible boxes.
  */
 
-import type { Engine, Report } from './schema';
+import { Engine, Report, changedPrecision } from './schema';
 
 /** More direct children than this and a scope's children are split into numbered chunks. */
 export const MAX_CHILDREN = 60;
@@ -137,7 +137,7 @@ function finish(node: ScopeNode, report: Report, byId: Map<string, ScopeNode>, p
       const op = report.ops[child.op];
       node.total += 1;
       node.engines[op.e] += 1;
-      node.changed += op.d0 !== op.d1 ? 1 : 0;
+      node.changed += changedPrecision(op) ? 1 : 0;
       node.first = Math.min(node.first, child.op);
       parentOf[child.op] = node;
     } else {

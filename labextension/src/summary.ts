@@ -7,7 +7,7 @@ import { h } from './elements';
 import { ENGINE_LABELS, engineClass } from './palette';
 import { plural } from './labels';
 import type { Report } from './schema';
-import { measuredLabel } from './facts';
+import { DRIFT_UNITS, g3, measuredLabel, worstDrift } from './facts';
 
 /** A count chip whose noun agrees with the count: "1 cluster", "2 clusters". */
 function countChip(n: number, singular: string, extraClass = '', many = `${singular}s`): HTMLElement {
@@ -43,17 +43,25 @@ export function summaryBar(report: Report): HTMLElement {
   const s = report.summary;
   const bar = h('div', { class: 'npu-summary', role: 'list', 'aria-label': 'report summary' });
   const bytes = ` (${formatBytes(s.transfer_bytes)})`;
+  // The table shows no cluster column for a single cluster, so the chip names the (few) clusters.
+  const names = report.clusters.length > 0 && report.clusters.length <= 3 ? ` (${report.clusters.map(c => c.name).join(', ')})` : '';
   bar.append(
     countChip(s.ops, 'op'),
     chip(ENGINE_LABELS.AI_CORE, String(s.ai_core), `npu-chip-engine ${engineClass('AI_CORE')}`),
     chip(ENGINE_LABELS.AI_CPU, String(s.ai_cpu), `npu-chip-engine ${engineClass('AI_CPU')}`),
     chip(ENGINE_LABELS.HOST, String(s.host), `npu-chip-engine ${engineClass('HOST')}`),
     chip('precision changed', String(s.precision_changed)),
-    countChip(s.clusters, 'cluster'),
+    countChip(s.clusters, `cluster${names}`, '', `clusters${names}`),
     countChip(s.transfers, `transfer${bytes}`, '', `transfers${bytes}`),
     countChip(report.warnings.length, 'warning', report.warnings.length ? 'npu-chip-warn' : ''),
     countChip(report.errors.length, 'error', report.errors.length ? 'npu-chip-error' : '')
   );
+  const functions = report.functions ?? [];
+  if (functions.length > 1) {
+    // the counts above include the functions the reported one calls: say so next to them
+    const called = functions.length - 1;
+    bar.append(chip(`(${functions[0].label} and the ${plural(called, 'function', 'functions')} it calls)`, '', 'npu-chip-scope'));
+  }
   if (s.approximate) {
     bar.append(chip('approximate (\u2248)', String(s.approximate), 'npu-chip-warn'));
   }
@@ -62,6 +70,15 @@ export function summaryBar(report: Report): HTMLElement {
     bar.append(chip('backend', r.backend), countChip(r.steps, 'step'), chip(`ms wall (${measuredLabel(report)})`, r.wall_ms.toFixed(1)));
     if (r.first_overflow !== null) {
       bar.append(chip('first overflow', r.first_overflow, 'npu-chip-error'));
+    }
+    const [worst] = worstDrift(report, 1);
+    if (worst !== undefined) {
+      // The header's worst-drift summary; the facts below list the top three with the units.
+      const rel = report.ops[worst].dr!.max_rel;
+      const value = rel === null ? 'inf/NaN' : `${g3(rel)} rel`;
+      const item = chip(`worst drift vs float32: ${report.ops[worst].n}`, value, 'npu-chip-drift');
+      item.title = `largest relative difference |a \u2212 b| / |b| from float32 (${DRIFT_UNITS})`;
+      bar.append(item);
     }
   }
   return bar;

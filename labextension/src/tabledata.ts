@@ -3,7 +3,7 @@
  * op indices, so they are tested without a browser and the view only renders visible rows.
  */
 
-import type { Engine, Op, Report } from './schema';
+import { Engine, Op, Report, changedPrecision } from './schema';
 import { leadRanks } from './lead';
 import { precisionCategory } from './palette';
 
@@ -11,6 +11,7 @@ export type SortKey =
   | 'interest'
   | 'index'
   | 'name'
+  | 'function'
   | 'type'
   | 'engine'
   | 'precision'
@@ -25,6 +26,8 @@ export interface TableQuery {
   text: string;
   engine: Engine | '';
   changedOnly: boolean;
+  /** Only the ops of this function of a call tree (an index into `report.functions`), or -1 for all. */
+  fn: number;
   sort: SortKey;
   descending: boolean;
 }
@@ -37,9 +40,16 @@ export const DEFAULT_QUERY: TableQuery = {
   text: '',
   engine: '',
   changedOnly: false,
+  fn: -1,
   sort: 'interest',
   descending: false
 };
+
+/** The Python name of an op's function in a report on a call tree, else "". */
+export function functionLabel(report: Report, op: Op): string {
+  const functions = report.functions ?? [];
+  return functions.length > 1 ? functions[op.f ?? 0].label : '';
+}
 
 function clusterName(report: Report, op: Op): string {
   return op.c >= 0 ? report.clusters[op.c].name : '';
@@ -48,7 +58,7 @@ function clusterName(report: Report, op: Op): string {
 /** The texts a filter word is matched against, lower-cased once per report. */
 export function searchTexts(report: Report): string[] {
   return report.ops.map(op =>
-    [op.n, op.t, op.e, op.d0, op.d1, clusterName(report, op), report.reasons[op.pr], report.reasons[op.xr], op.approximate ? 'approximate' : '']
+    [op.n, functionLabel(report, op), op.t, op.e, op.d0, op.d1, clusterName(report, op), report.reasons[op.pr], report.reasons[op.xr], op.approximate ? 'approximate' : '']
       .join('\u0001')
       .toLowerCase()
   );
@@ -86,6 +96,8 @@ function comparator(report: Report, key: SortKey, descending: boolean): Cmp {
       return (a, b) => a - b;
     case 'name':
       return byText(op => op.n, report);
+    case 'function':
+      return byNumber(op => op.f ?? 0, report, descending);
     case 'type':
       return byText(op => op.t, report);
     case 'engine':
@@ -101,7 +113,8 @@ function comparator(report: Report, key: SortKey, descending: boolean): Cmp {
     case 'time':
       return byNumber(op => op.us, report, descending);
     case 'drift':
-      return byNumber(op => op.dr?.max_rel, report, descending);
+      // A non-finite error (null) is the largest drift of all.
+      return byNumber(op => (op.dr === undefined ? undefined : op.dr.max_rel ?? Number.POSITIVE_INFINITY), report, descending);
   }
 }
 
@@ -116,7 +129,10 @@ export function selectRows(report: Report, query: TableQuery, texts: string[] = 
     if (query.engine && op.e !== query.engine) {
       return;
     }
-    if (query.changedOnly && op.d0 === op.d1) {
+    if (query.changedOnly && !changedPrecision(op)) {
+      return;
+    }
+    if (query.fn >= 0 && (op.f ?? 0) !== query.fn) {
       return;
     }
     if (words.every(w => texts[k].includes(w))) {

@@ -5,11 +5,11 @@
  */
 
 import { clear, h } from './elements';
-import { driftText, measuredLabel, opMarks } from './facts';
+import { DRIFT_UNITS, driftText, measuredLabel, opMarks, opShortName } from './facts';
 import { ENGINE_LABELS, opClasses } from './palette';
-import { ENGINES, Engine, Report } from './schema';
+import { ENGINES, Engine, Report, dtypeText } from './schema';
 import { plural } from './labels';
-import { DEFAULT_QUERY, SortKey, TableQuery, searchTexts, selectRows } from './tabledata';
+import { DEFAULT_QUERY, SortKey, TableQuery, functionLabel, searchTexts, selectRows } from './tabledata';
 
 /** Must match `.npu-table tbody tr.npu-row` height in style/base.css (two 13 px lines + padding). */
 export const ROW_HEIGHT = 32;
@@ -27,6 +27,8 @@ export interface Column {
   width?: string;
   /** Text wraps onto a second line (and the full text is always on hover). */
   wrap?: boolean;
+  /** The header's tooltip when the label alone does not say what the numbers are (drift units). */
+  help?: string;
 }
 
 export class OpTable {
@@ -80,35 +82,45 @@ export class OpTable {
         key: 'name',
         label: 'op',
         // Approximate decisions and overflows are marked on the op itself, not only in the summary.
-        cell: k => [ops[k].n, ...opMarks(ops[k])].join(' · '),
+        cell: k => [opShortName(r, ops[k]), ...opMarks(ops[k])].join(' · '),
         width: '17%',
         wrap: true
       },
-      { key: 'type', label: 'type', cell: k => ops[k].t, width: '9%' },
+      // a call tree: each op's function; the function filter expands the table into one callee
+      ...((r.functions?.length ?? 0) > 1
+        ? [{ key: 'function' as SortKey, label: 'function', cell: (k: number) => functionLabel(r, ops[k]), width: '9%', wrap: true }]
+        : []),
+      { key: 'type', label: 'type', cell: k => ops[k].t, width: '8%' },
       { key: 'engine', label: 'engine', cell: k => ENGINE_LABELS[ops[k].e], width: '5em' },
       {
         key: 'precision',
         label: 'dtype',
-        cell: k => (ops[k].d0 === ops[k].d1 ? ops[k].d1 || '-' : `${ops[k].d0 || '-'} \u2192 ${ops[k].d1 || '-'}`),
+        cell: k => dtypeText(ops[k]),
         width: '8em',
         wrap: true
-      },
-      {
-        key: 'cluster',
-        label: 'cluster',
-        cell: k => (ops[k].c >= 0 ? r.clusters[ops[k].c].name : ''),
-        width: '5em'
       },
       { key: 'placementReason', label: 'placement reason', cell: k => r.reasons[ops[k].pr], wrap: true },
       { key: 'precisionReason', label: 'precision reason', cell: k => r.reasons[ops[k].xr], wrap: true }
     ];
+    // With one device cluster the column repeats one name on every row: shown only when it tells,
+    // and only when the run asked for no measurement (time, drift): those columns take its place
+    // so the reasons keep their width (the summary chip and the details pane name the cluster).
+    const measured = ops.some(op => op.us !== undefined) || ops.some(op => op.dr !== undefined);
+    if (r.clusters.length > 1 && !measured) {
+      columns.splice(5, 0, {
+        key: 'cluster',
+        label: 'cluster',
+        cell: k => (ops[k].c >= 0 ? r.clusters[ops[k].c].name : ''),
+        width: '5em'
+      });
+    }
     if (ops.some(op => op.us !== undefined)) {
       columns.push({
         key: 'time',
-        label: `\u00b5s (${measuredLabel(r, 'us')})`,
+        label: '\u00b5s per run',
         cell: k => (ops[k].us === undefined ? '' : ops[k].us!.toFixed(1)),
-        width: '9em',
-        wrap: true
+        width: '5.5em',
+        help: `mean \u00b5s per run (${measuredLabel(r, 'us')})`
       });
     }
     if (ops.some(op => op.dr !== undefined)) {
@@ -116,8 +128,9 @@ export class OpTable {
         key: 'drift',
         label: 'drift vs float32',
         cell: k => (ops[k].dr === undefined ? '' : driftText(ops[k].dr!) + (ops[k].ov ? ' (inf/NaN)' : '')),
-        width: '10em',
-        wrap: true
+        width: '8.5em',
+        wrap: true,
+        help: `drift vs float32 \u2014 ${DRIFT_UNITS}`
       });
     }
     return columns;
@@ -162,9 +175,26 @@ export class OpTable {
       { class: 'npu-table-controls' },
       text,
       engine,
+      ...this.functionFilter(),
       h('label', {}, changed, ' precision changed only'),
       this.countLabel
     );
+  }
+
+  /** A call tree's function picker: all functions, the reported one, or one function it calls. */
+  private functionFilter(): HTMLElement[] {
+    const functions = this.report.functions ?? [];
+    if (functions.length < 2) {
+      return [];
+    }
+    const pick = h(
+      'select',
+      { class: 'npu-function-filter jp-mod-styled', 'aria-label': 'function' },
+      h('option', { value: '-1' }, `all ${functions.length} functions`),
+      ...functions.map((f, k) => h('option', { value: String(k) }, k === 0 ? f.label : `${f.label} (called)`))
+    );
+    pick.addEventListener('change', () => this.setQuery({ fn: Number(pick.value) }));
+    return [pick];
   }
 
   /** Change the filter or sort and show the result from the top. */
@@ -196,7 +226,7 @@ export class OpTable {
         {
           role: 'columnheader',
           tabindex: 0,
-          title: col.label,
+          title: col.help ?? col.label,
           'aria-sort': active ? (this.query.descending ? 'descending' : 'ascending') : 'none'
         },
         col.label,

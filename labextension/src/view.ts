@@ -5,11 +5,11 @@
  */
 
 import { clear, h } from './elements';
-import { estimateLabel, factsList, measuredLabel, opMarks } from './facts';
-import { leadBox } from './lead';
+import { PathLinker, driftText, estimateLabel, factsList, measuredLabel, opMarks } from './facts';
+import { leadBox, overflowOps } from './lead';
 import { GraphView } from './graphview';
 import { ColourMode, ENGINE_LABELS, PRECISION_LABELS, PrecisionCategory, engineClass, precisionClass } from './palette';
-import { ENGINES, MIME_TYPE, Report, parseReport } from './schema';
+import { ENGINES, MIME_TYPE, Report, dtypeText, parseReport } from './schema';
 import { buildScopeTree } from './scopes';
 import { findings, summaryBar } from './summary';
 import { OpTable } from './tableview';
@@ -23,7 +23,7 @@ export interface ReportView {
 }
 
 /** Show a payload in `host`. Returns the view, or null when the payload was refused (with a message shown). */
-export function renderReport(host: HTMLElement, payload: unknown): ReportView | null {
+export function renderReport(host: HTMLElement, payload: unknown, linker?: PathLinker): ReportView | null {
   const t0 = performance.now();
   clear(host);
   host.classList.add('npu-report');
@@ -34,7 +34,7 @@ export function renderReport(host: HTMLElement, payload: unknown): ReportView | 
     host.append(h('div', { class: 'npu-message', role: 'alert' }, parsed.message));
     return null;
   }
-  const view = build(host, parsed.report);
+  const view = build(host, parsed.report, linker);
   host.setAttribute('data-render-ms', (performance.now() - t0).toFixed(1));
   return view;
 }
@@ -91,17 +91,17 @@ function details(report: Report, op: number | null): HTMLElement[] {
     field('type', o.t),
     field('engine', `${ENGINE_LABELS[o.e]}${o.c >= 0 ? ` (cluster ${report.clusters[o.c].name})` : ''}`),
     field('placement', report.reasons[o.pr]),
-    field('precision', `${o.d0 || '-'} \u2192 ${o.d1 || '-'}: ${report.reasons[o.xr]}`),
+    field('precision', `${o.rd ? dtypeText(o) : `${o.d0 || '-'} \u2192 ${o.d1 || '-'}`}: ${report.reasons[o.xr]}`),
     field('inputs', inputs.length ? inputs.join(', ') : 'none'),
     o.us !== undefined && field('time', `${o.us.toFixed(1)} \u00b5s per run (${measuredLabel(report, 'us')})`),
     o.est_us !== undefined && field('estimate', `${o.est_us.toFixed(1)} \u00b5s (${estimateLabel(report)})`),
     o.dr !== undefined &&
-      field('drift', `max abs ${o.dr.max_abs.toExponential(2)}, max rel ${o.dr.max_rel.toExponential(2)}, cos ${o.dr.cos.toFixed(4)}`),
+      field('drift', driftText(o.dr) || 'not finite (inf/NaN)'),
     opMarks(o).length > 0 && field('marks', opMarks(o).join(' \u00b7 '))
   ].filter((el): el is HTMLElement => el !== false);
 }
 
-function build(host: HTMLElement, report: Report): ReportView {
+function build(host: HTMLElement, report: Report, linker?: PathLinker): ReportView {
   const tree = buildScopeTree(report);
   const info = h('div', { class: 'npu-details', 'aria-live': 'polite' });
   let selected: number | null = null;
@@ -162,12 +162,17 @@ function build(host: HTMLElement, report: Report): ReportView {
   // What matters first: the run's facts and files, the host ops and transfers, the precision
   // changes, then errors and warnings; the graph and the full table follow.
   host.append(header, summaryBar(report));
-  for (const part of [factsList(report, ['transfers']), leadBox(report, op => select(op)), findings(report)]) {
+  for (const part of [factsList(report, ['transfers'], linker), leadBox(report, op => select(op)), findings(report)]) {
     if (part) {
       host.append(part);
     }
   }
   host.append(toolbar, graph.node, info, table.node);
+  // The first overflow is where to look: once the view has its size, scroll the graph to it.
+  const [overflowed] = overflowOps(report);
+  if (overflowed !== undefined) {
+    requestAnimationFrame(() => graph.scrollToOp(overflowed));
+  }
   setMode('placement');
   info.append(...details(report, null));
   return { report, graph, table, select, setMode };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { LayoutCache, NODE_HEIGHT, fitZoom, layoutGraph, shortLabel } from '../src/layout';
+import { LayoutCache, MIN_READABLE_ZOOM, NODE_HEIGHT, fitZoom, frameLabel, layoutGraph, shortLabel } from '../src/layout';
 import { Report, parseReport } from '../src/schema';
 import { buildScopeTree, opKey } from '../src/scopes';
 import { OpSpec, payload, smallTraining } from './fixtures';
@@ -73,9 +73,26 @@ describe('layoutGraph', () => {
     expect(cache.interiors.get(tree.byId.get('s:model')!)).toBe(before);
   });
 
-  it('shortens long labels from the front, keeping the distinctive end', () => {
+  it('shortens long labels in the middle, keeping the start a person wrote and the distinctive end', () => {
     expect(shortLabel('abc', 5)).toBe('abc');
-    expect(shortLabel('Conv2DBackpropFilter', 8)).toBe('\u2026pFilter');
+    expect(shortLabel('Conv2DBackpropFilter', 8)).toBe('Co\u2026ilter');
+    const label = shortLabel('sequential_1_1/conv2d_1_1/convolution/Conv2DBackpropFilter', 28);
+    expect(label).toHaveLength(28);
+    expect(label.startsWith('sequential')).toBe(true);
+    expect(label.endsWith('BackpropFilter')).toBe(true);
+  });
+
+  it("makes an expanded scope's frame at least as wide as its label, so the label overlaps no box", () => {
+    const long = 'a_very_long_keras_scope_name_that_is_wider_than_its_one_op';
+    const r = report(payload([{ n: `${long}/x`, t: 'Relu' }, { n: `${long}/y`, t: 'Relu', i: [0] }]));
+    const tree = buildScopeTree(r);
+    const placed = layoutGraph(new LayoutCache(r, tree), new Set([`s:${long}`]));
+    const frame = placed.nodes.find(n => n.node.kind === 'cluster')!;
+    expect(frame.box.width).toBeGreaterThanOrEqual(frameLabel(tree.byId.get(`s:${long}`)!, long).length * 6.6);
+    for (const op of placed.nodes.filter(n => n.node.kind === 'op')) {
+      expect(op.box.x).toBeGreaterThanOrEqual(frame.box.x);
+      expect(op.box.x + op.box.width).toBeLessThanOrEqual(frame.box.x + frame.box.width);
+    }
   });
 
   it('makes a box taller for the dtype-change line only when the dtype changed', () => {
@@ -101,15 +118,17 @@ describe('layoutGraph', () => {
 
 describe('fitZoom', () => {
   it('shrinks a tall drawing to the view height, not only to its width', () => {
-    expect(fitZoom({ width: 400, height: 2000 }, { width: 808, height: 508 })).toBeCloseTo(0.25);
+    expect(fitZoom({ width: 400, height: 800 }, { width: 808, height: 508 })).toBeCloseTo(500 / 800);
+    expect(fitZoom({ width: 400, height: 2000 }, { width: 808, height: 508 }, 0.1)).toBeCloseTo(0.25);
   });
 
   it('shrinks a wide drawing to the view width', () => {
     expect(fitZoom({ width: 1600, height: 100 }, { width: 808, height: 508 })).toBeCloseTo(0.5);
   });
 
-  it('never enlarges a small drawing and never goes below the minimum', () => {
+  it('never enlarges a small drawing and never shrinks labels below readable size (the view scrolls)', () => {
     expect(fitZoom({ width: 100, height: 100 }, { width: 808, height: 508 })).toBe(1);
-    expect(fitZoom({ width: 100000, height: 100 }, { width: 808, height: 508 })).toBe(0.1);
+    expect(fitZoom({ width: 100000, height: 100 }, { width: 808, height: 508 })).toBe(MIN_READABLE_ZOOM);
+    expect(MIN_READABLE_ZOOM).toBeGreaterThanOrEqual(0.5);
   });
 });

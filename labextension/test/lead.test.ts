@@ -68,9 +68,23 @@ describe('labels', () => {
     const facts = reportFacts(r).map(f => `${f.label}: ${f.text}`);
     expect(facts[0]).toBe('Run: backend emulator \u00b7 2 steps \u00b7 3.00 ms per step (CPU time of the emulation)');
     expect(facts).toContain(
-      'Estimated NPU step (estimated by the cost model, not measured): time 1.500 ms (0.50\u00d7 float32) \u00b7 ' +
-        'activation + weight memory 2.0 KiB \u00b7 assumes b'
+      'NPU step (estimated by the cost model, not measured): time 1.500 ms (0.50\u00d7 float32) \u00b7 ' +
+        'activation + weight memory 2.0 KiB \u00b7 basis: b'
     );
+  });
+
+  it('says "estimated" and "not measured" once, and why a launch-bound step shows 1.00x float32', () => {
+    const r = report({
+      ...smallTraining(),
+      kind: 'run',
+      cost_model: { step_ms: 0.05, memory_bytes: 2048, step_ratio_fp32: 1.0, memory_ratio_fp32: 0.5,
+        launch_share: 0.93, basis: 'roofline' }
+    });
+    const [cost] = reportFacts(r).filter(f => f.key === 'cost_model').map(f => `${f.label}: ${f.text}`);
+    expect(cost.match(/estimated/g)).toHaveLength(1);
+    expect(cost.match(/not measured/g)).toHaveLength(1);
+    expect(cost).not.toContain('assumes');
+    expect(cost).toContain('(1.00\u00d7 float32: 93% of it is the fixed per-op launch cost, which precision does not change)');
   });
 });
 

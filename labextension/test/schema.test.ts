@@ -36,6 +36,13 @@ describe('parseReport', () => {
     expect(!result.ok && result.message).toBe('invalid report payload: ops[1].i[0]: expected an index in 0..1, got 7');
   });
 
+  it('names the field when an op points past the functions of its call tree', () => {
+    const p = payload([{ n: 'a' }, { n: 'b' }], { functions: [{ name: 'f', label: 'f', ops: 2 }] });
+    (p.ops as Record<string, unknown>[])[1].f = 1;
+    const r = parseReport(p);
+    expect(r.ok ? '' : r.message).toContain('ops[1].f');
+  });
+
   it('names the field when a reason index is out of range', () => {
     const result = parseReport(payload([{ n: 'a', pr: 99 }]));
     expect(!result.ok && result.message).toMatch(/ops\[0\]\.pr/);

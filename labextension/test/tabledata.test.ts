@@ -17,9 +17,11 @@ const names = (r: Report, rows: number[]): string[] => rows.map(k => r.ops[k].n)
 describe('selectRows', () => {
   const r = report(smallTraining());
 
-  it('shows every op, what matters first by default: precision changes, then host plumbing, then the rest', () => {
-    // smallTraining: MatMuls 1, 3, 5, 6 go to float16; 0 (Placeholder) and 8 (NoOp) stay on the host.
-    expect(selectRows(r, DEFAULT_QUERY)).toEqual([1, 3, 5, 6, 0, 8, 2, 4, 7]);
+  it('shows every op, what matters first by default: AI CPU, precision changes, then host plumbing, then the rest', () => {
+    // smallTraining: 7 (Shape) runs on AI CPU; MatMuls 1, 3, 5, 6 go to float16; 0 (Placeholder)
+    // and 8 (NoOp) stay on the host.
+    expect(r.ops[7].e).toBe('AI_CPU');
+    expect(selectRows(r, DEFAULT_QUERY)).toEqual([7, 1, 3, 5, 6, 0, 8, 2, 4]);
     expect(selectRows(r, { ...DEFAULT_QUERY, sort: 'index' })).toEqual(r.ops.map((_, k) => k));
   });
 
@@ -67,5 +69,33 @@ describe('selectRows', () => {
   it('treats filter text as plain words, not patterns', () => {
     const t = report(payload([{ n: 'a.*b' }, { n: 'axxb' }]));
     expect(selectRows(t, { ...DEFAULT_QUERY, text: '.*' })).toEqual([0]);
+  });
+});
+
+describe('a report on a call tree', () => {
+  const tree = (): Report => {
+    const p = smallTraining();
+    const ops = p.ops as Record<string, unknown>[];
+    // ops 5-7 belong to a called function (index 1)
+    for (const k of [5, 6, 7]) {
+      ops[k] = { ...ops[k], n: `__inference_inner_3/${String(ops[k].n)}`, f: 1 };
+    }
+    p.functions = [
+      { name: '__inference_outer_2', label: 'outer', ops: 6 },
+      { name: '__inference_inner_3', label: 'inner', ops: 3 }
+    ];
+    return report(p);
+  };
+
+  it('shows the ops of one function when the function filter picks it, all of them otherwise', () => {
+    const r = tree();
+    expect(selectRows(r, { ...DEFAULT_QUERY, fn: 1, sort: 'index' })).toEqual([5, 6, 7]);
+    expect(selectRows(r, { ...DEFAULT_QUERY, fn: 0, sort: 'index' })).toEqual([0, 1, 2, 3, 4, 8]);
+    expect(selectRows(r, { ...DEFAULT_QUERY, sort: 'index' })).toHaveLength(9);
+  });
+
+  it('finds an op by the name of its function', () => {
+    const r = tree();
+    expect(selectRows(r, { ...DEFAULT_QUERY, text: 'inner', sort: 'index' })).toEqual([5, 6, 7]);
   });
 });

@@ -69,7 +69,12 @@ describe('renderReport', () => {
       dump_dir: HOSTILE_IMG, trace_file: HOSTILE_SCRIPT, op_summary_csv: null,
       dump_skipped: [{ step: 1, reason: HOSTILE_IMG }], nonfinite: { first_op: HOSTILE_IMG, step: 0, reason: HOSTILE_SCRIPT } };
     expect(renderReport(host, p)).not.toBeNull();
-    expect(host.querySelectorAll('img, script, a, b, iframe').length).toBe(0);
+    expect(host.querySelectorAll('img, script, b, iframe').length).toBe(0);
+    // A relative path is a link to the file: its href is the percent-encoded path, never a scheme.
+    for (const a of host.querySelectorAll('a')) {
+      expect([encodeURI(HOSTILE_IMG), encodeURI(HOSTILE_SCRIPT)]).toContain(a.getAttribute('href'));
+      expect([...a.attributes].map(x => x.name).sort()).toEqual(['class', 'href', 'title']);
+    }
     const facts = host.querySelector('.npu-facts')!.textContent!;
     expect(facts).toContain(`Dump folder: ${HOSTILE_IMG}`);
     expect(facts).toContain(`Note: ${HOSTILE_SCRIPT}`);
@@ -150,6 +155,31 @@ describe('renderReport', () => {
     expect(host.querySelector('.npu-table-count')?.textContent).toBe('1 of 9 ops');
   });
 
+  it('expands a call tree\'s table into one called function with the function picker', () => {
+    const p = smallTraining();
+    const ops = p.ops as Record<string, unknown>[];
+    for (const k of [5, 6, 7]) {
+      ops[k] = { ...ops[k], n: `__inference_inner_3/${String(ops[k].n)}`, f: 1 };
+    }
+    p.functions = [
+      { name: '__inference_outer_2', label: 'outer', ops: 6 },
+      { name: '__inference_inner_3', label: 'inner', ops: 3 }
+    ];
+    const view = renderReport(host, p)!;
+    const heads = [...host.querySelectorAll<HTMLElement>('.npu-table th')].map(th => th.textContent);
+    expect(heads).toContain('function');
+    expect(host.querySelector('.npu-summary')?.textContent).toContain('(outer and the 1 function it calls)');
+    const pick = host.querySelector<HTMLSelectElement>('select.npu-function-filter')!;
+    expect([...pick.options].map(o => o.textContent)).toEqual(['all 2 functions', 'outer', 'inner (called)']);
+    pick.value = '1';
+    pick.dispatchEvent(new Event('change'));
+    expect([...view.table.rows].sort()).toEqual([5, 6, 7]);
+    // a called function's op shows its name inside that function, next to the function's name
+    const cells = [...host.querySelectorAll('.npu-table tbody td')].map(td => td.textContent);
+    expect(cells).toContain('inner');
+    expect(cells.some(text => text?.startsWith('__inference_inner_3/'))).toBe(false);
+  });
+
   it('draws only the table rows in view and keeps them while a scroll stays inside them', async () => {
     const ops = Array.from({ length: 1000 }, (_, k) => ({ n: `layer${k % 10}/op${k}` }));
     renderReport(host, payload(ops));
@@ -173,7 +203,7 @@ describe('renderReport', () => {
       dump_dir: null, trace_file: null, op_summary_csv: null };
     renderReport(host, payload([{ n: 'a' }, { n: 'b', i: [0] }], { kind: 'run', run, warnings: ['w'], errors: ['e'] }));
     const chips = [...host.querySelectorAll('.npu-summary .npu-chip')].map(c => c.textContent);
-    expect(chips).toEqual(expect.arrayContaining(['2ops', '1cluster', '1warning', '1error', '1step']));
+    expect(chips).toEqual(expect.arrayContaining(['2ops', '1cluster (GeOp1_0)', '1warning', '1error', '1step']));
     expect(chips.join(' ')).not.toMatch(/\b1(clusters|warnings|errors|steps)\b/);
     renderReport(host, payload([{ n: 'a' }]));
     expect(host.querySelector('.npu-summary')?.textContent).toContain('1op');
@@ -204,12 +234,14 @@ describe('renderReport', () => {
     expect(flexible).toEqual(['placementReason', 'precisionReason']);
     const fixedPercent = specs.filter(c => c.width?.endsWith('%')).reduce((sum, c) => sum + parseFloat(c.width!), 0);
     expect(fixedPercent).toBeLessThan(40);
-    for (const key of ['index', 'engine', 'cluster']) {
+    for (const key of ['index', 'engine']) {
       expect(specs.find(c => c.key === key)?.width).toMatch(/em$/);
     }
+    // One device cluster: its name on every row would tell nothing, so there is no cluster column.
+    expect(specs.map(c => c.key)).not.toContain('cluster');
     const cols = [...host.querySelectorAll<HTMLElement>('.npu-table colgroup col')];
     expect(cols.map(c => c.style.width)).toEqual(specs.map(c => c.width ?? ''));
-    const cell = host.querySelector('.npu-table tr.npu-row td:nth-child(8)')!;
+    const cell = host.querySelector('.npu-table tr.npu-row td:nth-child(7)')!;
     expect(cell.getAttribute('title')).toBe(long);
     expect(cell.querySelector('.npu-wrap')?.textContent).toBe(long);
     view.select(0);

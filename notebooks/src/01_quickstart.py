@@ -25,19 +25,17 @@
 
 # %% [markdown]
 # We build graphs TF1-style (`tf.compat.v1`, graph mode), the style most Ascend training scripts use.
-# TensorFlow prints a few start-up messages when it first looks for devices; they are harmless.
+# Loading the extension keeps TensorFlow's C++ start-up messages out of the notebook
+# (`%config NpuMagics.verbose = True` lets them in) and, as the line above says, makes `tf.keras` Keras 2
+# as on the adapter's TensorFlow, so TF1 layers such as `tf.compat.v1.layers.dense` work.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-import os
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 import tensorflow as tf
 
 tf.compat.v1.disable_eager_execution()
 tf.compat.v1.reset_default_graph()
-tf.config.list_physical_devices()  # TensorFlow's start-up messages appear here, not later
 
 # %% [markdown]
 # ## 2. Choose session options with `%npu set`

@@ -18,9 +18,6 @@
 # %%
 # NBVAL_IGNORE_OUTPUT
 %load_ext npu_jupyter
-import os
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 import tensorflow as tf
 
@@ -28,7 +25,6 @@ import npu_jupyter
 from npu_jupyter import scope
 
 tf.compat.v1.disable_eager_execution()
-tf.config.list_physical_devices()  # TensorFlow's start-up messages appear here, not later
 
 # %% [markdown]
 # ## 1. A model with one op the device cannot run

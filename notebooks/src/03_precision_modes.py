@@ -24,7 +24,6 @@ import json
 import os
 import tempfile
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 import tensorflow as tf
 
@@ -32,7 +31,6 @@ import npu_jupyter
 from npu_jupyter import scope
 
 tf.compat.v1.disable_eager_execution()
-tf.config.list_physical_devices()  # TensorFlow's start-up messages appear here, not later
 
 # %% [markdown]
 # ## 1. The model
@@ -187,12 +185,13 @@ table
 
 # %% [markdown]
 # The emulator computes every mode, also those whose plan has errors, so you can see the numbers; on a
-# real device those graphs would not compile. The decisions in the table are deterministic; the drift is
-# only compared coarsely:
+# real device those graphs would not compile. `row.refused` is what the table marks "refused" (the
+# reasons are in `row.plan_errors`); `row.error` would say the emulator could not run a mode at all.
+# The decisions in the table are deterministic; the drift is only compared coarsely:
 
 # %%
 for row in table.rows:
-    print(f"{row.mode:26} ops changed={row.ops_changed:2}  error={row.error}  "
+    print(f"{row.mode:26} ops changed={row.ops_changed:2}  refused={row.refused!s:5}  "
           f"drift: {'none' if row.max_abs == 0 else 'small' if row.cosine > 0.99 else 'LARGE'}")
 
 # %% [markdown]

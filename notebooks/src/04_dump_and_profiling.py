@@ -23,14 +23,12 @@ import os
 import shutil
 import tempfile
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 import tensorflow as tf
 
 import npu_jupyter
 
 tf.compat.v1.disable_eager_execution()
-tf.config.list_physical_devices()  # TensorFlow's start-up messages appear here, not later
 
 # %% [markdown]
 # Every file of this notebook goes into one temporary folder, deleted by the last cell. `rel()` shows
@@ -260,15 +258,17 @@ with tf.compat.v1.Session() as sess:
 # %% [markdown]
 # ### Where the files are
 #
-# One Chrome trace (`trace_step_<n>.json`) and one op summary (`op_summary_step_<n>.csv`) per step.
-# `report.trace_file` and `report.op_summary_csv` are the last step's. To look at a trace, open
+# One Chrome trace (`trace_step_<n>.json`) and one op summary (`op_summary_step_<n>.csv`) per step,
+# numbered as the dump numbers them: per graph, from 0. The init run is graph 0, so the training
+# graph's files go under `graph_1/`, as its dump does, and its steps 0, 1, 2 are the three training
+# steps. `report.trace_file` and `report.op_summary_csv` are the last step's. To look at a trace, open
 # <https://ui.perfetto.dev> and drag the file in (or use `chrome://tracing`): one track per engine
 # (AI Core, AI CPU, host), one slice per op.
 
 # %%
 print("trace:", rel(profile_report.trace_file))
 print("op summary:", rel(profile_report.op_summary_csv))
-print(sorted(os.listdir(os.path.join(OUT, "profile"))))
+print(sorted(os.listdir(os.path.join(OUT, "profile"))), sorted(os.listdir(os.path.dirname(profile_report.trace_file))))
 
 # %% [markdown]
 # The trace is plain JSON in the Chrome trace event format:
@@ -293,7 +293,8 @@ with open(profile_report.op_summary_csv) as f:
 print(list(rows[0].keys()))
 
 # %% [markdown]
-# and the per-op times are on the report too (`report.op_times_us`, average µs per step), ready to sort:
+# and the per-op times are on the report too (`report.op_times_us`, average µs per step over the steps
+# after step 0, whose times include TensorFlow's warm-up), ready to sort:
 
 # %%
 # NBVAL_IGNORE_OUTPUT

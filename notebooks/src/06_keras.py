@@ -18,14 +18,9 @@
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-import os
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras
 import numpy as np
 import tensorflow as tf
-
-tf.config.list_physical_devices()  # TensorFlow's start-up messages appear here, not later
 
 # %% [markdown]
 # ## 1. A small Keras CNN and its float32 baseline
@@ -131,7 +126,8 @@ print("force_fp16 changed the loss trajectory:", fp16_tape != plain_tape)
 # `--profile DIR` traces every call of every function the cell runs with TensorFlow's profiler: the
 # report gets per-op times, and each call leaves a Chrome trace (open it in Perfetto) and an Ascend-style
 # op summary in `DIR/<function>/`. These are CPU times of the emulation on this machine, labelled so,
-# never NPU times. The report is titled by the Keras entry point that ran the function.
+# never NPU times. The report is titled by the Keras entry point that ran the function, and its plan,
+# counts and times cover the functions it calls (Keras 3's `one_step_on_data`, named `<function>/<op>`).
 
 # %%
 import tempfile

@@ -1,8 +1,9 @@
 """Turning the emulated adapter surface on and off, never over a real adapter.
 
-``emulate_adapter()`` installs the modules of :mod:`npu_jupyter.adapter.surface` into ``sys.modules``,
-a finder that names un-emulated submodules, and the session swap of :mod:`npu_jupyter.adapter.sessions`.
-It refuses when a real ``npu_bridge`` is importable: on an Ascend server the adapter itself must run.
+``emulate_adapter()`` installs the modules of :mod:`npu_jupyter.adapter.surface` into ``sys.modules``
+(``npu_bridge``, and CANN's ``hccl`` Python API unless a real one is installed), a finder that names
+un-emulated submodules, and the session swap of :mod:`npu_jupyter.adapter.sessions`. It refuses when a
+real ``npu_bridge`` is importable: on an Ascend server the adapter itself must run.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import importlib.machinery
 import sys
 
-from npu_jupyter.adapter.surface import MARKER, ROOT, NotEmulatedFinder
+from npu_jupyter.adapter.surface import MARKER, ROOT, NotEmulatedFinder, roots
 
 _finder = NotEmulatedFinder()
 
@@ -53,12 +54,13 @@ def emulate_adapter(enable: bool = True) -> list[str]:
             "environment without npu_bridge to emulate it."
         )
     if is_emulated():
-        return sorted(n for n in sys.modules if n.split(".")[0] == ROOT)
+        return _emulated_module_names()
     _require_tensorflow()
     from npu_jupyter.adapter import sessions
     from npu_jupyter.adapter.surface import build_modules
 
-    modules = build_modules()  # may import TensorFlow; nothing is installed if that fails
+    real = tuple(root for root in roots() if root != ROOT and _findable(root))
+    modules = build_modules(skip_roots=real)  # may import TensorFlow; nothing is installed if that fails
     try:
         sys.modules.update(modules)
         if _finder not in sys.meta_path:
@@ -68,6 +70,19 @@ def emulate_adapter(enable: bool = True) -> list[str]:
         uninstall()  # all or nothing
         raise
     return sorted(modules)
+
+
+def _findable(root: str) -> bool:
+    """Whether a real package ``root`` is importable (a real ``hccl`` is used as it is, never shadowed)."""
+    loaded = sys.modules.get(root)
+    if loaded is not None:
+        return not getattr(loaded, MARKER, False)
+    return importlib.machinery.PathFinder.find_spec(root) is not None
+
+
+def _emulated_module_names() -> list[str]:
+    """The emulated modules now in ``sys.modules``."""
+    return sorted(n for n, m in list(sys.modules.items()) if n.split(".")[0] in roots() and getattr(m, MARKER, False))
 
 
 def _require_tensorflow() -> None:
@@ -83,15 +98,15 @@ def _require_tensorflow() -> None:
 
 
 def uninstall() -> None:
-    """Remove the emulated modules, the finder and the session swap; a real adapter is never touched."""
-    for name in [n for n in sys.modules if n.split(".")[0] == ROOT]:
-        if getattr(sys.modules[name], MARKER, False):
-            del sys.modules[name]
+    """Remove the emulated modules, the finder, the session swap and the dropout swap; a real adapter is never touched."""
+    for name in _emulated_module_names():
+        del sys.modules[name]
     while _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
-    from npu_jupyter.adapter import sessions
+    from npu_jupyter.adapter import dropout_swap, sessions
 
     sessions.restore()
+    dropout_swap.restore()
 
 
 def status() -> str:

@@ -88,6 +88,19 @@ def _hook_class() -> type:
     return Broadcast
 
 
+def NpuEmptyHook() -> Any:  # noqa: N802 - the adapter's class name
+    """``npu_init.NpuEmptyHook``: a SessionRunHook that does nothing, as on the adapter."""
+    if "empty" not in _CACHE:
+        import tensorflow as tf
+
+        class Empty(tf.compat.v1.train.SessionRunHook):
+            """Does nothing."""
+
+        Empty.__name__ = Empty.__qualname__ = "NpuEmptyHook"
+        _CACHE["empty"] = Empty
+    return _CACHE["empty"]()
+
+
 def NPUBroadcastGlobalVariablesHook(root_rank: Any = None, index: Any = None) -> Any:  # noqa: N802
     """A SessionRunHook that does nothing: one device has no other ranks."""
     return _hook_class()(root_rank, index)
@@ -99,13 +112,3 @@ def npu_hooks_append(hooks_list: Any = ()) -> list[Any]:
         hooks_list = []
     hooks_list.append(NPUBroadcastGlobalVariablesHook(0, int(os.getenv("RANK_ID", "0"))))
     return cast("list[Any]", hooks_list)
-
-
-def rank_id() -> int:
-    """``get_npu_rank_id`` / ``get_npu_local_rank_id``: the one device is rank 0."""
-    return 0
-
-
-def rank_size() -> int:
-    """``get_npu_rank_size`` / ``get_npu_local_rank_size``: one device."""
-    return 1

@@ -9,15 +9,31 @@ from __future__ import annotations
 
 from typing import Any
 
+# npu_init.experimental_options: the graph rewriters the adapter documents turning back on
+EXPERIMENTAL_OPTIONS = {
+    "disable_model_pruning": False,
+    "function_optimization": 1,  # RewriterConfig.ON
+    "constant_folding": 1,
+    "shape_optimization": 1,
+    "arithmetic_optimization": 1,
+    "loop_optimization": 1,
+    "dependency_optimization": 1,
+    "layout_optimizer": 1,
+}
+
 
 def init_resource(config: Any = None) -> tuple[Any, Any]:
-    """(session with the adapter's config, the shutdown op), as the adapter returns them."""
+    """(session with the adapter's config, the shutdown op), as the adapter returns them; rank 0 of 1 stored."""
     from npu_jupyter.adapter.npu_ops import shutdown_system
+    from npu_jupyter.adapter.rank_values import global_dict_init, record_one_rank
     from npu_jupyter.adapter.run_config import npu_config_proto
     from npu_jupyter.adapter.sessions import emulated_session
 
+    global_dict_init()
     shutdown = shutdown_system()
-    return emulated_session(config=npu_config_proto(config)), shutdown
+    session = emulated_session(config=npu_config_proto(config))
+    record_one_rank()
+    return session, shutdown
 
 
 def shutdown_resource(sess: Any, npu_shutdown: Any) -> None:

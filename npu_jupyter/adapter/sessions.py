@@ -6,6 +6,9 @@ NpuOptimizer config and runs on the device. The emulated surface does the same f
 defaults to the script's ConfigProto (``npu_config_proto``) and return ``npu_jupyter.session(...,
 backend="emulator")``. Sessions this package makes for itself stay plain TF sessions, and a ``%%npu``
 cell's own swap (installed over this one) wins inside the cell.
+
+Sessions of TensorFlow's own machinery (``MonitoredTrainingSession``, the Estimator) follow the swap
+too: :mod:`npu_jupyter.runtime.session_names` points ``SessionManager`` at the swapped name.
 """
 
 from __future__ import annotations

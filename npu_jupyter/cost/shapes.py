@@ -26,9 +26,16 @@ class OpFacts:
     guessed: bool = False  # some dimension was unknown and replaced
 
 
-def graph_facts(graph: Any, unknown_dim: int = 1) -> dict[str, OpFacts]:
-    """``{op name: OpFacts}`` of a tf.Graph, GraphDef or ConcreteFunction."""
+def graph_facts(graph: Any, unknown_dim: int = 1, fed_shapes: dict[str, list[int]] | None = None) -> dict[str, OpFacts]:
+    """``{op name: OpFacts}`` of a tf.Graph, GraphDef or ConcreteFunction.
+
+    ``fed_shapes`` (``{"x:0": [64, 784]}``) are the shapes a run fed: when they fill dimensions the
+    graph leaves unknown, shapes are inferred again from them (:func:`_refed`), so a batch of 64 is
+    counted as 64, not as ``unknown_dim``.
+    """
     tf_graph = _as_graph(graph)
+    if fed_shapes:
+        tf_graph = _refed(tf_graph, fed_shapes)
     facts: dict[str, OpFacts] = {}
     for op in tf_graph.get_operations():
         item = OpFacts()
@@ -48,6 +55,41 @@ def graph_facts(graph: Any, unknown_dim: int = 1) -> dict[str, OpFacts]:
                 item.variable_shape = None
         facts[op.name] = item
     return facts
+
+
+def _refed(graph: Any, fed_shapes: dict[str, list[int]]) -> Any:
+    """``graph`` again, with each fed tensor's shape set to what was fed and shapes inferred from there.
+
+    The graph is imported into a new one with every fed tensor replaced (``input_map``) by a placeholder
+    of the fed shape, then the fed ops' own outputs are given that shape too. A graph whose fed shapes
+    add nothing (all known already) is returned as it is; one TensorFlow cannot re-import is too.
+    """
+    import tensorflow as tf
+
+    wanted: dict[str, tuple[Any, list[int]]] = {}
+    for name, shape in fed_shapes.items():
+        try:
+            tensor = graph.get_tensor_by_name(name)
+        except (KeyError, ValueError, TypeError):
+            continue
+        if tensor.shape.is_compatible_with(shape) and not tensor.shape.is_fully_defined():
+            wanted[name] = (tensor.dtype.base_dtype, list(shape))
+    if not wanted:
+        return graph
+    refed = tf.Graph()
+    try:
+        with refed.as_default():
+            feeds = {
+                name: tf.compat.v1.placeholder(dtype, shape, name=f"npu_jupyter_fed_{k}")
+                for k, (name, (dtype, shape)) in enumerate(wanted.items())
+            }
+            tf.graph_util.import_graph_def(graph.as_graph_def(), input_map=feeds, name="")
+    except Exception:  # noqa: BLE001 - a graph TensorFlow cannot re-import keeps its static shapes
+        return graph
+    for name, (_, shape) in wanted.items():  # the fed op itself (a placeholder) keeps no consumers
+        with contextlib.suppress(KeyError, ValueError):
+            refed.get_tensor_by_name(name).set_shape(shape)
+    return refed
 
 
 def _as_graph(graph: Any) -> Any:

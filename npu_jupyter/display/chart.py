@@ -8,7 +8,7 @@ variables, and render identically in nbconvert and VS Code. Op names are escaped
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import Any, Callable
 
 _BAR = "height:0.9em;background:var(--jp-brand-color1,#1976d2);opacity:.75;border-radius:2px"
 _ROW = "display:flex;align-items:center;gap:8px;margin:1px 0"
@@ -25,10 +25,17 @@ def costliest(ops: list[dict[str, Any]], top: int = 10) -> list[dict[str, Any]]:
     return [op for _, op in timed[:top]]
 
 
-def cost_bars(ops: list[dict[str, Any]], top: int = 10, *, heading: str = "Costliest ops (mean per run)") -> str:
+def cost_bars(
+    ops: list[dict[str, Any]],
+    top: int = 10,
+    *,
+    heading: str = "Costliest ops (mean per run)",
+    name_of: Callable[[dict[str, Any]], str] | None = None,
+) -> str:
     """HTML for the costliest ops' mean time per run; "" when the run was not profiled.
 
     ``heading`` says what the times are (CPU time of the emulation or device time); it is escaped.
+    ``name_of`` gives the name shown for an op (its short name and function in a call tree's report).
     """
     chosen = costliest(ops, top)
     if not chosen:
@@ -39,7 +46,7 @@ def cost_bars(ops: list[dict[str, Any]], top: int = 10, *, heading: str = "Costl
     for op in chosen:
         width = max(1.0, 100.0 * op["us"] / slowest)
         share = 100.0 * op["us"] / total
-        name = escape(op["n"])
+        name = escape(name_of(op) if name_of is not None else op["n"])
         rows.append(
             f'<div style="{_ROW}"><span style="{_LABEL}" title="{name}">{name}</span>'
             f'<span style="flex:1 1 auto"><div style="{_BAR};width:{width:.1f}%"></div></span>'

@@ -53,6 +53,10 @@ def _run_facts(payload: dict[str, Any]) -> list[Fact]:
     per = " per step" if run["steps"] != 1 else ""
     wall = f"{run['wall_ms']:.2f} ms{per} ({measured_label(payload)})"
     facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], 'step')} · {wall}")]
+    if run.get("rounded_tensors") is not None:
+        scope = " (in every function it calls too)" if len(payload.get("functions") or []) > 1 else ""
+        text = f"{_plural(run['rounded_tensors'], 'tensor')} rounded to the plan's half precision{scope}"
+        facts.append(Fact("run.rounded_tensors", "Emulated", text))
     facts += adapter_facts(run)
     if run.get("reference_wall_ms") is not None:
         facts.append(
@@ -81,9 +85,31 @@ def _run_facts(payload: dict[str, Any]) -> list[Fact]:
         facts.append(Fact("run.op_summary_csv", "Op summary CSV", run["op_summary_csv"], "path"))
     top = costliest(payload["ops"], 5)
     if top:
-        listed = ", ".join(f"{op['n']} {op['us']:.1f} µs" for op in top)
+        listed = ", ".join(f"{op_label(payload, op)} {op['us']:.1f} µs" for op in top)
         facts.append(Fact("ops.us", f"Costliest ops (mean per run, {measured_label(payload, 'us')})", listed))
+    drifted = worst_drift(payload["ops"], 3)
+    if drifted:
+        listed = "; ".join(f"{op_label(payload, op)} {drift_text(op['dr'])}" for op in drifted)
+        facts.append(Fact("ops.dr", f"Largest drift vs float32 ({DRIFT_UNITS})", listed))
     return facts
+
+
+#: What the three drift numbers are, said wherever drift is shown.
+DRIFT_UNITS = "abs: largest |a − b|; rel: largest |a − b| / |b|; cos: cosine similarity, 1 = same direction"
+
+
+def worst_drift(ops: list[dict[str, Any]], top: int = 3) -> list[dict[str, Any]]:
+    """The ``top`` ops that drifted most from float32 by max relative error (as the sweep's worst op).
+
+    A non-finite error (stored as null) ranks first: an op that went inf/NaN only here is the worst.
+    """
+    drifted = [(k, op) for k, op in enumerate(ops) if op.get("dr")]
+
+    def rank(item: tuple[int, dict[str, Any]]) -> tuple[float, int]:
+        rel = item[1]["dr"].get("max_rel")
+        return (-float("inf") if rel is None else -float(rel), item[0])
+
+    return [op for _, op in sorted(drifted, key=rank)[:top]]
 
 
 def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
@@ -131,21 +157,36 @@ def transfers_text(payload: dict[str, Any], limit: int = 8) -> str:
     for t in payload["transfers"][:limit]:
         arrow = "host → device" if t["dir"] == "h2d" else "device → host"
         size = "size unknown" if t.get("b") is None else format_bytes(t["b"])
-        items.append(f"{ops[t['s']]['n']} → {ops[t['d']]['n']} ({arrow}, {t['dt']}, {size})")
+        items.append(
+            f"{op_label(payload, ops[t['s']])} → {op_label(payload, ops[t['d']])} ({arrow}, {t['dt']}, {size})"
+        )
     more = len(payload["transfers"]) - limit
     return "; ".join(items) + (f" +{more} more" if more > 0 else "")
 
 
+def functions_text(payload: dict[str, Any]) -> str:
+    """``"train_step (40 ops) calls gen_loss (12 ops), disc_loss (20 ops); the counts cover all"``."""
+    functions = payload.get("functions") or []
+    head, called = functions[0], functions[1:]
+    listed = ", ".join(f"{f['label']} ({_plural(f['ops'], 'op')})" for f in called)
+    return f"{head['label']} ({_plural(head['ops'], 'op')}) calls {listed}; the counts above cover all of them"
+
+
 def _plan_facts(payload: dict[str, Any]) -> list[Fact]:
     facts = []
+    estimated = [(k, op) for k, op in enumerate(payload["ops"]) if op.get("est_us") is not None]
+    if estimated:
+        top = sorted(estimated, key=lambda item: (-item[1]["est_us"], item[0]))[:5]
+        listed = ", ".join(f"{op_label(payload, op)} {op['est_us']:.1f} µs" for _, op in top)
+        facts.append(Fact("ops.est_us", f"Estimated costliest ops ({estimate_label(payload)}, not measured)", listed))
+    if len(payload.get("functions") or []) > 1:
+        facts.append(Fact("functions", "Functions", functions_text(payload)))
     if payload["transfers"]:
         count = len(payload["transfers"])
         facts.append(Fact("transfers", _plural(count, "transfer"), transfers_text(payload)))
     cost = payload.get("cost_model")
     if cost:
-        facts.append(
-            Fact("cost_model", f"Estimated NPU step ({estimate_label(payload)}, not measured)", _cost_text(cost))
-        )
+        facts.append(Fact("cost_model", f"NPU step ({estimate_label(payload)}, not measured)", _cost_text(cost)))
     approximate = payload["summary"].get("approximate")
     if approximate:
         facts.append(
@@ -167,21 +208,39 @@ def _plan_facts(payload: dict[str, Any]) -> list[Fact]:
     return facts
 
 
-def _cost_text(cost: dict[str, Any]) -> str:
-    """``"time 1.25 ms (0.48× float32) · activation + weight memory 12.0 MiB (0.55× float32)"``."""
+LAUNCH_BOUND = 0.5  # a step at least this much fixed launch cost is said to be launch-bound
 
-    def ratio(value: Any) -> str:
-        return "" if value is None else f" ({value:.2f}× float32)"
+
+def _cost_text(cost: dict[str, Any]) -> str:
+    """``"time 1.25 ms (0.48× float32) · activation + weight memory 12.0 MiB (0.55× float32) · basis: ..."``.
+
+    The label already says "estimated by the cost model, not measured"; the basis says what the model
+    assumes. A step that is mostly fixed launch cost says so next to its ratio (a small model shows
+    ~1.00× float32 under every precision mode for that reason, not because float16 gains nothing).
+    """
+
+    def ratio(value: Any, why: str = "") -> str:
+        return "" if value is None else f" ({value:.2f}× float32{why})"
 
     parts = []
     if cost.get("step_ms") is not None:
-        parts.append(f"time {cost['step_ms']:.3f} ms{ratio(cost.get('step_ratio_fp32'))}")
+        parts.append(f"time {cost['step_ms']:.3f} ms{ratio(cost.get('step_ratio_fp32'), _launch_note(cost))}")
     if cost.get("memory_bytes") is not None:
         parts.append(
             f"activation + weight memory {format_bytes(cost['memory_bytes'])}{ratio(cost.get('memory_ratio_fp32'))}"
         )
-    text = " · ".join(parts) or "no estimate"
-    return text + (f" · assumes {cost['basis']}" if cost.get("basis") else "")
+    if not parts:  # nothing estimated (a refused plan): the basis says why
+        return str(cost.get("basis") or "no estimate")
+    return " · ".join(parts) + (f" · basis: {cost['basis']}" if cost.get("basis") else "")
+
+
+def _launch_note(cost: dict[str, Any]) -> str:
+    """``": 92% of it is the fixed per-op launch cost, which precision does not change"`` or ``""``."""
+    share = cost.get("launch_share")
+    if share is None or share < LAUNCH_BOUND:
+        return ""
+    part = "over 99%" if share >= 0.995 else f"{share:.0%}"  # not "100%": the kernels take some time
+    return f": {part} of it is the fixed per-op launch cost, which precision does not change"
 
 
 def drift_text(drift: dict[str, Any]) -> str:
@@ -194,13 +253,35 @@ def drift_text(drift: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def op_function(payload: dict[str, Any], op: dict[str, Any]) -> str:
+    """The Python name of the function an op belongs to ("" in a report on one function)."""
+    functions = payload.get("functions") or []
+    return str(functions[op.get("f", 0)]["label"]) if len(functions) > 1 else ""
+
+
+def op_short_name(payload: dict[str, Any], op: dict[str, Any]) -> str:
+    """An op's name inside its own function (a called function's ops are named ``<function>/<op>``)."""
+    where = op.get("f", 0)
+    if not where:
+        return str(op["n"])
+    prefix = payload["functions"][where]["name"] + "/"
+    return str(op["n"])[len(prefix) :] if str(op["n"]).startswith(prefix) else str(op["n"])
+
+
+def op_label(payload: dict[str, Any], op: dict[str, Any]) -> str:
+    """An op as a line of text names it: ``MatMul (in inner)`` for an op of a called function."""
+    return f"{op_short_name(payload, op)} (in {op_function(payload, op)})" if op.get("f") else str(op["n"])
+
+
 def op_marks(op: dict[str, Any]) -> list[str]:
-    """Short per-op labels shown next to its name: overflow, approximate decision, estimated time."""
+    """Short per-op labels shown next to its name: overflow, approximate decision.
+
+    The cost model's per-op estimate is not one: every op has it, so on every name it buried the
+    name; it is listed once (``ops.est_us``) and per op in the Lab view's details.
+    """
     marks = []
     if op.get("ov"):
         marks.append("⚠ overflow")
     if op.get("approximate"):
         marks.append("≈ approximate")
-    if op.get("est_us") is not None:
-        marks.append(f"est. {op['est_us']:.1f} µs (estimate)")
     return marks

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from npu_jupyter._renderers import TEXT_RENDERERS
+from npu_jupyter._renderers import HTML_RENDERERS, TEXT_RENDERERS
 
 #: (module, class) of every object rendered as a report.
 REPORT_TYPES = (("npu_jupyter.plan.model", "Plan"), ("npu_jupyter.runtime.report", "RunReport"))
@@ -35,10 +35,25 @@ def text(obj: Any) -> str:
     return render(report_payload(obj), detail=default_detail())
 
 
+def comparison_html(obj: Any) -> str:
+    """``compare()``'s result: differing tensors first, worst first, identical ones folded."""
+    from npu_jupyter.display.comparison import render
+
+    return render(obj)
+
+
+def sweep_html(obj: Any) -> str:
+    """``sweep()``'s table, fitted to the cell width."""
+    from npu_jupyter.display.sweep_view import render
+
+    return render(obj)
+
+
 def register(shell: Any = None) -> None:
     """Give reports their text form, and register them with ``shell`` (default: the running IPython)."""
     if text not in TEXT_RENDERERS:
         TEXT_RENDERERS.append(text)
+    HTML_RENDERERS.update(Comparison=comparison_html, SweepTable=sweep_html)
     shell = shell if shell is not None else _running_shell()
     formatter = getattr(getattr(shell, "display_formatter", None), "mimebundle_formatter", None)
     if formatter is None:

@@ -7,16 +7,30 @@ and dark themes, so it uses no scripts, no external CSS and no fixed colours for
 types, reasons, paths, warnings) is user data and goes through :func:`html.escape`.
 
 Layout, in the order a person porting a model reads it: title and summary counts; errors and warnings;
-what the run measured; the ops that left the device or changed precision; everything else collapsed.
+what the run measured; the ops that left the AI Core or changed precision; everything else collapsed.
+Op tables fit the cell (:mod:`npu_jupyter.display.fit_table`): measurement columns appear only when the
+cell asked for them (``--profile``: time, ``--reference``: drift).
 """
 
 from __future__ import annotations
 
 from html import escape
 from typing import Any
+from urllib.parse import quote
 
 from npu_jupyter.display.chart import cost_bars
-from npu_jupyter.display.facts import Fact, drift_text, measured_label, op_marks, report_facts
+from npu_jupyter.display.facts import (
+    DRIFT_UNITS,
+    Fact,
+    drift_text,
+    measured_label,
+    op_function,
+    op_label,
+    op_marks,
+    op_short_name,
+    report_facts,
+)
+from npu_jupyter.display.fit_table import ALERT_ROW, Cell, Column, Note, Row, fit_table, text_cell
 from npu_jupyter.units import format_bytes  # re-exported: display.html.format_bytes
 
 DETAIL_LEVELS = ("summary", "full")
@@ -30,11 +44,8 @@ _BOX = (
     "font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:var(--jp-ui-font-size1,13px);"
     "color:inherit;background:transparent;line-height:1.4;max-width:100%;overflow-x:auto"
 )
-_TABLE = "border-collapse:collapse;margin:4px 0;font-size:inherit;color:inherit;background:transparent"
 # Cell styles repeat on every row, so they stay short; borders and zebra rows come from the frontend's
 # own table CSS (JupyterLab, VS Code), which already follows the theme.
-_CELL = "text-align:left;vertical-align:top;padding:1px 6px"
-_HEAD = "text-align:left;padding:1px 6px;border-bottom:1px solid var(--jp-border-color1,currentColor)"
 _MONO = "font-family:var(--jp-code-font-family,monospace)"
 _NOTE = "border-left:3px solid {color};padding:2px 8px;margin:4px 0"
 _ERROR_COLOR = "var(--jp-error-color1,#d32f2f)"
@@ -69,7 +80,7 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
         _notes(payload["errors"], "Error", _ERROR_COLOR),
         _notes(payload["warnings"], "Warning", _WARN_COLOR),
         _facts_section(payload),
-        _op_section(payload, interesting, "Ops that left the device or changed precision", caps[0]),
+        _op_section(payload, interesting, HEADING, caps[0]),
         _rest_section(payload, rest, caps[1]),
     ]
     if payload.get("truncated"):
@@ -81,26 +92,44 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
     return "".join(p for p in parts if p)
 
 
+HEADING = "Ops that left the AI Core (host, AI CPU) or changed precision"
+
+
 def is_interesting(op: dict[str, Any]) -> bool:
-    """An op a person should see first: it runs on the host, changed precision, or overflowed."""
-    return op["e"] == "HOST" or op["d0"] != op["d1"] or bool(op.get("ov"))
+    """An op a person should see first: it runs on the host or AI CPU, changed precision, or overflowed."""
+    return op["e"] != "AI_CORE" or changed_precision(op) or bool(op.get("ov"))
+
+
+def changed_precision(op: dict[str, Any]) -> bool:
+    """The device reads or writes the op's data in another dtype than the graph declares."""
+    return op["d0"] != op["d1"] or bool(op.get("rd"))
+
+
+def dtype_text(op: dict[str, Any], arrow: str) -> str:
+    """``float32 → float16``; ``float32 (reads float16)`` for input-only lowering; else the dtype."""
+    if op["d0"] != op["d1"]:
+        return f"{op['d0']}{arrow}{op['d1']}"
+    return f"{op['d0']} (reads {op['rd']})" if op.get("rd") else op["d0"]
 
 
 _FLOAT_DTYPES = ("float16", "float32", "float64", "bfloat16")
 
 
 def interest_rank(op: dict[str, Any]) -> int:
-    """0 overflowed, 1 float op on the host (slow round trips), 2 precision changed, 3 other host ops.
+    """0 overflowed, 1 float op on the host (slow round trips), 2 AI CPU op, 3 precision changed, 4 others.
 
-    Host-only shape constants and integer bookkeeping rarely need attention, so they come last.
+    An AI CPU op splits the device graph and runs far slower than on the AI Core, so it comes before
+    the (many) precision changes; host-only shape constants and integer bookkeeping come last.
     """
     if op.get("ov"):
         return 0
     if op["e"] == "HOST" and op["d0"] in _FLOAT_DTYPES and op["t"] not in ("Const", "Placeholder"):
         return 1
-    if op["d0"] != op["d1"]:
+    if op["e"] == "AI_CPU":
         return 2
-    return 3
+    if changed_precision(op):
+        return 3
+    return 4
 
 
 def interesting_ops(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -112,7 +141,7 @@ def summary_line(payload: dict[str, Any]) -> str:
     """``"120 ops: 100 AI Core, 5 AI CPU, 15 host · 40 changed precision · 2 clusters · …"``."""
     s = payload["summary"]
     line = (
-        f"{s['ops']} ops: {s['ai_core']} AI Core, {s['ai_cpu']} AI CPU, {s['host']} host"
+        f"{s['ops']} ops{functions_scope(payload)}: {s['ai_core']} AI Core, {s['ai_cpu']} AI CPU, {s['host']} host"
         f" · {s['precision_changed']} changed precision · {s['clusters']} device "
         f"cluster{'s' if s['clusters'] != 1 else ''} · {s['transfers']} host↔device transfer"
         f"{'s' if s['transfers'] != 1 else ''}"
@@ -120,6 +149,15 @@ def summary_line(payload: dict[str, Any]) -> str:
     if s.get("transfer_bytes") is not None and s["transfers"]:
         line += f" ({format_bytes(s['transfer_bytes'])})"
     return line
+
+
+def functions_scope(payload: dict[str, Any]) -> str:
+    """`` (train_step and the 2 functions it calls)``: what the counts of a traced function's report cover."""
+    functions = payload.get("functions") or []
+    if len(functions) < 2:
+        return ""
+    called = len(functions) - 1
+    return f" ({functions[0]['label']} and the {called} function{'s' if called != 1 else ''} it calls)"
 
 
 def _config_line(payload: dict[str, Any]) -> str:
@@ -144,7 +182,7 @@ def _facts_section(payload: dict[str, Any]) -> str:
     parts = []
     for fact in report_facts(payload):
         if fact.key == "ops.us":
-            parts.append(cost_bars(payload["ops"], heading=fact.label))
+            parts.append(cost_bars(payload["ops"], heading=fact.label, name_of=lambda op: op_label(payload, op)))
         else:
             parts.append(_fact_html(fact))
     return "".join(parts)
@@ -160,8 +198,25 @@ def _fact_html(fact: Fact) -> str:
             value = f'<code style="{_MONO}">{value}</code>'
         return f'<div style="{_NOTE.format(color=color)}">{label}{value}</div>'
     if fact.tone == "path":
-        return f'<div>{label}<code style="{_MONO}">{escape(fact.text)}</code></div>'
+        return f"<div>{label}{path_html(fact.text)}</div>"
     return f"<div>{label}{escape(fact.text)}</div>"
+
+
+def path_html(path: str) -> str:
+    """A path in code font; a relative one (inside the notebook's folder) is also a link.
+
+    JupyterLab resolves a relative link in an output against the notebook's folder and opens the
+    file (or shows the folder) in Lab; an absolute path lies outside what the server can open.
+    """
+    code = f'<code style="{_MONO}">{escape(path)}</code>'
+    if not is_openable(path):
+        return code
+    return f'<a href="{escape(quote(path), quote=True)}" title="open in JupyterLab">{code}</a>'
+
+
+def is_openable(path: str) -> bool:
+    """Relative and not leaving the notebook's folder: a path JupyterLab can open from an output."""
+    return bool(path) and not path.startswith(("/", "\\", "~")) and ":" not in path and not path.startswith("..")
 
 
 def _op_section(payload: dict[str, Any], ops: list[dict[str, Any]], heading: str, cap: int | None) -> str:
@@ -173,12 +228,25 @@ def _op_section(payload: dict[str, Any], ops: list[dict[str, Any]], heading: str
 
 
 def _rest_section(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) -> str:
+    """The remaining ops, collapsed; in a report on several functions, one section per function."""
     if not ops:
         return ""
-    return (
-        f"<details><summary>All other ops ({len(ops)}): on the device, precision unchanged</summary>"
-        f"{_table(payload, ops, cap)}</details>"
-    )
+    functions = payload.get("functions") or []
+    if len(functions) < 2:
+        return (
+            f"<details><summary>All other ops ({len(ops)}): on the device, precision unchanged</summary>"
+            f"{_table(payload, ops, cap)}</details>"
+        )
+    parts = []
+    for where, function in enumerate(functions):
+        mine = [op for op in ops if op.get("f", 0) == where]
+        if mine:
+            whose = "" if where == 0 else ", called"
+            parts.append(
+                f"<details><summary>All other ops of {escape(function['label'])}{whose} ({len(mine)}): on the "
+                f"device, precision unchanged</summary>{_table(payload, mine, cap)}</details>"
+            )
+    return "".join(parts)
 
 
 def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) -> str:
@@ -186,34 +254,46 @@ def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) 
     # Measurement columns only when the run measured something, so plan tables stay narrow.
     timed = any(op.get("us") is not None for op in ops)
     drifted = any(op.get("dr") for op in ops)
-    columns = ["Op", "Type", "Engine", "dtype", "Placement reason", "Precision reason"]
-    columns += [f"µs per run ({escape(measured_label(payload, 'us'))})"] * timed + ["Drift vs float32"] * drifted
-    head = "".join(f'<th style="{_HEAD}">{c}</th>' for c in columns)
+    several = len(payload.get("functions") or []) > 1
+    columns = [
+        Column("Op"),
+        *([Column("Function", "9em")] * several),
+        Column("Type", "9em"),
+        Column("Engine", "5.5em"),
+        Column("dtype", "8.5em"),
+        Column("Placement reason"),
+        Column("Precision reason"),
+    ]
+    if timed:
+        columns.append(Column("µs per run", "6em", True, f"mean µs per run, {measured_label(payload, 'us')}"))
+    if drifted:
+        columns.append(Column("Drift vs float32", "11em", title=DRIFT_UNITS))
     shown = ops if cap is None else ops[:cap]
-    rows = []
+    rows: list[Row | Note] = []
     for op in shown:
-        changed = op["d0"] != op["d1"]
-        dtype = f"<strong>{escape(op['d0'])} → {escape(op['d1'])}</strong>" if changed else escape(op["d0"])
+        dtype = escape(dtype_text(op, " → "))
+        dtype = f"<strong>{dtype}</strong>" if changed_precision(op) else dtype
+        name = text_cell(op_short_name(payload, op), mono=True)
         flag = "".join(f' <span style="white-space:nowrap">{escape(mark)}</span>' for mark in op_marks(op))
         cells = [
-            f"<code>{escape(op['n'])}</code>{flag}",
-            escape(op["t"]),
-            escape(_ENGINE_LABEL.get(op["e"], op["e"])),
-            dtype,
-            escape(reasons[op["pr"]]),
-            escape(reasons[op["xr"]]),
+            Cell(name.html + flag, op["n"]),
+            *([text_cell(op_function(payload, op))] * several),
+            text_cell(op["t"]),
+            Cell(escape(_ENGINE_LABEL.get(op["e"], op["e"]))),
+            Cell(dtype),
+            text_cell(reasons[op["pr"]]),
+            text_cell(reasons[op["xr"]]),
         ]
         if timed:
-            cells.append("" if op.get("us") is None else f"{op['us']:.1f}")
+            cells.append(Cell("" if op.get("us") is None else f"{op['us']:.1f}"))
         if drifted:
-            cells.append(escape(drift_text(op["dr"])) if op.get("dr") else "")
-        styles = [_CELL] * len(cells)
-        styles[2] = styles[3] = _CELL + ";white-space:nowrap"
-        rows.append("<tr>" + "".join(f'<td style="{st}">{c}</td>' for st, c in zip(styles, cells)) + "</tr>")
+            cells.append(text_cell(drift_text(op["dr"]) if op.get("dr") else ""))
+        rows.append((cells, ALERT_ROW if op.get("ov") else ""))
     more = ""
     if cap is not None and len(ops) > cap:
         more = (
             f"<div><em>{len(ops) - cap} more not shown; "
             "<code>%config NpuMagics.detail = 'full'</code> shows every op.</em></div>"
         )
-    return f'<table style="{_TABLE}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>{more}'
+    legend = f'<div style="opacity:.8">Drift vs float32: {escape(DRIFT_UNITS)}.</div>' if drifted else ""
+    return fit_table(columns, rows) + legend + more

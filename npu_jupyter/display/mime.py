@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-light
@@ -156,6 +157,9 @@ def _build(plan: Plan, run: RunReport | None, keep: list[str], *, truncated: boo
             cluster_index[cluster] = len(clusters)
             clusters.append({"name": cluster, "size": sum(d.cluster == cluster for d in plan.ops.values())})
     ops = [_op_entry(plan.ops[name], index, cluster_index, reasons, run) for name in keep]
+    functions = list(getattr(plan, "functions", None) or [])  # plans cached before the field existed
+    if len(functions) > 1:
+        _mark_functions(ops, keep, functions)
     payload: dict[str, Any] = {
         "schema": SCHEMA,
         "version": VERSION,
@@ -169,14 +173,61 @@ def _build(plan: Plan, run: RunReport | None, keep: list[str], *, truncated: boo
         "clusters": clusters,
         "ops": ops,
         "transfers": _transfers(plan, index),
-        "warnings": _messages(plan.warnings + (list(run.warnings) if run is not None else [])),
-        "errors": _messages(plan.errors),
+        "warnings": _messages(_grouped(plan, _warnings(plan, run))),
+        "errors": _messages(_grouped(plan, plan.errors)),
         "truncated": truncated,
     }
     payload.update(_plan_extras(plan, run, payload["summary"]))
+    if len(functions) > 1:
+        payload["functions"] = _functions_block(plan, functions)
     if run is not None:
         payload["run"] = _run_block(run)
     return payload
+
+
+def _warnings(plan: Plan, run: RunReport | None) -> list[str]:
+    """The plan's and the run's warnings, less the non-finite finding the ``run.nonfinite`` fact already says.
+
+    The run notes the first non-finite value both as a warning and in ``extra["nonfinite"]``; every
+    view shows the latter as its labelled "First non-finite value" line, so the sentence would appear twice.
+    """
+    warnings = list(plan.warnings) + (list(run.warnings) if run is not None else [])
+    nonfinite = _optional(run, "nonfinite") or {}
+    said = str(nonfinite.get("reason", "")) if isinstance(nonfinite, dict) else ""
+    return [w for w in warnings if not said or w != said]
+
+
+def _mark_functions(ops: list[dict[str, Any]], keep: list[str], functions: list[str]) -> None:
+    """``f``: the index of the called function an op belongs to (absent for the function reported on)."""
+    from npu_jupyter.runtime.function_tree import function_of
+
+    for entry, name in zip(ops, keep):
+        where = function_of(name, functions)
+        if where:
+            entry["f"] = where
+
+
+def _functions_block(plan: Plan, functions: list[str]) -> list[dict[str, Any]]:
+    """The traced functions a tree plan covers, the called one first: name, Python name, op count."""
+    from npu_jupyter.runtime.function_labels import python_name
+    from npu_jupyter.runtime.function_tree import function_of
+
+    counts = [0] * len(functions)
+    for name in plan.ops:
+        counts[function_of(name, functions)] += 1
+    return [{"name": name, "label": python_name(name), "ops": counts[k]} for k, name in enumerate(functions)]
+
+
+def _grouped(plan: Plan, messages: list[str]) -> list[str]:
+    """Messages differing only in the op they name, folded into one (:mod:`.grouping`)."""
+    from npu_jupyter.display.grouping import group_messages
+
+    if len(messages) < 2:
+        return messages
+    names = set(plan.ops)
+    if len(getattr(plan, "functions", None) or []) > 1:  # a called function's findings name its own ops
+        names |= {name.split("/", 1)[1] for name in plan.ops if "/" in name}
+    return group_messages(messages, names)
 
 
 def _optional(source: Any, name: str) -> Any:
@@ -204,7 +255,7 @@ def _plan_extras(plan: Plan, run: RunReport | None, summary: dict[str, Any]) -> 
     approximate = sum(bool(getattr(d, "approximate", False)) for d in plan.ops.values())
     if approximate:
         summary["approximate"] = approximate
-    notes = list(plan.notes or []) + list(_optional(run, "notes") or [])
+    notes = list(dict.fromkeys(list(plan.notes or []) + list(_optional(run, "notes") or [])))
     if notes:
         out["notes"] = _messages(notes)
     predicted = _optional(run, "predicted")
@@ -221,7 +272,7 @@ def _plan_extras(plan: Plan, run: RunReport | None, summary: dict[str, Any]) -> 
     return out
 
 
-_COST_FIELDS = ("step_ms", "memory_bytes", "step_ratio_fp32", "memory_ratio_fp32")
+_COST_FIELDS = ("step_ms", "memory_bytes", "step_ratio_fp32", "memory_ratio_fp32", "launch_share")
 
 
 def _cost_block(cost: Any) -> dict[str, Any]:
@@ -305,6 +356,9 @@ def _op_entry(
             entry["est_us"] = _round(estimates[d.name], 3)
     if getattr(d, "approximate", False):
         entry["approximate"] = True
+    reads = list(getattr(d, "lowered_reads", []) or [])
+    if reads and entry["d0"] == entry["d1"]:  # reads lowered, writes its declared dtype
+        entry["rd"] = "/".join(reads)
     return entry
 
 
@@ -324,15 +378,32 @@ def _run_block(run: RunReport) -> dict[str, Any]:
         "wall_ms": _round(run.wall_ms, 3),
         "reference_wall_ms": None if run.reference_wall_ms is None else _round(run.reference_wall_ms, 3),
         "first_overflow": run.first_overflow,
-        "dump_dir": run.dump_dir,
-        "trace_file": run.trace_file,
-        "op_summary_csv": run.op_summary_csv,
+        "dump_dir": shown_path(run.dump_dir),
+        "trace_file": shown_path(run.trace_file),
+        "op_summary_csv": shown_path(run.op_summary_csv),
         **_run_extras(run),
         # ascend backend only (null / empty otherwise): see docs/report-schema.md
         "prediction": run.prediction_note,
         "adapter_outputs": [dict(o) for o in run.adapter_outputs][:100],
         "actual": _actual_block(run.actual),
     }
+
+
+def shown_path(path: str | None) -> str | None:
+    """A file a run wrote, as the views show and link it: relative to the kernel's working directory
+    when it lies inside it (the notebook's folder, which JupyterLab can open), else absolute.
+
+    A run records paths as it was given them (``--dump ./dump`` relative, ``--profile $dir``
+    absolute); shown side by side they must read alike, and a relative one is a link in the views.
+    """
+    if not path:
+        return path
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute, os.getcwd())
+    except ValueError:  # another drive on Windows
+        return absolute
+    return absolute if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
 
 
 def _actual_block(actual: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -361,6 +432,9 @@ def _run_extras(run: RunReport) -> dict[str, Any]:
         out["dump_skipped"] = [
             {"step": int(item["step"]), "reason": str(item.get("reason", ""))} for item in list(skipped)[:_MAX_MESSAGES]
         ]
+    rounded = _optional(run, "rounded_tensors")
+    if rounded is not None:
+        out["rounded_tensors"] = int(rounded)
     nonfinite = _optional(run, "nonfinite")
     if nonfinite:
         step = nonfinite.get("step")
@@ -383,7 +457,11 @@ def _title(plan: Plan, run: RunReport | None) -> str:
     if run is not None and run.fetches:
         label = run.extra.get("tf2_label")  # a traced function: the Keras entry point or Python name
         if label and label not in run.fetches:
-            return f"Calls of {label} ({_names(run.fetches)}): {base}"
+            # The Python name, not TensorFlow's __inference_<name>_<uid> (the uid changes per trace).
+            from npu_jupyter.runtime.function_labels import python_name
+
+            names = [python_name(f) for f in run.fetches]
+            return f"Calls of {label}{'' if names == [label] else f' ({_names(names)})'}: {base}"
         return f"Run of {_names(run.fetches)}: {base}"
     fetches = getattr(plan, "fetches", None)  # plans pickled by plan_cache before the field existed
     if run is None and fetches:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from npu_jupyter.display.facts import drift_text, op_marks, report_facts
-from npu_jupyter.display.html import interesting_ops, summary_line
+from npu_jupyter.display.facts import DRIFT_UNITS, drift_text, op_label, op_marks, report_facts
+from npu_jupyter.display.html import HEADING, dtype_text, interesting_ops, summary_line
 
 _SUMMARY_ROWS = 20
 
@@ -28,20 +28,22 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
     lines += [f"{_clean(fact.label)}: {_clean(fact.text)}" for fact in report_facts(payload)]
 
     ops = payload["ops"] if detail == "full" else interesting_ops(payload["ops"])
-    heading = "ops" if detail == "full" else "ops that left the device or changed precision"
+    heading = "ops" if detail == "full" else HEADING.lower()
     if ops:
         lines.append(f"{heading} ({len(ops)}):")
         shown = ops if detail == "full" else ops[:_SUMMARY_ROWS]
         lines += [_op_line(payload, op) for op in shown]
         if len(shown) < len(ops):
             lines.append(f"  … {len(ops) - len(shown)} more")
+        if any(op.get("dr") for op in shown):
+            lines.append(f"  (drift vs float32 — {DRIFT_UNITS})")
     if payload.get("truncated"):
         lines.append("(report truncated to stay under 1 MB)")
     return "\n".join(lines)
 
 
 def _op_line(payload: dict[str, Any], op: dict[str, Any]) -> str:
-    dtype = op["d0"] if op["d0"] == op["d1"] else f"{op['d0']}->{op['d1']}"
+    dtype = dtype_text(op, "->")
     # An AI Core op's placement reason is always "supported"; elsewhere where it runs is the news.
     placement = "" if op["e"] == "AI_CORE" else payload["reasons"][op["pr"]]
     precision = "" if op["e"] == "HOST" else payload["reasons"][op["xr"]]
@@ -52,7 +54,8 @@ def _op_line(payload: dict[str, Any], op: dict[str, Any]) -> str:
     if op.get("dr"):
         marks.append(f"drift {drift_text(op['dr'])}")
     extra = f" ({'; '.join(marks)})" if marks else ""
-    return f"  {_clean(op['n'])} [{_clean(op['t'])}] {op['e']} {dtype}{extra}: {_clean(reason)}"
+    name = op_label(payload, op)
+    return f"  {_clean(name)} [{_clean(op['t'])}] {op['e']} {dtype}{extra}: {_clean(reason)}"
 
 
 def _clean(text: str) -> str:

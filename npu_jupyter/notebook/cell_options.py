@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from IPython.core.error import UsageError
-from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.core.magic_arguments import MagicArgumentParser
 
 from npu_jupyter.notebook.arguments import parse_assignments, split
 
@@ -24,41 +24,74 @@ if TYPE_CHECKING:  # pragma: no cover
 _EXCLUSIVE = (("precision_mode", "precision_mode_v2"),)
 
 
-@magic_arguments(name="%npu")
-@argument("--mix", action="store_true", help="mixed computing on for this cell (mix_compile_mode=True)")
-@argument("--no-mix", action="store_true", help="mixed computing off for this cell (mix_compile_mode=False)")
-@argument(
-    "--precision",
-    metavar="MODE",
-    help="precision_mode (or a precision_mode_v2 value such as mixed_float16) for this cell",
+# The %%npu flags, declared once: the parser, the usage line, the help (manual.py) and the
+# misspelt-flag hints are all built from this table.
+CELL_FLAGS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--mix", {"action": "store_true", "help": "mixed computing on for this cell (mix_compile_mode=True)"}),
+    ("--no-mix", {"action": "store_true", "help": "mixed computing off for this cell (mix_compile_mode=False)"}),
+    (
+        "--precision",
+        {
+            "metavar": "MODE",
+            "help": "precision_mode (or a precision_mode_v2 value such as mixed_float16) for this cell",
+        },
+    ),
+    ("--dump", {"metavar": "DIR", "help": "enable_dump=True, dump_path=DIR (the folder is created when missing)"}),
+    ("--dump-step", {"metavar": "STEPS", "help": "dump_step, e.g. '0|5|10' or '0|3-5|10'"}),
+    ("--dump-mode", {"metavar": "MODE", "help": "dump_mode: input, output or all"}),
+    (
+        "--profile",
+        {
+            "metavar": "DIR",
+            "nargs": "?",
+            "const": "",
+            "help": "profiling_mode=True; profiling_options output=DIR when given",
+        },
+    ),
+    (
+        "--set",
+        {
+            "metavar": "KEY=VALUE",
+            "nargs": "+",
+            "action": "append",
+            "default": [],
+            "help": "any other option, typed by the option catalogue (repeatable)",
+        },
+    ),
+    (
+        "--reference",
+        {
+            "action": "store_true",
+            "help": "measure drift: compare every op with a float32 reference (sessions and traced functions)",
+        },
+    ),
+    ("--quiet", {"action": "store_true", "help": "do not render the run reports after the cell"}),
+    (
+        "--verbose",
+        {
+            "action": "store_true",
+            "help": "let TensorFlow's own C++ log lines (profiler, oneDNN, CUDA probes) into the cell's output",
+        },
+    ),
 )
-@argument("--dump", metavar="DIR", help="enable_dump=True, dump_path=DIR")
-@argument("--dump-step", metavar="STEPS", help="dump_step, e.g. '0|5|10' or '0|3-5|10'")
-@argument("--dump-mode", metavar="MODE", help="dump_mode: input, output or all")
-@argument(
-    "--profile", metavar="DIR", nargs="?", const="", help="profiling_mode=True; profiling_options output=DIR when given"
-)
-@argument(
-    "--set",
-    metavar="KEY=VALUE",
-    nargs="+",
-    action="append",
-    default=[],
-    help="any other option, typed by the option catalogue (repeatable)",
-)
-@argument(
-    "--reference",
-    action="store_true",
-    help="measure drift: compare every op with a float32 reference (sessions and traced functions)",
-)
-@argument("--quiet", action="store_true", help="do not render the run reports after the cell")
-@argument(
-    "--verbose",
-    action="store_true",
-    help="let TensorFlow's own C++ log lines (profiler, oneDNN, CUDA probes) into the cell's output",
-)
-def cell_flags(line: str) -> None:
-    """%%npu [flags]: run this cell with the session NPU config plus these overrides."""
+
+
+def _parser(flags: tuple[tuple[str, dict[str, Any]], ...]) -> MagicArgumentParser:
+    """An IPython magic parser (errors are UsageErrors) with ``flags``."""
+    parser = MagicArgumentParser(prog="%%npu", add_help=False)
+    for name, options in flags:
+        parser.add_argument(name, **options)
+    return parser
+
+
+CELL_PARSER = _parser(CELL_FLAGS)
+
+
+def flag_usage(name: str) -> str:
+    """``--profile [DIR]``: how one flag is written, as argparse's usage line writes it."""
+    [flag] = [f for f in CELL_FLAGS if f[0] == name]
+    usage = " ".join(_parser((flag,)).format_usage().split())
+    return usage[usage.index(name) : -1]  # without the brackets that mark it optional
 
 
 @dataclass
@@ -87,7 +120,7 @@ def parse_cell_flags(line: str, base: NpuConfig) -> CellFlags:
     argv = split(line, usage)  # POSIX quoting: '0|5' and "a b" lose their quotes, as in a shell
     _reject_unknown_flags(argv, line, usage)
     try:
-        args = cell_flags.parser.parse_args(argv)
+        args = CELL_PARSER.parse_args(argv)
     except UsageError as err:
         raise UsageError(f"%%npu {line.strip()}: {err}{_flag_hint(line)}; nothing was run.\n{usage}") from None
     if args.mix and args.no_mix:
@@ -124,26 +157,14 @@ def parse_cell_flags(line: str, base: NpuConfig) -> CellFlags:
 
 
 def _flag_names() -> list[str]:
-    """Every ``--flag`` of the one parser (the help and the hints are both generated from it)."""
-    return [
-        opt
-        for action in cell_flags.parser._actions
-        for opt in action.option_strings
-        if opt.startswith("--") and opt != "--help"
-    ]
+    """Every ``--flag`` (the help and the hints are both generated from the one table)."""
+    return [name for name, _ in CELL_FLAGS]
 
 
 def cell_usage() -> str:
     """``%%npu [--mix] [--no-mix] ...``: the usage line argparse writes from the flags."""
-    usage = " ".join(cell_flags.parser.format_usage().split())
-    return "%" + usage[usage.index("%npu") :]
-
-
-def flags_help() -> str:
-    """One indented line (or more) per flag with its metavar and help, generated from the parser."""
-    text = cell_flags.parser.format_help()
-    body = text[text.index("--mix", text.index("\n\n", text.index("%npu"))) - 2 :] if "--mix" in text else ""
-    return "\n".join(line.rstrip() for line in body.rstrip().splitlines())
+    usage = " ".join(CELL_PARSER.format_usage().split())
+    return usage[usage.index("%%npu") :]
 
 
 CELL_USAGE = cell_usage()

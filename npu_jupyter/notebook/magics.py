@@ -13,7 +13,6 @@ To have ``%npu`` / ``%%npu`` without ``%load_ext``, put one of these in ``ipytho
 
 from __future__ import annotations
 
-import ast
 import contextlib
 from html import escape
 from typing import Any
@@ -23,10 +22,10 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Enum, observe
 from traitlets.config import Configurable
 
-from npu_jupyter.notebook import arguments
+from npu_jupyter.notebook import arguments, manual
 from npu_jupyter.tensorflow_import import require_tensorflow
 
-_SUBCOMMANDS = ("show", "set", "unset", "reset", "panel", "code", "save", "load", "explain", "adapter", "help")
+_SUBCOMMANDS = manual.subcommands()
 
 
 @magics_class
@@ -45,7 +44,13 @@ class NpuMagics(Magics, Configurable):
     verbose = Bool(
         False,
         help="Let TensorFlow's C++ log lines (profiler session, oneDNN, CUDA probes) into %%npu cell "
-        "outputs; --verbose does it for one cell.",
+        "outputs and its start-up lines into the notebook's first TensorFlow cell; --verbose does it for "
+        "one %%npu cell.",
+    ).tag(config=True)
+    legacy_keras = Bool(
+        True,
+        help="At %load_ext, make tf.keras Keras 2 (tf_keras, TF_USE_LEGACY_KERAS=1) when TensorFlow is not "
+        "imported yet, as on the Ascend adapter's TensorFlow, so tf.compat.v1.layers work; False keeps Keras 3.",
     ).tag(config=True)
     backend = Enum(
         ["auto", "emulator", "ascend"],
@@ -60,6 +65,19 @@ class NpuMagics(Magics, Configurable):
         # settings from the shell's config (e.g. ipython_config.py) here.
         if shell is not None and getattr(shell, "config", None) is not None:
             self.update_config(shell.config)
+        from npu_jupyter.notebook.quiet import QuietStartup
+
+        # Plain cells too are kept free of TensorFlow's C++ start-up lines (registered at %load_ext).
+        self.startup = QuietStartup(shell, lambda: bool(self.verbose))
+
+    @observe("legacy_keras")
+    def _legacy_keras_changed(self, change: dict[str, Any]) -> None:
+        """``%config NpuMagics.legacy_keras = False`` after loading undoes the switch while it still can."""
+        from npu_jupyter.notebook import legacy_keras
+
+        note = None if change["new"] else legacy_keras.keep_keras_3()
+        if note:
+            print(note)
 
     @observe("detail")
     def _detail_changed(self, change: dict[str, Any]) -> None:
@@ -70,51 +88,7 @@ class NpuMagics(Magics, Configurable):
 
     @line_cell_magic
     def npu(self, line: str, cell: str | None = None) -> Any:
-        """Configure the Ascend NPU session options and run cells on an NPU session.
-
-                Line magic (the session-wide config, shared with ``npu_jupyter.panel()``)::
-
-                  %npu                          show the options set, problems and warnings
-                  %npu show                     same
-                  %npu set KEY=VALUE ...        set options; the whole line or nothing is applied
-                  %npu unset KEY ...            back to the adapter default
-                  %npu reset                    unset every option
-                  %npu panel                    widget panel bound to the config
-                  %npu code [--estimator]       equivalent Python (sess.run ConfigProto, or NPURunConfig)
-                  %npu save PATH                write the config as JSON
-                  %npu load PATH                replace the config by one saved with %npu save
-                  %npu explain FETCH            plan of the default graph for a tensor or op name
-                  %npu adapter [emulate | off]  which adapter sessions use; emulate npu_bridge (no real one here)
-                  %npu help [options]           this text; ``options`` lists every option by group
-
-                KEY is a ``custom_op.parameter_map`` key (``precision_mode``, ``mix_compile_mode``,
-                ``dump_path``, ...). VALUE is typed by the option: true/false (also 1/0, yes/no, on/off) for
-                switches, integers for counts, text otherwise; quote text with spaces:
-                ``%npu set dump_path="/tmp/my dumps" enable_dump=true``.
-
-                Cell magic (this cell only; the session config is not changed)::
-
-                  {cell_usage}
-
-        {cell_flags}
-
-                Every ``tf.compat.v1.Session`` / ``InteractiveSession`` the cell creates becomes an NPU session
-                (``npu_jupyter.session``). Its options are, highest first: the cell's flags, the
-                ``NpuOptimizer`` entries of a ``ConfigProto`` the cell passes to the session, then the session
-                config. After the cell one report per distinct run renders (repeated runs of the same fetches
-                collapse into one report with a step count). A bad flag or value is reported before the cell
-                runs, and then nothing runs and nothing changes.
-
-                A ``--dump DIR`` folder is created when missing, as ``--profile DIR`` creates its own (``%npu set
-                dump_path=...`` keeps the adapter's rule: the folder must exist). TensorFlow's C++ log lines stay
-                out of the cell's output unless ``--verbose`` (or ``%config NpuMagics.verbose = True``). Code in
-                the cell that does not run through a ``tf.compat.v1`` session (eager ops, ``tf.function``, Keras
-                ``fit``) is not affected by the flags, and the cell says so.
-
-                Display settings: ``%config NpuMagics.detail = 'full'`` (every op in reports),
-                ``%config NpuMagics.autodisplay = False``, ``%config NpuMagics.backend = 'emulator'``,
-                ``%config NpuMagics.verbose = True``.
-        """
+        """Configure the Ascend NPU session options and run cells on an NPU session (``%npu help``)."""
         if cell is not None:
             return self._run_cell(line, cell)
         return self._line(line)
@@ -234,13 +208,14 @@ class NpuMagics(Magics, Configurable):
             adapter.uninstall()
         print(adapter.status())
 
-    def _cmd_help(self, rest: list[str]) -> None:
+    def _cmd_help(self, rest: list[str]) -> Any:
+        """The manual (HTML in a notebook, text elsewhere), or every option by group."""
         if rest == ["options"]:
             print(_options_help())
-            return
+            return None
         if rest:
             raise UsageError("Usage: %npu help [options]")
-        print(_manual())
+        return manual.Manual(NpuMagics.class_traits(config=True))
 
     # -- cell magic --------------------------------------------------------------------------
 
@@ -279,7 +254,9 @@ class NpuMagics(Magics, Configurable):
             if created is not None:  # a refused cell leaves no folder behind
                 _remove_empty(created)
             raise UsageError(f"%%npu {line.strip()}: {err}\nThe cell was not run.") from None
-        code = self._compile(cell)
+        from npu_jupyter.notebook.cell_code import CellCode
+
+        code = CellCode(self.shell, line, cell)
         if flags.reference and not emulator_backend(self.backend):
             print(
                 "%%npu --reference: drift against float32 is measured by the emulator only; on the ascend "
@@ -293,7 +270,7 @@ class NpuMagics(Magics, Configurable):
             with swapped_sessions(cell_sessions), emulated_functions(
                 cell_config, self.backend, reference=flags.reference
             ) as functions:
-                value = self._execute(code)
+                value = code.run()
             failed = False
         finally:
             # Also when the cell raised: the runs before the error (an overflow, say) often explain it.
@@ -325,27 +302,6 @@ class NpuMagics(Magics, Configurable):
         if not reports and not failed:
             why = "its sessions ran nothing" if made_sessions else "it created no tf.compat.v1.Session"
             print(no_effect_message(why, line))
-
-    def _compile(self, cell: str) -> tuple[Any, Any]:
-        """Compile the cell as IPython would (magics and ``!`` lines inside it work), last
-        expression kept apart so its value becomes the cell's output like a normal cell.
-        """
-        source = self.shell.transform_cell(cell)  # type: ignore[union-attr]  # shell is set once the magics are registered
-        tree = ast.parse(source)
-        last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
-        # shell is set once the magics are registered
-        filename = self.shell.compile.cache(source) if hasattr(self.shell.compile, "cache") else "<%%npu>"  # type: ignore[union-attr]
-        body = compile(tree, filename, "exec")
-        expr = compile(last, filename, "eval") if last is not None else None
-        return body, expr
-
-    def _execute(self, code: tuple[Any, Any]) -> Any:
-        body, expr = code
-        namespace = self.shell.user_ns  # type: ignore[union-attr]  # shell is set once the magics are registered
-        exec(body, namespace)  # noqa: S102 - running the user's own cell is the point
-        return eval(expr, namespace) if expr is not None else None  # noqa: S307
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -422,10 +378,7 @@ class _Rendered:
         return mimebundle(self.obj, detail=self.detail)
 
 
-_LINE_USAGE = (
-    "Usage: %npu [show | set KEY=VALUE ... | unset KEY ... | reset | panel | code [--estimator] | "
-    "save PATH | load PATH | explain FETCH | adapter [emulate | off] | help [options]]"
-)
+_LINE_USAGE = manual.line_usage()
 
 
 def _no_args(command: str, rest: list[str]) -> None:
@@ -433,22 +386,12 @@ def _no_args(command: str, rest: list[str]) -> None:
         raise UsageError(f"%npu {command} takes no arguments, got {' '.join(rest)!r}.\n{_LINE_USAGE}")
 
 
-def _manual() -> str:
-    import inspect
-
-    return inspect.cleandoc(NpuMagics.npu.__doc__ or "")
-
-
-def _document_cell_flags() -> None:
-    """Write the ``%%npu`` flag list into the magic's doc from the one parser (``%npu?``, ``%npu help``)."""
-    from npu_jupyter.notebook.cell_options import CELL_USAGE, flags_help
-
-    flags = "\n".join("        " + line if line else "" for line in flags_help().splitlines())
-    doc = NpuMagics.npu.__doc__ or ""
-    NpuMagics.npu.__doc__ = doc.replace("{cell_usage}", CELL_USAGE).replace("{cell_flags}", flags)
+def _document() -> None:
+    """``%npu?`` shows the same manual as ``%npu help``, as text."""
+    NpuMagics.npu.__doc__ = str(manual.Manual(NpuMagics.class_traits(config=True)))
 
 
-_document_cell_flags()
+_document()
 
 
 def _options_help() -> str:
@@ -465,9 +408,23 @@ def _options_help() -> str:
 
 def load_ipython_extension(ip: Any) -> None:
     """Register ``%npu``/``%%npu`` and make ``%config NpuMagics`` work; idempotent."""
+    from npu_jupyter.notebook.legacy_keras import choose_keras_2
+
     magics = NpuMagics(shell=ip)
+    note = choose_keras_2(magics.legacy_keras)  # before anything can import TensorFlow
+    if note:
+        print(note)
+    _stop_quiet_startup(ip)
+    magics.startup.register()
     ip.register_magics(magics)
     ip.configurables = [c for c in ip.configurables if not isinstance(c, NpuMagics)] + [magics]
+
+
+def _stop_quiet_startup(ip: Any) -> None:
+    """The quiet start-up of an earlier load (``%reload_ext``) stops; one at a time."""
+    for old in ip.configurables:
+        if isinstance(old, NpuMagics):
+            old.startup.unregister()
 
 
 def unload_ipython_extension(ip: Any) -> None:
@@ -475,4 +432,5 @@ def unload_ipython_extension(ip: Any) -> None:
     for kind in ("line", "cell"):
         ip.magics_manager.magics[kind].pop("npu", None)
     ip.magics_manager.registry.pop("NpuMagics", None)
+    _stop_quiet_startup(ip)
     ip.configurables = [c for c in ip.configurables if not isinstance(c, NpuMagics)]

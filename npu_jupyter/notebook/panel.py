@@ -78,7 +78,15 @@ class NpuPanel(widgets.VBox):
             "text_style": TextStyle(description_width=_DESCRIPTION_WIDTH),
             "layout": widgets.Layout(width=_CONTROL_WIDTH),
             "plain": widgets.Layout(),
-            "note": widgets.Layout(margin=f"0 0 4px {_DESCRIPTION_WIDTH}", width=_CONTROL_WIDTH),
+            # Under the value, at most the control's width and never past the output area's right edge:
+            # a fixed 680px after the 340px indent ran out of a 1400px window with the file browser open
+            # and cut precision_mode's notes off mid-sentence; they wrap now.
+            "note": widgets.Layout(
+                margin=f"0 0 4px {_DESCRIPTION_WIDTH}",
+                width=f"calc(100% - {_DESCRIPTION_WIDTH})",
+                max_width=_CONTROL_WIDTH,
+            ),
+            "row": widgets.Layout(width="100%"),
             "html_style": HTMLStyle(),
         }
         self._pages = _pages()
@@ -239,7 +247,7 @@ class _Control:
         self.note: widgets.HTML | None = None
         if self._status or self._notes:
             self.note = widgets.HTML(layout=looks["note"], style=looks["html_style"])
-            self.row = widgets.VBox([self.row, self.note], layout=looks["plain"])
+            self.row = widgets.VBox([self.row, self.note], layout=looks["row"])
         self.show(getattr(config, spec.key))
 
     def show(self, value: Any) -> None:

@@ -6,6 +6,10 @@ that descriptor into the cell's output, so a profiled cell filled with pink line
 the user's code. Around the cell, descriptor 2 points at a temporary file instead; Python's own
 ``sys.stderr`` (warnings, tracebacks) is not that descriptor in a kernel and is left alone. The lines
 are kept in :data:`last_log` for whoever wants them, and ``--verbose`` lets them through.
+
+Plain cells get the same treatment until TensorFlow has started (:class:`QuietStartup`): the first cell
+that imports TensorFlow of every notebook showed a pink block of absl, oneDNN and CUDA-probe lines
+(``failed call to cuInit``), which ``TF_CPP_MIN_LOG_LEVEL=2`` does not hide (the probe logs an error).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import contextlib
 import os
 import sys
 import tempfile
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 last_log = ""  # what the last quiet cell's C++ code wrote to descriptor 2
 
@@ -57,3 +61,75 @@ def _flush_python_stderr() -> None:
                 stream.flush()
         except (OSError, ValueError):
             pass
+
+
+class QuietStartup:
+    """Quiet plain cells (IPython's pre/post_run_cell events) until the cell in which TensorFlow started.
+
+    TensorFlow logs its start-up lines when it is imported and when it first probes for devices (the
+    CUDA probe); the probe is made at the end of that cell, still quiet, so a later cell's first session
+    does not print it. ``verbose()`` true (``%config NpuMagics.verbose = True``) lets the lines through.
+    Until then whatever native code writes to descriptor 2 in a plain cell goes to :data:`last_log`.
+    Nothing is registered when TensorFlow was imported before the extension loaded: its lines are out.
+    """
+
+    def __init__(self, shell: Any, verbose: Callable[[], bool]) -> None:
+        self.shell = shell
+        self.verbose = verbose
+        self._quiet: contextlib.ExitStack | None = None
+        self.registered = False
+
+    def register(self) -> None:
+        """Start quieting cells, unless TensorFlow has started already."""
+        if "tensorflow" in sys.modules or self.registered:
+            return
+        self.shell.events.register("pre_run_cell", self.before)
+        self.shell.events.register("post_run_cell", self.after)
+        self.registered = True
+        if _inside_a_cell(self.shell):  # `%load_ext npu_jupyter` and `import tensorflow` in one cell
+            self.before()
+
+    def unregister(self) -> None:
+        """Stop quieting cells (TensorFlow started, or the extension is unloaded)."""
+        if not self.registered:
+            return
+        self.registered = False
+        for event, callback in (("pre_run_cell", self.before), ("post_run_cell", self.after)):
+            with contextlib.suppress(ValueError):
+                self.shell.events.unregister(event, callback)
+
+    def before(self, *_: Any) -> None:
+        """Descriptor 2 to the sink for this cell (IPython 7 passes no argument, 8+ the cell's info)."""
+        if self.verbose() or self._quiet is not None:
+            return
+        stack = contextlib.ExitStack()
+        stack.enter_context(quiet_tensorflow())
+        self._quiet = stack
+
+    def after(self, *_: Any) -> None:
+        """Back to normal; once TensorFlow is imported, probe its devices quietly and stop."""
+        stack, self._quiet = self._quiet, None
+        try:
+            if "tensorflow" in sys.modules:
+                _probe_devices(sys.modules["tensorflow"])
+                self.unregister()
+        finally:
+            if stack is not None:
+                stack.close()
+
+
+def _inside_a_cell(shell: Any) -> bool:
+    """Whether a cell is running (IPython enters its display trap around a cell's code only, not
+    around a magic called from Python or an extension loaded at kernel start).
+    """
+    trap = getattr(shell, "display_trap", None)
+    active = getattr(trap, "is_active", None)  # IPython 8+; IPython 7 has only the counter behind it
+    if active is None:
+        active = getattr(trap, "_nested_level", 0) != 0
+    return bool(active)
+
+
+def _probe_devices(tf: Any) -> None:
+    """List the physical devices now, so TensorFlow's one-time CUDA probe logs into the quiet cell."""
+    with contextlib.suppress(Exception):  # a TensorFlow whose import failed half-way: nothing to probe
+        tf.config.list_physical_devices()

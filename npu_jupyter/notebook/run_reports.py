@@ -12,7 +12,8 @@ Two more things keep the report a person came for on top:
   others, as a one-line note, unless they are all the cell ran;
 * a warning repeated word for word by several reports of the cell (the planner repeats some for every
   run of a Saver, say) is shown in full once; later reports point back to it
-  (:func:`dedupe_warnings`).
+  (:func:`dedupe_warnings`), and a note every traced function's report carries (the TF2 placement
+  rule) is shown with the first report only.
 """
 
 from __future__ import annotations
@@ -119,6 +120,8 @@ def is_initializer_run(report: Any) -> bool:
     count and a NoOp grouping training updates (``minimize``) or a Saver restore does not: an apply op
     is neither an assignment nor feeds one, and a restore reads a checkpoint (an external input).
     """
+    if report.extra.get("tf2_helper") == "initializer":  # TensorFlow's initialize_variables function
+        return True
     return is_initializer_plan(report.plan, report.fetches)
 
 
@@ -138,7 +141,10 @@ def initializer_note(reports: list[Any]) -> str:
     parts = []
     for r in reports:
         runs = f", {r.steps} runs" if r.steps > 1 else ""
-        parts.append(f"{', '.join(r.fetches)} (variable initialisation, {len(r.plan.ops)} ops{runs})")
+        if r.extra.get("tf2_helper"):  # "variable initialisation (initialize_variables), run during Keras fit"
+            parts.append(f"{r.extra['tf2_label']} ({len(r.plan.ops)} ops{runs})")
+        else:
+            parts.append(f"{', '.join(r.fetches)} (variable initialisation, {len(r.plan.ops)} ops{runs})")
     return "also ran: " + "; ".join(parts)
 
 
@@ -154,7 +160,8 @@ def dedupe_warnings(reports: list[Any]) -> list[Any]:
     """
     first_seen: dict[str, str] = {}
     out = []
-    for report in reports:
+    shown_notes: set[str] = set()
+    for report in _notes_once(reports, shown_notes):
         plan = report.plan
         warnings = []
         for message in plan.warnings:
@@ -168,6 +175,27 @@ def dedupe_warnings(reports: list[Any]) -> list[Any]:
             out.append(report)
         else:
             out.append(dataclasses.replace(report, plan=dataclasses.replace(plan, warnings=warnings)))
+    return out
+
+
+def _notes_once(reports: list[Any], shown: set[str]) -> list[Any]:
+    """Reports after the first that carries the TF2 rule's note, without that note.
+
+    The note (how the TF2 adapter's placement is predicted) is the same for every traced function of
+    a cell: it is shown with the first report, not repeated under each. Notes about one report's own
+    graph (Keras 3 built it, XLA was turned off) stay with every report they concern.
+    """
+    from npu_jupyter.runtime.functions import TF2_RULE_NOTE
+
+    out = []
+    for report in reports:
+        notes = list(report.extra.get("notes") or [])
+        kept = [note for note in notes if note != TF2_RULE_NOTE or note not in shown]
+        shown.update(notes)
+        if kept == notes:
+            out.append(report)
+        else:
+            out.append(dataclasses.replace(report, extra={**report.extra, "notes": kept}))
     return out
 
 

@@ -6,9 +6,10 @@ replaced, for the duration of the cell only, by factories that build the config 
 ``npu_jupyter.runtime.backends.session(...)``. The originals come back when the cell ends, also when it
 raises. Every session made is remembered so its run reports can be shown after the cell.
 
-Only sessions created through the ``tf.compat.v1`` names are swapped (which is how user code and helper
-modules create them). Code holding its own reference to the class from before the cell, and TF's own
-``MonitoredSession``/Estimator machinery, which construct the class directly, keep plain TF sessions.
+Sessions created through the ``tf.compat.v1`` names are swapped (which is how user code and helper
+modules create them), and so are those of TF's own ``MonitoredTrainingSession``/``MonitoredSession``/
+Estimator machinery (:mod:`npu_jupyter.runtime.session_names` points its ``SessionManager`` at the
+swapped name). Code holding its own reference to the class from before the cell keeps plain TF sessions.
 """
 
 from __future__ import annotations

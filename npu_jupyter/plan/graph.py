@@ -99,6 +99,7 @@ class GraphView:
     order: list[Node]
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     tf_graph: Any = None  # the tf.Graph the view came from, for lazy static shapes
+    exec_config: dict[str, Any] = field(default_factory=dict)  # the graph's own dynamic config (graph_exec)
     _consumers: list[list[tuple[int, int]]] | None = None
     _preds: list[list[int]] | None = None
     _succs: list[list[int]] | None = None

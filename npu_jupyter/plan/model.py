@@ -20,6 +20,9 @@ if TYPE_CHECKING:  # typing.Literal is Python 3.8+; annotations here are strings
     Engine = Literal["AI_CORE", "AI_CPU", "HOST"]
 
 
+_FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
+
+
 @dataclass
 class OpDecision:
     """What the adapter would do with one TensorFlow op.
@@ -46,11 +49,27 @@ class OpDecision:
     policy: str | None = None  # mixed precision list: "white" | "black" | "gray" | None
     body_ops: list[str] = field(default_factory=list)  # op types inside a called function or a fused unary chain
     approximate: bool = False  # rests on approximate op data (plan/approximate.py)
+    declared_input_dtypes: list[str] = field(default_factory=list)  # each data input's dtype in the graph
 
     @property
     def precision_changed(self) -> bool:
-        """True when the planner predicts a different output dtype than the graph declares."""
-        return self.dtype_before != self.dtype_after
+        """True when the device reads or writes this op's data in another dtype than the graph declares.
+
+        Output lowering (``dtype_before != dtype_after``) and input-only lowering count alike: a cube op
+        that reads float16 and writes float32 (force_fp32, ``customize_dtypes`` "float16 in, float32
+        out") computes on rounded data even though its output dtype is unchanged.
+        """
+        return self.dtype_before != self.dtype_after or bool(self.lowered_reads)
+
+    @property
+    def lowered_reads(self) -> list[str]:
+        """The dtypes this op reads float inputs in where they differ from the declared ones (deduplicated)."""
+        reads = [
+            got
+            for got, declared in zip(self.input_dtypes, self.declared_input_dtypes)
+            if got != declared and got in _FLOATS and declared in _FLOATS
+        ]
+        return list(dict.fromkeys(reads))
 
 
 @dataclass
@@ -106,6 +125,9 @@ class Plan:
     title: str = ""
     notes: list[str] = field(default_factory=list)  # informational (e.g. variables replicated per GeOp)
     fetches: list[str] = field(default_factory=list)  # what the plan was asked for ("loss"); titles name it
+    # a traced function's call tree (runtime.function_tree): the called function first, then the ones it
+    # calls, whose ops are named "<function>/<op>"; empty for a plan of one graph
+    functions: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         """Counts a person reads first: where ops run and how many changed precision."""

@@ -141,6 +141,7 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
         Precision is GE's in both.
 
     """
+    from npu_jupyter.plan import graph_exec
     from npu_jupyter.plan.partition import partition
     from npu_jupyter.plan.placement import place
     from npu_jupyter.plan.precision import decide_precision
@@ -165,6 +166,10 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
     gc.disable()
     try:
         view = _view(graph, fetches)
+        graph_notes: list[str] = []
+        if adapter == "tf1":  # the TF1 partition pass reads the graph's own dynamic config over the session's
+            settings, graph_notes, graph_errors = graph_exec.apply(settings, view.exec_config)
+            config_errors = config_errors + graph_errors
         with _stage_progress(len(view.order)) as bar:
             bar.describe("placement")
             if adapter == "tf2":
@@ -205,6 +210,7 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
                 cluster=clusters[i],
                 inputs=list(n.input_names),
                 input_dtypes=p.input_dtypes,
+                declared_input_dtypes=list(n.input_dtypes),
                 output_dtypes=decided,
                 impl_mode=p.impl_mode,
                 policy=p.policy,
@@ -218,7 +224,7 @@ def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None
     # npu_device never reads isGray: no TF2 decision rests on the approximate host-kept list
     mark_approximate(ops, lib, settings.mix_compile_mode and tf2 is None)
     mode_word = "mixed computing" if settings.mix_compile_mode else "full offload"
-    notes = part.notes
+    notes = graph_notes + part.notes
     if tf2 is not None:
         mode_word = tf2.mode_word
         notes = tf2.notes + part.notes + tf2_placement.unread_note(unread)

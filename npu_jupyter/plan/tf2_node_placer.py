@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
+from typing import Any, Callable
 
 from npu_jupyter.package_data import read_package_text
 from npu_jupyter.plan.graph import GraphView, Node
@@ -94,7 +94,7 @@ def place_mixed(
         state[i], reason[i] = _determined(n, view, lib, substitutes, cpu_res)
         must_npu[i] = state[i] == NPU
     _returned_uncopyable(view, state, reason, must_npu, placed.errors)
-    _spread_cpu(view, state, reason, must_npu, placed.errors, substitutes)
+    _spread_cpu(view, state, reason, must_npu, placed.errors, substitutes, lambda root: _verdict_data(root, view, lib))
     _concrete(view, state, reason, substitutes)
     mutex = any(n.op in lists["cpu_only_marker_ops"] for n in view.order)
     for n in view.order:
@@ -170,6 +170,27 @@ def _returned_uncopyable(
         )
 
 
+def _verdict_data(root: Node, view: GraphView, lib: Any) -> str:
+    """Whether a compile-failure verdict rests on approximate op data: the op types that put ``root`` on the CPU.
+
+    Bundled tables approximate which op types npu_supported_ops.json declares; a type absent from them
+    is a guess, a curated host-only type (a Python callback, a tf.data op) is not.
+    """
+    types = [root.op] if not root.functions else subgraph_unsupported(root.functions, view, lib)
+    if not types or not getattr(lib, "approximate", False):
+        return ""
+    guessed = [t for t in types if lib.caps(t) is None]
+    if guessed:
+        return (
+            f" This verdict rests on approximate op data: {', '.join(guessed[:3])} is not in the bundled "
+            "approximation of npu_supported_ops.json (no CANN install was read)."
+        )
+    return (
+        f" It does not rest on approximate op data: {', '.join(types[:3])} is a host-only op type in the "
+        "bundled tables (with its source)."
+    )
+
+
 def _spread_cpu(
     view: GraphView,
     state: list[int],
@@ -177,14 +198,18 @@ def _spread_cpu(
     must_npu: list[bool],
     errors: list[str],
     substitutes: dict[int, str],
+    approximate: Callable[[Node], str] | None = None,
 ) -> None:
     """``SpreadCpuNode``: CPU placement crosses every uncopyable data edge, both ways, to a fixed point.
 
     A substitute or constant reached is the copy of one consumer (CopyShareableNode): the spread
-    does not go on from it to its other consumers.
+    does not go on from it to its other consumers. A node that must be on the NPU reached by the
+    spread is the adapter's compile error; the verdict names it, the CPU node that reached it, why
+    the spread began there (the node first determined CPU), and whether that rests on approximate data.
     """
     order, cons = view.order, view.consumers()
     work = [i for i, st in enumerate(state) if st == CPU]
+    origin = {i: i for i in work}  # node -> the node determined CPU that the spread started from
     seen = set(work)
     while work:
         i = work.pop()
@@ -195,12 +220,18 @@ def _spread_cpu(
             if j in seen or copyable(dtype):
                 continue
             seen.add(j)
+            origin[j] = origin[i]
             if j not in substitutes and order[j].op != "Const":
                 work.append(j)
             if must_npu[j]:
+                root = order[origin[i]]
+                what = _arg_label(view, order[j].name) if is_arg(order[j]) else order[j].op
                 errors.append(
                     f"Failed spread place {order[j].name} on cpu as has placed on npu (npu_device {SOURCE} "
-                    f"SpreadCpuNode: it exchanges a {dtype} tensor with CPU op {n.name}; the function fails to compile)"
+                    f"SpreadCpuNode): {order[j].name} ({what}) must run on the NPU but exchanges a {dtype} tensor "
+                    f"with CPU op {n.name}, so the function fails to compile. The CPU placement starts at "
+                    f"{root.name} ({root.op}): {_strip(reason[root.index])}."
+                    + (approximate(root) if approximate is not None else "")
                 )
                 continue
             if state[j] == ANY:
@@ -210,6 +241,26 @@ def _spread_cpu(
                     f"npu_device: {'gets' if verb == 'feeds' else 'sends'} a {dtype} tensor {other} CPU op {n.name}; "
                     f"{dtype} tensors cannot be copied between CPU and NPU, so it runs on the CPU ({SOURCE} SpreadCpuNode)"
                 )
+
+
+def _arg_label(view: GraphView, name: str) -> str:
+    """``resource argument: variable dense/kernel:0`` for a captured variable's placeholder, when known."""
+    graph = view.tf_graph
+    try:
+        handles = {id(v.handle): v.name for v in getattr(graph, "variables", ())}
+        for external, internal in getattr(graph, "captures", ()):
+            if internal.op.name == name and id(external) in handles:
+                return f"resource argument: variable {handles[id(external)]}"
+    except Exception:  # noqa: BLE001, S110 - a graph without captures: the plain label below
+        pass
+    return "resource argument"
+
+
+def _strip(reason: str) -> str:
+    """A placement reason without its ``npu_device:`` lead and source reference, to quote in a sentence."""
+    lead = "npu_device: "
+    text = reason[len(lead) :] if reason.startswith(lead) else reason
+    return text.split(f" ({SOURCE}", 1)[0] if f"({SOURCE}" in text else text
 
 
 def _concrete(view: GraphView, state: list[int], reason: list[str], substitutes: dict[int, str]) -> None:

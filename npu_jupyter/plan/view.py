@@ -10,6 +10,7 @@ from typing import Any
 
 from npu_jupyter.plan.fetches import fetch_names
 from npu_jupyter.plan.graph import GraphView
+from npu_jupyter.plan.graph_exec import graph_config
 from npu_jupyter.plan.node_reading import read_library, read_node, scope_attrs_in
 from npu_jupyter.plan.topology import link, prune
 
@@ -50,6 +51,7 @@ def view_of(graph_def: Any, tf_graph: Any = None, fetches: Any = None, serialize
     if wanted:
         listed = prune(nodes, listed, wanted)
         nodes = {n.name: n for n in listed}
+    exec_config = graph_config(graph_def, set(nodes) if wanted else None, serialized)
     order = link(listed)
     if library:
         for n in order:
@@ -60,4 +62,4 @@ def view_of(graph_def: Any, tf_graph: Any = None, fetches: Any = None, serialize
                     if info is not None:
                         body.extend(info.op_types)
                 n.body = body
-    return GraphView(nodes=nodes, order=order, functions=library, tf_graph=tf_graph)
+    return GraphView(nodes=nodes, order=order, functions=library, tf_graph=tf_graph, exec_config=exec_config)

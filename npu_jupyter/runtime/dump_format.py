@@ -75,6 +75,9 @@ class DumpGraph:
     id: int = 0
     fetches: tuple[str, ...] = ()
     feeds: tuple[str, ...] = ()
+    # "training" (it computes gradients or applies an optimizer), "initializer" (variable initialisation
+    # only) or "" (anything else: evaluation, prediction); load_dump opens a training graph by default
+    role: str = ""
 
     def folder(self, root: str) -> Path:
         """Graph 0 at the top of ``dump_path`` (the flat layout), graph k under ``graph_<k>``."""
@@ -84,7 +87,10 @@ class DumpGraph:
 def graph_record(graph: DumpGraph) -> dict[str, Any]:
     """A graph's line in ``graphs.json`` and in each of its step manifests."""
     folder = "" if graph.id == 0 else f"graph_{graph.id}"
-    return {"id": graph.id, "folder": folder, "fetches": list(graph.fetches), "feeds": list(graph.feeds)}
+    record = {"id": graph.id, "folder": folder, "fetches": list(graph.fetches), "feeds": list(graph.feeds)}
+    if graph.role:
+        record["role"] = graph.role
+    return record
 
 
 def read_json(path: Path) -> Any:

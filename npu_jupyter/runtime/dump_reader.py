@@ -119,8 +119,9 @@ class Dump:
 
     Steps are per graph (see the module docstring). ``dump.graphs`` lists the graph ids in the folder
     and ``dump.graph_info(k)`` what defines each (fetches, feeds); ``steps``, ``[step]``, ``get`` and
-    ``tensors`` read one graph, ``dump.graph_id``: the one asked for, else the graph with the most dumped
-    steps (on a tie the later one), which is the training loop when an initializer ran first.
+    ``tensors`` read one graph, ``dump.graph_id``: the one asked for, else the training graph (the writer
+    marks graphs that compute gradients or apply an optimizer) with the most steps, else the graph with
+    the most dumped steps (on a tie the later one).
     ``dump.graph(k)`` is the same dump read for graph ``k``.
     """
 
@@ -207,16 +208,20 @@ class Dump:
 
 
 def _busiest(graphs: dict[int, dict[int, StepDump]], infos: dict[int, dict[str, Any]]) -> int:
-    """The graph with the most steps run (dumped or skipped), the later one on a tie; 0 for an empty dump.
+    """The training graph with the most steps run (dumped or skipped); 0 for an empty dump.
 
-    Counting skipped steps keeps a training loop whose dump was skipped for its size the default,
-    rather than silently returning the initialiser graph's one step.
+    A graph the writer marked ``"role": "training"`` (it computes gradients or applies an optimizer)
+    comes first, so after ``fit(..., validation_data=...)`` the train function's dump opens, not the
+    evaluate function's that ran as many calls. Then the most steps run: counting skipped steps keeps a
+    training loop whose dump was skipped for its size the default, rather than silently returning the
+    initialiser graph's one step. On a tie, the later graph (dumps written before roles were recorded).
     """
 
-    def run_steps(g: int) -> int:
-        return len(graphs.get(g, {})) + len((infos.get(g) or {}).get("skipped") or {})
+    def rank(g: int) -> tuple[bool, int, int]:
+        info = infos.get(g) or {}
+        return info.get("role") == "training", len(graphs.get(g, {})) + len(info.get("skipped") or {}), g
 
-    return max(set(graphs) | set(infos), key=lambda g: (run_steps(g), g), default=0)
+    return max(set(graphs) | set(infos), key=rank, default=0)
 
 
 def _files_complete(folder: Path, manifest: dict[str, Any]) -> bool:
@@ -238,7 +243,8 @@ def load_dump(path: str | os.PathLike[str], graph: int | None = None) -> Dump:
     ``path`` is the ``dump_path`` folder, one ``graph_<k>`` folder in it, or one ``step_<n>`` folder.
     Steps are numbered per graph, as the adapter counts iterations per compiled graph: ``dump.graphs``
     lists the graphs found, ``graph=k`` (or ``dump.graph(k)``) picks one; by default ``dump.steps`` and
-    ``dump[step]`` read the graph with the most dumped steps (on a tie the later one), so after
+    ``dump[step]`` read the training graph (or train function) with the most steps, else the graph with
+    the most dumped steps (on a tie the later one), so after
     ``sess.run(init)`` and a training loop with ``dump_step="0|2"``, ``load_dump(path).steps == [0, 2]``
     are the training steps and ``load_dump(path).graph(0)[0]`` is the initializer run.
     """
@@ -279,7 +285,7 @@ def load_dump(path: str | os.PathLike[str], graph: int | None = None) -> Dump:
     dump = Dump(str(root), {}, graphs=graphs, graph_id=graph, infos=infos)
     if graph is None and dump.skipped and not dump.steps:
         warnings.warn(
-            f"load_dump({str(path)!r}): graph {dump.graph_id} (the busiest) has no dumped step; "
+            f"load_dump({str(path)!r}): graph {dump.graph_id} (the default: training, most steps) has no dumped step; "
             f"skipped: {dump.skipped}. Other graphs: {[g for g in dump.graphs if g != dump.graph_id]} "
             f"(dump.graph(k)).",
             RuntimeWarning,

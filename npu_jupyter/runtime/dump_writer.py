@@ -139,16 +139,24 @@ class DumpWriter:
             self._register(graph, {str(step): reason})
 
     def write_step(
-        self, step: int, entries: list[DumpEntry], meta: dict[str, Any] | None = None, graph: DumpGraph | None = None
+        self,
+        step: int,
+        entries: list[DumpEntry],
+        meta: dict[str, Any] | None = None,
+        graph: DumpGraph | None = None,
+        *,
+        stats_only: bool | None = None,
     ) -> str:
         """Write ``entries`` as ``step_<step>`` of ``graph`` (default graph 0); return its folder.
 
-        Raises DumpBudgetExceeded before writing anything, DumpWriteError (an OSError) when the disk
-        refuses a write.
+        ``stats_only`` (default: the writer's ``dump_data``) writes statistics in the manifest and no
+        tensor files, which spend none of the budget. Raises DumpBudgetExceeded before writing anything,
+        DumpWriteError (an OSError) when the disk refuses a write.
         """
         graph = graph or DumpGraph()
+        stats = self.stats_only if stats_only is None else stats_only
         arrays = [(e, _as_saved(e.value, e.decided_dtype)) for e in entries]
-        size = 0 if self.stats_only else sum(a.nbytes for _, a in arrays)
+        size = 0 if stats else sum(a.nbytes for _, a in arrays)
         if self.written_bytes + size > self.budget_bytes:
             raise DumpBudgetExceeded(
                 f"dump budget exceeded: step {step} needs {format_bytes(size)}, {format_bytes(self.written_bytes)} already "
@@ -163,7 +171,7 @@ class DumpWriter:
         except OSError as exc:
             raise _write_error(exc, self.root, step) from exc
         try:
-            records = self._write_files(tmp, arrays)
+            records = self._write_files(tmp, arrays, stats)
             manifest = {
                 "format": FORMAT,
                 "version": VERSION,
@@ -184,19 +192,23 @@ class DumpWriter:
         self.written_bytes += size
         return str(final)
 
-    def _write_files(self, folder: Path, arrays: list[tuple[DumpEntry, np.ndarray]]) -> list[dict[str, Any]]:
+    def _write_files(
+        self, folder: Path, arrays: list[tuple[DumpEntry, np.ndarray]], stats: bool
+    ) -> list[dict[str, Any]]:
         """One ``.npy`` per tensor; a step of thousands of tensors shows a (late) progress bar in a notebook."""
         from npu_jupyter.progress import progress_bar
 
         with progress_bar(len(arrays), f"dump of {folder.name}") as bar:
-            return self._write_each(folder, arrays, bar)
+            return self._write_each(folder, arrays, bar, stats)
 
-    def _write_each(self, folder: Path, arrays: list[tuple[DumpEntry, np.ndarray]], bar: Any) -> list[dict[str, Any]]:
+    def _write_each(
+        self, folder: Path, arrays: list[tuple[DumpEntry, np.ndarray]], bar: Any, stats: bool
+    ) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = []
         used: set[str] = set()
         for entry, array in arrays:
             bar.advance()
-            if self.stats_only:
+            if stats:
                 records.append(dict(_record(entry, array, "", 0), stats=_stats(array)))
                 continue
             iteration = "" if entry.iteration is None else f".iter{entry.iteration}"

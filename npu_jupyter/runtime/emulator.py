@@ -23,8 +23,10 @@ How a step runs
 
 Steps are counted per graph, as on the device: each distinct run signature (fetches + fed tensors) is
 its own compiled graph with its own iteration counter, and ``dump_step`` selects by that counter
-(see :mod:`.dump`). The session-wide run count still drives ``accelerate_train_mode`` and the report's
-``first_step``/``last_step``.
+(see :mod:`.dump`). A report numbers its steps by that counter too, from 0: dumped steps, profile
+files (``trace_step_<n>.json``, under ``graph_<k>/`` like the dump for graphs after the first) and the
+step of a non-finite finding agree. The session-wide run count still drives ``accelerate_train_mode``
+and the report's ``first_step``/``last_step``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 # This module is only imported when a session is created (backends.session imports it lazily), so
@@ -47,7 +49,7 @@ from tensorflow.python.client.session import SessionInterface
 
 from npu_jupyter.runtime import dump_format as _dump
 from npu_jupyter.runtime import profile as _profile
-from npu_jupyter.runtime.fetch_map import feed_names, map_feeds, map_fetches
+from npu_jupyter.runtime.fetch_map import feed_names, feed_shapes, map_feeds, map_fetches
 from npu_jupyter.runtime.liveness import analyse
 from npu_jupyter.runtime.observers import StepObservers, strip_variant_names
 from npu_jupyter.runtime.reference import Float32Reference, ReferenceStep, data_sources
@@ -137,15 +139,22 @@ class EmulatorSession(SessionInterface):
         self.reports = self._book.reports
         self._closed = False
         self._pending_warnings: list[str] = []
+        self._estimates: dict[Any, Any] = {}  # (plan id, fed shapes) -> the cost model's StepCost
+        self._roles: dict[tuple[Any, ...], str] = {}  # (plan id, fetches) -> its dump graph's role
 
     @property
     def last_report(self) -> RunReport | None:
         """The last run made from the thread that created the session; the last run overall until then.
 
         Queue-runner threads run small enqueue graphs all the time; the report a user means is the one
-        of their own ``sess.run``. Every run's report is still in ``reports``.
+        of their own ``sess.run``. Every run's report is still in ``reports``. It carries the cost
+        model's estimate at the shapes the run fed, computed when first asked for, as ``%%npu`` shows it.
         """
-        return self._book.last
+        from npu_jupyter.cost.attach import attach_estimate
+
+        report = self._book.last
+        attach_estimate(report, self._graph, self._estimates)
+        return report
 
     # ------------------------------------------------------------------ tf.compat.v1.Session interface
 
@@ -237,6 +246,8 @@ class EmulatorSession(SessionInterface):
         executed, _rounds, flagged, checked = self._run_facts(plan_key, plan, names, fed)
         want_ref = self.reference if reference is None else bool(reference)
         step, graph_step, graph = self._steps.count(names, fed)
+        if settings.enable_dump or settings.enable_dump_debug:
+            graph = self._with_role(graph, plan, names)
         dump_now = settings.enable_dump and _dump.step_selected(settings.dump_steps, graph_step)
         watch = self._watch(plan, executed, fed, settings, dump_now, want_ref)
         if (
@@ -294,6 +305,8 @@ class EmulatorSession(SessionInterface):
             if run_metadata is not None:
                 run_metadata.CopyFrom(meta)
         report = self._book.record(plan, tuple(names), wall, step, results, names, run)
+        if "fed_shapes" not in report.extra:  # the cost model's batch: what the report's first run fed
+            report.extra["fed_shapes"] = feed_shapes(feed_dict)
         if self._pending_warnings:
             report.warnings.extend(self._pending_warnings)
             # the report payload's shape (docs/report-schema.md run.dump_skipped): [{step, reason}]
@@ -301,7 +314,7 @@ class EmulatorSession(SessionInterface):
             skipped.append({"step": graph_step, "reason": self._pending_warnings[-1]})
             del self._pending_warnings[:]
         if flags is not None:
-            note_non_finite(report, plan, run, flags, names, results, step)
+            note_non_finite(report, plan, run, flags, names, results, graph_step)
         if watch or profiled:
             self._observers.after_step(
                 report,
@@ -312,11 +325,20 @@ class EmulatorSession(SessionInterface):
                 ref_values,
                 dump_now,
                 meta if profiled else None,
-                step,
                 graph_step,
                 graph,
             )
         return results
+
+    def _with_role(self, graph: _dump.DumpGraph, plan: Plan, names: list[str]) -> _dump.DumpGraph:
+        """``graph`` with its role (training, initializer), read once per plan: dumps go by it."""
+        from npu_jupyter.runtime.initializers import graph_role
+
+        key = (id(plan), tuple(names))
+        role = self._roles.get(key)
+        if role is None:
+            role = self._roles[key] = graph_role(plan, names)
+        return replace(graph, role=role) if role else graph
 
     def make_callable(self, fetches: Any, feed_list: Any = None, accept_options: bool = False) -> Callable[..., Any]:
         """A callable running ``fetches`` through :meth:`run` (feeds positional, like TF's)."""

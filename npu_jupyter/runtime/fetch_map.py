@@ -81,6 +81,21 @@ def feed_names(feed_dict: Any) -> list[str]:
     return [k if isinstance(k, str) else getattr(k, "name", str(k)) for k in feed_dict]
 
 
+def feed_shapes(feed_dict: Any) -> dict[str, list[int]]:
+    """``{"x:0": [64, 784]}``: the shape of each fed value, by tensor name (what the cost model needs)."""
+    out: dict[str, list[int]] = {}
+    for key, value in (feed_dict or {}).items():
+        name = key if isinstance(key, str) else getattr(key, "name", None)
+        if not isinstance(name, str):
+            continue  # a structured feed (SparseTensor, tuple of tensors): no one shape
+        try:
+            shape = [int(d) for d in np.shape(value)]
+        except (TypeError, ValueError):
+            continue  # ragged nested lists
+        out[name if ":" in name else f"{name}:0"] = shape
+    return out
+
+
 def fetch_values(names: list[str], results: Any) -> dict[tuple[str, str], Any]:
     """(fetch name, "output:0") -> value for array-valued leaves, for compare() over two reports."""
     values = [results] if len(names) == 1 and not isinstance(results, (list, tuple, dict)) else leaves(results)

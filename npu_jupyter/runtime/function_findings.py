@@ -7,8 +7,9 @@ so every view shows them as it shows a session's. Steps are the function's calls
 the device counts the iterations of one compiled graph; each top-level function is its own dump graph
 (``graph_<k>`` under ``dump_path``, in the order the functions were first dumped).
 
-Op names: the ops of the function whose plan the report shows keep their names; ops of the other
-functions of the call tree are named ``<function>/<op>``.
+Op names: the ops of the called (top-level) function keep their names; ops of the functions it calls
+are named ``<function>/<op>``, as the report's joined plan names them (:mod:`.function_tree`).
+Values the float32 program makes non-finite by design are no alarm (:mod:`.by_design`, :func:`by_design`).
 
 The first non-finite op is searched in the top-level function's body in topological order; when it is
 a call (or a loop, or a branch) whose body was observed going non-finite in the same call, the search
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_jupyter.runtime import dump_writer as _writer
+from npu_jupyter.runtime.by_design import design_outputs
 from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
 from npu_jupyter.runtime.function_observe import Observation, Watched
 from npu_jupyter.runtime.observers import _debug_covers
@@ -52,7 +54,7 @@ class FunctionFindings:
         if not settings.enable_dump or not step_selected(settings.dump_steps, step):
             return False
         writer = self._writer()
-        graph = self._graph(function)
+        graph = self._graph(function, report)
         if self.dump_stopped:
             reason = f"call {step} of {function} not dumped: dumping stopped earlier ({self.dump_stopped})"
             writer.record_skipped(graph, step, reason)
@@ -91,12 +93,19 @@ class FunctionFindings:
         returns its iterator's ``Optional``; so a non-finite tensor observed inside counts as well.
         """
         main = report.extra.get("tf2_plan_function", function)
-        first = first_non_finite(function, observations, observers)
-        if (bad_outputs or first is not None) and "nonfinite" not in report.extra:
-            _note_non_finite(report, function, main, first, step, bad_outputs, bool(observers))
+        design = by_design(observations, observers)
+        first = first_non_finite(function, observations, observers, design)
+        reached = _design_reaching(function, observations, observers, design) if first is None else None
+        if (bad_outputs or first is not None or reached is not None) and "nonfinite" not in report.extra:
+            _note_non_finite(
+                report, function, main, first or reached, step, bad_outputs, bool(observers), first is None
+            )
+        elif design and "non_finite_by_design" not in report.extra:  # seen, not reported: they reach nothing
+            report.extra["non_finite_by_design"] = sorted({op_name(fn, w.op, main) for fn, w in design})
         flagged: list[tuple[str, Watched]] = []
         if self.settings.enable_dump_debug:
-            flagged = self._overflow(report, main, observers, observations, step, first)
+            kept = [_without(obs, design) for obs in observations]
+            flagged = self._overflow(report, main, observers, kept, step, first)
         if dumped:
             self._dump(report, function, main, observations, step, flagged, overflow_only=False)
         elif flagged:
@@ -178,11 +187,19 @@ class FunctionFindings:
             )
         return self.writer
 
-    def _graph(self, function: str) -> DumpGraph:
-        """Each top-level function is one dump graph, numbered in the order first dumped."""
+    def _graph(self, function: str, report: Any = None) -> DumpGraph:
+        """Each top-level function is one dump graph, numbered in the order first dumped.
+
+        A function whose plan trains (gradients, optimizer applies) is marked so: ``load_dump`` opens
+        the train function's dump by default, not the evaluate function's that ran as many calls.
+        """
         graph = self._graphs.get(function)
         if graph is None:
-            graph = self._graphs[function] = DumpGraph(len(self._graphs), (function,), ())
+            from npu_jupyter.runtime.initializers import is_training_plan
+
+            plan = getattr(report, "plan", None)
+            role = "training" if plan is not None and is_training_plan(plan) else ""
+            graph = self._graphs[function] = DumpGraph(len(self._graphs), (function,), (), role)
         return graph
 
     def _stop(self, report: Any, graph: DumpGraph, step: int, reason: str) -> None:
@@ -193,18 +210,24 @@ class FunctionFindings:
 
 
 def op_name(function: str, op: str, main: str) -> str:
-    """An op as the report names it: plain in the function whose plan it shows, else ``function/op``."""
+    """An op as the report names it: plain in the called function ``main``, else ``function/op``."""
     return op if function == main else f"{function}/{op}"
 
 
 def first_non_finite(
-    top: str, observations: list[Observation], observers: dict[str, Any]
+    top: str,
+    observations: list[Observation],
+    observers: dict[str, Any],
+    design: set[tuple[str, Watched]] | None = None,
 ) -> tuple[str, Watched] | None:
     """(function, tensor) of the first output that went non-finite in this call, or None.
 
     Topological order in ``top``'s body; a call whose body went non-finite is searched inside.
     Without a finding in ``top`` (its observer did not see it), the first body that finished with one.
+    Tensors in ``design`` (non-finite in the float32 program too, :func:`by_design`) are passed over.
     """
+    skip = design or set()
+    observations = [_without(obs, skip) for obs in observations]
     by_function: dict[str, list[Observation]] = {}
     for obs in observations:
         by_function.setdefault(obs.function, []).append(obs)
@@ -229,6 +252,69 @@ def first_non_finite(
     return found
 
 
+_MAX_DEPTH = 8  # nesting of calls followed when a by-design value leaves a called function
+
+
+def _without(obs: Observation, design: set[tuple[str, Watched]]) -> Observation:
+    """The observation with its by-design non-finite tensors left out (the same object when none)."""
+    bad = [w for w in obs.bad if (obs.function, w) not in design]
+    if len(bad) == len(obs.bad):
+        return obs
+    return Observation(obs.function, bad, obs.values, obs.id)
+
+
+def by_design(observations: list[Observation], observers: dict[str, Any]) -> set[tuple[str, Watched]]:
+    """The non-finite tensors of a call that the float32 program computes non-finite too, by design.
+
+    Per body, the rule of :mod:`.by_design`; a call whose called bodies went non-finite by design only
+    is by design as well.
+    """
+    design: set[tuple[str, Watched]] = set()
+    for _ in range(_MAX_DEPTH):  # each pass sees one more level of calls whose bodies were by design only
+        clean = _functions_by_design_only(observations, design)
+        before = len(design)
+        for obs in observations:
+            observer = observers.get(obs.function)
+            provenance = getattr(observer, "provenance", None)
+            if observer is None or provenance is None:
+                continue
+            design |= {(obs.function, w) for w in _design_in(obs, provenance, observer.callees, clean)}
+        if len(design) == before:
+            break
+    return design
+
+
+def _functions_by_design_only(observations: list[Observation], design: set[tuple[str, Watched]]) -> set[str]:
+    """Functions whose bodies went non-finite in this call, all of it by design."""
+    bad: dict[str, bool] = {}
+    for obs in observations:
+        for w in obs.bad:
+            bad[obs.function] = bad.get(obs.function, True) and (obs.function, w) in design
+    return {function for function, only in bad.items() if only}
+
+
+def _design_in(obs: Observation, provenance: Any, callees: dict[str, list[str]], clean: set[str]) -> list[Watched]:
+    """The by-design non-finite outputs of one body execution (topological order)."""
+    calls = {w.op: any(callee in clean for callee in callees[w.op]) for w in obs.bad if w.op in callees}
+    found = design_outputs([(w.op, w.slot) for w in obs.bad], provenance, calls)
+    return [w for w in obs.bad if (w.op, w.slot) in found]
+
+
+def _design_reaching(
+    top: str, observations: list[Observation], observers: dict[str, Any], design: set[tuple[str, Watched]]
+) -> tuple[str, Watched] | None:
+    """The first by-design non-finite tensor that reaches a result: a variable update, or ``top``'s return."""
+    for obs in observations:
+        provenance = getattr(observers.get(obs.function), "provenance", None)
+        if provenance is None:
+            continue
+        results = provenance.sinks | (provenance.returns if obs.function == top else set())
+        for w in obs.bad:
+            if (obs.function, w) in design and (w.op, w.slot) in results:
+                return obs.function, w
+    return None
+
+
 def _note_non_finite(
     report: Any,
     function: str,
@@ -237,18 +323,20 @@ def _note_non_finite(
     step: int,
     bad_outputs: list[int],
     observed: bool,
+    designed: bool = False,
 ) -> None:
     """A call returned or computed inf/NaN: name the first op, as a session report does (``extra["nonfinite"]``).
 
-    Reported for the first such call only, as a session reports its first non-finite step.
+    Reported for the first such call only, as a session reports its first non-finite step. The warning
+    names the call; the payload's reason does not, as every view shows it "at step <n>" already.
     """
     if bad_outputs:
         outputs = ", ".join(map(str, bad_outputs))
-        head = f"Call {step} of {function} returned non-finite values (inf/NaN) in output(s) {outputs} in the emulated run."
+        said = f"returned non-finite values (inf/NaN) in output(s) {outputs} in the emulated run."
+        head, lead = f"Call {step} of {function} {said}", f"The call {said}"
     else:  # Keras functions return an iterator's Optional; the values go non-finite inside
-        head = (
-            f"In call {step} of {function}, values inside the function became non-finite (inf/NaN) in the emulated run."
-        )
+        said = "values inside the function became non-finite (inf/NaN) in the emulated run."
+        head, lead = f"In call {step} of {function}, {said}", f"In this call, {said}"
     if first is None:
         where = "not located"
         message = head + (
@@ -263,12 +351,19 @@ def _note_non_finite(
         fn, w = first
         where = op_name(fn, w.op, main)
         in_function = "" if fn == main else f" in function {fn}"
-        message = (
-            f"{head} The first op whose output became non-finite (topological order) is {where} "
-            f"({w.op_type}, output {w.slot}{in_function}): {non_finite_cause(w.rounded, w.decided_dtype)}. "
-            f"Whether float32 stays finite was not checked: run with reference=True (%%npu --reference) to "
-            f"compare each op with a float32 shadow of the function (report.drift)."
-        )
+        if designed:  # only values the float32 program makes non-finite too, and one reaches a result
+            message = (
+                f"{head} The non-finite values come from constants holding inf/NaN (by design, the float32 "
+                f"program computes them too) and reach a result at {where} ({w.op_type}, output {w.slot}"
+                f"{in_function}), which a variable update reads or the function returns: not a precision effect."
+            )
+        else:
+            message = (
+                f"{head} The first op whose output became non-finite (topological order) is {where} "
+                f"({w.op_type}, output {w.slot}{in_function}): {non_finite_cause(w.rounded, w.decided_dtype)}. "
+                f"Whether float32 stays finite was not checked: run with reference=True (%%npu --reference) to "
+                f"compare each op with a float32 shadow of the function (report.drift)."
+            )
         finding = {
             "step": step,
             "outputs": bad_outputs,
@@ -278,10 +373,11 @@ def _note_non_finite(
             "op_type": w.op_type,
             "decided_dtype": w.decided_dtype,
             "rounded": w.rounded,
+            "by_design": designed,
             "message": message,
         }
     report.extra["non_finite"] = finding
-    report.extra["nonfinite"] = {"first_op": where, "step": step, "reason": message}
+    report.extra["nonfinite"] = {"first_op": where, "step": step, "reason": lead + message[len(head) :]}
     if message not in report.warnings:
         report.warnings.append(message)
 

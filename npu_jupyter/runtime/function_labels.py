@@ -5,6 +5,12 @@ TensorFlow names a traced function after its Python function plus a counter
 ``evaluate`` and ``predict``; the report would show three look-alike names. When a function is first
 called, the Python stack still holds the Keras entry point that called it, so its report can say
 "Keras fit (train function)". Code outside Keras keeps its Python function name.
+
+Only the step function the entry point runs (:data:`_KERAS_STEP_FUNCTIONS`) carries the entry point's
+name. Other functions called while it runs keep their own name and say when they ran
+("update_state, run during Keras fit"); TensorFlow's own helpers (:data:`_HELPERS`, such as
+``initialize_variables``, which a ``tf.function`` that creates variables runs once before its first
+call) say what they do, and :func:`helper_kind` lets the cell fold them into its "also ran" line.
 """
 
 from __future__ import annotations
@@ -22,6 +28,22 @@ _KERAS_ENTRIES = {
     "predict": "predict function",
     "predict_on_batch": "predict function",
 }
+#: The functions Keras builds for fit/evaluate/predict and calls per step (Keras 3; tf_keras and Keras 2).
+_KERAS_STEP_FUNCTIONS = frozenset(
+    {
+        "multi_step_on_iterator",
+        "one_step_on_iterator",
+        "one_step_on_data",
+        "one_step_on_data_distributed",
+        "multi_step_on_data",
+        "train_function",
+        "test_function",
+        "predict_function",
+        "shard_test_function",
+    }
+)
+#: TensorFlow's helper functions -> (what they do, their kind for the cell's "also ran" line).
+_HELPERS = {"initialize_variables": ("variable initialisation", "initializer")}
 _TRACED_NAME = re.compile(r"^__(?:inference|forward|backward)_(.+?)_\d+$")
 
 
@@ -31,21 +53,55 @@ def python_name(function_name: str) -> str:
     return match.group(1) if match else function_name
 
 
-def keras_entry(frame: Any = None) -> str | None:
-    """The Keras entry point on the calling stack ("Keras fit (train function)"), else None."""
-    frame = frame or sys._getframe(1)
+def _entry_name(frame: Any) -> str | None:
+    """The innermost Keras entry point on the stack from ``frame`` ("fit"), else None."""
     while frame is not None:
         name = frame.f_code.co_name
         if name in _KERAS_ENTRIES and _is_keras(frame.f_code.co_filename):
-            return f"Keras {name} ({_KERAS_ENTRIES[name]})"
+            return str(name)
         frame = frame.f_back
     return None
 
 
+def keras3_entry(frame: Any = None) -> bool:
+    """True when a Keras 3 entry point (``keras/src/...``, TF >= 2.16's Keras) is on the calling stack."""
+    frame = frame or sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_name
+        if name in _KERAS_ENTRIES and "/keras/src/" in frame.f_code.co_filename.replace("\\", "/"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def keras_entry(frame: Any = None) -> str | None:
+    """The Keras entry point on the calling stack ("Keras fit (train function)"), else None."""
+    name = _entry_name(frame or sys._getframe(1))
+    return None if name is None else f"Keras {name} ({_KERAS_ENTRIES[name]})"
+
+
 def label(function_name: str, frame: Any = None) -> str:
-    """What a report calls a traced function: its Keras entry point, else its Python function name."""
-    entry = keras_entry(frame or sys._getframe(1))
-    return entry or python_name(function_name)
+    """What a report calls a traced function.
+
+    The step function a Keras entry point runs: the entry point ("Keras fit (train function)"). A
+    TensorFlow helper: what it does ("variable initialisation (initialize_variables)"). Any other
+    function: its Python name, with the Keras entry point it ran under, if any.
+    """
+    python = python_name(function_name)
+    entry = _entry_name(frame or sys._getframe(1))
+    if python in _HELPERS:
+        text = f"{_HELPERS[python][0]} ({python})"
+    elif entry is not None and python in _KERAS_STEP_FUNCTIONS:
+        return f"Keras {entry} ({_KERAS_ENTRIES[entry]})"
+    else:
+        text = python
+    return text if entry is None else f"{text}, run during Keras {entry}"
+
+
+def helper_kind(function_name: str) -> str | None:
+    """Kind of a TensorFlow helper function ("initializer" for initialize_variables), else None."""
+    found = _HELPERS.get(python_name(function_name))
+    return None if found is None else found[1]
 
 
 def _is_keras(filename: str) -> bool:
@@ -54,4 +110,4 @@ def _is_keras(filename: str) -> bool:
     return "/keras/" in path or "/tf_keras/" in path
 
 
-__all__ = ["keras_entry", "label", "python_name"]
+__all__ = ["helper_kind", "keras3_entry", "keras_entry", "label", "python_name"]

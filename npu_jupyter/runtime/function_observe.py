@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from npu_jupyter.runtime.by_design import Provenance
 from npu_jupyter.runtime.node_defs import add_node
 
 OBSERVE_SCOPE = "npu_emu_observe"
@@ -138,6 +139,7 @@ class FunctionObserver:
         if settings.enable_dump:
             self.dumped = _dump_tensors(plan, graph, rounded, settings)
         self.values = list(dict.fromkeys(self.checked + self.dumped))
+        self.provenance = Provenance(graph, plan, rounded) if self.flagged else None
         self.callees: dict[str, list[str]] = {}
         self.tokens: list[str] = []
         self._callbacks: list[Any] = []  # the registry keeps only weak references

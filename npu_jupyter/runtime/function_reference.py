@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from npu_jupyter.runtime.compare import cosine
 from npu_jupyter.runtime.function_observe import _callees, _control_return, _enum
 
 REF_SUFFIX = "/_npu_emu_ref"
@@ -251,17 +252,11 @@ def finish(sums: Any) -> dict[str, float]:
     if values["size"] == 0:
         return {"max_abs": 0.0, "max_rel": 0.0, "cos": 1.0, "rmse": 0.0, "accumulated_rel": 0.0}
     na, nb = math.sqrt(values["norm2_a"]), math.sqrt(values["norm2_b"])
-    if na == 0 and nb == 0:
-        cosine = 1.0
-    elif na == 0 or nb == 0:
-        cosine = 0.0
-    else:
-        with np.errstate(all="ignore"):
-            cosine = float(np.float64(values["dot"]) / (np.float64(na) * np.float64(nb)))
+    identical = values["max_abs"] == 0 and math.isfinite(values["norm2_a"])  # no element differs
     return {
         "max_abs": values["max_abs"],
         "max_rel": values["max_rel"],
-        "cos": cosine,
+        "cos": cosine(values["dot"], na, nb, identical),
         "rmse": math.sqrt(values["sum_sq_diff"] / values["size"]),
         "accumulated_rel": values["sum_diff"] / max(values["sum_abs_ref"], _EPS),
     }

@@ -21,7 +21,10 @@ float32-preserving cell runs the original functions.
 
 Each function is planned with the TF2 adapter's own placement rule (``plan(..., adapter="tf2")``,
 :mod:`npu_jupyter.plan.tf2_placement`: npu_device's NodePlacer), and each report says what that
-prediction models and what it approximates (:data:`TF2_RULE_NOTE`). A ``jit_compile=True`` function
+prediction models and what it approximates (:data:`TF2_RULE_NOTE`; :data:`KERAS3_NOTE` when a Keras 3
+entry point traced the graph). A report shows the called function's plan joined with the plans of
+the functions it calls (:mod:`.function_tree`), so its counts cover the whole call tree; it is titled
+by :func:`~npu_jupyter.runtime.function_labels.label`. A ``jit_compile=True`` function
 runs without XLA while it is emulated (XLA would simplify the float16 round trips away and cannot run
 the observer node; the device compiles with GE), and its report says so. Limits: TensorFlow ≥ 2.14
 (the ``AtomicFunction`` call path).
@@ -40,7 +43,9 @@ import contextlib
 import time
 from typing import Any, Callable
 
-from npu_jupyter.runtime.function_labels import label
+from npu_jupyter.runtime.function_labels import helper_kind, keras3_entry, label
+from npu_jupyter.runtime.function_tree import tree_plan
+from npu_jupyter.runtime.profile import CPU_TIME
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.run_settings import read_run_settings
 
@@ -52,6 +57,14 @@ TF2_RULE_NOTE = (
     "from the bundled npu_supported_ops.json unless CANN is installed; captured resources read by variable "
     "ops are taken to be NPU variables (created after npu_device.open().as_default()); each function of the "
     "call tree is planned on its own; NPU_LOOP_SIZE device loops and dynamic shapes are not modelled"
+)
+
+#: Said when Keras 3 built the traced graph: the device would receive another graph.
+KERAS3_NOTE = (
+    "Keras 3 built this graph (TensorFlow >= 2.16): the TF2 adapter runs TensorFlow 2.6.5 with Keras 2, whose "
+    "fit/evaluate/predict trace other functions (train_function and its step function, not Keras 3's "
+    "multi_step_on_iterator and one_step_on_data) with other ops, so this placement is a prediction for the "
+    "graph traced here, not for the one the device would receive"
 )
 
 
@@ -67,8 +80,9 @@ def supported() -> bool:
 class FunctionEmulation:
     """Emulate the config's precisions in every traced function called eagerly inside the ``with`` block.
 
-    ``reports`` maps each top-level function name to its :class:`RunReport` (plan of the largest
-    function in its call tree, the roundings of all of them, calls and CPU time). ``reference=True``
+    ``reports`` maps each top-level function name to its :class:`RunReport`: the plan of that function
+    joined with the plans of the functions it calls (:func:`~.function_tree.tree_plan`), the roundings of
+    all of them, calls and CPU time. ``reference=True``
     also fills ``RunReport.drift`` from a float32 shadow of each body (default off: nothing is added).
     """
 
@@ -163,22 +177,28 @@ class FunctionEmulation:
         flags = any(rounded for _, (_, rounded) in planned)  # the plan lowers precision: always check
         observing = flags or self.settings.enable_dump or self.settings.enable_dump_debug
         drop_xla = observing or self.reference or any(rounded for _, (_, rounded) in planned)
-        plans = []
-        emulation: dict[str, str] = {}
-        warnings: list[str] = []
+        plans: list[tuple[str, Any]] = []
+        rewrites = []
         for member, (plan, rounded) in planned:
             rewritten = self._rewrite(member, plan, rounded, flags, observing, drop_xla)
             if plan is not None:
-                plans.append((plan, _name(member)))
-                warnings.extend(plan.errors + plan.warnings)
+                plans.append((_name(member), plan))
             if rewritten is not None:
-                emulation.update({f"{_name(member)}/{op}": how for op, how in rewritten.emulation().items()})
-        main, main_name = max(plans, key=lambda p: len(p[0].ops)) if plans else (None, key)
+                rewrites.append((_name(member), rewritten))
+        # the report shows the called function's plan, joined with the plans of the functions it calls
+        main = tree_plan(plans) if plans else None
+        main_name = plans[0][0] if plans else key
+        # named as the report's plan names ops: plain in the called function, function/op in its callees
+        from npu_jupyter.runtime.function_findings import op_name
+
+        emulation = {op_name(fn, op, main_name): how for fn, rw in rewrites for op, how in rw.emulation().items()}
         # main is None when no function had a plannable graph; RunReport.plan is typed Plan (report.py)
         report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)  # type: ignore[arg-type]
         report.emulation = emulation
-        report.warnings = list(dict.fromkeys(warnings))
+        report.extra["rounded_tensors"] = sum(len(self._handled[n][0].roundings) for n in _rewritten(self, tree))
         report.extra["notes"] = [TF2_RULE_NOTE]
+        if keras3_entry():
+            report.extra["notes"].insert(0, KERAS3_NOTE)
         lowered = main is not None and any(d.precision_changed for d in main.ops.values())
         if lowered and not emulation:
             report.warnings.append(
@@ -194,6 +214,9 @@ class FunctionEmulation:
             )
         report.extra["tf2_functions"] = [_name(m) for m in tree]
         report.extra["tf2_label"] = label(key)  # "Keras fit (train function)" while Keras' frames are live
+        helper = helper_kind(key)
+        if helper is not None:  # TensorFlow's initialize_variables: the cell's "also ran" line
+            report.extra["tf2_helper"] = helper
         self._graphs.update({_name(m): m.graph for m in tree if getattr(m, "graph", None) is not None})
         report.extra["tf2_plan_function"] = main_name
         self._trees[key] = [_name(m) for m in tree]
@@ -272,7 +295,7 @@ class FunctionEmulation:
         report = self.reports[key]
         step = report.steps
         report.steps += 1
-        report.wall_ms += wall_ms
+        add_call_time(report, wall_ms)
         bad = _non_finite_outputs(result)
         observers = {name: self._observers[name] for name in self._trees.get(key, []) if name in self._observers}
         if bad or observations or dumped:
@@ -348,16 +371,51 @@ class FunctionEmulation:
         folder = function_folder(str(options.get("output") or "./"), key)
         self._profile_writer.submit(prof, None, options, folder, facts=facts)
         add_profile(report, prof)
+        names = self._report_names(key)
+        report.op_times_us = {names.get(op, op): us for op, us in report.op_times_us.items()}
 
     def _tree_plans(self, key: str) -> list[Any]:
-        """Plans of the functions in ``key``'s call tree, the report's own (largest) first."""
-        report = self.reports[key]
-        plans = [report.plan] if report.plan is not None else []
+        """Plans of the functions in ``key``'s call tree, each on its own, the called function's first."""
+        plans = []
         for name in self._trees.get(key, []):
             plan = self._handled.get(name, (None, None))[1]
-            if plan is not None and plan is not report.plan:
+            if plan is not None:
                 plans.append(plan)
         return plans
+
+    def _report_names(self, key: str) -> dict[str, str]:
+        """A node name of ``key``'s call tree -> the op name the report gives it (``function/op`` in callees).
+
+        The profiler names nodes as each function's graph does; the report's plan joins the functions.
+        """
+        out: dict[str, str] = {}
+        main = self.reports[key].extra.get("tf2_plan_function", key)
+        for name in self._trees.get(key, []):
+            plan = self._handled.get(name, (None, None))[1]
+            for op in plan.ops if plan is not None else ():
+                out.setdefault(op, op if name == main else f"{name}/{op}")
+        return out
+
+
+def add_call_time(report: RunReport, wall_ms: float) -> None:
+    """Count one call's CPU time: ``wall_ms`` is the mean per call, as a session report's is per step.
+
+    The total, fastest, slowest and first call are kept in ``extra`` and said in the time's label: the
+    first call of a function also instantiates it in TensorFlow's runtime, so it is often the slowest
+    by far, and a mean alone would hide that.
+    """
+    extra = report.extra
+    total = extra["total_wall_ms"] = extra.get("total_wall_ms", 0.0) + wall_ms
+    report.wall_ms = total / max(report.steps, 1)
+    extra.setdefault("first_wall_ms", wall_ms)
+    extra["min_wall_ms"] = min(extra.get("min_wall_ms", wall_ms), wall_ms)
+    extra["max_wall_ms"] = max(extra.get("max_wall_ms", wall_ms), wall_ms)
+    if report.steps > 1:
+        extra.setdefault("labels", {})["wall_ms"] = (
+            f"mean per call over {report.steps} calls: min {extra['min_wall_ms']:.2f} ms, max "
+            f"{extra['max_wall_ms']:.2f} ms, the first {extra['first_wall_ms']:.2f} ms (TensorFlow's warm-up); "
+            f"{CPU_TIME}"
+        )
 
 
 def _name(function: Any) -> str:
@@ -376,6 +434,11 @@ def _descendants(function: Any) -> list[Any]:
         seen[_name(child)] = child
         stack.extend(getattr(child, "children", []) or [])
     return list(seen.values())
+
+
+def _rewritten(emulation: FunctionEmulation, tree: list[Any]) -> list[str]:
+    """Names of the functions of ``tree`` the emulation rewrote (they have roundings to count)."""
+    return [n for n in (_name(m) for m in tree) if emulation._handled.get(n, (None, None))[0] is not None]
 
 
 def _register(context: Any, name: str, definition: Any) -> None:
@@ -405,4 +468,4 @@ def _non_finite_outputs(result: Any) -> list[int]:
     return bad
 
 
-__all__ = ["TF2_RULE_NOTE", "FunctionEmulation", "supported"]
+__all__ = ["KERAS3_NOTE", "TF2_RULE_NOTE", "FunctionEmulation", "add_call_time", "supported"]

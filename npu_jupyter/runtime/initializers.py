@@ -1,8 +1,10 @@
 """Variable-initialiser runs: told apart by the structure of their plan, not by a fetch name.
 
 A ``session.run(init)`` initialises variables and computes nothing a person came to see: reports
-mention it in one line and profiling never traces it. The op-type sets live in
-``initializer_ops.json`` beside this module; the variable op types come from ``ops.variable_ops``.
+mention it in one line, profiling never traces it, and its dump holds statistics only (so it never
+spends the dump budget the training steps need). The op-type sets live in ``initializer_ops.json``
+beside this module; the variable op types come from ``ops.variable_ops``. :func:`graph_role` also
+tells a training step (gradients, optimizer applies), which ``load_dump`` opens by default.
 """
 
 from __future__ import annotations
@@ -22,6 +24,29 @@ def _initializer_types() -> dict[str, frozenset[str]]:
     kinds = {key: frozenset(value) for key, value in json.loads(text).items() if not key.startswith("_")}
     kinds["variables"] |= VARIABLE_OPS  # one source for the variable op types
     return kinds
+
+
+def graph_role(plan: Any, fetches: list[str]) -> str:
+    """``"initializer"``, ``"training"`` (the plan computes gradients or applies an optimizer) or ``""``."""
+    if is_initializer_plan(plan, fetches):
+        return "initializer"
+    return "training" if is_training_plan(plan) else ""
+
+
+def is_training_plan(plan: Any) -> bool:
+    """Whether ``plan`` is a training step: an optimizer apply op, or gradients (``tf.gradients`` or a tape).
+
+    A Keras evaluate function updates metric variables too, so variable writes alone do not count.
+    """
+    kinds = _initializer_types()
+    prefixes = tuple(kinds["training_type_prefixes"])
+    scopes = tuple(kinds["training_scopes"])
+    for name, decision in plan.ops.items():
+        if decision.op_type.startswith(prefixes):
+            return True
+        if any(name == scope or name.startswith(scope + "/") or f"/{scope}/" in name for scope in scopes):
+            return True
+    return False
 
 
 def is_initializer_plan(plan: Any, fetches: list[str]) -> bool:

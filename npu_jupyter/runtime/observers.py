@@ -15,6 +15,7 @@ import numpy as np
 
 from npu_jupyter.runtime import dump_writer as _writer
 from npu_jupyter.runtime import profile as _profile
+from npu_jupyter.runtime.by_design import Provenance, design_outputs
 from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
 from npu_jupyter.runtime.rewrite import ROUND_MARKER
 from npu_jupyter.units import DTYPE_BYTES, format_bytes
@@ -26,6 +27,12 @@ if TYPE_CHECKING:
     from npu_jupyter.runtime.watch import Watch
 
 _ITEM_BYTES = DTYPE_BYTES
+
+#: Why a variable-initialisation run's dump holds statistics only (its manifest says so).
+INITIALIZER_DUMP_NOTE = (
+    "variable initialisation run: dumped as statistics only (no tensor files), so it spends none of the "
+    "dump budget the training steps need; the first training step's dump holds the initial weights it reads"
+)
 
 
 class StepObservers:
@@ -39,6 +46,7 @@ class StepObservers:
         self.profile_writer: _profile.BackgroundWriter | None = None
         self.last_ref_ms: float | None = None
         self._step_bytes: dict[int, int] = {}  # graph id -> bytes of its last dumped step
+        self._provenances: dict[int, tuple[Any, Provenance]] = {}  # id(plan) -> (plan, its by-design facts)
 
     def reset_dump(self) -> None:
         """The dump options changed: the next dump starts a new writer."""
@@ -67,7 +75,7 @@ class StepObservers:
             writer.record_skipped(graph, step, reason)
             report_warnings.append(reason)
             return False
-        if settings.dump_data == "stats":
+        if settings.dump_data == "stats" or graph.role == "initializer":  # statistics only: no bytes
             return True
         estimate = self._step_bytes.get(graph.id)
         if estimate is None:
@@ -106,11 +114,10 @@ class StepObservers:
         ref_values: Any,
         dump_now: bool,
         meta: Any,
-        step: int,
         graph_step: int,
         graph: DumpGraph,
     ) -> None:
-        """Dump and overflow checks go by the graph's own step; profiles by the session-wide one."""
+        """Dump, overflow checks and profiles all go by the graph's own step (one numbering per report)."""
         overflow_now: list[str] = []
         if settings.enable_dump_debug:
             overflow_now = self._check_overflow(report, settings, plan, watch, values, graph_step, graph)
@@ -125,7 +132,7 @@ class StepObservers:
         if ref_values is not None:
             self._record_drift(report, watch, values, ref_values)
         if settings.profiling and meta is not None:  # the emulator passes no trace for steps not profiled
-            self._record_profile(report, settings, plan, meta, step)
+            self._record_profile(report, settings, plan, meta, graph_step, graph)
         missed = [w.op for w in watch if w.mode != "fetch" and not values.get(w.key)]
         if missed:
             report.extra["not_live"] = sorted(set(missed))  # dead branches / loops that did not iterate
@@ -140,15 +147,23 @@ class StepObservers:
         step: int,
         graph: DumpGraph | None,
     ) -> list[str]:
-        """Flag ops whose outputs hold inf/NaN in their decided precision (any iteration); dump them."""
-        flagged: list[str] = []
+        """Flag ops whose outputs hold inf/NaN in their decided precision (any iteration); dump them.
+
+        Values the float32 program makes non-finite by design (a NaN constant a ``Select`` masks, a
+        ``-inf`` mask) are no overflow (:mod:`.by_design`).
+        """
+        bad: list[tuple[str, int]] = []
         for w in watch:
-            if w.kind != "output" or not w.is_float or w.op in flagged:
-                continue
-            if not _debug_covers(settings.dump_debug_mode, plan.ops[w.op]):
+            if w.kind != "output" or not w.is_float or (w.op, w.slot) in bad:
                 continue
             if any(np.asarray(v).size and not np.isfinite(np.asarray(v)).all() for v in values.get(w.key, ())):
-                flagged.append(w.op)
+                bad.append((w.op, w.slot))
+        design = design_outputs(bad, self._provenance(plan)) if bad else set()
+        flagged: list[str] = []
+        for op, slot in bad:
+            if (op, slot) in design or op in flagged or not _debug_covers(settings.dump_debug_mode, plan.ops[op]):
+                continue
+            flagged.append(op)
         if not flagged:
             return flagged
         for name in flagged:
@@ -165,6 +180,16 @@ class StepObservers:
             ]
             self._write_dump(report, settings, step, entries, flagged, overflow_only=True, graph=graph)
         return flagged
+
+    def _provenance(self, plan: Plan) -> Provenance:
+        """The by-design facts of this session's graph under ``plan`` (read once per plan)."""
+        from npu_jupyter.runtime.rewrite import roundings
+
+        found = self._provenances.get(id(plan))
+        if found is None or found[0] is not plan:
+            keys = [(r.op, r.kind, r.slot) for r in roundings(plan, self.graph)]
+            found = self._provenances[id(plan)] = (plan, Provenance(self.graph, plan, keys))
+        return found[1]
 
     def _write_dump(
         self,
@@ -185,9 +210,13 @@ class StepObservers:
             "first_overflow": report.extra.get("first_overflow_by_step", {}).get(step),
             "backend": "emulator",
         }
+        initializer = graph is not None and graph.role == "initializer"
+        if initializer:  # its values are the initial weights the first training step reads: the budget is theirs
+            meta["dump_data"] = "stats"
+            meta["note"] = INITIALIZER_DUMP_NOTE
         try:
             before = writer.written_bytes
-            folder = writer.write_step(step, entries, meta, graph=graph)
+            folder = writer.write_step(step, entries, meta, graph=graph, stats_only=True if initializer else None)
         except _writer.DumpBudgetExceeded as exc:
             self.dump_stopped = str(exc)
             writer.record_skipped(graph or DumpGraph(), step, str(exc))
@@ -231,10 +260,15 @@ class StepObservers:
         report.drift = drift
         report.reference_wall_ms = self.last_ref_ms
 
-    def _record_profile(self, report: RunReport, settings: RunSettings, plan: Plan, meta: Any, step: int) -> None:
+    def _record_profile(
+        self, report: RunReport, settings: RunSettings, plan: Plan, meta: Any, step: int, graph: DumpGraph
+    ) -> None:
+        """Profile files named by the graph's own step; a graph after the first writes under ``graph_<k>``
+        (as its dump does), so two graphs of one session never overwrite each other's ``trace_step_0``.
+        """
         options = settings.profile_options()
         prof = _profile.collect(meta.step_stats, self.graph, plan, step, marker=ROUND_MARKER)
-        out_dir = str(options.get("output") or "./")
+        out_dir = str(graph.folder(str(options.get("output") or "./")))
         if self.profile_writer is None:
             self.profile_writer = _profile.BackgroundWriter()
         self.profile_writer.submit(prof, self.graph, options, out_dir)
@@ -242,15 +276,31 @@ class StepObservers:
 
 
 def add_profile(report: RunReport, prof: _profile.StepProfile) -> None:
-    """Put one profiled step in ``report``: its files, and per-op CPU times averaged over profiled steps."""
+    """Put one profiled step in ``report``: its files, and per-op CPU times averaged over profiled steps.
+
+    Step 0 of a graph or function is its warm-up (TensorFlow builds the executor, instantiates a traced
+    function, allocates): one MatMul takes 20 ms there and 40 µs after. Its times are kept apart
+    (``extra["warmup_op_times_us"]``) and enter the per-op times only while no later step was profiled;
+    the label of the per-op times says which steps they are the mean of.
+    """
     report.trace_file = prof.trace_file
     report.op_summary_csv = prof.op_summary_csv
+    report.extra["emulator_cast_us"] = prof.cast_us
+    labels = report.extra.setdefault("labels", {})
+    report.extra["profiled_steps"] = report.extra.get("profiled_steps", 0) + 1
+    if prof.step == 0:
+        report.extra["warmup_op_times_us"] = prof.op_times_us()
+        if not report.extra.get("_timed_steps"):
+            report.op_times_us = dict(report.extra["warmup_op_times_us"])
+            labels["us"] = f"step 0 only, TensorFlow's warm-up included; {_profile.CPU_TIME}"
+        return
     sums = report.extra.setdefault("_op_time_sums", {})
     for name, us in prof.op_times_us().items():
         sums[name] = sums.get(name, 0.0) + us
-    runs = report.extra["profiled_steps"] = report.extra.get("profiled_steps", 0) + 1
+    runs = report.extra["_timed_steps"] = report.extra.get("_timed_steps", 0) + 1
     report.op_times_us = {name: total / runs for name, total in sums.items()}
-    report.extra["emulator_cast_us"] = prof.cast_us
+    left_out = ", step 0 (warm-up) left out" if "warmup_op_times_us" in report.extra else ""
+    labels["us"] = f"over {runs} profiled step{'s' if runs != 1 else ''}{left_out}; {_profile.CPU_TIME}"
 
 
 def _entries(plan: Any, w: Any, values: Any, overflow: bool) -> list[_writer.DumpEntry]:

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 _PREFIX = "npu_jupyter_plan_"
 FORMAT = "npu-jupyter.plan"
-VERSION = 1
+VERSION = 2  # 2: OpDecision.declared_input_dtypes (input-only lowering counts as a precision change)
 
 
 class PlanCacheError(ValueError):

@@ -48,6 +48,9 @@ DEFAULT_OPTIONS = {
 # The op_summary columns the emulator can fill with something it measured or knows. Ascend's Model ID,
 # Task ID, Stream ID, Task Wait Time, Block Dim and Input/Output Formats are left out: a CPU run has no
 # streams, tasks, blocks or device formats, and constants under those names read as measurements.
+#: What every measured time of the emulator is (the report's label; never an NPU time).
+CPU_TIME = "CPU time of the emulation"
+
 # The times are CPU times of the emulated step and the column names say so.
 CSV_COLUMNS = [
     "Op Name",

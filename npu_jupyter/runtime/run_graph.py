@@ -237,11 +237,32 @@ def extend_copy(private: Any, old_def: Any, new_def: Any, *, fixed_seeds: bool =
 
         fix_seeds(sub)
     input_map = outside_inputs(sub, added, private)
+    controls = _detach_outside_controls(sub, input_map)
     import tensorflow as tf
 
     with private.as_default():
         tf.graph_util.import_graph_def(sub, input_map=input_map, name="")
+    for name, ops in controls.items():
+        private.get_operation_by_name(name)._add_control_inputs(ops)
     return True
+
+
+def _detach_outside_controls(sub: Any, input_map: dict[str, Any]) -> dict[str, list[Any]]:
+    """Take control inputs on ops outside ``sub`` out of it (and of ``input_map``); re-added after import.
+
+    ``import_graph_def`` maps control inputs only into a named scope, and the grown ops must keep the
+    user's names (``global_variables_initializer()`` made after a run is a NoOp on existing ops).
+    """
+    outside = {ref: input_map.pop(ref) for ref in [r for r in input_map if r.startswith("^")]}
+    detached: dict[str, list[Any]] = {}
+    for node in sub.node:
+        if not any(ref in outside for ref in node.input):
+            continue
+        detached[node.name] = [outside[ref] for ref in node.input if ref in outside]
+        kept = [ref for ref in node.input if ref not in outside]
+        del node.input[:]
+        node.input.extend(kept)
+    return detached
 
 
 class StepCounter:

@@ -102,12 +102,13 @@ def non_finite_finding(
     tensors = run.flags[1]
     first = next((tensors[i] for i, ok in enumerate(flags) if not ok), None)
     if first is None:
-        message = (
-            f"Step {step}: fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run, "
+        detail = (
+            f"fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run, "
             f"but every float output checked outside loops stayed finite: the first non-finite value "
             f"arises inside a while loop (turn on enable_dump_debug to capture loop iterations)."
         )
-        return {"step": step, "fetches": bad_fetches, "first_op": None, "message": message}
+        message = f"Step {step}: {detail}"
+        return {"step": step, "fetches": bad_fetches, "first_op": None, "message": message, "detail": detail}
     op = first.rpartition(":")[0]
     decision = plan.ops.get(op)
     rounded = op in run.emulation()
@@ -128,13 +129,14 @@ def non_finite_finding(
     else:
         cause = non_finite_cause(rounded, dtype)
     op_type = decision.op_type if decision is not None else "?"
-    message = (
-        f"Step {step}: fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run. The "
+    detail = (
+        f"fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run. The "
         f"first op whose output became non-finite (topological order) is {op} ({op_type}, output "
         f"{first}): {cause}. Whether float32 stays finite was not checked: run with reference=True to "
         f"compare."
     )
     return {
+        "detail": detail,
         "step": step,
         "fetches": bad_fetches,
         "first_op": op,
@@ -144,7 +146,7 @@ def non_finite_finding(
         "rounded": rounded,
         "variable": variable,
         "variable_writers": writers,
-        "message": message,
+        "message": f"Step {step}: {detail}",
     }
 
 
@@ -182,13 +184,14 @@ def note_non_finite(report: Any, plan: Any, run: Any, flags: Any, names: list[st
     if finding is None:
         return
     report.extra.setdefault("non_finite", finding)
-    # The report payload's slot (docs/report-schema.md: run.nonfinite): every view shows the first op.
+    # The report payload's slot (docs/report-schema.md: run.nonfinite): every view shows the first op
+    # "at step <n>", so the reason is the finding without its "Step <n>: " lead (said once, not twice).
     report.extra.setdefault(
         "nonfinite",
         {
             "first_op": finding["first_op"] or "inside a while loop",
             "step": finding["step"],
-            "reason": finding["message"],
+            "reason": finding["detail"],
         },
     )
     if finding["message"] not in report.warnings:

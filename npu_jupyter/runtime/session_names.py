@@ -4,14 +4,25 @@
 returns (TF 2.x), and on TF 1.15 scripts write ``tf.Session`` on the top-level module. A swap that
 patches one namespace misses scripts that use another, so both the %%npu cell swap and the emulated
 adapter patch them all and restore exactly what they replaced.
+
+TensorFlow's own session machinery (``MonitoredTrainingSession``, ``MonitoredSession`` and so the
+Estimator) uses none of those names: its ``SessionManager`` calls
+``tensorflow.python.client.session.Session`` directly. A swap of ``Session`` therefore also gives
+``session_manager`` a view of that module whose ``Session`` is whatever ``tf.compat.v1.Session`` is at
+the time (the innermost swap), so monitored sessions are swapped too. Where that module cannot be
+reached (a TensorFlow laid out otherwise), a warning says such sessions stay plain TensorFlow.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+import types
+import warnings
 from typing import Any, Callable
 
 _V1_SUFFIX = "compat.v1"
+_SESSION_MANAGER = "tensorflow.python.training.session_manager"
 
 
 def namespaces() -> list[Any]:
@@ -56,7 +67,45 @@ def patch(names: tuple[str, ...], make: Callable[[str, Any], Any]) -> list[tuple
                 originals[name] = (original, make(name, original))
             replaced.append((module, name, original))
             setattr(module, name, originals[name][1])
+    if "Session" in names:
+        replaced.extend(_patch_session_manager())
     return replaced
+
+
+class _SessionModuleView(types.ModuleType):
+    """``tensorflow.python.client.session`` as ``session_manager`` sees it: ``Session`` is ``tf.compat.v1.Session`` now."""
+
+    def __init__(self, real: types.ModuleType) -> None:
+        super().__init__(real.__name__, real.__doc__)
+        self.__dict__["_real"] = real
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "Session":
+            import tensorflow as tf
+
+            return tf.compat.v1.Session
+        return getattr(self.__dict__["_real"], name)
+
+
+def _patch_session_manager() -> list[tuple[Any, str, Any]]:
+    """Monitored sessions follow the swap (what to restore), or a warning says they do not."""
+    try:
+        manager: Any = importlib.import_module(_SESSION_MANAGER)
+        real = manager.session
+    except (ImportError, AttributeError) as err:
+        real, manager = err, None
+    if isinstance(real, _SessionModuleView):  # an outer swap installed it; it follows this one already
+        return []
+    if not isinstance(real, types.ModuleType) or not hasattr(real, "Session"):
+        warnings.warn(
+            f"npu_jupyter could not reach TensorFlow's SessionManager ({real}): sessions made by "
+            "MonitoredTrainingSession, MonitoredSession and the Estimator stay plain TensorFlow sessions and are NOT "
+            "swapped; create a tf.compat.v1.Session yourself",
+            stacklevel=4,
+        )
+        return []
+    manager.session = _SessionModuleView(real)
+    return [(manager, "session", real)]
 
 
 def restore(replaced: list[tuple[Any, str, Any]]) -> None:

@@ -14,18 +14,21 @@ alongside (same weights, same random draws), and reports per mode:
 
 A mode whose plan has errors (``Plan.errors``: e.g. ``allow_fp32_to_bf16`` on an Ascend910, or
 ``must_keep_origin_dtype`` with an op that has no float32 kernel) is one the adapter would refuse to
-compile. The emulator still runs it, so its numbers are shown (they say what the precision would do),
-but the row carries the plan's errors in ``plan_errors`` and the table marks it as refused.
+compile. The emulator still runs it, so its drift is shown (it says what the precision would do), but
+the row carries the plan's errors in ``plan_errors``, has no estimate, and the table shows "refused"
+in place of every time and memory figure.
+
+The estimate of each mode uses the shapes its run fed (a batch of 64 is 64), as its report does.
 """
 
 from __future__ import annotations
 
-import html
 import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, cast
 
+from npu_jupyter._renderers import render_html
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:
@@ -65,7 +68,12 @@ class SweepRow:
 
 
 class SweepTable:
-    """Rows per mode; ``to_records()`` for pandas, ``_repr_html_`` for the notebook (escaped)."""
+    """Rows per mode; ``to_records()`` for pandas; in a notebook the display layer's table (escaped).
+
+    ``row.refused`` is the field the table marks: the adapter would refuse to compile the graph under
+    that mode (the emulated numbers are shown anyway); ``row.error`` is set only when the emulator
+    could not run the mode at all.
+    """
 
     def __init__(self, rows: list[SweepRow], fetches: list[str]) -> None:
         self.rows = rows
@@ -92,13 +100,15 @@ class SweepTable:
             if r.error:
                 lines.append(f"{r.mode:28} error: {r.error}")
                 continue
+            step, step_ratio, memory, memory_ratio, cpu = _times(r)
             lines.append(
-                f"{r.mode:28} {_num(r.est_step_ms, '.4g'):>11} {_ratio(r.est_step_vs_fp32):>7} "
-                f"{_bytes(r.est_memory_bytes):>11} {_ratio(r.est_memory_vs_fp32):>7} {r.ops_changed:7d} "
-                f"{r.max_rel:10.3g} {r.cosine:9.6f} {r.wall_ms:8.3f}  {r.worst_op}"
+                f"{r.mode:28} {step:>11} {step_ratio:>7} {memory:>11} {memory_ratio:>7} {r.ops_changed:7d} "
+                f"{r.max_rel:10.3g} {r.cosine:9.6f} {cpu:>8}  {r.worst_op}"
             )
             if r.plan_errors:
-                lines.append(f"{'':28} the adapter would refuse this graph: {'; '.join(r.plan_errors)}")
+                lines.append(
+                    f"{'':28} the adapter would refuse this graph, so it has no step time: {'; '.join(r.plan_errors)}"
+                )
         lines.append(self.legend())
         return "\n".join(lines)
 
@@ -116,55 +126,25 @@ class SweepTable:
             text += f" Up to {approx} op decision(s) per mode rest on approximate op data."
         return text
 
-    def _repr_html_(self) -> str:
-        cols = (
-            "mode",
-            "est. NPU ms/step",
-            "vs float32",
-            "est. memory",
-            "vs float32",
-            "ops changed",
-            "max abs",
-            "max rel",
-            "cosine",
-            "worst op",
-            "first overflow",
-            "CPU ms/step (emulation)",
-        )
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-        body = []
-        for r in self.rows:
-            if r.error:
-                body.append(f"<tr><td>{html.escape(r.mode)}</td><td colspan='11'>{html.escape(r.error)}</td></tr>")
-                continue
-            cells = (
-                r.mode,
-                _num(r.est_step_ms, ".4g"),
-                _ratio(r.est_step_vs_fp32),
-                _bytes(r.est_memory_bytes),
-                _ratio(r.est_memory_vs_fp32),
-                str(r.ops_changed),
-                _g(r.max_abs),
-                _g(r.max_rel),
-                _g(r.cosine),
-                r.worst_op,
-                r.first_overflow or "",
-                f"{r.wall_ms:.3f}",
-            )
-            body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-            if r.plan_errors:
-                why = html.escape("; ".join(r.plan_errors))
-                body.append(
-                    f"<tr class='npu-sweep-refused'><td></td><td colspan='11'>the adapter would refuse "
-                    f"this graph (numbers above are emulated only): {why}</td></tr>"
-                )
-        caption = html.escape(", ".join(self.fetches))
-        legend = html.escape(self.legend())
-        body.append(f"<tr class='npu-sweep-legend'><td colspan='12' style='opacity:.8'>{legend}</td></tr>")
-        return (
-            f"<table><caption>precision sweep of {caption}</caption><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table>"
-        )
+    def _repr_html_(self) -> str | None:
+        return render_html(self)
+
+
+def _times(row: SweepRow) -> tuple[str, str, str, str, str]:
+    """The row's estimated step, memory (each with its float32 ratio) and CPU ms cells.
+
+    A mode the adapter refuses to compile has no step on the device to time or estimate: every time
+    cell reads "refused" (the emulator's run still gives its drift).
+    """
+    if row.refused:
+        return ("refused",) * 5
+    return (
+        _num(row.est_step_ms, ".4g"),
+        _ratio(row.est_step_vs_fp32),
+        _bytes(row.est_memory_bytes),
+        _ratio(row.est_memory_vs_fp32),
+        f"{row.wall_ms:.3f}",
+    )
 
 
 def _num(x: float | None, spec: str) -> str:
@@ -181,10 +161,6 @@ def _bytes(x: int | None) -> str:
     from npu_jupyter.units import format_bytes
 
     return format_bytes(int(x))
-
-
-def _g(x: float) -> str:
-    return "nan" if isinstance(x, float) and math.isnan(x) else f"{x:.4g}"
 
 
 def sweep(
@@ -336,16 +312,21 @@ def _row(mode: str, report: Any, wall_ms: float, graph: Any, timed: int) -> Swee
         approximate_ops=sum(bool(getattr(d, "approximate", False)) for d in report.plan.ops.values()),
         timed_steps=timed,
     )
-    _add_estimate(row, report.plan, graph)
+    _add_estimate(row, report, graph)
     return row
 
 
-def _add_estimate(row: SweepRow, plan: Any, graph: Any) -> None:
-    """The cost model's columns: estimated NPU step time and memory, each vs float32."""
-    from npu_jupyter.cost import estimate
+def _add_estimate(row: SweepRow, report: Any, graph: Any) -> None:
+    """The cost model's columns: estimated NPU step time and memory, each vs float32.
 
-    cost = estimate(plan, graph)
-    row.est_step_ms = cost.step_ms
-    row.est_step_vs_fp32 = cost.step_ratio_fp32
-    row.est_memory_bytes = cost.memory_bytes
-    row.est_memory_vs_fp32 = cost.memory_ratio_fp32
+    Estimated at the shapes the mode's run fed, as the report of that run is; a mode the adapter would
+    refuse to compile gets none (its row says refused).
+    """
+    from npu_jupyter.cost.attach import estimate_slots
+
+    slots = estimate_slots(report, graph)
+    block = slots["cost_model"] if slots is not None else {}
+    row.est_step_ms = block.get("step_ms")
+    row.est_step_vs_fp32 = block.get("step_ratio_fp32")
+    row.est_memory_bytes = block.get("memory_bytes")
+    row.est_memory_vs_fp32 = block.get("memory_ratio_fp32")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -64,7 +65,9 @@ def ip():
     from npu_jupyter.notebook.state import current_config
 
     shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "npu_jupyter")
+    with pytest.MonkeyPatch.context() as env:  # keep this process's tf.keras (tests/notebook/conftest.py)
+        env.setenv("TF_USE_LEGACY_KERAS", os.environ.get("TF_USE_LEGACY_KERAS", "0"))
+        shell.run_line_magic("load_ext", "npu_jupyter")
     current_config().reset()
     yield shell
     current_config().reset()

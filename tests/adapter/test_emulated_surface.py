@@ -10,7 +10,9 @@ import pytest
 from IPython.core.error import UsageError
 
 from npu_jupyter import adapter
-from npu_jupyter.adapter.surface import NotEmulatedError, spec_table
+from npu_jupyter.adapter.surface import NotEmulatedError, reasons, spec_table
+
+TF1_ROOTS = ("npu_bridge", "hccl")  # the TF1 adapter and CANN's HCCL API it re-exports
 from npu_jupyter.options.config import NpuConfig
 from npu_jupyter.runtime import backends
 
@@ -50,21 +52,23 @@ def test_star_import_of_npu_init_brings_the_emulated_names(emulated):
 
 
 def test_a_name_not_emulated_fails_naming_it(emulated):
+    from npu_bridge.npu_init import NPUOptimizer  # importable, as a script's imports must be
+
     with pytest.raises(
         NotEmulatedError,
-        match=r"npu_bridge\.npu_init\.NPUEstimator is part of the Ascend adapter "
+        match=r"npu_bridge\.npu_init\.NPUOptimizer is part of the Ascend adapter "
         r"but is not emulated.*NPURunConfig",
     ):
-        exec("from npu_bridge.npu_init import NPUEstimator", {})
+        NPUOptimizer(None)
     from npu_bridge.estimator import npu_ops
 
     with pytest.raises(NotEmulatedError, match="npu_ops.LARS is part of the Ascend adapter"):
-        npu_ops.LARS
+        npu_ops.LARS(None)
 
 
 def test_a_submodule_not_emulated_fails_naming_it(emulated):
-    with pytest.raises(NotEmulatedError, match="npu_bridge.estimator.npu.npu_estimator is part of the Ascend"):
-        exec("from npu_bridge.estimator.npu.npu_estimator import NPUEstimator", {})
+    with pytest.raises(NotEmulatedError, match="npu_bridge.estimator.npu.npu_rnn is part of the Ascend.*fused"):
+        exec("from npu_bridge.estimator.npu.npu_rnn import npu_dynamic_rnn", {})
     with pytest.raises(NotEmulatedError, match="npu_bridge.hccl"):
         exec("from npu_bridge.hccl import hccl_ops", {})
 
@@ -208,13 +212,30 @@ def test_the_distributed_optimizer_refuses_more_than_one_rank(emulated, monkeypa
         NPUDistributedOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1))
 
 
-def test_every_emulated_name_is_documented():
+def _doc() -> str:
     from pathlib import Path
 
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "emulated-adapter.md").read_text(encoding="utf-8")
+    return (Path(__file__).resolve().parents[2] / "docs" / "emulated-adapter.md").read_text(encoding="utf-8")
+
+
+def test_every_emulated_name_is_documented():
+    doc = _doc().split("names not emulated")[0]
     for module, entry in spec_table().items():
         for name in entry["emulated"]:
             assert f"`{name}`" in doc, f"{module}.{name} is missing from docs/emulated-adapter.md"
+
+
+def test_the_docs_table_of_names_not_emulated_is_surface_json():
+    import re
+
+    section = _doc().split("## TF1 adapter (`npu_bridge`): names not emulated")[1].split("\n## ")[0]
+    documented = {}
+    for module, names, reason in re.findall(r"^\| `([\w.]+)` \| (.+?) \| (.+) \|$", section, flags=re.MULTILINE):
+        for name in re.findall(r"`(\w+)`", names):
+            documented[(module, name)] = reason
+    tf1 = {m: entry for m, entry in spec_table().items() if m.split(".")[0] in TF1_ROOTS}
+    expected = {(m, n): r for m, entry in tf1.items() for n, r in reasons(entry).items()}
+    assert documented == expected, "regenerate the table from npu_jupyter/adapter/surface.json"
 
 
 def test_npu_adapter_magic_switches_the_emulation(ip, no_adapter, capsys):

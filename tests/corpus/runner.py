@@ -228,33 +228,15 @@ def emulated_run(model: CorpusModel, config: Any, steps: int = STEPS) -> Trainin
         return train(model, sess, steps)
 
 
-#: Float widths in bits; an op is lowered when the plan gives a tensor of it a narrower float than the graph.
-FLOAT_BITS = {"float64": 64, "float32": 32, "float16": 16, "bfloat16": 16}
-
-
 def lowered_ops(plan: Any, graph: Any) -> list[str]:
-    """Ops the plan computes in a narrower float than ``graph`` declares for them (predicted by the planner).
+    """Ops the plan computes in a narrower float than ``graph`` declares (the zoo check's own count).
 
-    Compares every input and output the plan decides with the same tensor's dtype in the graph, so an op
-    the script already writes in float16 (BERT's manual-fp16 encoder, a Cast to float16) is not counted:
-    only ops the NPU config lowers are, which is what the emulator must then round.
+    An op the script already writes in float16 (BERT's manual-fp16 encoder, a Cast to float16) is not
+    counted: only ops the NPU config lowers are, which is what the emulator must then round.
     """
-    lowered = []
-    for name, decision in plan.ops.items():
-        try:
-            op = graph.get_operation_by_name(name)
-        except KeyError:  # an op the planner adds (none today) has no declared dtype to compare with
-            continue
-        pairs = list(zip([t.dtype.base_dtype.name for t in op.inputs], decision.input_dtypes))
-        pairs += zip([t.dtype.base_dtype.name for t in op.outputs], decision.output_dtypes)
-        if any(_narrower(new, old) for old, new in pairs):
-            lowered.append(name)
-    return lowered
+    from npu_jupyter.zoo_check.task import lowered_ops as count
 
-
-def _narrower(decided: str, declared: str) -> bool:
-    """Whether ``decided`` is a float type narrower than the float type ``declared``."""
-    return decided in FLOAT_BITS and declared in FLOAT_BITS and FLOAT_BITS[decided] < FLOAT_BITS[declared]
+    return count(plan, graph)
 
 
 def files_under(path: Path) -> int:

@@ -103,8 +103,19 @@ def test_unknown_dimensions_are_counted_and_said_in_the_basis():
     assert cost.guessed_shapes >= 1
     assert "unknown before the run" in cost.basis and BASIS in cost.basis
     block = cost.payload()
-    assert set(block) == {"step_ms", "memory_bytes", "step_ratio_fp32", "memory_ratio_fp32", "basis"}
+    assert set(block) == {"step_ms", "memory_bytes", "step_ratio_fp32", "memory_ratio_fp32", "launch_share", "basis"}
     json.dumps(block)
+
+
+def test_a_small_models_step_is_mostly_launch_cost_and_a_large_ones_is_not():
+    small, large = _dense(batch=2, width=8), _dense(batch=2048, width=4096)
+    tiny = estimate(plan(small, {"precision_mode": "force_fp16"}, fetches=["loss"]), small)
+    big = estimate(plan(large, {"precision_mode": "force_fp16"}, fetches=["loss"]), large)
+    assert tiny.launch_share is not None and tiny.launch_share > 0.9
+    assert tiny.step_ratio_fp32 is not None and tiny.step_ratio_fp32 > 0.95  # why it shows about 1.00x float32
+    assert big.launch_share is not None and big.launch_share < 0.5
+    assert big.step_ratio_fp32 is not None and big.step_ratio_fp32 < 0.9
+    assert tiny.payload()["launch_share"] == tiny.launch_share
 
 
 def test_every_soc_figure_names_its_source():

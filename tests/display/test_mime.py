@@ -283,6 +283,7 @@ def test_optional_facts_come_from_attributes_or_extra_entries():
         "memory_bytes": 2048,
         "step_ratio_fp32": None,
         "memory_ratio_fp32": None,
+        "launch_share": None,
         "basis": "910 roofline",
     }
     assert payload["labels"]["est_us"] == "estimated by the cost model"

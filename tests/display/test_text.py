@@ -52,3 +52,42 @@ def test_str_of_a_plan_is_the_text_report_and_repr_stays_the_dataclass():
     assert shown.splitlines()[0] == "Plan (Ascend910, force_fp16)"
     assert "OpDecision" not in shown
     assert repr(plan).startswith("Plan(ops={'a': OpDecision(")
+
+
+def test_a_call_trees_ops_are_named_inside_their_function_in_every_line():
+    """Op rows, the costliest ops and the transfers say "MatMul (in inner)", not the traced prefix."""
+    from npu_jupyter.plan.model import Transfer
+
+    host, mm = _op("__inference_inner_3/x", "HOST"), _op("__inference_inner_3/MatMul", after="float16")
+    plan = Plan(
+        ops={"call": _op("call"), host.name: host, mm.name: mm},
+        transfers=[Transfer(host.name, mm.name, f"{host.name}:0", "float32", "h2d", 16)],
+        functions=["__inference_outer_2", "__inference_inner_3"],
+    )
+    report = RunReport(plan=plan, steps=2, op_times_us={mm.name: 5.0})
+    out = text.render(report_payload(report), detail="full")
+    assert "3 ops (outer and the 1 function it calls)" in out
+    assert "  MatMul (in inner) [Mul] AI_CORE float32->float16" in out
+    assert "MatMul (in inner) 5.0 µs" in out and "x (in inner) → MatMul (in inner) (host → device" in out
+    assert "__inference_inner_3/" not in out
+
+
+def _cost_line(cost: dict) -> str:
+    plan = Plan(ops={"a": _op("a")})
+    out = text.render(report_payload(RunReport(plan=plan, extra={"cost_model": cost})))
+    [line] = [line for line in out.splitlines() if "NPU step" in line]
+    return line
+
+
+def test_the_estimate_line_says_estimated_and_not_measured_once_and_names_its_basis():
+    line = _cost_line({"step_ms": 1.5, "step_ratio_fp32": 0.5, "launch_share": 0.1, "basis": "roofline"})
+    assert line.count("estimated") == 1 and line.count("not measured") == 1 and "assumes" not in line
+    assert "(0.50× float32)" in line and "basis: roofline" in line and "launch cost" not in line
+
+
+def test_a_launch_bound_step_says_why_it_shows_one_times_float32():
+    line = _cost_line({"step_ms": 0.05, "step_ratio_fp32": 1.0, "launch_share": 0.93, "basis": "roofline"})
+    assert "(1.00× float32: 93% of it is the fixed per-op launch cost, which precision does not change)" in line
+    assert "(1.00× float32: over 99% of it" in _cost_line(
+        {"step_ms": 0.05, "step_ratio_fp32": 1.0, "launch_share": 1.0}
+    )

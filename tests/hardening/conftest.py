@@ -6,6 +6,7 @@ log states how many inputs the run actually tried.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -26,7 +27,9 @@ def ip():
     from npu_jupyter.notebook.state import current_config
 
     shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "npu_jupyter")
+    with pytest.MonkeyPatch.context() as env:  # keep this process's tf.keras (tests/notebook/conftest.py)
+        env.setenv("TF_USE_LEGACY_KERAS", os.environ.get("TF_USE_LEGACY_KERAS", "0"))
+        shell.run_line_magic("load_ext", "npu_jupyter")
     current_config().reset()
     shell.run_line_magic("config", "NpuMagics.autodisplay = True")
     yield shell

@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from npu_jupyter.display import formatters
-from npu_jupyter.display.mime import MIME_TYPE, mimebundle
+from npu_jupyter.display.mime import MIME_TYPE, mimebundle, shown_path
 from npu_jupyter.options.config import NpuConfig
 
 pytest.importorskip("tensorflow")
@@ -63,6 +63,9 @@ ALLOWED_TAGS = {
     "b",
     "i",
     "small",
+    "colgroup",  # fit_table's column widths
+    "col",
+    "a",  # links to files a run wrote inside the notebook's folder (checked: never a script URL)
 }
 
 hostile_text = st.one_of(
@@ -83,11 +86,13 @@ class _Collector(HTMLParser):
         self.tags: list[str] = []
         self.ends: list[str] = []
         self.attrs: list[str] = []
+        self.hrefs: list[str] = []
         self.text: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
         self.attrs += [name for name, _ in attrs]
+        self.hrefs += [value or "" for name, value in attrs if name == "href"]
 
     def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
@@ -110,6 +115,7 @@ def assert_safe_html(html: str, strings: list[str]) -> None:
     assert set(parsed.tags) <= ALLOWED_TAGS, set(parsed.tags) - ALLOWED_TAGS
     assert set(parsed.ends) <= ALLOWED_TAGS, set(parsed.ends) - ALLOWED_TAGS
     assert not [a for a in parsed.attrs if a.lower().startswith("on")]
+    assert not [h for h in parsed.hrefs if ":" in h or h.startswith(("/", "\\"))], parsed.hrefs
     assert "<script" not in html.lower() and "<img" not in html.lower() and "<svg" not in html.lower()
     for tag in ("details", "table", "div"):
         assert parsed.tags.count(tag) == parsed.ends.count(tag), tag
@@ -175,7 +181,9 @@ def test_plans_and_run_reports_render_hostile_names_and_paths_as_text(data):
             assert [op["n"] for op in payload["ops"]] == list(plan.ops)
             expected = list(names) if detail == "full" else []
             if obj is report:
-                assert payload["run"]["dump_dir"] == path and payload["run"]["first_overflow"] == mapping["y"]
+                assert (
+                    payload["run"]["dump_dir"] == shown_path(path) and payload["run"]["first_overflow"] == mapping["y"]
+                )
                 expected = list(names) if detail == "full" else [mapping["y"]]
             assert_safe_html(bundle["text/html"], expected)
             assert_clean_text(bundle["text/plain"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
@@ -15,7 +17,12 @@ def ip():
     # IPython 7's %config evaluates "cfg.<line>" with the user namespace first: a `cfg` left by an
     # earlier test (say an NpuConfig) would receive the assignment. IPython 8 fixed this.
     shell.user_ns.pop("cfg", None)
-    shell.run_line_magic("load_ext", "npu_jupyter")
+    # The first %load_ext of the process would switch tf.keras to Keras 2 if TensorFlow was not imported
+    # yet (legacy_keras.py); the suite keeps whichever Keras the environment gives (tests/notebook/
+    # test_legacy_keras.py checks the switch in fresh processes).
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TF_USE_LEGACY_KERAS", os.environ.get("TF_USE_LEGACY_KERAS", "0"))
+        shell.run_line_magic("load_ext", "npu_jupyter")
     current_config().reset()
     shell.run_line_magic("config", "NpuMagics.detail = 'summary'")
     shell.run_line_magic("config", "NpuMagics.autodisplay = True")

@@ -85,17 +85,16 @@ def test_an_abbreviated_flag_argparse_accepts_is_not_called_unknown():
     assert overrides["precision_mode"] == "force_fp16"
 
 
-def test_the_usage_and_flag_help_are_generated_from_the_one_parser():
-    from npu_jupyter.notebook.cell_options import CELL_USAGE, _flag_names, cell_flags, flags_help
+def test_the_usage_and_flag_help_are_generated_from_the_one_table():
+    from npu_jupyter.notebook.cell_options import CELL_FLAGS, CELL_PARSER, CELL_USAGE, _flag_names, flag_usage
 
-    help_text = flags_help()
-    for action in cell_flags.parser._actions:
-        for flag in action.option_strings:
-            if flag != "--help":
-                assert flag in CELL_USAGE and flag in help_text
-                assert action.help.split()[0] in help_text
+    help_text = CELL_PARSER.format_help()
+    for name, options in CELL_FLAGS:
+        assert name in CELL_USAGE and name in help_text and flag_usage(name) in CELL_USAGE
+        assert options["help"].split()[0] in help_text
     assert CELL_USAGE.startswith("%%npu ")
     assert "--verbose" in _flag_names()
+    assert flag_usage("--profile") == "--profile [DIR]" and flag_usage("--dump") == "--dump DIR"
 
 
 def test_layers_apply_lowest_first_without_touching_the_base():
@@ -121,10 +120,10 @@ def test_unknown_precision_lists_both_value_sets_wrapped_between_values():
 
 
 def test_reference_is_a_cell_switch_not_an_option():
-    from npu_jupyter.notebook.cell_options import CELL_USAGE, flags_help, parse_cell_flags
+    from npu_jupyter.notebook.cell_options import CELL_FLAGS, CELL_USAGE, parse_cell_flags
 
     flags = parse_cell_flags("--precision force_fp16 --reference", NpuConfig())
     assert flags.reference is True
     assert flags.overrides == {"precision_mode": "force_fp16", "precision_mode_v2": None}
     assert parse_cell_flags("--precision force_fp16", NpuConfig()).reference is False
-    assert "--reference" in CELL_USAGE and "float32 reference" in " ".join(flags_help().split())
+    assert "--reference" in CELL_USAGE and "float32 reference" in dict(CELL_FLAGS)["--reference"]["help"]

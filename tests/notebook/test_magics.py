@@ -125,12 +125,11 @@ def test_code_prints_the_equivalent_python(ip):
         ip.run_line_magic("npu", "code --estimatr")
 
 
-def test_help_is_the_docstring_manual_and_lists_options_by_group(ip):
-    with capture_output() as cap:
-        ip.run_line_magic("npu", "help")
+def test_help_is_the_manual_also_shown_by_the_magics_docstring_and_lists_options_by_group(ip):
+    text = str(ip.run_line_magic("npu", "help"))
     for usage in ("%npu set KEY=VALUE", "%npu explain FETCH", "--dump-step STEPS", "--profile [DIR]", "--quiet"):
-        assert usage in cap.stdout
-    assert cap.stdout.splitlines()[0] == NpuMagics.npu.__doc__.splitlines()[0]
+        assert usage in text
+    assert text == NpuMagics.npu.__doc__  # %npu? shows the same manual
     with capture_output() as cap:
         ip.run_line_magic("npu", "help options")
     assert "[precision]" in cap.stdout and "precision_mode (one of" in cap.stdout
@@ -155,7 +154,7 @@ def test_load_ext_does_not_import_tensorflow():
         "print(sorted(m for m in ('tensorflow', 'npu_jupyter.plan.planner', 'ipywidgets') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.strip() == "[]"
+    assert out.stdout.strip().splitlines()[-1] == "[]"  # after the one-line tf.keras note (legacy_keras.py)
 
 
 def test_unload_removes_the_magics_but_keeps_the_session_config(ip):
@@ -188,7 +187,7 @@ def test_ipython_config_can_autoload_the_magics_lazily_and_set_their_traits():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "{'mix_compile_mode': True} full"
+    assert out.stdout.strip().splitlines()[-1] == "{'mix_compile_mode': True} full"  # after the tf.keras note
 
 
 def test_explain_renders_the_plan_of_a_default_graph_op_at_the_magics_detail(ip):

@@ -135,3 +135,16 @@ def test_every_value_of_the_described_options_has_a_note():
     assert {"precision_mode", "precision_mode_v2", "op_select_implmode"} <= {spec.key for spec in described}
     for spec in described:
         assert set(spec.choice_notes) == {""} | {str(c) for c in spec.choices}, spec.key
+
+
+def test_a_note_is_never_wider_than_what_is_left_of_the_cell_after_the_label():
+    """The note wraps within the output area (the browser test measures it: tests/ui, note_wraps)."""
+    from npu_jupyter.notebook import panel as panel_module
+
+    p = panel(NpuConfig())
+    p.control("precision_mode")
+    layout = p.controls["precision_mode"].note.layout
+    assert layout.max_width == panel_module._CONTROL_WIDTH
+    assert layout.width == f"calc(100% - {panel_module._DESCRIPTION_WIDTH})"  # not a fixed 680px past the label
+    assert p.controls["precision_mode"].row.layout.width == "100%"  # what that 100% refers to
+    p.close()

@@ -55,3 +55,23 @@ def test_session_classes_are_restored_when_the_block_raises():
         raise RuntimeError("boom")
     assert tf.compat.v1.Session is original_session
     assert tf.compat.v1.InteractiveSession is original_interactive
+
+
+def test_monitored_training_sessions_in_the_block_are_cell_sessions_and_restored_after(tmp_path):
+    from tensorflow.python.client import session
+    from tensorflow.python.training import session_manager
+
+    g = tf.Graph()
+    with g.as_default():
+        w = tf.compat.v1.get_variable("w", [], initializer=tf.compat.v1.ones_initializer())
+        step = tf.compat.v1.train.get_or_create_global_step()
+        train_op = tf.compat.v1.assign_add(step, 1)
+    cell = CellSessions(NpuConfig(), {"precision_mode": "force_fp16"}, "emulator")
+    with swapped_sessions(cell), g.as_default():
+        hooks = [tf.compat.v1.train.StopAtStepHook(last_step=2)]
+        with tf.compat.v1.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path), hooks=hooks) as mon:
+            while not mon.should_stop():
+                mon.run([train_op, w])
+            raw = mon._tf_sess()
+    assert cell.sessions == [raw] and raw.backend == "emulator" and raw.config.precision_mode == "force_fp16"
+    assert session_manager.session is session  # the SessionManager's module is back

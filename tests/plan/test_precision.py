@@ -97,6 +97,9 @@ def test_cube_ops_read_float16_and_write_float32_under_force_fp32(conv_net, mode
     mm = p.ops["mm"]
     assert mm.input_dtypes == ["float16", "float16"] and mm.output_dtypes == ["float32"]
     assert _after(p, "relu") == "float32"
+    # reading float16 is a precision change although the output dtype is not (issue 19)
+    assert mm.lowered_reads == ["float16"] and mm.precision_changed and not p.ops["relu"].precision_changed
+    assert p.summary()["precision_changed"] == sum(d.input_dtypes != d.declared_input_dtypes for d in p.ops.values())
 
 
 def test_mixed_precision_white_goes_float16_black_keeps_float32_gray_follows(conv_net):

@@ -172,6 +172,38 @@ def test_a_variable_read_by_an_unsupported_op_is_the_adapters_compile_error():
     assert read.placement == "device", read.placement_reason
 
 
+def test_bitcast_which_cann_registers_is_supported_and_keeps_the_function_whole():
+    """Keras 3's accuracy metric bitcasts floats; CANN's op definitions register Bitcast (GE's BitcastPass)."""
+
+    @tf.function
+    def f(x):
+        return tf.bitwise.bitwise_and(tf.bitcast(x * 2.0, tf.int32), 0x7FFFFFFF)
+
+    p = plan(f.get_concrete_function(SPEC), adapter="tf2")
+    (bitcast,) = _by_type(p, "Bitcast")
+    assert bitcast.placement == "device" and not bitcast.approximate
+    assert "whole function on the NPU" in p.title and not p.errors
+
+
+def test_the_compile_error_names_the_variable_the_cause_and_whether_op_data_is_approximate():
+    v = tf.Variable(tf.zeros([4]), name="weights")
+
+    @tf.function
+    def inner(x):
+        return tf.math.lgamma(x) + v
+
+    @tf.function
+    def outer(x):
+        return inner(x) * 2.0
+
+    p = plan(outer.get_concrete_function(SPEC), adapter="tf2")
+    (error,) = p.errors
+    assert error.startswith("Failed spread place ")
+    assert "(resource argument: variable weights:0) must run on the NPU" in error
+    assert "The CPU placement starts at StatefulPartitionedCall" in error and "Lgamma" in error
+    assert "This verdict rests on approximate op data: Lgamma is not in the bundled approximation" in error
+
+
 def test_a_cluster_of_only_identities_stays_on_the_cpu():
     @tf.function
     def f(x):

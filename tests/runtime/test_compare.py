@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from npu_jupyter.runtime.compare import compare, metrics
+from npu_jupyter.runtime.compare import compare, cosine, metrics
 from npu_jupyter.runtime.dump_writer import DumpEntry, DumpWriter
 
 
@@ -20,9 +20,20 @@ def test_metrics_on_known_arrays():
     assert m["cosine"] == pytest.approx(25.0 / (math.sqrt(21.0) * math.sqrt(30.0)))
 
 
-def test_identical_tensors_have_cosine_one_and_no_error():
-    x = np.linspace(-3, 3, 50)
+@pytest.mark.parametrize("size", [2, 3, 4, 7, 14, 41, 50])
+def test_identical_tensors_have_cosine_one_and_no_error(size):
+    # dot(x, x) / |x|^2 rounds to 1 +- 2.2e-16 for most of these sizes (which ones depends on the BLAS
+    # and the CPU): the metric of identical tensors is exact by definition, on every machine.
+    x = np.linspace(-3, 3, size)
     assert metrics(x, x) == {"cosine": 1.0, "max_abs": 0.0, "max_rel": 0.0, "accumulated_rel": 0.0, "rmse": 0.0}
+
+
+@pytest.mark.parametrize("size", [2, 3, 4, 7, 14, 41, 50])
+def test_a_cosine_never_leaves_its_range(size):
+    x = np.linspace(-3, 3, size)
+    assert -1.0 <= metrics(x, -x)["cosine"] <= -1.0 + 1e-15
+    assert 1.0 - 1e-15 <= metrics(2.0 * x, x)["cosine"] <= 1.0  # parallel, not identical: clamped
+    assert math.isnan(cosine(math.nan, 1.0, 1.0, identical=False))
 
 
 def test_an_overflowed_tensor_shows_infinite_error():

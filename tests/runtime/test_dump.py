@@ -296,3 +296,20 @@ def test_the_same_fetches_with_other_feeds_are_another_graph_with_its_own_counte
     assert dump.graphs == [0, 1]
     np.testing.assert_allclose(dump.graph(0)[1]["z"][0], [2.0002] * 3, rtol=1e-5)
     np.testing.assert_allclose(dump.graph(1)[1]["z"][0], [22.0] * 3)
+
+
+def test_load_dump_opens_the_training_graph_before_a_graph_with_more_steps(tmp_path):
+    """An evaluation graph dumped more often than the training graph does not become the default."""
+    from npu_jupyter.runtime.dump_format import DumpGraph
+    from npu_jupyter.runtime.dump_writer import DumpEntry, DumpWriter
+
+    writer = DumpWriter(str(tmp_path))
+    graphs = [DumpGraph(0, ("init",), (), "initializer"), DumpGraph(1, ("train",), (), "training")]
+    graphs.append(DumpGraph(2, ("eval",), (), ""))
+    for graph, steps in zip(graphs, (1, 2, 5)):
+        for step in range(steps):
+            entry = DumpEntry(f"{graph.fetches[0]}_op", "Add", "output", 0, np.ones(2, np.float32))
+            writer.write_step(step, [entry], graph=graph)
+    dump = load_dump(tmp_path)
+    assert dump.graph_id == 1 and dump.steps == [0, 1] and dump.graph_info(1)["role"] == "training"
+    assert dump.graph(2).steps == list(range(5)) and dump.graph_info(0)["role"] == "initializer"

@@ -29,9 +29,9 @@ def test_a_step_over_budget_is_skipped_before_it_is_written_and_named_in_the_rep
     written: list[int] = []
     real = DumpWriter.write_step
 
-    def spy(self, step, entries, meta=None, graph=None):
+    def spy(self, step, entries, meta=None, graph=None, **kw):
         written.append(sum(np.asarray(e.value).nbytes for e in entries))
-        return real(self, step, entries, meta, graph)
+        return real(self, step, entries, meta, graph, **kw)
 
     monkeypatch.setattr(DumpWriter, "write_step", spy)
     g, x, y, init = _graph(tf)

@@ -202,7 +202,7 @@ def test_keras_fit_with_drift_trains_exactly_as_without_and_shows_drift_on_lower
     assert losses == plain  # the shadow never changes the emulated numbers
     (report,) = emulation.reports.values()
     assert report.steps == 8 and DRIFT_NOTE in report.extra["notes"]
-    lowered = [op.split("/", 1)[1] for op in report.emulation]  # emulation names are function/op
+    lowered = list(report.emulation)  # named as the report names ops (function/op in called functions)
     convolution = [op for op in lowered if op.endswith("convolution") and op in report.drift]
     assert convolution and all(report.drift[op]["max_abs"] > 0 for op in convolution)
     assert report.drift[convolution[0]]["cos"] > 0.999
@@ -286,6 +286,9 @@ def test_the_in_graph_sums_finish_into_compare_metrics():
         for key in ("max_abs", "max_rel", "rmse", "accumulated_rel"):
             assert got[key] == pytest.approx(want[key], rel=1e-12, abs=1e-300)
     assert finish(sums([], []))["max_abs"] == 0.0 and finish(sums([], []))["cos"] == 1.0
+    for size in (2, 3, 4, 41):  # identical tensors: cosine exactly 1 whatever dot / |a||b| rounds to
+        same = np.linspace(-3, 3, size)
+        assert finish(sums(same, same))["cos"] == 1.0
     overflowed = finish(sums([np.inf, 1.0], [70000.0, 1.0]))
     assert overflowed["max_abs"] == np.inf and np.isnan(overflowed["cos"])
 
@@ -335,7 +338,9 @@ def test_a_consumer_that_rounds_nothing_itself_reads_the_rounded_output():
     """
     import tensorflow as tf
 
-    rng = np.random.default_rng(8)
+    # Seed 39: every exact product lies 8x farther from a float16 rounding boundary than float32 summation
+    # in any order can move it, so the exact comparison holds whatever order the CPU's kernel sums in.
+    rng = np.random.default_rng(39)
     x_value, w_value = rng.normal(size=(4, 16)).astype("float32"), rng.normal(size=(16, 4)).astype("float32")
     w = tf.constant(w_value)
 
@@ -347,7 +352,5 @@ def test_a_consumer_that_rounds_nothing_itself_reads_the_rounded_output():
     with functions.FunctionEmulation({"precision_mode": "allow_mix_precision"}) as emulation:
         out = passed_on(x).numpy()
     (report,) = emulation.reports.values()
-    assert any(op.endswith("/mm") for op in report.emulation) and not any(
-        op.endswith("/pass") for op in report.emulation
-    )
+    assert "mm" in report.emulation and "pass" not in report.emulation
     np.testing.assert_array_equal(out, _half(_half(x_value) @ _half(w_value)))

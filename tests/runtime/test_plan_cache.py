@@ -64,7 +64,7 @@ def test_a_corrupt_or_foreign_cache_file_is_ignored_with_a_warning_and_never_exe
         "pickle": pickle.dumps(_RunsCode(str(marker))),
         "garbage": b"\x00\xff not json",
         "foreign_json": b'{"format": "someone-else", "plan": {}}',
-        "wrong_shape": b'{"format": "npu-jupyter.plan", "version": 1, "plan": {"ops": {"s": [1, 2]}}}',
+        "wrong_shape": b'{"format": "npu-jupyter.plan", "version": 2, "plan": {"ops": {"s": [1, 2]}}}',
     }[content]
     for path in files:
         path.write_bytes(payload)

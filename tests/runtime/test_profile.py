@@ -92,7 +92,9 @@ def test_only_the_steps_asked_for_are_profiled_not_variable_initialisation(tf, t
         sess.run(init)
         for _ in range(3):
             sess.run(train)
-    assert len(list(tmp_path.glob("trace_step_*.json"))) == 3
+    # the init run is graph 0 (never profiled); the training graph's steps 0-2 go under graph_1, as its dump
+    assert sorted(p.name for p in tmp_path.rglob("trace_step_*.json")) == [f"trace_step_{i}.json" for i in range(3)]
+    assert {p.parent.name for p in tmp_path.rglob("trace_step_*.json")} == {"graph_1"}
 
 
 def test_fp_and_bp_points_limit_profiling_to_runs_holding_them(tf, tmp_path):
@@ -107,7 +109,7 @@ def test_fp_and_bp_points_limit_profiling_to_runs_holding_them(tf, tmp_path):
     with EmulatorSession(cfg, g) as sess:
         sess.run("metric:0", feed)
         sess.run("step_out:0", feed)
-    assert len(list(tmp_path.glob("trace_step_*.json"))) == 1
+    assert [str(p.relative_to(tmp_path)) for p in tmp_path.rglob("trace_step_*.json")] == ["graph_1/trace_step_0.json"]
 
 
 def test_report_holds_mean_per_op_times(tf, hand, tmp_path):

@@ -111,6 +111,21 @@ def test_adding_ops_between_runs_keeps_the_iterator_position_and_the_session(tf)
     assert np.isfinite(value)
 
 
+def test_an_op_added_with_control_inputs_on_existing_ops_keeps_the_iterator_and_the_session(tf):
+    # LeNet_ID0127 initialises its iterator, then creates global_variables_initializer(): a NoOp whose
+    # inputs are all control inputs on ops the copy already holds
+    g, it_init, _, loss, train = _dataset_training_graph(tf)
+    with EmulatorSession(NpuConfig(precision_mode="allow_fp32_to_fp16"), g) as sess:
+        sess.run(it_init)
+        inner = sess._exec.session
+        with g.as_default():
+            init = tf.compat.v1.global_variables_initializer()
+        sess.run(init)
+        value = sess.run([loss, train])[0]  # the iterator is still initialized
+        assert sess._exec.session is inner
+    assert np.isfinite(value)
+
+
 def test_the_planner_takes_whole_graph_exits_per_run_graph(tf):
     from npu_jupyter.plan.planner import plan
 

@@ -390,6 +390,116 @@ def wide_plan() -> Any:
     )
 
 
+def tutorial_comparison() -> Any:
+    """A comparison shaped like tutorial 04's: 218 tensors in dump order, 20 of them differ (scattered)."""
+    import npu_jupyter  # noqa: F401 - registers the display layer's HTML renderers
+    from npu_jupyter.runtime.compare import Comparison, Row
+
+    rows = []
+    for k in range(218):
+        name = f"gradients/sequential_1/dense_{k}/MatMul_grad/MatMul_1" if k % 11 == 3 else f"op_{k}/Identity"
+        err = 1e-3 * (k % 7 + 1) if k % 11 == 3 else 0.0
+        rows.append(Row(k % 2, name, "output:0", (32, 64), 1.0 - err / 10, err, err * 3, err / 2, err / 4))
+    return Comparison(rows, [], [], title="Comparison of two dumps")
+
+
+def tutorial_sweep() -> Any:
+    """A sweep shaped like tutorial 03's: nine modes, three the adapter would refuse, one overflow."""
+    import npu_jupyter  # noqa: F401
+    from npu_jupyter.runtime.sweep import SweepRow, SweepTable
+
+    refusals = {
+        "must_keep_origin_dtype": "conv (Conv2D): no AI Core or AI CPU kernel supports float32 under "
+        "must_keep_origin_dtype: the graph fails to compile",
+        "allow_fp32_to_bf16": "Current soc not support dtype of BFloat16 (allow_fp32_to_bf16 on Ascend910)",
+        "allow_mix_precision_bf16": "Current soc not support dtype of BFloat16 (allow_mix_precision_bf16 on Ascend910)",
+    }
+    modes = [
+        "force_fp32",
+        "cube_fp16in_fp32out",
+        "must_keep_origin_dtype",
+        "allow_fp32_to_fp16",
+        "allow_fp32_to_bf16",
+        "allow_mix_precision",
+        "allow_mix_precision_fp16",
+        "allow_mix_precision_bf16",
+        "force_fp16",
+    ]
+    rows = [
+        SweepRow(
+            mode,
+            wall_ms=0.404 + k / 100,
+            ops_changed=k,
+            max_abs=0.00203,
+            max_rel=0.00222,
+            cosine=0.999998,
+            worst_op="sequential_1/conv2d_1/Relu",
+            first_overflow="sequential_1/conv2d_1/Square" if mode == "force_fp16" else None,
+            plan_errors=[refusals[mode]] if mode in refusals else [],
+            est_step_ms=0.03066,
+            est_step_vs_fp32=0.99,
+            est_memory_bytes=510_669,
+            est_memory_vs_fp32=0.97,
+            timed_steps=3,
+        )
+        for k, mode in enumerate(modes)
+    ]
+    return SweepTable(rows, ["probs:0"])
+
+
+def keras_run_report() -> Any:
+    """A Keras train step run with --dump --profile --reference: bookkeeping around the user's layers,
+    one AI CPU op, an overflow deep in a scope, per-op times, drift and estimates."""
+    from npu_jupyter.plan.model import Plan, Subgraph
+    from npu_jupyter.runtime.report import RunReport
+
+    ops: list[Any] = []
+
+    def add(name: str, op_type: str, engine: str = "AI_CORE", *, to16: bool = False, float_op: bool = True) -> str:
+        ops.append(_decision(name, op_type, engine, [ops[-1].name] if ops else [], to16=to16, float_op=float_op))
+        return name
+
+    add("iterator", "IteratorGetNext", "HOST")
+    for k in range(12):
+        add(f"StatefulPartitionedCall/adam/update_{k}/ReadVariableOp", "ReadVariableOp")
+        add(f"StatefulPartitionedCall/adam/update_{k}/ResourceApplyAdam", "ResourceApplyAdam")
+        add(f"StatefulPartitionedCall/metrics/mean_{k}/AssignAddVariableOp", "AssignAddVariableOp")
+    for k in range(4):
+        add(f"sequential_1_1/conv2d_{k}_1/convolution", "Conv2D", to16=True)
+        add(f"sequential_1_1/conv2d_{k}_1/Relu", "Relu", to16=True)
+    overflow = add("sequential_1_1/regularization/squared_activations/Square", "Square", to16=True)
+    cpu = add("sequential_1_1/compile_metrics/accuracy/Bitcast", "Bitcast", "AI_CPU", float_op=False)
+    plan = Plan(
+        ops={d.name: d for d in ops},
+        subgraphs=[Subgraph("GeOp1_0", [d.name for d in ops if d.engine != "HOST"])],
+        soc="Ascend910",
+        precision_mode="allow_mix_precision",
+        config_changes={"precision_mode": "allow_mix_precision"},
+        title=f"{len(ops)} ops · TF2 adapter (npu_device): whole function on the NPU · allow_mix_precision "
+        "(precision_mode) · Ascend910",
+    )
+    names = [d.name for d in ops]
+    drift = {
+        n: {"max_abs": 0.002 * (k + 1), "max_rel": 0.01 * (k + 1), "cos": 0.9999} for k, n in enumerate(names[-8:])
+    }
+    # The overflowed op's errors are inf/NaN (null in the payload): the report must render anyway.
+    drift[overflow] = {"max_abs": float("inf"), "max_rel": float("inf"), "cos": float("nan")}
+    return RunReport(
+        plan=plan,
+        fetches=["__inference_multi_step_on_iterator_578"],
+        steps=4,
+        wall_ms=12.5,
+        reference_wall_ms=9.0,
+        op_times_us={n: 5.0 + (k % 9) for k, n in enumerate(names)},
+        drift=drift,
+        overflow_ops=[overflow],
+        first_overflow=overflow,
+        dump_dir="npu_dump",
+        trace_file="npu_prof/trace_step_0.json",
+        extra={"est_us": dict.fromkeys(names, 5.0), "tf2_label": "Keras fit (train function)", "cpu_op": cpu},
+    )
+
+
 def parity_markers() -> dict[str, Any]:
     """The marker payload of the view-parity test (every field set) and the text each field shows."""
     return json.loads((REPO / "labextension" / "test" / "parity-payload.json").read_text(encoding="utf-8"))
@@ -412,6 +522,20 @@ def write_report_notebook(path: Path, plan: Any, *, budget: int | None = None) -
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     cell = nbformat.v4.new_code_cell("npu_jupyter.plan(train_op)")
     cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
+    nb.cells = [cell]
+    nbformat.write(nb, str(path))
+    return bundle
+
+
+def write_html_notebook(path: Path, obj: Any, source: str) -> dict[str, Any]:
+    """A one-cell notebook whose output is ``obj``'s HTML and text, as IPython shows it; return the bundle."""
+    import nbformat
+
+    bundle = {"text/html": obj._repr_html_(), "text/plain": repr(obj)}
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cell = nbformat.v4.new_code_cell(source)
+    cell.outputs = [nbformat.v4.new_output("execute_result", data=bundle, execution_count=1)]
     nb.cells = [cell]
     nbformat.write(nb, str(path))
     return bundle
@@ -440,7 +564,7 @@ def _this_trees_extension(base: Path) -> dict[str, str]:
     The venv may have another checkout's build installed (an editable install points at it); a data
     dir first on ``JUPYTER_PATH`` wins, so the browser tests check the renderer of the code under test.
     """
-    built = REPO / "npu_jupyter" / "labextension"
+    built = REPO / "labextension" / "npu_jupyter_lab" / "labextension"  # outputDir in labextension/package.json
     if not (built / "package.json").is_file():
         return {}
     data = base / "data"
@@ -497,6 +621,9 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
         TF_CPP_MIN_LOG_LEVEL="2",
     )
     env.update(_this_trees_extension(base))
+    # ipykernel forwards what native code writes to descriptor 2 into the cell's output unless it runs
+    # under pytest (it checks PYTEST_CURRENT_TEST); the kernels here must show what a user's would.
+    env.pop("PYTEST_CURRENT_TEST", None)
     log = base / "lab.log"
     cmd = [
         sys.executable,
@@ -546,7 +673,12 @@ def browser_run(lab_server: dict[str, Any]) -> dict[str, Any]:
         "big": write_report_notebook(root / "resnet50_train.ipynb", resnet50_like_plan(), budget=4_000_000),
         "parity": write_payload_notebook(root / "parity.ipynb", parity_markers()["payload"]),
         "wide": write_report_notebook(root / "wide.ipynb", wide_plan()),
+        "keras": write_report_notebook(root / "keras_run.ipynb", keras_run_report()),
+        "compare": write_html_notebook(root / "compare.ipynb", tutorial_comparison(), "comparison"),
+        "sweep": write_html_notebook(root / "sweep.ipynb", tutorial_sweep(), "table"),
     }
+    (root / "npu_dump").mkdir()
+    (root / "npu_dump" / "step_0.json").write_text("{}")
     ARTIFACTS.mkdir(exist_ok=True)
     config = root.parent / "driver.json"
     config.write_text(
@@ -562,6 +694,9 @@ def browser_run(lab_server: dict[str, Any]) -> dict[str, Any]:
                     "big": "resnet50_train.ipynb",
                     "parity": "parity.ipynb",
                     "wide": "wide.ipynb",
+                    "keras": "keras_run.ipynb",
+                    "compare": "compare.ipynb",
+                    "sweep": "sweep.ipynb",
                 },
                 "clickOp": "gradients/dense/Relu_grad/ReluGrad",
             }

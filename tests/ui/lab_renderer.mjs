@@ -76,6 +76,16 @@ async function firstView(report) {
   });
 }
 
+/** Open JupyterLab's file browser in the left sidebar (as a user has it); return its width in px. */
+async function fileBrowserOpen(page) {
+  const width = () => page.evaluate(() => document.querySelector('#filebrowser')?.getBoundingClientRect().width ?? 0);
+  if ((await width()) < 50) {
+    await page.locator('.jp-SideBar.jp-mod-left [data-id="filebrowser"]').first().click().catch(() => {});
+    await page.waitForTimeout(500);
+  }
+  return width();
+}
+
 async function pwned(page) {
   return page.evaluate(() => ({
     pwned: typeof window.__pwned === 'undefined' ? null : String(window.__pwned),
@@ -233,6 +243,128 @@ try {
     delete first.text;
     await page.screenshot({ path: join(cfg.artifacts, 'lab_renderer_wide.png') });
     results.wide = { first };
+  }
+
+  // 6. A Keras run with --dump --profile --reference: what the first view puts in front.
+  {
+    await freshPage();
+    const { report } = await openNotebook(page, cfg.notebooks.keras);
+    await fileBrowserOpen(page);
+    const seen = await report.evaluate(el => {
+      el.scrollIntoView({ block: 'start' });
+      const ops = [...el.querySelectorAll('.npu-graph g.npu-op')];
+      const svg = el.querySelector('.npu-graph svg');
+      // Frame labels against op boxes, in the SVG's own coordinates.
+      const boxes = ops.map(g => g.querySelector('rect').getBBox());
+      const labels = [...el.querySelectorAll('.npu-graph g.npu-cluster text')].map(t => t.getBBox());
+      const meets = (a, b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+      const scroller = el.querySelector('.npu-table-scroll');
+      const output = el.closest('.jp-OutputArea-output') ?? el;
+      return {
+        title: el.querySelector('.npu-title')?.textContent ?? null,
+        // The graph view opens scrolled to the first overflow: its box is inside the view.
+        overflowInView: (() => {
+          const g = el.querySelector('.npu-graph g.npu-overflow');
+          const view = el.querySelector('.npu-graph');
+          if (!g || !view) {
+            return null;
+          }
+          const a = g.getBoundingClientRect();
+          const b = view.getBoundingClientRect();
+          return a.top >= b.top && a.bottom <= b.bottom && a.left >= b.left && a.right <= b.right;
+        })(),
+        overflowDrawn: ops.filter(g => g.classList.contains('npu-overflow')).map(g => g.getAttribute('aria-label')),
+        opLabels: ops.map(g => g.getAttribute('aria-label')),
+        leads: Object.fromEntries([...el.querySelectorAll('.npu-lead [data-lead]')].map(r => [r.getAttribute('data-lead'), r.textContent])),
+        driftChip: el.querySelector('.npu-summary .npu-chip-drift')?.textContent ?? null,
+        headers: [...el.querySelectorAll('.npu-table th')].map(th => th.textContent),
+        driftHelp: [...el.querySelectorAll('.npu-table th')].find(th => th.textContent.startsWith('drift'))?.getAttribute('title') ?? null,
+        tableText: el.querySelector('.npu-table')?.textContent ?? '',
+        tableScrollWidth: scroller?.scrollWidth ?? 0,
+        tableClientWidth: scroller?.clientWidth ?? 0,
+        reportRight: el.getBoundingClientRect().right,
+        outputRight: output.getBoundingClientRect().right,
+        placementReasonWidth: [...el.querySelectorAll('.npu-table th')].find(th => th.textContent === 'placement reason')?.getBoundingClientRect().width ?? 0,
+        labelOverlaps: labels.filter(l => boxes.some(b => meets(l, b))).length,
+        svgWidth: svg ? svg.getBoundingClientRect().width : 0,
+        dumpLink: el.querySelector('[data-fact="run.dump_dir"] a')?.getAttribute('href') ?? null,
+        traceLink: el.querySelector('[data-fact="run.trace_file"] a')?.getAttribute('href') ?? null
+      };
+    });
+    await page.screenshot({ path: join(cfg.artifacts, 'lab_renderer_keras.png') });
+    // "fit" keeps the labels readable: the drawing is not shrunk below half size.
+    await report.locator('button.npu-tool', { hasText: 'fit' }).click();
+    await page.waitForTimeout(200);
+    seen.fitZoom = await report.evaluate(el => {
+      const svg = el.querySelector('.npu-graph svg');
+      const natural = Number(svg.getAttribute('viewBox').split(' ')[2]);
+      return svg.getBoundingClientRect().width / natural;
+    });
+    await report.screenshot({ path: join(cfg.artifacts, 'lab_renderer_keras_fit.png') });
+    // The dump folder link opens the folder in JupyterLab's file browser.
+    const link = report.locator('[data-fact="run.dump_dir"] a');
+    if ((await link.count()) > 0) {
+      await link.click();
+      await page
+        .locator('.jp-DirListing-content .jp-DirListing-itemText', { hasText: 'step_0.json' })
+        .first()
+        .waitFor({ timeout: 15_000 })
+        .catch(() => {});
+      seen.afterLink = await page.evaluate(() => ({
+        listing: [...document.querySelectorAll('.jp-DirListing-content .jp-DirListing-itemText')].map(t => t.textContent),
+        crumbs: document.querySelector('.jp-BreadCrumbs')?.textContent ?? null
+      }));
+    }
+    results.keras = seen;
+  }
+
+  // 7. compare() of tutorial 04's size, and 8. the sweep of tutorial 03, beside the file browser.
+  for (const key of ['compare', 'sweep']) {
+    await freshPage();
+    const selector = key === 'compare' ? '.npu-compare' : '.npu-sweep';
+    await page.goto(`${cfg.base}/lab/tree/${encodeURIComponent(cfg.notebooks[key])}?reset&token=${cfg.token}`);
+    const box = page.locator(selector).first();
+    await box.waitFor({ timeout: RENDER_TIMEOUT });
+    const fileBrowser = await fileBrowserOpen(page);
+    await page.waitForTimeout(300);
+    const seen = await box.evaluate(el => {
+      el.scrollIntoView({ block: 'start' });
+      const output = el.closest('.jp-OutputArea-output');
+      const outer = output.getBoundingClientRect();
+      const table = el.querySelector('table');
+      const openRows = [...el.querySelectorAll(':scope > table > tbody > tr')];
+      const cells = openRows.map(tr => [...tr.children].map(td => td.textContent));
+      const headers = [...table.querySelectorAll('th')];
+      const notes = [...el.querySelectorAll('td[colspan]')];
+      return {
+        outputRight: outer.right,
+        outputScrolls: output.scrollWidth > output.clientWidth + 1,
+        tableRight: table.getBoundingClientRect().right,
+        headerRights: headers.map(th => [th.textContent, th.getBoundingClientRect().right]),
+        openRows: openRows.length,
+        firstCells: cells[0] ?? [],
+        cells: cells.slice(0, 30),
+        nameAlign: openRows[0] ? getComputedStyle(openRows[0].children[1]).textAlign : null,
+        folds: [...el.querySelectorAll('details > summary')].map(s => s.textContent),
+        verdict: el.children[1]?.textContent ?? '',
+        // Cells whose content runs past the cell's own right edge (into the next column).
+        spills: [...el.querySelectorAll('td')]
+          .filter(td => td.offsetParent !== null)
+          .filter(td => [...td.querySelectorAll('*')].some(c => c.getBoundingClientRect().right > td.getBoundingClientRect().right + 1))
+          .map(td => td.textContent)
+          .slice(0, 5),
+        // Cells shown cut with an ellipsis (content wider than the cell).
+        clipped: [...el.querySelectorAll('th, td')]
+          .filter(c => c.offsetParent !== null && c.scrollWidth > c.clientWidth + 1)
+          .map(c => c.textContent)
+          .slice(0, 5),
+        height: el.getBoundingClientRect().height,
+        notes: notes.map(td => ({ text: td.textContent, right: td.getBoundingClientRect().right, width: td.getBoundingClientRect().width }))
+      };
+    });
+    seen.fileBrowser = fileBrowser;
+    await page.screenshot({ path: join(cfg.artifacts, `html_${key}.png`) });
+    results[key] = seen;
   }
 } catch (err) {
   results.fatal = String(err && err.stack ? err.stack : err);

@@ -4,7 +4,7 @@
 // starts the server and asserts on the JSON (this script only observes and clicks).
 //
 // Usage: node live_notebook.mjs CONFIG.json
-//   {base, token, chromium, artifacts, notebook, cells: {error, panel, train, explain, probe},
+//   {base, token, chromium, artifacts, notebook, cells: {error, panel, graph, train, explain, probe},
 //    newPrecision}
 // `cells` are indices of code cells (0-based, among all cells of the notebook).
 
@@ -94,6 +94,36 @@ async function panelSelect(cell, key) {
     return null;
   }, key);
   return handle.asElement();
+}
+
+/**
+ * Where the note of the chosen value (`<value>: what it does`) sits against the cell's output area:
+ * its right edge, the output area's, and whether its text is wider than its box (cut off).
+ */
+async function noteFit(cell, value) {
+  return cell.evaluate((el, value) => {
+    const area = el.querySelector('.jp-OutputArea-output');
+    const notes = [...el.querySelectorAll('.widget-html-content')].filter(n => n.innerText.trim().startsWith(`${value}:`));
+    if (!area || notes.length === 0) {
+      return null;
+    }
+    const note = notes[0];
+    const line = note.firstElementChild ?? note;
+    const boxes = [];
+    for (let node = note; node && node !== area; node = node.parentElement) {
+      if (node.scrollWidth > node.clientWidth + 1) {
+        boxes.push(node.className);
+      }
+    }
+    return {
+      text: note.innerText.trim(),
+      noteRight: note.getBoundingClientRect().right,
+      areaRight: area.getBoundingClientRect().right,
+      lineHeight: parseFloat(getComputedStyle(line).lineHeight) || 0,
+      height: line.getBoundingClientRect().height,
+      overflowing: boxes
+    };
+  }, value);
 }
 
 async function screenshotAt(page, cell, name) {
@@ -189,6 +219,7 @@ try {
     await page.waitForTimeout(800);
     results.panel.after = await select.evaluate(s => s.options[s.selectedIndex]?.textContent ?? null);
   }
+  results.panel.noteFit = await noteFit(panelCell, cfg.newPrecision);
   results.panel.status = await panelCell.evaluate(el => {
     const htmls = [...el.querySelectorAll('.widget-html-content')].map(h => h.innerText.trim()).filter(Boolean);
     return htmls.slice(0, 6);

@@ -107,7 +107,7 @@ def live_run(lab_server: dict[str, Any]) -> dict[str, Any]:
                 "chromium": str(CHROMIUM),
                 "artifacts": str(ARTIFACTS),
                 "notebook": "first_steps.ipynb",
-                "cells": {name: index[name] for name in ("error", "panel", "train", "explain", "probe")},
+                "cells": {name: index[name] for name in ("error", "panel", "graph", "train", "explain", "probe")},
                 "newPrecision": PANEL_PRECISION,
             }
         )
@@ -208,7 +208,8 @@ def test_dump_and_profile_run_shows_its_files_and_costliest_ops_in_the_lab_view(
     facts = " | ".join(live_run["cells"]["train"]["facts"])
     assert re.search(r"Dump folder: \S*npu_dump", facts), facts
     assert re.search(r"Trace \(open in Perfetto\): \S*npu_prof\S*", facts), facts
-    assert re.search(r"Costliest ops \(mean per run, CPU time of the emulation\): \S+ [0-9.]+ µs", facts), facts
+    # the label may also say which steps the mean covers ("over 2 profiled steps, step 0 (warm-up) left out")
+    assert re.search(r"Costliest ops \(mean per run, .*?CPU time of the emulation\): \S+ [0-9.]+ µs", facts), facts
 
 
 def test_run_times_are_labelled_as_cpu_time_of_the_emulation(live_run: dict[str, Any]) -> None:
@@ -227,3 +228,32 @@ def test_screenshots_are_saved(live_run: dict[str, Any]) -> None:
     for name in ("live_panel.png", "live_report.png", "live_error.png"):
         shot = ARTIFACTS / name
         assert shot.is_file() and shot.stat().st_size > 10_000, name
+
+
+def test_the_panels_value_note_wraps_inside_the_output_area(live_run: dict[str, Any]) -> None:
+    """The note under precision_mode (what the chosen value does) ends inside the cell, wrapped, not cut off."""
+    fit = live_run["panel"].get("noteFit")
+    assert fit is not None, live_run["panel"]
+    assert fit["text"].startswith(f"{PANEL_PRECISION}:") and len(fit["text"]) > 60, fit
+    assert fit["noteRight"] <= fit["areaRight"] + 1, fit  # not past the output area's right edge
+    assert not fit["overflowing"], fit  # no box between the note and the output area scrolls sideways
+
+
+def test_no_cell_shows_tensorflows_start_up_lines(live_run: dict[str, Any]) -> None:
+    """After %load_ext npu_jupyter, the cell that first imports TensorFlow (here the panel's or the graph's)
+    shows no absl/oneDNN/CUDA-probe block as pink stderr, and neither does any later cell."""
+    native = re.compile(
+        r"^([IWEF]\d{4} \d\d:\d\d:\S+\s+\d+ \S+:\d+\] |WARNING: All log messages before absl)", re.MULTILINE
+    )
+    shown = {
+        name: cell["stderr"] for name, cell in live_run["cells"].items() if native.search("\n".join(cell["stderr"]))
+    }
+    assert not shown, shown
+
+
+def test_the_estimate_line_in_the_lab_view_says_estimated_once_and_why_a_small_model_shows_one_times(
+    live_run: dict[str, Any],
+) -> None:
+    [cost] = [fact for fact in live_run["cells"]["train"]["facts"] if fact.startswith("NPU step")]
+    assert cost.count("estimated") == 1 and cost.count("not measured") == 1 and "assumes" not in cost, cost
+    assert "of it is the fixed per-op launch cost, which precision does not change" in cost, cost

@@ -1,0 +1,139 @@
+/**
+ * What a Keras or profiled/referenced run puts first: the overflow, host and AI CPU ops in the lead
+ * box and drawn as ops in the first graph view (the overflow outlined), the worst drift in the
+ * header with its units, no per-op estimate suffix, a cluster column only when it tells something,
+ * and run files inside the notebook's folder as links JupyterLab opens.
+ */
+
+import { beforeEach, describe, expect, it } from 'vitest';
+
+import { DRIFT_UNITS, isOpenable, opMarks } from '../src/facts';
+import { renderReport } from '../src/view';
+import { payload } from './fixtures';
+
+type Op = Record<string, unknown>;
+
+/** A Keras-like train step: bookkeeping around the user's layers, one AI CPU op, one overflow. */
+function kerasRun(): Record<string, unknown> {
+  const ops: Op[] = [];
+  const add = (n: string, t: string, extra: Op = {}): number => {
+    ops.push({ n, t, e: 'AI_CORE', d0: 'float32', d1: 'float32', c: 0, pr: 0, xr: 1, i: ops.length ? [ops.length - 1] : [], ...extra });
+    return ops.length - 1;
+  };
+  for (let k = 0; k < 30; k++) {
+    add(`StatefulPartitionedCall/bookkeeping_${k}/ReadVariableOp`, 'ReadVariableOp');
+    add(`StatefulPartitionedCall/bookkeeping_${k}/AssignAddVariableOp`, 'AssignAddVariableOp');
+  }
+  for (let k = 0; k < 30; k++) {
+    add(`sequential_1/conv2d_${k}/convolution`, 'Conv2D', { d1: 'float16', xr: 3, est_us: 5 });
+    add(`sequential_1/conv2d_${k}/Relu`, 'Relu', { est_us: 5 });
+  }
+  const deep = add('sequential_1/head/deep/scope/square_loss/Square', 'Square', { d1: 'float16', ov: true, dr: { max_abs: 1, max_rel: 99, cos: 0.5 } });
+  const cpu = add('sequential_1/metrics/accuracy/Bitcast', 'Bitcast', { e: 'AI_CPU', pr: 2 });
+  const p = payload([], { kind: 'run' });
+  p.ops = ops;
+  (p.summary as Record<string, number>).ops = ops.length;
+  p.run = {
+    backend: 'emulator',
+    steps: 2,
+    wall_ms: 3,
+    reference_wall_ms: 2,
+    first_overflow: ops[deep].n,
+    dump_dir: 'npu_dump',
+    trace_file: '/tmp/elsewhere/trace.json',
+    op_summary_csv: null
+  };
+  p.labels = { wall_ms: 'CPU time of the emulation', est_us: 'estimated by the cost model' };
+  return Object.assign(p, { deep, cpu });
+}
+
+describe('what a run report puts first', () => {
+  let host: HTMLElement;
+  beforeEach(() => {
+    document.body.innerHTML = '';
+    host = document.createElement('div');
+    document.body.append(host);
+  });
+
+  it('names the overflow and the AI CPU op in the lead box', () => {
+    const p = kerasRun();
+    renderReport(host, p);
+    expect(host.querySelector('.npu-lead [data-lead="overflow"]')?.textContent).toContain('square_loss/Square');
+    expect(host.querySelector('.npu-lead [data-lead="aicpu"]')?.textContent).toContain('accuracy/Bitcast');
+  });
+
+  it('draws the overflowing op and the AI CPU op as ops in the first view, the overflow outlined', () => {
+    const p = kerasRun() as Record<string, unknown> & { deep: number; cpu: number };
+    const view = renderReport(host, p)!;
+    const deep = host.querySelector(`.npu-graph g.npu-op[data-op="${p.deep}"]`);
+    expect(deep).not.toBeNull();
+    expect(deep!.classList.contains('npu-overflow')).toBe(true);
+    expect(host.querySelector(`.npu-graph g.npu-op[data-op="${p.cpu}"]`)).not.toBeNull();
+    // The user's layers are opened, the bookkeeping scope stays one box.
+    const scopes = [...host.querySelectorAll('.npu-graph g.npu-scope title')].map(t => t.textContent ?? '');
+    expect(scopes.some(t => t.startsWith('StatefulPartitionedCall:'))).toBe(true);
+    const ops = [...host.querySelectorAll('.npu-graph g.npu-op')].map(g => g.getAttribute('aria-label') ?? '');
+    expect(ops.some(n => n.startsWith('sequential_1/conv2d_0/convolution'))).toBe(true);
+    expect(ops.some(n => n.startsWith('StatefulPartitionedCall/'))).toBe(false);
+    expect(view.graph.drawnCount).toBeLessThanOrEqual(120);
+  });
+
+  it('puts the worst drift in the header and explains the drift units on the column', () => {
+    renderReport(host, kerasRun());
+    const chip = host.querySelector('.npu-summary .npu-chip-drift');
+    expect(chip?.textContent).toContain('99 rel');
+    expect(chip?.textContent).toContain('square_loss/Square');
+    expect(host.querySelector('[data-fact="ops.dr"]')?.textContent).toContain(DRIFT_UNITS);
+    const head = [...host.querySelectorAll('.npu-table th')].find(th => th.textContent?.startsWith('drift'));
+    expect(head?.getAttribute('title')).toContain(DRIFT_UNITS);
+  });
+
+  it('renders a run whose overflowed op has non-finite drift (null in the payload)', () => {
+    const p = kerasRun() as Record<string, unknown> & { deep: number };
+    (p.ops as Op[])[p.deep].dr = { max_abs: null, max_rel: null, cos: null };
+    const view = renderReport(host, p);
+    expect(host.querySelector('.npu-message')).toBeNull();
+    expect(view).not.toBeNull();
+    // The non-finite one is the worst drift, and the table says so.
+    expect(host.querySelector('.npu-summary .npu-chip-drift')?.textContent).toContain('inf/NaN');
+    expect(host.querySelector('.npu-table')?.textContent).toContain('(inf/NaN)');
+    view!.select(p.deep);
+    expect(host.querySelector('.npu-details')?.textContent).toContain('not finite (inf/NaN)');
+  });
+
+  it('keeps the cost model estimate off the op names and lists it once', () => {
+    renderReport(host, kerasRun());
+    expect(opMarks({ n: 'x', t: 'X', e: 'AI_CORE', d0: '', d1: '', c: 0, pr: 0, xr: 0, i: [], est_us: 5 })).toEqual([]);
+    expect(host.querySelector('.npu-table')?.textContent).not.toContain('estimate');
+    expect(host.querySelector('[data-fact="ops.est_us"]')?.textContent).toContain('not measured');
+  });
+
+  it('shows a cluster column only with two or more clusters and no measurement columns', () => {
+    const one = renderReport(host, kerasRun())!;
+    expect(one.table.columnSpecs.map(c => c.key)).not.toContain('cluster');
+    const p = kerasRun();
+    (p.ops as Op[]).forEach(o => delete o.dr);
+    p.clusters = [
+      { name: 'GeOp1_0', size: 1 },
+      { name: 'GeOp2_0', size: 1 }
+    ];
+    (p.ops as Op[])[0].c = 1;
+    const two = renderReport(host, p)!;
+    expect(two.table.columnSpecs.map(c => c.key)).toContain('cluster');
+    (p.ops as Op[])[0].dr = { max_abs: 0.1, max_rel: 0.1, cos: 0.99 };
+    const measured = renderReport(host, p)!;
+    expect(measured.table.columnSpecs.map(c => c.key)).not.toContain('cluster');
+  });
+
+  it('links run files inside the notebook folder, through the linker, and leaves outside paths as text', () => {
+    const linked: string[] = [];
+    renderReport(host, kerasRun(), (anchor, path, folder) => linked.push(`${anchor.tagName}:${path}:${folder}`));
+    expect(linked).toEqual(['A:npu_dump:true']);
+    const dump = host.querySelector('[data-fact="run.dump_dir"] a');
+    expect(dump?.getAttribute('href')).toBe('npu_dump');
+    expect(host.querySelector('[data-fact="run.trace_file"] a')).toBeNull();
+    expect(isOpenable('../x')).toBe(false);
+    expect(isOpenable('javascript:alert(1)')).toBe(false);
+    expect(isOpenable('/abs')).toBe(false);
+  });
+});

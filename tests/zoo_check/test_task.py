@@ -1,0 +1,98 @@
+"""One zoo task's row, filled in this process (the columns; the process boundary is test_check.py's)."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import pytest
+
+from npu_jupyter.zoo_check.task import CPU_TIME_FIELDS, MACHINE_FIELDS, empty_row, lowered_ops, run_task
+
+ENTRIES = str(Path(__file__).with_name("entries.py"))
+
+pytest.importorskip("tensorflow")
+
+
+def _row(function: str, mode: str, steps: int = 2, reference: bool = True) -> dict:
+    return run_task(f"{ENTRIES}:{function}", {"precision_mode": mode}, steps, reference, time.perf_counter())
+
+
+def test_a_float16_mode_lowers_ops_drifts_and_estimates_less_memory():
+    fp32 = _row("tiny", "must_keep_origin_dtype")
+    fp16 = _row("tiny", "force_fp16")
+    assert fp32["status"] == fp16["status"] == "ok"
+    assert fp32["compiles"] and fp16["compiles"] and fp16["plan_errors"] == []
+    assert fp32["ops_lowered"] == 0 and fp16["ops_lowered"] > 0
+    assert fp16["ops"] == fp16["ai_core"] + fp16["ai_cpu"] + fp16["host"] > 0
+    assert fp32["fetch_max_rel"] == 0.0 and fp16["fetch_max_rel"] > 0.0
+    assert fp16["est_memory_vs_fp32"] < 1.0 and fp32["est_memory_vs_fp32"] == pytest.approx(1.0)
+    assert fp16["steps_run"] == 2 and fp16["cpu_ms_per_step"] > 0 and fp16["plan_ms"] > 0
+    assert math.isfinite(fp16["loss"]) and fp16["first_non_finite"] is None
+    assert fp16["peak_rss_mb"] > 50  # this process has TensorFlow loaded
+
+
+def test_the_options_are_laid_over_the_scripts_own_config():
+    """The entry's session asks for force_fp32; the task's mode wins, so float16 overflows."""
+    row = _row("overflow", "force_fp16")
+    assert row["status"] == "non-finite"
+    assert row["first_non_finite"]  # the op the emulator named
+    kept = _row("overflow", "must_keep_origin_dtype")
+    assert kept["status"] == "ok" and kept["ops_lowered"] == 0
+
+
+def test_the_training_step_is_reported_not_a_side_graph_run_more_often():
+    row = _row("busy_side_runs", "force_fp16", steps=2)
+    assert row["status"] == "ok" and row["steps_run"] == 2  # the side graph ran 8 times
+    assert row["ops_lowered"] > 0 and row["fetch_max_rel"] > 0  # the regression's step, lowered and drifting
+
+
+def test_an_entry_that_raises_is_an_error_row_with_its_message():
+    row = _row("raises", "force_fp16")
+    assert row["status"] == "error" and row["error"] == "RuntimeError: the script failed <b>here</b>"
+    assert "RuntimeError" in row["traceback"]
+
+
+def test_an_entry_that_runs_no_emulated_step_says_what_the_contract_asks():
+    row = _row("no_session", "force_fp16")
+    assert row["status"] == "error" and "npu.session(graph, config)" in row["error"]
+
+
+def test_without_reference_there_are_no_drift_columns():
+    row = _row("tiny", "force_fp16", reference=False)
+    assert row["status"] == "ok" and row["fetch_max_rel"] is None and row["worst_op"] is None
+
+
+def test_tf2_functions_are_emulated_through_npu_functions():
+    from npu_jupyter.runtime.functions import supported
+
+    if not supported():
+        pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
+    row = _row("tf2_loop", "force_fp16")
+    assert row["status"] == "ok", row["error"]
+    assert row["steps_run"] == 2 and row["ops_lowered"] > 0 and row["ops"] > 0
+
+
+def test_lowered_ops_do_not_count_what_the_script_writes_in_float16():
+    import tensorflow as tf
+
+    import npu_jupyter
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [4, 8], name="x")
+        w = tf.compat.v1.get_variable("w", [8, 8], initializer=tf.compat.v1.ones_initializer())
+        y = tf.matmul(x, w, name="mm32")
+        z = tf.matmul(tf.cast(y, tf.float16, name="to16"), tf.cast(w, tf.float16, name="w16"), name="mm16")
+        loss = tf.reduce_mean(tf.cast(z, tf.float32), name="loss")
+    plan = npu_jupyter.plan(graph, {"precision_mode": "allow_mix_precision"}, fetches=[loss])
+    lowered = lowered_ops(plan, graph)
+    assert "mm32" in lowered and not {"to16", "w16", "mm16"} & set(lowered)
+    assert "mm32" in lowered_ops(plan, None)  # no graph: the plan's own before/after dtypes
+
+
+def test_every_row_has_every_column_and_cpu_times_are_named():
+    row = empty_row("a.py:f", {"precision_mode": "force_fp16"}, 3)
+    assert set(CPU_TIME_FIELDS) <= set(MACHINE_FIELDS) <= set(row)
+    assert row["status"] == "error" and row["compiles"] is None
