@@ -5,8 +5,9 @@
 #   ./dev.sh test   set up, install what only the tests need (Chromium and the browser driver), then run
 #                   the whole test suite (ruff format --check, ruff check and strict mypy first, failing on
 #                   any finding; extension unit tests, the Python 3.7 floor check, the legacy legs (Python
-#                   3.9 + TF 2.6.5, Python 3.7 + TF 1.15 smoke), Python unit tests, the tutorials via nbval,
-#                   the browser test); extra arguments go to pytest. LEGACY_LEG=0 skips the leg.
+#                   3.9 + TF 2.6.5, Python 3.7 + TF 1.15 smoke) in the background, Python unit tests, the
+#                   tutorials via nbval, the browser test, on up to 4 cores); extra arguments go to pytest.
+#                   LEGACY_LEG=0 skips the legs; NPU_JUPYTER_TEST_WORKERS=N sets the workers (0: one process).
 #   ./dev.sh setup  only set up
 #   ./dev.sh tutorials  list the tutorial notebooks the test command checks with nbval
 # Setup is idempotent and leaves tracked files as they are: a virtualenv in .venv with the kernel package
@@ -70,6 +71,22 @@ case "$cmd" in
         bash .ci/ui_setup.sh
         shift
         export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
+        logs=$(mktemp -d)
+        legacy_pid=""
+        # On an early exit (a lint finding) the legs still write into $logs: let them finish first.
+        trap 'if [ -n "$legacy_pid" ]; then wait "$legacy_pid" 2>/dev/null || true; fi; rm -rf "$logs"' EXIT
+        # The legacy legs (their own venvs, outside the clone) run in the background, beside the checks and
+        # the main suite: on a fresh machine most of their time is building those venvs. Their output is
+        # shown after the main suite.
+        if [ "${LEGACY_LEG:-1}" != "0" ]; then
+            (
+                status=0
+                MAIN_PYTHON="$VENV/bin/python" bash .ci/legacy_leg.sh -q >"$logs/legacy.log" 2>&1 || status=$?
+                MAIN_PYTHON="$VENV/bin/python" bash .ci/tf115_leg.sh >>"$logs/legacy.log" 2>&1 || status=$?
+                exit "$status"
+            ) &
+            legacy_pid=$!
+        fi
         # Static checks first (configured in pyproject.toml); any finding fails the run.
         lint_paths=(npu_jupyter tests tools bench labextension/npu_jupyter_lab)
         "$VENV/bin/ruff" format --check "${lint_paths[@]}"
@@ -80,17 +97,24 @@ case "$cmd" in
         [ -d labextension/node_modules ] || (cd labextension && npm install --no-save --no-audit --no-fund)
         (cd labextension && npm test --silent)
         bash .ci/python_floor.sh
-        legacy=0
-        if [ "${LEGACY_LEG:-1}" != "0" ]; then
-            MAIN_PYTHON="$VENV/bin/python" bash .ci/legacy_leg.sh -q || legacy=$?
-            MAIN_PYTHON="$VENV/bin/python" bash .ci/tf115_leg.sh || legacy=$?
-        fi
-        # The main suite last, so its summary line closes the output.
+        # The main suite on up to 4 cores (pytest-xdist; the scheduler in tests/conftest.py keeps a notebook's
+        # cells and the browser tests in one worker). NPU_JUPYTER_TEST_WORKERS=0 runs it in this process.
+        cores=$(nproc 2>/dev/null || echo 2)
+        workers=${NPU_JUPYTER_TEST_WORKERS:-$(( cores < 4 ? cores : 4 ))}
+        xdist=()
+        if [ "$workers" != "0" ]; then xdist=(-n "$workers"); fi
         main=0
         mapfile -t notebooks < <(tutorials)
         "$VENV/bin/python" -m pytest --nbval --nbval-sanitize-with notebooks/sanitize.cfg tests "${notebooks[@]}" \
-            --ignore=tests/legacy "$@" || main=$?
-        if [ "$legacy" != "0" ]; then echo "dev.sh test: the legacy leg (.ci/legacy_leg.sh) failed" >&2; fi
+            ${xdist[@]+"${xdist[@]}"} --ignore=tests/legacy "$@" 2>&1 | tee "$logs/main.log" || main=$?
+        legacy=0
+        if [ -n "$legacy_pid" ]; then
+            wait "$legacy_pid" || legacy=$?
+            cat "$logs/legacy.log"
+            if [ "$legacy" != "0" ]; then echo "dev.sh test: the legacy leg (.ci/legacy_leg.sh, .ci/tf115_leg.sh) failed" >&2; fi
+        fi
+        # The main suite's summary closes the output.
+        echo "== main suite: $(tail -n 1 "$logs/main.log")"
         exit $(( main != 0 ? main : legacy ))
         ;;
     *)

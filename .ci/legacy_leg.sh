@@ -81,7 +81,7 @@ status=0
     "$repo/tests/options" "$repo/tests/plan" "$repo/tests/runtime" "$repo/tests/notebook" \
     "$repo/tests/test_scope.py" "$repo/tests/test_tensorflow_import.py" "$repo/tests/test_python_floor.py" \
     "$repo/tests/test_tensorflow_api_surface.py" "$repo/tests/adapter/test_tf1_surface.py" \
-    "$repo/tests/adapter/test_zoo_scripts.py" --timeout=900 "$@") || status=$?
+    "$repo/tests/adapter/test_zoo_scripts.py" "$repo/tests/adapter/test_tf2_surface.py" --timeout=900 "$@") || status=$?
 (cd "$repo/tests/legacy" && "$py" -m pytest -p no:cacheprovider -c /dev/null --nbval-lax -q smoke_tf1.ipynb) || status=$?
 echo "== legacy leg finished in $(( $(date +%s) - start )) s (status $status)"
 exit $status

@@ -12,6 +12,8 @@ Run: ``TF_CPP_MIN_LOG_LEVEL=2 .venv/bin/python bench/runtime_bench.py [--quick]`
    against a plain session running with FULL_TRACE alone.
 
 Timings interleave the two sides in short blocks and report medians, because the machine is shared.
+The overhead rows also give the median of paired per-block CPU-time ratios, the steadier figure on a
+loaded machine (with ``--single-thread`` TensorFlow runs one thread, so no spinning thread pool counts).
 """
 
 from __future__ import annotations
@@ -121,6 +123,25 @@ def interleaved(a, b, blocks: int, per_block: int) -> tuple[float, float]:
     return statistics.median(ta), statistics.median(tb)
 
 
+def paired_cpu_ratio(a, b, blocks: int, per_block: int) -> float:
+    """Median over blocks of CPU(b) / CPU(a), each block timing ``a`` then ``b`` back to back.
+
+    CPU time (``time.process_time``, all threads) of adjacent blocks shares the machine's state, so on a
+    loaded machine this ratio stays steady where wall-clock medians do not; with ``--single-thread``
+    (one TensorFlow thread) no thread pool spins inflate it.
+    """
+    ratios = []
+    for _ in range(blocks):
+        cpu = []
+        for fn in (a, b):
+            start = time.process_time()
+            for _ in range(per_block):
+                fn()
+            cpu.append(time.process_time() - start)
+        ratios.append(cpu[1] / cpu[0])
+    return statistics.median(ratios)
+
+
 def bench_overhead(tf, name, build, modes, blocks, per_block) -> None:
     """Emulator vs plain sessions on the same graph and feeds.
 
@@ -149,11 +170,14 @@ def bench_overhead(tf, name, build, modes, blocks, per_block) -> None:
         t_default, t_emu2 = interleaved(
             lambda: default.run(fetches, feeds), lambda: emu.run(fetches, feeds), max(3, blocks // 2), per_block
         )
+        cpu_ratio = paired_cpu_ratio(
+            lambda: same.run(fetches, feeds), lambda: emu.run(fetches, feeds), blocks * 4, per_block
+        )
         summary = emu.last_report.plan.summary()
         casts = sum(len(run.roundings) for run in emu._exec.runs.values())  # per run graph
         print(
             f"{name:9} {mode:23} same-config plain {t_same * 1e3:8.3f} ms  emulator {t_emu * 1e3:8.3f} ms  "
-            f"ratio {t_emu / t_same:5.3f}x | vs TF-default config {t_emu2 / t_default:5.3f}x  "
+            f"ratio {t_emu / t_same:5.3f}x (paired CPU {cpu_ratio:5.3f}x) | vs TF-default config {t_emu2 / t_default:5.3f}x  "
             f"(ops {summary['ops']}, precision changed {summary['precision_changed']}, rounded tensors {casts})"
         )
         emu.close()
@@ -274,7 +298,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, skip ResNet-50")
     parser.add_argument("--only", choices=["fixed", "overhead", "dump", "profile"], help="run one part")
+    parser.add_argument(
+        "--single-thread", action="store_true", help="one TensorFlow thread (steadier ratios on a shared machine)"
+    )
     args = parser.parse_args()
+    if args.single_thread:  # read by TensorFlow when a session's config leaves the thread counts at 0
+        os.environ["TF_NUM_INTEROP_THREADS"] = os.environ["TF_NUM_INTRAOP_THREADS"] = "1"
     import tensorflow as tf
 
     blocks = 5 if args.quick else 15

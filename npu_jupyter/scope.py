@@ -128,6 +128,11 @@ def npu_recompute_scope() -> Any:
     return tf.name_scope("NpuRecompute")
 
 
+def npu_recompute_attr_scope() -> contextlib.AbstractContextManager[None]:
+    """The TF2 adapter's ``npu_device.npu_recompute_scope``: ``_recompute`` (bool True) on ops in it."""
+    return _attr_scope({"_recompute": _attr(b=True)})
+
+
 def npu_graph_slice_scope(slice_num: int) -> Any:
     """A name scope 'SliceNum-<n>-NpuGraphSlicing<n>' that the adapter reads as a graph slice count."""
     tf = require_tensorflow("npu_scope")
@@ -147,6 +152,7 @@ __all__ = [
     "npu_mem_type_scope",
     "npu_optimizer_scope",
     "npu_qos_label_scope",
+    "npu_recompute_attr_scope",
     "npu_recompute_scope",
     "npu_stage_scope",
     "npu_variable_scope",

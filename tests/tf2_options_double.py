@@ -56,6 +56,16 @@ class Config:
             object.__setattr__(self, name, value)
 
 
+# the adapter writes this default across three source lines inside one string literal, spaces included
+PROFILING_DEFAULT = (
+    '{"output":".\\/","training_trace":"on","task_time":"on",'
+    + " " * 45
+    + '"hccl":"on","aicpu":"on","aic_metrics":"PipeUtilization",'
+    + " " * 45
+    + '"msproftx":"off"}'
+)
+
+
 def O(default: Any, optional: Any = None) -> OptionValue:  # noqa: N802 - reads like the adapter's table
     return OptionValue(default, optional)
 
@@ -137,8 +147,12 @@ def _tree() -> Config:
             dump_layer=O(None),
         ),
         aoe_config=Config(aoe_mode=O(None, ["1", "2", "4"]), work_path=O("./"), aoe_config_file=O(None)),
-        profiling_config=Config(enable_profiling=O(False, b), profiling_options=O('{"output":"./"}')),
-        memory_config=Config(atomic_clean_policy=O(0, [0, 1]), static_memory_policy=O(0, [0, 1, 2, 3, 4])),
+        profiling_config=Config(enable_profiling=O(False, b), profiling_options=O(PROFILING_DEFAULT)),
+        memory_config=Config(
+            atomic_clean_policy=O(0, [0, 1]),
+            static_memory_policy=O(0, [0, 1, 2, 3, 4]),
+            variable_use_1g_huge_page=O(0, [0, 1, 2]),
+        ),
         experimental=Config(
             multi_branches_config=Config(input_shape=O(None), dynamic_node_type=O(None, ["0"]), dynamic_dims=O(None)),
             logical_device_deploy_config=Config(

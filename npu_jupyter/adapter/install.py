@@ -2,8 +2,10 @@
 
 ``emulate_adapter()`` installs the modules of :mod:`npu_jupyter.adapter.surface` into ``sys.modules``
 (``npu_bridge``, and CANN's ``hccl`` Python API unless a real one is installed), a finder that names
-un-emulated submodules, and the session swap of :mod:`npu_jupyter.adapter.sessions`. It refuses when a
-real ``npu_bridge`` is importable: on an Ascend server the adapter itself must run.
+un-emulated submodules, and the session swap of :mod:`npu_jupyter.adapter.sessions`; and the TF2
+adapter's ``npu_device``, whose device (``npu_device.open().as_default()``) lives in
+:mod:`npu_jupyter.adapter.tf2_device` and closes when the emulation is turned off. It refuses when a real
+``npu_bridge`` or ``npu_device`` is importable: on an Ascend server the adapter itself must run.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import importlib.machinery
 import sys
 
-from npu_jupyter.adapter.surface import MARKER, ROOT, NotEmulatedFinder, roots
+from npu_jupyter.adapter.surface import ADAPTER_ROOTS, MARKER, ROOT, NotEmulatedFinder, roots
 
 _finder = NotEmulatedFinder()
 
@@ -22,26 +24,29 @@ def is_emulated() -> bool:
 
 
 def real_adapter_location() -> str | None:
-    """Where a real ``npu_bridge`` is (imported already, or findable on sys.path), else None."""
-    loaded = sys.modules.get(ROOT)
-    if loaded is not None and not getattr(loaded, MARKER, False):
-        return str(getattr(loaded, "__file__", None) or getattr(loaded, "__path__", None) or ROOT)
-    spec = importlib.machinery.PathFinder.find_spec(ROOT)  # sys.path only, ignoring our modules
-    if spec is None:
-        return None
-    return str(spec.origin or list(spec.submodule_search_locations or []) or ROOT)
+    """Where a real ``npu_bridge`` or ``npu_device`` is (imported already, or findable on sys.path), else None."""
+    for root in ADAPTER_ROOTS:
+        loaded = sys.modules.get(root)
+        if loaded is not None and not getattr(loaded, MARKER, False):
+            return str(getattr(loaded, "__file__", None) or getattr(loaded, "__path__", None) or root)
+        spec = importlib.machinery.PathFinder.find_spec(root)  # sys.path only, ignoring our modules
+        if spec is not None:
+            return str(spec.origin or list(spec.submodule_search_locations or []) or root)
+    return None
 
 
 def emulate_adapter(enable: bool = True) -> list[str]:
     """Install (or with ``enable=False`` remove) the emulated Ascend adapter surface; returns its modules.
 
     Afterwards real Ascend scripts' imports work (``from npu_bridge.npu_init import *``,
-    ``from npu_bridge.estimator import npu_ops``, ...), and every ``tf.compat.v1.Session`` they create
-    runs on the CPU emulator with the NpuOptimizer options of its ConfigProto. Names the surface does not
+    ``from npu_bridge.estimator import npu_ops``, ``import npu_device``, ...), every
+    ``tf.compat.v1.Session`` they create runs on the CPU emulator with the NpuOptimizer options of its
+    ConfigProto, and after ``npu_device.open().as_default()`` every traced function runs there with the
+    options of ``npu_device.global_options()``. Names the surface does not
     emulate fail with a message naming them (docs/emulated-adapter.md lists both). Idempotent.
 
-    Raises RuntimeError, changing nothing, when a real ``npu_bridge`` is installed: the emulation never
-    shadows the real adapter.
+    Raises RuntimeError, changing nothing, when a real ``npu_bridge`` or ``npu_device`` is installed: the
+    emulation never shadows the real adapter.
     """
     if not enable:
         uninstall()
@@ -49,9 +54,9 @@ def emulate_adapter(enable: bool = True) -> list[str]:
     location = real_adapter_location()
     if location is not None:
         raise RuntimeError(
-            f"the Ascend adapter (npu_bridge) is installed here ({location}); npu_jupyter never shadows a real "
-            "adapter with its emulated one. Use it as it is (backend 'auto' or 'ascend'), or run in an "
-            "environment without npu_bridge to emulate it."
+            f"the Ascend adapter (npu_bridge / npu_device) is installed here ({location}); npu_jupyter never "
+            "shadows a real adapter with its emulated one. Use it as it is (backend 'auto' or 'ascend'), or run "
+            "in an environment without npu_bridge and npu_device to emulate it."
         )
     if is_emulated():
         return _emulated_module_names()
@@ -98,22 +103,26 @@ def _require_tensorflow() -> None:
 
 
 def uninstall() -> None:
-    """Remove the emulated modules, the finder, the session swap and the dropout swap; a real adapter is never touched."""
+    """Remove the emulated modules, the finder, the session and dropout swaps and the TF2 device (never a real adapter)."""
     for name in _emulated_module_names():
         del sys.modules[name]
     while _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
-    from npu_jupyter.adapter import dropout_swap, sessions
+    from npu_jupyter.adapter import dropout_swap, sessions, tf2_device
 
     sessions.restore()
     dropout_swap.restore()
+    tf2_device.reset()
 
 
 def status() -> str:
     """One line for ``%npu adapter``: real, emulated, or none."""
     if is_emulated():
-        return "adapter: emulated (npu_jupyter's emulated npu_bridge; sessions run on the CPU emulator)"
+        return (
+            "adapter: emulated (npu_jupyter's emulated npu_bridge and npu_device; sessions and, after "
+            "npu_device.open().as_default(), traced functions run on the CPU emulator)"
+        )
     location = real_adapter_location()
     if location is not None:
-        return f"adapter: real npu_bridge at {location} (backend 'auto' uses it)"
-    return "adapter: none installed (backend 'auto' uses the CPU emulator; '%npu adapter emulate' emulates npu_bridge)"
+        return f"adapter: real Ascend adapter at {location} (backend 'auto' uses it)"
+    return "adapter: none installed (backend 'auto' uses the CPU emulator; '%npu adapter emulate' emulates npu_bridge and npu_device)"

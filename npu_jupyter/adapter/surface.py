@@ -1,4 +1,8 @@
-"""Builds the emulated adapter modules (``npu_bridge``, CANN's ``hccl``) from ``surface.json``.
+"""Builds the emulated adapter modules (``npu_bridge``, CANN's ``hccl``, the TF2 adapter's ``npu_device``).
+
+``surface.json`` holds the TF1 adapter and ``hccl``, ``surface_tf2.json`` the TF2 adapter; the TF2
+adapter's ``npu_device.compat.v1`` tree is the emulated ``npu_bridge`` itself (the adapter ships TF1's
+``npu_bridge`` there).
 
 Each module gets its emulated names as attributes and, like the real modules (which have no
 ``__all__`` and export every public name), exports the adapter's other public names too: as
@@ -24,6 +28,11 @@ from typing import Any, cast
 
 MARKER = "__npu_jupyter_emulated__"
 ROOT = "npu_bridge"
+TF2_ROOT = "npu_device"
+#: the adapter's own packages: a real one of either means an Ascend server, where nothing is emulated
+ADAPTER_ROOTS = (ROOT, TF2_ROOT)
+#: the TF2 adapter ships TF1's npu_bridge as npu_device.compat.v1 (its build renames the imports)
+TF1_IN_TF2 = "npu_device.compat.v1"
 
 
 class NotEmulatedError(ImportError):
@@ -36,8 +45,11 @@ class NotEmulatedError(ImportError):
 
 @functools.lru_cache(maxsize=1)
 def _table() -> dict[str, Any]:
-    with open(Path(__file__).with_name("surface.json"), encoding="utf-8") as handle:
-        return cast("dict[str, Any]", json.load(handle)["modules"])
+    table: dict[str, Any] = {}
+    for file in ("surface.json", "surface_tf2.json"):
+        with open(Path(__file__).with_name(file), encoding="utf-8") as handle:
+            table.update(cast("dict[str, Any]", json.load(handle)["modules"]))
+    return table
 
 
 def spec_table() -> dict[str, Any]:
@@ -157,7 +169,24 @@ def build_modules(skip_roots: tuple[str, ...] = ()) -> dict[str, types.ModuleTyp
             setattr(built[parent], leaf, module)
     for name in sorted(built, key=lambda n: -n.count(".")):  # leaves first: parents may re-export them
         _fill(built[name], built)
+    _add_tf1_in_tf2(built)
     return built
+
+
+def _add_tf1_in_tf2(built: dict[str, types.ModuleType]) -> None:
+    """``npu_device.compat.v1.<x>`` is the emulated ``npu_bridge.<x>`` (the same module objects)."""
+    home = built.get(TF1_IN_TF2)
+    if home is None:
+        return
+    for name, module in list(built.items()):
+        if name.split(".")[0] != ROOT or name == ROOT:
+            continue
+        alias = TF1_IN_TF2 + name[len(ROOT) :]
+        built[alias] = module
+        parent, _, leaf = alias.rpartition(".")
+        if parent == TF1_IN_TF2:
+            setattr(home, leaf, module)
+            home.__all__ = sorted({*home.__all__, leaf})  # type: ignore[attr-defined]  # a module built at runtime
 
 
 class _OnImportLoader(importlib.abc.Loader):

@@ -23,10 +23,15 @@ class CellFunctions:
 
 
 @contextlib.contextmanager
-def emulated_functions(config: Any, backend: str, *, reference: bool = False) -> Iterator[CellFunctions]:
+def emulated_functions(
+    config: Any, backend: str, *, reference: bool = False, layers: tuple[Any, dict[str, Any]] | None = None
+) -> Iterator[CellFunctions]:
     """Run the ``with`` block with every traced function emulated under ``config`` (emulator only).
 
     ``reference`` (``%%npu --reference``): also measure drift against a float32 shadow of each body.
+    ``layers`` = (session snapshot, cell overrides): when the cell's code opens the emulated TF2 device
+    (``npu_device.open().as_default()``), the emulation continues under snapshot < the script's
+    ``global_options()`` < the cell's flags, as sessions take a script's NpuOptimizer entries.
 
     TensorFlow is not imported here: a cell that never imported it has no functions to emulate.
     """
@@ -41,11 +46,28 @@ def emulated_functions(config: Any, backend: str, *, reference: bool = False) ->
         return
     emulation = functions.FunctionEmulation(config, reference=reference)
     found.active = True
-    with emulation:
+    with emulation, _device_options(emulation, layers):
         try:
             yield found
         finally:
             found.reports = [r for r in emulation.reports.values() if r.plan is not None and r.steps]
+
+
+def _device_options(emulation: Any, layers: tuple[Any, dict[str, Any]] | None) -> Any:
+    """While the cell runs, the emulated ``npu_device`` hands the options it opened with to ``emulation``."""
+    if layers is None:
+        return contextlib.nullcontext()
+    from npu_jupyter.adapter import tf2_device
+    from npu_jupyter.notebook.cell_options import merged, with_exclusions
+
+    snapshot, overrides = layers
+
+    def take(device_config: Any) -> None:
+        config = merged(snapshot, with_exclusions(device_config.changed()), overrides)
+        config.validate()
+        emulation.reconfigure(config)
+
+    return tf2_device.cell_device(take)
 
 
 def emulator_backend(backend: str) -> bool:

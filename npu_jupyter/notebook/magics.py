@@ -268,7 +268,7 @@ class NpuMagics(Magics, Configurable):
         try:
             # TF1 sessions are swapped; TF2 code's traced functions are emulated (emulator backend).
             with swapped_sessions(cell_sessions), emulated_functions(
-                cell_config, self.backend, reference=flags.reference
+                cell_config, self.backend, reference=flags.reference, layers=(snapshot, overrides)
             ) as functions:
                 value = code.run()
             failed = False

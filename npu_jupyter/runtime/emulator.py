@@ -131,7 +131,7 @@ class EmulatorSession(SessionInterface):
         self._planner.settings()  # bad dump_path / dump_step / profiling options fail now, before any run
         self._facts: dict[
             tuple[Any, ...], tuple[Any, ...]
-        ] = {}  # (version, plan key, fed) -> (executed ops, rounds?, flagged, float fetches)
+        ] = {}  # (version, plan key, fed) -> (executed ops, rounds?, flagged)
         self._exec: _Executor | None = None
         self._reference: Float32Reference | None = None
         self._capture_lock = threading.Lock()
@@ -242,7 +242,7 @@ class EmulatorSession(SessionInterface):
         fed = tuple(sorted(feed_names(feed_dict)))
         plan_key = self._planner.key(tuple(names), ex.key[2])
         plan = self._planner.plan(tuple(names), ex.key[2])
-        executed, _rounds, flagged, checked = self._run_facts(plan_key, plan, names, fed)
+        executed, _rounds, flagged = self._run_facts(plan_key, plan, names, fed)
         want_ref = self.reference if reference is None else bool(reference)
         step, graph_step, graph = self._steps.count(names, fed)
         if settings.enable_dump or settings.enable_dump_debug:
@@ -257,7 +257,7 @@ class EmulatorSession(SessionInterface):
             dump_now = False
             watch = self._watch(plan, executed, fed, settings, False, want_ref)
         liveness = analyse(self._graph) if (watch or flagged) else None
-        observe = observe_spec(watch, flagged, liveness, checked) if liveness is not None else None
+        observe = observe_spec(watch, flagged, liveness) if liveness is not None else None
         run = self._run_graph(ex, (tuple(names), fed), plan_key, plan, executed, observe, liveness)
         mapped = map_fetches(fetches, run, [])
         feeds = map_feeds(feed_dict, run)
@@ -409,12 +409,12 @@ class EmulatorSession(SessionInterface):
         if facts is None:
             executed = executed_ops(self._graph, names, set(fed))
             rounds = bool(roundings(plan, self._graph, executed))
-            # The flags explain a non-finite fetch: a run fetching no float tensor needs none.
-            checked = float_fetches(self._graph, names) if rounds else ()
-            flagged = finite_flag_tensors(self._graph, plan, executed, fed, analyse(self._graph)) if checked else []
+            # The flags explain a non-finite fetch (run_notes): a run fetching no float tensor needs none.
+            wanted = rounds and bool(float_fetches(self._graph, names))
+            flagged = finite_flag_tensors(self._graph, plan, executed, fed, analyse(self._graph)) if wanted else []
             if len(self._facts) >= _CACHE_LIMIT:
                 self._facts.clear()
-            facts = self._facts[key] = (executed, rounds, flagged, checked)
+            facts = self._facts[key] = (executed, rounds, flagged)
         return facts
 
     def _run_graph(

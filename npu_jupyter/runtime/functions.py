@@ -165,6 +165,19 @@ class FunctionEmulation:
         for shadow in self._references.values():
             shadow.release()
 
+    def reconfigure(self, config: Any) -> None:
+        """Emulate under ``config`` from the next function on (the TF2 adapter read its options at open()).
+
+        A script opens the NPU device (``npu_device.open().as_default()``) with the options it set, usually
+        before it traces anything; functions planned before keep their plans. Raises like ``__init__``
+        (a bad dump_path) and then changes nothing.
+        """
+        from npu_jupyter.runtime.function_findings import FunctionFindings
+
+        settings = read_run_settings(config)
+        self.config, self.settings = config, settings
+        self._findings = FunctionFindings(settings, self._findings.dump_budget)
+
     # ----------------------------------------------------------------------------- per function
     def _prepare(self, function: Any) -> None:
         """Plan and rewrite ``function`` and everything it calls, once per emulation."""

@@ -221,13 +221,6 @@ def insert_casts(graph_def: Any, roundings: list[Rounding]) -> dict[str, str]:
 ROUND_MARKER_SUFFIX = {"float16": "_f16/back", "bfloat16": "_bf16/back"}
 
 
-def half_of_round_trip(ref: str) -> str | None:
-    """The float16 tensor inside a float16 round trip whose float32 end ``ref`` is; None for other tensors."""
-    if ROUND_MARKER in ref and ref.endswith(ROUND_MARKER_SUFFIX["float16"]):
-        return ref[: -len("/back")] + "/to"
-    return None
-
-
 def _add_round_trip(graph_def: Any, base: str, src_ref: str, src_tensor: str, dtype: str, enums: dict[Any, Any]) -> str:
     """Append ``Cast(src -> half) -> Cast(-> float32)`` nodes; return the rounded tensor name."""
     tag = "_f16" if dtype == "float16" else "_bf16"

@@ -122,7 +122,6 @@ class Observe:
     guarded: tuple[Any, ...] = ()  # (op, kind, slot) whose value may be dead: fetched through a guard
     captured: tuple[Any, ...] = ()  # (op, kind, slot, frame path) inside a loop frame: captured per iteration
     flagged: tuple[Any, ...] = ()  # user output tensor names (float, outside loops) to check for inf/NaN
-    checked: tuple[Any, ...] = ()  # the run's float fetches (user names): the flags are computed when one is inf/NaN
 
     def __bool__(self) -> bool:
         return bool(self.guarded or self.captured or self.flagged)

@@ -86,27 +86,20 @@ def _add(
         watch.append(Watch(op, kind, slot, want, is_float))
 
 
-def observe_spec(watch: list[Watch], flagged: list[str], liveness: Liveness, checked: tuple[str, ...] = ()) -> Observe:
-    """The guards, captures and flags a run graph needs for ``watch`` and the finite flags.
-
-    ``checked`` are the run's float fetches: the flags are computed in a step where one is inf/NaN.
-    """
+def observe_spec(watch: list[Watch], flagged: list[str], liveness: Liveness) -> Observe:
+    """The guards, captures and flags a run graph needs for ``watch`` and the finite flags."""
     guarded = {w.key for w in watch if w.mode == "guard"}
     for name in flagged:
         op, _, slot = name.rpartition(":")
         if liveness.may_be_dead(op):
             guarded.add((op, "output", int(slot)))
     captured = sorted({(*w.key, w.frame) for w in watch if w.mode == "capture"})
-    return Observe(tuple(sorted(guarded)), tuple(captured), tuple(flagged), checked if flagged else ())
+    return Observe(tuple(sorted(guarded)), tuple(captured), tuple(flagged))
 
 
-def float_fetches(graph: Any, names: list[str]) -> tuple[str, ...]:
+def float_fetches(graph: Any, names: list[str]) -> list[str]:
     """The fetched float tensors of a run (user names): the values whose inf/NaN a report explains."""
-    out = []
-    for name in names:
-        if ":" in name and graph.get_tensor_by_name(name).dtype.base_dtype.is_floating:
-            out.append(name)
-    return tuple(dict.fromkeys(out))
+    return [name for name in names if ":" in name and graph.get_tensor_by_name(name).dtype.base_dtype.is_floating]
 
 
 def finite_flag_tensors(

@@ -14,8 +14,8 @@ What a row holds, and what kind of number each is (the table's legend says it ag
   ``finish_s`` (closing the sessions, the cost model and the row after the entry returned),
   ``task_s`` (the whole process, measured by its parent) and ``peak_rss_mb`` (its peak resident memory).
 
-The training run is the one run the entry repeated most (the initialiser runs once, the train step
-``steps`` times); its report gives the plan and the figures.
+The training run (:mod:`.training_run`) is the largest run graph the entry ran at least ``steps`` times;
+its runs folded into one report give the plan and the figures.
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def run_task(entry: str, options: dict[str, Any], steps: int, reference: bool, s
 
     from npu_jupyter.options.errors import NpuConfigError
     from npu_jupyter.zoo_check.entry import ZooRun, resolve
+    from npu_jupyter.zoo_check.training_run import training_report
 
     row["startup_s"] = time.perf_counter() - started
     npu = ZooRun(options, steps, reference=reference)
@@ -98,7 +99,7 @@ def run_task(entry: str, options: dict[str, Any], steps: int, reference: bool, s
         row["entry_s"] = time.perf_counter() - begun
         row["plan_ms"] = npu.plan_ms if npu.plans else None
         _close(npu)
-    training = _training_report(npu)
+    training = training_report(npu)
     if training is not None:
         report, graph = training
         _fill(row, report, graph)
@@ -141,23 +142,6 @@ def _close(npu: Any) -> None:
     for session in npu.sessions:
         with contextlib.suppress(Exception):  # best effort: the reports are already recorded
             session.close()
-
-
-def _training_report(npu: Any) -> tuple[Any, Any] | None:
-    """(report, graph) of the run made most often: the training step, not the initialiser."""
-    candidates: list[tuple[Any, Any]] = []
-    for session in npu.sessions:
-        candidates.extend((report, npu.graphs.get(id(report.plan), session.graph)) for report in session.reports)
-    for emulation in npu.emulations:
-        candidates.extend(
-            (report, npu.graphs.get(id(report.plan)))
-            for report in emulation.reports.values()
-            if report.plan is not None and report.steps
-        )
-    if not candidates:
-        return None
-    best = max(range(len(candidates)), key=lambda i: (candidates[i][0].steps, len(candidates[i][0].plan.ops), i))
-    return candidates[best]
 
 
 def _fill(row: dict[str, Any], report: Any, graph: Any) -> None:

@@ -77,3 +77,40 @@ class CorpusModel:
     queue_runners: bool = False  # start tf.compat.v1.train queue runners before training
     notes: str = ""  # what was shrunk or changed from the script, and why
     extra: dict[str, Any] = field(default_factory=dict)  # anything a model-specific test needs
+
+
+#: The TF2 idioms real Ascend TF2 scripts use; every entry must be covered by at least one TF2 script.
+TF2_IDIOMS = frozenset(
+    {
+        "gan_nested_functions",  # a @tf.function train step calling models whose call is a @tf.function
+        "keras_fit_metrics_validation",  # Model.fit with metrics and validation data
+        "train_step_override",  # a keras.Model subclass overriding train_step / test_step
+        "loss_scale_optimizer",  # npu_device.train.optimizer.NpuLossScaleOptimizer (or Keras' own)
+        "dropout_conversion",  # the shipped npu_convert_dropout / npu_ops on gen_npu_ops dropout ops
+        "several_optimizers",  # two optimizers per step (GAN)
+    }
+)
+
+
+@dataclass
+class Tf2Script:
+    """One real TF2 ModelZoo training script, kept as a script (``tests/corpus/tf2/<name>.py``).
+
+    Unlike the TF1 models (graphs rebuilt from a script), a TF2 script runs as written: its ``import
+    npu_device``, ``global_options()`` settings and ``npu_device.open().as_default()`` are the script's
+    own, only data and sizes shrink. ``argv`` are the flags a run passes (``{tmp}`` is the run's scratch
+    folder); ``options`` the effective options those flags make the script set through
+    ``global_options()`` (catalogue keys; ``{tmp}`` as in ``argv``); ``training`` the report title of its
+    training function (the Keras entry point or the ``tf.function``'s Python name) and ``entry`` the
+    traced function that title belongs to; ``steps`` the calls of it the script makes.
+    """
+
+    name: str
+    source: str  # ModelZoo path the script was written from
+    idioms: tuple[str, ...]  # entries of TF2_IDIOMS
+    argv: tuple[str, ...]
+    options: dict[str, Any]
+    training: str
+    entry: str
+    steps: int
+    notes: str = ""

@@ -12,6 +12,8 @@ predicted by the planner). Fast: the corpus covers every idiom/architecture.
 from __future__ import annotations
 
 import ast
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,10 @@ from corpus.corpus import ARCHITECTURES, IDIOMS
 
 ARTIFACT = Path(__file__).resolve().parents[2] / "test-artifacts" / "corpus.md"
 ROWS: dict[str, dict[str, Any]] = {}
+# Under pytest-xdist the models run in several workers: each writes its rows here, tagged with the run's
+# id (the same in every worker of one run), and the table is made from every row of this run.
+ROWS_DIR = ARTIFACT.parent / "corpus-rows"
+RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID")
 EMU_RATIO = "emulator/plain step (CPU)"
 DEBUG_RATIO = "debug emulator/plain step (CPU)"
 COLUMNS = (
@@ -104,6 +110,7 @@ def figures_table():
     if not ROWS:
         return
     ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
+    rows = _rows_of_this_run() if RUN_ID else ROWS
     lines = [
         "# Real-model corpus figures",
         "",
@@ -119,12 +126,30 @@ def figures_table():
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),
     ]
-    for name in sorted(ROWS):
-        row = ROWS[name]
+    for name in sorted(rows):
+        row = rows[name]
         lines.append(
             "| " + " | ".join(str(row.get(c, "")).replace("|", "\\|").replace("\n", " ") for c in COLUMNS) + " |"
         )
-    ARTIFACT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    partial = ARTIFACT.with_name(f"{ARTIFACT.name}.{os.getpid()}")
+    partial.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    partial.replace(ARTIFACT)  # atomic: another worker may write the table at the same time
+
+
+def _rows_of_this_run() -> dict[str, dict[str, Any]]:
+    """This worker's rows saved, then every worker's rows of this run (models of other runs left out)."""
+    ROWS_DIR.mkdir(parents=True, exist_ok=True)
+    for name, row in ROWS.items():
+        (ROWS_DIR / f"{name}.json").write_text(json.dumps({"run": RUN_ID, "row": row}), encoding="utf-8")
+    rows: dict[str, dict[str, Any]] = {}
+    for path in ROWS_DIR.glob("*.json"):
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:  # being written by another worker: its own teardown writes the table again
+            continue
+        if saved.get("run") == RUN_ID:
+            rows[path.stem] = saved["row"]
+    return rows
 
 
 def _fmt_losses(plain: list[float], emulated: list[float]) -> str:

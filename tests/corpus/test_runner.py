@@ -5,6 +5,7 @@ Small graphs built here, so these run fast (not ``slow``); the corpus models run
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -92,3 +93,17 @@ def test_queue_closers_are_made_once_per_model(tmp_path: Path):
 
     assert len(first) == 2  # the hand-fed queue and the batch queue
     assert runner.queue_closers(model) is first and len(graph.get_operations()) == ops
+
+
+def test_the_figures_table_gathers_the_rows_of_every_worker_of_this_run(tmp_path, monkeypatch):
+    # Under pytest-xdist each worker holds the rows of its own models; the table is made from all rows
+    # saved with this run's id, and rows left by an earlier run are not shown.
+    from corpus import test_corpus
+
+    monkeypatch.setattr(test_corpus, "ROWS_DIR", tmp_path)
+    monkeypatch.setattr(test_corpus, "RUN_ID", "run-2")
+    (tmp_path / "zoo_old.json").write_text(json.dumps({"run": "run-1", "row": {"model": "old"}}), encoding="utf-8")
+    (tmp_path / "zoo_other.json").write_text(json.dumps({"run": "run-2", "row": {"model": "other"}}), encoding="utf-8")
+    monkeypatch.setattr(test_corpus, "ROWS", {"zoo_mine": {"model": "mine"}})
+    rows = test_corpus._rows_of_this_run()
+    assert rows == {"zoo_mine": {"model": "mine"}, "zoo_other": {"model": "other"}}

@@ -76,32 +76,6 @@ def test_a_variable_an_earlier_run_filled_with_inf_names_the_ops_that_write_it(t
     assert "(bump)" in finding["message"]
 
 
-def _executed_watch_nodes(tf, sess, fetches, feeds):
-    """Names of the emulator's observer nodes that ran in one traced step (the variant prefix stripped)."""
-    meta = tf.compat.v1.RunMetadata()
-    options = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
-    sess.run(fetches, feeds, options=options, run_metadata=meta)
-    return {n.node_name for d in meta.step_stats.dev_stats for n in d.node_stats if "npu_emu_watch" in n.node_name}
-
-
-def test_the_per_tensor_checks_run_only_in_a_step_whose_fetch_is_non_finite(tf, hand):
-    # The flags explain a non-finite fetch; a step whose fetches are finite skips the per-tensor checks
-    # (they are gated on the fetch check), a step with a non-finite fetch runs them and names the op.
-    g = tf.Graph()
-    with g.as_default():
-        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
-        big = tf.multiply(x, 1000.0, name="big")
-        tf.reduce_sum(tf.multiply(big, 0.5, name="half"), name="loss")
-    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
-        finite = _executed_watch_nodes(tf, sess, "loss:0", {"x:0": np.array([1.0, 2.0], np.float32)})
-        assert "non_finite" not in sess.last_report.extra
-        overflow = _executed_watch_nodes(tf, sess, "loss:0", {"x:0": np.array([70.0, 1.0], np.float32)})
-        assert sess.last_report.extra["non_finite"]["first_op"] == "big"
-    checks = {name for name in overflow if name.endswith(("/finite", "/all"))}
-    assert len(checks) >= 2  # the checks of big and half ran in the overflowing step
-    assert not checks & finite  # and none of them in the finite one
-
-
 def test_a_run_fetching_no_float_tensor_adds_no_flags(tf, hand):
     g = tf.Graph()
     with g.as_default():

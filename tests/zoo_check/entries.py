@@ -48,6 +48,24 @@ def overflow(npu: Any, steps: int) -> float:
     return float(value)
 
 
+def busy_side_runs(npu: Any, steps: int) -> float:
+    """Between training steps a small side graph runs more often (as a queue runner's enqueue does)."""
+    import tensorflow as tf
+
+    graph, init, train, loss = _regression(1.0)
+    with graph.as_default():
+        ticks = tf.compat.v1.get_variable("ticks", initializer=0.0)
+        tick = ticks.assign_add(1.0)
+    with npu.session(graph) as sess:
+        sess.run(tf.compat.v1.variables_initializer([ticks]))
+        sess.run(init)
+        for _ in range(steps):
+            for _ in range(4):
+                sess.run(tick)
+            _, value = sess.run([train, loss], {"x:0": FEED})
+    return float(value)
+
+
 def raises(npu: Any, steps: int) -> float:
     raise RuntimeError("the script failed <b>here</b>")
 

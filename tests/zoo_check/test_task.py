@@ -42,6 +42,12 @@ def test_the_options_are_laid_over_the_scripts_own_config():
     assert kept["status"] == "ok" and kept["ops_lowered"] == 0
 
 
+def test_the_training_step_is_reported_not_a_side_graph_run_more_often():
+    row = _row("busy_side_runs", "force_fp16", steps=2)
+    assert row["status"] == "ok" and row["steps_run"] == 2  # the side graph ran 8 times
+    assert row["ops_lowered"] > 0 and row["fetch_max_rel"] > 0  # the regression's step, lowered and drifting
+
+
 def test_an_entry_that_raises_is_an_error_row_with_its_message():
     row = _row("raises", "force_fp16")
     assert row["status"] == "error" and row["error"] == "RuntimeError: the script failed <b>here</b>"
@@ -58,7 +64,6 @@ def test_without_reference_there_are_no_drift_columns():
     assert row["status"] == "ok" and row["fetch_max_rel"] is None and row["worst_op"] is None
 
 
-@pytest.mark.slow
 def test_tf2_functions_are_emulated_through_npu_functions():
     from npu_jupyter.runtime.functions import supported
 

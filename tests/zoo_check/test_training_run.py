@@ -1,0 +1,27 @@
+"""Folding the runs of one run graph: steps add up, CPU time is per step, the worst drift and first finding stay."""
+
+from __future__ import annotations
+
+import math
+
+from npu_jupyter.plan.model import Plan
+from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.zoo_check.training_run import fold
+
+
+def test_folded_runs_sum_steps_average_time_and_keep_the_worst_drift():
+    plan = Plan(ops={})
+    first = RunReport(plan=plan, steps=1, wall_ms=30.0, drift={"a": {"max_rel": 0.5}, "b": {"max_rel": 0.1}})
+    second = RunReport(
+        plan=plan,
+        steps=3,
+        wall_ms=10.0,
+        drift={"a": {"max_rel": 0.2}, "b": {"max_rel": math.nan}},
+        first_overflow="b",
+        extra={"nonfinite": {"first_op": "b", "step": 3}},
+    )
+    folded = fold([first, second])
+    assert folded.steps == 4 and folded.wall_ms == (30.0 + 3 * 10.0) / 4
+    assert folded.drift["a"]["max_rel"] == 0.5 and math.isnan(folded.drift["b"]["max_rel"])
+    assert folded.first_overflow == "b" and folded.extra["nonfinite"]["first_op"] == "b"
+    assert fold([first]) is first
