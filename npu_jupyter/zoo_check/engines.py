@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any, Callable
+from typing import Any, Callable, Dict
 
 ENGINES = ("local", "ray")
 
-OnRow = Callable[[dict[str, Any]], None]
+# typing.Dict: this alias is evaluated at import time, and the package imports on Python 3.7.
+OnRow = Callable[[Dict[str, Any]], None]
 
 
 def run_local(tasks: list[dict[str, Any]], timeout: float, workers: int | None, on_row: OnRow) -> None:
