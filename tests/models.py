@@ -26,6 +26,20 @@ from typing import Any, Callable, NamedTuple
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+# A notebook cell defining ``fit()``: a Keras 3 Dense layer whose float16 MatMul overflows on its first
+# call (4 x 60 x 300 = 72000 > 65504), trained for two calls of batch 16. Run it, then call ``fit()``
+# inside a ``%%npu`` cell.
+OVERFLOWING_KERAS_FIT_CELL = (
+    "import numpy as np, keras\n"
+    "def fit():\n"
+    "    keras.utils.set_random_seed(0)\n"
+    "    init = keras.initializers.Constant(300.0)\n"
+    "    m = keras.Sequential([keras.layers.Input((4,)), keras.layers.Dense(4, kernel_initializer=init)])\n"
+    "    m.compile(optimizer='sgd', loss='mse')\n"
+    "    x = np.full((32, 4), 60.0, 'float32')\n"
+    "    return m.fit(x, x, epochs=1, batch_size=16, verbose=0).history['loss']\n"
+)
+
 
 class V1Model(NamedTuple):
     """A tf.compat.v1 training graph and the names needed to run it with a Session."""

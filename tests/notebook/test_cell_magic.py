@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import models
 import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
@@ -332,17 +333,7 @@ def test_a_keras_cell_with_dump_names_the_first_overflowing_op_and_dumps_each_ca
     """TF2 code under %%npu --dump: the report's run block names the first inf op; the calls are dumped."""
     from npu_jupyter.runtime.dump import load_dump
 
-    setup = (
-        "import numpy as np, keras\n"
-        "def fit():\n"
-        "    keras.utils.set_random_seed(0)\n"
-        "    init = keras.initializers.Constant(300.0)\n"
-        "    m = keras.Sequential([keras.layers.Input((4,)), keras.layers.Dense(4, kernel_initializer=init)])\n"
-        "    m.compile(optimizer='sgd', loss='mse')\n"
-        "    x = np.full((32, 4), 60.0, 'float32')\n"
-        "    return m.fit(x, x, epochs=1, batch_size=16, verbose=0).history['loss']\n"
-    )
-    ip.run_cell(setup)
+    ip.run_cell(models.OVERFLOWING_KERAS_FIT_CELL)
     with capture_output() as cap:
         ip.run_cell_magic("npu", f"--precision force_fp16 --dump {tmp_path}", "emulated = fit()\n")
     (report,) = _reports(cap)

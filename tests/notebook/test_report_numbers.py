@@ -10,6 +10,7 @@ import csv
 import re
 from pathlib import Path
 
+import models
 import numpy as np
 import pytest
 from IPython.utils.capture import capture_output
@@ -152,17 +153,7 @@ def test_a_session_report_numbers_dumps_profiles_and_findings_by_one_step_count(
 
 @needs_function_emulation
 def test_a_function_report_says_the_call_index_once(ip, tmp_path):
-    setup = (
-        "import numpy as np, keras\n"
-        "def fit():\n"
-        "    keras.utils.set_random_seed(0)\n"
-        "    init = keras.initializers.Constant(300.0)\n"
-        "    m = keras.Sequential([keras.layers.Input((4,)), keras.layers.Dense(4, kernel_initializer=init)])\n"
-        "    m.compile(optimizer='sgd', loss='mse')\n"
-        "    x = np.full((32, 4), 60.0, 'float32')\n"
-        "    return m.fit(x, x, epochs=1, batch_size=16, verbose=0).history['loss']\n"
-    )
-    ip.run_cell(setup)
+    ip.run_cell(models.OVERFLOWING_KERAS_FIT_CELL)
     with capture_output() as cap:
         ip.run_cell_magic("npu", f"--precision force_fp16 --dump {tmp_path}", "fit()\n")
     (payload,) = _reports(cap)
