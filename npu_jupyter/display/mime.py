@@ -194,11 +194,16 @@ def _warnings(plan: Plan, run: RunReport | None) -> list[str]:
 
     The run notes the first non-finite value both as a warning and in ``extra["nonfinite"]``; every
     view shows the latter as its labelled "First non-finite value" line, so the sentence would appear twice.
+    A traced function's warning names the call ("In call 3 of f, …", kept as ``non_finite["message"]``)
+    where the fact's reason says "In this call, …": both spellings are the same finding.
     """
     warnings = list(plan.warnings) + (list(run.warnings) if run is not None else [])
-    nonfinite = _optional(run, "nonfinite") or {}
-    said = str(nonfinite.get("reason", "")) if isinstance(nonfinite, dict) else ""
-    return [w for w in warnings if not said or w != said]
+    said = {
+        str(finding.get(key, ""))
+        for finding, key in ((_optional(run, "nonfinite"), "reason"), (_optional(run, "non_finite"), "message"))
+        if isinstance(finding, dict)
+    }
+    return [w for w in warnings if w not in said - {""}]
 
 
 def _mark_functions(ops: list[dict[str, Any]], keep: list[str], functions: list[str]) -> None:

@@ -10,6 +10,7 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
+from npu_jupyter.display import text
 from npu_jupyter.display.mime import MIME_TYPE
 from npu_jupyter.notebook.state import current_config
 from npu_jupyter.runtime.functions import supported as _function_emulation_supported
@@ -338,6 +339,8 @@ def test_a_keras_cell_with_dump_names_the_first_overflowing_op_and_dumps_each_ca
         ip.run_cell_magic("npu", f"--precision force_fp16 --dump {tmp_path}", "emulated = fit()\n")
     (report,) = _reports(cap)
     assert report["run"]["nonfinite"]["first_op"].endswith("MatMul")  # 4 x 60 x 300 = 72000 > 65504
+    # said once: the "First non-finite value" line, not also as a warning naming the call
+    assert text.render(report).count("values inside the function became non-finite") == 1
     assert report["run"]["dump_steps"] == [0, 1]
     dump = load_dump(str(tmp_path))
     assert dump.steps == [0, 1] and any(t.decided_dtype == "float16" for t in dump[0].tensors)
