@@ -28,7 +28,7 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
     lines += [f"{_clean(fact.label)}: {_clean(fact.text)}" for fact in report_facts(payload)]
 
     ops = payload["ops"] if detail == "full" else interesting_ops(payload["ops"])
-    heading = "ops" if detail == "full" else HEADING.lower()
+    heading = "ops" if detail == "full" else HEADING  # product names keep their case: AI Core, AI CPU
     if ops:
         lines.append(f"{heading} ({len(ops)}):")
         shown = ops if detail == "full" else ops[:_SUMMARY_ROWS]

@@ -75,6 +75,7 @@ def test_an_ai_cpu_op_is_among_the_ops_shown_first():
     first = html.render(payload).split("<details>", 1)[0]
     assert ">shape<" in first
     assert "shape [Shape] AI_CPU" in text.render(payload)
+    assert "Ops that left the AI Core (host, AI CPU) or changed precision" in text.render(payload)
 
 
 def test_the_non_finite_finding_is_said_once():
