@@ -16,6 +16,7 @@ LAYERS = {
     "progress": 0,
     "tensorflow_import": 0,
     "package_data": 0,
+    "tf_types": 0,
     "ops": 0,
     "options": 1,
     "scope": 1,

@@ -1,0 +1,130 @@
+"""Structural types for the TensorFlow objects npu_jupyter reads, so signatures say what they take.
+
+TensorFlow ships no type information, and the product must not import it at module level (``import
+npu_jupyter`` stays light). These Protocols name the attributes the code actually uses; a real
+``tf.Graph`` / ``tf.Operation`` / ``tf.Tensor`` / ``NodeDef`` / ``GraphDef`` / ``ConfigProto``
+satisfies them structurally. Add an attribute here when code starts to use it (keep each class's
+members in alphabetical order), rather than widening a signature to ``Any``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, Sequence
+
+
+class DType(Protocol):
+    """``tf.DType``: a tensor's element type."""
+
+    @property
+    def base_dtype(self) -> DType: ...
+    @property
+    def is_floating(self) -> bool: ...
+    @property
+    def name(self) -> str: ...
+
+
+class TensorShape(Protocol):
+    """``tf.TensorShape``: a static shape, possibly partly unknown."""
+
+    def as_list(self) -> list[int | None]: ...
+    @property
+    def rank(self) -> int | None: ...
+
+
+class Tensor(Protocol):
+    """``tf.Tensor`` in a graph: one output of an operation."""
+
+    @property
+    def dtype(self) -> DType: ...
+    @property
+    def graph(self) -> Graph: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def op(self) -> Operation: ...
+    @property
+    def shape(self) -> TensorShape: ...
+    @property
+    def value_index(self) -> int: ...
+
+
+class AttrValue(Protocol):
+    """``AttrValue`` proto: one attribute of a NodeDef (which field is set depends on its kind)."""
+
+    def HasField(self, name: str) -> bool: ...  # noqa: N802 - the protobuf method's name
+    def WhichOneof(self, name: str) -> str | None: ...  # noqa: N802 - the protobuf method's name
+
+
+class NodeDef(Protocol):
+    """``NodeDef`` proto: one node of a GraphDef."""
+
+    @property
+    def attr(self) -> Any: ...  # a protobuf map str -> AttrValue; its mutating API is protobuf's own
+    @property
+    def device(self) -> str: ...
+    @property
+    def input(self) -> Sequence[str]: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def op(self) -> str: ...
+
+
+class GraphDef(Protocol):
+    """``GraphDef`` proto: a serialized graph (nodes plus its function library)."""
+
+    @property
+    def library(self) -> Any: ...  # FunctionDefLibrary proto: repeated FunctionDef messages
+    @property
+    def node(self) -> Sequence[NodeDef]: ...
+    def SerializeToString(self) -> bytes: ...  # noqa: N802 - the protobuf method's name
+
+
+class Operation(Protocol):
+    """``tf.Operation`` in a graph."""
+
+    @property
+    def device(self) -> str: ...
+    def get_attr(self, name: str) -> Any: ...  # an attribute's value has the attribute's own type
+    @property
+    def graph(self) -> Graph: ...
+    @property
+    def inputs(self) -> Sequence[Tensor]: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def node_def(self) -> NodeDef: ...
+    @property
+    def outputs(self) -> Sequence[Tensor]: ...
+    @property
+    def type(self) -> str: ...
+
+
+class Graph(Protocol):
+    """``tf.Graph`` (a TF1 graph, or a traced function's graph)."""
+
+    def as_graph_def(self, add_shapes: bool = ...) -> GraphDef: ...
+    def get_operation_by_name(self, name: str) -> Operation: ...
+    def get_operations(self) -> list[Operation]: ...
+    def get_tensor_by_name(self, name: str) -> Tensor: ...
+
+
+class ConfigProto(Protocol):
+    """``tf.compat.v1.ConfigProto``: the session config the adapter reads its NpuOptimizer from."""
+
+    @property
+    def graph_options(self) -> Any: ...  # GraphOptions proto (rewrite_options.custom_optimizers)
+    def SerializeToString(self) -> bytes: ...  # noqa: N802 - the protobuf method's name
+
+
+__all__ = [
+    "AttrValue",
+    "ConfigProto",
+    "DType",
+    "Graph",
+    "GraphDef",
+    "NodeDef",
+    "Operation",
+    "Tensor",
+    "TensorShape",
+]
