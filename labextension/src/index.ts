@@ -1,6 +1,6 @@
 /**
  * JupyterLab MIME extension for `application/vnd.npu-jupyter.report+json`: placement and
- * precision reports of npu_jupyter (SPEC §6).
+ * precision reports of npu_jupyter (the payload: docs/report-schema.md).
  *
  * The renderer is `safe`: it shows the payload as data (text nodes and SVG shapes) and never runs
  * anything from it, so it may render outputs of untrusted notebooks.

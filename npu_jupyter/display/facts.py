@@ -1,10 +1,11 @@
-"""The report's facts as labelled lines, shared by the HTML and text views (and mirrored by the Lab view).
+"""The report's facts as labelled lines, computed once and shipped in the payload for every view.
 
 Everything a report says besides its op table — what a run measured and where it wrote files, notes,
 what rests on approximate data, the cost model's estimate — is listed here once, with the label that
-says what kind of number it is ("CPU time of the emulation", "estimated by the cost model"). The HTML
-and text fallbacks both render this list, so they cannot drift apart; ``labextension/src/facts.ts``
-builds the same lines for JupyterLab, and ``tests/display/test_view_parity.py`` checks all three.
+says what kind of number it is ("CPU time of the emulation", "estimated by the cost model").
+:func:`report_facts` computes the list from a payload's other fields; ``report_payload`` ships it as
+the payload's ``facts``, and the HTML, text and JupyterLab (``labextension/src/facts.ts``) views draw
+those lines as they are, so they cannot drift apart (``tests/display/test_view_parity.py``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ def measured_label(payload: dict[str, Any], field: str = "wall_ms") -> str:
 def estimate_label(payload: dict[str, Any]) -> str:
     """What an estimated number is; always says "estimate"."""
     return str((payload.get("labels") or {}).get("est_us") or "estimated by the cost model")
+
+
+def shipped_facts(payload: dict[str, Any]) -> list[Fact]:
+    """The fact lines a payload ships; computed here for a payload written without them (older ones)."""
+    shipped = payload.get("facts")
+    if shipped is None:
+        return report_facts(payload)
+    return [Fact(str(f["key"]), str(f["label"]), str(f["text"]), str(f.get("tone", ""))) for f in shipped]
 
 
 def report_facts(payload: dict[str, Any]) -> list[Fact]:
@@ -219,7 +228,7 @@ def _cost_text(cost: dict[str, Any]) -> str:
     ~1.00× float32 under every precision mode for that reason, not because float16 gains nothing).
     """
 
-    def ratio(value: Any, why: str = "") -> str:
+    def ratio(value: float | None, why: str = "") -> str:
         return "" if value is None else f" ({value:.2f}× float32{why})"
 
     parts = []

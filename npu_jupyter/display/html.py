@@ -28,7 +28,7 @@ from npu_jupyter.display.facts import (
     op_label,
     op_marks,
     op_short_name,
-    report_facts,
+    shipped_facts,
 )
 from npu_jupyter.display.fit_table import ALERT_ROW, Cell, Column, Note, Row, fit_table, text_cell
 from npu_jupyter.units import format_bytes  # re-exported: display.html.format_bytes
@@ -182,7 +182,7 @@ def _facts_section(payload: dict[str, Any]) -> str:
     The costliest ops become a bar chart here; the other views list them in one line.
     """
     parts = []
-    for fact in report_facts(payload):
+    for fact in shipped_facts(payload):
         if fact.key == "ops.us":
             parts.append(cost_bars(payload["ops"], heading=fact.label, name_of=lambda op: op_label(payload, op)))
         else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from npu_jupyter.display.facts import DRIFT_UNITS, drift_text, op_label, op_marks, report_facts
+from npu_jupyter.display.facts import DRIFT_UNITS, drift_text, op_label, op_marks, shipped_facts
 from npu_jupyter.display.html import HEADING, dtype_text, interesting_ops, summary_line
 
 _SUMMARY_ROWS = 20
@@ -25,7 +25,7 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
     )
     lines += [f"ERROR: {_clean(m)}" for m in payload["errors"]]
     lines += [f"warning: {_clean(m)}" for m in payload["warnings"]]
-    lines += [f"{_clean(fact.label)}: {_clean(fact.text)}" for fact in report_facts(payload)]
+    lines += [f"{_clean(fact.label)}: {_clean(fact.text)}" for fact in shipped_facts(payload)]
 
     ops = payload["ops"] if detail == "full" else interesting_ops(payload["ops"])
     heading = "ops" if detail == "full" else HEADING  # product names keep their case: AI Core, AI CPU

@@ -1,8 +1,8 @@
 """Every report field is shown by every view: the HTML fallback, the text fallback and the Lab renderer.
 
-A payload with every field of ``docs/report-schema.md`` set to a unique marker is kept in
+A payload with every field of the report schema (``npu_jupyter/display/report_schema.json``) set to a unique marker is kept in
 ``labextension/test/parity-payload.json`` with the text each field must put on screen. Here the HTML
-and text fallbacks are checked for every marker, the file is checked to cover every documented key
+and text fallbacks are checked for every marker, the file is checked to cover every schema field
 (and every key ``report_payload`` writes), and ``labextension/test/parity.test.ts`` checks the same
 markers in the JupyterLab view. A field rendered by one view and not another fails one of them.
 
@@ -20,13 +20,14 @@ from typing import Any
 import pytest
 
 from npu_jupyter.display import html, text
+from npu_jupyter.display.facts import report_facts
 from npu_jupyter.display.mime import SCHEMA, VERSION, report_payload
 from npu_jupyter.plan.model import OpDecision, Plan, Subgraph, Transfer
 from npu_jupyter.runtime.report import RunReport
 
 REPO = Path(__file__).resolve().parents[2]
 PARITY_FILE = REPO / "labextension" / "test" / "parity-payload.json"
-SCHEMA_DOC = REPO / "docs" / "report-schema.md"
+SCHEMA_FILE = REPO / "npu_jupyter" / "display" / "report_schema.json"
 
 # Fields only the JupyterLab view shows, and why the fallbacks leave them out.
 LAB_ONLY = {
@@ -46,6 +47,10 @@ NOT_SHOWN = {
     "transfers[].s": "an index: shown as its op's name in the transfers line",
     "transfers[].d": "an index: shown as its op's name in the transfers line",
     "functions[].name": "the traced name; a called function's op names start with it, views show its label",
+    "ops[].dr.rmse": "kept for tools that read the payload; every view shows abs, rel and cos",
+    "ops[].dr.accumulated_rel": "kept for tools that read the payload; every view shows abs, rel and cos",
+    "facts[].key": "the field a line shows: a data attribute of the Lab view's line (and which lines it links)",
+    "facts[].tone": "a style: the colour of a problem, a path's link",
 }
 
 
@@ -76,7 +81,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
             "xr": 1,
             "i": [0],
             "us": 222.2,
-            "dr": {"max_abs": 0.0123, "max_rel": 0.456, "cos": 0.9876},
+            "dr": {"max_abs": 0.0123, "max_rel": 0.456, "cos": 0.9876, "rmse": 0.0031, "accumulated_rel": 0.0042},
             "ov": True,
             "est_us": 33.3,
         },
@@ -248,7 +253,10 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "run.actual.rows.ad": "ad-marker",
         "run.actual.rows.ge": "ge-op-marker",
         "run.actual.rows.same": "DIFFERS",
+        "facts[].label": "First non-finite value|Dump folder|NPU step",
+        "facts[].text": "nonfinite-op-marker at step 59: nonfinite-reason-marker",
     }
+    payload["facts"] = [fact._asdict() for fact in report_facts(payload)]  # as report_payload ships them
     markers = [{"field": field, "text": marker} for field, marker in shows.items()]
     return payload, markers
 
@@ -269,34 +277,27 @@ def _leaf_fields(value: Any, prefix: str = "") -> set[str]:
 
 
 def _documented_fields() -> set[str]:
-    """Field paths of the schema document's JSON block, read with a tolerant tokenizer.
+    """Field paths the schema describes (``report_schema.json``, whose tables docs/report-schema.md shows).
 
-    The block is commented pseudo-JSON (``"plan" | "run"``, ``...``), so keys are found by structure:
-    a string followed by ``:`` inside an object, nested under the keys and lists that enclose it.
-    The config example's option names are free-form and not fields.
+    ``config`` is free-form (option names), so it is one field; ``labels`` counts its named fields.
     """
-    block = SCHEMA_DOC.read_text(encoding="utf-8").split("```jsonc", 1)[1].split("```", 1)[0]
-    block = re.sub(r"//[^\n]*", "", block)
-    tokens = re.findall(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]', block)
-    stack: list[str] = []  # "{key" for an object opened under key, "[" for a list
-    pending = ""
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     fields: set[str] = set()
-    for k, token in enumerate(tokens):
-        if token.startswith('"') and k + 1 < len(tokens) and tokens[k + 1] == ":":
-            pending = token[1:-1]
-            path = ".".join(part for part in stack if part) + ("." if any(stack) else "") + pending
-            fields.add(path.replace(".[]", "[]"))
-        elif token == "{":
-            stack.append(pending if stack else "")
-            pending = ""
-        elif token == "[":
-            stack.append((pending + "[]") if pending else "[]")
-            pending = ""
-        elif token in "}]" and stack:
-            stack.pop()
-    containers = {f.rsplit(".", 1)[0] for f in fields if "." in f} | {f.split("[]")[0] for f in fields if "[]" in f}
-    leaves = {"config" if f.startswith("config.") else f for f in fields if f not in containers or f == "config"}
-    return {f.replace("[][]", "[]") for f in leaves}
+
+    def visit(prefix: str, node: dict[str, Any]) -> None:
+        for key, prop in node.get("properties", {}).items():
+            path = f"{prefix}.{key}" if prefix else key
+            target, suffix = (prop["items"], "[]") if "items" in prop else (prop, "")
+            refs = [part.get("$ref", "") for part in target.get("anyOf", [target])]
+            objects = [schema["definitions"][ref.rsplit("/", 1)[1]] for ref in refs if ref]
+            objects = [o for o in objects if o.get("properties")]
+            if objects:
+                visit(path + suffix, objects[0])
+            else:
+                fields.add(path)
+
+    visit("", schema)
+    return fields
 
 
 def _normalise(fields: set[str]) -> set[str]:

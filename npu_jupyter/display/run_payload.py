@@ -1,0 +1,131 @@
+"""The ``run`` block of a report payload: what one run measured and where it wrote files.
+
+Split from :mod:`npu_jupyter.display.mime` (which assembles the whole payload) because a run's facts
+come from other stages than the plan's — the backend, the dump and profile writers, the non-finite
+check, the real adapter's outputs — each read here once, in the shape ``report_schema.json`` gives.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import TYPE_CHECKING, Any, SupportsInt
+
+if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-light
+    from npu_jupyter.runtime.report import RunReport
+
+# A list of findings (skipped dump steps, adapter outputs) must not eat the payload's budget on its own.
+MAX_ITEMS = 100
+_MAX_ACTUAL_ROWS = 2000
+
+
+def optional_slot(source: object, name: str) -> object:
+    """An optional report fact: an attribute of the plan or run report, else its ``extra`` entry.
+
+    Other stages fill these (the cost model, the adapter backend, the non-finite check); reading both
+    places lets them add a dataclass field or just an ``extra`` key without touching the display.
+    """
+    if source is None:
+        return None
+    value = getattr(source, name, None)
+    if value is None:
+        extra = getattr(source, "extra", None)
+        if isinstance(extra, dict):
+            value = extra.get(name)
+    return value
+
+
+def slot_items(source: object, name: str) -> list[Any]:
+    """An optional slot that holds a collection (steps, notes, findings), as a list; [] when unset."""
+    value = optional_slot(source, name)
+    return list(value) if isinstance(value, (list, tuple, set, frozenset)) else []
+
+
+def slot_mapping(source: object, name: str) -> dict[str, Any]:
+    """An optional slot that holds a mapping (a finding, labels, per-op estimates); {} when unset."""
+    value = optional_slot(source, name)
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def run_block(run: RunReport) -> dict[str, object]:
+    """The payload's ``run`` object (docs/report-schema.md): times rounded, paths as the views show them."""
+    return {
+        "backend": run.backend,
+        "steps": run.steps,
+        "wall_ms": round_number(run.wall_ms, 3),
+        "reference_wall_ms": None if run.reference_wall_ms is None else round_number(run.reference_wall_ms, 3),
+        "first_overflow": run.first_overflow,
+        "dump_dir": shown_path(run.dump_dir),
+        "trace_file": shown_path(run.trace_file),
+        "op_summary_csv": shown_path(run.op_summary_csv),
+        **_run_extras(run),
+        # ascend backend only (null / empty otherwise): see docs/report-schema.md
+        "prediction": run.prediction_note,
+        "adapter_outputs": [dict(o) for o in run.adapter_outputs][:MAX_ITEMS],
+        "actual": _actual_block(run.actual),
+    }
+
+
+def shown_path(path: str | None) -> str | None:
+    """A file a run wrote, as the views show and link it: relative to the kernel's working directory
+    when it lies inside it (the notebook's folder, which JupyterLab can open), else absolute.
+
+    A run records paths as it was given them (``--dump ./dump`` relative, ``--profile $dir``
+    absolute); shown side by side they must read alike, and a relative one is a link in the views.
+    """
+    if not path:
+        return path
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute, os.getcwd())
+    except ValueError:  # another drive on Windows
+        return absolute
+    return absolute if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
+
+
+def _actual_block(actual: dict[str, Any] | None) -> dict[str, object] | None:
+    """GE's actual engine/dtypes next to the prediction, capped like the other lists."""
+    if actual is None:
+        return None
+    rows = list(actual.get("rows", []))
+    return {
+        "files": list(actual.get("files", []))[:MAX_ITEMS],
+        "rows": [dict(r) for r in rows[:_MAX_ACTUAL_ROWS]],
+        "differ": sum(1 for r in rows if not r.get("same")),
+        "compared": len(rows),
+        "missing": int(actual.get("missing", 0)),
+        "error": actual.get("error"),
+    }
+
+
+def _run_extras(run: RunReport) -> dict[str, object]:
+    """Optional run facts: which steps were dumped or skipped, and the first non-finite value."""
+    out: dict[str, object] = {}
+    steps = slot_items(run, "dump_steps") or slot_items(run, "dumped_steps")
+    if steps:
+        out["dump_steps"] = sorted({int(k) for k in steps})
+    skipped = slot_items(run, "dump_skipped")
+    if skipped:
+        out["dump_skipped"] = [
+            {"step": int(item["step"]), "reason": str(item.get("reason", ""))} for item in list(skipped)[:MAX_ITEMS]
+        ]
+    rounded = optional_slot(run, "rounded_tensors")
+    if isinstance(rounded, SupportsInt):
+        out["rounded_tensors"] = int(rounded)
+    nonfinite = slot_mapping(run, "nonfinite")
+    if nonfinite:
+        step = nonfinite.get("step")
+        out["nonfinite"] = {
+            "first_op": str(nonfinite.get("first_op", "")),
+            "step": None if step is None else int(step),
+            "reason": str(nonfinite.get("reason", "")),
+        }
+    return out
+
+
+def round_number(value: float, digits: int) -> float | None:
+    """Round for stable, short output; NaN/inf are not JSON, so they become null."""
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        return None
+    return round(value, digits)
