@@ -6,7 +6,8 @@
  * "ReadVariableOp" boxes become "MatMul/ReadVariableOp", "add/ReadVariableOp", ...).
  */
 
-import { Report, changedPrecision, dtypeText } from './schema';
+import { changedPrecision, dtypeText } from './optext';
+import type { Report } from './schema';
 import type { ScopeNode, ScopeTree } from './scopes';
 
 export interface BoxLines {

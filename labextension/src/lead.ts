@@ -7,8 +7,9 @@
 
 import { h } from './elements';
 import { plural } from './labels';
-import { Report, changedPrecision } from './schema';
-import { transfersText } from './facts';
+import { factText } from './facts';
+import { changedPrecision } from './optext';
+import type { Report } from './schema';
 
 /** Host ops that compute (not the constants and placeholders every graph keeps on the host). */
 export const HOST_PLUMBING: ReadonlySet<string> = new Set(['Const', 'Placeholder', 'PlaceholderWithDefault', 'NoOp']);
@@ -112,8 +113,9 @@ export function leadBox(report: Report, select: (op: number) => void): HTMLEleme
   if (aiCpu.length > 0) {
     row('aicpu', `${plural(aiCpu.length, 'op')} on AI CPU: `, opList(report, aiCpu, select));
   }
-  if (report.transfers.length > 0) {
-    row('transfers', `${plural(report.transfers.length, 'transfer')}: `, transfersText(report, LEAD_ITEMS));
+  const transfers = factText(report, 'transfers'); // the shipped line names the first LEAD_ITEMS (8) edges
+  if (report.transfers.length > 0 && transfers) {
+    row('transfers', `${plural(report.transfers.length, 'transfer')}: `, transfers);
   }
   if (changed.length > 0) {
     row('precision', `${plural(changed.length, 'op')} changed precision: `, opList(report, changed, select));

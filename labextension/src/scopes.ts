@@ -8,7 +8,8 @@
  * which box each op is folded into, and the aggregated edges between visible boxes.
  */
 
-import { Engine, Report, changedPrecision } from './schema';
+import { changedPrecision } from './optext';
+import type { Engine, Report } from './schema';
 
 /** More direct children than this and a scope's children are split into numbered chunks. */
 export const MAX_CHILDREN = 60;

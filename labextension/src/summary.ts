@@ -7,7 +7,7 @@ import { h } from './elements';
 import { ENGINE_LABELS, engineClass } from './palette';
 import { plural } from './labels';
 import type { Report } from './schema';
-import { DRIFT_UNITS, g3, measuredLabel, worstDrift } from './facts';
+import { DRIFT_UNITS, g3, measuredLabel, worstDrift } from './optext';
 
 /** A count chip whose noun agrees with the count: "1 cluster", "2 clusters". */
 function countChip(n: number, singular: string, extraClass = '', many = `${singular}s`): HTMLElement {

@@ -3,7 +3,8 @@
  * op indices, so they are tested without a browser and the view only renders visible rows.
  */
 
-import { Engine, Op, Report, changedPrecision } from './schema';
+import { changedPrecision } from './optext';
+import type { Engine, Op, Report } from './schema';
 import { leadRanks } from './lead';
 import { precisionCategory } from './palette';
 

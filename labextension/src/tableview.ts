@@ -5,9 +5,9 @@
  */
 
 import { clear, h } from './elements';
-import { DRIFT_UNITS, driftText, measuredLabel, opMarks, opShortName } from './facts';
+import { DRIFT_UNITS, driftText, dtypeText, measuredLabel, opMarks, opShortName } from './optext';
 import { ENGINE_LABELS, opClasses } from './palette';
-import { ENGINES, Engine, Report, dtypeText } from './schema';
+import { ENGINES, Engine, Report } from './schema';
 import { plural } from './labels';
 import { DEFAULT_QUERY, SortKey, TableQuery, functionLabel, searchTexts, selectRows } from './tabledata';
 

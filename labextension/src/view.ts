@@ -5,11 +5,13 @@
  */
 
 import { clear, h } from './elements';
-import { PathLinker, driftText, estimateLabel, factsList, measuredLabel, opMarks } from './facts';
+import { PathLinker, factsList } from './facts';
+import { driftText, dtypeText, estimateLabel, measuredLabel, opMarks } from './optext';
+import { parseReport } from './parse';
 import { leadBox, overflowOps } from './lead';
 import { GraphView } from './graphview';
 import { ColourMode, ENGINE_LABELS, PRECISION_LABELS, PrecisionCategory, engineClass, precisionClass } from './palette';
-import { ENGINES, MIME_TYPE, Report, dtypeText, parseReport } from './schema';
+import { ENGINES, MIME_TYPE, Report } from './schema';
 import { buildScopeTree } from './scopes';
 import { findings, summaryBar } from './summary';
 import { OpTable } from './tableview';

@@ -7,7 +7,8 @@
 
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import { DRIFT_UNITS, isOpenable, opMarks } from '../src/facts';
+import { isOpenable } from '../src/elements';
+import { DRIFT_UNITS, opMarks } from '../src/optext';
 import { renderReport } from '../src/view';
 import { payload } from './fixtures';
 
@@ -44,6 +45,13 @@ function kerasRun(): Record<string, unknown> {
     op_summary_csv: null
   };
   p.labels = { wall_ms: 'CPU time of the emulation', est_us: 'estimated by the cost model' };
+  // The lines display/facts.py ships for this run (their wording is checked in tests/display).
+  p.facts = [
+    { key: 'run.dump_dir', label: 'Dump folder', text: 'npu_dump', tone: 'path' },
+    { key: 'run.trace_file', label: 'Trace (open in Perfetto)', text: '/tmp/elsewhere/trace.json', tone: 'path' },
+    { key: 'ops.dr', label: `Largest drift vs float32 (${DRIFT_UNITS})`, text: `${ops[deep].n} 1 abs, 99 rel, cos 0.5000`, tone: '' },
+    { key: 'ops.est_us', label: 'Estimated costliest ops (estimated by the cost model, not measured)', text: 'x 5.0 \u00b5s', tone: '' }
+  ];
   return Object.assign(p, { deep, cpu });
 }
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { opLines, opShortNames, plural, siblingNames } from '../src/labels';
-import { Report, parseReport } from '../src/schema';
+import { parseReport } from '../src/parse';
+import type { Report } from '../src/schema';
 import { buildScopeTree } from '../src/scopes';
 import { payload } from './fixtures';
 

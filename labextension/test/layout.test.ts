@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { LayoutCache, MIN_READABLE_ZOOM, NODE_HEIGHT, fitZoom, frameLabel, layoutGraph, shortLabel } from '../src/layout';
-import { Report, parseReport } from '../src/schema';
+import { parseReport } from '../src/parse';
+import type { Report } from '../src/schema';
 import { buildScopeTree, opKey } from '../src/scopes';
 import { OpSpec, payload, smallTraining } from './fixtures';
 

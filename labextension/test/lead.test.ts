@@ -2,8 +2,9 @@ import { beforeEach, describe, expect, it } from 'vitest';
 
 import { GraphView } from '../src/graphview';
 import { hostOps, leadBox } from '../src/lead';
-import { reportFacts } from '../src/facts';
-import { Report, parseReport } from '../src/schema';
+import { factText, factsList } from '../src/facts';
+import { parseReport } from '../src/parse';
+import type { Report } from '../src/schema';
 import { buildScopeTree } from '../src/scopes';
 import { OpSpec, payload, smallTraining } from './fixtures';
 
@@ -15,6 +16,8 @@ function report(p: Record<string, unknown>): Report {
   return r.report;
 }
 
+const TRANSFER_TEXT = 'iterator/IteratorGetNext \u2192 model/MatMul (host \u2192 device, float32, 4.0 KiB)';
+
 function mixed(): Report {
   return report(
     payload(
@@ -23,7 +26,11 @@ function mixed(): Report {
         { n: 'iterator/IteratorGetNext', t: 'IteratorGetNext', e: 'HOST', c: -1 },
         { n: 'model/MatMul', t: 'MatMul', d1: 'float16', i: [1] }
       ],
-      { transfers: [{ s: 1, d: 2, dt: 'float32', b: 4096, dir: 'h2d' }] }
+      {
+        transfers: [{ s: 1, d: 2, dt: 'float32', b: 4096, dir: 'h2d' }],
+        // as display/facts.py ships it (its text is checked in tests/display)
+        facts: [{ key: 'transfers', label: '1 transfer', text: TRANSFER_TEXT, tone: '' }]
+      }
     )
   );
 }
@@ -55,36 +62,36 @@ describe('the lead box', () => {
   });
 });
 
-describe('labels', () => {
-  it('labels run times with the payload label and estimates as estimates', () => {
-    const r = report({
-      ...smallTraining(),
-      kind: 'run',
-      labels: { wall_ms: 'CPU time of the emulation' },
-      cost_model: { step_ms: 1.5, memory_bytes: 2048, step_ratio_fp32: 0.5, memory_ratio_fp32: null, basis: 'b' },
-      run: { backend: 'emulator', steps: 2, wall_ms: 3, reference_wall_ms: null, first_overflow: null,
-        dump_dir: null, trace_file: null, op_summary_csv: null }
-    });
-    const facts = reportFacts(r).map(f => `${f.label}: ${f.text}`);
-    expect(facts[0]).toBe('Run: backend emulator \u00b7 2 steps \u00b7 3.00 ms per step (CPU time of the emulation)');
-    expect(facts).toContain(
-      'NPU step (estimated by the cost model, not measured): time 1.500 ms (0.50\u00d7 float32) \u00b7 ' +
-        'activation + weight memory 2.0 KiB \u00b7 basis: b'
-    );
+describe('the shipped facts', () => {
+  beforeEach(() => document.body.replaceChildren());
+
+  const facts = [
+    { key: 'run', label: 'Run', text: 'backend emulator \u00b7 2 steps \u00b7 3.00 ms per step (CPU time of the emulation)', tone: '' },
+    { key: 'run.first_overflow', label: 'First overflow (inf/NaN)', text: 'loss/Mean', tone: 'error' },
+    { key: 'run.dump_dir', label: 'Dump folder', text: 'npu_dump', tone: 'path' },
+    { key: 'transfers', label: '1 transfer', text: 'a \u2192 b', tone: '' }
+  ];
+
+  it('are drawn as shipped, in their order, each with its field and tone', () => {
+    const list = factsList(report({ ...smallTraining(), kind: 'run', facts }))!;
+    const items = [...list.querySelectorAll('li')];
+    expect(items.map(li => li.textContent)).toEqual(facts.map(f => `${f.label}: ${f.text}`));
+    expect(items.map(li => li.getAttribute('data-fact'))).toEqual(facts.map(f => f.key));
+    expect(items[1].classList.contains('npu-fact-error')).toBe(true);
+    expect(items[2].querySelector('a')?.getAttribute('href')).toBe('npu_dump');
   });
 
-  it('says "estimated" and "not measured" once, and why a launch-bound step shows 1.00x float32', () => {
-    const r = report({
-      ...smallTraining(),
-      kind: 'run',
-      cost_model: { step_ms: 0.05, memory_bytes: 2048, step_ratio_fp32: 1.0, memory_ratio_fp32: 0.5,
-        launch_share: 0.93, basis: 'roofline' }
-    });
-    const [cost] = reportFacts(r).filter(f => f.key === 'cost_model').map(f => `${f.label}: ${f.text}`);
-    expect(cost.match(/estimated/g)).toHaveLength(1);
-    expect(cost.match(/not measured/g)).toHaveLength(1);
-    expect(cost).not.toContain('assumes');
-    expect(cost).toContain('(1.00\u00d7 float32: 93% of it is the fixed per-op launch cost, which precision does not change)');
+  it('leave out what another part of the view shows, and give the lead box its transfers line', () => {
+    const r = report({ ...smallTraining(), kind: 'run', facts });
+    expect([...factsList(r, ['transfers'])!.querySelectorAll('li')].map(li => li.getAttribute('data-fact'))).not.toContain('transfers');
+    expect(factText(r, 'transfers')).toBe('a \u2192 b');
+    expect(factText(r, 'cost_model')).toBe('');
+  });
+
+  it('are absent from a payload written before they were shipped', () => {
+    const r = report(smallTraining());
+    expect(r.facts).toEqual([]);
+    expect(factsList(r)).toBeNull();
   });
 });
 

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import { parseReport } from '../src/schema';
+import { parseReport } from '../src/parse';
 import { renderReport } from '../src/view';
 
 interface Parity {

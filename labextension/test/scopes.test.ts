@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { Report, parseReport } from '../src/schema';
+import { parseReport } from '../src/parse';
+import type { Report } from '../src/schema';
 import { MAX_CHILDREN, ancestors, buildScopeTree, initialExpansion, opKey, visibleGraph } from '../src/scopes';
 import { OpSpec, payload, smallTraining } from './fixtures';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { Report, parseReport } from '../src/schema';
+import { parseReport } from '../src/parse';
+import type { Report } from '../src/schema';
 import { DEFAULT_QUERY, selectRows } from '../src/tabledata';
 import { payload, smallTraining } from './fixtures';
 

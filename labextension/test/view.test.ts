@@ -3,7 +3,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { opKey } from '../src/scopes';
 import { ROW_HEIGHT } from '../src/tableview';
 import { renderReport, subtitle } from '../src/view';
-import { MIME_TYPE, parseReport } from '../src/schema';
+import { parseReport } from '../src/parse';
+import { MIME_TYPE } from '../src/schema';
 import { payload, smallTraining } from './fixtures';
 
 const HOSTILE_IMG = '<img src=x onerror="window.__pwned=1">';
@@ -68,6 +69,17 @@ describe('renderReport', () => {
     p.run = { backend: HOSTILE_IMG, steps: 1, wall_ms: 1, reference_wall_ms: null, first_overflow: HOSTILE_SCRIPT,
       dump_dir: HOSTILE_IMG, trace_file: HOSTILE_SCRIPT, op_summary_csv: null,
       dump_skipped: [{ step: 1, reason: HOSTILE_IMG }], nonfinite: { first_op: HOSTILE_IMG, step: 0, reason: HOSTILE_SCRIPT } };
+    // As display/facts.py ships them: user data in labels, texts and paths.
+    p.facts = [
+      { key: 'run', label: 'Run', text: `backend ${HOSTILE_IMG}`, tone: '' },
+      { key: 'run.first_overflow', label: 'First overflow (inf/NaN)', text: HOSTILE_SCRIPT, tone: 'error' },
+      { key: 'run.dump_dir', label: 'Dump folder', text: HOSTILE_IMG, tone: 'path' },
+      { key: 'run.trace_file', label: 'Trace (open in Perfetto)', text: HOSTILE_SCRIPT, tone: 'path' },
+      { key: 'run.dump_skipped', label: `Dump skipped step 1`, text: HOSTILE_IMG, tone: 'warn' },
+      { key: 'transfers', label: '1 transfer', text: `evil/${HOSTILE_IMG} \u2192 ${HOSTILE_SCRIPT}`, tone: '' },
+      { key: 'notes', label: HOSTILE_IMG, text: HOSTILE_SCRIPT, tone: '' },
+      { key: 'notes', label: 'Note', text: HOSTILE_SCRIPT, tone: '' }
+    ];
     expect(renderReport(host, p)).not.toBeNull();
     expect(host.querySelectorAll('img, script, b, iframe').length).toBe(0);
     // A relative path is a link to the file: its href is the percent-encoded path, never a scheme.

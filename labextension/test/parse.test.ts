@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { parseReport } from '../src/schema';
+import { parseReport } from '../src/parse';
 import { payload, smallTraining } from './fixtures';
 
 describe('parseReport', () => {
@@ -91,5 +91,29 @@ describe('parseReport', () => {
     expect(parseReport(p).ok).toBe(true);
     p.transfers = [{ s: 0, d: 1, dt: 'float32', b: 4, dir: 'sideways' }];
     expect(parseReport(p).ok).toBe(false);
+  });
+
+  it('reads the shipped facts, and none from a payload written before them', () => {
+    const fact = { key: 'run.dump_dir', label: 'Dump folder', text: 'npu_dump', tone: 'path' };
+    const r = parseReport(payload([{ n: 'a' }], { facts: [fact] }));
+    expect(r.ok && r.report.facts).toEqual([fact]);
+    const old = parseReport(payload([{ n: 'a' }]));
+    expect(old.ok && old.report.facts).toEqual([]);
+  });
+
+  it('names the field when a fact has an unknown tone or a text that is not a string', () => {
+    const tone = parseReport(payload([{ n: 'a' }], { facts: [{ key: 'k', label: 'l', text: 't', tone: 'shout' }] }));
+    expect(!tone.ok && tone.message).toMatch(/^invalid report payload: facts\[0\]\.tone: expected one of/);
+    const text = parseReport(payload([{ n: 'a' }], { facts: [{ key: 'k', label: 'l', text: 3, tone: '' }] }));
+    expect(!text.ok && text.message).toBe('invalid report payload: facts[0].text: expected a string');
+  });
+
+  it('keeps the reference runs\' extra drift metrics and refuses a config value that is an object', () => {
+    const p = payload([{ n: 'a', us: 1 }]);
+    (p.ops as Record<string, unknown>[])[0].dr = { max_abs: 0.1, max_rel: 0.2, cos: 0.9, rmse: 0.05, accumulated_rel: 0.01 };
+    const r = parseReport(p);
+    expect(r.ok && r.report.ops[0].dr).toEqual({ max_abs: 0.1, max_rel: 0.2, cos: 0.9, rmse: 0.05, accumulated_rel: 0.01 });
+    const bad = parseReport(payload([{ n: 'a' }], { config: { precision_mode: { nested: true } } }));
+    expect(!bad.ok && bad.message).toBe('invalid report payload: config.precision_mode: expected a boolean, number, string or null');
   });
 });
