@@ -10,10 +10,14 @@ those lines as they are, so they cannot drift apart (``tests/display/test_view_p
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from npu_jupyter.display.chart import costliest
 from npu_jupyter.units import format_bytes
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from npu_jupyter.display.payload_types import Tone
 
 
 class Fact(NamedTuple):
@@ -22,29 +26,29 @@ class Fact(NamedTuple):
     key: str  # the payload field it shows, e.g. "run.dump_dir"
     label: str
     text: str
-    tone: str = ""
+    tone: Tone = ""
 
 
-def measured_label(payload: dict[str, Any], field: str = "wall_ms") -> str:
+def measured_label(payload: Mapping[str, Any], field: str = "wall_ms") -> str:
     """What a measured number of this report is ("CPU time of the emulation", "measured on the device")."""
     labels = payload.get("labels") or {}
     return str(labels.get(field) or labels.get("wall_ms") or "measured")
 
 
-def estimate_label(payload: dict[str, Any]) -> str:
+def estimate_label(payload: Mapping[str, Any]) -> str:
     """What an estimated number is; always says "estimate"."""
     return str((payload.get("labels") or {}).get("est_us") or "estimated by the cost model")
 
 
-def shipped_facts(payload: dict[str, Any]) -> list[Fact]:
+def shipped_facts(payload: Mapping[str, Any]) -> list[Fact]:
     """The fact lines a payload ships; computed here for a payload written without them (older ones)."""
     shipped = payload.get("facts")
     if shipped is None:
         return report_facts(payload)
-    return [Fact(str(f["key"]), str(f["label"]), str(f["text"]), str(f.get("tone", ""))) for f in shipped]
+    return [Fact(str(f["key"]), str(f["label"]), str(f["text"]), cast("Tone", f.get("tone", ""))) for f in shipped]
 
 
-def report_facts(payload: dict[str, Any]) -> list[Fact]:
+def report_facts(payload: Mapping[str, Any]) -> list[Fact]:
     """Every labelled line of the report, in reading order: problems, run, files, estimates, notes."""
     facts = _run_facts(payload)
     facts += _plan_facts(payload)
@@ -55,7 +59,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _run_facts(payload: dict[str, Any]) -> list[Fact]:
+def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     run = payload.get("run")
     if not run:
         return []
@@ -159,7 +163,7 @@ def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
     return facts
 
 
-def transfers_text(payload: dict[str, Any], limit: int = 8) -> str:
+def transfers_text(payload: Mapping[str, Any], limit: int = 8) -> str:
     """``"a → b (host → device, float32, 4.0 KiB); …"``: each host<->device edge, the first ``limit``."""
     ops = payload["ops"]
     items = []
@@ -173,7 +177,7 @@ def transfers_text(payload: dict[str, Any], limit: int = 8) -> str:
     return "; ".join(items) + (f" +{more} more" if more > 0 else "")
 
 
-def functions_text(payload: dict[str, Any]) -> str:
+def functions_text(payload: Mapping[str, Any]) -> str:
     """``"train_step (40 ops) calls gen_loss (12 ops), disc_loss (20 ops); the counts cover all"``."""
     functions = payload.get("functions") or []
     head, called = functions[0], functions[1:]
@@ -181,7 +185,7 @@ def functions_text(payload: dict[str, Any]) -> str:
     return f"{head['label']} ({_plural(head['ops'], 'op')}) calls {listed}; the counts above cover all of them"
 
 
-def _plan_facts(payload: dict[str, Any]) -> list[Fact]:
+def _plan_facts(payload: Mapping[str, Any]) -> list[Fact]:
     facts = []
     estimated = [(k, op) for k, op in enumerate(payload["ops"]) if op.get("est_us") is not None]
     if estimated:
@@ -262,13 +266,13 @@ def drift_text(drift: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def op_function(payload: dict[str, Any], op: dict[str, Any]) -> str:
+def op_function(payload: Mapping[str, Any], op: dict[str, Any]) -> str:
     """The Python name of the function an op belongs to ("" in a report on one function)."""
     functions = payload.get("functions") or []
     return str(functions[op.get("f", 0)]["label"]) if len(functions) > 1 else ""
 
 
-def op_short_name(payload: dict[str, Any], op: dict[str, Any]) -> str:
+def op_short_name(payload: Mapping[str, Any], op: dict[str, Any]) -> str:
     """An op's name inside its own function (a called function's ops are named ``<function>/<op>``)."""
     where = op.get("f", 0)
     if not where:
@@ -277,7 +281,7 @@ def op_short_name(payload: dict[str, Any], op: dict[str, Any]) -> str:
     return str(op["n"])[len(prefix) :] if str(op["n"]).startswith(prefix) else str(op["n"])
 
 
-def op_label(payload: dict[str, Any], op: dict[str, Any]) -> str:
+def op_label(payload: Mapping[str, Any], op: dict[str, Any]) -> str:
     """An op as a line of text names it: ``MatMul (in inner)`` for an op of a called function."""
     return f"{op_short_name(payload, op)} (in {op_function(payload, op)})" if op.get("f") else str(op["n"])
 

@@ -14,6 +14,7 @@ cell asked for them (``--profile``: time, ``--reference``: drift).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 from typing import Any
 from urllib.parse import quote
@@ -66,7 +67,7 @@ def set_default_detail(level: str) -> None:
     _default_detail = level
 
 
-def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
+def render(payload: Mapping[str, Any], *, detail: str = "summary") -> str:
     """The whole report as one self-contained, escaped HTML fragment."""
     ops = payload["ops"]
     interesting = interesting_ops(ops)
@@ -139,7 +140,7 @@ def interesting_ops(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted((op for op in ops if is_interesting(op)), key=interest_rank)
 
 
-def summary_line(payload: dict[str, Any]) -> str:
+def summary_line(payload: Mapping[str, Any]) -> str:
     """``"120 ops: 100 AI Core, 5 AI CPU, 15 host · 40 changed precision · 2 clusters · …"``."""
     s = payload["summary"]
     line = (
@@ -153,7 +154,7 @@ def summary_line(payload: dict[str, Any]) -> str:
     return line
 
 
-def functions_scope(payload: dict[str, Any]) -> str:
+def functions_scope(payload: Mapping[str, Any]) -> str:
     """`` (train_step and the 2 functions it calls)``: what the counts of a traced function's report cover."""
     functions = payload.get("functions") or []
     if len(functions) < 2:
@@ -162,7 +163,7 @@ def functions_scope(payload: dict[str, Any]) -> str:
     return f" ({functions[0]['label']} and the {called} function{'s' if called != 1 else ''} it calls)"
 
 
-def _config_line(payload: dict[str, Any]) -> str:
+def _config_line(payload: Mapping[str, Any]) -> str:
     mode = payload.get("effective_precision_mode") or "adapter default"
     changed = ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in payload["config"].items())
     text = f"Precision mode: {mode} · SoC: {payload['soc']}"
@@ -176,7 +177,7 @@ def _notes(messages: list[str], label: str, color: str) -> str:
     )
 
 
-def _facts_section(payload: dict[str, Any]) -> str:
+def _facts_section(payload: Mapping[str, Any]) -> str:
     """What the run measured, where it wrote files, estimates and notes (one line per fact, labelled).
 
     The costliest ops become a bar chart here; the other views list them in one line.
@@ -221,7 +222,7 @@ def is_openable(path: str) -> bool:
     return bool(path) and not path.startswith(("/", "\\", "~")) and ":" not in path and not path.startswith("..")
 
 
-def _op_section(payload: dict[str, Any], ops: list[dict[str, Any]], heading: str, cap: int | None) -> str:
+def _op_section(payload: Mapping[str, Any], ops: list[dict[str, Any]], heading: str, cap: int | None) -> str:
     if not ops:
         return f"<div><em>{escape(heading)}: none.</em></div>"
     return f'<div style="font-weight:600;margin-top:6px">{escape(heading)} ({len(ops)})</div>' + _table(
@@ -229,7 +230,7 @@ def _op_section(payload: dict[str, Any], ops: list[dict[str, Any]], heading: str
     )
 
 
-def _rest_section(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) -> str:
+def _rest_section(payload: Mapping[str, Any], ops: list[dict[str, Any]], cap: int | None) -> str:
     """The remaining ops, collapsed; in a report on several functions, one section per function."""
     if not ops:
         return ""
@@ -251,7 +252,7 @@ def _rest_section(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int |
     return "".join(parts)
 
 
-def _table(payload: dict[str, Any], ops: list[dict[str, Any]], cap: int | None) -> str:
+def _table(payload: Mapping[str, Any], ops: list[dict[str, Any]], cap: int | None) -> str:
     reasons = payload["reasons"]
     # Measurement columns only when the run measured something, so plan tables stay narrow.
     timed = any(op.get("us") is not None for op in ops)

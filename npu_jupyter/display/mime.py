@@ -21,12 +21,14 @@ The payload's fields are written by :mod:`npu_jupyter.display.payload` (its ``ru
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from npu_jupyter.display.payload import SCHEMA, VERSION, build_payload
 from npu_jupyter.display.run_payload import shown_path
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-light
+    from npu_jupyter.display.payload_types import Report
     from npu_jupyter.plan.model import OpDecision, Plan
     from npu_jupyter.runtime.report import RunReport
 
@@ -34,7 +36,7 @@ MIME_TYPE = "application/vnd.npu-jupyter.report+json"
 BUDGET_BYTES = 1_000_000
 
 
-def report_payload(obj: Plan | RunReport, *, budget: int = BUDGET_BYTES) -> dict[str, Any]:
+def report_payload(obj: Plan | RunReport, *, budget: int = BUDGET_BYTES) -> Report:
     """The ``application/vnd.npu-jupyter.report+json`` payload of a plan or a run report.
 
     Parameters
@@ -98,7 +100,7 @@ def _split(obj: object) -> tuple[Plan, RunReport | None]:
     raise TypeError(f"report_payload() takes a Plan or a RunReport, not {type(obj).__name__}")
 
 
-def _size(payload: dict[str, Any]) -> int:
+def _size(payload: Mapping[str, Any]) -> int:
     """Bytes of the compact, ASCII-escaped encoding: the upper bound of what a notebook stores."""
     return len(json.dumps(payload, separators=(",", ":")))
 

@@ -10,28 +10,41 @@ gives byte-identical output.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, SupportsFloat
+from typing import TYPE_CHECKING, Any, SupportsFloat, cast
 
 from npu_jupyter.display.facts import report_facts
 from npu_jupyter.display.run_payload import MAX_ITEMS, optional_slot, round_number, run_block, slot_items, slot_mapping
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-light
+    from typing import Final  # novermin (never imported at run time)
+
+    from npu_jupyter.display.payload_types import (
+        Cluster,
+        CostModel,
+        Drift,
+        FunctionInfo,
+        Op,
+        Report,
+        Summary,
+        Transfer,
+    )
     from npu_jupyter.plan.model import OpDecision, Plan
     from npu_jupyter.runtime.report import RunReport
 
-SCHEMA = "npu-jupyter.report"
-VERSION = 1
+# report_schema.json's constants (tests/display/test_report_schema.py); Final: literal types for mypy
+SCHEMA: Final = "npu-jupyter.report"  # novermin (a string annotation)
+VERSION: Final = 1  # novermin (a string annotation)
 # A warning that names thousands of ops must not eat the whole budget on its own.
 _MAX_MESSAGE_CHARS = 2_000
 
 
-def build_payload(plan: Plan, run: RunReport | None, keep: list[str], *, truncated: bool = False) -> dict[str, Any]:
+def build_payload(plan: Plan, run: RunReport | None, keep: list[str], *, truncated: bool = False) -> Report:
     """The payload for the ops in ``keep`` (topological order), its fact lines computed from it last."""
     reasons = _Interner()
     index = {name: i for i, name in enumerate(keep)}
     cluster_names = [sub.name for sub in plan.subgraphs]
     cluster_index = {name: i for i, name in enumerate(cluster_names)}
-    clusters = [{"name": sub.name, "size": len(sub.ops)} for sub in plan.subgraphs]
+    clusters: list[Cluster] = [{"name": sub.name, "size": len(sub.ops)} for sub in plan.subgraphs]
     for name in keep:  # a decision naming a cluster the plan did not list still gets an entry
         cluster = plan.ops[name].cluster
         if cluster and cluster not in cluster_index:
@@ -41,7 +54,7 @@ def build_payload(plan: Plan, run: RunReport | None, keep: list[str], *, truncat
     functions = list(getattr(plan, "functions", None) or [])  # plans cached before the field existed
     if len(functions) > 1:
         _mark_functions(ops, keep, functions)
-    payload: dict[str, Any] = {
+    payload: Report = {
         "schema": SCHEMA,
         "version": VERSION,
         "kind": "run" if run is not None else "plan",
@@ -49,7 +62,7 @@ def build_payload(plan: Plan, run: RunReport | None, keep: list[str], *, truncat
         "soc": plan.soc,
         "config": _jsonable_config(plan.config_changes),
         "effective_precision_mode": plan.precision_mode,
-        "summary": plan.summary(),
+        "summary": cast("Summary", plan.summary()),
         "reasons": reasons.items,
         "clusters": clusters,
         "ops": ops,
@@ -57,13 +70,16 @@ def build_payload(plan: Plan, run: RunReport | None, keep: list[str], *, truncat
         "warnings": _messages(_grouped(plan, _warnings(plan, run))),
         "errors": _messages(_grouped(plan, plan.errors)),
         "truncated": truncated,
+        "facts": [],  # computed last, from the rest
     }
-    payload.update(_plan_extras(plan, run, payload["summary"]))
+    _add_plan_extras(payload, plan, run)
     if len(functions) > 1:
         payload["functions"] = _functions_block(plan, functions)
     if run is not None:
         payload["run"] = run_block(run)
-    payload["facts"] = [fact._asdict() for fact in report_facts(payload)]
+    payload["facts"] = [
+        {"key": fact.key, "label": fact.label, "text": fact.text, "tone": fact.tone} for fact in report_facts(payload)
+    ]
     return payload
 
 
@@ -83,7 +99,7 @@ def _warnings(plan: Plan, run: RunReport | None) -> list[str]:
     return [w for w in warnings if w not in said - {""}]
 
 
-def _mark_functions(ops: list[dict[str, Any]], keep: list[str], functions: list[str]) -> None:
+def _mark_functions(ops: list[Op], keep: list[str], functions: list[str]) -> None:
     """``f``: the index of the called function an op belongs to (absent for the function reported on)."""
     from npu_jupyter.runtime.function_tree import function_of
 
@@ -93,7 +109,7 @@ def _mark_functions(ops: list[dict[str, Any]], keep: list[str], functions: list[
             entry["f"] = where
 
 
-def _functions_block(plan: Plan, functions: list[str]) -> list[dict[str, Any]]:
+def _functions_block(plan: Plan, functions: list[str]) -> list[FunctionInfo]:
     """The traced functions a tree plan covers, the called one first: name, Python name, op count."""
     from npu_jupyter.runtime.function_labels import python_name
     from npu_jupyter.runtime.function_tree import function_of
@@ -116,22 +132,22 @@ def _grouped(plan: Plan, messages: list[str]) -> list[str]:
     return group_messages(messages, names)
 
 
-def _plan_extras(plan: Plan, run: RunReport | None, summary: dict[str, Any]) -> dict[str, Any]:
+def _add_plan_extras(out: Report, plan: Plan, run: RunReport | None) -> None:
     """The optional top-level slots: ``notes``, ``cost_model`` and ``labels`` when known, and ``predicted``.
 
     ``predicted`` is always set: it says where the placements and precisions come from.
     """
-    out: dict[str, Any] = {}
     approximate = sum(bool(getattr(d, "approximate", False)) for d in plan.ops.values())
     if approximate:
-        summary["approximate"] = approximate
+        out["summary"]["approximate"] = approximate
     notes = list(dict.fromkeys(list(plan.notes or []) + slot_items(run, "notes")))
     if notes:
         out["notes"] = _messages(notes)
     predicted = optional_slot(run, "predicted")
     if predicted is None:
         predicted = optional_slot(plan, "predicted")
-    # Every decision is the planner's prediction unless a backend read it from the device (docs/report-schema.md, "Every number says what it is").
+    # Every decision is the planner's prediction unless a backend read it from the device
+    # (docs/report-schema.md, "Every number says what it is").
     out["predicted"] = True if predicted is None else bool(predicted)
     cost = optional_slot(run, "cost_model") or optional_slot(plan, "cost_model")
     if cost:
@@ -139,30 +155,29 @@ def _plan_extras(plan: Plan, run: RunReport | None, summary: dict[str, Any]) -> 
     labels = _labels(run, bool(cost) or bool(slot_mapping(run, "est_us")))
     if labels:
         out["labels"] = labels
-    return out
 
 
-_COST_FIELDS = ("step_ms", "memory_bytes", "step_ratio_fp32", "memory_ratio_fp32", "launch_share")
-
-
-def _cost_block(cost: object) -> dict[str, object]:
+def _cost_block(cost: object) -> CostModel:
     """The cost model's per-step estimate (a dict or an object with the same names), rounded."""
 
-    def read(name: str) -> object:
-        return cost.get(name) if isinstance(cost, dict) else getattr(cost, name, None)
+    def read(name: str) -> float | None:
+        value = cost.get(name) if isinstance(cost, dict) else getattr(cost, name, None)
+        return float(value) if isinstance(value, SupportsFloat) else None  # None: not estimated (refused)
 
-    out: dict[str, object] = {}
-    for name in _COST_FIELDS:
+    def ratio(name: str) -> float | None:
         value = read(name)
-        if not isinstance(value, SupportsFloat):  # None: not estimated (a refused plan)
-            out[name] = None
-        elif name == "memory_bytes":
-            out[name] = int(float(value))
-        else:
-            out[name] = round_number(float(value), 4)
-    basis = read("basis")
-    out["basis"] = "" if basis is None else str(basis)
-    return out
+        return None if value is None else round_number(value, 4)
+
+    memory = read("memory_bytes")
+    basis = cost.get("basis") if isinstance(cost, dict) else getattr(cost, "basis", None)
+    return {
+        "step_ms": ratio("step_ms"),
+        "memory_bytes": None if memory is None else int(memory),
+        "step_ratio_fp32": ratio("step_ratio_fp32"),
+        "memory_ratio_fp32": ratio("memory_ratio_fp32"),
+        "launch_share": ratio("launch_share"),
+        "basis": "" if basis is None else str(basis),
+    }
 
 
 _MEASURED = {"emulator": "CPU time of the emulation", "ascend": "measured on the device"}
@@ -203,9 +218,9 @@ def _op_entry(
     cluster_index: dict[str, int],
     reasons: _Interner,
     run: RunReport | None,
-) -> dict[str, Any]:
+) -> Op:
     """One op of ``ops``: its decision, and what the run measured of it (time, drift, overflow, estimate)."""
-    entry: dict[str, Any] = {
+    entry: Op = {
         "n": d.name,
         "t": d.op_type,
         "e": d.engine,
@@ -217,15 +232,17 @@ def _op_entry(
         "i": [index[src] for src in d.inputs if src in index],
     }
     if run is not None:
-        if d.name in run.op_times_us:
-            entry["us"] = round_number(run.op_times_us[d.name], 3)
-        if d.name in run.drift:
-            entry["dr"] = {k: round_number(v, 6) for k, v in sorted(run.drift[d.name].items())}
+        us = round_number(run.op_times_us[d.name], 3) if d.name in run.op_times_us else None
+        if us is not None:  # a time that is not finite is not written (every view shows none)
+            entry["us"] = us
+        if d.name in run.drift:  # the reference's metrics by name (Drift lists them)
+            entry["dr"] = cast("Drift", {k: round_number(v, 6) for k, v in sorted(run.drift[d.name].items())})
         if d.name in run.overflow_ops:
             entry["ov"] = True
         estimates = slot_mapping(run, "est_us")
-        if d.name in estimates and estimates[d.name] is not None:
-            entry["est_us"] = round_number(estimates[d.name], 3)
+        est = None if estimates.get(d.name) is None else round_number(estimates[d.name], 3)
+        if est is not None:
+            entry["est_us"] = est
     if getattr(d, "approximate", False):
         entry["approximate"] = True
     reads = list(getattr(d, "lowered_reads", []) or [])
@@ -234,9 +251,9 @@ def _op_entry(
     return entry
 
 
-def _transfers(plan: Plan, index: dict[str, int]) -> list[dict[str, Any]]:
+def _transfers(plan: Plan, index: dict[str, int]) -> list[Transfer]:
     """Host<->device edges whose two ends are both in the payload."""
-    out = []
+    out: list[Transfer] = []
     for t in plan.transfers:
         if t.src in index and t.dst in index:
             out.append({"s": index[t.src], "d": index[t.dst], "dt": t.dtype, "b": t.bytes, "dir": t.direction})
@@ -277,9 +294,9 @@ def _restates(part: str, soc: str, mode: str) -> bool:
     return part in (soc, mode) or part.startswith(f"{mode} (")
 
 
-def _jsonable_config(changes: dict[str, Any]) -> dict[str, Any]:
+def _jsonable_config(changes: dict[str, Any]) -> dict[str, bool | float | str | None]:
     """Changed options, sorted by key, with anything non-JSON shown as its string form."""
-    out: dict[str, Any] = {}
+    out: dict[str, bool | float | str | None] = {}
     for key in sorted(changes):
         value = changes[key]
         out[key] = value if isinstance(value, (bool, int, float, str)) or value is None else str(value)

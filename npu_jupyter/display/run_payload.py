@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING, Any, SupportsInt
+from typing import TYPE_CHECKING, Any, SupportsInt, cast
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-light
+    from npu_jupyter.display.payload_types import Actual, ActualRow, AdapterOutput, RunInfo
     from npu_jupyter.runtime.report import RunReport
 
 # A list of findings (skipped dump steps, adapter outputs) must not eat the payload's budget on its own.
@@ -47,23 +48,24 @@ def slot_mapping(source: object, name: str) -> dict[str, Any]:
     return dict(value) if isinstance(value, dict) else {}
 
 
-def run_block(run: RunReport) -> dict[str, object]:
+def run_block(run: RunReport) -> RunInfo:
     """The payload's ``run`` object (docs/report-schema.md): times rounded, paths as the views show them."""
-    return {
+    out: RunInfo = {
         "backend": run.backend,
         "steps": run.steps,
-        "wall_ms": round_number(run.wall_ms, 3),
+        "wall_ms": round(float(run.wall_ms), 3),  # a measured wall time is finite
         "reference_wall_ms": None if run.reference_wall_ms is None else round_number(run.reference_wall_ms, 3),
         "first_overflow": run.first_overflow,
         "dump_dir": shown_path(run.dump_dir),
         "trace_file": shown_path(run.trace_file),
         "op_summary_csv": shown_path(run.op_summary_csv),
-        **_run_extras(run),
         # ascend backend only (null / empty otherwise): see docs/report-schema.md
         "prediction": run.prediction_note,
-        "adapter_outputs": [dict(o) for o in run.adapter_outputs][:MAX_ITEMS],
+        "adapter_outputs": [cast("AdapterOutput", dict(o)) for o in run.adapter_outputs][:MAX_ITEMS],
         "actual": _actual_block(run.actual),
     }
+    _add_run_extras(out, run)
+    return out
 
 
 def shown_path(path: str | None) -> str | None:
@@ -83,14 +85,14 @@ def shown_path(path: str | None) -> str | None:
     return absolute if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
 
 
-def _actual_block(actual: dict[str, Any] | None) -> dict[str, object] | None:
+def _actual_block(actual: dict[str, Any] | None) -> Actual | None:
     """GE's actual engine/dtypes next to the prediction, capped like the other lists."""
     if actual is None:
         return None
     rows = list(actual.get("rows", []))
     return {
         "files": list(actual.get("files", []))[:MAX_ITEMS],
-        "rows": [dict(r) for r in rows[:_MAX_ACTUAL_ROWS]],
+        "rows": [cast("ActualRow", dict(r)) for r in rows[:_MAX_ACTUAL_ROWS]],
         "differ": sum(1 for r in rows if not r.get("same")),
         "compared": len(rows),
         "missing": int(actual.get("missing", 0)),
@@ -98,9 +100,8 @@ def _actual_block(actual: dict[str, Any] | None) -> dict[str, object] | None:
     }
 
 
-def _run_extras(run: RunReport) -> dict[str, object]:
+def _add_run_extras(out: RunInfo, run: RunReport) -> None:
     """Optional run facts: which steps were dumped or skipped, and the first non-finite value."""
-    out: dict[str, object] = {}
     steps = slot_items(run, "dump_steps") or slot_items(run, "dumped_steps")
     if steps:
         out["dump_steps"] = sorted({int(k) for k in steps})
@@ -120,7 +121,6 @@ def _run_extras(run: RunReport) -> dict[str, object]:
             "step": None if step is None else int(step),
             "reason": str(nonfinite.get("reason", "")),
         }
-    return out
 
 
 def round_number(value: float, digits: int) -> float | None:

@@ -6,6 +6,7 @@ in op names would garble a terminal, so they are shown with :func:`repr`-style e
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from npu_jupyter.display.facts import DRIFT_UNITS, drift_text, op_label, op_marks, shipped_facts
@@ -14,7 +15,7 @@ from npu_jupyter.display.html import HEADING, dtype_text, interesting_ops, summa
 _SUMMARY_ROWS = 20
 
 
-def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
+def render(payload: Mapping[str, Any], *, detail: str = "summary") -> str:
     """A few lines: title, counts, problems, run facts, then the ops that matter most."""
     lines = [_clean(payload["title"]), summary_line(payload)]
     mode = payload.get("effective_precision_mode") or "adapter default"
@@ -42,7 +43,7 @@ def render(payload: dict[str, Any], *, detail: str = "summary") -> str:
     return "\n".join(lines)
 
 
-def _op_line(payload: dict[str, Any], op: dict[str, Any]) -> str:
+def _op_line(payload: Mapping[str, Any], op: dict[str, Any]) -> str:
     dtype = dtype_text(op, "->")
     # An AI Core op's placement reason is always "supported"; elsewhere where it runs is the news.
     placement = "" if op["e"] == "AI_CORE" else payload["reasons"][op["pr"]]
