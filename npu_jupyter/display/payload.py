@@ -10,7 +10,8 @@ gives byte-identical output.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, SupportsFloat, cast
+from numbers import Real
+from typing import TYPE_CHECKING, Any, cast
 
 from npu_jupyter.display.facts import report_facts
 from npu_jupyter.display.run_payload import MAX_ITEMS, optional_slot, round_number, run_block, slot_items, slot_mapping
@@ -162,7 +163,7 @@ def _cost_block(cost: object) -> CostModel:
 
     def read(name: str) -> float | None:
         value = cost.get(name) if isinstance(cost, dict) else getattr(cost, name, None)
-        return float(value) if isinstance(value, SupportsFloat) else None  # None: not estimated (refused)
+        return float(value) if isinstance(value, Real) else None  # None: not estimated (refused)
 
     def ratio(name: str) -> float | None:
         value = read(name)

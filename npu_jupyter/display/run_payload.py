@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING, Any, SupportsInt, cast
+from numbers import Integral
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-light
     from npu_jupyter.display.payload_types import Actual, ActualRow, AdapterOutput, RunInfo
@@ -111,7 +112,7 @@ def _add_run_extras(out: RunInfo, run: RunReport) -> None:
             {"step": int(item["step"]), "reason": str(item.get("reason", ""))} for item in list(skipped)[:MAX_ITEMS]
         ]
     rounded = optional_slot(run, "rounded_tensors")
-    if isinstance(rounded, SupportsInt):
+    if isinstance(rounded, Integral):
         out["rounded_tensors"] = int(rounded)
     nonfinite = slot_mapping(run, "nonfinite")
     if nonfinite:
