@@ -155,3 +155,17 @@ def test_a_traced_function_tree_validates():
     payloads = [mime.report_payload(report) for report in emulation.reports.values()]
     assert payloads and [_errors(p) for p in payloads] == [[]] * len(payloads)
     assert any(len(p.get("functions", [])) > 1 for p in payloads), "expected a report on a call tree"
+
+
+def test_the_fallback_views_draw_the_shipped_facts_as_they_are():
+    payload = mime.report_payload(_parity()._full_run_report())
+    from npu_jupyter.display import html, text
+
+    recomputed = {k: v for k, v in payload.items() if k != "facts"}  # an older payload: computed when drawn
+    assert text.render(recomputed) == text.render(payload)
+    assert html.render(recomputed) == html.render(payload)
+    edited = copy.deepcopy(payload)
+    [dump] = [fact for fact in edited["facts"] if fact["key"] == "run.dump_dir"]
+    dump["text"] = "shipped-marker"
+    assert "Dump folder: shipped-marker" in text.render(edited)
+    assert "shipped-marker" in html.render(edited)
