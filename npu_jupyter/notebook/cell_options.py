@@ -245,10 +245,12 @@ def _precision_key(mode: str, usage: str) -> str:
 
 def _profiling_options(base: NpuConfig, output: str, usage: str) -> str:
     """The session's profiling_options JSON (if any) with ``output`` replaced, task trace on."""
+    from npu_jupyter.options.profiling import ProfilingOptionsError, profiling_fields
+
     current = getattr(base, "profiling_options", None) or ""
     try:
-        options = json.loads(current) if current else {}
-    except ValueError:
+        options = profiling_fields(current)
+    except ProfilingOptionsError:
         raise UsageError(
             f"the session's profiling_options is not valid JSON ({current!r}); fix it with "
             f"%npu set profiling_options=... or %npu unset profiling_options.\n{usage}"

@@ -274,3 +274,23 @@ def parse_text(key: str, text: str) -> Any:
 def by_run_config_path() -> dict[str, OptionSpec]:
     """NPURunConfig keyword path ('dump_config.dump_path') -> spec."""
     return {s.run_config: s for s in specs() if s.run_config}
+
+
+def default_of(key: str) -> object:
+    """What the adapter uses when ``key`` is absent (``None``: GE decides); the one source of defaults."""
+    return spec(key).default
+
+
+def precision_strategies(key: str) -> dict[str, str]:
+    """Value of ``precision_mode`` or ``precision_mode_v2`` -> the fusion engine's strategy (MIX_FP16, ...)."""
+    return dict(spec(key).extra["strategies"])
+
+
+def mixed_precision_values(key: str) -> tuple[str, ...]:
+    """The values of ``precision_mode`` / ``precision_mode_v2`` that select a mixed-precision strategy."""
+    return tuple(value for value, strategy in precision_strategies(key).items() if strategy.startswith("MIX"))
+
+
+def profiling_default() -> dict[str, str]:
+    """The profiling_options JSON the adapter uses when profiling is on and the option is empty."""
+    return dict(_data()["profiling_default"])

@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any, Callable, Mapping
 
+from npu_jupyter.options.profiling import ProfilingOptionsError, profiling_fields
+
 # Matched with ``fullmatch``, never ``^...$``: ``$`` also matches before a trailing newline, which
 # would let '5\n' through here while the adapter (and the runtime) refuse it. ASCII [0-9] on purpose:
 # str.isdigit() accepts '²' or '٣', which the adapter's decimal parse cannot read.
@@ -246,16 +248,14 @@ def check_profiling_options(text: str, keys: Mapping[str, Mapping[str, Any]] | N
     The adapter passes the string through untouched; GE (or the emulator) reads it, so a typo here
     silently loses the profile — worth a hard error at assignment.
     """
-    if text == "":
-        return None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:  # what json.loads raises on a str; it carries .msg
-        return (
-            f"profiling_options is not valid JSON ({exc.msg}); it is a JSON object such as "
-            '\'{"output":"/tmp/profiling","task_trace":"on"}\''
-        )
-    if not isinstance(data, dict):
+        data = profiling_fields(text)
+    except ProfilingOptionsError as exc:
+        if exc.json_msg is not None:
+            return (
+                f"profiling_options is not valid JSON ({exc.json_msg}); it is a JSON object such as "
+                '\'{"output":"/tmp/profiling","task_trace":"on"}\''
+            )
         return 'profiling_options must be a JSON object, e.g. \'{"output":"/tmp/profiling","task_trace":"on"}\''
     if keys is None:
         from npu_jupyter.options.catalogue import profiling_option_keys
