@@ -95,12 +95,11 @@ class FunctionEmulation:
         dump_budget_bytes: int | None = None,
         reference: bool = False,
     ) -> None:
-        from npu_jupyter.options.config import NpuConfig
+        from npu_jupyter.options.config import as_snapshot
         from npu_jupyter.runtime.function_findings import FunctionFindings
         from npu_jupyter.runtime.function_observe import CallLog
 
-        base = config if isinstance(config, NpuConfig) else NpuConfig(config or {})
-        self.config = base  # npu_device has no mix_compile_mode: its own rule mixes when needed
+        self.config = as_snapshot(config)  # npu_device has no mix_compile_mode: its own rule mixes when needed
         self.soc = soc
         self._plan_fn = plan_fn
         self.reports: dict[str, RunReport] = {}
@@ -174,8 +173,11 @@ class FunctionEmulation:
         """
         from npu_jupyter.runtime.function_findings import FunctionFindings
 
-        settings = read_run_settings(config)
-        self.config, self.settings = config, settings
+        from npu_jupyter.options.config import as_snapshot
+
+        snapshot = as_snapshot(config)
+        settings = read_run_settings(snapshot)
+        self.config, self.settings = snapshot, settings
         self._findings = FunctionFindings(settings, self._findings.dump_budget)
 
     # ----------------------------------------------------------------------------- per function
