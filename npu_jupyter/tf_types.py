@@ -125,6 +125,9 @@ class CustomGraphOptimizer(Protocol):
 class ConfigProto(Protocol):
     """``tf.compat.v1.ConfigProto``: the session config the adapter reads its NpuOptimizer from."""
 
+    allow_soft_placement: bool
+    log_device_placement: bool
+
     def CopyFrom(self, other: ConfigProto) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
     def graph_options(self) -> Any: ...  # GraphOptions proto (rewrite_options.custom_optimizers)

@@ -84,7 +84,6 @@ class ProfilingForm(widgets.VBox):
         if self._syncing:
             return
         from npu_jupyter.options.errors import NpuConfigError
-
         from npu_jupyter.options.profiling import lenient_profiling_fields
 
         values = lenient_profiling_fields(getattr(self.config, "profiling_options", None))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Callable, cast
 
 from npu_jupyter.notebook.cell_options import with_exclusions
 from npu_jupyter.options.config import as_snapshot
+from npu_jupyter.options.proto import has_npu_optimizer, read_config_proto, without_npu_entries
 
 if TYPE_CHECKING:  # pragma: no cover
     from tensorflow.python.client import session as tf_session
@@ -70,15 +71,19 @@ class CellSessions:
 
     def config_for(self, proto: ConfigProto | None) -> ConfigSnapshot:
         """The config of one session: the user's NpuOptimizer entries sit between session and cell."""
-        if proto is None or not _has_npu_optimizer(proto):
+        if proto is None or not has_npu_optimizer(proto):
             return self.cell_config
-        from npu_jupyter.options.proto import read_config_proto
 
         user_layer = with_exclusions(read_config_proto(proto).changed())
         return self.snapshot.layered(user_layer, self.overrides)
 
     def make(
-        self, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None, *, interactive: bool = False
+        self,
+        target: str = "",
+        graph: Graph | None = None,
+        config: ConfigProto | None = None,
+        *,
+        interactive: bool = False,
     ) -> tf_session.Session:
         """Replacement for ``tf.compat.v1.Session(target, graph, config)``.
 
@@ -91,7 +96,7 @@ class CellSessions:
 
         snapshot = self.config_for(config)
         snapshot.validate()
-        base = _without_npu_entries(config) if config is not None else None
+        base = without_npu_entries(config) if config is not None else None
         session = backends.open_session(
             snapshot, base, graph, self.backend, target=target or "", reference=self.reference
         )
@@ -136,26 +141,6 @@ def _called_from_npu_jupyter() -> bool:
     """Whether the session is being created by this package (two frames up: past make_session)."""
     caller = sys._getframe(2).f_globals.get("__name__", "")
     return cast("bool", caller == "npu_jupyter" or caller.startswith("npu_jupyter."))
-
-
-def _without_npu_entries(proto: ConfigProto) -> ConfigProto:
-    """A copy of the user's proto minus its NpuOptimizer entries (already merged into the config).
-
-    Left in place, an entry would keep a key that a higher layer unset (``--precision`` clearing the
-    user's ``precision_mode_v2``), and the adapter refuses both precision keys at once.
-    """
-    clone = cast("ConfigProto", type(proto)())
-    clone.CopyFrom(proto)
-    optimizers = clone.graph_options.rewrite_options.custom_optimizers
-    for index in reversed(range(len(optimizers))):
-        if optimizers[index].name == "NpuOptimizer":
-            del optimizers[index]
-    return clone
-
-
-def _has_npu_optimizer(proto: ConfigProto) -> bool:
-    optimizers = proto.graph_options.rewrite_options.custom_optimizers
-    return any(entry.name == "NpuOptimizer" for entry in optimizers)
 
 
 def _install_as_default(session: tf_session.Session) -> None:

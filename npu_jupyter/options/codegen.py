@@ -38,7 +38,7 @@ def to_run_config_kwargs(config: ConfigSnapshot) -> dict[str, object]:
         if not spec.run_config:
             continue
         if spec.accepts_int and str(value).isdigit():
-            value = int(value)  # NPURunConfig writes str(value); users pass the number
+            value = int(str(value))  # NPURunConfig writes str(value); users pass the number
         node = kwargs
         *parents, leaf = spec.run_config.split(".")
         for parent in parents:

@@ -49,7 +49,7 @@ class OptionTrait(TraitType):  # type: ignore[type-arg]  # values are typed per 
         self.info_text = spec.allowed_text()
         self.metadata.update(key=spec.key, field=spec.field, group=spec.group)
 
-    def validate(self, obj: Any, value: Any) -> Any:
+    def validate(self, obj: object, value: object) -> object:
         """Check ``value`` against the option's catalogue entry; an imported value passes as the adapter wrote it."""
         if isinstance(value, _AsImported):
             return value.value

@@ -9,9 +9,8 @@ the checker says so in its docstring. Parsers the planner needs (``parse_in_out_
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 from npu_jupyter.options.profiling import ProfilingOptionsError, profiling_fields
 
@@ -268,7 +267,7 @@ def check_profiling_options(text: str, keys: Mapping[str, Mapping[str, Any]] | N
     return None
 
 
-def _check_profiling_entry(name: str, value: Any, keys: Mapping[str, Mapping[str, Any]]) -> str | None:
+def _check_profiling_entry(name: str, value: object, keys: Mapping[str, Mapping[str, Any]]) -> str | None:
     """One key/value of the profiling JSON."""
     import difflib
 
@@ -280,7 +279,7 @@ def _check_profiling_entry(name: str, value: Any, keys: Mapping[str, Mapping[str
     if "range" in rule:
         low, high = rule["range"]
         try:
-            number = int(value)
+            number = int(cast("str", value))  # any JSON value; int() refuses the wrong ones
         except (TypeError, ValueError):
             return f"profiling_options field {name!r} must be an integer in [{low}, {high}], got {value!r}"
         if not low <= number <= high:

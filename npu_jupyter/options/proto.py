@@ -59,6 +59,27 @@ def to_config_proto(values: Mapping[str, object], base: ConfigProto | None = Non
     return cast("ConfigProto", proto)
 
 
+def without_npu_entries(proto: ConfigProto) -> ConfigProto:
+    """A copy of ``proto`` minus its NpuOptimizer entries (``proto`` itself is left untouched).
+
+    Used where those entries were already merged into a config: left in place, an entry would keep a
+    key that a higher layer unset (``--precision`` clearing the user's ``precision_mode_v2``), and the
+    adapter refuses both precision keys at once.
+    """
+    clone = type(proto)()
+    clone.CopyFrom(proto)
+    optimizers = clone.graph_options.rewrite_options.custom_optimizers
+    for index in reversed(range(len(optimizers))):
+        if optimizers[index].name == OPTIMIZER_NAME:
+            del optimizers[index]
+    return clone
+
+
+def has_npu_optimizer(proto: ConfigProto) -> bool:
+    """Whether ``proto`` has a custom optimizer the adapter reads (named exactly ``NpuOptimizer``)."""
+    return any(entry.name == OPTIMIZER_NAME for entry in proto.graph_options.rewrite_options.custom_optimizers)
+
+
 def _write(attr: AttrValue, field: str, value: object) -> None:
     """Store ``value`` in the AttrValue field the adapter reads."""
     if field == "b":

@@ -8,7 +8,6 @@ message says so. ``ERROR_RULES`` make ``validate()`` fail; ``WARNING_RULES`` fee
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, Collection, Iterator, Mapping, Sequence
 
 from npu_jupyter.options import catalogue

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING, AbstractSet, Iterable, Mapping, Sequence
 
 from npu_jupyter.options import catalogue, rules
 from npu_jupyter.options.errors import NpuConfigError
@@ -42,9 +42,9 @@ class ConfigSnapshot:
     """
 
     values: Mapping[str, object] = field(default_factory=dict)
-    raw: frozenset[str] = frozenset()
-    notes: tuple[Note, ...] = ()
-    unasked: frozenset[str] = frozenset()
+    raw: AbstractSet[str] = frozenset()
+    notes: Sequence[Note] = ()
+    unasked: AbstractSet[str] = frozenset()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "values", _frozen(self.values))
@@ -120,7 +120,7 @@ class ConfigSnapshot:
 
     # ----------------------------------------------------------------------- new snapshots
     def layered(self, *layers: Mapping[str, object]) -> ConfigSnapshot:
-        """This snapshot with ``layers`` applied lowest first (``None`` unsets); every value is checked.
+        """A copy of this snapshot with ``layers`` applied lowest first (``None`` unsets); every value is checked.
 
         A value that changes drops the key's import remark, as assigning it on ``NpuConfig`` does.
         """

@@ -171,9 +171,8 @@ class FunctionEmulation:
         before it traces anything; functions planned before keep their plans. Raises like ``__init__``
         (a bad dump_path) and then changes nothing.
         """
-        from npu_jupyter.runtime.function_findings import FunctionFindings
-
         from npu_jupyter.options.config import as_snapshot
+        from npu_jupyter.runtime.function_findings import FunctionFindings
 
         snapshot = as_snapshot(config)
         settings = read_run_settings(snapshot)

@@ -65,7 +65,9 @@ def read_run_settings(config: ConfigSnapshot) -> RunSettings:
             f"dump debug mode should be one of the list:[aicore_overflow, atomic_overflow, all] (got {debug_mode!r})"
         )
     profiling = bool(config.option("profiling_mode", base.profiling))
-    prof_opts = _profile.parse_profiling_options(cast("str | None", config.option("profiling_options"))) if profiling else {}
+    prof_opts = (
+        _profile.parse_profiling_options(cast("str | None", config.option("profiling_options"))) if profiling else {}
+    )
     if profiling:
         _profile.check_output_dir(prof_opts.get("output"))  # created if missing; unusable -> error now
     cache_dir = config.option("graph_compiler_cache_dir") or None

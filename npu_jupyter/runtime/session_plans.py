@@ -99,7 +99,7 @@ class SessionPlans:
         if cache_dir:
             from npu_jupyter.runtime.plan_cache import cached_plan
 
-            plan = cached_plan(
+            plan: Plan = cached_plan(
                 cache_dir,
                 self._graph,
                 f"{key[1]}|reduced={reduced}",

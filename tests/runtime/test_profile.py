@@ -160,7 +160,9 @@ def test_a_profiling_output_that_cannot_be_created_names_the_option_and_path(tmp
 
     output = tmp_path / ("x" * 300)
     with pytest.raises(NpuConfigError, match="cannot be created") as caught:
-        read_run_settings(NpuConfig(profiling_mode=True, profiling_options=json.dumps({"output": str(output)})).snapshot())
+        read_run_settings(
+            NpuConfig(profiling_mode=True, profiling_options=json.dumps({"output": str(output)})).snapshot()
+        )
     assert str(output) in str(caught.value) and list(tmp_path.iterdir()) == []
 
 
