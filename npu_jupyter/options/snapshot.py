@@ -67,7 +67,9 @@ class ConfigSnapshot:
         """``snapshot.precision_mode`` reads like ``NpuConfig`` (``None`` when unset); other names raise."""
         if name.startswith("_"):
             raise AttributeError(name)
-        catalogue.spec(name)  # an unknown name raises with close matches, as NpuConfig does
+        if name not in self.values and name not in catalogue.keys():
+            # an unknown name is an AttributeError with close matches, as on NpuConfig
+            raise AttributeError(str(catalogue.unknown_option_error(name)))
         return self.values.get(name)
 
     def changed(self) -> dict[str, object]:
