@@ -1,9 +1,10 @@
 """The session options the planner reads, with the adapter's C++ defaults filled in.
 
-The planner is called with an ``NpuConfig`` (unset options are ``None`` there), with ``None`` (a raw
-sess.run config that only enables the NpuOptimizer), or with a plain mapping of parameter_map keys.
-Reading every option once into a frozen :class:`PlanSettings` keeps the rule modules free of
-``None`` checks and makes the defaults they assume visible in one place (ADAPTER-FACTS §1.2).
+``plan()`` takes an ``NpuConfig``, a ``ConfigSnapshot``, ``None`` (a raw sess.run config that only
+enables the NpuOptimizer) or a plain mapping of parameter_map keys, and turns it into one
+``ConfigSnapshot`` here (:func:`checked_config`). Reading every option once into a frozen
+:class:`PlanSettings` keeps the rule modules free of ``None`` checks; the defaults come from the
+option catalogue (ADAPTER-FACTS §1.2).
 
 Validation (:func:`checked_config`) follows the options package so a plan never silently accepts
 what the adapter refuses:

@@ -57,7 +57,7 @@ def test_unknown_names_and_bad_values_raise_as_npuconfig_does():
         NpuConfig(precision_mode="force_fp17")
     assert str(caught.value) == str(expected.value)
     with pytest.raises(AttributeError, match="not an NPU session option"):
-        ConfigSnapshot().precison_mode  # noqa: B018 - the read is the test
+        _ = ConfigSnapshot().precison_mode
 
 
 def test_layered_keeps_the_base_and_drops_remarks_of_replaced_keys():
@@ -133,14 +133,12 @@ def test_proto_round_trip_gives_back_the_snapshot_field_by_field():
     snap = ConfigSnapshot.checked(values)
     proto = snap.to_config_proto(validate=False)
     [custom] = proto.graph_options.rewrite_options.custom_optimizers
-    for key, value in snap.values.items():
+    for key in snap.values:
         assert custom.parameter_map[key].WhichOneof("value") == catalogue.spec(key).field, key
     assert read_config_proto(proto).changed() == {k: v for k, v in snap.changed().items() if k != "use_off_line"}
 
 
 def _has_tf() -> bool:
-    try:
-        import tensorflow  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    import importlib.util
+
+    return importlib.util.find_spec("tensorflow") is not None
