@@ -27,6 +27,7 @@ import {
   SCHEMA_NAME,
   SUPPORTED_VERSIONS,
   Summary,
+  TONES,
   Tone,
   Transfer
 } from './schema';
@@ -177,8 +178,7 @@ function labels(v: Json, path: string): Labels {
 }
 
 function tone(v: Json, path: string): Tone {
-  const tones: readonly Tone[] = ['', 'error', 'warn', 'path'];
-  return tones.includes(v as Tone) ? (v as Tone) : fail(path, `one of ${tones.map(t => JSON.stringify(t)).join(', ')}`);
+  return TONES.includes(v as Tone) ? (v as Tone) : fail(path, `one of ${TONES.map(t => JSON.stringify(t)).join(', ')}`);
 }
 
 function fact(v: Json, path: string): Fact {

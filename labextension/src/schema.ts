@@ -16,6 +16,7 @@ export const ENGINES: readonly Engine[] = ['AI_CORE', 'AI_CPU', 'HOST'];
 
 /** How a fact line is shown: a problem (error, warn), a file path (linked where it can be opened), or plain. */
 export type Tone = '' | 'error' | 'warn' | 'path';
+export const TONES: readonly Tone[] = ['', 'error', 'warn', 'path'];
 
 export interface Summary {
   /** Ops in the plan (after pruning to the fetches). */
