@@ -52,6 +52,8 @@ export function firstExpansion(report: Report, tree: ScopeTree): Set<string> {
 export class GraphView {
   /** Scroll container holding the SVG. */
   readonly node: HTMLElement;
+  /** A line for the toolbar, shown while the first view shows part of a wide drawing (see `partial`). */
+  readonly note: HTMLElement;
   /** Milliseconds the last visible-graph computation + layout + drawing took. */
   lastLayoutMs = 0;
   private expanded: Set<string>;
@@ -78,6 +80,8 @@ export class GraphView {
     this.cache = new LayoutCache(report, tree);
     this.expanded = firstExpansion(report, tree);
     this.node = h('div', { class: 'npu-graph', tabindex: 0, role: 'group', 'aria-label': 'op graph' });
+    this.note = h('span', { class: 'npu-graph-note' });
+    this.note.hidden = true;
     this.node.addEventListener('click', event => this.onClick(event));
     this.node.addEventListener('keydown', event => {
       if (event.key === 'Enter' || event.key === ' ') {
@@ -127,6 +131,11 @@ export class GraphView {
     return this.fitWidth ? firstScale(this.placed.width, this.node.clientWidth) : this.zoom;
   }
 
+  /** Whether the first view shows part of a drawing wider than the cell (at the readable scale). */
+  get partial(): boolean {
+    return this.fitWidth && scrollsSideways(this.placed.width, this.node.clientWidth);
+  }
+
   /** Whether the drawing follows the cell width (the first view) rather than an explicit zoom. */
   get fittedToWidth(): boolean {
     return this.fitWidth;
@@ -173,16 +182,41 @@ export class GraphView {
    * overflow in any graph; in a drawing wider than the cell (shown at the readable scale, so it
    * scrolls) the lead op. A drawing that fits keeps the top-left view it always had.
    */
+  settleWhenShown(): void {
+    if (this.node.clientWidth > 0 || typeof ResizeObserver !== 'function') {
+      this.settleFirstView();
+      return;
+    }
+    // Not laid out yet (a hidden tab, a cell not yet on screen): settle on the first real size.
+    const observer = new ResizeObserver(() => {
+      if (this.node.clientWidth > 0) {
+        observer.disconnect();
+        this.settleFirstView();
+      }
+    });
+    observer.observe(this.node);
+  }
+
+  /** What `settleWhenShown` does once the view has its width. */
   settleFirstView(): void {
     if (!this.fitWidth) {
       return; // the person already zoomed
     }
     const [overflowed] = overflowOps(this.report);
-    const wide = scrollsSideways(this.placed.width, this.node.clientWidth);
-    const target = overflowed ?? (wide ? leadOp(this.report) : null);
+    const target = overflowed ?? (this.partial ? leadOp(this.report) : null);
     if (target !== null) {
       this.scrollToOp(target);
     }
+    this.showNote();
+  }
+
+  /** Say that the view shows part of the drawing, and how to see the rest, while it does. */
+  private showNote(): void {
+    const partial = this.partial;
+    this.note.hidden = !partial;
+    this.note.textContent = partial
+      ? `shown at ${Math.round(READABLE_ZOOM * 100)}% so labels stay readable: scroll for the rest, or \u201cfit\u201d`
+      : '';
   }
 
   /** Mark the op (or the collapsed scope holding it) as selected. */
@@ -224,6 +258,7 @@ export class GraphView {
       svg.setAttribute('width', String(Math.ceil(this.placed.width * this.zoom)));
       svg.setAttribute('height', String(Math.ceil(this.placed.height * this.zoom)));
     }
+    this.showNote();
   }
 
   private draw(): void {

@@ -148,7 +148,8 @@ function build(host: HTMLElement, report: Report, linker?: PathLinker): ReportVi
       graph.collapseAll();
       graph.highlight(selected);
     }),
-    legend()
+    legend(),
+    graph.note
   );
   const title = report.title || (report.kind === 'run' ? 'Run report' : 'Plan');
   const sub = subtitle(report, title);
@@ -171,7 +172,7 @@ function build(host: HTMLElement, report: Report, linker?: PathLinker): ReportVi
   // Once the view has its size, open the graph where to look (the first overflow, or the lead op of
   // a drawing wider than the cell).
   if (typeof requestAnimationFrame === 'function') {
-    requestAnimationFrame(() => graph.settleFirstView());
+    requestAnimationFrame(() => graph.settleWhenShown());
   }
   setMode('placement');
   info.append(...details(report, null));

@@ -3,7 +3,7 @@
  * otherwise drawn at the readable scale and opened on the lead op; small graphs as before.
  */
 
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { READABLE_ZOOM, SUBLABEL_PX, LEGIBLE_PX, centredOn, firstScale, leadOp, scrollsSideways } from '../src/firstview';
 import { GraphView } from '../src/graphview';
@@ -103,6 +103,7 @@ describe('the first view in the page', () => {
     expect(graph.zoomLevel).toBe(1);
     graph.settleFirstView();
     expect([graph.node.scrollLeft, graph.node.scrollTop]).toEqual([0, 0]);
+    expect(graph.note.hidden).toBe(true);
   });
 
   it('draws a wide flat level at the readable scale and opens it on the lead op', () => {
@@ -117,6 +118,11 @@ describe('the first view in the page', () => {
     const centre = (Number(lead.getAttribute('x')) + Number(lead.getAttribute('width')) / 2) * READABLE_ZOOM;
     expect(graph.node.scrollLeft).toBeGreaterThan(0);
     expect(Math.abs(centre - graph.node.scrollLeft - 966 / 2)).toBeLessThanOrEqual(1); // in the middle of the view
+    // The toolbar says the view is part of the drawing, until the person zooms.
+    expect(graph.note.hidden).toBe(false);
+    expect(graph.note.textContent).toBe('shown at 90% so labels stay readable: scroll for the rest, or \u201cfit\u201d');
+    graph.setZoom(0.5);
+    expect(graph.note.hidden).toBe(true);
   });
 
   it('opens the same payload at the same place every time', () => {
@@ -133,5 +139,33 @@ describe('the first view in the page', () => {
     graph.setZoom(0.5);
     graph.settleFirstView();
     expect(graph.node.scrollLeft).toBe(0);
+  });
+
+  it('waits for a view not yet laid out (a hidden tab) to have its width', () => {
+    let resized: (() => void) | null = null;
+    vi.stubGlobal(
+      'ResizeObserver',
+      class {
+        constructor(callback: () => void) {
+          resized = callback;
+        }
+        observe(): void {}
+        disconnect(): void {}
+      }
+    );
+    try {
+      const r = flat(40);
+      const graph = new GraphView(r, buildScopeTree(r), () => undefined);
+      let width = 0;
+      Object.defineProperty(graph.node, 'clientWidth', { get: () => width });
+      Object.defineProperty(graph.node, 'clientHeight', { value: 700 });
+      graph.settleWhenShown();
+      expect(graph.node.scrollLeft).toBe(0);
+      width = 966;
+      resized!();
+      expect(graph.node.scrollLeft).toBeGreaterThan(0);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 });

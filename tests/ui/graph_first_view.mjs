@@ -61,6 +61,7 @@ function measure(el) {
     sublabelHeights: heights('npu-sublabel'),
     labelFontPx: fontPx('npu-label'),
     sublabelFontPx: fontPx('npu-sublabel'),
+    note: (n => (n && !n.hidden ? n.textContent : null))(el.querySelector('.npu-graph-note')),
     leadName: leadButton?.textContent ?? null,
     leadDrawn: Boolean(leadBox),
     leadInView: leadRect ? inside(leadRect) : null,

@@ -122,6 +122,8 @@ def test_keras_train_functions_first_view_shows_the_op_the_lead_box_names_first(
     first = first_views["keras"]["first"]
     assert first["leadName"], first  # the lead box names an op (here a host or AI CPU op)
     assert first["leadDrawn"] and first["leadInView"] and first["leadInWindow"], _summary(first)
+    # The toolbar says that this is part of the drawing and how to see the rest.
+    assert first["note"] and "scroll for the rest" in first["note"], first["note"]
 
 
 def test_keras_train_functions_rest_is_reachable_and_fit_shows_more(first_views: dict[str, Any]) -> None:
@@ -140,6 +142,7 @@ def test_a_small_graphs_first_view_is_fitted_to_the_cell_as_before(first_views: 
     assert abs(first["svgWidth"] - min(first["natural"], first["viewWidth"])) <= 1, first
     assert first["scrollWidth"] <= first["viewWidth"] + 1 and first["scrollLeft"] == 0 and first["scrollTop"] == 0
     assert min(first["labelHeights"]) >= LEGIBLE_PX, _summary(first)
+    assert first["note"] is None
 
 
 def test_no_page_raises_an_error(first_views: dict[str, Any]) -> None:
