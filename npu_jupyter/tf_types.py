@@ -109,15 +109,48 @@ class Graph(Protocol):
     def get_tensor_by_name(self, name: str) -> Tensor: ...
 
 
+class AtomicFunction(Protocol):
+    """TensorFlow's ``AtomicFunction`` (TF >= 2.14): one traced function, called by its name."""
+
+    @property
+    def definition(self) -> Any: ...  # FunctionDef proto
+    @property
+    def graph(self) -> Graph: ...
+    @property
+    def name(self) -> str | bytes: ...
+
+
+class RunMetadata(Protocol):
+    """``tf.compat.v1.RunMetadata``: what a traced ``Session.run`` hands back."""
+
+    def CopyFrom(self, other: RunMetadata) -> None: ...  # noqa: N802 - the protobuf method's name
+    @property
+    def step_stats(self) -> Any: ...  # StepStats proto: dev_stats -> node_stats (name, start, duration)
+
+
+class Session(Protocol):
+    """``tf.compat.v1.Session``: runs a graph's fetches."""
+
+    def close(self) -> None: ...
+    def list_devices(self) -> list[Any]: ...  # DeviceAttributes of TensorFlow's client
+    def run(  # the fetched values mirror the fetches' structure: arbitrary
+        self, fetches: object, feed_dict: object = ..., options: object = ..., run_metadata: object = ...
+    ) -> Any: ...
+
+
 class ConfigProto(Protocol):
     """``tf.compat.v1.ConfigProto``: the session config the adapter reads its NpuOptimizer from."""
 
+    allow_soft_placement: bool
+
+    def CopyFrom(self, other: ConfigProto) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
     def graph_options(self) -> Any: ...  # GraphOptions proto (rewrite_options.custom_optimizers)
-    def SerializeToString(self) -> bytes: ...  # noqa: N802 - the protobuf method's name
+    def SerializeToString(self, deterministic: bool = ...) -> bytes: ...  # noqa: N802 - the protobuf method's name
 
 
 __all__ = [
+    "AtomicFunction",
     "AttrValue",
     "ConfigProto",
     "DType",
@@ -125,6 +158,8 @@ __all__ = [
     "GraphDef",
     "NodeDef",
     "Operation",
+    "RunMetadata",
+    "Session",
     "Tensor",
     "TensorShape",
 ]

@@ -35,7 +35,7 @@ import contextlib
 import functools
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
 # This module is only imported when a session is created (backends.session imports it lazily), so
@@ -45,24 +45,25 @@ from typing import TYPE_CHECKING, Any, Callable
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 require_tensorflow("the emulator backend")  # one clear error when TensorFlow is missing
-from tensorflow.python.client.session import Session as _TFSession
 from tensorflow.python.client.session import SessionInterface
 
 from npu_jupyter.cost.attach import estimate_slots
 from npu_jupyter.runtime import dump_format as _dump
 from npu_jupyter.runtime import profile as _profile
-from npu_jupyter.runtime.fetch_map import feed_names, feed_shapes, map_feeds, map_fetches
+from npu_jupyter.runtime.fetch_map import feed_names, feed_shapes, leaves, map_feeds, map_fetches
 from npu_jupyter.runtime.liveness import analyse
 from npu_jupyter.runtime.observers import StepObservers, strip_variant_names
 from npu_jupyter.runtime.reference import Float32Reference, ReferenceStep, data_sources
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.report_book import ReportBook
-from npu_jupyter.runtime.rewrite import PrivateGraph, build_private_graph, roundings
-from npu_jupyter.runtime.run_graph import RunGraph, StepCounter, build_run_graph, executed_ops, extend_copy
+from npu_jupyter.runtime.rewrite import ROUND_MARKER, roundings
+from npu_jupyter.runtime.run_graph import RunGraph, StepCounter, build_run_graph, executed_ops
 from npu_jupyter.runtime.run_notes import note_non_finite
 from npu_jupyter.runtime.run_settings import RunSettings, reduced_phase
+from npu_jupyter.runtime.session_copy import Executor, SessionCopy
 from npu_jupyter.runtime.session_plans import SessionPlans
-from npu_jupyter.runtime.variables import read_variables, write_variables
+from npu_jupyter.runtime.step_record import StepRecord, StepValues
+from npu_jupyter.runtime.variables import read_variables
 from npu_jupyter.runtime.watch import fetch_names as watch_fetch_names
 from npu_jupyter.runtime.watch import finite_flag_tensors, float_fetches, observe_spec, read_values, watch_list
 
@@ -72,18 +73,6 @@ if TYPE_CHECKING:
 
 # Per-session caches (run facts per fetch set) are dropped whole past this many entries.
 _CACHE_LIMIT = 256
-
-
-@dataclass
-class _Executor:
-    """One private copy of the user's graph, the inner session that runs it, and its run graphs."""
-
-    key: tuple[Any, ...]
-    private: PrivateGraph
-    session: Any
-    runs: dict[Any, Any] = field(default_factory=dict)  # (run signature, plan key, Observe) -> RunGraph
-    graph_def: Any = None  # the user's GraphDef the copy was made from (variants copy from it)
-    proto: bytes = b""  # the inner session's ConfigProto, serialized
 
 
 class EmulatorSession(SessionInterface):
@@ -132,10 +121,9 @@ class EmulatorSession(SessionInterface):
         self._facts: dict[
             tuple[Any, ...], tuple[Any, ...]
         ] = {}  # (version, plan key, fed) -> (executed ops, rounds?, flagged)
-        self._exec: _Executor | None = None
+        self._copy = SessionCopy(self._graph, target, self._proto, lambda: self.reference)
         self._reference: Float32Reference | None = None
         self._capture_lock = threading.Lock()
-        self._exec_lock = threading.Lock()
         self._steps = StepCounter()
         self._book = ReportBook(self._graph)
         self.reports = self._book.reports
@@ -143,6 +131,7 @@ class EmulatorSession(SessionInterface):
         self._pending_warnings: list[str] = []
         self._estimates: dict[Any, Any] = {}  # (plan id, fed shapes) -> the cost model's StepCost
         self._roles: dict[tuple[Any, ...], str] = {}  # (plan id, fetches) -> its dump graph's role
+        self._last_ref_ms: float | None = None  # how long the last float32 reference took
 
     @property
     def last_report(self) -> RunReport | None:
@@ -196,12 +185,12 @@ class EmulatorSession(SessionInterface):
         observers = getattr(self, "_observers", None)
         if observers is not None:
             observers.close()
-        ex, reference = getattr(self, "_exec", None), getattr(self, "_reference", None)
-        if ex is not None:
-            ex.session.close()
+        copy, reference = getattr(self, "_copy", None), getattr(self, "_reference", None)
+        if copy is not None:
+            copy.close()
         if reference is not None:
             reference.close()
-        self._exec = self._reference = None
+        self._reference = None
         self._closed = True
 
     def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
@@ -299,11 +288,25 @@ class EmulatorSession(SessionInterface):
             if weights is not None
             else None
         )
+        profile = None
         if profiled:
             strip_variant_names(meta, run.prefix)
             if run_metadata is not None:
                 run_metadata.CopyFrom(meta)
-        report = self._book.record(plan, tuple(names), wall, step, results, names, run)
+            profile = _profile.collect(meta.step_stats, self._graph, plan, graph_step, marker=ROUND_MARKER)
+        record = StepRecord(
+            "step",
+            ", ".join(names),
+            graph_step,
+            plan,
+            wall,
+            tuple(leaves(results)),
+            graph=graph,
+            dump_now=dump_now,
+            watched=StepValues(tuple(watch), values, ref_values, self._last_ref_ms if ref_values is not None else None),
+            profile=profile,
+        )
+        report = self._book.record(record, tuple(names), step, results, names, run)
         if "fed_shapes" not in report.extra:  # the cost model's batch: what the report's first run fed
             report.extra["fed_shapes"] = feed_shapes(feed_dict)
             report.extra["estimate_later"] = functools.partial(estimate_slots, report, self._graph, self._estimates)
@@ -316,18 +319,7 @@ class EmulatorSession(SessionInterface):
         if flags is not None:
             note_non_finite(report, plan, run, flags, names, results, graph_step)
         if watch or profiled:
-            self._observers.after_step(
-                report,
-                settings,
-                plan,
-                watch,
-                values,
-                ref_values,
-                dump_now,
-                meta if profiled else None,
-                graph_step,
-                graph,
-            )
+            self._observers.after_step(report, settings, record)
         return results
 
     def _with_role(self, graph: _dump.DumpGraph, plan: Plan, names: list[str]) -> _dump.DumpGraph:
@@ -356,49 +348,15 @@ class EmulatorSession(SessionInterface):
     def _reduced(self, settings: RunSettings) -> bool:
         return reduced_phase(settings.accelerate, self._steps.total) if settings.accelerate else False
 
-    def _executor(self, settings: RunSettings | None = None) -> _Executor:
-        """The private copy + inner session for the current graph version and config (and phase).
+    @property
+    def _exec(self) -> Executor | None:
+        """The current private copy and its inner session (None before the first run)."""
+        return self._copy.current
 
-        Built under a lock: a queue-runner thread and the main thread making their first runs at once
-        must share one copy (two copies would hold two queues, one filled and one drained, forever).
-        """
+    def _executor(self, settings: RunSettings | None = None) -> Executor:
+        """The private copy + inner session for the current graph version and config (and phase)."""
         settings = settings or self._planner.settings()
-        reduced = self._reduced(settings)
-        key = (self._graph.version, self._planner.snapshot(), reduced)
-        ex = self._exec
-        if ex is not None and ex.key == key:
-            return ex
-        with self._exec_lock:
-            return self._executor_locked(key)
-
-    def _executor_locked(self, key: tuple[Any, ...]) -> _Executor:
-        ex = self._exec
-        if ex is not None and ex.key == key:
-            return ex
-        if ex is not None and ex.key[:2] == key[:2]:
-            ex.key = key  # only the phase changed: plans differ, the copy and session do not
-            return ex
-        graph_def = self._graph.as_graph_def(add_shapes=False)
-        proto = self._proto()
-        proto_bytes = proto.SerializeToString(deterministic=True)
-        if ex is not None and ex.proto == proto_bytes and self._extended(ex, graph_def):
-            ex.key, ex.graph_def = key, graph_def  # the graph grew or options changed: same copy, same session
-            return ex
-        private = build_private_graph(self._graph, None, fixed_seeds=self.reference)
-        session = _TFSession(target=self.target, graph=private.graph, config=proto)
-        new = _Executor(key, private, session, graph_def=graph_def, proto=proto_bytes)
-        if ex is not None:
-            write_variables(session, private.graph, read_variables(ex.session, ex.private.graph))
-            ex.session.close()
-        self._exec = new
-        return new
-
-    def _extended(self, ex: _Executor, graph_def: Any) -> bool:
-        """Grow ``ex``'s copy by the user's new ops; False (rebuild) when the graph changed otherwise."""
-        try:
-            return extend_copy(ex.private.graph, ex.graph_def, graph_def, fixed_seeds=self.reference)
-        except (ValueError, TypeError, KeyError):
-            return False
+        return self._copy.get((self._graph.version, self._planner.snapshot(), self._reduced(settings)))
 
     def _run_facts(
         self, plan_key: tuple[Any, ...], plan: Any, names: list[str], fed: tuple[Any, ...]
@@ -419,7 +377,7 @@ class EmulatorSession(SessionInterface):
 
     def _run_graph(
         self,
-        ex: _Executor,
+        ex: Executor,
         signature: tuple[Any, ...],
         plan_key: tuple[Any, ...],
         plan: Any,
@@ -484,7 +442,7 @@ class EmulatorSession(SessionInterface):
                 self._reference.close()
             self._reference = Float32Reference(self._graph, self.target, self._proto(), self._capture_lock)
         values = self._reference.values(step)
-        self._observers.last_ref_ms = self._reference.last_ms
+        self._last_ref_ms = self._reference.last_ms
         return values
 
 

@@ -41,13 +41,21 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from npu_jupyter.runtime.function_labels import helper_kind, keras3_entry, label
 from npu_jupyter.runtime.function_tree import tree_plan
-from npu_jupyter.runtime.profile import CPU_TIME
+from npu_jupyter.runtime.observers import ProfileSink
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.run_settings import read_run_settings
+from npu_jupyter.runtime.step_record import StepRecord, add_time
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import OpDecision
+    from npu_jupyter.runtime.function_observe import Observation
+    from npu_jupyter.runtime.function_profile import CallProfiler
+    from npu_jupyter.runtime.profile import StepProfile
+    from npu_jupyter.tf_types import AtomicFunction
 
 #: Said in every TF2 report: whose rule placed the ops, and what the prediction approximates.
 TF2_RULE_NOTE = (
@@ -115,7 +123,8 @@ class FunctionEmulation:
         self._trees: dict[str, list[str]] = {}  # top-level function -> the functions of its call tree
         self._xla_off: list[str] = []  # functions whose jit_compile mark the emulation removed
         self._graphs: dict[str, Any] = {}  # function name -> its traced FuncGraph (profile facts)
-        self._profile_writer: Any = None
+        self._profiles = ProfileSink()
+        self._facts: dict[str, tuple[dict[str, object], dict[str, list[list[int]]]]] = {}  # profile facts per tree
         # drift: a float32 shadow of each body, compared in the same call (function_reference)
         self.reference = reference
         self._references: dict[str, Any] = {}  # function name -> its FunctionReference
@@ -143,8 +152,8 @@ class FunctionEmulation:
                     result = original(function, *args, **kwargs)
             finally:
                 observations = emulation._log.end()
-            emulation._record(function, (time.perf_counter() - start) * 1000.0, result, observations, dumped)
-            emulation._record_profile(function, profiler)
+            wall_ms = (time.perf_counter() - start) * 1000.0
+            emulation._record(emulation._call_record(function, wall_ms, result, observations, dumped, profiler))
             return result
 
         atomic_function.AtomicFunction.call_flat = call_flat
@@ -154,9 +163,7 @@ class FunctionEmulation:
         from tensorflow.python.eager.polymorphic_function import atomic_function
 
         atomic_function.AtomicFunction.call_flat = self._saved
-        if self._profile_writer is not None:
-            self._profile_writer.close()  # every profiled call's files are on disk when the cell ends
-            self._profile_writer = None
+        self._profiles.close()  # every profiled call's files are on disk when the cell ends
         for name, original in self._originals.items():
             _register(self._context, name, original)
         self._originals.clear()
@@ -300,21 +307,42 @@ class FunctionEmulation:
         self._log.begin(dumped)
         return dumped
 
-    def _record(
-        self, function: Any, wall_ms: float, result: Any, observations: list[Any] | None = None, dumped: bool = False
-    ) -> None:
-        """Count the call, add its CPU time, and fill the report from what its observers saw."""
+    def _call_record(
+        self,
+        function: AtomicFunction,
+        wall_ms: float,
+        result: object,
+        observations: list[Observation],
+        dumped: bool,
+        profiler: CallProfiler | contextlib.nullcontext[None],
+    ) -> StepRecord:
+        """The record of the call that just ran: the function, its call index, time, outputs, observations."""
         key = _name(function)
         report = self.reports[key]
-        step = report.steps
-        report.steps += 1
-        add_call_time(report, wall_ms)
-        bad = _non_finite_outputs(result)
+        return StepRecord(
+            "call",
+            key,
+            report.steps,  # the calls so far: this call's index
+            report.plan,
+            wall_ms,
+            tuple(result) if isinstance(result, (list, tuple)) else (result,),
+            dump_now=dumped,
+            observations=tuple(observations),
+            profile=self._call_profile(report, key, profiler),
+        )
+
+    def _record(self, record: StepRecord) -> None:
+        """Count the call, add its CPU time, and fill the report from what its observers saw."""
+        key = record.name
+        report = self.reports[key]
+        add_time(report, record)
         observers = {name: self._observers[name] for name in self._trees.get(key, []) if name in self._observers}
-        if bad or observations or dumped:
-            self._findings.after_call(report, key, observers, list(observations or []), step, bad, dumped)
+        if record.non_finite_outputs or record.observations or record.dump_now:
+            self._findings.after_call(report, record, observers)
         if self.reference:
             self._record_drift(report, key)
+        if record.profile is not None:
+            self._add_profile(report, key, record.profile)
 
     # ----------------------------------------------------------------------------- drift: float32 shadow
     def _shadow(self, name: str, definition: Any, graph: Any, keys: set[tuple[str, str, int]]) -> Any:
@@ -355,35 +383,45 @@ class FunctionEmulation:
             return contextlib.nullcontext()
         return CallProfiler()
 
-    def _record_profile(self, function: Any, profiler: Any) -> None:
-        """Write the call's trace and op summary, and put its per-op CPU times in the report."""
-        from npu_jupyter.runtime import profile as _profile
-        from npu_jupyter.runtime.function_profile import CallProfiler, call_profile, function_folder, tree_facts
-        from npu_jupyter.runtime.observers import add_profile
+    def _call_profile(
+        self, report: RunReport, key: str, profiler: CallProfiler | contextlib.nullcontext[None]
+    ) -> StepProfile | None:
+        """The call's per-op CPU times, when it was profiled (a profiler that failed says why)."""
+        from npu_jupyter.runtime.function_profile import CallProfiler, call_profile
 
         if not isinstance(profiler, CallProfiler):
-            return
-        key = _name(function)
-        report = self.reports[key]
+            return None
         if profiler.error is not None:
             note = f"profiling: {profiler.error}; this call ran unprofiled"
             if note not in report.warnings:
                 report.warnings.append(note)
-            return
-        decisions: dict[str, Any] = {}
+            return None
+        decisions: dict[str, OpDecision] = {}
         for plan in self._tree_plans(key):
             for name, decision in plan.ops.items():
                 decisions.setdefault(name, decision)
-        graphs = [self._graphs[name] for name in self._trees.get(key, []) if name in self._graphs]
-        facts, shapes = tree_facts(graphs)
-        step = report.steps - 1  # _record counted this call already
-        prof = call_profile(profiler.events, decisions, step, shapes)
+        return call_profile(profiler.events, decisions, report.steps, self._tree_facts(key)[1])
+
+    def _tree_facts(self, key: str) -> tuple[dict[str, object], dict[str, list[list[int]]]]:
+        """Op facts and traced output shapes of ``key``'s call tree (:func:`.function_profile.tree_facts`).
+
+        Read once per function: a traced graph does not change after tracing.
+        """
+        from npu_jupyter.runtime.function_profile import tree_facts
+
+        found = self._facts.get(key)
+        if found is None:
+            graphs = [self._graphs[name] for name in self._trees.get(key, []) if name in self._graphs]
+            found = self._facts[key] = tree_facts(graphs)
+        return found
+
+    def _add_profile(self, report: RunReport, key: str, prof: StepProfile) -> None:
+        """Write the call's trace and op summary, and put its per-op CPU times in the report."""
+        from npu_jupyter.runtime.function_profile import function_folder
+
         options = self.settings.profile_options()
-        if self._profile_writer is None:
-            self._profile_writer = _profile.BackgroundWriter()
         folder = function_folder(str(options.get("output") or "./"), key)
-        self._profile_writer.submit(prof, None, options, folder, facts=facts)
-        add_profile(report, prof)
+        self._profiles.add(report, prof, options, folder, facts=self._tree_facts(key)[0])
         names = self._report_names(key)
         report.op_times_us = {names.get(op, op): us for op, us in report.op_times_us.items()}
 
@@ -408,27 +446,6 @@ class FunctionEmulation:
             for op in plan.ops if plan is not None else ():
                 out.setdefault(op, op if name == main else f"{name}/{op}")
         return out
-
-
-def add_call_time(report: RunReport, wall_ms: float) -> None:
-    """Count one call's CPU time: ``wall_ms`` is the mean per call, as a session report's is per step.
-
-    The total, fastest, slowest and first call are kept in ``extra`` and said in the time's label: the
-    first call of a function also instantiates it in TensorFlow's runtime, so it is often the slowest
-    by far, and a mean alone would hide that.
-    """
-    extra = report.extra
-    total = extra["total_wall_ms"] = extra.get("total_wall_ms", 0.0) + wall_ms
-    report.wall_ms = total / max(report.steps, 1)
-    extra.setdefault("first_wall_ms", wall_ms)
-    extra["min_wall_ms"] = min(extra.get("min_wall_ms", wall_ms), wall_ms)
-    extra["max_wall_ms"] = max(extra.get("max_wall_ms", wall_ms), wall_ms)
-    if report.steps > 1:
-        extra.setdefault("labels", {})["wall_ms"] = (
-            f"mean per call over {report.steps} calls: min {extra['min_wall_ms']:.2f} ms, max "
-            f"{extra['max_wall_ms']:.2f} ms, the first {extra['first_wall_ms']:.2f} ms (TensorFlow's warm-up); "
-            f"{CPU_TIME}"
-        )
 
 
 def _name(function: Any) -> str:
@@ -463,22 +480,4 @@ def _register(context: Any, name: str, definition: Any) -> None:
     context.add_function_def(definition)
 
 
-def _non_finite_outputs(result: Any) -> list[int]:
-    """Indices of float outputs holding NaN or Inf."""
-    import numpy as np
-
-    bad = []
-    for index, value in enumerate(result if isinstance(result, (list, tuple)) else [result]):
-        dtype = getattr(value, "dtype", None)
-        if dtype is None or not getattr(dtype, "is_floating", False):
-            continue
-        try:
-            array = np.asarray(value)
-        except Exception:  # noqa: BLE001, S112 - a resource or variant output: nothing to check
-            continue
-        if array.size and not np.isfinite(array).all():
-            bad.append(index)
-    return bad
-
-
-__all__ = ["KERAS3_NOTE", "TF2_RULE_NOTE", "FunctionEmulation", "add_call_time", "supported"]
+__all__ = ["KERAS3_NOTE", "TF2_RULE_NOTE", "FunctionEmulation", "supported"]
