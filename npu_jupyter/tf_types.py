@@ -9,6 +9,7 @@ members in alphabetical order), rather than widening a signature to ``Any``.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, Sequence
 
 
@@ -103,10 +104,13 @@ class Operation(Protocol):
 class Graph(Protocol):
     """``tf.Graph`` (a TF1 graph, or a traced function's graph)."""
 
+    def as_default(self) -> AbstractContextManager[object]: ...
     def as_graph_def(self, add_shapes: bool = ...) -> GraphDef: ...
     def get_operation_by_name(self, name: str) -> Operation: ...
     def get_operations(self) -> list[Operation]: ...
     def get_tensor_by_name(self, name: str) -> Tensor: ...
+    @property
+    def version(self) -> int: ...
 
 
 class AtomicFunction(Protocol):
@@ -132,7 +136,7 @@ class Session(Protocol):
     """``tf.compat.v1.Session``: runs a graph's fetches."""
 
     def close(self) -> None: ...
-    def list_devices(self) -> list[Any]: ...  # DeviceAttributes of TensorFlow's client
+    def list_devices(self) -> list[object]: ...  # DeviceAttributes of TensorFlow's client
     def run(  # the fetched values mirror the fetches' structure: arbitrary
         self, fetches: object, feed_dict: object = ..., options: object = ..., run_metadata: object = ...
     ) -> Any: ...

@@ -35,8 +35,10 @@ import contextlib
 import functools
 import threading
 import time
+from contextlib import AbstractContextManager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, NoReturn, Sequence
 
 # This module is only imported when a session is created (backends.session imports it lazily), so
 # TensorFlow is already needed; subclassing SessionInterface lets tf.compat.v1.train.Saver and other
@@ -69,7 +71,14 @@ from npu_jupyter.runtime.watch import finite_flag_tensors, float_fetches, observ
 
 if TYPE_CHECKING:
     from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.liveness import Liveness
+    from npu_jupyter.runtime.run_graph import Observe
+    from npu_jupyter.runtime.step_record import WatchValues
     from npu_jupyter.runtime.watch import Watch
+    from npu_jupyter.tf_types import ConfigProto, Graph, GraphDef, RunMetadata
+
+#: What a run signature executes under a plan: (executed ops, does the plan round one, tensors to flag).
+RunFacts = tuple[set[str], bool, list[str]]
 
 # Per-session caches (run facts per fetch set) are dropped whole past this many entries.
 _CACHE_LIMIT = 256
@@ -98,13 +107,13 @@ class EmulatorSession(SessionInterface):
 
     def __init__(
         self,
-        config: Any = None,
-        graph: Any = None,
+        config: object = None,  # an NpuConfig (SessionPlans reads it), or None
+        graph: Graph | None = None,
         *,
         reference: bool = False,
         target: str = "",
-        base_proto: Any = None,
-        plan_fn: Callable[..., Any] | None = None,
+        base_proto: ConfigProto | None = None,
+        plan_fn: Callable[..., Plan] | None = None,
         dump_budget_bytes: int | None = None,
     ) -> None:
         tf = require_tensorflow("the emulator backend")
@@ -118,9 +127,7 @@ class EmulatorSession(SessionInterface):
         self._observers = StepObservers(self._graph, dump_budget_bytes)
         self._planner = SessionPlans(self._graph, lambda: self.config, plan_fn, self._observers.reset_dump)
         self._planner.settings()  # bad dump_path / dump_step / profiling options fail now, before any run
-        self._facts: dict[
-            tuple[Any, ...], tuple[Any, ...]
-        ] = {}  # (version, plan key, fed) -> (executed ops, rounds?, flagged)
+        self._facts: dict[Hashable, RunFacts] = {}  # (plan key, fed) -> (executed ops, rounds?, flagged)
         self._copy = SessionCopy(self._graph, target, self._proto, lambda: self.reference)
         self._reference: Float32Reference | None = None
         self._capture_lock = threading.Lock()
@@ -129,8 +136,8 @@ class EmulatorSession(SessionInterface):
         self.reports = self._book.reports
         self._closed = False
         self._pending_warnings: list[str] = []
-        self._estimates: dict[Any, Any] = {}  # (plan id, fed shapes) -> the cost model's StepCost
-        self._roles: dict[tuple[Any, ...], str] = {}  # (plan id, fetches) -> its dump graph's role
+        self._estimates: dict[Hashable, object] = {}  # (plan id, fed shapes) -> the cost model's StepCost
+        self._roles: dict[tuple[int, tuple[str, ...]], str] = {}  # (plan id, fetches) -> its dump graph's role
         self._last_ref_ms: float | None = None  # how long the last float32 reference took
 
     @property
@@ -147,12 +154,12 @@ class EmulatorSession(SessionInterface):
     # ------------------------------------------------------------------ tf.compat.v1.Session interface
 
     @property
-    def graph(self) -> Any:
+    def graph(self) -> Graph:
         """The user's graph (as ``tf.compat.v1.Session.graph``)."""
         return self._graph
 
     @property
-    def graph_def(self) -> Any:
+    def graph_def(self) -> GraphDef:
         """The user's graph as a GraphDef (as ``tf.compat.v1.Session.graph_def``)."""
         return self._graph.as_graph_def()
 
@@ -161,7 +168,7 @@ class EmulatorSession(SessionInterface):
         """The session target (as ``tf.compat.v1.Session.sess_str``)."""
         return self.target
 
-    def as_default(self) -> Any:
+    def as_default(self) -> AbstractContextManager[object]:
         """Make this the default session (``tf.compat.v1.get_default_session`` returns it)."""
         return _default_session_context(self)
 
@@ -172,9 +179,9 @@ class EmulatorSession(SessionInterface):
         self._graph_cm.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._graph_cm.__exit__(*exc)
-        self._default_cm.__exit__(*exc)
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self._graph_cm.__exit__(kind, error, tb)
+        self._default_cm.__exit__(kind, error, tb)
         self.close()
 
     def close(self) -> None:
@@ -197,27 +204,27 @@ class EmulatorSession(SessionInterface):
         with contextlib.suppress(Exception):
             self.close()
 
-    def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
+    def partial_run_setup(self, fetches: object, feeds: object = None) -> NoReturn:
         """Not supported: the emulator rewrites whole runs, so it has no partial runs."""
         raise NotImplementedError("partial_run is not supported by the emulator; use run()")
 
-    def partial_run(self, handle: Any, fetches: Any, feed_dict: Any = None) -> Any:
+    def partial_run(self, handle: object, fetches: object, feed_dict: object = None) -> NoReturn:
         """Not supported: the emulator rewrites whole runs, so it has no partial runs."""
         raise NotImplementedError("partial_run is not supported by the emulator; use run()")
 
-    def list_devices(self) -> Any:
+    def list_devices(self) -> list[object]:
         """The devices of the CPU session that runs the emulation (no NPU is listed: there is none)."""
         return self._executor().session.list_devices()
 
     def run(
         self,
-        fetches: Any,
-        feed_dict: Any = None,
-        options: Any = None,
-        run_metadata: Any = None,
+        fetches: object,
+        feed_dict: Mapping[object, object] | None = None,
+        options: object = None,
+        run_metadata: RunMetadata | None = None,
         *,
         reference: bool | None = None,
-    ) -> Any:
+    ) -> Any:  # noqa: ANN401 - the fetched values mirror the fetches' structure, as TensorFlow's run
         """Run ``fetches`` like ``tf.compat.v1.Session.run``, with the plan's precisions.
 
         ``reference=True`` additionally runs a float32 reference of this step and records per-op drift.
@@ -253,6 +260,7 @@ class EmulatorSession(SessionInterface):
         weights = read_variables(ex.session, ex.private.graph) if want_ref else None  # before the step
         sources = data_sources(self._graph, executed) if want_ref else []
         run_options, meta = options, run_metadata
+        trace: RunMetadata | None = None  # this step's own trace, when it is profiled
         # Only the steps asked for are traced: not variable initialisers, not runs that miss fp/bp points,
         # and not the runs of helper threads (queue runners): TensorFlow allows one trace at a time.
         profiled = (
@@ -265,7 +273,7 @@ class EmulatorSession(SessionInterface):
             if options is not None:
                 run_options.CopyFrom(options)
             run_options.trace_level = self._tf.compat.v1.RunOptions.FULL_TRACE
-            meta = self._tf.compat.v1.RunMetadata()
+            meta = trace = self._tf.compat.v1.RunMetadata()
         keys, extra = watch_fetch_names(run, watch)
         if run.flags is not None:
             extra = [*extra, run.flags[0]]
@@ -289,11 +297,11 @@ class EmulatorSession(SessionInterface):
             else None
         )
         profile = None
-        if profiled:
-            strip_variant_names(meta, run.prefix)
+        if trace is not None:
+            strip_variant_names(trace, run.prefix)
             if run_metadata is not None:
-                run_metadata.CopyFrom(meta)
-            profile = _profile.collect(meta.step_stats, self._graph, plan, graph_step, marker=ROUND_MARKER)
+                run_metadata.CopyFrom(trace)
+            profile = _profile.collect(trace.step_stats, self._graph, plan, graph_step, marker=ROUND_MARKER)
         record = StepRecord(
             "step",
             ", ".join(names),
@@ -332,11 +340,13 @@ class EmulatorSession(SessionInterface):
             role = self._roles[key] = graph_role(plan, names)
         return replace(graph, role=role) if role else graph
 
-    def make_callable(self, fetches: Any, feed_list: Any = None, accept_options: bool = False) -> Callable[..., Any]:
+    def make_callable(
+        self, fetches: object, feed_list: Sequence[object] | None = None, accept_options: bool = False
+    ) -> Callable[..., Any]:
         """A callable running ``fetches`` through :meth:`run` (feeds positional, like TF's)."""
         feed_list = list(feed_list or [])
 
-        def call(*args: Any, **kwargs: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401 - what run returns for ``fetches``
             options = kwargs.pop("options", None) if accept_options else None
             run_metadata = kwargs.pop("run_metadata", None) if accept_options else None
             return self.run(fetches, dict(zip(feed_list, args)), options, run_metadata)
@@ -359,8 +369,8 @@ class EmulatorSession(SessionInterface):
         return self._copy.get((self._graph.version, self._planner.snapshot(), self._reduced(settings)))
 
     def _run_facts(
-        self, plan_key: tuple[Any, ...], plan: Any, names: list[str], fed: tuple[Any, ...]
-    ) -> tuple[Any, ...]:
+        self, plan_key: tuple[Hashable, ...], plan: Plan, names: list[str], fed: tuple[str, ...]
+    ) -> RunFacts:
         """(ops the run executes, does its plan round a tensor, the float outputs to flag) — cached."""
         key = (plan_key, fed)
         facts = self._facts.get(key)
@@ -378,12 +388,12 @@ class EmulatorSession(SessionInterface):
     def _run_graph(
         self,
         ex: Executor,
-        signature: tuple[Any, ...],
-        plan_key: tuple[Any, ...],
-        plan: Any,
+        signature: tuple[tuple[str, ...], tuple[str, ...]],
+        plan_key: tuple[Hashable, ...],
+        plan: Plan,
         executed: set[str],
-        observe: Any,
-        liveness: Any,
+        observe: Observe | None,
+        liveness: Liveness | None,
     ) -> RunGraph:
         """The run graph of this signature under this plan and observation (built once, then reused)."""
         key = (signature, plan_key[1:], observe)
@@ -395,13 +405,14 @@ class EmulatorSession(SessionInterface):
             ex.runs[key] = run
         return run
 
-    def _proto(self) -> Any:
+    def _proto(self) -> ConfigProto:
         """The inner session's ConfigProto: the real NpuOptimizer config (plain TF ignores the entry).
 
         ``allow_soft_placement`` is forced on, as the adapter's ``npu_config`` and ``npu_init`` Session
         wrapper do, so a script that pins ops to ``/gpu:0`` runs instead of failing to place them.
         """
         cfg = self.config
+        proto: ConfigProto
         if cfg is not None and hasattr(cfg, "to_config_proto"):
             proto = cfg.to_config_proto(self._base_proto) if self._base_proto is not None else cfg.to_config_proto()
         else:
@@ -417,7 +428,7 @@ class EmulatorSession(SessionInterface):
         self,
         plan: Plan,
         executed: set[str],
-        fed: tuple[Any, ...],
+        fed: tuple[str, ...],
         settings: RunSettings,
         dump_now: bool,
         want_ref: bool,
@@ -432,7 +443,7 @@ class EmulatorSession(SessionInterface):
             return []
         return watch_list(self._graph, plan, executed, fed, kinds, analyse(self._graph))
 
-    def _reference_values(self, step: ReferenceStep) -> dict[tuple[Any, ...], list[Any]]:
+    def _reference_values(self, step: ReferenceStep) -> WatchValues:
         """The float32 reference of this step's watched outputs, from the weights before the step.
 
         The step's data (what its iterators and queues handed out) is fed, so both read the same batch.
@@ -446,7 +457,7 @@ class EmulatorSession(SessionInterface):
         return values
 
 
-def _default_session_context(session: Any) -> Any:
+def _default_session_context(session: EmulatorSession) -> AbstractContextManager[object]:
     """TF's context manager that makes ``session`` the default one, wherever this TF version keeps it.
 
     TF 2.16+ has ``tensorflow.python.framework.stack.default_session``; TF 2.6.5 (the Ascend adapter's
@@ -456,4 +467,5 @@ def _default_session_context(session: Any) -> Any:
         from tensorflow.python.framework import stack
     except ImportError:
         from tensorflow.python.framework import ops as stack  # older TF (2.6.5): ops.default_session
-    return stack.default_session(session)
+    context: AbstractContextManager[object] = stack.default_session(session)
+    return context
