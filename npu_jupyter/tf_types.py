@@ -113,9 +113,21 @@ class Graph(Protocol):
     def version(self) -> int: ...
 
 
+class EagerContext(Protocol):
+    """TensorFlow's eager ``Context``: the function library traced functions are called from."""
+
+    def add_function_def(self, fdef: Any) -> None: ...  # a FunctionDef proto
+    def has_function(self, name: str) -> bool: ...
+    def remove_function(self, name: str) -> None: ...
+
+
 class AtomicFunction(Protocol):
     """TensorFlow's ``AtomicFunction`` (TF >= 2.14): one traced function, called by its name."""
 
+    @property
+    def _bound_context(self) -> EagerContext: ...
+    @property
+    def children(self) -> Sequence[AtomicFunction]: ...
     @property
     def definition(self) -> Any: ...  # FunctionDef proto
     @property
@@ -158,6 +170,7 @@ __all__ = [
     "AttrValue",
     "ConfigProto",
     "DType",
+    "EagerContext",
     "Graph",
     "GraphDef",
     "NodeDef",

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from npu_jupyter.runtime.function_labels import helper_kind, keras3_entry, label
 from npu_jupyter.runtime.function_tree import tree_plan
@@ -51,11 +51,15 @@ from npu_jupyter.runtime.run_settings import read_run_settings
 from npu_jupyter.runtime.step_record import StepRecord, add_time
 
 if TYPE_CHECKING:
-    from npu_jupyter.plan.model import OpDecision
-    from npu_jupyter.runtime.function_observe import Observation
+    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.plan.model import OpDecision, Plan
+    from npu_jupyter.runtime.function_observe import FunctionObserver, Observation
     from npu_jupyter.runtime.function_profile import CallProfiler
+    from npu_jupyter.runtime.function_reference import DriftLog, FunctionReference
+    from npu_jupyter.runtime.function_rewrite import RewrittenFunction, StoredRefs
     from npu_jupyter.runtime.profile import StepProfile
-    from npu_jupyter.tf_types import AtomicFunction
+    from npu_jupyter.runtime.rewrite import Rounding
+    from npu_jupyter.tf_types import AtomicFunction, EagerContext, Graph
 
 #: Said in every TF2 report: whose rule placed the ops, and what the prediction approximates.
 TF2_RULE_NOTE = (
@@ -96,10 +100,10 @@ class FunctionEmulation:
 
     def __init__(
         self,
-        config: Any,
+        config: NpuConfig | Mapping[str, object] | None,
         *,
         soc: str | None = None,
-        plan_fn: Callable[..., Any] | None = None,
+        plan_fn: Callable[..., Plan] | None = None,
         dump_budget_bytes: int | None = None,
         reference: bool = False,
     ) -> None:
@@ -112,23 +116,23 @@ class FunctionEmulation:
         self.soc = soc
         self._plan_fn = plan_fn
         self.reports: dict[str, RunReport] = {}
-        self._originals: dict[str, Any] = {}  # function name -> original FunctionDef
-        self._handled: dict[str, Any] = {}  # function name -> (RewrittenFunction or None, Plan or None)
-        self._context: Any = None
-        self._saved: Any = None
+        self._originals: dict[str, object] = {}  # function name -> original FunctionDef
+        self._handled: dict[str, tuple[RewrittenFunction | None, Plan | None]] = {}  # function name -> both
+        self._context: EagerContext | None = None
+        self._saved: Callable[..., Any] | None = None
         self.settings = read_run_settings(self.config)  # a bad dump_path fails here, before any call
         self._log = CallLog()
         self._findings = FunctionFindings(self.settings, dump_budget_bytes)
-        self._observers: dict[str, Any] = {}  # function name -> its FunctionObserver (observed ones)
+        self._observers: dict[str, FunctionObserver] = {}  # function name -> its observer (observed ones)
         self._trees: dict[str, list[str]] = {}  # top-level function -> the functions of its call tree
         self._xla_off: list[str] = []  # functions whose jit_compile mark the emulation removed
-        self._graphs: dict[str, Any] = {}  # function name -> its traced FuncGraph (profile facts)
+        self._graphs: dict[str, Graph] = {}  # function name -> its traced FuncGraph (profile facts)
         self._profiles = ProfileSink()
         self._facts: dict[str, tuple[dict[str, object], dict[str, list[list[int]]]]] = {}  # profile facts per tree
         # drift: a float32 shadow of each body, compared in the same call (function_reference)
         self.reference = reference
-        self._references: dict[str, Any] = {}  # function name -> its FunctionReference
-        self._drift_log: Any = None
+        self._references: dict[str, FunctionReference] = {}  # function name -> its float32 shadow
+        self._drift_log: DriftLog | None = None
 
     # ----------------------------------------------------------------------------- context manager
     def __enter__(self) -> FunctionEmulation:
@@ -138,7 +142,7 @@ class FunctionEmulation:
         emulation = self
         original = self._saved
 
-        def call_flat(function: Any, *args: Any, **kwargs: Any) -> Any:
+        def call_flat(function: AtomicFunction, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401 - TensorFlow's outputs
             from tensorflow.python.eager import context
 
             if not context.executing_eagerly():
@@ -172,7 +176,7 @@ class FunctionEmulation:
         for shadow in self._references.values():
             shadow.release()
 
-    def reconfigure(self, config: Any) -> None:
+    def reconfigure(self, config: NpuConfig) -> None:
         """Emulate under ``config`` from the next function on (the TF2 adapter read its options at open()).
 
         A script opens the NPU device (``npu_device.open().as_default()``) with the options it set, usually
@@ -186,7 +190,7 @@ class FunctionEmulation:
         self._findings = FunctionFindings(settings, self._findings.dump_budget)
 
     # ----------------------------------------------------------------------------- per function
-    def _prepare(self, function: Any) -> None:
+    def _prepare(self, function: AtomicFunction) -> None:
         """Plan and rewrite ``function`` and everything it calls, once per emulation."""
         key = _name(function)
         if key in self.reports:
@@ -215,7 +219,7 @@ class FunctionEmulation:
         # main is None when no function had a plannable graph; RunReport.plan is typed Plan (report.py)
         report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)  # type: ignore[arg-type]
         report.emulation = emulation
-        report.extra["rounded_tensors"] = sum(len(self._handled[n][0].roundings) for n in _rewritten(self, tree))
+        report.extra["rounded_tensors"] = sum(len(rewritten.roundings) for _, rewritten in rewrites)
         report.extra["notes"] = [TF2_RULE_NOTE]
         if keras3_entry():
             report.extra["notes"].insert(0, KERAS3_NOTE)
@@ -242,7 +246,7 @@ class FunctionEmulation:
         self._trees[key] = [_name(m) for m in tree]
         self.reports[key] = report
 
-    def _planned(self, function: Any) -> tuple[Any, list[Any]]:
+    def _planned(self, function: AtomicFunction) -> tuple[Plan | None, list[Rounding]]:
         """(Plan or None, the float32 tensors it rounds) of one function, planned once per emulation."""
         from npu_jupyter.runtime.rewrite import roundings
 
@@ -257,8 +261,14 @@ class FunctionEmulation:
         return plan, roundings(plan, graph)
 
     def _rewrite(
-        self, function: Any, plan: Any, rounded: list[Any], flags: bool, observing: bool, drop_xla: bool
-    ) -> Any:
+        self,
+        function: AtomicFunction,
+        plan: Plan | None,
+        rounded: list[Rounding],
+        flags: bool,
+        observing: bool,
+        drop_xla: bool,
+    ) -> RewrittenFunction | None:
         """The RewrittenFunction of one function (None without a plan); registers it when it changed.
 
         ``drop_xla``: the call tree rounds or observes something, so ``jit_compile`` is turned off in
@@ -275,7 +285,7 @@ class FunctionEmulation:
             return None
         definition = function.definition
         keys = {(r.op, r.kind, r.slot) for r in rounded}
-        observer: Any = None
+        observer: FunctionObserver | None = None
         if observing:
             observer = FunctionObserver(name, plan, function.graph, keys, self.settings, flags, self._log)
         # the hook also makes calls into observed callees control returns, so it runs without own watches
@@ -292,7 +302,7 @@ class FunctionEmulation:
         self._handled[name] = (rewritten, plan)
         return rewritten
 
-    def _plan(self, graph: Any) -> Any:
+    def _plan(self, graph: Graph) -> Plan:
         plan_fn = self._plan_fn
         if plan_fn is None:
             from npu_jupyter.plan.planner import plan as default_plan
@@ -300,7 +310,7 @@ class FunctionEmulation:
             return default_plan(graph, self.config, soc=self.soc, adapter="tf2")
         return plan_fn(graph, self.config, soc=self.soc)
 
-    def _begin(self, function: Any) -> bool:
+    def _begin(self, function: AtomicFunction) -> bool:
         """A call starts: open its observation log; True when ``dump_step`` selects it (and it fits)."""
         report = self.reports[_name(function)]
         dumped = self._findings.dump_now(report, _name(function), report.steps)
@@ -345,7 +355,9 @@ class FunctionEmulation:
             self._add_profile(report, key, record.profile)
 
     # ----------------------------------------------------------------------------- drift: float32 shadow
-    def _shadow(self, name: str, definition: Any, graph: Any, keys: set[tuple[str, str, int]]) -> Any:
+    def _shadow(
+        self, name: str, definition: object, graph: Graph, keys: set[tuple[str, str, int]]
+    ) -> Callable[[object, StoredRefs], None] | None:
         """The hook adding ``name``'s float32 shadow and drift nodes (None when drift is off)."""
         if not self.reference:
             return None
@@ -368,7 +380,7 @@ class FunctionEmulation:
             report.extra["notes"].append(DRIFT_NOTE)
 
     # ----------------------------------------------------------------------------- profiling
-    def _profiler(self, function: Any) -> Any:
+    def _profiler(self, function: AtomicFunction) -> CallProfiler | contextlib.nullcontext[None]:
         """A :class:`CallProfiler` for this call when profiling is on (and fp/bp points allow), else a no-op."""
         from npu_jupyter.runtime import profile as _profile
         from npu_jupyter.runtime.function_profile import CallProfiler
@@ -448,12 +460,12 @@ class FunctionEmulation:
         return out
 
 
-def _name(function: Any) -> str:
+def _name(function: AtomicFunction) -> str:
     name = function.name
     return name.decode() if isinstance(name, bytes) else str(name)
 
 
-def _descendants(function: Any) -> list[Any]:
+def _descendants(function: AtomicFunction) -> list[AtomicFunction]:
     """Every function ``function`` calls, transitively, each once."""
     seen: dict[str, Any] = {}
     stack = list(getattr(function, "children", []) or [])
@@ -466,12 +478,7 @@ def _descendants(function: Any) -> list[Any]:
     return list(seen.values())
 
 
-def _rewritten(emulation: FunctionEmulation, tree: list[Any]) -> list[str]:
-    """Names of the functions of ``tree`` the emulation rewrote (they have roundings to count)."""
-    return [n for n in (_name(m) for m in tree) if emulation._handled.get(n, (None, None))[0] is not None]
-
-
-def _register(context: Any, name: str, definition: Any) -> None:
+def _register(context: EagerContext | None, name: str, definition: object) -> None:
     """Put ``definition`` in ``context``'s library under ``name`` (replacing what is there)."""
     if context is None:
         return
