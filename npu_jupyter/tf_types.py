@@ -10,7 +10,12 @@ members in alphabetical order), rather than widening a signature to ``Any``.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from typing import Protocol  # novermin (never imported at run time)
+else:
+    Protocol = object  # Python 3.7 has no typing.Protocol; only mypy reads these classes
 
 
 class DType(Protocol):

@@ -77,8 +77,8 @@ if TYPE_CHECKING:
     from npu_jupyter.runtime.watch import Watch
     from npu_jupyter.tf_types import ConfigProto, Graph, GraphDef, RunMetadata
 
-#: What a run signature executes under a plan: (executed ops, does the plan round one, tensors to flag).
-RunFacts = tuple[set[str], bool, list[str]]
+    #: What a run signature executes under a plan: (executed ops, does the plan round one, tensors to flag).
+    RunFacts = tuple[set[str], bool, list[str]]
 
 # Per-session caches (run facts per fetch set) are dropped whole past this many entries.
 _CACHE_LIMIT = 256

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from npu_jupyter.runtime.function_profile import CallProfiler
     from npu_jupyter.runtime.function_reference import DriftLog, FunctionReference
     from npu_jupyter.runtime.function_rewrite import RewrittenFunction, StoredRefs
-    from npu_jupyter.runtime.profile import StepProfile
+    from npu_jupyter.runtime.profile import GraphFacts, StepProfile
     from npu_jupyter.runtime.rewrite import Rounding
     from npu_jupyter.tf_types import AtomicFunction, EagerContext, Graph
 
@@ -128,7 +128,7 @@ class FunctionEmulation:
         self._xla_off: list[str] = []  # functions whose jit_compile mark the emulation removed
         self._graphs: dict[str, Graph] = {}  # function name -> its traced FuncGraph (profile facts)
         self._profiles = ProfileSink()
-        self._facts: dict[str, tuple[dict[str, object], dict[str, list[list[int]]]]] = {}  # profile facts per tree
+        self._facts: dict[str, tuple[GraphFacts, dict[str, list[list[int]]]]] = {}  # profile facts per tree
         # drift: a float32 shadow of each body, compared in the same call (function_reference)
         self.reference = reference
         self._references: dict[str, FunctionReference] = {}  # function name -> its float32 shadow
@@ -414,7 +414,7 @@ class FunctionEmulation:
                 decisions.setdefault(name, decision)
         return call_profile(profiler.events, decisions, report.steps, self._tree_facts(key)[1])
 
-    def _tree_facts(self, key: str) -> tuple[dict[str, object], dict[str, list[list[int]]]]:
+    def _tree_facts(self, key: str) -> tuple[GraphFacts, dict[str, list[list[int]]]]:
         """Op facts and traced output shapes of ``key``'s call tree (:func:`.function_profile.tree_facts`).
 
         Read once per function: a traced graph does not change after tracing.

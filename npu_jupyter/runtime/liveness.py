@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from npu_jupyter.tf_types import Graph, Operation, Tensor
 
-#: A branch a tensor needs to be live: (the Switch's predicate tensor name, the output index taken).
-Branch = tuple[str, int]
+    #: A branch a tensor needs to be live: (the Switch's predicate tensor name, the output index taken).
+    Branch = tuple[str, int]
 
 _ENTER = frozenset({"Enter", "RefEnter"})
 _EXIT = frozenset({"Exit", "RefExit"})

@@ -226,7 +226,7 @@ class ProfileSink:
         out_dir: str,
         *,
         graph: Graph | None = None,
-        facts: dict[str, object] | None = None,
+        facts: _profile.GraphFacts | None = None,
     ) -> None:
         """Write ``prof``'s trace and op summary under ``out_dir`` (facts read from ``graph`` unless given)."""
         if self._writer is None:

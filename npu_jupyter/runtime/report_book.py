@@ -8,7 +8,7 @@ the last run overall until that thread runs. Every run's report is in ``reports`
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from npu_jupyter.runtime.fetch_map import fetch_values
 from npu_jupyter.runtime.report import RunReport
@@ -17,6 +17,7 @@ from npu_jupyter.runtime.step_record import StepRecord, add_time
 
 if TYPE_CHECKING:
     from npu_jupyter.runtime.run_graph import RunGraph
+    from npu_jupyter.tf_types import Graph
 
 _KEEP = 1000
 
@@ -24,7 +25,7 @@ _KEEP = 1000
 class ReportBook:
     """Starts, folds and remembers the RunReports of one session."""
 
-    def __init__(self, graph: Any) -> None:
+    def __init__(self, graph: Graph) -> None:
         self._graph = graph
         self._owner_thread = threading.get_ident()
         self._owner_last: RunReport | None = None

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Hashable, cast
 
 from npu_jupyter.runtime.dump_format import DumpGraph
 from npu_jupyter.runtime.rewrite import Rounding, emulation_of, insert_casts, roundings
@@ -31,12 +31,12 @@ if TYPE_CHECKING:
     from npu_jupyter.runtime.liveness import Liveness
     from npu_jupyter.tf_types import Graph, Operation, Tensor
 
-#: A watched tensor: (op, "output" | "input", slot).
-WatchKey = tuple[str, str, int]
-#: A GraphDef protobuf being built or copied (its mutating API is protobuf's own, not typed here).
-GraphDefProto = Any
-#: What ``import_graph_def`` maps a copied input to: a shared tensor, or an op for a control input.
-Mapped = Union["Tensor", "Operation"]
+    #: A watched tensor: (op, "output" | "input", slot).
+    WatchKey = tuple[str, str, int]
+    #: A GraphDef protobuf being built or copied (its mutating API is protobuf's own, not typed here).
+    GraphDefProto = Any
+    #: What ``import_graph_def`` maps a copied input to: a shared tensor, or an op for a control input.
+    Mapped = Tensor | Operation
 
 VARIANT_PREFIX = "npu_emu_run"
 _FEED_TYPES = frozenset({"Placeholder", "PlaceholderWithDefault", "PlaceholderV2"})

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Hashable
+from typing import TYPE_CHECKING, Callable
 
 from npu_jupyter.runtime.rewrite import PrivateGraph, build_private_graph
 from npu_jupyter.runtime.run_graph import RunGraph, extend_copy
 from npu_jupyter.runtime.variables import read_variables, write_variables
 
 if TYPE_CHECKING:
+    from typing import Hashable
+
     from npu_jupyter.tf_types import ConfigProto, Graph, GraphDef, Session
 
-#: (graph version, config snapshot, reduced phase): what the copy and its plans are made for.
-CopyKey = tuple[int, Hashable, bool]
+    #: (graph version, config snapshot, reduced phase): what the copy and its plans are made for.
+    CopyKey = tuple[int, Hashable, bool]
 
 
 @dataclass

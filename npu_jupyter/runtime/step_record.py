@@ -13,14 +13,15 @@ run graph (one run signature) counts its steps, a traced function counts its cal
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import TYPE_CHECKING, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
 from npu_jupyter.runtime.profile import CPU_TIME
 
 if TYPE_CHECKING:
+    from typing import Literal  # novermin (never imported at run time)
+
     from npu_jupyter.plan.model import Plan
     from npu_jupyter.runtime.dump_format import DumpGraph
     from npu_jupyter.runtime.function_observe import Observation
@@ -28,12 +29,12 @@ if TYPE_CHECKING:
     from npu_jupyter.runtime.report import RunReport
     from npu_jupyter.runtime.watch import Watch
 
-#: A session step of a run graph, or a call of a traced function.
-StepKind = Literal["step", "call"]
-#: A watched tensor: (op, "output" | "input", slot).
-WatchKey = tuple[str, str, int]
-#: Watch key -> its values in one step (one per live loop iteration; empty when the tensor was dead).
-WatchValues = Mapping[WatchKey, Sequence[np.ndarray]]
+    #: A session step of a run graph, or a call of a traced function.
+    StepKind = Literal["step", "call"]
+    #: A watched tensor: (op, "output" | "input", slot).
+    WatchKey = tuple[str, str, int]
+    #: Watch key -> its values in one step (one per live loop iteration; empty when the tensor was dead).
+    WatchValues = Mapping[WatchKey, Sequence[np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -68,10 +69,14 @@ class StepRecord:
     observations: tuple[Observation, ...] = ()  # what a function call's observer nodes handed over
     profile: StepProfile | None = None  # per-op CPU times, when this step was profiled
 
-    @cached_property
+    @property
     def non_finite_outputs(self) -> tuple[int, ...]:
         """Indices of the outputs holding inf/NaN (float values only; computed once per record)."""
-        return non_finite_indices(self.outputs)
+        found: tuple[int, ...] | None = self.__dict__.get("_non_finite")
+        if found is None:
+            found = non_finite_indices(self.outputs)
+            object.__setattr__(self, "_non_finite", found)  # a cache, not a field: the record stays frozen
+        return found
 
 
 def has_inf_nan(array: np.ndarray) -> bool:

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from npu_jupyter.runtime.run_graph import RunGraph
     from npu_jupyter.tf_types import Graph, Tensor
 
-#: How a "fetch" or "guard" watch's value comes back from the session: ("fetch" | "guard", op, kind, slot).
-FetchKey = tuple[str, str, str, int]
+    #: How a "fetch" or "guard" watch's value comes back from the session: ("fetch" | "guard", op, kind, slot).
+    FetchKey = tuple[str, str, str, int]
 
 _UNFETCHABLE = frozenset({"resource", "variant", "string"})
 STATE_TYPES = frozenset({"VariableV2", "Variable", "VarHandleOp"})
