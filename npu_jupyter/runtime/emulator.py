@@ -314,7 +314,7 @@ class EmulatorSession(SessionInterface):
             watched=StepValues(tuple(watch), values, ref_values, self._last_ref_ms if ref_values is not None else None),
             profile=profile,
         )
-        report = self._book.record(record, tuple(names), step, results, names, run)
+        report = self._book.record(record, step, names, run)
         if "fed_shapes" not in report.extra:  # the cost model's batch: what the report's first run fed
             report.extra["fed_shapes"] = feed_shapes(feed_dict)
             report.extra["estimate_later"] = functools.partial(estimate_slots, report, self._graph, self._estimates)

@@ -41,37 +41,22 @@ class ReportBook:
         """The last report of the session owner's thread, else of any thread (None before a run)."""
         return self._owner_last if self._owner_last is not None else self._last_any
 
-    def record(
-        self,
-        record: StepRecord,
-        fetch_key: tuple[str, ...],
-        step: int,
-        results: object,
-        names: list[str],
-        run: RunGraph,
-    ) -> RunReport:
+    def record(self, record: StepRecord, step: int, names: list[str], run: RunGraph) -> RunReport:
         """Start a report, or fold this step into the last one when the fetches and plan are the same.
 
-        ``step`` is the session-wide run count (``first_step``/``last_step``); the time is the record's.
+        ``names`` are the run's fetches (user names, flattening order) and ``step`` its session-wide run
+        count (``first_step``/``last_step``); the time and the fetched values are the record's.
         """
-        report = self._fold_or_start(record, fetch_key, step, results, names, run)
+        report = self._fold_or_start(record, step, names, run)
         add_time(report, record)
         self._last_any = report
         if threading.get_ident() == self._owner_thread:
             self._owner_last = report
         return report
 
-    def _fold_or_start(
-        self,
-        record: StepRecord,
-        fetch_key: tuple[str, ...],
-        step: int,
-        results: object,
-        names: list[str],
-        run: RunGraph,
-    ) -> RunReport:
+    def _fold_or_start(self, record: StepRecord, step: int, names: list[str], run: RunGraph) -> RunReport:
         """The last run's report when the fetches and plan are the same, else a new one (0 steps so far)."""
-        plan = record.plan
+        plan, fetch_key, results = record.plan, tuple(names), list(record.outputs)
         last = self._last_any
         if last is not None and last.plan is plan and last.extra.get("_fetch_key") == fetch_key:
             last.extra["last_step"] = step
