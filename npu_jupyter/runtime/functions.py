@@ -327,6 +327,8 @@ class FunctionEmulation:
         profiler: CallProfiler | contextlib.nullcontext[None],
     ) -> StepRecord:
         """The record of the call that just ran: the function, its call index, time, outputs, observations."""
+        from npu_jupyter.runtime.function_profile import CallProfiler
+
         key = _name(function)
         report = self.reports[key]
         return StepRecord(
@@ -338,7 +340,8 @@ class FunctionEmulation:
             tuple(result) if isinstance(result, (list, tuple)) else (result,),
             dump_now=dumped,
             observations=tuple(observations),
-            profile=self._call_profile(report, key, profiler),
+            profile=self._call_profile(key, profiler, report.steps),
+            unprofiled=profiler.error if isinstance(profiler, CallProfiler) else None,
         )
 
     def _record(self, record: StepRecord) -> None:
@@ -351,6 +354,10 @@ class FunctionEmulation:
             self._findings.after_call(report, record, observers)
         if self.reference:
             self._record_drift(report, key)
+        if record.unprofiled is not None:
+            note = f"profiling: {record.unprofiled}; this call ran unprofiled"
+            if note not in report.warnings:
+                report.warnings.append(note)
         if record.profile is not None:
             self._add_profile(report, key, record.profile)
 
@@ -396,23 +403,18 @@ class FunctionEmulation:
         return CallProfiler()
 
     def _call_profile(
-        self, report: RunReport, key: str, profiler: CallProfiler | contextlib.nullcontext[None]
+        self, key: str, profiler: CallProfiler | contextlib.nullcontext[None], step: int
     ) -> StepProfile | None:
-        """The call's per-op CPU times, when it was profiled (a profiler that failed says why)."""
+        """The per-op CPU times of call ``step``, when it was profiled (None when the profiler failed)."""
         from npu_jupyter.runtime.function_profile import CallProfiler, call_profile
 
-        if not isinstance(profiler, CallProfiler):
-            return None
-        if profiler.error is not None:
-            note = f"profiling: {profiler.error}; this call ran unprofiled"
-            if note not in report.warnings:
-                report.warnings.append(note)
+        if not isinstance(profiler, CallProfiler) or profiler.error is not None:
             return None
         decisions: dict[str, OpDecision] = {}
         for plan in self._tree_plans(key):
             for name, decision in plan.ops.items():
                 decisions.setdefault(name, decision)
-        return call_profile(profiler.events, decisions, report.steps, self._tree_facts(key)[1])
+        return call_profile(profiler.events, decisions, step, self._tree_facts(key)[1])
 
     def _tree_facts(self, key: str) -> tuple[GraphFacts, dict[str, list[list[int]]]]:
         """Op facts and traced output shapes of ``key``'s call tree (:func:`.function_profile.tree_facts`).

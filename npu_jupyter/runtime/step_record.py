@@ -68,6 +68,7 @@ class StepRecord:
     watched: StepValues | None = None  # a session step's watched tensors
     observations: tuple[Observation, ...] = ()  # what a function call's observer nodes handed over
     profile: StepProfile | None = None  # per-op CPU times, when this step was profiled
+    unprofiled: str | None = None  # why a step that was to be profiled was not (another profiler ran)
 
     @property
     def non_finite_outputs(self) -> tuple[int, ...]:
