@@ -122,3 +122,29 @@ def test_the_record_is_frozen():
     record = StepRecord("step", "y:0", 0, None, 1.0)
     with pytest.raises(AttributeError):
         record.wall_ms = 2.0  # type: ignore[misc]
+
+
+@needs_functions
+def test_a_call_that_could_not_be_profiled_says_why_once_from_its_record(tf, monkeypatch, tmp_path):
+    import json
+
+    from npu_jupyter.runtime import function_profile
+
+    monkeypatch.setattr(function_profile, "xplane_module", lambda: None)  # as on a TensorFlow without XSpace
+    seen = _spy(monkeypatch, functions)
+    config = {"profiling_mode": True, "profiling_options": json.dumps({"output": str(tmp_path)})}
+
+    @tf.function
+    def double(x):
+        return x * 2.0
+
+    with functions.FunctionEmulation(config) as emulation:
+        for _ in range(2):
+            double(tf.constant([1.0]))
+    (report,) = emulation.reports.values()
+    assert [r.unprofiled for r in seen] == ["this TensorFlow has no XSpace protobuf module to read profiles from"] * 2
+    assert all(r.profile is None for r in seen) and not report.op_times_us
+    notes = [w for w in report.warnings if w.startswith("profiling:")]
+    assert notes == [
+        "profiling: this TensorFlow has no XSpace protobuf module to read profiles from; this call ran unprofiled"
+    ]
