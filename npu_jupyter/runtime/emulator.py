@@ -13,8 +13,9 @@ How a step runs
    ops pinned to ``/gpu:0`` run). A run whose plan rounds a float32 tensor runs a *variant* of its ops
    added beside the copy with that plan's storage rounding (:mod:`.run_graph`); variables, iterators and
    queues stay shared, so everything lives in one session. When the copy must be rebuilt (the user added
-   ops, the config changed), initialized variables are carried over (:mod:`.variables`).
-3. Around the step, the observers (:mod:`.observers`) dump, detect overflow, profile and compare with a
+   ops, the config changed), initialized variables are carried over (:mod:`.session_copy`).
+3. Around the step, the observers (:mod:`.observers`, reading the step's
+   :class:`~npu_jupyter.runtime.step_record.StepRecord`) dump, detect overflow, profile and compare with a
    float32 reference as the config asks; tensors that may be dead or that run inside loop frames are
    read through guards and per-iteration captures (:mod:`.observe_nodes`). A run whose plan lowers
    precision also checks every float output for inf/NaN, so a non-finite fetch is reported with the
