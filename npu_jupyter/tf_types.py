@@ -10,7 +10,7 @@ members in alphabetical order), rather than widening a signature to ``Any``.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, MutableMapping, Sequence
 
 if TYPE_CHECKING:
     from typing import Protocol  # novermin (never imported at run time)
@@ -64,6 +64,10 @@ class Tensor(Protocol):
 
 class AttrValue(Protocol):
     """``AttrValue`` proto: one attribute of a NodeDef (which field is set depends on its kind)."""
+
+    b: bool
+    i: int
+    s: bytes
 
     def HasField(self, name: str) -> bool: ...  # noqa: N802 - the protobuf method's name
     def WhichOneof(self, name: str) -> str | None: ...  # noqa: N802 - the protobuf method's name
@@ -176,10 +180,18 @@ class Session(Protocol):
     ) -> Any: ...
 
 
+class CustomGraphOptimizer(Protocol):
+    """``RewriterConfig.CustomGraphOptimizer`` proto: a named custom optimizer and its parameter_map."""
+
+    name: str
+    parameter_map: MutableMapping[str, AttrValue]
+
+
 class ConfigProto(Protocol):
     """``tf.compat.v1.ConfigProto``: the session config the adapter reads its NpuOptimizer from."""
 
     allow_soft_placement: bool
+    log_device_placement: bool
 
     def CopyFrom(self, other: ConfigProto) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
@@ -191,6 +203,7 @@ __all__ = [
     "AtomicFunction",
     "AttrValue",
     "ConfigProto",
+    "CustomGraphOptimizer",
     "DType",
     "EagerContext",
     "Graph",

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable
 
 from npu_jupyter.runtime.function_labels import helper_kind, keras3_entry, label
 from npu_jupyter.runtime.function_tree import tree_plan
@@ -51,7 +51,7 @@ from npu_jupyter.runtime.run_settings import read_run_settings
 from npu_jupyter.runtime.step_record import StepRecord, add_time
 
 if TYPE_CHECKING:
-    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.options.config import ConfigSource
     from npu_jupyter.plan.model import OpDecision, Plan
     from npu_jupyter.runtime.function_observe import FunctionObserver, Observation
     from npu_jupyter.runtime.function_profile import CallProfiler
@@ -100,19 +100,18 @@ class FunctionEmulation:
 
     def __init__(
         self,
-        config: NpuConfig | Mapping[str, object] | None,
+        config: ConfigSource,
         *,
         soc: str | None = None,
         plan_fn: Callable[..., Plan] | None = None,
         dump_budget_bytes: int | None = None,
         reference: bool = False,
     ) -> None:
-        from npu_jupyter.options.config import NpuConfig
+        from npu_jupyter.options.config import as_snapshot
         from npu_jupyter.runtime.function_findings import FunctionFindings
         from npu_jupyter.runtime.function_observe import CallLog
 
-        base = config if isinstance(config, NpuConfig) else NpuConfig(config or {})
-        self.config = base  # npu_device has no mix_compile_mode: its own rule mixes when needed
+        self.config = as_snapshot(config)  # npu_device has no mix_compile_mode: its own rule mixes when needed
         self.soc = soc
         self._plan_fn = plan_fn
         self.reports: dict[str, RunReport] = {}
@@ -176,17 +175,19 @@ class FunctionEmulation:
         for shadow in self._references.values():
             shadow.release()
 
-    def reconfigure(self, config: NpuConfig) -> None:
+    def reconfigure(self, config: ConfigSource) -> None:
         """Emulate under ``config`` from the next function on (the TF2 adapter read its options at open()).
 
         A script opens the NPU device (``npu_device.open().as_default()``) with the options it set, usually
         before it traces anything; functions planned before keep their plans. Raises like ``__init__``
         (a bad dump_path) and then changes nothing.
         """
+        from npu_jupyter.options.config import as_snapshot
         from npu_jupyter.runtime.function_findings import FunctionFindings
 
-        settings = read_run_settings(config)
-        self.config, self.settings = config, settings
+        snapshot = as_snapshot(config)
+        settings = read_run_settings(snapshot)
+        self.config, self.settings = snapshot, settings
         self._findings = FunctionFindings(settings, self._findings.dump_budget)
 
     # ----------------------------------------------------------------------------- per function
