@@ -148,3 +148,21 @@ def test_a_call_that_could_not_be_profiled_says_why_once_from_its_record(tf, mon
     assert notes == [
         "profiling: this TensorFlow has no XSpace protobuf module to read profiles from; this call ran unprofiled"
     ]
+
+
+def test_the_ascend_backend_times_its_runs_by_the_same_rule(tf, monkeypatch):
+    from npu_jupyter.runtime import ascend
+
+    seen = _spy(monkeypatch, ascend)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        y = tf.multiply(x, 2.0, name="y")
+    config = NpuConfig()
+    with ascend.AscendSession(config, graph=g, config=config.to_config_proto()) as sess:
+        for _ in range(3):
+            sess.run(y, {x: [1.0, 2.0]})
+        report = sess.last_report
+    assert [(r.kind, r.name, r.index) for r in seen] == [("step", "y:0", 0), ("step", "y:0", 1), ("step", "y:0", 2)]
+    assert report.steps == 3 and report.extra["total_wall_ms"] == pytest.approx(sum(r.wall_ms for r in seen))
+    assert report.wall_ms == pytest.approx(report.extra["total_wall_ms"] / 3)
