@@ -126,7 +126,7 @@ export class GraphView {
     this.applyZoom();
   }
 
-  /** The scale the drawing is shown at (while fitted to the width: the width's share of the natural size). */
+  /** The scale the drawing is shown at (while fitted to the width: its share of the natural size, within the readable floor). */
   get zoomLevel(): number {
     return this.fitWidth ? firstScale(this.placed.width, this.node.clientWidth) : this.zoom;
   }
