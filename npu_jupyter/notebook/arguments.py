@@ -8,6 +8,7 @@ applied and all problems are reported together, so a line is either applied whol
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import shlex
 import textwrap
@@ -22,6 +23,14 @@ def split(line: str, usage: str) -> list[str]:
         return shlex.split(line)
     except ValueError as err:
         raise UsageError(f"cannot read {line!r}: {err}.\n{usage}") from None
+
+
+def one_line_usage(parser: argparse.ArgumentParser) -> str:
+    """``%npu save PATH``: a parser's usage without its prefix (argparse's ``usage:``, IPython's ``::``).
+
+    Joined onto one line, so a narrow terminal (argparse wraps at ``COLUMNS``) does not change it.
+    """
+    return " ".join(parser.format_usage().split()[1:])
 
 
 def parse_assignments(tokens: list[str], usage: str, outcome: str = "nothing was changed") -> dict[str, Any]:

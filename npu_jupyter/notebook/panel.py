@@ -22,11 +22,7 @@ from typing import Any
 
 import ipywidgets as widgets
 from ipywidgets.widgets.widget_description import DescriptionStyle
-
-try:  # ipywidgets 8 gives text and HTML widgets styles of their own
-    from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
-except ImportError:  # ipywidgets 7: they take the description style
-    HTMLStyle = TextStyle = DescriptionStyle
+from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.catalogue import OptionSpec
@@ -225,7 +221,7 @@ class _Control:
             default = "" if spec.default is None else f" — default {spec.default!r}"
             options = [_UNSET_LABEL + default] + [str(c) for c in self._choices]
             self.widget: widgets.Widget = widgets.Dropdown(
-                options=options, description=label, style=looks["choice_style"], layout=layout, **{_TOOLTIP: tooltip}
+                options=options, description=label, style=looks["choice_style"], layout=layout, tooltip=tooltip
             )
             self.widget.observe(self._on_widget, names="index")
         else:
@@ -236,7 +232,7 @@ class _Control:
                 continuous_update=False,
                 style=looks["text_style"],
                 layout=layout,
-                **{_TOOLTIP: tooltip},
+                tooltip=tooltip,
             )
             self.widget.observe(self._on_widget, names="value")
         self._message = widgets.HTML(layout=looks["plain"], style=looks["html_style"])
@@ -321,10 +317,6 @@ def _status_text(spec: OptionSpec) -> str:
     if spec.ignored:
         return "Ignored: today's adapter does not read this option (kept so old configs load)."
     return ""
-
-
-#: The hover-text keyword: ``tooltip`` since ipywidgets 8, ``description_tooltip`` in 7.
-_TOOLTIP = "tooltip" if int(widgets.__version__.split(".")[0]) >= 8 else "description_tooltip"
 
 
 def _tooltip(spec: OptionSpec) -> str:

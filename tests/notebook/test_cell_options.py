@@ -1,4 +1,8 @@
-"""%%npu flags -> per-cell overrides, and the layering of session config, user entries and flags."""
+"""%%npu flags -> per-cell overrides, and the layering of session config, user entries and flags.
+
+The flags are parsed by the real ``%%npu`` parser: the one IPython builds from the cell magic's
+``@argument`` decorators (``magics.CELL_PARSER``).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,15 @@ import json
 import pytest
 from IPython.core.error import UsageError
 
-from npu_jupyter.notebook.cell_options import merged, parse_cell_line, with_exclusions
+from npu_jupyter.notebook.cell_options import merged, with_exclusions
+from npu_jupyter.notebook.magics import CELL_PARSER, NpuMagics
 from npu_jupyter.options.config import NpuConfig
+
+
+def parse_cell_line(line, base):
+    """(overrides, quiet) of a ``%%npu`` line, as the magic parses it."""
+    flags = CELL_PARSER.parse(line, base)
+    return flags.overrides, flags.quiet
 
 
 def test_flags_become_option_values():
@@ -85,16 +96,22 @@ def test_an_abbreviated_flag_argparse_accepts_is_not_called_unknown():
     assert overrides["precision_mode"] == "force_fp16"
 
 
-def test_the_usage_and_flag_help_are_generated_from_the_one_table():
-    from npu_jupyter.notebook.cell_options import CELL_FLAGS, CELL_PARSER, CELL_USAGE, _flag_names, flag_usage
+def test_the_usage_and_flag_help_come_from_the_cell_magics_decorators():
+    help_text = NpuMagics.npu_cell.__doc__  # what %%npu? shows: IPython's magic_arguments help
+    assert CELL_PARSER.parser is NpuMagics.npu_cell.parser
+    for name in CELL_PARSER.names():
+        assert name in CELL_PARSER.usage and name in help_text and CELL_PARSER.flag_usage(name) in CELL_PARSER.usage
+        assert CELL_PARSER.flag_help(name).split()[0] in help_text
+    assert CELL_PARSER.usage.startswith("%%npu [--mix] [--no-mix] [--precision MODE]")
+    assert "--verbose" in CELL_PARSER.names()
+    assert CELL_PARSER.flag_usage("--profile") == "--profile [DIR]" and CELL_PARSER.flag_usage("--dump") == "--dump DIR"
 
-    help_text = CELL_PARSER.format_help()
-    for name, options in CELL_FLAGS:
-        assert name in CELL_USAGE and name in help_text and flag_usage(name) in CELL_USAGE
-        assert options["help"].split()[0] in help_text
-    assert CELL_USAGE.startswith("%%npu ")
-    assert "--verbose" in _flag_names()
-    assert flag_usage("--profile") == "--profile [DIR]" and flag_usage("--dump") == "--dump DIR"
+
+def test_a_function_without_magic_arguments_is_refused():
+    from npu_jupyter.notebook.cell_options import CellParser
+
+    with pytest.raises(TypeError, match="not decorated with @magic_arguments"):
+        CellParser(lambda line, cell: None)
 
 
 def test_layers_apply_lowest_first_without_touching_the_base():
@@ -120,10 +137,8 @@ def test_unknown_precision_lists_both_value_sets_wrapped_between_values():
 
 
 def test_reference_is_a_cell_switch_not_an_option():
-    from npu_jupyter.notebook.cell_options import CELL_FLAGS, CELL_USAGE, parse_cell_flags
-
-    flags = parse_cell_flags("--precision force_fp16 --reference", NpuConfig())
+    flags = CELL_PARSER.parse("--precision force_fp16 --reference", NpuConfig())
     assert flags.reference is True
     assert flags.overrides == {"precision_mode": "force_fp16", "precision_mode_v2": None}
-    assert parse_cell_flags("--precision force_fp16", NpuConfig()).reference is False
-    assert "--reference" in CELL_USAGE and "float32 reference" in dict(CELL_FLAGS)["--reference"]["help"]
+    assert CELL_PARSER.parse("--precision force_fp16", NpuConfig()).reference is False
+    assert "--reference" in CELL_PARSER.usage and "float32 reference" in CELL_PARSER.flag_help("--reference")
