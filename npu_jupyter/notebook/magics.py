@@ -70,7 +70,7 @@ class NpuMagics(Magics):
         "imports, else the CPU emulator.",
     ).tag(config=True)
 
-    def __init__(self, shell: InteractiveShell | None = None) -> None:
+    def __init__(self, shell: InteractiveShell) -> None:
         super().__init__(shell=shell)  # with the shell as parent: c.NpuMagics.* of ipython_config.py apply
         from npu_jupyter.notebook.quiet import QuietStartup
 
@@ -104,7 +104,7 @@ class NpuMagics(Magics):
             name = "help"
         parser = subcommands.parser(name)
         if any(token in subcommands.HELP_WORDS for token in rest):
-            print(parser.format_help())
+            print(parser.format_help(), end="")
             return None
         handler = getattr(self, f"_cmd_{name}")
         return handler(parser.parse(rest))
@@ -199,7 +199,7 @@ class NpuMagics(Magics):
             print(manual.options_help())
             return None
         if args.topic:
-            print(subcommands.parser(args.topic).format_help())
+            print(subcommands.parser(args.topic).format_help(), end="")
             return None
         return the_manual()
 
@@ -260,11 +260,10 @@ class NpuMagics(Magics):
             for note in run.notes:
                 print(note)
             result = run.run()
-        set_last_reports(result.reports)
-        if self.autodisplay and not flags.quiet:
-            made = result.made_sessions or bool(result.reports)
-            self._show_reports(result.reports, made, result.error is not None, line.strip())
-        if result.error is not None:
+            set_last_reports(result.reports)
+            if self.autodisplay and not flags.quiet:
+                self._show_reports(result.reports, result.made_sessions, result.error is not None, line.strip())
+        if result.error is not None:  # raised after its reports: the runs before an error often explain it
             raise result.error
         return result.value
 
