@@ -12,7 +12,6 @@ import argparse
 import difflib
 import shlex
 import textwrap
-from typing import Any
 
 from IPython.core.error import UsageError
 
@@ -33,12 +32,12 @@ def one_line_usage(parser: argparse.ArgumentParser) -> str:
     return " ".join(parser.format_usage().split()[1:])
 
 
-def parse_assignments(tokens: list[str], usage: str, outcome: str = "nothing was changed") -> dict[str, Any]:
+def parse_assignments(tokens: list[str], usage: str, outcome: str = "nothing was changed") -> dict[str, object]:
     """``["precision_mode=force_fp16", "mix_compile_mode=1"]`` -> typed mapping; all problems at once."""
     from npu_jupyter.options import catalogue
     from npu_jupyter.options.errors import NpuConfigError
 
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     problems: list[str] = []
     for token in tokens:
         key, sep, text = token.partition("=")
