@@ -18,11 +18,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from contextlib import AbstractContextManager
 
     from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.options.snapshot import ConfigSnapshot
     from npu_jupyter.runtime.functions import FunctionEmulation
     from npu_jupyter.runtime.report import RunReport
 
     #: (the session snapshot, the cell's overrides)
-    Layers = tuple[NpuConfig, Mapping[str, object]]
+    Layers = tuple[ConfigSnapshot, Mapping[str, object]]
 
 
 class CellFunctions:
@@ -34,7 +35,7 @@ class CellFunctions:
 
 @contextlib.contextmanager
 def emulated_functions(
-    config: NpuConfig, backend: str, *, reference: bool = False, layers: Layers | None = None
+    config: ConfigSnapshot, backend: str, *, reference: bool = False, layers: Layers | None = None
 ) -> Iterator[CellFunctions]:
     """Run the ``with`` block with every traced function emulated under ``config`` (emulator only).
 
@@ -71,7 +72,7 @@ def _device_options(emulation: FunctionEmulation, layers: Layers | None) -> Abst
 
     snapshot, overrides = layers
 
-    def take(device_config: NpuConfig) -> None:
+    def take(device_config: NpuConfig) -> None:  # the config the script's npu_device.open() read
         config = merged(snapshot, with_exclusions(device_config.changed()), overrides)
         config.validate()
         emulation.reconfigure(config)

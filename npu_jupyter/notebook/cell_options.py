@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser, argument
@@ -19,7 +19,8 @@ from IPython.core.magic_arguments import MagicArgumentParser, argument
 from npu_jupyter.notebook.arguments import one_line_usage, parse_assignments, split, suggest
 
 if TYPE_CHECKING:  # pragma: no cover
-    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.options.config import ConfigSource, NpuConfig
+    from npu_jupyter.options.snapshot import ConfigSnapshot
 
 # Options the adapter refuses together: setting one in a higher layer clears the other from lower ones.
 _EXCLUSIVE = (("precision_mode", "precision_mode_v2"),)
@@ -57,7 +58,7 @@ class CellParser:
         usage = one_line_usage(one)
         return usage[usage.index(name) : -1]  # without the brackets that mark it optional
 
-    def parse(self, line: str, base: NpuConfig) -> CellFlags:
+    def parse(self, line: str, base: NpuConfig | ConfigSnapshot) -> CellFlags:
         """Flags of a ``%%npu`` line -> :class:`CellFlags`. Raises UsageError on anything bad.
 
         ``base`` is the session config snapshot; it is only read (for ``--profile`` to keep existing
@@ -159,17 +160,11 @@ def with_exclusions(layer: Mapping[str, object]) -> dict[str, object]:
     return out
 
 
-def apply_layer(config: NpuConfig, layer: Mapping[str, object]) -> None:
-    """Apply a layer atomically: set the non-None values and unset the None ones, or change nothing."""
-    config.update(layer)
+def merged(base: ConfigSource, *layers: Mapping[str, object]) -> ConfigSnapshot:
+    """The snapshot of ``base`` with ``layers`` applied lowest first (``base`` is not touched)."""
+    from npu_jupyter.options.config import as_snapshot
 
-
-def merged(base: NpuConfig, *layers: Mapping[str, object]) -> NpuConfig:
-    """A copy of ``base`` with ``layers`` applied lowest first (``base`` is not touched)."""
-    config = cast("NpuConfig", base.copy())  # copy() is declared on the base class; it returns the same class
-    for layer in layers:
-        apply_layer(config, layer)
-    return config
+    return as_snapshot(base).layered(*layers)
 
 
 def _precision_key(mode: str, usage: str) -> str:
@@ -189,12 +184,14 @@ def _precision_key(mode: str, usage: str) -> str:
     )
 
 
-def _profiling_options(base: NpuConfig, output: str, usage: str) -> str:
+def _profiling_options(base: NpuConfig | ConfigSnapshot, output: str, usage: str) -> str:
     """The session's profiling_options JSON (if any) with ``output`` replaced, task trace on."""
+    from npu_jupyter.options.profiling import ProfilingOptionsError, profiling_fields
+
     current = getattr(base, "profiling_options", None) or ""
     try:
-        options = json.loads(current) if current else {}
-    except ValueError:
+        options = profiling_fields(current)
+    except ProfilingOptionsError:
         raise UsageError(
             f"the session's profiling_options is not valid JSON ({current!r}); fix it with "
             f"%npu set profiling_options=... or %npu unset profiling_options.\n{usage}"

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from IPython.core.interactiveshell import InteractiveShell
 
     from npu_jupyter.notebook.cell_options import CellFlags
-    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.options.snapshot import ConfigSnapshot
     from npu_jupyter.runtime.report import RunReport
 
 
@@ -45,9 +45,9 @@ class CellRun:
         The shell whose user namespace the body runs in.
     line, cell : str
         The ``%%npu`` line (quoted by refusals and tracebacks) and the cell's body.
-    snapshot : NpuConfig
-        Copy of the session config taken when the cell started (the panel may change the shared
-        config while the cell runs; the cell does not see that).
+    snapshot : ConfigSnapshot
+        The session config when the cell started (the panel may change the shared config while the
+        cell runs; the cell does not see that).
     flags : CellFlags
         The parsed line.
     backend : str
@@ -56,7 +56,7 @@ class CellRun:
     """
 
     def __init__(
-        self, shell: InteractiveShell, line: str, cell: str, snapshot: NpuConfig, flags: CellFlags, backend: str
+        self, shell: InteractiveShell, line: str, cell: str, snapshot: ConfigSnapshot, flags: CellFlags, backend: str
     ) -> None:
         from npu_jupyter.notebook.cell_code import CellCode
         from npu_jupyter.notebook.cell_functions import emulator_backend
@@ -84,7 +84,9 @@ class CellRun:
         from npu_jupyter.notebook.run_reports import cell_reports
         from npu_jupyter.notebook.session_swap import CellSessions, swapped_sessions
 
-        cell_sessions = CellSessions(self.snapshot, self.flags.overrides, self.backend, reference=self.flags.reference)
+        cell_sessions = CellSessions(
+            self.snapshot, self.flags.overrides, self.backend, reference=self.flags.reference, cell_config=self.config
+        )
         functions = CellFunctions()
         result = CellResult()
         try:
@@ -100,7 +102,7 @@ class CellRun:
         return result
 
 
-def _checked_config(line: str, snapshot: NpuConfig, overrides: dict[str, object]) -> NpuConfig:
+def _checked_config(line: str, snapshot: ConfigSnapshot, overrides: dict[str, object]) -> ConfigSnapshot:
     """The cell's config, validated with the run-time checks; a refusal is one UsageError.
 
     The run-time checks too (``dump_path`` must be a writable directory, profiling output...), so a
@@ -114,7 +116,7 @@ def _checked_config(line: str, snapshot: NpuConfig, overrides: dict[str, object]
     created = None
     try:
         cell_config = merged(snapshot, overrides)
-        cell_config.validate()
+        cell_config.validate()  # the cell's one check: its sessions and functions run on this snapshot
         created = _make_dump_folder(overrides)
         read_run_settings(cell_config)
     except (NpuConfigError, ValueError, OSError) as err:

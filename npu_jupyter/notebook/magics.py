@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 from html import escape
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -252,7 +252,7 @@ class NpuMagics(Magics):
         from npu_jupyter.notebook.quiet import quiet_tensorflow
         from npu_jupyter.notebook.state import set_last_reports
 
-        snapshot = cast("NpuConfig", self._config().copy())  # copy() is declared on the base class
+        snapshot = self._config().snapshot()  # what the cell runs with, whatever changes meanwhile
         flags = CELL_PARSER.parse(line, snapshot)
         # The checks may import TensorFlow for the first time: its start-up lines are logs too.
         with quiet_tensorflow(enabled=not (flags.verbose or self.verbose)):

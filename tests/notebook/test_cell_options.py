@@ -16,14 +16,14 @@ from npu_jupyter.notebook.magics import CELL_PARSER, NpuMagics
 from npu_jupyter.options.config import NpuConfig
 
 
-def parse_cell_line(line, base):
+def _overrides_and_quiet(line, base):
     """(overrides, quiet) of a ``%%npu`` line, as the magic parses it."""
     flags = CELL_PARSER.parse(line, base)
     return flags.overrides, flags.quiet
 
 
 def test_flags_become_option_values():
-    overrides, quiet = parse_cell_line(
+    overrides, quiet = _overrides_and_quiet(
         "--mix --precision force_fp16 --dump /tmp/d --dump-step '0|5' --dump-mode all --quiet", NpuConfig()
     )
     assert quiet is True
@@ -39,7 +39,7 @@ def test_flags_become_option_values():
 
 
 def test_precision_takes_a_v2_value_and_then_clears_precision_mode():
-    overrides, _ = parse_cell_line("--precision mixed_float16", NpuConfig())
+    overrides, _ = _overrides_and_quiet("--precision mixed_float16", NpuConfig())
     assert overrides == {"precision_mode_v2": "mixed_float16", "precision_mode": None}
     cell = merged(NpuConfig(precision_mode="force_fp32"), overrides)
     assert cell.changed() == {"precision_mode_v2": "mixed_float16"}
@@ -47,19 +47,19 @@ def test_precision_takes_a_v2_value_and_then_clears_precision_mode():
 
 def test_profile_keeps_session_profiling_switches_and_sets_output():
     base = NpuConfig(profiling_options=json.dumps({"output": "/old", "training_trace": "on"}))
-    overrides, _ = parse_cell_line("--profile /tmp/prof", base)
+    overrides, _ = _overrides_and_quiet("--profile /tmp/prof", base)
     assert overrides["profiling_mode"] is True
     assert json.loads(overrides["profiling_options"]) == {
         "output": "/tmp/prof",
         "training_trace": "on",
         "task_trace": "on",
     }
-    overrides, _ = parse_cell_line("--profile", base)
+    overrides, _ = _overrides_and_quiet("--profile", base)
     assert overrides == {"profiling_mode": True}
 
 
 def test_set_values_are_typed_and_repeatable():
-    overrides, _ = parse_cell_line(
+    overrides, _ = _overrides_and_quiet(
         "--set iterations_per_loop=1 --set enable_dump=off 'dump_path=/tmp/a b'", NpuConfig()
     )
     assert overrides == {"iterations_per_loop": 1, "enable_dump": False, "dump_path": "/tmp/a b"}
@@ -78,21 +78,21 @@ def test_set_values_are_typed_and_repeatable():
 )
 def test_bad_flags_are_one_usage_error_saying_nothing_ran(line, expected):
     with pytest.raises(UsageError) as err:
-        parse_cell_line(line, NpuConfig())
+        _overrides_and_quiet(line, NpuConfig())
     assert expected in str(err.value) and "nothing was run" in str(err.value)
     assert "Usage: %%npu" in str(err.value)
 
 
 def test_a_misspelt_flag_gets_the_hint_on_itself_not_on_a_neighbour():
     with pytest.raises(UsageError) as err:
-        parse_cell_line("--precison force_fp16 --dump", NpuConfig())
+        _overrides_and_quiet("--precison force_fp16 --dump", NpuConfig())
     message = str(err.value)
     assert "unknown flag --precison (did you mean --precision?)" in message
     assert "argument --dump" not in message
 
 
 def test_an_abbreviated_flag_argparse_accepts_is_not_called_unknown():
-    overrides, _ = parse_cell_line("--prec force_fp16", NpuConfig())
+    overrides, _ = _overrides_and_quiet("--prec force_fp16", NpuConfig())
     assert overrides["precision_mode"] == "force_fp16"
 
 
@@ -127,7 +127,7 @@ def test_unknown_precision_lists_both_value_sets_wrapped_between_values():
     from npu_jupyter.notebook.arguments import WRAP_WIDTH
 
     with pytest.raises(UsageError) as caught:
-        parse_cell_line("--precision fp16maybe", NpuConfig())
+        _overrides_and_quiet("--precision fp16maybe", NpuConfig())
     lines = str(caught.value).splitlines()
     assert "precision_mode values:" in lines and "precision_mode_v2 values:" in lines
     values = [line for line in lines if line.startswith("    ")]

@@ -31,7 +31,7 @@ with tf.compat.v1.Session(graph=g) as sess:
 
 
 def _run(ip, line: str, cell: str) -> CellRun:
-    snapshot = NpuConfig(precision_mode="allow_fp32_to_fp16")
+    snapshot = NpuConfig(precision_mode="allow_fp32_to_fp16").snapshot()
     return CellRun(ip, line, cell, snapshot, CELL_PARSER.parse(line, snapshot), "emulator")
 
 
@@ -65,7 +65,8 @@ def test_a_refused_cell_is_refused_when_built_and_leaves_no_folder(ip, tmp_path)
 def test_reference_on_the_ascend_backend_is_a_note_for_the_caller_not_a_print(ip):
     line = "--reference"
     with capture_output() as cap:
-        run = CellRun(ip, line, "x = 1", NpuConfig(), CELL_PARSER.parse(line, NpuConfig()), "ascend")
+        snapshot = NpuConfig().snapshot()
+        run = CellRun(ip, line, "x = 1", snapshot, CELL_PARSER.parse(line, snapshot), "ascend")
     assert cap.stdout == ""
     [note] = run.notes
     assert "emulator only" in note
