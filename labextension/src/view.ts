@@ -8,7 +8,7 @@ import { clear, h } from './elements';
 import { PathLinker, factsList } from './facts';
 import { driftText, dtypeText, estimateLabel, measuredLabel, opMarks } from './optext';
 import { parseReport } from './parse';
-import { leadBox, overflowOps } from './lead';
+import { leadBox } from './lead';
 import { GraphView } from './graphview';
 import { ColourMode, ENGINE_LABELS, PRECISION_LABELS, PrecisionCategory, engineClass, precisionClass } from './palette';
 import { ENGINES, MIME_TYPE, Report } from './schema';
@@ -150,7 +150,8 @@ function build(host: HTMLElement, report: Report, linker?: PathLinker): ReportVi
       graph.collapseAll();
       graph.highlight(selected);
     }),
-    legend()
+    legend(),
+    graph.note
   );
   const title = report.title || (report.kind === 'run' ? 'Run report' : 'Plan');
   const sub = subtitle(report, title);
@@ -170,10 +171,10 @@ function build(host: HTMLElement, report: Report, linker?: PathLinker): ReportVi
     }
   }
   host.append(toolbar, graph.node, info, table.node);
-  // The first overflow is where to look: once the view has its size, scroll the graph to it.
-  const [overflowed] = overflowOps(report);
-  if (overflowed !== undefined) {
-    requestAnimationFrame(() => graph.scrollToOp(overflowed));
+  // Once the view has its size, open the graph where to look (the first overflow, or the lead op of
+  // a drawing wider than the cell).
+  if (typeof requestAnimationFrame === 'function') {
+    requestAnimationFrame(() => graph.settleWhenShown());
   }
   setMode('placement');
   info.append(...details(report, null));
