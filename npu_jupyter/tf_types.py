@@ -16,6 +16,8 @@ class DType(Protocol):
     """``tf.DType``: a tensor's element type."""
 
     @property
+    def _is_ref_dtype(self) -> bool: ...  # a TF1 ref variable's dtype (float32_ref)
+    @property
     def base_dtype(self) -> DType: ...
     @property
     def is_floating(self) -> bool: ...

@@ -18,7 +18,9 @@ from npu_jupyter.tensorflow_import import require_tensorflow
 require_tensorflow("the ascend backend")  # one clear error when TensorFlow is missing
 from tensorflow.python.client.session import Session
 
+from npu_jupyter.cost.attach import Memo, PendingEstimate
 from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.report_records import Timing
 
 
 # TF's class itself: ``tf.compat.v1.Session`` may be a %%npu cell's stand-in when this module loads.
@@ -34,6 +36,7 @@ class AscendSession(Session):
         self.last_report: RunReport | None = None
         self._plans: dict[tuple[Any, ...], Any] = {}
         self._created = time.time()  # GE graph dumps older than the session are not this session's
+        self._estimates: Memo = {}  # the cost model's estimate per plan, shared by the plan's reports
 
     def run(self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
         """Run on the real adapter and record a report of the run (CPU wall time of the call, measured here)."""
@@ -44,9 +47,9 @@ class AscendSession(Session):
         plan = self._plan(tuple(names))
         last = self.last_report
         if last is not None and last.plan is plan and last.fetches == names:
-            last.extra["total_wall_ms"] += wall
+            last.timing = last.timing.add(wall)
             last.steps += 1
-            last.wall_ms = last.extra["total_wall_ms"] / last.steps
+            last.wall_ms = last.timing.total_ms / last.steps
         else:
             self.last_report = self._new_report(plan, names, wall)
             self.reports.append(self.last_report)
@@ -62,7 +65,9 @@ class AscendSession(Session):
             backend="ascend",
             fetches=names,
             wall_ms=wall,
-            extra={"total_wall_ms": wall, "plan_is_prediction": True},
+            timing=Timing().add(wall),
+            predicted=True,
+            cost=PendingEstimate(plan, self.graph, None, self._estimates),
             prediction_note=PREDICTION_NOTE,
             adapter_outputs=output_locations(self.npu_config),
             actual=actual_decisions(plan, since=self._created - 1.0),

@@ -32,7 +32,6 @@ and the report's ``first_step``/``last_step``.
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -48,10 +47,9 @@ require_tensorflow("the emulator backend")  # one clear error when TensorFlow is
 from tensorflow.python.client.session import Session as _TFSession
 from tensorflow.python.client.session import SessionInterface
 
-from npu_jupyter.cost.attach import estimate_slots
 from npu_jupyter.runtime import dump_format as _dump
 from npu_jupyter.runtime import profile as _profile
-from npu_jupyter.runtime.fetch_map import feed_names, feed_shapes, map_feeds, map_fetches
+from npu_jupyter.runtime.fetch_map import feed_names, map_feeds, map_fetches
 from npu_jupyter.runtime.liveness import analyse
 from npu_jupyter.runtime.observers import StepObservers, strip_variant_names
 from npu_jupyter.runtime.reference import Float32Reference, ReferenceStep, data_sources
@@ -141,7 +139,6 @@ class EmulatorSession(SessionInterface):
         self.reports = self._book.reports
         self._closed = False
         self._pending_warnings: list[str] = []
-        self._estimates: dict[Any, Any] = {}  # (plan id, fed shapes) -> the cost model's StepCost
         self._roles: dict[tuple[Any, ...], str] = {}  # (plan id, fetches) -> its dump graph's role
 
     @property
@@ -151,7 +148,7 @@ class EmulatorSession(SessionInterface):
         Queue-runner threads run small enqueue graphs all the time; the report a user means is the one
         of their own ``sess.run``. Every run's report is still in ``reports``. Each report shows the
         cost model's estimate at the shapes its run fed, as ``%%npu`` does; it is computed when the
-        report is first shown (``extra["estimate_later"]``), never in the training loop.
+        report is first read (``report.estimate``), never in the training loop.
         """
         return self._book.last
 
@@ -303,15 +300,11 @@ class EmulatorSession(SessionInterface):
             strip_variant_names(meta, run.prefix)
             if run_metadata is not None:
                 run_metadata.CopyFrom(meta)
-        report = self._book.record(plan, tuple(names), wall, step, results, names, run)
-        if "fed_shapes" not in report.extra:  # the cost model's batch: what the report's first run fed
-            report.extra["fed_shapes"] = feed_shapes(feed_dict)
-            report.extra["estimate_later"] = functools.partial(estimate_slots, report, self._graph, self._estimates)
+        # a new report carries the shapes its run fed and the cost model's estimate at them (read lazily)
+        report = self._book.record(plan, tuple(names), wall, step, results, names, run, feed_dict)
         if self._pending_warnings:
             report.warnings.extend(self._pending_warnings)
-            # the report payload's shape (docs/report-schema.md run.dump_skipped): [{step, reason}]
-            skipped = report.extra.setdefault("dump_skipped", [])
-            skipped.append({"step": graph_step, "reason": self._pending_warnings[-1]})
+            report.dump = report.dump.skipping(graph_step, self._pending_warnings[-1])
             del self._pending_warnings[:]
         if flags is not None:
             note_non_finite(report, plan, run, flags, names, results, graph_step)

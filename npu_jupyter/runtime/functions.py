@@ -47,6 +47,7 @@ from npu_jupyter.runtime.function_labels import helper_kind, keras3_entry, label
 from npu_jupyter.runtime.function_tree import tree_plan
 from npu_jupyter.runtime.profile import CPU_TIME
 from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.report_records import FunctionInfo
 from npu_jupyter.runtime.run_settings import read_run_settings
 
 #: Said in every TF2 report: whose rule placed the ops, and what the prediction approximates.
@@ -208,10 +209,10 @@ class FunctionEmulation:
         # main is None when no function had a plannable graph; RunReport.plan is typed Plan (report.py)
         report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)  # type: ignore[arg-type]
         report.emulation = emulation
-        report.extra["rounded_tensors"] = sum(len(self._handled[n][0].roundings) for n in _rewritten(self, tree))
-        report.extra["notes"] = [TF2_RULE_NOTE]
+        report.rounded_tensors = sum(len(self._handled[n][0].roundings) for n in _rewritten(self, tree))
+        report.notes = [TF2_RULE_NOTE]
         if keras3_entry():
-            report.extra["notes"].insert(0, KERAS3_NOTE)
+            report.notes.insert(0, KERAS3_NOTE)
         lowered = main is not None and any(d.precision_changed for d in main.ops.values())
         if lowered and not emulation:
             report.warnings.append(
@@ -220,18 +221,18 @@ class FunctionEmulation:
             )
         xla_off = [name for name in self._xla_off if name in {_name(m) for m in tree}]
         if xla_off:
-            report.extra["notes"].append(
+            report.notes.append(
                 f"jit_compile=True is off in the emulated functions ({', '.join(xla_off)}): XLA would drop "
                 "the float16 round trips (and cannot run the observer nodes); the device compiles the graph "
                 "with GE, not XLA"
             )
-        report.extra["tf2_functions"] = [_name(m) for m in tree]
-        report.extra["tf2_label"] = label(key)  # "Keras fit (train function)" while Keras' frames are live
-        helper = helper_kind(key)
-        if helper is not None:  # TensorFlow's initialize_variables: the cell's "also ran" line
-            report.extra["tf2_helper"] = helper
+        report.function = FunctionInfo(
+            label=label(key),  # "Keras fit (train function)" while Keras' frames are live
+            plan_function=main_name,
+            functions=tuple(_name(m) for m in tree),
+            helper=helper_kind(key),  # TensorFlow's initialize_variables: the cell's "also ran" line
+        )
         self._graphs.update({_name(m): m.graph for m in tree if getattr(m, "graph", None) is not None})
-        report.extra["tf2_plan_function"] = main_name
         self._trees[key] = [_name(m) for m in tree]
         self.reports[key] = report
 
@@ -333,11 +334,11 @@ class FunctionEmulation:
         from npu_jupyter.runtime.function_findings import op_name
         from npu_jupyter.runtime.function_reference import DRIFT_NOTE, merge_drift
 
-        tree, main = set(self._trees.get(key, [])), report.extra.get("tf2_plan_function", key)
+        tree, main = set(self._trees.get(key, [])), report.function.plan_function if report.function else key
         rows = self._drift_log.drain() if self._drift_log is not None else []
         merge_drift(report, rows, lambda fn, op: op_name(fn, op, main) if fn in tree else None)
-        if DRIFT_NOTE not in report.extra["notes"]:
-            report.extra["notes"].append(DRIFT_NOTE)
+        if DRIFT_NOTE not in report.notes:
+            report.notes.append(DRIFT_NOTE)
 
     # ----------------------------------------------------------------------------- profiling
     def _profiler(self, function: Any) -> Any:
@@ -402,7 +403,8 @@ class FunctionEmulation:
         The profiler names nodes as each function's graph does; the report's plan joins the functions.
         """
         out: dict[str, str] = {}
-        main = self.reports[key].extra.get("tf2_plan_function", key)
+        info = self.reports[key].function
+        main = info.plan_function if info is not None else key
         for name in self._trees.get(key, []):
             plan = self._handled.get(name, (None, None))[1]
             for op in plan.ops if plan is not None else ():
@@ -413,20 +415,16 @@ class FunctionEmulation:
 def add_call_time(report: RunReport, wall_ms: float) -> None:
     """Count one call's CPU time: ``wall_ms`` is the mean per call, as a session report's is per step.
 
-    The total, fastest, slowest and first call are kept in ``extra`` and said in the time's label: the
-    first call of a function also instantiates it in TensorFlow's runtime, so it is often the slowest
-    by far, and a mean alone would hide that.
+    The total, fastest, slowest and first call are kept in ``report.timing`` and said in the time's
+    label: the first call of a function also instantiates it in TensorFlow's runtime, so it is often the
+    slowest by far, and a mean alone would hide that.
     """
-    extra = report.extra
-    total = extra["total_wall_ms"] = extra.get("total_wall_ms", 0.0) + wall_ms
-    report.wall_ms = total / max(report.steps, 1)
-    extra.setdefault("first_wall_ms", wall_ms)
-    extra["min_wall_ms"] = min(extra.get("min_wall_ms", wall_ms), wall_ms)
-    extra["max_wall_ms"] = max(extra.get("max_wall_ms", wall_ms), wall_ms)
+    timing = report.timing = report.timing.add(wall_ms)
+    report.wall_ms = timing.total_ms / max(report.steps, 1)
     if report.steps > 1:
-        extra.setdefault("labels", {})["wall_ms"] = (
-            f"mean per call over {report.steps} calls: min {extra['min_wall_ms']:.2f} ms, max "
-            f"{extra['max_wall_ms']:.2f} ms, the first {extra['first_wall_ms']:.2f} ms (TensorFlow's warm-up); "
+        report.labels["wall_ms"] = (
+            f"mean per call over {report.steps} calls: min {timing.min_ms:.2f} ms, max "
+            f"{timing.max_ms:.2f} ms, the first {timing.first_ms:.2f} ms (TensorFlow's warm-up); "
             f"{CPU_TIME}"
         )
 

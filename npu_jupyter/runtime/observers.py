@@ -135,7 +135,7 @@ class StepObservers:
             self._record_profile(report, settings, plan, meta, graph_step, graph)
         missed = [w.op for w in watch if w.mode != "fetch" and not values.get(w.key)]
         if missed:
-            report.extra["not_live"] = sorted(set(missed))  # dead branches / loops that did not iterate
+            report.not_live = sorted(set(missed))  # dead branches / loops that did not iterate
 
     def _check_overflow(
         self,
@@ -169,7 +169,7 @@ class StepObservers:
         for name in flagged:
             if name not in report.overflow_ops:
                 report.overflow_ops.append(name)
-        report.extra.setdefault("first_overflow_by_step", {})[step] = flagged[0]
+        report.first_overflow_by_step[step] = flagged[0]
         report.first_overflow = flagged[0]
         if not settings.enable_dump or not step_selected(settings.dump_steps, step):
             entries = [
@@ -207,7 +207,7 @@ class StepObservers:
         meta = {
             "dump_mode": "overflow" if overflow_only else settings.dump_mode,
             "overflow_ops": list(overflow_now),
-            "first_overflow": report.extra.get("first_overflow_by_step", {}).get(step),
+            "first_overflow": report.first_overflow_by_step.get(step),
             "backend": "emulator",
         }
         initializer = graph is not None and graph.role == "initializer"
@@ -226,8 +226,7 @@ class StepObservers:
         if not overflow_only:
             self._step_bytes[(graph or DumpGraph()).id] = writer.written_bytes - before
         report.dump_dir = writer.root  # the dump_path the user set; load_dump(dump_dir) reads it
-        report.extra["dump_graph_dir"] = str(Path(folder).parent)  # dump_path for graph 0, graph_<k> after
-        report.extra.setdefault("dumped_steps", []).append(step)
+        report.dump = report.dump.dumped(step, str(Path(folder).parent))  # dump_path for graph 0, graph_<k> after
 
     def _record_drift(
         self,
@@ -280,27 +279,15 @@ def add_profile(report: RunReport, prof: _profile.StepProfile) -> None:
 
     Step 0 of a graph or function is its warm-up (TensorFlow builds the executor, instantiates a traced
     function, allocates): one MatMul takes 20 ms there and 40 µs after. Its times are kept apart
-    (``extra["warmup_op_times_us"]``) and enter the per-op times only while no later step was profiled;
-    the label of the per-op times says which steps they are the mean of.
+    (``report.profile``, :class:`~npu_jupyter.runtime.report_records.ProfileRecord`) and enter the
+    per-op times only while no later step was profiled; the label of the per-op times says which steps
+    they are the mean of.
     """
     report.trace_file = prof.trace_file
     report.op_summary_csv = prof.op_summary_csv
-    report.extra["emulator_cast_us"] = prof.cast_us
-    labels = report.extra.setdefault("labels", {})
-    report.extra["profiled_steps"] = report.extra.get("profiled_steps", 0) + 1
-    if prof.step == 0:
-        report.extra["warmup_op_times_us"] = prof.op_times_us()
-        if not report.extra.get("_timed_steps"):
-            report.op_times_us = dict(report.extra["warmup_op_times_us"])
-            labels["us"] = f"step 0 only, TensorFlow's warm-up included; {_profile.CPU_TIME}"
-        return
-    sums = report.extra.setdefault("_op_time_sums", {})
-    for name, us in prof.op_times_us().items():
-        sums[name] = sums.get(name, 0.0) + us
-    runs = report.extra["_timed_steps"] = report.extra.get("_timed_steps", 0) + 1
-    report.op_times_us = {name: total / runs for name, total in sums.items()}
-    left_out = ", step 0 (warm-up) left out" if "warmup_op_times_us" in report.extra else ""
-    labels["us"] = f"over {runs} profiled step{'s' if runs != 1 else ''}{left_out}; {_profile.CPU_TIME}"
+    report.profile = report.profile.added(prof.step, prof.op_times_us(), prof.cast_us)
+    report.op_times_us = report.profile.op_times_us()
+    report.labels["us"] = report.profile.label(_profile.CPU_TIME)
 
 
 def _entries(plan: Any, w: Any, values: Any, overflow: bool) -> list[_writer.DumpEntry]:

@@ -7,15 +7,20 @@ the last run overall until that thread runs. Every run's report is in ``reports`
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from npu_jupyter.runtime.fetch_map import fetch_values
+from npu_jupyter.cost.attach import Memo, PendingEstimate
+from npu_jupyter.runtime.fetch_map import feed_shapes, fetch_values
 from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.report_records import SessionRecord, Timing
 from npu_jupyter.runtime.run_notes import lowered_but_unrounded, soft_placement_note
 
 if TYPE_CHECKING:
     from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.run_graph import RunGraph
+    from npu_jupyter.tf_types import Graph
 
 _KEEP = 1000
 
@@ -23,8 +28,9 @@ _KEEP = 1000
 class ReportBook:
     """Starts, folds and remembers the RunReports of one session."""
 
-    def __init__(self, graph: Any) -> None:
+    def __init__(self, graph: Graph) -> None:
         self._graph = graph
+        self._estimates: Memo = {}  # (plan id, fed shapes) -> the cost model's estimate, shared by reports
         self._owner_thread = threading.get_ident()
         self._owner_last: RunReport | None = None
         self._last_any: RunReport | None = None
@@ -40,27 +46,46 @@ class ReportBook:
         return self._owner_last if self._owner_last is not None else self._last_any
 
     def record(
-        self, plan: Plan, fetch_key: Any, wall_ms: float, step: int, results: Any, names: Any, run: Any
+        self,
+        plan: Plan,
+        fetch_key: tuple[object, ...],
+        wall_ms: float,
+        step: int,
+        results: object,
+        names: list[str],
+        run: RunGraph,
+        feed_dict: object = None,
     ) -> RunReport:
-        """Start a report, or fold this step into the last one when the fetches and plan are the same."""
-        report = self._fold_or_start(plan, fetch_key, wall_ms, step, results, names, run)
+        """Start a report, or fold this step into the last one when the fetches and plan are the same.
+
+        ``feed_dict`` gives a new report the shapes its run fed: the cost model's estimate, attached
+        here and computed when the report is first read, is at that batch.
+        """
+        report = self._fold_or_start(plan, fetch_key, wall_ms, step, results, names, run, feed_dict)
         self._last_any = report
         if threading.get_ident() == self._owner_thread:
             self._owner_last = report
         return report
 
     def _fold_or_start(
-        self, plan: Plan, fetch_key: Any, wall_ms: float, step: int, results: Any, names: Any, run: Any
+        self,
+        plan: Plan,
+        fetch_key: tuple[object, ...],
+        wall_ms: float,
+        step: int,
+        results: object,
+        names: list[str],
+        run: RunGraph,
+        feed_dict: object,
     ) -> RunReport:
         """Fold into the last run's report when the fetches and plan are the same, else start one."""
         last = self._last_any
-        if last is not None and last.plan is plan and last.extra.get("_fetch_key") == fetch_key:
-            total = last.extra["total_wall_ms"] + wall_ms
+        values = fetch_values(names, results)
+        if last is not None and last.plan is plan and last.session is not None and last.session.fetch_key == fetch_key:
             last.steps += 1
-            last.extra["total_wall_ms"] = total
-            last.wall_ms = total / last.steps
-            last.extra["last_step"] = step
-            last.extra["values"] = fetch_values(names, results)
+            last.timing = last.timing.add(wall_ms)
+            last.wall_ms = last.timing.total_ms / last.steps
+            last.session = dataclasses.replace(last.session, last_step=step, values=values)
             return last
         report = RunReport(plan=plan, backend="emulator", fetches=list(names), steps=1, wall_ms=wall_ms)
         report.emulation = {op: how for op, how in run.emulation().items() if op in plan.ops}
@@ -70,13 +95,10 @@ class ReportBook:
         soft = soft_placement_note(plan, self._graph)
         if soft:
             report.warnings.append(soft)
-        report.extra.update(
-            _fetch_key=fetch_key,
-            total_wall_ms=wall_ms,
-            first_step=step,
-            last_step=step,
-            values=fetch_values(names, results),
-        )
+        report.timing = Timing().add(wall_ms)
+        report.session = SessionRecord(fetch_key, first_step=step, last_step=step, values=values)
+        report.fed_shapes = feed_shapes(feed_dict)
+        report.cost = PendingEstimate(plan, self._graph, report.fed_shapes, self._estimates)
         self.reports.append(report)
         if len(self.reports) > _KEEP:
             del self.reports[: len(self.reports) - _KEEP]
