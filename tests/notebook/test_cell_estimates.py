@@ -22,9 +22,9 @@ def test_cell_reports_carry_the_estimated_step_and_per_op_estimates():
         for _ in range(2):
             sess.run("total:0", {"x:0": np.ones((16, 64), np.float32)})
         [report] = cell_reports([sess])
-    block = report.extra["cost_model"]
-    assert block["step_ms"] > 0 and 0 < block["memory_ratio_fp32"] < 1
-    assert "roofline" in block["basis"] and 0 < block["launch_share"] <= 1
-    assert report.extra["est_us"]["mm"] > 0
-    assert "w" not in report.extra["est_us"]  # constants cost nothing and get no estimate
+    block = report.estimate.block
+    assert block.step_ms > 0 and 0 < block.memory_ratio_fp32 < 1
+    assert "roofline" in block.basis and 0 < block.launch_share <= 1
+    assert report.estimate.est_us["mm"] > 0
+    assert "w" not in report.estimate.est_us  # constants cost nothing and get no estimate
     assert report.steps == 2

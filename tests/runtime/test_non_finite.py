@@ -19,8 +19,8 @@ def test_a_float16_overflow_names_the_first_op_that_went_non_finite(tf, hand):
         loss = sess.run("loss:0", {"x:0": np.array([70.0, 1.0], np.float32)})
         report = sess.last_report
     assert np.isnan(loss)
-    finding = report.extra["non_finite"]
-    assert finding["first_op"] == "big" and finding["rounded"]
+    finding = report.non_finite
+    assert finding.first_op == "big" and finding.rounded
     assert any("first op whose output became non-finite" in w and "big" in w for w in report.warnings)
     from npu_jupyter.display import html, text
     from npu_jupyter.display.mime import report_payload
@@ -38,7 +38,7 @@ def test_a_finite_run_carries_no_non_finite_finding(tf, hand):
         tf.reduce_sum(tf.multiply(x, 2.0, name="twice"), name="loss")
     with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
         sess.run("loss:0", {"x:0": np.array([1.0, 2.0], np.float32)})
-        assert "non_finite" not in sess.last_report.extra and sess.last_report.emulation
+        assert sess.last_report.non_finite is None and sess.last_report.emulation
 
 
 def test_batch_norm_statistics_stay_float32_when_the_op_is_lowered(tf, hand):
@@ -67,13 +67,13 @@ def test_a_variable_an_earlier_run_filled_with_inf_names_the_ops_that_write_it(t
     with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
         sess.run(init)
         sess.run(bump, {"x:0": np.array([3e38, 1.0], np.float32)})  # 3e39: inf lands in w, nothing fetched
-        assert "non_finite" not in sess.last_report.extra
+        assert sess.last_report.non_finite is None
         assert np.isinf(sess.run(loss))
-        finding = sess.last_report.extra["non_finite"]
-    assert finding["op_type"] == "ReadVariableOp" and finding["variable"] == "w"
-    assert finding["variable_writers"] == ["bump"]
-    assert "reads the variable w, which already held inf/NaN" in finding["message"]
-    assert "(bump)" in finding["message"]
+        finding = sess.last_report.non_finite
+    assert finding.op_type == "ReadVariableOp" and finding.variable == "w"
+    assert finding.variable_writers == ("bump",)
+    assert "reads the variable w, which already held inf/NaN" in finding.message
+    assert "(bump)" in finding.message
 
 
 def test_a_run_fetching_no_float_tensor_adds_no_flags(tf, hand):
@@ -107,6 +107,6 @@ def test_a_ref_variable_updated_later_in_the_step_is_checked_before_the_update(t
     with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
         sess.run(init)
         assert np.isinf(sess.run("loss:0", {"x:0": np.array([70.0, 1.0], np.float32)}))
-        finding = sess.last_report.extra["non_finite"]
-    assert finding["first_op"] == "big"
-    assert finding["variable"] is None
+        finding = sess.last_report.non_finite
+    assert finding.first_op == "big"
+    assert finding.variable is None
