@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from npu_jupyter.runtime.function_findings import first_non_finite, op_name
+from npu_jupyter.plan.model import Plan
+from npu_jupyter.runtime.function_findings import FunctionFindings, first_non_finite, op_name
 from npu_jupyter.runtime.function_observe import Observation, Watched
+from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.report_records import FunctionInfo, NonFiniteFinding
+from npu_jupyter.runtime.run_settings import RunSettings
 
 
 def _w(op: str, op_type: str = "MatMul") -> Watched:
@@ -55,3 +59,20 @@ def test_without_a_finding_in_the_top_body_the_first_body_that_had_one_is_named(
 def test_ops_of_other_functions_than_the_reports_plan_carry_their_function_name():
     assert op_name("body", "matmul", main="body") == "matmul"
     assert op_name("top", "matmul", main="body") == "top/matmul"
+
+
+def test_a_calls_non_finite_finding_is_one_record_kept_from_the_first_such_call():
+    """Issue 21: a function's finding was stored twice (``extra["non_finite"]`` and ``extra["nonfinite"]``)."""
+    report = RunReport(plan=Plan(ops={}), fetches=["top"], function=FunctionInfo("top", plan_function="top"))
+    findings = FunctionFindings(RunSettings())
+    observers = _observers(top={"call": ["body"]}, body={})
+    first = [Observation("body", bad=[_w("inner/matmul")]), Observation("top", bad=[_w("call", "PartitionedCall")])]
+    findings.after_call(report, "top", observers, first, 2, [0], False)
+    findings.after_call(report, "top", observers, [Observation("top", bad=[_w("loss", "Mean")])], 3, [0], False)
+    finding = report.non_finite
+    assert isinstance(finding, NonFiniteFinding) and not hasattr(report, "extra")
+    assert finding.step == 2 and finding.first_op == finding.where == "body/inner/matmul" and finding.function == "body"
+    assert finding.outputs == (0,) and finding.first_tensor == "inner/matmul:0" and finding.rounded
+    assert finding.message.startswith("Call 2 of top returned non-finite values")
+    assert finding.reason.startswith("The call returned non-finite values") and "Call 2" not in finding.reason
+    assert report.warnings == [finding.message]  # the first call's finding only, said once

@@ -31,6 +31,31 @@ def test_a_float16_overflow_names_the_first_op_that_went_non_finite(tf, hand):
     assert "big at step 0" in html.render(payload)
 
 
+def test_a_session_run_stores_its_non_finite_finding_once_and_every_view_reads_that_record(tf, hand):
+    """Issue 21: the finding was kept twice (``extra["non_finite"]`` and ``extra["nonfinite"]``)."""
+    import dataclasses
+
+    from npu_jupyter.display.mime import report_payload
+    from npu_jupyter.runtime.report_records import NonFiniteFinding
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        tf.reduce_sum(tf.multiply(x, 1000.0, name="big"), name="loss")
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        for _ in range(2):  # two non-finite steps: the first one is the finding
+            sess.run("loss:0", {"x:0": np.array([70.0, 1.0], np.float32)})
+        report = sess.last_report
+    holders = [f.name for f in dataclasses.fields(report) if isinstance(getattr(report, f.name), NonFiniteFinding)]
+    assert holders == ["non_finite"] and not hasattr(report, "extra")
+    finding = report.non_finite
+    assert finding.step == 0 and finding.where == "big" and finding.fetches == ("loss:0",)
+    assert finding.message == f"Step 0: {finding.reason}"  # the warning names the step, the reason does not
+    payload = report_payload(report)
+    assert payload["run"]["nonfinite"] == {"first_op": "big", "step": 0, "reason": finding.reason}
+    assert finding.message not in payload["warnings"]  # said once, as the labelled fact
+
+
 def test_a_finite_run_carries_no_non_finite_finding(tf, hand):
     g = tf.Graph()
     with g.as_default():
