@@ -26,7 +26,7 @@ its own compiled graph with its own iteration counter, and ``dump_step`` selects
 (see :mod:`.dump`). A report numbers its steps by that counter too, from 0: dumped steps, profile
 files (``trace_step_<n>.json``, under ``graph_<k>/`` like the dump for graphs after the first) and the
 step of a non-finite finding agree. The session-wide run count still drives ``accelerate_train_mode``
-and the report's ``first_step``/``last_step``.
+and the report's ``session.first_step``/``last_step``.
 """
 
 from __future__ import annotations

@@ -66,8 +66,9 @@ class Timing:
 class SessionRecord:
     """What a TF1 session's run adds: the run signature its later runs fold by, its steps, its values.
 
-    ``first_step`` / ``last_step`` count the runs of the report's graph (one numbering per report);
-    ``values`` are the fetched values of the last run, by (fetch name, "output:0"), for ``compare()``.
+    ``first_step`` / ``last_step`` are the session-wide run count at the report's first and last run
+    (the steps a report shows count its own graph's runs instead, as the device does); ``values`` are
+    the fetched values of the last run, by (fetch name, "output:0"), for ``compare()``.
     """
 
     fetch_key: tuple[object, ...]
