@@ -9,7 +9,7 @@ members in alphabetical order), rather than widening a signature to ``Any``.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from typing import Any, MutableMapping, Protocol, Sequence
 
 
 class DType(Protocol):
@@ -52,6 +52,10 @@ class Tensor(Protocol):
 
 class AttrValue(Protocol):
     """``AttrValue`` proto: one attribute of a NodeDef (which field is set depends on its kind)."""
+
+    b: bool
+    i: int
+    s: bytes
 
     def HasField(self, name: str) -> bool: ...  # noqa: N802 - the protobuf method's name
     def WhichOneof(self, name: str) -> str | None: ...  # noqa: N802 - the protobuf method's name
@@ -109,11 +113,24 @@ class Graph(Protocol):
     def get_operation_by_name(self, name: str) -> Operation: ...
     def get_operations(self) -> list[Operation]: ...
     def get_tensor_by_name(self, name: str) -> Tensor: ...
+    @property
+    def version(self) -> int: ...
+
+
+class CustomGraphOptimizer(Protocol):
+    """``RewriterConfig.CustomGraphOptimizer`` proto: a named custom optimizer and its parameter_map."""
+
+    name: str
+    parameter_map: MutableMapping[str, AttrValue]
 
 
 class ConfigProto(Protocol):
     """``tf.compat.v1.ConfigProto``: the session config the adapter reads its NpuOptimizer from."""
 
+    allow_soft_placement: bool
+    log_device_placement: bool
+
+    def CopyFrom(self, other: ConfigProto) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
     def graph_options(self) -> Any: ...  # GraphOptions proto (rewrite_options.custom_optimizers)
     def SerializeToString(self) -> bytes: ...  # noqa: N802 - the protobuf method's name
@@ -122,6 +139,7 @@ class ConfigProto(Protocol):
 __all__ = [
     "AttrValue",
     "ConfigProto",
+    "CustomGraphOptimizer",
     "DType",
     "Graph",
     "GraphDef",
