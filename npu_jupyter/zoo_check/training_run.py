@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter.tf_types import Graph
+    from npu_jupyter.zoo_check.entry import ZooRun
 
 
-def training_report(npu: Any) -> tuple[Any, Any] | None:
+def training_report(npu: ZooRun) -> tuple[RunReport, Graph | None] | None:
     """(folded report, its graph) of the entry's training step; None when it made no emulated run."""
     candidates: list[tuple[Any, Any]] = []
     for session in npu.sessions:
