@@ -22,7 +22,7 @@ class DType(Protocol):
     """``tf.DType``: a tensor's element type."""
 
     @property
-    def _is_ref_dtype(self) -> bool: ...  # a TF1 ref variable's tensor (state, not a value)
+    def _is_ref_dtype(self) -> bool: ...  # a TF1 ref variable's dtype (float32_ref)
     @property
     def as_datatype_enum(self) -> int: ...
     @property

@@ -24,7 +24,10 @@ import contextlib
 import math
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from npu_jupyter.runtime.report import RunReport
 
 #: Float widths in bits; an op is lowered when the plan gives one of its tensors a narrower float.
 FLOAT_BITS = {"float64": 64, "float32": 32, "float16": 16, "bfloat16": 16}
@@ -164,10 +167,10 @@ def _fill(row: dict[str, Any], report: Any, graph: Any) -> None:
     _fill_estimate(row, plan, graph)
 
 
-def _first_non_finite(report: Any, loss: float | None) -> str | None:
+def _first_non_finite(report: RunReport, loss: float | None) -> str | None:
     """The first op whose output went inf/NaN, as the emulator named it; a note when it could not."""
-    finding = report.extra.get("nonfinite") or {}
-    named = report.first_overflow or finding.get("first_op")
+    finding = report.non_finite
+    named = report.first_overflow or (finding.where if finding is not None else None)
     if named:
         return str(named)
     if loss is not None and not math.isfinite(loss):
