@@ -133,11 +133,16 @@ def npu_recompute_attr_scope() -> contextlib.AbstractContextManager[None]:
     return _attr_scope({"_recompute": _attr(b=True)})
 
 
+def _positive_int(value: object) -> bool:
+    """An int > 0, checked at run time (callers pass anything); a bool is refused, True is no count."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
 def npu_graph_slice_scope(slice_num: int) -> Any:
     """A name scope 'SliceNum-<n>-NpuGraphSlicing<n>' that the adapter reads as a graph slice count."""
     tf = require_tensorflow("npu_scope")
 
-    if isinstance(slice_num, bool) or not isinstance(slice_num, int) or slice_num <= 0:
+    if not _positive_int(slice_num):
         raise ValueError(f"npu_graph_slice_scope: slice_num must be a positive int, got {slice_num!r}")
     return tf.name_scope(f"SliceNum-{slice_num}-NpuGraphSlicing{slice_num}")
 

@@ -280,9 +280,14 @@ def reset() -> None:
     _state.__init__()  # type: ignore[misc]  # back to a fresh process's state
 
 
+def _positive_int(value: object) -> bool:
+    """An int > 0, checked at run time (callers pass anything); a bool is refused, True is no count."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
 def set_npu_loop_size(loop_size: int) -> None:
     """The adapter runs ``loop_size`` iterations per device call; one CPU call here runs one."""
-    if isinstance(loop_size, bool) or not isinstance(loop_size, int) or loop_size < 1:
+    if not _positive_int(loop_size):
         raise ValueError(f"set_npu_loop_size: loop_size must be a positive int, got {loop_size!r}")
     _state.loop_size = loop_size
 

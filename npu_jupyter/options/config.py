@@ -62,7 +62,7 @@ class _NpuConfigBase(HasTraits):
     # update (say precision_mode set but precision_mode_v2 not yet unset). Contention is negligible.
     _lock = threading.RLock()
 
-    def __init__(self, values: Mapping[str, Any] | None = None, **options: Any) -> None:
+    def __init__(self, values: Mapping[str, Any] | _NpuConfigBase | None = None, **options: Any) -> None:
         """Set ``values`` (a mapping or another config) and ``options`` atomically; unknown names raise."""
         super().__init__()
         if isinstance(values, _NpuConfigBase):
