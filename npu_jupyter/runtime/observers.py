@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from npu_jupyter.runtime.run_settings import RunSettings
     from npu_jupyter.runtime.watch import Watch
 
-_ITEM_BYTES = DTYPE_BYTES
-
 #: Why a variable-initialisation run's dump holds statistics only (its manifest says so).
 INITIALIZER_DUMP_NOTE = (
     "variable initialisation run: dumped as statistics only (no tensor files), so it spends none of the "
@@ -340,7 +338,7 @@ def _static_bytes(graph: Any, w: Any) -> int:
     for d in dims or []:
         count *= d or 1
     dtype = w.decided_dtype or tensor.dtype.base_dtype.name
-    return count * _ITEM_BYTES.get(dtype, 4)
+    return count * DTYPE_BYTES.get(dtype, 4)
 
 
 def strip_variant_names(meta: Any, prefix: str) -> None:
