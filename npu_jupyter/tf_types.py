@@ -109,6 +109,22 @@ class Graph(Protocol):
     def get_tensor_by_name(self, name: str) -> Tensor: ...
 
 
+class ParameterMap(Protocol):
+    """An NpuOptimizer entry's ``parameter_map``: a protobuf map from option name to AttrValue."""
+
+    def __contains__(self, key: object) -> bool: ...
+    def __getitem__(self, key: str) -> AttrValue: ...
+
+
+class Session(Protocol):
+    """``tf.compat.v1.Session`` (or the emulator's session): runs fetches of its graph."""
+
+    def close(self) -> None: ...
+    @property
+    def graph(self) -> Graph: ...
+    def run(self, fetches: Any, feed_dict: Any = ..., options: Any = ..., run_metadata: Any = ...) -> Any: ...  # noqa: ANN401 - as TensorFlow's: fetches of any structure, values of the same structure
+
+
 class ConfigProto(Protocol):
     """``tf.compat.v1.ConfigProto``: the session config the adapter reads its NpuOptimizer from."""
 
@@ -125,6 +141,8 @@ __all__ = [
     "GraphDef",
     "NodeDef",
     "Operation",
+    "ParameterMap",
+    "Session",
     "Tensor",
     "TensorShape",
 ]
