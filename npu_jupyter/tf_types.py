@@ -83,6 +83,8 @@ class GraphDef(Protocol):
 class Operation(Protocol):
     """``tf.Operation`` in a graph."""
 
+    def _set_attr(self, attr_name: str, attr_value: AttrValue) -> None: ...  # TF's own, as the adapter marks nodes
+
     @property
     def device(self) -> str: ...
     def get_attr(self, name: str) -> Any: ...  # an attribute's value has the attribute's own type
