@@ -9,6 +9,7 @@ members in alphabetical order), rather than widening a signature to ``Any``.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, Sequence
 
 
@@ -105,6 +106,8 @@ class Operation(Protocol):
 class Graph(Protocol):
     """``tf.Graph`` (a TF1 graph, or a traced function's graph)."""
 
+    def as_default(self) -> AbstractContextManager[Graph]: ...
+
     def as_graph_def(self, add_shapes: bool = ...) -> GraphDef: ...
     def get_operation_by_name(self, name: str) -> Operation: ...
     def get_operations(self) -> list[Operation]: ...
@@ -130,6 +133,7 @@ class Session(Protocol):
 class ConfigProto(Protocol):
     """``tf.compat.v1.ConfigProto``: the session config the adapter reads its NpuOptimizer from."""
 
+    def CopyFrom(self, other: ConfigProto) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
     def graph_options(self) -> Any: ...  # GraphOptions proto (rewrite_options.custom_optimizers)
     def SerializeToString(self) -> bytes: ...  # noqa: N802 - the protobuf method's name
