@@ -60,7 +60,7 @@ class NodeDef(Protocol):
     """``NodeDef`` proto: one node of a GraphDef."""
 
     @property
-    def attr(self) -> Any: ...  # a protobuf map str -> AttrValue; its mutating API is protobuf's own
+    def attr(self) -> Any: ...  # noqa: ANN401 - a protobuf map str -> AttrValue; its mutating API is protobuf's own
     @property
     def device(self) -> str: ...
     @property
@@ -75,7 +75,7 @@ class GraphDef(Protocol):
     """``GraphDef`` proto: a serialized graph (nodes plus its function library)."""
 
     @property
-    def library(self) -> Any: ...  # FunctionDefLibrary proto: repeated FunctionDef messages
+    def library(self) -> Any: ...  # noqa: ANN401 - FunctionDefLibrary proto: repeated FunctionDef messages
     @property
     def node(self) -> Sequence[NodeDef]: ...
     def SerializeToString(self) -> bytes: ...  # noqa: N802 - the protobuf method's name
@@ -88,7 +88,7 @@ class Operation(Protocol):
 
     @property
     def device(self) -> str: ...
-    def get_attr(self, name: str) -> Any: ...  # an attribute's value has the attribute's own type
+    def get_attr(self, name: str) -> Any: ...  # noqa: ANN401 - an attribute's value has the attribute's own type
     @property
     def graph(self) -> Graph: ...
     @property
@@ -135,7 +135,7 @@ class ConfigProto(Protocol):
 
     def CopyFrom(self, other: ConfigProto) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
-    def graph_options(self) -> Any: ...  # GraphOptions proto (rewrite_options.custom_optimizers)
+    def graph_options(self) -> Any: ...  # noqa: ANN401 - GraphOptions proto (rewrite_options.custom_optimizers)
     def SerializeToString(self) -> bytes: ...  # noqa: N802 - the protobuf method's name
 
 

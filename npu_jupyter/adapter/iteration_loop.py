@@ -85,9 +85,9 @@ def loop_on(sess: Session, op: Operation, steps: int) -> None:
         loops = {}
         original = sess.run
 
-        def run(  # noqa: ANN401 - the fetched values, of the fetches' structure, as Session.run returns them
+        def run(
             fetches: object, feed_dict: object = None, options: object = None, run_metadata: object = None, **kw: Any
-        ) -> Any:
+        ) -> Any:  # noqa: ANN401 - the fetched values, of the fetches' structure, as Session.run returns them
             repeat = _steps_for(loops, fetches)
             for _ in range(repeat - 1):
                 original(fetches, feed_dict, options, run_metadata, **kw)
