@@ -10,7 +10,7 @@ members in alphabetical order), rather than widening a signature to ``Any``.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, Sequence
+from typing import Any, Iterable, Protocol, Sequence
 
 
 class DType(Protocol):
@@ -114,6 +114,30 @@ class Graph(Protocol):
     def get_tensor_by_name(self, name: str) -> Tensor: ...
 
 
+class Variable(Protocol):
+    """``tf.Variable`` (graph or resource variable): the parts the adapter's wrappers read."""
+
+    @property
+    def dtype(self) -> DType: ...
+    @property
+    def name(self) -> str: ...
+
+
+class Optimizer(Protocol):
+    """``tf.compat.v1.train.Optimizer``: what the adapter's optimizer wrappers forward to."""
+
+    def apply_gradients(
+        self,
+        grads_and_vars: Iterable[tuple[Tensor | None, Variable]],
+        global_step: object = ...,
+        name: str | None = ...,
+    ) -> Operation: ...
+    def compute_gradients(self, loss: Tensor, *args: Any, **kwargs: Any) -> list[tuple[Tensor | None, Variable]]: ...
+    def get_slot(self, var: Variable, name: str) -> Variable | None: ...
+    def get_slot_names(self) -> list[str]: ...
+    def variables(self) -> list[Variable]: ...
+
+
 class ParameterMap(Protocol):
     """An NpuOptimizer entry's ``parameter_map``: a protobuf map from option name to AttrValue."""
 
@@ -147,8 +171,10 @@ __all__ = [
     "GraphDef",
     "NodeDef",
     "Operation",
+    "Optimizer",
     "ParameterMap",
     "Session",
     "Tensor",
     "TensorShape",
+    "Variable",
 ]
