@@ -35,6 +35,9 @@ class TensorShape(Protocol):
 class Tensor(Protocol):
     """``tf.Tensor`` in a graph: one output of an operation."""
 
+    def __ge__(self, other: object) -> Tensor: ...
+    def __mul__(self, other: object) -> Tensor: ...
+
     @property
     def dtype(self) -> DType: ...
     @property
@@ -116,6 +119,9 @@ class Graph(Protocol):
 
 class Variable(Protocol):
     """``tf.Variable`` (graph or resource variable): the parts the adapter's wrappers read."""
+
+    def __add__(self, other: object) -> Tensor: ...
+    def __mul__(self, other: object) -> Tensor: ...
 
     @property
     def dtype(self) -> DType: ...
