@@ -182,9 +182,7 @@ class NPULossScaleOptimizer:
     does not import TensorFlow). ``is_distributed`` has nothing to reduce on one device.
     """
 
-    def __new__(  # the instance is of the runtime subclass, not of this stand-in: hence Any
-        cls, opt: Optimizer, loss_scale_manager: LossScaleManager, is_distributed: bool = False
-    ) -> Any:  # noqa: ANN401 - an instance of the Optimizer subclass built at run time, not of this class
+    def __new__(cls, opt: Optimizer, loss_scale_manager: LossScaleManager, is_distributed: bool = False) -> Any:  # noqa: ANN401 - an instance of the Optimizer subclass built at run time, not of this class
         """The real Optimizer subclass, built on first use so that import stays free of TensorFlow."""
         return _loss_scale_class()(opt, loss_scale_manager, is_distributed)
 
