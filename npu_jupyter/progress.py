@@ -11,18 +11,21 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from typing import Any, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:
+    from typing import Protocol  # novermin - 3.8+; only the type checker reads this block
+
+    class _Box(Protocol):
+        """The shown ipywidgets HBox (ipywidgets ships no types): its bar and label, and closing it."""
+
+        @property
+        def children(self) -> tuple[Any, ...]: ...  # (IntProgress, Label), untyped ipywidgets
+        def close(self) -> None: ...
+
 
 DELAY_ENV = "NPU_JUPYTER_PROGRESS_AFTER"
 SWITCH_ENV = "NPU_JUPYTER_PROGRESS"
-
-
-class _Box(Protocol):
-    """The shown ipywidgets HBox (ipywidgets ships no types): its bar and label, and closing it."""
-
-    @property
-    def children(self) -> tuple[Any, ...]: ...  # (IntProgress, Label), untyped ipywidgets
-    def close(self) -> None: ...
 
 
 class Progress:

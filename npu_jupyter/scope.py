@@ -13,10 +13,12 @@ Attribute types follow today's adapter (ADAPTER-FACTS §4.5): ``_without_npu_com
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, Mapping
+from typing import Iterator, Mapping, TYPE_CHECKING
 
 from npu_jupyter.tensorflow_import import require_tensorflow
-from npu_jupyter.tf_types import AttrValue
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import AttrValue
 
 WITHOUT_NPU_COMPILE = "_without_npu_compile"
 KEEP_DTYPE = "_keep_dtype"

@@ -10,7 +10,12 @@ members in alphabetical order), rather than widening a signature to ``Any``.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any, Iterable, Protocol, Sequence
+from typing import (  # novermin - Protocol is 3.8+; imported for type checking only
+    Any,
+    Iterable,
+    Protocol,
+    Sequence,
+)
 
 
 class DType(Protocol):
@@ -109,7 +114,7 @@ class Operation(Protocol):
 class Graph(Protocol):
     """``tf.Graph`` (a TF1 graph, or a traced function's graph)."""
 
-    def as_default(self) -> AbstractContextManager[Graph]: ...
+    def as_default(self) -> AbstractContextManager[object]: ...
 
     def as_graph_def(self, add_shapes: bool = ...) -> GraphDef: ...
     def get_operation_by_name(self, name: str) -> Operation: ...
@@ -144,20 +149,15 @@ class Optimizer(Protocol):
     def variables(self) -> list[Variable]: ...
 
 
-class ParameterMap(Protocol):
-    """An NpuOptimizer entry's ``parameter_map``: a protobuf map from option name to AttrValue."""
-
-    def __contains__(self, key: object) -> bool: ...
-    def __getitem__(self, key: str) -> AttrValue: ...
-
-
 class Session(Protocol):
-    """``tf.compat.v1.Session`` (or the emulator's session): runs fetches of its graph."""
+    """``tf.compat.v1.Session`` (or the emulator's): runs fetches of its graph."""
 
     def close(self) -> None: ...
     @property
     def graph(self) -> Graph: ...
-    def run(self, fetches: Any, feed_dict: Any = ..., options: Any = ..., run_metadata: Any = ...) -> Any: ...  # noqa: ANN401 - as TensorFlow's: fetches of any structure, values of the same structure
+    def run(
+        self, fetches: object, feed_dict: object = ..., options: object = ..., run_metadata: object = ...
+    ) -> Any: ...  # noqa: ANN401 - the fetched values, in the structure of ``fetches``
 
 
 class ConfigProto(Protocol):
@@ -178,7 +178,6 @@ __all__ = [
     "NodeDef",
     "Operation",
     "Optimizer",
-    "ParameterMap",
     "Session",
     "Tensor",
     "TensorShape",

@@ -16,9 +16,22 @@ from __future__ import annotations
 import importlib
 import types
 import warnings
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from npu_jupyter.tf_types import Tensor
+if TYPE_CHECKING:
+    from typing import Protocol  # novermin - 3.8+; only the type checker reads this block
+
+    from npu_jupyter.tf_types import Tensor
+
+    class _Dropout(Protocol):
+        """What the swapped ``call`` reads of a Keras 2 ``Dropout`` layer (Keras ships no types)."""
+
+        def _get_noise_shape(self, inputs: object) -> object: ...
+        @property
+        def rate(self) -> float: ...
+        @property
+        def seed(self) -> int | None: ...
+
 
 # (Dropout class, its original call, the Keras backend module whose learning phase it reads)
 _swapped: list[tuple[type[Any], object, types.ModuleType]] = []  # Keras classes: untyped
@@ -29,16 +42,6 @@ _KERAS2 = (
     ("tf_keras.layers", "tf_keras.backend"),
     ("keras.layers", "keras.backend"),
 )
-
-
-class _Dropout(Protocol):
-    """What the swapped ``call`` reads of a Keras 2 ``Dropout`` layer (Keras ships no types)."""
-
-    def _get_noise_shape(self, inputs: object) -> object: ...
-    @property
-    def rate(self) -> float: ...
-    @property
-    def seed(self) -> int | None: ...
 
 
 def dropout_call(self: _Dropout, inputs: object, training: object = None) -> Tensor:

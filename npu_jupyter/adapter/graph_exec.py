@@ -10,9 +10,11 @@ marked dynamic + lazy_recompile is planned as that session option would plan it.
 
 from __future__ import annotations
 
-from typing import Sequence, cast
+from typing import Sequence, cast, TYPE_CHECKING
 
-from npu_jupyter.tf_types import AttrValue, Graph, Operation, Session, Tensor
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import AttrValue, Graph, Operation, Session, Tensor
 
 _MODES = ("lazy_recompile", "dynamic_execute")
 

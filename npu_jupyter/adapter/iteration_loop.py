@@ -14,9 +14,11 @@ here. The first loop of a session says so in a warning.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
-from npu_jupyter.tf_types import Operation, Session
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import Operation, Session
 
 _LOOPS = "_npu_jupyter_iteration_loops"  # session attribute: {IterationOp name: steps per run}
 

@@ -17,23 +17,26 @@ Graph mode (``tf.compat.v1``) only, as in the adapter. TensorFlow is imported wh
 from __future__ import annotations
 
 import types
-from typing import Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Iterable
 
-from npu_jupyter.tf_types import Operation, Optimizer, Tensor, Variable
+if TYPE_CHECKING:
+    from typing import Protocol  # novermin - 3.8+; only the type checker reads this block
+
+    from npu_jupyter.tf_types import Operation, Optimizer, Tensor, Variable
+
+    class LossScaleManager(Protocol):
+        """What NPULossScaleOptimizer asks of its manager (the two below, or a script's own)."""
+
+        def get_loss_scale(self) -> Tensor | Variable:
+            """The scale the loss is multiplied by."""
+            ...
+
+        def update_loss_scale(self, finite_grads: Tensor) -> Operation:
+            """The op that updates the scale after a step whose gradients were (not) all finite."""
+            ...
+
 
 _MAX_FLOAT32_SCALE = 3.4e38
-
-
-class LossScaleManager(Protocol):
-    """What NPULossScaleOptimizer asks of its manager (the two below, or a script's own)."""
-
-    def get_loss_scale(self) -> Tensor | Variable:
-        """The scale the loss is multiplied by."""
-        ...
-
-    def update_loss_scale(self, finite_grads: Tensor) -> Operation:
-        """The op that updates the scale after a step whose gradients were (not) all finite."""
-        ...
 
 
 def _tf() -> types.ModuleType:

@@ -10,9 +10,11 @@ values by ``1 / keep_prob``; not the same random stream as the device).
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
-from npu_jupyter.tf_types import Operation, Tensor
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import Operation, Tensor
 
 
 def dropout(

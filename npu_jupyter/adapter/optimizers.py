@@ -8,9 +8,11 @@ variables to the others. One emulated device is rank 0 of 1, so both are identit
 from __future__ import annotations
 
 import os
-from typing import Any, TypeVar
+from typing import Any, TypeVar, TYPE_CHECKING
 
-from npu_jupyter.tf_types import Operation, Optimizer, Tensor, Variable
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import Operation, Optimizer, Tensor, Variable
 
 _T = TypeVar("_T")
 

@@ -18,21 +18,23 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from npu_jupyter.adapter.tf2_options import NpuBaseConfig, new_global_options, new_run_context_options, to_config
 
 if TYPE_CHECKING:
+    from typing import Protocol  # novermin - 3.8+; only the type checker reads this block
+
     from npu_jupyter.options.config import NpuConfig
+
+    class _TracedFunction(Protocol):
+        """A ``tf.function`` object: the Python function it traces (TensorFlow ships no types)."""
+
+        _python_function: Callable[..., Any]
+
 
 NPU = "/job:localhost/replica:0/task:0/device:NPU"
 INF_NAN = 1  # set_device_sat_mode: 1 = INF/NaN mode (overflow gives inf/NaN), 0 = saturation mode
-
-
-class _TracedFunction(Protocol):
-    """A ``tf.function`` object: the Python function it traces (TensorFlow ships no types)."""
-
-    _python_function: Callable[..., Any]
 
 
 class _State:

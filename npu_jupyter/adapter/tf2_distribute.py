@@ -9,10 +9,12 @@ as they are. The emulator is rank 0 of 1, so these are those identities; a rank 
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, MutableMapping, TypeVar
 
 from npu_jupyter.adapter.tf2_device import require_one_rank
-from npu_jupyter.tf_types import ConfigProto, ParameterMap
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import AttrValue, ConfigProto
 
 _T = TypeVar("_T")  # what a one-rank collective hands back: the value it was given
 
@@ -85,9 +87,9 @@ class SessionConfigBuilder:
         self._npu_config.name = "NpuOptimizer"
 
     @property
-    def parameter_map(self) -> ParameterMap:
+    def parameter_map(self) -> MutableMapping[str, AttrValue]:
         """The NpuOptimizer entry's parameter_map."""
-        mapping: ParameterMap = self._npu_config.parameter_map
+        mapping: MutableMapping[str, AttrValue] = self._npu_config.parameter_map
         return mapping
 
     @property

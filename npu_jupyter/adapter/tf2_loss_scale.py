@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
-from npu_jupyter.tf_types import Tensor, Variable
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import Tensor, Variable
 
 _CLASSES: dict[type, type] = {}  # tf.keras's LossScaleOptimizer -> the subclass built on it
 

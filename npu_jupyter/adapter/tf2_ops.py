@@ -11,7 +11,10 @@ written there as ``x / (1 + exp(-1.702|x|)) * exp(0.851 (x - |x|))``).
 
 from __future__ import annotations
 
-from npu_jupyter.tf_types import Tensor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import Tensor
 
 FAST_GELU_K = 1.702
 
