@@ -13,7 +13,7 @@ Attribute types follow today's adapter (ADAPTER-FACTS §4.5): ``_without_npu_com
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, Mapping, TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 from npu_jupyter.tensorflow_import import require_tensorflow
 

@@ -10,17 +10,23 @@ members in alphabetical order), rather than widening a signature to ``Any``.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import (  # novermin - Protocol is 3.8+; imported for type checking only
-    Any,
-    Iterable,
-    Protocol,
-    Sequence,
-)
+from typing import TYPE_CHECKING, Any, Iterable, MutableMapping, Sequence
+
+if TYPE_CHECKING:
+    from typing import Protocol  # novermin (never imported at run time)
+else:
+    Protocol = object  # Python 3.7 has no typing.Protocol; only mypy reads these classes
 
 
 class DType(Protocol):
     """``tf.DType``: a tensor's element type."""
 
+    @property
+    def _is_ref_dtype(self) -> bool: ...  # a TF1 ref variable's tensor (state, not a value)
+    @property
+    def as_datatype_enum(self) -> int: ...
+    @property
+    def as_numpy_dtype(self) -> type: ...
     @property
     def base_dtype(self) -> DType: ...
     @property
@@ -33,6 +39,7 @@ class TensorShape(Protocol):
     """``tf.TensorShape``: a static shape, possibly partly unknown."""
 
     def as_list(self) -> list[int | None]: ...
+    def num_elements(self) -> int | None: ...
     @property
     def rank(self) -> int | None: ...
 
@@ -42,7 +49,7 @@ class Tensor(Protocol):
 
     def __ge__(self, other: object) -> Tensor: ...
     def __mul__(self, other: object) -> Tensor: ...
-
+    def consumers(self) -> list[Operation]: ...
     @property
     def dtype(self) -> DType: ...
     @property
@@ -59,6 +66,10 @@ class Tensor(Protocol):
 
 class AttrValue(Protocol):
     """``AttrValue`` proto: one attribute of a NodeDef (which field is set depends on its kind)."""
+
+    b: bool
+    i: int
+    s: bytes
 
     def HasField(self, name: str) -> bool: ...  # noqa: N802 - the protobuf method's name
     def WhichOneof(self, name: str) -> str | None: ...  # noqa: N802 - the protobuf method's name
@@ -92,8 +103,10 @@ class GraphDef(Protocol):
 class Operation(Protocol):
     """``tf.Operation`` in a graph."""
 
+    def _add_control_inputs(self, ops: Sequence[Operation]) -> None: ...
     def _set_attr(self, attr_name: str, attr_value: AttrValue) -> None: ...  # TF's own, as the adapter marks nodes
-
+    @property
+    def control_inputs(self) -> Sequence[Operation]: ...
     @property
     def device(self) -> str: ...
     def get_attr(self, name: str) -> Any: ...  # noqa: ANN401 - an attribute's value has the attribute's own type
@@ -106,6 +119,8 @@ class Operation(Protocol):
     @property
     def node_def(self) -> NodeDef: ...
     @property
+    def op_def(self) -> Any: ...  # OpDef proto (is_stateful, ...)
+    @property
     def outputs(self) -> Sequence[Tensor]: ...
     @property
     def type(self) -> str: ...
@@ -115,11 +130,57 @@ class Graph(Protocol):
     """``tf.Graph`` (a TF1 graph, or a traced function's graph)."""
 
     def as_default(self) -> AbstractContextManager[object]: ...
-
     def as_graph_def(self, add_shapes: bool = ...) -> GraphDef: ...
+    def as_graph_element(
+        self, obj: object, allow_tensor: bool = ..., allow_operation: bool = ...
+    ) -> Tensor | Operation: ...
     def get_operation_by_name(self, name: str) -> Operation: ...
     def get_operations(self) -> list[Operation]: ...
     def get_tensor_by_name(self, name: str) -> Tensor: ...
+    def is_fetchable(self, tensor_or_op: Tensor | Operation) -> bool: ...
+    @property
+    def version(self) -> int: ...
+
+
+class EagerContext(Protocol):
+    """TensorFlow's eager ``Context``: the function library traced functions are called from."""
+
+    def add_function_def(self, fdef: Any) -> None: ...  # a FunctionDef proto
+    def has_function(self, name: str) -> bool: ...
+    def remove_function(self, name: str) -> None: ...
+
+
+class AtomicFunction(Protocol):
+    """TensorFlow's ``AtomicFunction`` (TF >= 2.14): one traced function, called by its name."""
+
+    @property
+    def _bound_context(self) -> EagerContext: ...
+    @property
+    def children(self) -> Sequence[AtomicFunction]: ...
+    @property
+    def definition(self) -> Any: ...  # FunctionDef proto
+    @property
+    def graph(self) -> Graph: ...
+    @property
+    def name(self) -> str | bytes: ...
+
+
+class RunMetadata(Protocol):
+    """``tf.compat.v1.RunMetadata``: what a traced ``Session.run`` hands back."""
+
+    def CopyFrom(self, other: RunMetadata) -> None: ...  # noqa: N802 - the protobuf method's name
+    @property
+    def step_stats(self) -> Any: ...  # StepStats proto: dev_stats -> node_stats (name, start, duration)
+
+
+class Session(Protocol):
+    """``tf.compat.v1.Session``: runs a graph's fetches."""
+
+    def close(self) -> None: ...
+    def list_devices(self) -> list[object]: ...  # DeviceAttributes of TensorFlow's client
+    def run(  # the fetched values mirror the fetches' structure: arbitrary
+        self, fetches: object, feed_dict: object = ..., options: object = ..., run_metadata: object = ...
+    ) -> Any: ...
 
 
 class Variable(Protocol):
@@ -127,7 +188,6 @@ class Variable(Protocol):
 
     def __add__(self, other: object) -> Tensor: ...
     def __mul__(self, other: object) -> Tensor: ...
-
     @property
     def dtype(self) -> DType: ...
     @property
@@ -149,35 +209,38 @@ class Optimizer(Protocol):
     def variables(self) -> list[Variable]: ...
 
 
-class Session(Protocol):
-    """``tf.compat.v1.Session`` (or the emulator's): runs fetches of its graph."""
+class CustomGraphOptimizer(Protocol):
+    """``RewriterConfig.CustomGraphOptimizer`` proto: a named custom optimizer and its parameter_map."""
 
-    def close(self) -> None: ...
-    @property
-    def graph(self) -> Graph: ...
-    def run(
-        self, fetches: object, feed_dict: object = ..., options: object = ..., run_metadata: object = ...
-    ) -> Any: ...  # noqa: ANN401 - the fetched values, in the structure of ``fetches``
+    name: str
+    parameter_map: MutableMapping[str, AttrValue]
 
 
 class ConfigProto(Protocol):
     """``tf.compat.v1.ConfigProto``: the session config the adapter reads its NpuOptimizer from."""
 
+    allow_soft_placement: bool
+    log_device_placement: bool
+
     def CopyFrom(self, other: ConfigProto) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
     def graph_options(self) -> Any: ...  # noqa: ANN401 - GraphOptions proto (rewrite_options.custom_optimizers)
-    def SerializeToString(self) -> bytes: ...  # noqa: N802 - the protobuf method's name
+    def SerializeToString(self, deterministic: bool = ...) -> bytes: ...  # noqa: N802 - the protobuf method's name
 
 
 __all__ = [
+    "AtomicFunction",
     "AttrValue",
     "ConfigProto",
+    "CustomGraphOptimizer",
     "DType",
+    "EagerContext",
     "Graph",
     "GraphDef",
     "NodeDef",
     "Operation",
     "Optimizer",
+    "RunMetadata",
     "Session",
     "Tensor",
     "TensorShape",

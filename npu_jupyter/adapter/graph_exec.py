@@ -10,8 +10,7 @@ marked dynamic + lazy_recompile is planned as that session option would plan it.
 
 from __future__ import annotations
 
-from typing import Sequence, cast, TYPE_CHECKING
-
+from typing import TYPE_CHECKING, Sequence, cast
 
 if TYPE_CHECKING:
     from npu_jupyter.tf_types import AttrValue, Graph, Operation, Session, Tensor

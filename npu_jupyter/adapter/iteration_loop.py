@@ -14,8 +14,7 @@ here. The first loop of a session says so in a warning.
 from __future__ import annotations
 
 import warnings
-from typing import Any, TYPE_CHECKING
-
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from npu_jupyter.tf_types import Operation, Session

@@ -10,8 +10,7 @@ values by ``1 / keep_prob``; not the same random stream as the device).
 from __future__ import annotations
 
 import numbers
-from typing import Any, TYPE_CHECKING
-
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from npu_jupyter.tf_types import Operation, Tensor

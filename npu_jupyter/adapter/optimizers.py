@@ -8,8 +8,7 @@ variables to the others. One emulated device is rank 0 of 1, so both are identit
 from __future__ import annotations
 
 import os
-from typing import Any, TypeVar, TYPE_CHECKING
-
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from npu_jupyter.tf_types import Operation, Optimizer, Tensor, Variable

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from npu_jupyter.runtime.emulator import EmulatorSession
-    from npu_jupyter.tf_types import Operation, Session
+    from npu_jupyter.tf_types import ConfigProto, Operation, Session
 
 # npu_init.experimental_options: the graph rewriters the adapter documents turning back on
 EXPERIMENTAL_OPTIONS = {
@@ -26,7 +26,7 @@ EXPERIMENTAL_OPTIONS = {
 }
 
 
-def init_resource(config: object = None) -> tuple[EmulatorSession, Operation]:
+def init_resource(config: ConfigProto | None = None) -> tuple[EmulatorSession, Operation]:
     """(session with the adapter's config, the shutdown op), as the adapter returns them; rank 0 of 1 stored."""
     from npu_jupyter.adapter.npu_ops import shutdown_system
     from npu_jupyter.adapter.rank_values import global_dict_init, record_one_rank

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any, TYPE_CHECKING
-
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from npu_jupyter.tf_types import Tensor, Variable

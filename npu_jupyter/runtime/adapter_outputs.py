@@ -9,9 +9,10 @@ sets the actual engine and dtypes of each op next to the prediction (:mod:`npu_j
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
+
+from npu_jupyter.options.profiling import ProfilingText, lenient_profiling_fields
 
 PREDICTION_NOTE = (
     "Placement and precision shown are the planner's prediction of what the adapter decides; the Ascend "
@@ -51,15 +52,10 @@ def output_locations(config: Any, environ: dict[str, str] | None = None) -> list
     return result
 
 
-def _profiling_output(options: Any) -> str | None:
-    if isinstance(options, str):
-        try:
-            options = json.loads(options)
-        except ValueError:
-            return None
-    if isinstance(options, dict) and options.get("output"):
-        return str(options["output"])
-    return None
+def _profiling_output(options: ProfilingText) -> str | None:
+    """The ``output`` folder of a profiling_options value, or None (unset, or not a JSON object)."""
+    output = lenient_profiling_fields(options).get("output")
+    return str(output) if output else None
 
 
 def actual_decisions(plan: Any, since: float, environ: dict[str, str] | None = None) -> dict[str, Any] | None:

@@ -19,6 +19,7 @@ require_tensorflow("the ascend backend")  # one clear error when TensorFlow is m
 from tensorflow.python.client.session import Session
 
 from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.step_record import StepRecord, add_time
 
 
 # TF's class itself: ``tf.compat.v1.Session`` may be a %%npu cell's stand-in when this module loads.
@@ -42,18 +43,15 @@ class AscendSession(Session):
         wall = (time.perf_counter() - start) * 1000.0
         names = _names(fetches)
         plan = self._plan(tuple(names))
-        last = self.last_report
-        if last is not None and last.plan is plan and last.fetches == names:
-            last.extra["total_wall_ms"] += wall
-            last.steps += 1
-            last.wall_ms = last.extra["total_wall_ms"] / last.steps
-        else:
-            self.last_report = self._new_report(plan, names, wall)
-            self.reports.append(self.last_report)
+        report = self.last_report
+        if report is None or report.plan is not plan or report.fetches != names:
+            report = self.last_report = self._new_report(plan, names)
+            self.reports.append(report)
             del self.reports[:-1000]
+        add_time(report, StepRecord("step", ", ".join(names), report.steps, plan, wall))  # as the emulator's
         return results
 
-    def _new_report(self, plan: Any, names: list[str], wall: float) -> RunReport:
+    def _new_report(self, plan: Any, names: list[str]) -> RunReport:
         """A report labelled as a prediction, pointing at the adapter's outputs and GE's actual graph."""
         from npu_jupyter.runtime.adapter_outputs import PREDICTION_NOTE, actual_decisions, output_locations
 
@@ -61,8 +59,9 @@ class AscendSession(Session):
             plan=plan,
             backend="ascend",
             fetches=names,
-            wall_ms=wall,
-            extra={"total_wall_ms": wall, "plan_is_prediction": True},
+            steps=0,
+            wall_ms=0.0,
+            extra={"plan_is_prediction": True},
             prediction_note=PREDICTION_NOTE,
             adapter_outputs=output_locations(self.npu_config),
             actual=actual_decisions(plan, since=self._created - 1.0),

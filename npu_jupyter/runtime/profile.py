@@ -31,20 +31,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from npu_jupyter.options import catalogue
+from npu_jupyter.options.profiling import ProfilingOptionsError, adapter_profiling_fields
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
-    from npu_jupyter.plan.model import Plan
+    from concurrent.futures import Future
 
-DEFAULT_OPTIONS = {
-    "output": "./",
-    "training_trace": "on",
-    "task_time": "on",
-    "hccl": "on",
-    "aicpu": "on",
-    "aic_metrics": "PipeUtilization",
-    "msproftx": "off",
-}
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.tf_types import Graph
+
+    #: Per op: (op type, [(producer op, output index, static shape, dtype) per input]).
+    GraphFacts = dict[str, tuple[str, list[tuple[str, int, list[int], str]]]]
+
+# The JSON the adapter profiles with when profiling_options is empty (the option catalogue's).
+DEFAULT_OPTIONS = catalogue.profiling_default()
 # The op_summary columns the emulator can fill with something it measured or knows. Ascend's Model ID,
 # Task ID, Stream ID, Task Wait Time, Block Dim and Input/Output Formats are left out: a CPU run has no
 # streams, tasks, blocks or device formats, and constants under those names read as measurements.
@@ -68,17 +69,14 @@ _TIDS = {"AI_CORE": 1, "AI_CPU": 2, "HOST": 3}
 
 def parse_profiling_options(raw: str | dict[Any, Any] | None) -> dict[str, Any]:
     """The adapter's profiling_options JSON; empty means its documented default JSON."""
-    if raw is None or raw in ("", {}):
-        return dict(DEFAULT_OPTIONS)
-    if isinstance(raw, dict):
-        return dict(raw)
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"profiling_options is not valid JSON ({exc.msg}): {raw!r}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f'profiling_options must be a JSON object such as {{"output": "./prof"}}, got {raw!r}')
-    return value
+        return adapter_profiling_fields(raw)
+    except ProfilingOptionsError as exc:
+        if exc.json_msg is not None:
+            raise ValueError(f"profiling_options is not valid JSON ({exc.json_msg}): {raw!r}") from None
+        raise ValueError(
+            f'profiling_options must be a JSON object such as {{"output": "./prof"}}, got {raw!r}'
+        ) from None
 
 
 @dataclass
@@ -123,7 +121,7 @@ def profiles_run(plan: Plan, fetches: list[str], options: dict[str, Any]) -> boo
     return not points or any(p in plan.ops for p in points)
 
 
-def graph_facts(graph: Any) -> dict[str, tuple[str, list[tuple[str, int, list[int], str]]]]:
+def graph_facts(graph: Graph) -> GraphFacts:
     """Op name -> (op type, [(producer op, output index, static shape, dtype) per input]).
 
     Built once per graph version and reused every profiled step: looking ops up in the graph for each
@@ -131,19 +129,27 @@ def graph_facts(graph: Any) -> dict[str, tuple[str, list[tuple[str, int, list[in
     """
     cached = getattr(graph, "_npu_emu_facts", None)
     if cached is not None and cached[0] == graph.version:
-        return cast("dict[str, tuple[str, list[tuple[str, int, list[int], str]]]]", cached[1])
-    facts = {}
+        return cast("GraphFacts", cached[1])
+    facts: GraphFacts = {}
     for op in graph.get_operations():
         inputs = []
         for t in op.inputs:
             dims = t.shape.as_list() if t.shape.rank is not None else []
-            inputs.append((t.op.name, t.value_index, [-1 if d is None else d for d in dims], t.dtype.base_dtype.name))
+            shape = [-1 if d is None else d for d in dims]
+            inputs.append((t.op.name, t.value_index, shape, t.dtype.base_dtype.name))
         facts[op.name] = (op.type, inputs)
-    graph._npu_emu_facts = (graph.version, facts)
+    graph._npu_emu_facts = (graph.version, facts)  # type: ignore[attr-defined]  # cached on the graph
     return facts
 
 
-def collect(step_stats: Any, graph: Any, plan: Plan | None, step: int, *, marker: str) -> StepProfile:
+def collect(
+    step_stats: Any,  # noqa: ANN401 - TensorFlow's StepStats proto (dev_stats -> node_stats)
+    graph: Graph,
+    plan: Plan | None,
+    step: int,
+    *,
+    marker: str,
+) -> StepProfile:
     """Turn ``RunMetadata.step_stats`` into user-op timings (nodes not in the user's graph dropped)."""
     require_tensorflow("profiling")
     from tensorflow.python.framework import dtypes
@@ -200,7 +206,7 @@ def paths(out_dir: str, step: int) -> tuple[str, str]:
     return str(folder / f"trace_step_{step}.json"), str(folder / f"op_summary_step_{step}.csv")
 
 
-def check_output_dir(path: Any) -> str:
+def check_output_dir(path: object) -> str:
     """Make sure ``profiling_options`` ``output`` is a folder we can write to, creating it if missing.
 
     Checked once, before the first run (``read_run_settings``): otherwise a bad folder would only fail
@@ -236,7 +242,7 @@ def check_output_dir(path: Any) -> str:
     return text
 
 
-def write(profile: StepProfile, facts: dict[str, Any], options: dict[str, Any], out_dir: str) -> StepProfile:
+def write(profile: StepProfile, facts: GraphFacts, options: dict[str, Any], out_dir: str) -> StepProfile:
     """Write the step's Chrome trace and op summary CSV under ``out_dir`` (created if missing).
 
     ``facts`` is :func:`graph_facts` of the user's graph (not the graph itself, so a worker thread
@@ -263,11 +269,16 @@ class BackgroundWriter:
         from concurrent.futures import ThreadPoolExecutor
 
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="npu_jupyter_profile")
-        self._pending: list[Any] = []
+        self._pending: list[Future[StepProfile]] = []
         self._max = max_pending
 
     def submit(
-        self, profile: StepProfile, graph: Any, options: dict[str, Any], out_dir: str, facts: Any = None
+        self,
+        profile: StepProfile,
+        graph: Graph | None,
+        options: dict[str, Any],
+        out_dir: str,
+        facts: GraphFacts | None = None,
     ) -> StepProfile:
         """Write ``profile``'s files in the background; at most a few steps are pending at once.
 
@@ -279,6 +290,8 @@ class BackgroundWriter:
             self._pending.pop(0).result()
         profile.trace_file, profile.op_summary_csv = paths(out_dir, profile.step)
         if facts is None:
+            if graph is None:
+                raise ValueError("BackgroundWriter.submit needs the profiled graph or its facts")
             facts = graph_facts(graph)  # on the caller's thread: the graph cannot change under us here
         self._pending.append(self._pool.submit(write, profile, facts, options, out_dir))
         return profile
@@ -353,7 +366,7 @@ def _training_trace_events(profile: StepProfile, options: dict[str, Any]) -> lis
     ]
 
 
-def op_summary_csv(profile: StepProfile, facts: dict[str, Any]) -> str:
+def op_summary_csv(profile: StepProfile, facts: GraphFacts) -> str:
     """op_summary-style CSV text, one row per executed user op."""
     shapes = {t.name: t.output_shapes for t in profile.ops}
     buffer = io.StringIO()
@@ -377,7 +390,7 @@ def op_summary_csv(profile: StepProfile, facts: dict[str, Any]) -> str:
     return buffer.getvalue()
 
 
-def _input_facts(facts: dict[str, Any], name: str, shapes: dict[str, list[Any]]) -> tuple[list[Any], list[str]]:
+def _input_facts(facts: GraphFacts, name: str, shapes: dict[str, list[list[int]]]) -> tuple[list[list[int]], list[str]]:
     """Input shapes as the producers reported them this step, else the graph's static shapes."""
     in_shapes, in_types = [], []
     for producer, index, static, dtype in facts[name][1]:

@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 if TYPE_CHECKING:
-    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.options.config import NpuConfig, _NpuConfigBase
     from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.backends import SessionConfigInput
     from npu_jupyter.runtime.emulator import EmulatorSession
     from npu_jupyter.runtime.functions import FunctionEmulation
     from npu_jupyter.tf_types import Graph
@@ -137,7 +138,7 @@ class ZooRun:
         self.plans = 0
         self.graphs: dict[int, Graph] = {}  # id(plan) -> the graph it plans (cost model, lowered ops)
 
-    def config(self, config: object = None) -> NpuConfig:
+    def config(self, config: SessionConfigInput = None) -> _NpuConfigBase:
         """The script's config (NpuConfig, ConfigProto, mapping or None) with the task's options laid over."""
         from npu_jupyter.runtime.backends import resolve_config
 
@@ -145,10 +146,11 @@ class ZooRun:
         overrides = dict(self.options)
         if "precision_mode" in overrides and "precision_mode_v2" not in overrides:
             overrides["precision_mode_v2"] = None  # the mode under test, not the script's v2 setting
-        laid: NpuConfig = base.copy(**overrides)
-        return laid
+        from npu_jupyter.options.config import NpuConfig
 
-    def session(self, graph: Graph | None = None, config: object = None) -> EmulatorSession:
+        return NpuConfig.from_snapshot(base.layered(overrides))
+
+    def session(self, graph: Graph | None = None, config: SessionConfigInput = None) -> EmulatorSession:
         """An emulator session on ``graph`` under :meth:`config` (a ``tf.compat.v1.Session`` look-alike)."""
         from npu_jupyter.runtime.backends import resolve_config
         from npu_jupyter.runtime.emulator import EmulatorSession
@@ -161,7 +163,7 @@ class ZooRun:
         return session
 
     @contextlib.contextmanager
-    def functions(self, config: object = None) -> Iterator[FunctionEmulation]:
+    def functions(self, config: SessionConfigInput = None) -> Iterator[FunctionEmulation]:
         """Emulate every traced function (Keras fit, tf.function loops) called inside the ``with`` block."""
         from npu_jupyter.runtime.functions import FunctionEmulation, supported
 
