@@ -19,31 +19,39 @@ Two more things keep the report a person came for on top:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, cast
+from typing import TYPE_CHECKING, Callable, Hashable
 
 from npu_jupyter.runtime.initializers import is_initializer_plan
 
+if TYPE_CHECKING:  # pragma: no cover
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter.tf_types import Graph
 
-def cell_reports(sessions: list[Any]) -> list[Any]:
+    #: (session number, fetches, plan identity): the runs that collapse into one report.
+    RunKey = tuple[int, tuple[str, ...], tuple[Hashable, ...]]
+
+
+def cell_reports(sessions: list[object]) -> list[RunReport]:
     """Every RunReport of the cell's sessions, collapsed per (session, fetches, plan), each with the
     cost model's estimate of its plan (``npu_jupyter.cost``) for the report to show beside the
     measured CPU times.
     """
     from npu_jupyter.cost.attach import with_estimate
 
-    groups: dict[tuple[Any, ...], list[Any]] = {}
-    graphs: dict[tuple[Any, ...], Any] = {}
-    plan_keys: dict[int, tuple[Any, ...]] = {}
+    groups: dict[RunKey, list[RunReport]] = {}
+    graphs: dict[RunKey, Graph | None] = {}
+    plan_keys: dict[int, tuple[Hashable, ...]] = {}
     for number, session in enumerate(sessions):
         for report in _reports_of(session):
             key = (number, tuple(report.fetches), _plan_key(report.plan, plan_keys))
             groups.setdefault(key, []).append(report)
             graphs[key] = _graph_of(session)
-    memo: dict[int, Any] = {}
+    memo: dict[object, object] = {}
     return [with_estimate(collapse(reports), graphs[key], memo) for key, reports in groups.items()]
 
 
-def _graph_of(session: Any) -> Any:
+def _graph_of(session: object) -> Graph | None:
     """The tf.Graph a session runs (None for a stand-in without one)."""
     try:
         return getattr(session, "graph", None)
@@ -51,7 +59,7 @@ def _graph_of(session: Any) -> Any:
         return None
 
 
-def collapse(reports: list[Any]) -> Any:
+def collapse(reports: list[RunReport]) -> RunReport:
     """One RunReport standing for several runs of the same thing."""
     if len(reports) == 1:
         return reports[0]
@@ -63,7 +71,7 @@ def collapse(reports: list[Any]) -> Any:
     return dataclasses.replace(
         last,
         steps=steps,
-        wall_ms=_weighted(reports, lambda r: r.wall_ms),
+        wall_ms=_weighted(reports, lambda r: r.wall_ms) or 0.0,  # never None: every run has a wall time
         reference_wall_ms=_weighted(reports, lambda r: r.reference_wall_ms),
         op_times_us=_mean_times(reports),
         overflow_ops=overflow,
@@ -74,7 +82,7 @@ def collapse(reports: list[Any]) -> Any:
     )
 
 
-def _reports_of(session: Any) -> list[Any]:
+def _reports_of(session: object) -> list[RunReport]:
     reports = getattr(session, "reports", None)
     if reports:
         return list(reports)
@@ -82,7 +90,7 @@ def _reports_of(session: Any) -> list[Any]:
     return [last] if last is not None else []
 
 
-def _plan_key(plan: Any, memo: dict[int, tuple[Any, ...]]) -> tuple[Any, ...]:
+def _plan_key(plan: Plan, memo: dict[int, tuple[Hashable, ...]]) -> tuple[Hashable, ...]:
     """Identity of a plan by content (a re-planned identical graph is the same plan), memoised by id."""
     key = memo.get(id(plan))
     if key is None:
@@ -90,16 +98,17 @@ def _plan_key(plan: Any, memo: dict[int, tuple[Any, ...]]) -> tuple[Any, ...]:
     return key
 
 
-def _weighted(reports: list[Any], value: Any) -> float | None:
+def _weighted(reports: list[RunReport], value: Callable[[RunReport], float | None]) -> float | None:
     """Mean per run across reports that each cover ``steps`` runs; None if any value is missing."""
-    values = [(value(r), max(1, r.steps)) for r in reports]
-    if any(v is None for v, _ in values):
+    values = [value(r) for r in reports]
+    known = [v for v in values if v is not None]
+    if len(known) < len(values):
         return None
-    total = sum(n for _, n in values)
-    return cast("float | None", sum(v * n for v, n in values) / total)
+    steps = [max(1, r.steps) for r in reports]
+    return sum(v * n for v, n in zip(known, steps)) / sum(steps)
 
 
-def _mean_times(reports: list[Any]) -> dict[str, float]:
+def _mean_times(reports: list[RunReport]) -> dict[str, float]:
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
     for r in reports:
@@ -112,7 +121,7 @@ def _mean_times(reports: list[Any]) -> dict[str, float]:
 # -- initialiser runs ---------------------------------------------------------------------------
 
 
-def is_initializer_run(report: Any) -> bool:
+def is_initializer_run(report: RunReport) -> bool:
     """True when the run only initialised variables: its fetches are NoOp groups and every other op
     of its plan is a variable, an assignment, or computes nothing but an assignment's initial value.
 
@@ -125,7 +134,7 @@ def is_initializer_run(report: Any) -> bool:
     return is_initializer_plan(report.plan, report.fetches)
 
 
-def arrange(reports: list[Any]) -> tuple[list[Any], list[Any]]:
+def arrange(reports: list[RunReport]) -> tuple[list[RunReport], list[RunReport]]:
     """(reports to render in full, initialiser runs to mention in one line), both in run order.
 
     When the cell ran nothing but initialisers they are the reports: there is nothing else to show.
@@ -136,7 +145,7 @@ def arrange(reports: list[Any]) -> tuple[list[Any], list[Any]]:
     return [r for r in reports if not is_initializer_run(r)], init
 
 
-def initializer_note(reports: list[Any]) -> str:
+def initializer_note(reports: list[RunReport]) -> str:
     """``also ran: init (variable initialisation, 22 ops)`` for the collapsed initialiser runs."""
     parts = []
     for r in reports:
@@ -151,7 +160,7 @@ def initializer_note(reports: list[Any]) -> str:
 # -- warnings repeated across reports -------------------------------------------------------------
 
 
-def dedupe_warnings(reports: list[Any]) -> list[Any]:
+def dedupe_warnings(reports: list[RunReport]) -> list[RunReport]:
     """Reports whose warnings already shown by an earlier report of the cell are cut to a pointer.
 
     The first report keeps the full text; a later one keeps a short line naming that report, so its
@@ -178,7 +187,7 @@ def dedupe_warnings(reports: list[Any]) -> list[Any]:
     return out
 
 
-def _notes_once(reports: list[Any], shown: set[str]) -> list[Any]:
+def _notes_once(reports: list[RunReport], shown: set[str]) -> list[RunReport]:
     """Reports after the first that carries the TF2 rule's note, without that note.
 
     The note (how the TF2 adapter's placement is predicted) is the same for every traced function of
@@ -199,7 +208,7 @@ def _notes_once(reports: list[Any], shown: set[str]) -> list[Any]:
     return out
 
 
-def _label(report: Any) -> str:
+def _label(report: RunReport) -> str:
     return ", ".join(report.fetches[:3]) + (", …" if len(report.fetches) > 3 else "") or "the run"
 
 
