@@ -19,13 +19,16 @@ Two more things keep the report a person came for on top:
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Hashable
 
 from npu_jupyter.runtime.initializers import is_initializer_plan
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter.plan.model import Plan
     from npu_jupyter.runtime.report import RunReport
+
+    #: (session number, fetches, plan identity): the runs that collapse into one report.
+    RunKey = tuple[int, tuple[str, ...], tuple[Hashable, ...]]
 
 
 def cell_reports(sessions: list[object]) -> list[RunReport]:
@@ -34,8 +37,8 @@ def cell_reports(sessions: list[object]) -> list[RunReport]:
     Each carries the cost model's estimate of its plan as the runtime attached it where it built the
     report (``RunReport.estimate``), so ``%%npu`` shows the estimate ``session().last_report`` has.
     """
-    groups: dict[tuple[object, ...], list[RunReport]] = {}
-    plan_keys: dict[int, tuple[object, ...]] = {}
+    groups: dict[RunKey, list[RunReport]] = {}
+    plan_keys: dict[int, tuple[Hashable, ...]] = {}
     for number, session in enumerate(sessions):
         for report in _reports_of(session):
             key = (number, tuple(report.fetches), _plan_key(report.plan, plan_keys))
@@ -75,7 +78,7 @@ def _reports_of(session: object) -> list[RunReport]:
     return [last] if last is not None else []
 
 
-def _plan_key(plan: Plan, memo: dict[int, tuple[object, ...]]) -> tuple[object, ...]:
+def _plan_key(plan: Plan, memo: dict[int, tuple[Hashable, ...]]) -> tuple[Hashable, ...]:
     """Identity of a plan by content (a re-planned identical graph is the same plan), memoised by id."""
     key = memo.get(id(plan))
     if key is None:

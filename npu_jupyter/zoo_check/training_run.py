@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 
 def training_report(npu: ZooRun) -> tuple[RunReport, Graph | None] | None:
     """(folded report, its graph) of the entry's training step; None when it made no emulated run."""
-    candidates: list[tuple[Any, Any]] = []
+    candidates: list[tuple[RunReport, Graph | None]] = []
     for session in npu.sessions:
-        groups: dict[tuple[Any, ...], list[Any]] = {}
+        groups: dict[tuple[Any, ...], list[RunReport]] = {}
         for report in session.reports:
             groups.setdefault((tuple(report.fetches), id(report.plan)), []).append(report)
         candidates.extend((fold(g), npu.graphs.get(id(g[0].plan), session.graph)) for g in groups.values())
@@ -32,7 +32,8 @@ def training_report(npu: ZooRun) -> tuple[RunReport, Graph | None] | None:
         candidates.extend(
             (report, npu.graphs.get(id(report.plan)))
             for report in emulation.reports.values()
-            if report.plan is not None and report.steps
+            # plan is None for a function with no plannable graph, though RunReport types it Plan (functions.py)
+            if report.plan is not None and report.steps  # type: ignore[redundant-expr]
         )
     if not candidates:
         return None

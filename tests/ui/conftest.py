@@ -20,6 +20,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -661,6 +662,19 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+@pytest.fixture(scope="session")
+def ui_helpers() -> SimpleNamespace:
+    """This module's notebook writers and plans, for browser-test modules (conftest is not importable)."""
+    return SimpleNamespace(
+        artifacts=ARTIFACTS,
+        chromium=CHROMIUM,
+        ui_dir=UI_DIR,
+        small_training_plan=small_training_plan,
+        write_payload_notebook=write_payload_notebook,
+        write_report_notebook=write_report_notebook,
+    )
 
 
 @pytest.fixture(scope="module")
