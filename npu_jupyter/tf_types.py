@@ -10,7 +10,7 @@ members in alphabetical order), rather than widening a signature to ``Any``.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, MutableMapping, Sequence
 
 if TYPE_CHECKING:
     from typing import Protocol  # novermin (never imported at run time)
@@ -22,7 +22,7 @@ class DType(Protocol):
     """``tf.DType``: a tensor's element type."""
 
     @property
-    def _is_ref_dtype(self) -> bool: ...  # a TF1 ref variable's tensor (state, not a value)
+    def _is_ref_dtype(self) -> bool: ...  # a TF1 ref variable's dtype (float32_ref)
     @property
     def as_datatype_enum(self) -> int: ...
     @property
@@ -47,6 +47,8 @@ class TensorShape(Protocol):
 class Tensor(Protocol):
     """``tf.Tensor`` in a graph: one output of an operation."""
 
+    def __ge__(self, other: object) -> Tensor: ...
+    def __mul__(self, other: object) -> Tensor: ...
     def consumers(self) -> list[Operation]: ...
     @property
     def dtype(self) -> DType: ...
@@ -77,7 +79,7 @@ class NodeDef(Protocol):
     """``NodeDef`` proto: one node of a GraphDef."""
 
     @property
-    def attr(self) -> Any: ...  # a protobuf map str -> AttrValue; its mutating API is protobuf's own
+    def attr(self) -> Any: ...  # noqa: ANN401 - a protobuf map str -> AttrValue; its mutating API is protobuf's own
     @property
     def device(self) -> str: ...
     @property
@@ -92,7 +94,7 @@ class GraphDef(Protocol):
     """``GraphDef`` proto: a serialized graph (nodes plus its function library)."""
 
     @property
-    def library(self) -> Any: ...  # FunctionDefLibrary proto: repeated FunctionDef messages
+    def library(self) -> Any: ...  # noqa: ANN401 - FunctionDefLibrary proto: repeated FunctionDef messages
     @property
     def node(self) -> Sequence[NodeDef]: ...
     def SerializeToString(self) -> bytes: ...  # noqa: N802 - the protobuf method's name
@@ -102,11 +104,12 @@ class Operation(Protocol):
     """``tf.Operation`` in a graph."""
 
     def _add_control_inputs(self, ops: Sequence[Operation]) -> None: ...
+    def _set_attr(self, attr_name: str, attr_value: AttrValue) -> None: ...  # TF's own, as the adapter marks nodes
     @property
     def control_inputs(self) -> Sequence[Operation]: ...
     @property
     def device(self) -> str: ...
-    def get_attr(self, name: str) -> Any: ...  # an attribute's value has the attribute's own type
+    def get_attr(self, name: str) -> Any: ...  # noqa: ANN401 - an attribute's value has the attribute's own type
     @property
     def graph(self) -> Graph: ...
     @property
@@ -180,6 +183,32 @@ class Session(Protocol):
     ) -> Any: ...
 
 
+class Variable(Protocol):
+    """``tf.Variable`` (graph or resource variable): the parts the adapter's wrappers read."""
+
+    def __add__(self, other: object) -> Tensor: ...
+    def __mul__(self, other: object) -> Tensor: ...
+    @property
+    def dtype(self) -> DType: ...
+    @property
+    def name(self) -> str: ...
+
+
+class Optimizer(Protocol):
+    """``tf.compat.v1.train.Optimizer``: what the adapter's optimizer wrappers forward to."""
+
+    def apply_gradients(
+        self,
+        grads_and_vars: Iterable[tuple[Tensor | None, Variable]],
+        global_step: object = ...,
+        name: str | None = ...,
+    ) -> Operation: ...
+    def compute_gradients(self, loss: Tensor, *args: Any, **kwargs: Any) -> list[tuple[Tensor | None, Variable]]: ...
+    def get_slot(self, var: Variable, name: str) -> Variable | None: ...
+    def get_slot_names(self) -> list[str]: ...
+    def variables(self) -> list[Variable]: ...
+
+
 class CustomGraphOptimizer(Protocol):
     """``RewriterConfig.CustomGraphOptimizer`` proto: a named custom optimizer and its parameter_map."""
 
@@ -195,7 +224,7 @@ class ConfigProto(Protocol):
 
     def CopyFrom(self, other: ConfigProto) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
-    def graph_options(self) -> Any: ...  # GraphOptions proto (rewrite_options.custom_optimizers)
+    def graph_options(self) -> Any: ...  # noqa: ANN401 - GraphOptions proto (rewrite_options.custom_optimizers)
     def SerializeToString(self, deterministic: bool = ...) -> bytes: ...  # noqa: N802 - the protobuf method's name
 
 
@@ -210,8 +239,10 @@ __all__ = [
     "GraphDef",
     "NodeDef",
     "Operation",
+    "Optimizer",
     "RunMetadata",
     "Session",
     "Tensor",
     "TensorShape",
+    "Variable",
 ]

@@ -49,10 +49,6 @@ def report_payload(obj: Plan | RunReport, *, budget: int = BUDGET_BYTES) -> Repo
 
     """
     plan, run = _split(obj)
-    if run is not None:
-        from npu_jupyter.cost.attach import resolve_estimate
-
-        resolve_estimate(run)  # an emulator report estimates its step when first shown
     order = list(plan.ops)
     keep = order
     payload = build_payload(plan, run, keep)

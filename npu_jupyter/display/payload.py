@@ -10,15 +10,15 @@ gives byte-identical output.
 
 from __future__ import annotations
 
-from numbers import Real
 from typing import TYPE_CHECKING, Any, cast
 
 from npu_jupyter.display.facts import report_facts
-from npu_jupyter.display.run_payload import MAX_ITEMS, optional_slot, round_number, run_block, slot_items, slot_mapping
+from npu_jupyter.display.run_payload import MAX_ITEMS, round_number, run_block
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-light
     from typing import Final  # novermin (never imported at run time)
 
+    from npu_jupyter.cost.attach import CostBlock
     from npu_jupyter.display.payload_types import (
         Cluster,
         CostModel,
@@ -93,11 +93,9 @@ def _warnings(plan: Plan, run: RunReport | None) -> list[str]:
     where the fact's reason says "In this call, …": both spellings are the same finding.
     """
     warnings = list(plan.warnings) + (list(run.warnings) if run is not None else [])
-    said = {
-        str(finding.get(key, ""))
-        for finding, key in ((slot_mapping(run, "nonfinite"), "reason"), (slot_mapping(run, "non_finite"), "message"))
-    }
-    return [w for w in warnings if w not in said - {""}]
+    finding = run.non_finite if run is not None else None
+    said = {finding.reason, finding.message} - {""} if finding is not None else set()
+    return [w for w in warnings if w not in said]
 
 
 def _mark_functions(ops: list[Op], keep: list[str], functions: list[str]) -> None:
@@ -141,43 +139,34 @@ def _add_plan_extras(out: Report, plan: Plan, run: RunReport | None) -> None:
     approximate = sum(bool(getattr(d, "approximate", False)) for d in plan.ops.values())
     if approximate:
         out["summary"]["approximate"] = approximate
-    notes = list(dict.fromkeys(list(plan.notes or []) + slot_items(run, "notes")))
+    notes = list(dict.fromkeys(list(plan.notes or []) + (list(run.notes) if run is not None else [])))
     if notes:
         out["notes"] = _messages(notes)
-    predicted = optional_slot(run, "predicted")
-    if predicted is None:
-        predicted = optional_slot(plan, "predicted")
     # Every decision is the planner's prediction unless a backend read it from the device
     # (docs/report-schema.md, "Every number says what it is").
-    out["predicted"] = True if predicted is None else bool(predicted)
-    cost = optional_slot(run, "cost_model") or optional_slot(plan, "cost_model")
-    if cost:
+    out["predicted"] = True if run is None else bool(run.predicted)
+    estimate = run.estimate if run is not None else None
+    cost = estimate.block if estimate is not None else None
+    if cost is not None:
         out["cost_model"] = _cost_block(cost)
-    labels = _labels(run, bool(cost) or bool(slot_mapping(run, "est_us")))
+    labels = _labels(run, cost is not None or bool(estimate is not None and estimate.est_us))
     if labels:
         out["labels"] = labels
 
 
-def _cost_block(cost: object) -> CostModel:
-    """The cost model's per-step estimate (a dict or an object with the same names), rounded."""
+def _cost_block(cost: CostBlock) -> CostModel:
+    """The cost model's per-step estimate, rounded (None: not estimated, a refused plan)."""
 
-    def read(name: str) -> float | None:
-        value = cost.get(name) if isinstance(cost, dict) else getattr(cost, name, None)
-        return float(value) if isinstance(value, Real) else None  # None: not estimated (refused)
-
-    def ratio(name: str) -> float | None:
-        value = read(name)
+    def ratio(value: float | None) -> float | None:
         return None if value is None else round_number(value, 4)
 
-    memory = read("memory_bytes")
-    basis = cost.get("basis") if isinstance(cost, dict) else getattr(cost, "basis", None)
     return {
-        "step_ms": ratio("step_ms"),
-        "memory_bytes": None if memory is None else int(memory),
-        "step_ratio_fp32": ratio("step_ratio_fp32"),
-        "memory_ratio_fp32": ratio("memory_ratio_fp32"),
-        "launch_share": ratio("launch_share"),
-        "basis": "" if basis is None else str(basis),
+        "step_ms": ratio(cost.step_ms),
+        "memory_bytes": None if cost.memory_bytes is None else int(cost.memory_bytes),
+        "step_ratio_fp32": ratio(cost.step_ratio_fp32),
+        "memory_ratio_fp32": ratio(cost.memory_ratio_fp32),
+        "launch_share": ratio(cost.launch_share),
+        "basis": str(cost.basis),
     }
 
 
@@ -194,7 +183,7 @@ def _labels(run: RunReport | None, estimated: bool) -> dict[str, str]:
         labels["us"] = measured
     if estimated:
         labels["est_us"] = "estimated by the cost model"
-    labels.update({str(k): str(v) for k, v in slot_mapping(run, "labels").items()})
+    labels.update({str(k): str(v) for k, v in run.labels.items()})
     return dict(sorted(labels.items()))
 
 
@@ -240,7 +229,8 @@ def _op_entry(
             entry["dr"] = cast("Drift", {k: round_number(v, 6) for k, v in sorted(run.drift[d.name].items())})
         if d.name in run.overflow_ops:
             entry["ov"] = True
-        estimates = slot_mapping(run, "est_us")
+        estimate = run.estimate
+        estimates = estimate.est_us if estimate is not None else {}
         est = None if estimates.get(d.name) is None else round_number(estimates[d.name], 3)
         if est is not None:
             entry["est_us"] = est
@@ -270,7 +260,7 @@ def _title(plan: Plan, run: RunReport | None) -> str:
     mode = plan.precision_mode or "adapter default precision"
     base = plan.title or f"Plan ({plan.soc}, {mode})"
     if run is not None and run.fetches:
-        label = run.extra.get("tf2_label")  # a traced function: the Keras entry point or Python name
+        label = run.function.label if run.function is not None else None  # Keras entry point or Python name
         if label and label not in run.fetches:
             # The Python name, not TensorFlow's __inference_<name>_<uid> (the uid changes per trace).
             from npu_jupyter.runtime.function_labels import python_name

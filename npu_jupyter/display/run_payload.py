@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-from numbers import Integral
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-light
@@ -19,34 +18,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-li
 # A list of findings (skipped dump steps, adapter outputs) must not eat the payload's budget on its own.
 MAX_ITEMS = 100
 _MAX_ACTUAL_ROWS = 2000
-
-
-def optional_slot(source: object, name: str) -> object:
-    """An optional report fact: an attribute of the plan or run report, else its ``extra`` entry.
-
-    Other stages fill these (the cost model, the adapter backend, the non-finite check); reading both
-    places lets them add a dataclass field or just an ``extra`` key without touching the display.
-    """
-    if source is None:
-        return None
-    value = getattr(source, name, None)
-    if value is None:
-        extra = getattr(source, "extra", None)
-        if isinstance(extra, dict):
-            value = extra.get(name)
-    return value
-
-
-def slot_items(source: object, name: str) -> list[Any]:
-    """An optional slot that holds a collection (steps, notes, findings), as a list; [] when unset."""
-    value = optional_slot(source, name)
-    return list(value) if isinstance(value, (list, tuple, set, frozenset)) else []
-
-
-def slot_mapping(source: object, name: str) -> dict[str, Any]:
-    """An optional slot that holds a mapping (a finding, labels, per-op estimates); {} when unset."""
-    value = optional_slot(source, name)
-    return dict(value) if isinstance(value, dict) else {}
 
 
 def run_block(run: RunReport) -> RunInfo:
@@ -103,25 +74,15 @@ def _actual_block(actual: dict[str, Any] | None) -> Actual | None:
 
 def _add_run_extras(out: RunInfo, run: RunReport) -> None:
     """Optional run facts: which steps were dumped or skipped, and the first non-finite value."""
-    steps = slot_items(run, "dump_steps") or slot_items(run, "dumped_steps")
-    if steps:
-        out["dump_steps"] = sorted({int(k) for k in steps})
-    skipped = slot_items(run, "dump_skipped")
-    if skipped:
-        out["dump_skipped"] = [
-            {"step": int(item["step"]), "reason": str(item.get("reason", ""))} for item in list(skipped)[:MAX_ITEMS]
-        ]
-    rounded = optional_slot(run, "rounded_tensors")
-    if isinstance(rounded, Integral):
-        out["rounded_tensors"] = int(rounded)
-    nonfinite = slot_mapping(run, "nonfinite")
-    if nonfinite:
-        step = nonfinite.get("step")
-        out["nonfinite"] = {
-            "first_op": str(nonfinite.get("first_op", "")),
-            "step": None if step is None else int(step),
-            "reason": str(nonfinite.get("reason", "")),
-        }
+    if run.dump.steps:
+        out["dump_steps"] = sorted(set(run.dump.steps))
+    if run.dump.skipped:
+        out["dump_skipped"] = [{"step": item.step, "reason": item.reason} for item in run.dump.skipped[:MAX_ITEMS]]
+    if run.rounded_tensors is not None:
+        out["rounded_tensors"] = int(run.rounded_tensors)
+    finding = run.non_finite
+    if finding is not None:
+        out["nonfinite"] = {"first_op": finding.where, "step": finding.step, "reason": finding.reason}
 
 
 def round_number(value: float, digits: int) -> float | None:

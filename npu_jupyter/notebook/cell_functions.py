@@ -60,7 +60,8 @@ def emulated_functions(
         try:
             yield found
         finally:
-            found.reports = [r for r in emulation.reports.values() if r.plan is not None and r.steps]
+            # plan is None for a function with no plannable graph, though RunReport types it Plan (functions.py)
+            found.reports = [r for r in emulation.reports.values() if r.plan is not None and r.steps]  # type: ignore[redundant-expr]
 
 
 def _device_options(emulation: FunctionEmulation, layers: Layers | None) -> AbstractContextManager[object]:

@@ -26,41 +26,28 @@ from npu_jupyter.runtime.initializers import is_initializer_plan
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter.plan.model import Plan
     from npu_jupyter.runtime.report import RunReport
-    from npu_jupyter.tf_types import Graph
 
     #: (session number, fetches, plan identity): the runs that collapse into one report.
     RunKey = tuple[int, tuple[str, ...], tuple[Hashable, ...]]
 
 
 def cell_reports(sessions: list[object]) -> list[RunReport]:
-    """Every RunReport of the cell's sessions, collapsed per (session, fetches, plan), each with the
-    cost model's estimate of its plan (``npu_jupyter.cost``) for the report to show beside the
-    measured CPU times.
-    """
-    from npu_jupyter.cost.attach import with_estimate
+    """Every RunReport of the cell's sessions, collapsed per (session, fetches, plan).
 
+    Each carries the cost model's estimate of its plan as the runtime attached it where it built the
+    report (``RunReport.estimate``), so ``%%npu`` shows the estimate ``session().last_report`` has.
+    """
     groups: dict[RunKey, list[RunReport]] = {}
-    graphs: dict[RunKey, Graph | None] = {}
     plan_keys: dict[int, tuple[Hashable, ...]] = {}
     for number, session in enumerate(sessions):
         for report in _reports_of(session):
             key = (number, tuple(report.fetches), _plan_key(report.plan, plan_keys))
             groups.setdefault(key, []).append(report)
-            graphs[key] = _graph_of(session)
-    memo: dict[object, object] = {}
-    return [with_estimate(collapse(reports), graphs[key], memo) for key, reports in groups.items()]
-
-
-def _graph_of(session: object) -> Graph | None:
-    """The tf.Graph a session runs (None for a stand-in without one)."""
-    try:
-        return getattr(session, "graph", None)
-    except Exception:  # noqa: BLE001 - a closed or foreign session: no estimate, no failure
-        return None
+    return [collapse(reports) for reports in groups.values()]
 
 
 def collapse(reports: list[RunReport]) -> RunReport:
-    """One RunReport standing for several runs of the same thing."""
+    """One RunReport standing for several runs of the same thing (the last run's records and estimate)."""
     if len(reports) == 1:
         return reports[0]
     last = reports[-1]
@@ -71,7 +58,7 @@ def collapse(reports: list[RunReport]) -> RunReport:
     return dataclasses.replace(
         last,
         steps=steps,
-        wall_ms=_weighted(reports, lambda r: r.wall_ms) or 0.0,  # never None: every run has a wall time
+        wall_ms=_weighted(reports, lambda r: r.wall_ms) or 0.0,  # every report has a wall time: never None
         reference_wall_ms=_weighted(reports, lambda r: r.reference_wall_ms),
         op_times_us=_mean_times(reports),
         overflow_ops=overflow,
@@ -83,6 +70,7 @@ def collapse(reports: list[RunReport]) -> RunReport:
 
 
 def _reports_of(session: object) -> list[RunReport]:
+    """A session's reports (``reports``), else its ``last_report`` (a session keeping only that)."""
     reports = getattr(session, "reports", None)
     if reports:
         return list(reports)
@@ -100,15 +88,15 @@ def _plan_key(plan: Plan, memo: dict[int, tuple[Hashable, ...]]) -> tuple[Hashab
 
 def _weighted(reports: list[RunReport], value: Callable[[RunReport], float | None]) -> float | None:
     """Mean per run across reports that each cover ``steps`` runs; None if any value is missing."""
-    values = [value(r) for r in reports]
-    known = [v for v in values if v is not None]
+    values = [(value(r), max(1, r.steps)) for r in reports]
+    known = [(v, n) for v, n in values if v is not None]
     if len(known) < len(values):
         return None
-    steps = [max(1, r.steps) for r in reports]
-    return sum(v * n for v, n in zip(known, steps)) / sum(steps)
+    return sum(v * n for v, n in known) / sum(n for _, n in known)
 
 
 def _mean_times(reports: list[RunReport]) -> dict[str, float]:
+    """Per-op µs, the mean per run over every run of the reports."""
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
     for r in reports:
@@ -129,7 +117,7 @@ def is_initializer_run(report: RunReport) -> bool:
     count and a NoOp grouping training updates (``minimize``) or a Saver restore does not: an apply op
     is neither an assignment nor feeds one, and a restore reads a checkpoint (an external input).
     """
-    if report.extra.get("tf2_helper") == "initializer":  # TensorFlow's initialize_variables function
+    if report.function is not None and report.function.helper == "initializer":  # initialize_variables
         return True
     return is_initializer_plan(report.plan, report.fetches)
 
@@ -150,8 +138,8 @@ def initializer_note(reports: list[RunReport]) -> str:
     parts = []
     for r in reports:
         runs = f", {r.steps} runs" if r.steps > 1 else ""
-        if r.extra.get("tf2_helper"):  # "variable initialisation (initialize_variables), run during Keras fit"
-            parts.append(f"{r.extra['tf2_label']} ({len(r.plan.ops)} ops{runs})")
+        if r.function is not None and r.function.helper:  # "variable initialisation (initialize_variables), ..."
+            parts.append(f"{r.function.label} ({len(r.plan.ops)} ops{runs})")
         else:
             parts.append(f"{', '.join(r.fetches)} (variable initialisation, {len(r.plan.ops)} ops{runs})")
     return "also ran: " + "; ".join(parts)
@@ -198,17 +186,18 @@ def _notes_once(reports: list[RunReport], shown: set[str]) -> list[RunReport]:
 
     out = []
     for report in reports:
-        notes = list(report.extra.get("notes") or [])
+        notes = list(report.notes)
         kept = [note for note in notes if note != TF2_RULE_NOTE or note not in shown]
         shown.update(notes)
         if kept == notes:
             out.append(report)
         else:
-            out.append(dataclasses.replace(report, extra={**report.extra, "notes": kept}))
+            out.append(dataclasses.replace(report, notes=kept))
     return out
 
 
 def _label(report: RunReport) -> str:
+    """The report's fetches, as a later report's pointer back to it names them."""
     return ", ".join(report.fetches[:3]) + (", …" if len(report.fetches) > 3 else "") or "the run"
 
 

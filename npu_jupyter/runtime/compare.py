@@ -11,11 +11,14 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from npu_jupyter._renderers import render_html
+
+if TYPE_CHECKING:
+    from npu_jupyter.runtime.report import RunReport
 
 # Relative errors divide by |reference|; this floor keeps exact zeros in the reference from turning a
 # tiny absolute difference into an infinite relative one (the comparison tool does the same).
@@ -143,7 +146,7 @@ def compare(a: Any, b: Any, *, step: int | None = None) -> Comparison:
         Dump folders (or loaded dumps) are compared tensor by tensor for every step both hold (or
         only ``step``). Steps are per graph (see :func:`~npu_jupyter.runtime.dump.load_dump`): a folder
         is read for its graph with the most dumped steps; pass ``load_dump(path).graph(k)`` for another.
-        RunReports are compared by their recorded fetch values (``extra["values"]``) and, when both
+        RunReports are compared by their recorded fetch values (``report.session.values``) and, when both
         ran with a reference, their per-op drift is reported as-is.
     step : int, optional
         Compare only this step of the dumps (default: every step both hold).
@@ -174,8 +177,8 @@ def _dump_values(source: Any, step: int | None) -> dict[tuple[int | None, str, s
     return out
 
 
-def _report_values(report: Any) -> dict[tuple[int | None, str, str], Any]:
-    values = report.extra.get("values")
+def _report_values(report: RunReport) -> dict[tuple[int | None, str, str], object]:
+    values = report.session.values if report.session is not None else None
     if values is None:
         raise ValueError(
             "this RunReport holds no tensor values; run with a dump (enable_dump) and compare the dump "
