@@ -9,12 +9,27 @@ members in alphabetical order), rather than widening a signature to ``Any``.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Iterator, MutableMapping, MutableSequence, Protocol, Sequence, TypeVar
+
+_Message_co = TypeVar("_Message_co", covariant=True)
+
+
+class RepeatedMessages(Protocol[_Message_co]):
+    """A protobuf repeated message field (``GraphDef.node``, ``FunctionDef.node_def`` ...)."""
+
+    def __delitem__(self, index: slice) -> None: ...
+    def __getitem__(self, index: int) -> _Message_co: ...
+    def __iter__(self) -> Iterator[_Message_co]: ...
+    def __len__(self) -> int: ...
+    def add(self, **fields: object) -> _Message_co: ...
 
 
 class DType(Protocol):
     """``tf.DType``: a tensor's element type."""
 
+    @property
+    def _is_ref_dtype(self) -> bool: ...
     @property
     def base_dtype(self) -> DType: ...
     @property
@@ -48,36 +63,150 @@ class Tensor(Protocol):
     def value_index(self) -> int: ...
 
 
+class NameAttrList(Protocol):
+    """``NameAttrList`` proto: a function an attribute names (``If`` branches, ``While`` bodies)."""
+
+    @property
+    def name(self) -> str: ...
+
+
+class TensorProto(Protocol):
+    """``TensorProto``: a constant's value inside an attribute."""
+
+    def CopyFrom(self, other: TensorProto) -> None: ...  # noqa: N802 - the protobuf method's name
+
+
+class AttrListValue(Protocol):
+    """``AttrValue.ListValue`` proto: the list kinds of an attribute."""
+
+    @property
+    def func(self) -> Sequence[NameAttrList]: ...
+    @property
+    def s(self) -> Sequence[bytes]: ...
+    @property
+    def type(self) -> MutableSequence[int]: ...
+
+
 class AttrValue(Protocol):
     """``AttrValue`` proto: one attribute of a NodeDef (which field is set depends on its kind)."""
 
+    b: bool
+    i: int
+    s: bytes
+    type: int  # a DataType enum value
+
+    def CopyFrom(self, other: AttrValue) -> None: ...  # noqa: N802 - the protobuf method's name
+    @property
+    def func(self) -> NameAttrList: ...
     def HasField(self, name: str) -> bool: ...  # noqa: N802 - the protobuf method's name
+    @property
+    def list(self) -> AttrListValue: ...
+    @property
+    def tensor(self) -> TensorProto: ...
     def WhichOneof(self, name: str) -> str | None: ...  # noqa: N802 - the protobuf method's name
+
+
+class AttrMap(Protocol):
+    """A protobuf map str -> AttrValue (``NodeDef.attr``): reading a missing key adds it, like protobuf's."""
+
+    def __contains__(self, key: object) -> bool: ...
+    def __delitem__(self, key: str) -> None: ...
+    def __getitem__(self, key: str) -> AttrValue: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    def get(self, key: str) -> AttrValue | None: ...
+    def values(self) -> Iterator[AttrValue]: ...
 
 
 class NodeDef(Protocol):
     """``NodeDef`` proto: one node of a GraphDef."""
 
+    name: str
+
     @property
-    def attr(self) -> Any: ...  # a protobuf map str -> AttrValue; its mutating API is protobuf's own
+    def attr(self) -> AttrMap: ...
+    def CopyFrom(self, other: NodeDef) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
     def device(self) -> str: ...
     @property
-    def input(self) -> Sequence[str]: ...
+    def input(self) -> MutableSequence[str]: ...
+    @property
+    def op(self) -> str: ...
+
+
+class ArgDef(Protocol):
+    """``OpDef.ArgDef`` proto: one input or output of an op type (or of a function's signature)."""
+
+    @property
+    def is_ref(self) -> bool: ...
     @property
     def name(self) -> str: ...
     @property
-    def op(self) -> str: ...
+    def number_attr(self) -> str: ...
+    @property
+    def type(self) -> int: ...
+    @property
+    def type_attr(self) -> str: ...
+    @property
+    def type_list_attr(self) -> str: ...
+
+
+class OpAttrDef(Protocol):
+    """``OpDef.AttrDef`` proto: one attribute an op type declares."""
+
+    @property
+    def default_value(self) -> AttrValue: ...
+    def HasField(self, name: str) -> bool: ...  # noqa: N802 - the protobuf method's name
+    @property
+    def name(self) -> str: ...
+    @property
+    def type(self) -> str: ...  # "type", "list(type)", "func" ...
+
+
+class OpDef(Protocol):
+    """``OpDef`` proto: an op type's signature (also a FunctionDef's ``signature``)."""
+
+    @property
+    def attr(self) -> Sequence[OpAttrDef]: ...
+    @property
+    def input_arg(self) -> Sequence[ArgDef]: ...
+    @property
+    def is_stateful(self) -> bool: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def output_arg(self) -> Sequence[ArgDef]: ...
+
+
+class FunctionDef(Protocol):
+    """``FunctionDef`` proto: a traced function's body in the function library."""
+
+    @property
+    def attr(self) -> AttrMap: ...
+    def CopyFrom(self, other: FunctionDef) -> None: ...  # noqa: N802 - the protobuf method's name
+    @property
+    def node_def(self) -> RepeatedMessages[NodeDef]: ...
+    @property
+    def ret(self) -> MutableMapping[str, str]: ...
+    @property
+    def signature(self) -> OpDef: ...
+
+
+class FunctionDefLibrary(Protocol):
+    """``FunctionDefLibrary`` proto: the functions a GraphDef carries."""
+
+    @property
+    def function(self) -> RepeatedMessages[FunctionDef]: ...
 
 
 class GraphDef(Protocol):
     """``GraphDef`` proto: a serialized graph (nodes plus its function library)."""
 
     @property
-    def library(self) -> Any: ...  # FunctionDefLibrary proto: repeated FunctionDef messages
+    def library(self) -> FunctionDefLibrary: ...
     @property
-    def node(self) -> Sequence[NodeDef]: ...
-    def SerializeToString(self) -> bytes: ...  # noqa: N802 - the protobuf method's name
+    def node(self) -> RepeatedMessages[NodeDef]: ...
+    def SerializeToString(self, deterministic: bool = ...) -> bytes: ...  # noqa: N802 - the protobuf method's name
 
 
 class Operation(Protocol):
@@ -85,7 +214,7 @@ class Operation(Protocol):
 
     @property
     def device(self) -> str: ...
-    def get_attr(self, name: str) -> Any: ...  # an attribute's value has the attribute's own type
+    def get_attr(self, name: str) -> Any: ...  # noqa: ANN401 - an attribute's value has the attribute's own type
     @property
     def graph(self) -> Graph: ...
     @property
@@ -95,6 +224,8 @@ class Operation(Protocol):
     @property
     def node_def(self) -> NodeDef: ...
     @property
+    def op_def(self) -> OpDef: ...
+    @property
     def outputs(self) -> Sequence[Tensor]: ...
     @property
     def type(self) -> str: ...
@@ -103,10 +234,25 @@ class Operation(Protocol):
 class Graph(Protocol):
     """``tf.Graph`` (a TF1 graph, or a traced function's graph)."""
 
+    def as_default(self) -> AbstractContextManager[object]: ...
     def as_graph_def(self, add_shapes: bool = ...) -> GraphDef: ...
+    def get_collection(self, name: str) -> list[Any]: ...  # a collection holds whatever was added to it
     def get_operation_by_name(self, name: str) -> Operation: ...
     def get_operations(self) -> list[Operation]: ...
     def get_tensor_by_name(self, name: str) -> Tensor: ...
+    def name_scope(self, name: str) -> AbstractContextManager[str]: ...
+    @property
+    def version(self) -> int: ...
+
+
+class Session(Protocol):
+    """``tf.compat.v1.Session`` (or the emulator's): runs fetches of its graph."""
+
+    @property
+    def graph(self) -> Graph: ...
+    def run(
+        self, fetches: object, feed_dict: object = ..., options: object = ..., run_metadata: object = ...
+    ) -> Any: ...  # noqa: ANN401 - the fetched values, in the structure of ``fetches``
 
 
 class ConfigProto(Protocol):
@@ -118,13 +264,24 @@ class ConfigProto(Protocol):
 
 
 __all__ = [
+    "ArgDef",
+    "AttrListValue",
+    "AttrMap",
     "AttrValue",
     "ConfigProto",
     "DType",
+    "FunctionDef",
+    "FunctionDefLibrary",
     "Graph",
     "GraphDef",
+    "NameAttrList",
     "NodeDef",
+    "OpAttrDef",
+    "OpDef",
     "Operation",
+    "RepeatedMessages",
+    "Session",
     "Tensor",
+    "TensorProto",
     "TensorShape",
 ]
