@@ -255,6 +255,13 @@ class Session(Protocol):
     ) -> Any: ...  # noqa: ANN401 - the fetched values, in the structure of ``fetches``
 
 
+class ConcreteFunction(Protocol):
+    """A ``tf.function``'s ConcreteFunction: one trace, whose graph the planner reads."""
+
+    @property
+    def graph(self) -> Graph: ...
+
+
 class ConfigProto(Protocol):
     """``tf.compat.v1.ConfigProto``: the session config the adapter reads its NpuOptimizer from."""
 
@@ -268,6 +275,7 @@ __all__ = [
     "AttrListValue",
     "AttrMap",
     "AttrValue",
+    "ConcreteFunction",
     "ConfigProto",
     "DType",
     "FunctionDef",

@@ -12,15 +12,18 @@ plans as that session option does, and a graph marked ``dynamic_input=False`` ig
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_jupyter.plan.settings import PlanSettings
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import GraphDef
 
 DYNAMIC_INPUT = "_graph_dynamic_input"
 EXECUTE_MODE = "_graph_dynamic_graph_execute_mode"
 
 
-def graph_config(graph_def: Any, kept: set[str] | None, serialized: bytes | None) -> dict[str, Any]:
+def graph_config(graph_def: GraphDef, kept: set[str] | None, serialized: bytes | None) -> dict[str, Any]:
     """``{"dynamic_input": bool, "dynamic_graph_execute_mode": str, "node": name}`` from the last marked node, or {}.
 
     ``kept``: the names of the run's nodes (None: all); ``serialized`` lets an unmarked graph skip the scan.
