@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.plan.model import Plan
 
 PREDICTION_NOTE = (
     "Placement and precision shown are the planner's prediction of what the adapter decides; the Ascend "
@@ -24,11 +30,13 @@ GE_HINT = (
 )
 
 
-def output_locations(config: Any, environ: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def output_locations(
+    config: NpuConfig | Mapping[str, Any] | None, environ: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
     """[{"label", "path", "exists"}] for each output the config makes the adapter write."""
     from npu_jupyter.runtime.ge_dump import dump_directory
 
-    values = config.changed() if hasattr(config, "changed") else dict(config or {})
+    values = config.changed() if config is not None and hasattr(config, "changed") else dict(config or {})
     places = []
     if values.get("enable_dump") and values.get("dump_path"):
         places.append(("Data dump (adapter)", values["dump_path"]))
@@ -55,7 +63,7 @@ def output_locations(config: Any, environ: dict[str, str] | None = None) -> list
     return result
 
 
-def _profiling_output(options: Any) -> str | None:
+def _profiling_output(options: object) -> str | None:
     if isinstance(options, str):
         try:
             options = json.loads(options)
@@ -66,7 +74,7 @@ def _profiling_output(options: Any) -> str | None:
     return None
 
 
-def actual_decisions(plan: Any, since: float, environ: dict[str, str] | None = None) -> dict[str, Any] | None:
+def actual_decisions(plan: Plan, since: float, environ: dict[str, str] | None = None) -> dict[str, Any] | None:
     """{"files", "rows", "missing", "error"} from GE's Build-stage dumps written since ``since``; None when off."""
     from npu_jupyter.runtime import ge_dump
 
