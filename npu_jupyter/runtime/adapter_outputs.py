@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from npu_jupyter.options.config import NpuConfig
     from npu_jupyter.plan.model import Plan
 
 PREDICTION_NOTE = (
@@ -30,13 +27,21 @@ GE_HINT = (
 )
 
 
+class ChangedOptions(Protocol):
+    """A session's options as the report reads them (an ``NpuConfig`` or a snapshot of one)."""
+
+    def changed(self) -> Mapping[str, object]:
+        """The options set to something other than their default."""
+        ...
+
+
 def output_locations(
-    config: NpuConfig | Mapping[str, Any] | None, environ: dict[str, str] | None = None
+    config: ChangedOptions | Mapping[str, object] | None, environ: dict[str, str] | None = None
 ) -> list[dict[str, Any]]:
     """[{"label", "path", "exists"}] for each output the config makes the adapter write."""
     from npu_jupyter.runtime.ge_dump import dump_directory
 
-    values = config.changed() if config is not None and hasattr(config, "changed") else dict(config or {})
+    values = dict(config or {}) if config is None or isinstance(config, Mapping) else dict(config.changed())
     places = []
     if values.get("enable_dump") and values.get("dump_path"):
         places.append(("Data dump (adapter)", values["dump_path"]))
@@ -63,7 +68,7 @@ def output_locations(
     return result
 
 
-def _profiling_output(options: object) -> str | None:
+def _profiling_output(options: Any) -> str | None:
     if isinstance(options, str):
         try:
             options = json.loads(options)
