@@ -19,9 +19,10 @@ reader (:mod:`node_reading`), per-op-type OpDef recipes (:mod:`op_recipes`) and 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
+    from npu_jupyter.plan.graph_exec import GraphExecConfig
     from npu_jupyter.tf_types import Graph
 
 # Attribute names the adapter's scopes and helpers set (ADAPTER-FACTS §3.2, §3.3, §4.5).
@@ -102,7 +103,7 @@ class GraphView:
     order: list[Node]
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     tf_graph: Graph | None = None  # the tf.Graph the view came from, for lazy static shapes
-    exec_config: dict[str, Any] = field(default_factory=dict)  # the graph's own dynamic config (graph_exec)
+    exec_config: GraphExecConfig | None = None  # the graph's own dynamic config
     _consumers: list[list[tuple[int, int]]] | None = None
     _preds: list[list[int]] | None = None
     _succs: list[list[int]] | None = None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 if TYPE_CHECKING:
     from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.ge_dump import GeGraph
 
 PREDICTION_NOTE = (
     "Placement and precision shown are the planner's prediction of what the adapter decides; the Ascend "
@@ -89,7 +90,7 @@ def actual_decisions(plan: Plan, since: float, environ: dict[str, str] | None = 
     files = ge_dump.build_dumps(directory, since=since)
     if not files:
         return {"files": [], "rows": [], "missing": 0, "error": None}
-    graphs: list[Any] = []
+    graphs: list[GeGraph] = []
     try:
         for path in files:
             graphs.extend(_read_cached(path))
@@ -103,10 +104,10 @@ def actual_decisions(plan: Plan, since: float, environ: dict[str, str] | None = 
     }
 
 
-_READ: dict[Any, list[Any]] = {}
+_READ: dict[tuple[str, int, float], list[GeGraph]] = {}
 
 
-def _read_cached(path: str) -> list[Any]:
+def _read_cached(path: str) -> list[GeGraph]:
     """A dump is read once per (path, size, mtime): every new report of a session looks at the same files."""
     from npu_jupyter.runtime import ge_dump
 

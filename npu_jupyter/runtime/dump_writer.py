@@ -95,7 +95,7 @@ class DumpEntry:
     op_type: str
     kind: str  # "input" | "output"
     slot: int
-    value: Any
+    value: object  # the array as the run produced it (saved with numpy)
     decided_dtype: str = ""
     overflow: bool = False
     iteration: int | None = None  # the loop iteration, for a tensor inside a while-loop frame
