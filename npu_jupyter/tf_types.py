@@ -265,9 +265,20 @@ class ConcreteFunction(Protocol):
     def graph(self) -> Graph: ...
 
 
+class CustomGraphOptimizer(Protocol):
+    """``RewriterConfig.CustomGraphOptimizer`` proto: a named custom optimizer and its parameter_map."""
+
+    name: str
+    parameter_map: MutableMapping[str, AttrValue]
+
+
 class ConfigProto(Protocol):
     """``tf.compat.v1.ConfigProto``: the session config the adapter reads its NpuOptimizer from."""
 
+    allow_soft_placement: bool
+    log_device_placement: bool
+
+    def CopyFrom(self, other: ConfigProto) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
     def graph_options(self) -> Any: ...  # GraphOptions proto (rewrite_options.custom_optimizers)
     def SerializeToString(self) -> bytes: ...  # noqa: N802 - the protobuf method's name
@@ -280,6 +291,7 @@ __all__ = [
     "AttrValue",
     "ConcreteFunction",
     "ConfigProto",
+    "CustomGraphOptimizer",
     "DType",
     "FunctionDef",
     "FunctionDefLibrary",

@@ -12,10 +12,13 @@ them, keeps the RunConfig arguments as attributes, and offers ``npu_config`` and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:  # pragma: no cover
+    from npu_jupyter.tf_types import ConfigProto
 
 
-def _with_npu_defaults(proto: Any) -> Any:
+def _with_npu_defaults(proto: ConfigProto) -> ConfigProto:
     """The adapter's edits to a ConfigProto (in place), shared by npu_config_proto and the sessions."""
     from tensorflow.core.protobuf import config_pb2
     from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
@@ -31,42 +34,44 @@ def _with_npu_defaults(proto: Any) -> Any:
     return proto
 
 
-def npu_config_proto(config_proto: Any = None) -> Any:
+def npu_config_proto(config_proto: ConfigProto | None = None) -> ConfigProto:
     """The ConfigProto (``config_proto`` itself, edited, or a new one) with the adapter's NPU settings."""
     from tensorflow.core.protobuf import config_pb2
 
     if not isinstance(config_proto, config_pb2.ConfigProto):
-        config_proto = config_pb2.ConfigProto()
+        config_proto = cast("ConfigProto", config_pb2.ConfigProto())
     return _with_npu_defaults(config_proto)
 
 
-def npu_graph_options(graph_options: Any = None) -> Any:
+def npu_graph_options(graph_options: object = None) -> object:
     """GraphOptions with XLA JIT off, as the adapter's."""
     from tensorflow.core.protobuf import config_pb2
 
-    if not isinstance(graph_options, config_pb2.GraphOptions):
-        graph_options = config_pb2.GraphOptions()
-    graph_options.optimizer_options.global_jit_level = config_pb2.OptimizerOptions.OFF
-    return graph_options
+    options: Any = graph_options  # a GraphOptions proto (untyped)
+    if not isinstance(options, config_pb2.GraphOptions):
+        options = config_pb2.GraphOptions()
+    options.optimizer_options.global_jit_level = config_pb2.OptimizerOptions.OFF
+    return cast("object", options)
 
 
-def npu_optimizer_options(optimizer_options: Any = None) -> Any:
+def npu_optimizer_options(optimizer_options: object = None) -> object:
     """OptimizerOptions with XLA JIT off, as the adapter's."""
     from tensorflow.core.protobuf import config_pb2
 
-    if not isinstance(optimizer_options, config_pb2.OptimizerOptions):
-        optimizer_options = config_pb2.OptimizerOptions()
-    optimizer_options.global_jit_level = config_pb2.OptimizerOptions.OFF
-    return optimizer_options
+    options: Any = optimizer_options  # an OptimizerOptions proto (untyped)
+    if not isinstance(options, config_pb2.OptimizerOptions):
+        options = config_pb2.OptimizerOptions()
+    options.global_jit_level = config_pb2.OptimizerOptions.OFF
+    return cast("object", options)
 
 
 class _HelperConfig:
     """Base of DumpConfig, ProfilingConfig, ...: keyword arguments kept as given, checked by NPURunConfig."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: object) -> None:
         self._kwargs = dict(kwargs)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         kwargs = self.__dict__.get("_kwargs", {})
         if name in kwargs:
             return kwargs[name]
@@ -105,7 +110,7 @@ class DynamicInputConfig(_HelperConfig):
     """``dynamic_input_config=DynamicInputConfig(...)``."""
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     return value.as_kwargs() if isinstance(value, _HelperConfig) else value
 
 
@@ -117,7 +122,7 @@ class NPURunConfig:
     and every RunConfig argument given (``model_dir``, ``save_checkpoints_steps``, ...).
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         if args:
             raise TypeError(
                 "NPURunConfig (emulated adapter) takes keyword arguments only, "
@@ -125,30 +130,23 @@ class NPURunConfig:
             )
         from npu_jupyter.options.config import NpuConfig
 
-        self.kwargs = {k: _plain(v) for k, v in kwargs.items()}
+        self.kwargs: dict[str, Any] = {k: _plain(v) for k, v in kwargs.items()}
         self.npu_config = NpuConfig.from_run_config_kwargs(self.kwargs, strict=True, estimator_defaults=True)
         for key, value in kwargs.items():
             if key != "session_config" and not isinstance(value, _HelperConfig):
                 setattr(self, key, value)
-        self._user_session_config = kwargs.get("session_config")
+        self._user_session_config = cast("ConfigProto | None", kwargs.get("session_config"))
 
     @property
-    def session_config(self) -> Any:
+    def session_config(self) -> ConfigProto:
         """ConfigProto for a session: these options over the user's own NpuOptimizer entries."""
-        from npu_jupyter.options.config import NpuConfig
+        from npu_jupyter.options.proto import read_config_proto, without_npu_entries
 
         base = self._user_session_config
         if base is None:
             return _with_npu_defaults(self.npu_config.to_config_proto())
-        layered = NpuConfig.from_config_proto(base)
-        layered.update(self.npu_config.changed())
-        clone = type(base)()
-        clone.CopyFrom(base)
-        rewrite = clone.graph_options.rewrite_options
-        for index in reversed(range(len(rewrite.custom_optimizers))):
-            if rewrite.custom_optimizers[index].name == "NpuOptimizer":
-                del rewrite.custom_optimizers[index]
-        return _with_npu_defaults(layered.to_config_proto(clone))
+        layered = read_config_proto(base).layered(self.npu_config.changed())
+        return _with_npu_defaults(layered.to_config_proto(without_npu_entries(base)))
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())

@@ -17,25 +17,28 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator, cast
+from typing import TYPE_CHECKING, Any, Iterator, cast
 
 from npu_jupyter.options import catalogue
+
+if TYPE_CHECKING:  # pragma: no cover
+    from npu_jupyter.options.config import NpuConfig
 
 
 class OptionValue:
     """One option: its default, the values it allows (None: any) and the value set."""
 
-    def __init__(self, default: Any, optional: list[Any] | None, deprecated_by: str | None = None) -> None:
+    def __init__(self, default: object, optional: list[object] | None, deprecated_by: str | None = None) -> None:
         self._default, self._optional, self._value = default, optional, default
         self.deprecated_by = deprecated_by  # None: not deprecated; "": deprecated without replacement
 
     @property
-    def default(self) -> Any:
+    def default(self) -> object:
         """The adapter's default for this option."""
         return self._default
 
     @property
-    def optional(self) -> list[Any] | None:
+    def optional(self) -> list[object] | None:
         """The values the adapter allows (None: any value)."""
         return self._optional
 
@@ -51,7 +54,7 @@ class OptionValue:
         return str(self._value)
 
     @value.setter
-    def value(self, new: Any) -> None:
+    def value(self, new: object) -> None:
         if isinstance(self._optional, list) and new not in self._optional:
             if self._default is not None and not isinstance(new, type(self._default)):
                 raise TypeError(f"Expected {type(self._default).__name__}, got {type(new).__name__}")
@@ -65,13 +68,13 @@ class NpuBaseConfig:
     _class_name: str
     _fixed_attrs: list[str]
 
-    def __init__(self, class_name: str, children: dict[str, Any]) -> None:
+    def __init__(self, class_name: str, children: dict[str, OptionValue | NpuBaseConfig]) -> None:
         object.__setattr__(self, "_class_name", class_name)
         object.__setattr__(self, "_fixed_attrs", list(children))
         for name, child in children.items():
             object.__setattr__(self, name, child)
 
-    def __setattr__(self, key: str, value: Any) -> None:
+    def __setattr__(self, key: str, value: object) -> None:
         if key not in self._fixed_attrs:
             raise ValueError(f"{self._class_name} has no option {key}, all options {self._fixed_attrs}")
         current = getattr(self, key)
@@ -136,7 +139,7 @@ def _catalogued_facts(spec: catalogue.OptionSpec) -> dict[str, Any]:
 def _build(prefix: str, facts: dict[str, dict[str, Any]]) -> NpuBaseConfig:
     """The config node at ``prefix`` ('' = the root) with its options and sub-configs in adapter order."""
     classes = tree_data()["configs"]
-    children: dict[str, Any] = {}
+    children: dict[str, OptionValue | NpuBaseConfig] = {}
     start = f"{prefix}." if prefix else ""
     for path, fact in facts.items():
         if not path.startswith(start):
@@ -174,11 +177,11 @@ def leaves(node: NpuBaseConfig, prefix: str = "") -> Iterator[tuple[str, OptionV
             yield path, child
 
 
-def to_config(options: NpuBaseConfig) -> Any:
+def to_config(options: NpuBaseConfig) -> NpuConfig:
     """The NpuConfig these options hold (options only the TF2 adapter has are not read: see ``unread``)."""
     from npu_jupyter.options.config import NpuConfig
 
-    return NpuConfig.from_tf2_options(options)
+    return cast("NpuConfig", NpuConfig.from_tf2_options(options))
 
 
 def unread(options: NpuBaseConfig) -> list[str]:
@@ -191,7 +194,7 @@ def unread(options: NpuBaseConfig) -> list[str]:
     ]
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     """How OptionValue.value writes ``value``."""
     if value is None:
         return None

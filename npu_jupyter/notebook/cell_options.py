@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import MagicArgumentParser
@@ -18,7 +18,8 @@ from IPython.core.magic_arguments import MagicArgumentParser
 from npu_jupyter.notebook.arguments import parse_assignments, split
 
 if TYPE_CHECKING:  # pragma: no cover
-    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.options.config import ConfigSource, NpuConfig
+    from npu_jupyter.options.snapshot import ConfigSnapshot
 
 # Options the adapter refuses together: setting one in a higher layer clears the other from lower ones.
 _EXCLUSIVE = (("precision_mode", "precision_mode_v2"),)
@@ -104,13 +105,13 @@ class CellFlags:
     reference: bool = False  # --reference: drift against float32 for the cell's sessions and functions
 
 
-def parse_cell_line(line: str, base: NpuConfig) -> tuple[dict[str, Any], bool]:
+def parse_cell_line(line: str, base: NpuConfig | ConfigSnapshot) -> tuple[dict[str, Any], bool]:
     """Flags of a ``%%npu`` line -> (overrides, quiet); see :func:`parse_cell_flags`."""
     flags = parse_cell_flags(line, base)
     return flags.overrides, flags.quiet
 
 
-def parse_cell_flags(line: str, base: NpuConfig) -> CellFlags:
+def parse_cell_flags(line: str, base: NpuConfig | ConfigSnapshot) -> CellFlags:
     """Flags of a ``%%npu`` line -> :class:`CellFlags`. Raises UsageError on anything bad.
 
     ``base`` is the session config snapshot; it is only read (for ``--profile`` to keep existing
@@ -218,12 +219,11 @@ def apply_layer(config: NpuConfig, layer: dict[str, Any]) -> None:
     config.update(layer)
 
 
-def merged(base: NpuConfig, *layers: dict[str, Any]) -> NpuConfig:
-    """A copy of ``base`` with ``layers`` applied lowest first (``base`` is not touched)."""
-    config = cast("NpuConfig", base.copy())  # copy() is declared on the base class; it returns the same class
-    for layer in layers:
-        apply_layer(config, layer)
-    return config
+def merged(base: ConfigSource, *layers: dict[str, Any]) -> ConfigSnapshot:
+    """The snapshot of ``base`` with ``layers`` applied lowest first (``base`` is not touched)."""
+    from npu_jupyter.options.config import as_snapshot
+
+    return as_snapshot(base).layered(*layers)
 
 
 def _precision_key(mode: str, usage: str) -> str:
@@ -243,12 +243,14 @@ def _precision_key(mode: str, usage: str) -> str:
     )
 
 
-def _profiling_options(base: NpuConfig, output: str, usage: str) -> str:
+def _profiling_options(base: NpuConfig | ConfigSnapshot, output: str, usage: str) -> str:
     """The session's profiling_options JSON (if any) with ``output`` replaced, task trace on."""
+    from npu_jupyter.options.profiling import ProfilingOptionsError, profiling_fields
+
     current = getattr(base, "profiling_options", None) or ""
     try:
-        options = json.loads(current) if current else {}
-    except ValueError:
+        options = profiling_fields(current)
+    except ProfilingOptionsError:
         raise UsageError(
             f"the session's profiling_options is not valid JSON ({current!r}); fix it with "
             f"%npu set profiling_options=... or %npu unset profiling_options.\n{usage}"

@@ -224,7 +224,7 @@ class NpuMagics(Magics, Configurable):
         from npu_jupyter.notebook.cell_options import parse_cell_flags
         from npu_jupyter.notebook.quiet import quiet_tensorflow
 
-        snapshot = self._config().copy()
+        snapshot = self._config().snapshot()  # what the cell runs with, whatever changes meanwhile
         flags = parse_cell_flags(line, snapshot)
         # The checks below may import TensorFlow for the first time: its start-up lines are logs too.
         with quiet_tensorflow(enabled=not (flags.verbose or self.verbose)):
@@ -243,7 +243,7 @@ class NpuMagics(Magics, Configurable):
         created = None
         try:
             cell_config = merged(snapshot, overrides)
-            cell_config.validate()
+            cell_config.validate()  # the cell's one check: its sessions and functions run on this snapshot
             created = _make_dump_folder(overrides)
             # The run-time checks too (dump_path must be a writable directory, profiling output...), so a
             # typo in --dump fails here rather than halfway through the cell.
@@ -262,7 +262,9 @@ class NpuMagics(Magics, Configurable):
                 "%%npu --reference: drift against float32 is measured by the emulator only; on the ascend "
                 "backend the real adapter runs this cell and nothing is compared."
             )
-        cell_sessions = CellSessions(snapshot, overrides, self.backend, reference=flags.reference)
+        cell_sessions = CellSessions(
+            snapshot, overrides, self.backend, reference=flags.reference, cell_config=cell_config
+        )
         functions = CellFunctions()
         failed = True
         try:

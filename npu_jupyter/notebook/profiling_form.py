@@ -59,11 +59,11 @@ class ProfilingForm(widgets.VBox):
 
     def show(self, text: str | None) -> None:
         """Fill the fields from the option's JSON text (called when the config changes)."""
+        from npu_jupyter.options.profiling import ProfilingOptionsError, profiling_fields
+
         try:
-            values = json.loads(text) if text else {}
-            if not isinstance(values, dict):
-                raise ValueError("not a JSON object")  # noqa: TRY301 - one message path for bad JSON and non-objects
-        except ValueError as err:
+            values = profiling_fields(text)
+        except ProfilingOptionsError as err:
             self.message.value = (
                 f'<span style="{_ERROR_STYLE}">profiling_options is not a JSON object: {escape(str(err))}</span>'
             )
@@ -84,12 +84,9 @@ class ProfilingForm(widgets.VBox):
         if self._syncing:
             return
         from npu_jupyter.options.errors import NpuConfigError
+        from npu_jupyter.options.profiling import lenient_profiling_fields
 
-        current = getattr(self.config, "profiling_options", None)
-        try:
-            values = json.loads(current) if current else {}
-        except ValueError:
-            values = {}
+        values = lenient_profiling_fields(getattr(self.config, "profiling_options", None))
         for name, control in self.fields.items():
             value = control.value
             if value in ("", _UNSET):

@@ -17,12 +17,18 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Callable, cast
 
-from npu_jupyter.notebook.cell_options import merged, with_exclusions
+from npu_jupyter.notebook.cell_options import with_exclusions
+from npu_jupyter.options.config import as_snapshot
+from npu_jupyter.options.proto import has_npu_optimizer, read_config_proto, without_npu_entries
 
 if TYPE_CHECKING:  # pragma: no cover
-    from npu_jupyter.options.config import NpuConfig
+    from tensorflow.python.client import session as tf_session
+
+    from npu_jupyter.options.config import ConfigSource
+    from npu_jupyter.options.snapshot import ConfigSnapshot
+    from npu_jupyter.tf_types import ConfigProto, Graph
 
 _PATCHED = ("Session", "InteractiveSession")
 
@@ -32,53 +38,67 @@ class CellSessions:
 
     Parameters
     ----------
-    snapshot : NpuConfig
-        Copy of the session config taken when the cell started (the panel may change the shared
-        config while the cell runs; the cell does not see that).
+    snapshot : ConfigSnapshot (or NpuConfig, taken now)
+        The session config when the cell started (the panel may change the shared config while the
+        cell runs; the cell does not see that).
     overrides : dict
         The cell's flags as option values (``None`` = unset).
     backend : str
         ``"auto"``, ``"emulator"`` or ``"ascend"``.
     reference : bool
         ``%%npu --reference``: emulator sessions also run a float32 reference and record drift.
+    cell_config : ConfigSnapshot, optional
+        ``snapshot`` with ``overrides`` laid over, already validated by the magic (computed when absent).
+        A session whose code passes no NpuOptimizer entries of its own runs with exactly this one.
 
     """
 
     def __init__(
-        self, snapshot: NpuConfig, overrides: dict[str, Any], backend: str, *, reference: bool = False
+        self,
+        snapshot: ConfigSource,
+        overrides: dict[str, object],
+        backend: str,
+        *,
+        reference: bool = False,
+        cell_config: ConfigSnapshot | None = None,
     ) -> None:
-        self.snapshot = snapshot
+        self.snapshot = as_snapshot(snapshot)
         self.overrides = overrides
         self.backend = backend
         self.reference = reference
-        self.sessions: list[Any] = []
+        self.cell_config = cell_config if cell_config is not None else self.snapshot.layered(overrides)
+        self.sessions: list[tf_session.Session] = []
 
-    def config_for(self, proto: Any) -> NpuConfig:
+    def config_for(self, proto: ConfigProto | None) -> ConfigSnapshot:
         """The config of one session: the user's NpuOptimizer entries sit between session and cell."""
-        user_layer: dict[str, Any] = {}
-        if proto is not None and _has_npu_optimizer(proto):
-            from npu_jupyter.options.config import NpuConfig
+        if proto is None or not has_npu_optimizer(proto):
+            return self.cell_config
 
-            user_layer = with_exclusions(NpuConfig.from_config_proto(proto).changed())
-        return merged(self.snapshot, user_layer, self.overrides)
+        user_layer = with_exclusions(read_config_proto(proto).changed())
+        return self.snapshot.layered(user_layer, self.overrides)
 
-    def make(self, target: str = "", graph: Any = None, config: Any = None, *, interactive: bool = False) -> Any:
+    def make(
+        self,
+        target: str = "",
+        graph: Graph | None = None,
+        config: ConfigProto | None = None,
+        *,
+        interactive: bool = False,
+    ) -> tf_session.Session:
         """Replacement for ``tf.compat.v1.Session(target, graph, config)``.
 
-        When the cell passed its own ConfigProto, the merged NPU options are written into a copy of it,
-        so its other settings (threads, GPU options, ...) are kept; the runtime reads the options back
-        from the proto exactly. The user's proto object itself is never modified.
+        When the cell passed its own ConfigProto, its other settings (threads, GPU options, ...) are
+        kept: the session's ConfigProto is a copy of it with the merged NPU options written in. The
+        user's proto object itself is never modified. The options reach the session as one snapshot,
+        checked once (a snapshot keeps what its check found).
         """
         from npu_jupyter.runtime import backends
 
-        npu_config = self.config_for(config)
-        if config is not None:
-            session_config: Any = npu_config.to_config_proto(base=_without_npu_entries(config))
-        else:
-            npu_config.validate()
-            session_config = npu_config
-        session = backends.session(
-            session_config, graph=graph, backend=self.backend, target=target or "", reference=self.reference
+        snapshot = self.config_for(config)
+        snapshot.validate()
+        base = without_npu_entries(config) if config is not None else None
+        session = backends.open_session(
+            snapshot, base, graph, self.backend, target=target or "", reference=self.reference
         )
         if interactive:
             _install_as_default(session)
@@ -101,10 +121,10 @@ def swapped_sessions(cell: CellSessions) -> Iterator[CellSessions]:
         session_names.restore(replaced)
 
 
-def _factory(cell: CellSessions, original: type, *, interactive: bool) -> Any:
+def _factory(cell: CellSessions, original: type, *, interactive: bool) -> Callable[..., object]:
     """A callable that looks like the TF class to the cell's code (name, docstring)."""
 
-    def make_session(target: str = "", graph: Any = None, config: Any = None) -> Any:
+    def make_session(target: str = "", graph: Graph | None = None, config: ConfigProto | None = None) -> object:
         if _called_from_npu_jupyter():
             # The emulator runs its rewritten graph in an ordinary TF session of its own; swapping
             # that one too would emulate the emulation.
@@ -123,27 +143,7 @@ def _called_from_npu_jupyter() -> bool:
     return cast("bool", caller == "npu_jupyter" or caller.startswith("npu_jupyter."))
 
 
-def _without_npu_entries(proto: Any) -> Any:
-    """A copy of the user's proto minus its NpuOptimizer entries (already merged into the config).
-
-    Left in place, an entry would keep a key that a higher layer unset (``--precision`` clearing the
-    user's ``precision_mode_v2``), and the adapter refuses both precision keys at once.
-    """
-    clone = type(proto)()
-    clone.CopyFrom(proto)
-    optimizers = clone.graph_options.rewrite_options.custom_optimizers
-    for index in reversed(range(len(optimizers))):
-        if optimizers[index].name == "NpuOptimizer":
-            del optimizers[index]
-    return clone
-
-
-def _has_npu_optimizer(proto: Any) -> bool:
-    optimizers = proto.graph_options.rewrite_options.custom_optimizers
-    return any(entry.name == "NpuOptimizer" for entry in optimizers)
-
-
-def _install_as_default(session: Any) -> None:
+def _install_as_default(session: tf_session.Session) -> None:
     """What ``InteractiveSession`` does: become the default session until closed."""
     context = session.as_default()
     context.__enter__()

@@ -8,13 +8,14 @@ reference to it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.runtime.report import RunReport
 
 _config: NpuConfig | None = None
-_last_reports: list[Any] = []
+_last_reports: list[RunReport] = []
 
 
 def current_config() -> NpuConfig:
@@ -27,7 +28,7 @@ def current_config() -> NpuConfig:
     return _config
 
 
-def last_reports() -> list[Any]:
+def last_reports() -> list[RunReport]:
     """The run reports of the last ``%%npu`` cell, one per distinct run or traced function.
 
     Also after ``--quiet`` (nothing was rendered) and after a cell that raised (the runs before the error).
@@ -36,6 +37,6 @@ def last_reports() -> list[Any]:
     return list(_last_reports)
 
 
-def set_last_reports(reports: list[Any]) -> None:
+def set_last_reports(reports: list[RunReport]) -> None:
     """Record the reports of the cell that just ran (``%%npu`` calls this)."""
     _last_reports[:] = reports

@@ -12,10 +12,13 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Union
 
 from npu_jupyter.options.errors import NpuConfigError
 from npu_jupyter.options.grammars import CHECKERS
+
+#: A checked option value, typed by its proto field (.b, .i, .s).
+OptionValue = Union[bool, int, str]
 
 FIELD_TYPES = {"b": bool, "i": int, "s": str}
 FIELD_NAMES = {"b": "bool (.b)", "i": "int (.i)", "s": "str (.s)"}
@@ -71,7 +74,7 @@ class OptionSpec:
             return "a whole number of bytes (int or decimal string)"
         return {"b": "True or False", "i": "an int", "s": "a string"}[self.field]
 
-    def check(self, value: Any) -> Any:
+    def check(self, value: object) -> OptionValue:
         """The value converted to the option's Python type, or NpuConfigError naming what is allowed.
 
         Why strict about bool vs int: a bool given for an int option (or the reverse) is almost always a
@@ -85,7 +88,7 @@ class OptionSpec:
                 suggestions=_close([str(c) for c in self.choices], str(converted)),
             )
         if self.validator:
-            problem = CHECKERS[self.validator](converted)
+            problem = CHECKERS[self.validator](str(converted))  # validators are for .s options
             if problem:
                 raise self._error(value, f"is malformed: {problem}")
         if self.range is not None:
@@ -95,7 +98,7 @@ class OptionSpec:
                 raise self._error(value, f"is out of range; expected {self.allowed_text()}")
         return converted
 
-    def convert(self, value: Any) -> Any:
+    def convert(self, value: object) -> OptionValue:
         """Type conversion by proto field only (bytes decode for .s; ints for string byte counts)."""
         if self.field == "b":
             if isinstance(value, bool):
@@ -126,7 +129,7 @@ class OptionSpec:
             return value
         raise self._error(value, f"has the wrong type; expected {self.allowed_text()}")
 
-    def _error(self, value: Any, what: str, suggestions: list[str] | None = None) -> NpuConfigError:
+    def _error(self, value: object, what: str, suggestions: list[str] | None = None) -> NpuConfigError:
         """An error naming this option, the value and what is allowed."""
         hint = f" (did you mean {suggestions[0]!r}?)" if suggestions else ""
         message = f"{self.key}: {value!r} {what}{hint}"
@@ -134,7 +137,7 @@ class OptionSpec:
             message, option=self.key, value=value, allowed=self.allowed_text(), suggestions=suggestions or ()
         )
 
-    def parse_text(self, text: str) -> Any:
+    def parse_text(self, text: str) -> OptionValue:
         """Type a string from a magic line by the proto field, then check it.
 
         b: true/false/1/0/yes/no/on/off (any case); i: decimal int; s: verbatim (surrounding quotes
@@ -243,7 +246,7 @@ def suggest(name: str, n: int = 3) -> list[str]:
     return _close(keys(), name, n=n)
 
 
-def unknown_option_error(name: str, value: Any = None) -> NpuConfigError:
+def unknown_option_error(name: str, value: object = None) -> NpuConfigError:
     """The error for a name that is not an option, with close known names."""
     close = suggest(name)
     foreign = foreign_keys().get(name)
@@ -266,7 +269,7 @@ def spec(key: str) -> OptionSpec:
     return found
 
 
-def parse_text(key: str, text: str) -> Any:
+def parse_text(key: str, text: str) -> OptionValue:
     """Type a magic-line string for option ``key`` (see ``OptionSpec.parse_text``)."""
     return spec(key).parse_text(text)
 
@@ -274,3 +277,23 @@ def parse_text(key: str, text: str) -> Any:
 def by_run_config_path() -> dict[str, OptionSpec]:
     """NPURunConfig keyword path ('dump_config.dump_path') -> spec."""
     return {s.run_config: s for s in specs() if s.run_config}
+
+
+def default_of(key: str) -> object:
+    """What the adapter uses when ``key`` is absent (``None``: GE decides); the one source of defaults."""
+    return spec(key).default
+
+
+def precision_strategies(key: str) -> dict[str, str]:
+    """Value of ``precision_mode`` or ``precision_mode_v2`` -> the fusion engine's strategy (MIX_FP16, ...)."""
+    return dict(spec(key).extra["strategies"])
+
+
+def mixed_precision_values(key: str) -> tuple[str, ...]:
+    """The values of ``precision_mode`` / ``precision_mode_v2`` that select a mixed-precision strategy."""
+    return tuple(value for value, strategy in precision_strategies(key).items() if strategy.startswith("MIX"))
+
+
+def profiling_default() -> dict[str, str]:
+    """The profiling_options JSON the adapter uses when profiling is on and the option is empty."""
+    return dict(_data()["profiling_default"])

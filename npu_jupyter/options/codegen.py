@@ -10,10 +10,14 @@ the adapter reads before the one NPUEstimator adds.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, cast
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter.options.snapshot import ConfigSnapshot, Note, joined_problems
+
+if TYPE_CHECKING:  # pragma: no cover
+    from npu_jupyter.tf_types import ConfigProto
 
 HELPER_CLASSES = {
     "dump_config": "DumpConfig",
@@ -26,7 +30,7 @@ HELPER_CLASSES = {
 _DYNAMIC_INPUT_ORDER = ("input_shape", "dynamic_dims", "dynamic_node_type", "compile_hybrid_mode")
 
 
-def to_run_config_kwargs(config: Any) -> dict[str, Any]:
+def to_run_config_kwargs(config: ConfigSnapshot) -> dict[str, object]:
     """NPURunConfig keyword arguments for every set option that NPURunConfig accepts."""
     kwargs: dict[str, Any] = {}
     for key, value in config.changed().items():
@@ -34,7 +38,7 @@ def to_run_config_kwargs(config: Any) -> dict[str, Any]:
         if not spec.run_config:
             continue
         if spec.accepts_int and str(value).isdigit():
-            value = int(value)  # NPURunConfig writes str(value); users pass the number
+            value = int(str(value))  # NPURunConfig writes str(value); users pass the number
         node = kwargs
         *parents, leaf = spec.run_config.split(".")
         for parent in parents:
@@ -43,14 +47,14 @@ def to_run_config_kwargs(config: Any) -> dict[str, Any]:
     return kwargs
 
 
-def session_only_options(config: Any) -> dict[str, Any]:
+def session_only_options(config: ConfigSnapshot) -> dict[str, object]:
     """Set options that NPURunConfig has no argument for (they go into session_config)."""
     return {k: v for k, v in config.changed().items() if not catalogue.spec(k).run_config}
 
 
-def _flatten(kwargs: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def _flatten(kwargs: Mapping[str, object], prefix: str = "") -> dict[str, object]:
     """{'dump_config': {'dump_path': 'x'}} and {'dump_config.dump_path': 'x'} -> {'dump_config.dump_path': 'x'}."""
-    flat: dict[str, Any] = {}
+    flat: dict[str, object] = {}
     for name, value in kwargs.items():
         path = f"{prefix}{name}"
         if isinstance(value, Mapping) and path.rsplit(".", maxsplit=1)[-1] in HELPER_CLASSES:
@@ -60,10 +64,10 @@ def _flatten(kwargs: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def from_run_config_kwargs(
-    kwargs: Mapping[str, Any], *, strict: bool = False, estimator_defaults: bool = False, config_class: Any = None
-) -> Any:
-    """The options ``NPURunConfig(**kwargs)`` would write, as an NpuConfig.
+def read_run_config_kwargs(
+    kwargs: Mapping[str, object], *, strict: bool = False, estimator_defaults: bool = False
+) -> ConfigSnapshot:
+    """The options ``NPURunConfig(**kwargs)`` would write, as a snapshot (``NpuConfig.from_run_config_kwargs``).
 
     By default only the arguments given are taken. ``estimator_defaults=True`` adds what NPUEstimator
     writes on its own (NPURunConfig's defaults for the keys it always writes, e.g. enable_data_pre_proc
@@ -78,14 +82,11 @@ def from_run_config_kwargs(
     writes on its own are not the user's choice: ``warnings()`` stays silent about those (a deprecated
     or ineffective key the user never passed is nothing for them to fix).
     """
-    if config_class is None:
-        from npu_jupyter.options.config import NpuConfig as config_class  # noqa: N813 - the parameter's default
     by_path = catalogue.by_run_config_path()
     plain = set(catalogue.run_config_only_kwargs())
-    config = config_class()
-    notes: list[tuple[str | None, str]] = []
-    values: dict[str, tuple[Any, str | None]] = {}
-    session = _session_config_values(kwargs.get("session_config"), config_class, notes)
+    notes: list[Note] = []
+    values: dict[str, tuple[object, str | None]] = {}
+    session = _session_config_values(kwargs.get("session_config"), notes)
     for path, value in _flatten(kwargs).items():
         spec = by_path.get(path)
         if spec is None:
@@ -114,14 +115,7 @@ def from_run_config_kwargs(
                 values[spec.key] = (raw, f"{exc} (kept as NPURunConfig writes it)")
     problems = [t for _, t in notes] + [n for _, n in values.values() if n]
     if strict and problems:
-        text = (
-            problems[0]
-            if len(problems) == 1
-            else (
-                f"{len(problems)} problems in the NPURunConfig arguments:\n" + "\n".join(f"  - {p}" for p in problems)
-            )
-        )
-        raise NpuConfigError(text, problems=problems)
+        raise NpuConfigError(joined_problems(problems, "in the NPURunConfig arguments"), problems=problems)
     unasked: set[str] = set()
     if estimator_defaults:
         for key, value in _estimator_writes(kwargs).items():
@@ -132,17 +126,16 @@ def from_run_config_kwargs(
         if key not in values:
             values[key] = value_note
             unasked.discard(key)
-    for key, (value, note) in values.items():
-        config._assign_imported(key, value, note)
-    for note_key, note_text in notes:
-        config._note(note_text, note_key)
-    config._unasked = unasked
-    return config
+    remarks = [(key, note) for key, (_, note) in values.items() if note is not None]
+    return ConfigSnapshot(
+        {key: value for key, (value, _) in values.items()},
+        raw={key for key, _ in remarks},
+        notes=(*remarks, *notes),
+        unasked=unasked,
+    )
 
 
-def _session_config_values(
-    session_config: Any, config_class: Any, notes: list[tuple[str | None, str]]
-) -> dict[str, tuple[Any, str | None]]:
+def _session_config_values(session_config: object, notes: list[Note]) -> dict[str, tuple[object, str | None]]:
     """(value, import remark) per NpuOptimizer key of a RunConfig's ``session_config``; remarks to ``notes``.
 
     Read with the ConfigProto importer, so a bad key or wrong field gets the same remark as there. A
@@ -151,10 +144,10 @@ def _session_config_values(
     """
     if session_config is None:
         return {}
-    from npu_jupyter.options.proto import OPTIMIZER_NAME, from_config_proto
+    from npu_jupyter.options.proto import OPTIMIZER_NAME, read_config_proto
 
     try:
-        imported = from_config_proto(session_config, config_class=config_class)
+        imported = read_config_proto(cast("ConfigProto", session_config))
     except Exception as exc:  # noqa: BLE001 - any unreadable object is one remark, not a traceback
         notes.append(
             (
@@ -166,9 +159,9 @@ def _session_config_values(
             )
         )
         return {}
-    changed = imported.changed()
-    keyed = {key: text for key, text in imported._notes if key is not None}
-    for key, text in imported._notes:
+    changed = imported.values
+    keyed = {key: text for key, text in imported.notes if key is not None}
+    for key, text in imported.notes:
         if key is None and f"no custom optimizer named '{OPTIMIZER_NAME}'" in text:
             continue
         if key is None or key not in changed:
@@ -176,7 +169,7 @@ def _session_config_values(
     return {key: (value, keyed.get(key)) for key, value in changed.items()}
 
 
-def _estimator_writes(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+def _estimator_writes(kwargs: Mapping[str, object]) -> dict[str, object]:
     """Keys NPUEstimator writes without being asked, given which arguments (and helper objects) were passed."""
     given = {path.split(".")[0] for path, value in _flatten(kwargs).items() if value is not None}
     given |= {name for name, value in kwargs.items() if isinstance(value, Mapping)}
@@ -205,12 +198,12 @@ def _unknown_kwarg(path: str) -> str:
 # ------------------------------------------------------------------------------------------- code
 
 
-def _literal(value: Any) -> str:
+def _literal(value: object) -> str:
     """A Python literal for an option value (repr escapes user text safely)."""
     return repr(value)
 
 
-def _param_lines(values: Mapping[str, Any], target: str) -> list[str]:
+def _param_lines(values: Mapping[str, object], target: str) -> list[str]:
     """``custom_op.parameter_map[...]`` lines, each value in its proto field."""
     lines = []
     for key, value in values.items():
@@ -222,7 +215,7 @@ def _param_lines(values: Mapping[str, Any], target: str) -> list[str]:
     return lines
 
 
-def session_code(config: Any) -> str:
+def session_code(config: ConfigSnapshot) -> str:
     """sess.run style: a ConfigProto built by hand exactly as ``to_config_proto`` builds it."""
     config.validate()
     values = dict(config.changed())
@@ -244,7 +237,7 @@ def session_code(config: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _call(name: str, kwargs: Mapping[str, Any], indent: str) -> str:
+def _call(name: str, kwargs: Mapping[str, object], indent: str) -> str:
     """``Name(a=1, b=HelperClass(...))`` over several lines."""
     if name == "DynamicInputConfig":  # all four arguments are positional and required
         args = [_literal(kwargs.get(k, 0 if k == "compile_hybrid_mode" else None)) for k in _DYNAMIC_INPUT_ORDER]
@@ -261,7 +254,7 @@ def _call(name: str, kwargs: Mapping[str, Any], indent: str) -> str:
     return f"{name}(\n" + "\n".join(parts) + f"\n{indent})"
 
 
-def estimator_code(config: Any) -> str:
+def estimator_code(config: ConfigSnapshot) -> str:
     """NPUEstimator style: ``NPURunConfig(...)`` with helper classes; session-only options in session_config."""
     config.validate()
     kwargs = to_run_config_kwargs(config)
@@ -295,7 +288,7 @@ class _SessionConfigName:
         return "session_config"
 
 
-def _nested_names(kwargs: Mapping[str, Any]) -> list[str]:
+def _nested_names(kwargs: Mapping[str, object]) -> list[str]:
     """Helper-class argument names used anywhere in ``kwargs``."""
     names = []
     for key, value in kwargs.items():
@@ -305,7 +298,7 @@ def _nested_names(kwargs: Mapping[str, Any]) -> list[str]:
     return names
 
 
-def to_code(config: Any, api: str = "session") -> str:
+def to_code(config: ConfigSnapshot, api: str = "session") -> str:
     """A runnable snippet for ``api`` "session" (sess.run / ConfigProto), "estimator" (NPURunConfig) or
     "tf2" (the TF2 adapter's ``npu_device.global_options()``).
     """

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Mapping, cast
+from typing import TYPE_CHECKING, Any, Mapping, Union, cast
 
 from traitlets import All, HasTraits, TraitType, observe
 
-from npu_jupyter.options import catalogue, rules, storage
+from npu_jupyter.options import catalogue, storage
 from npu_jupyter.options.catalogue import OptionSpec
 from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter.options.snapshot import ConfigSnapshot, Note, check_values
 
 if TYPE_CHECKING:
     from npu_jupyter.options._option_types import OptionAttributes
+    from npu_jupyter.tf_types import ConfigProto
 
 
 class _AsImported:
@@ -32,7 +34,7 @@ class _AsImported:
 
     __slots__ = ("value",)
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: object) -> None:
         self.value = value
 
 
@@ -47,7 +49,7 @@ class OptionTrait(TraitType):  # type: ignore[type-arg]  # values are typed per 
         self.info_text = spec.allowed_text()
         self.metadata.update(key=spec.key, field=spec.field, group=spec.group)
 
-    def validate(self, obj: Any, value: Any) -> Any:
+    def validate(self, obj: object, value: object) -> object:
         """Check ``value`` against the option's catalogue entry; an imported value passes as the adapter wrote it."""
         if isinstance(value, _AsImported):
             return value.value
@@ -62,19 +64,22 @@ class _NpuConfigBase(HasTraits):
     # update (say precision_mode set but precision_mode_v2 not yet unset). Contention is negligible.
     _lock = threading.RLock()
 
-    def __init__(self, values: Mapping[str, Any] | None = None, **options: Any) -> None:
+    def __init__(self, values: Mapping[str, object] | _NpuConfigBase | None = None, **options: object) -> None:
         """Set ``values`` (a mapping or another config) and ``options`` atomically; unknown names raise."""
         super().__init__()
         if isinstance(values, _NpuConfigBase):
             values = values.changed()
         self._raw: set[str] = set()
-        self._notes: list[tuple[str | None, str]] = []
+        self._notes: list[Note] = []
         self._unasked: set[str] = set()  # imported keys NPUEstimator wrote on its own (no warnings)
+        # Bumped on every change, so ``snapshot()`` rebuilds exactly when something changed.
+        self._version = 0
+        self._snapshot_cache: tuple[int, ConfigSnapshot] | None = None
         if values or options:
             self.update(values, **options)
 
     # ----------------------------------------------------------------------- attribute guard
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         """Unknown public names are refused (a misspelt option would otherwise be silently ignored)."""
         # HasTraits itself swaps some of its methods (notify_change) while holding notifications
         if name.startswith("_") or self.has_trait(name) or hasattr(HasTraits, name):
@@ -82,52 +87,39 @@ class _NpuConfigBase(HasTraits):
             return
         raise catalogue.unknown_option_error(name, value)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         if name.startswith("_"):
             raise AttributeError(name)
         error = catalogue.unknown_option_error(name)
         raise AttributeError(str(error))
 
     @observe(All)
-    def _forget_import_notes(self, change: Mapping[str, Any]) -> None:
+    def _forget_import_notes(self, change: Mapping[str, object]) -> None:
         """A value set by the user replaces an imported one, and with it the import's remarks."""
         name = change["name"]
-        self._raw.discard(name)
-        self._unasked.discard(name)
+        self._raw.discard(str(name))
+        self._unasked.discard(str(name))
         self._notes = [(k, text) for k, text in self._notes if k != name]
+        self._version += 1
 
     # ----------------------------------------------------------------------- setting values
-    def _checked(self, values: Mapping[str, Any]) -> dict[str, Any]:
-        """Every value converted and checked, or one NpuConfigError listing every bad entry."""
-        problems: list[NpuConfigError] = []
-        result: dict[str, Any] = {}
-        for key, value in values.items():
-            try:
-                spec = catalogue.spec(key)
-                result[key] = None if value is None else spec.check(value)
-            except NpuConfigError as exc:
-                problems.append(exc)
-        if problems:
-            raise NpuConfigError.combine(problems)
-        return result
-
-    def _apply(self, values: Mapping[str, Any]) -> None:
+    def _apply(self, values: Mapping[str, object]) -> None:
         """Assign already-checked values with one notification batch."""
         with self._lock, self.hold_trait_notifications():
             for key, value in values.items():
                 setattr(self, key, value)
 
-    def update(self, values: Mapping[str, Any] | None = None, **options: Any) -> _NpuConfigBase:
+    def update(self, values: Mapping[str, object] | None = None, **options: object) -> _NpuConfigBase:
         """Set several options at once: all are checked first, then all applied, or none.
 
         ``None`` unsets an option. Returns the config, so calls chain.
         """
         merged = dict(values or {})
         merged.update(options)
-        self._apply(self._checked(merged))
+        self._apply(check_values(merged))
         return self
 
-    def set(self, key: str, value: Any) -> _NpuConfigBase:
+    def set(self, key: str, value: object) -> _NpuConfigBase:
         """Set one option by its parameter_map key (``None`` unsets it)."""
         return self.update({key: value})
 
@@ -139,37 +131,55 @@ class _NpuConfigBase(HasTraits):
         """Unset options so the adapter's defaults apply again (unknown names raise, nothing changes)."""
         return self.update(dict.fromkeys(keys))
 
-    def reset(self, values: Mapping[str, Any] | None = None, **options: Any) -> _NpuConfigBase:
+    def reset(self, values: Mapping[str, object] | None = None, **options: object) -> _NpuConfigBase:
         """Make the config hold exactly ``values`` (everything else unset), atomically."""
         merged = dict(values or {})
         merged.update(options)
-        checked = self._checked(merged)
+        checked = check_values(merged)
         with self._lock:
-            everything = dict.fromkeys(self.changed())
+            everything: dict[str, object] = dict.fromkeys(self.changed())
             everything.update(checked)
             self._apply(everything)
             self._notes.clear()
+            self._version += 1
         return self
 
     # ----------------------------------------------------------------------- reading values
-    def changed(self) -> dict[str, Any]:
+    def snapshot(self) -> ConfigSnapshot:
+        """The options as they are now, frozen: what a session, a plan or a cell runs with.
+
+        Cached until the config changes, so taking one per ``sess.run`` costs a comparison; its
+        cross-option problems are computed once per snapshot.
+        """
+        with self._lock:
+            cached = self._snapshot_cache
+            if cached is not None and cached[0] == self._version:
+                return cached[1]
+            version = self._version
+            values = self.trait_values()
+            snap = ConfigSnapshot(
+                {key: values.get(key) for key in catalogue.keys()},
+                raw=self._raw,
+                notes=tuple(self._notes),
+                unasked=self._unasked,
+            )
+            self._snapshot_cache = (version, snap)
+            return snap
+
+    def changed(self) -> dict[str, object]:
         """The set options only, in catalogue.keys() order.
 
         An explicit ``use_off_line=True`` is listed: the user set it. Equality alone counts it as
         unset, because the built proto is the same either way (see ``__eq__``).
         """
-        with self._lock:
-            values = self.trait_values()
-        return {key: values[key] for key in catalogue.keys() if values.get(key) is not None}
+        return self.snapshot().changed()
 
-    def effective(self, key: str) -> Any:
+    def effective(self, key: str) -> object:
         """The set value, or what the adapter uses when the key is absent (``None``: GE decides)."""
-        spec = catalogue.spec(key)
-        value = getattr(self, spec.key)
-        return spec.default if value is None else value
+        return self.snapshot().effective(key)
 
     @classmethod
-    def defaults(cls) -> dict[str, Any]:
+    def defaults(cls) -> dict[str, object]:
         """The adapter's value for every option when the key is absent (for display)."""
         return {spec.key: spec.default for spec in catalogue.specs()}
 
@@ -180,49 +190,44 @@ class _NpuConfigBase(HasTraits):
 
     def validate(self) -> None:
         """Raise one NpuConfigError listing every bad imported value and broken cross-option rule."""
-        problems: list[str] = []
-        for key in sorted(self._raw):
-            try:
-                catalogue.spec(key).check(getattr(self, key))
-            except NpuConfigError as exc:
-                problems.append(str(exc))
-        problems.extend(rules.errors(self.changed()))
-        if problems:
-            if len(problems) == 1:
-                raise NpuConfigError(problems[0], problems=problems)
-            text = f"{len(problems)} problems in the NPU config:\n" + "\n".join(f"  - {p}" for p in problems)
-            raise NpuConfigError(text, problems=problems)
+        self.snapshot().validate()
 
     def problems(self) -> list[str]:
         """What ``validate()`` would complain about, as a list (empty when valid)."""
-        try:
-            self.validate()
-        except NpuConfigError as exc:
-            return list(exc.problems)
-        return []
+        return self.snapshot().problems()
 
     def import_warnings(self) -> list[str]:
         """Only the remarks of the import (keys the adapter ignores, wrong fields, bad values kept)."""
-        return [text for _, text in self._notes]
+        return self.snapshot().import_warnings()
 
     def warnings(self) -> list[str]:
         """Softer findings: import remarks (ignored keys, wrong fields) and suspicious combinations."""
-        return [text for _, text in self._notes] + rules.warnings(self.changed(), unasked=self._unasked)
+        return self.snapshot().warnings()
 
     # ----------------------------------------------------------------------- copies and equality
-    def copy(self, **overrides: Any) -> _NpuConfigBase:
-        """An independent copy (import remarks included) with ``overrides`` applied atomically."""
-        checked = self._checked(overrides)
-        clone = type(self)()
-        with self._lock:
-            values = self.changed()
-            raw, notes, unasked = set(self._raw), list(self._notes), set(self._unasked)
+    @classmethod
+    def from_snapshot(cls, snapshot: ConfigSnapshot) -> _NpuConfigBase:
+        """A config holding ``snapshot`` (import remarks and kept values included), not checked again.
+
+        The public constructor of the importers: they read a ConfigProto or NPURunConfig arguments
+        into a snapshot and this turns it into an editable config. Its first ``snapshot()`` is the
+        very same object, so nothing is validated twice.
+        """
+        config = cls()
         # Not inside hold_trait_notifications: on leaving it traitlets re-validates each value, which
         # would refuse the imported ones the adapter reads but our check does not accept.
-        for key, value in values.items():
-            clone.set_trait(key, _AsImported(value) if key in raw else value)
-        # after the notifications, which forget import notes
-        clone._raw, clone._notes, clone._unasked = raw, notes, unasked
+        for key, value in snapshot.values.items():
+            config.set_trait(key, _AsImported(value))
+        with config._lock:  # after the notifications, which forget import notes
+            config._raw, config._notes = set(snapshot.raw), list(snapshot.notes)
+            config._unasked = set(snapshot.unasked)
+            config._snapshot_cache = (config._version, snapshot)
+        return config
+
+    def copy(self, **overrides: object) -> _NpuConfigBase:
+        """An independent copy (import remarks included) with ``overrides`` applied atomically."""
+        checked = check_values(overrides)
+        clone = type(self).from_snapshot(self.snapshot())
         clone._apply(checked)
         return clone
 
@@ -233,7 +238,7 @@ class _NpuConfigBase(HasTraits):
         """
         if not isinstance(other, _NpuConfigBase):
             return NotImplemented
-        return _canonical(self.changed()) == _canonical(other.changed())
+        return self.snapshot() == other.snapshot()
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
@@ -261,59 +266,64 @@ class _NpuConfigBase(HasTraits):
             ) from None
 
     # ----------------------------------------------------------------------- proto and code
-    def to_config_proto(self, base: Any = None, *, validate: bool = True) -> Any:
+    def to_config_proto(self, base: ConfigProto | None = None, *, validate: bool = True) -> ConfigProto:
         """A ``tf.compat.v1.ConfigProto`` with the NpuOptimizer custom optimizer (see options.proto)."""
-        from npu_jupyter.options.proto import to_config_proto
-
-        return to_config_proto(self, base, validate=validate)
+        return self.snapshot().to_config_proto(base, validate=validate)
 
     @classmethod
-    def from_config_proto(cls, proto: Any, *, strict: bool = False) -> _NpuConfigBase:
+    def from_config_proto(cls, proto: ConfigProto | bytes, *, strict: bool = False) -> _NpuConfigBase:
         """The config the adapter would read from ``proto`` (see options.proto)."""
-        from npu_jupyter.options.proto import from_config_proto
+        from npu_jupyter.options.proto import read_config_proto
 
-        return cast("_NpuConfigBase", from_config_proto(proto, strict=strict, config_class=cls))
+        return cls.from_snapshot(read_config_proto(proto, strict=strict))
 
     @classmethod
     def from_run_config_kwargs(
-        cls, kwargs: Mapping[str, Any], *, strict: bool = False, estimator_defaults: bool = False
+        cls, kwargs: Mapping[str, object], *, strict: bool = False, estimator_defaults: bool = False
     ) -> _NpuConfigBase:
         """The config NPURunConfig(**kwargs) would write (see options.codegen)."""
-        from npu_jupyter.options.codegen import from_run_config_kwargs
+        from npu_jupyter.options.codegen import read_run_config_kwargs
 
-        config = from_run_config_kwargs(kwargs, strict=strict, estimator_defaults=estimator_defaults, config_class=cls)
-        return cast("_NpuConfigBase", config)
+        return cls.from_snapshot(read_run_config_kwargs(kwargs, strict=strict, estimator_defaults=estimator_defaults))
 
     @classmethod
-    def from_tf2_options(cls, options: Any) -> _NpuConfigBase:
+    def from_tf2_options(cls, options: object) -> _NpuConfigBase:
         """The config an ``npu_device.global_options()`` object holds (see options.tf2)."""
-        from npu_jupyter.options.tf2 import from_tf2_options
+        from npu_jupyter.options.tf2 import read_tf2_options
 
-        return cast("_NpuConfigBase", from_tf2_options(options, cls))
+        return cls(read_tf2_options(options))
 
-    def to_run_config_kwargs(self) -> dict[str, Any]:
+    def to_run_config_kwargs(self) -> dict[str, object]:
         """Keyword arguments for NPURunConfig, sub-configs as nested dicts (see options.codegen)."""
         from npu_jupyter.options.codegen import to_run_config_kwargs
 
-        return to_run_config_kwargs(self)
+        return to_run_config_kwargs(self.snapshot())
 
     def to_code(self, api: str = "session") -> str:
         """A runnable Python snippet building this config for ``api`` "session", "estimator" or "tf2"."""
         from npu_jupyter.options.codegen import to_code
 
-        return to_code(self, api=api)
+        return to_code(self.snapshot(), api=api)
 
-    # ----------------------------------------------------------------------- import support
-    def _assign_imported(self, key: str, value: Any, note: str | None = None) -> None:
-        """Keep a value as the adapter would read it even if it fails our check (import path only)."""
-        self.set_trait(key, _AsImported(value))
-        if note is not None:
-            self._raw.add(key)
-            self._notes.append((key, note))
 
-    def _note(self, text: str, key: str | None = None) -> None:
-        """Record an import remark for ``warnings()``."""
-        self._notes.append((key, text))
+ConfigSource = Union[ConfigSnapshot, _NpuConfigBase, Mapping[str, object], None]
+
+
+def as_snapshot(config: ConfigSource) -> ConfigSnapshot:
+    """The snapshot an entry point (``session()``, ``plan()``, a cell) runs with, taken once.
+
+    An ``NpuConfig`` gives its current snapshot, a mapping is checked value by value (an unknown key or
+    a bad value raises NpuConfigError, as building an NpuConfig would), ``None`` means no option set.
+    """
+    if isinstance(config, ConfigSnapshot):
+        return config
+    if config is None:
+        return ConfigSnapshot()
+    if isinstance(config, _NpuConfigBase):
+        return config.snapshot()
+    if isinstance(config, Mapping):
+        return ConfigSnapshot.checked(config)
+    raise TypeError(f"expected an NpuConfig, a ConfigSnapshot, a dict of options or None, not {type(config).__name__}")
 
 
 def _build_class() -> type[_NpuConfigBase]:
@@ -348,10 +358,3 @@ if TYPE_CHECKING:  # editors and mypy see every option as a typed attribute (gen
 
 else:
     NpuConfig = _build_class()
-
-
-def _canonical(options: dict[str, Any]) -> dict[str, Any]:
-    """Set options with those dropped that the proto writes the same way when they are unset."""
-    if options.get("use_off_line") is True:
-        options = {k: v for k, v in options.items() if k != "use_off_line"}
-    return options

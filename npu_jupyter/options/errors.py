@@ -6,7 +6,7 @@ and the magics point at the offending option without parsing the message.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 _UNSET = object()
 
@@ -36,9 +36,9 @@ class NpuConfigError(ValueError):
         message: str,
         *,
         option: str | None = None,
-        value: Any = _UNSET,
+        value: object = _UNSET,
         problems: Sequence[str] | None = None,
-        allowed: Any = None,
+        allowed: object = None,
         suggestions: Sequence[str] = (),
     ) -> None:
         super().__init__(message)

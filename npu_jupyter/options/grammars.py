@@ -9,9 +9,10 @@ the checker says so in its docstring. Parsers the planner needs (``parse_in_out_
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
+
+from npu_jupyter.options.profiling import ProfilingOptionsError, profiling_fields
 
 # Matched with ``fullmatch``, never ``^...$``: ``$`` also matches before a trailing newline, which
 # would let '5\n' through here while the adapter (and the runtime) refuse it. ASCII [0-9] on purpose:
@@ -246,16 +247,14 @@ def check_profiling_options(text: str, keys: Mapping[str, Mapping[str, Any]] | N
     The adapter passes the string through untouched; GE (or the emulator) reads it, so a typo here
     silently loses the profile — worth a hard error at assignment.
     """
-    if text == "":
-        return None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:  # what json.loads raises on a str; it carries .msg
-        return (
-            f"profiling_options is not valid JSON ({exc.msg}); it is a JSON object such as "
-            '\'{"output":"/tmp/profiling","task_trace":"on"}\''
-        )
-    if not isinstance(data, dict):
+        data = profiling_fields(text)
+    except ProfilingOptionsError as exc:
+        if exc.json_msg is not None:
+            return (
+                f"profiling_options is not valid JSON ({exc.json_msg}); it is a JSON object such as "
+                '\'{"output":"/tmp/profiling","task_trace":"on"}\''
+            )
         return 'profiling_options must be a JSON object, e.g. \'{"output":"/tmp/profiling","task_trace":"on"}\''
     if keys is None:
         from npu_jupyter.options.catalogue import profiling_option_keys
@@ -268,7 +267,7 @@ def check_profiling_options(text: str, keys: Mapping[str, Mapping[str, Any]] | N
     return None
 
 
-def _check_profiling_entry(name: str, value: Any, keys: Mapping[str, Mapping[str, Any]]) -> str | None:
+def _check_profiling_entry(name: str, value: object, keys: Mapping[str, Mapping[str, Any]]) -> str | None:
     """One key/value of the profiling JSON."""
     import difflib
 
@@ -280,7 +279,7 @@ def _check_profiling_entry(name: str, value: Any, keys: Mapping[str, Mapping[str
     if "range" in rule:
         low, high = rule["range"]
         try:
-            number = int(value)
+            number = int(cast("str", value))  # any JSON value; int() refuses the wrong ones
         except (TypeError, ValueError):
             return f"profiling_options field {name!r} must be an integer in [{low}, {high}], got {value!r}"
         if not low <= number <= high:

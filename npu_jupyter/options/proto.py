@@ -10,16 +10,21 @@ adapter would ignore becomes a ``warnings()`` entry with a "did you mean" (or an
 
 from __future__ import annotations
 
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Mapping, cast
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter.options.snapshot import ConfigSnapshot, Note, joined_problems
 from npu_jupyter.tensorflow_import import require_tensorflow
+
+if TYPE_CHECKING:  # pragma: no cover
+    from npu_jupyter.tf_types import AttrValue, ConfigProto, CustomGraphOptimizer
 
 OPTIMIZER_NAME = "NpuOptimizer"
 
 
-def _protos() -> tuple[Any, Any]:
+def _protos() -> tuple[ModuleType, ModuleType]:
     """config_pb2 and rewriter_config_pb2 (lighter than importing all of TensorFlow)."""
     require_tensorflow("building a ConfigProto")
     from tensorflow.core.protobuf import config_pb2, rewriter_config_pb2
@@ -27,15 +32,13 @@ def _protos() -> tuple[Any, Any]:
     return config_pb2, rewriter_config_pb2
 
 
-def to_config_proto(config: Any, base: Any = None, *, validate: bool = True) -> Any:
-    """A ConfigProto carrying ``config``; ``base`` (left untouched) is copied first.
+def to_config_proto(values: Mapping[str, object], base: ConfigProto | None = None) -> ConfigProto:
+    """A ConfigProto carrying the set options ``values``; ``base`` (left untouched) is copied first.
 
     An existing ``NpuOptimizer`` entry in ``base`` is updated (its other keys kept); otherwise one is
-    added. ``use_off_line`` is written as True unless the config sets it. Calls ``config.validate()``
-    first unless ``validate=False``.
+    added. ``use_off_line`` is written as True unless ``values`` sets it. Checking is the caller's
+    (``ConfigSnapshot.to_config_proto`` validates first).
     """
-    if validate:
-        config.validate()
     config_pb2, rewriter_config_pb2 = _protos()
     proto = config_pb2.ConfigProto()
     if base is not None:
@@ -45,7 +48,6 @@ def to_config_proto(config: Any, base: Any = None, *, validate: bool = True) -> 
     if custom is None:
         custom = rewrite.custom_optimizers.add()
         custom.name = OPTIMIZER_NAME
-    values = config.changed()
     if "use_off_line" not in values:
         custom.parameter_map["use_off_line"].b = True
     for key, value in values.items():
@@ -54,20 +56,41 @@ def to_config_proto(config: Any, base: Any = None, *, validate: bool = True) -> 
     # The docs (and the adapter's npu_config_proto) assign the Toggle value OFF (2) to this MemOptType
     # field, which protobuf stores as MANUAL; writing the same number keeps our protos identical to theirs.
     rewrite.memory_optimization = rewriter_config_pb2.RewriterConfig.OFF
-    return proto
+    return cast("ConfigProto", proto)
 
 
-def _write(attr: Any, field: str, value: Any) -> None:
+def without_npu_entries(proto: ConfigProto) -> ConfigProto:
+    """A copy of ``proto`` minus its NpuOptimizer entries (``proto`` itself is left untouched).
+
+    Used where those entries were already merged into a config: left in place, an entry would keep a
+    key that a higher layer unset (``--precision`` clearing the user's ``precision_mode_v2``), and the
+    adapter refuses both precision keys at once.
+    """
+    clone = type(proto)()
+    clone.CopyFrom(proto)
+    optimizers = clone.graph_options.rewrite_options.custom_optimizers
+    for index in reversed(range(len(optimizers))):
+        if optimizers[index].name == OPTIMIZER_NAME:
+            del optimizers[index]
+    return clone
+
+
+def has_npu_optimizer(proto: ConfigProto) -> bool:
+    """Whether ``proto`` has a custom optimizer the adapter reads (named exactly ``NpuOptimizer``)."""
+    return any(entry.name == OPTIMIZER_NAME for entry in proto.graph_options.rewrite_options.custom_optimizers)
+
+
+def _write(attr: AttrValue, field: str, value: object) -> None:
     """Store ``value`` in the AttrValue field the adapter reads."""
     if field == "b":
         attr.b = bool(value)
     elif field == "i":
-        attr.i = int(value)
+        attr.i = int(cast("int", value))
     else:
         attr.s = str(value).encode("utf-8")
 
 
-def _read(attr: Any) -> tuple[str | None, Any]:
+def _read(attr: AttrValue) -> tuple[str | None, object]:
     """(field letter, Python value) of an AttrValue; (None, None) when no field is set."""
     which = attr.WhichOneof("value")
     if which == "b":
@@ -81,20 +104,18 @@ def _read(attr: Any) -> tuple[str | None, Any]:
     return which, getattr(attr, which)
 
 
-def from_config_proto(proto: Any, *, strict: bool = False, config_class: Any = None) -> Any:
-    """The NpuConfig the adapter would read from ``proto`` (a ConfigProto or its serialized bytes).
+def read_config_proto(proto: ConfigProto | bytes | bytearray, *, strict: bool = False) -> ConfigSnapshot:
+    """The options the adapter would read from ``proto`` (a ConfigProto or its serialized bytes).
 
     ``use_off_line=True`` comes back unset: it is the adapter's default and what ``to_config_proto``
-    writes for an unset option, so ``from_config_proto(to_config_proto(c)) == c``.
+    writes for an unset option, so reading back what was written gives the same options. Remarks (keys
+    the adapter ignores, wrong fields, bad values kept) come with the snapshot; ``strict`` raises them.
     """
-    if config_class is None:
-        from npu_jupyter.options.config import NpuConfig as config_class  # noqa: N813 - the parameter's default
     if isinstance(proto, (bytes, bytearray)):
         config_pb2, _ = _protos()
-        proto = config_pb2.ConfigProto.FromString(bytes(proto))
-    config = config_class()
-    notes: list[tuple[str | None, str]] = []
-    read: dict[str, tuple[Any, str | None]] = {}
+        proto = cast("ConfigProto", config_pb2.ConfigProto.FromString(bytes(proto)))
+    notes: list[Note] = []
+    read: dict[str, tuple[object, str | None]] = {}
     optimizers = list(proto.graph_options.rewrite_options.custom_optimizers)
     for custom in optimizers:
         if custom.name != OPTIMIZER_NAME:
@@ -121,22 +142,13 @@ def from_config_proto(proto: Any, *, strict: bool = False, config_class: Any = N
         )
     problems = [text for _, text in notes] + [note for _, note in read.values() if note]
     if strict and problems:
-        text = (
-            problems[0]
-            if len(problems) == 1
-            else (f"{len(problems)} problems importing the ConfigProto:\n" + "\n".join(f"  - {p}" for p in problems))
-        )
-        raise NpuConfigError(text, problems=problems)
-    for key, (value, note) in read.items():
-        if key == "use_off_line" and value is True:
-            continue
-        config._assign_imported(key, value, note)
-    for key, text in notes:
-        config._note(text, key)
-    return config
+        raise NpuConfigError(joined_problems(problems, "importing the ConfigProto"), problems=problems)
+    kept = {key: value for key, (value, _) in read.items() if not (key == "use_off_line" and value is True)}
+    remarks = [(key, note) for key, (_, note) in read.items() if key in kept and note is not None]
+    return ConfigSnapshot(kept, raw={key for key, _ in remarks}, notes=(*remarks, *notes))
 
 
-def _foreign_optimizer(custom: Any) -> list[tuple[str | None, str]]:
+def _foreign_optimizer(custom: CustomGraphOptimizer) -> list[Note]:
     """A remark for a custom optimizer the adapter skips because of its name."""
     if not custom.parameter_map and custom.name != "":
         return []
@@ -153,7 +165,7 @@ def _foreign_optimizer(custom: Any) -> list[tuple[str | None, str]]:
     ]
 
 
-def _import_key(key: str, attr: Any) -> tuple[Any, str | None] | str | None:
+def _import_key(key: str, attr: AttrValue) -> tuple[object, str | None] | str | None:
     """(value, remark-if-invalid) for a key the adapter reads, or a remark string when it ignores it."""
     field, value = _read(attr)
     try:
@@ -176,12 +188,12 @@ def _import_key(key: str, attr: Any) -> tuple[Any, str | None] | str | None:
         return kept, f"{exc} (kept as the adapter reads it)"
 
 
-def _suggested_value(spec: Any, shown: Any) -> str:
+def _suggested_value(spec: catalogue.OptionSpec, shown: object) -> str:
     """A plausible right-field spelling of a wrong-field value, for the hint."""
     if spec.field == "s":
         if isinstance(shown, bool) and spec.choices and str(shown).lower() in spec.choices:
             return f"b{str(shown).lower()!r}"
         return "b'...'" if isinstance(shown, bool) else f"b{str(shown)!r}"
     if spec.field == "i":
-        return str(int(shown)) if str(shown).lstrip("-").isdigit() else "<int>"
+        return str(int(str(shown))) if str(shown).lstrip("-").isdigit() else "<int>"
     return "True" if shown else "False"

@@ -8,14 +8,14 @@ message says so. ``ERROR_RULES`` make ``validate()`` fail; ``WARNING_RULES`` fee
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, Collection, Iterator, Mapping, Sequence
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.grammars import parse_dynamic_dims, parse_input_shape
+from npu_jupyter.options.profiling import lenient_profiling_fields
 
-MIXED_PRECISION_MODES = ("allow_mix_precision", "allow_mix_precision_fp16", "allow_mix_precision_bf16")
-MIXED_PRECISION_V2 = ("mixed_float16", "mixed_bfloat16", "mixed_hif8")
+MIXED_PRECISION_MODES = catalogue.mixed_precision_values("precision_mode")
+MIXED_PRECISION_V2 = catalogue.mixed_precision_values("precision_mode_v2")
 GIB = 1024**3
 
 
@@ -409,11 +409,7 @@ WARNING_RULES: tuple[Rule, ...] = (
 
 def _profiling_json(v: View) -> dict[str, Any]:
     """profiling_options as a dict ({} when unset or not a JSON object)."""
-    try:
-        data = json.loads(v.get("profiling_options") or "{}")
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+    return lenient_profiling_fields(v.get("profiling_options"))
 
 
 def errors(values: Mapping[str, Any]) -> list[str]:

@@ -14,10 +14,11 @@ The TF2 adapter checks a value when it is set: a value outside an option's list 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Mapping
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter.options.snapshot import ConfigSnapshot
 
 
 def tf2_path(key: str) -> str | None:
@@ -31,12 +32,12 @@ def read_by_tf2() -> list[str]:
     return [spec.key for spec in catalogue.specs() if spec.tf2 is not None]
 
 
-def tf2_options(config: Any) -> tuple[dict[str, Any], list[str]]:
+def tf2_options(config: ConfigSnapshot) -> tuple[dict[str, object], list[str]]:
     """``(attribute path -> value as npu_device takes it, set options the TF2 adapter does not read)``.
 
     Raises one NpuConfigError listing every set value the TF2 adapter would refuse.
     """
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     unread: list[str] = []
     problems: list[NpuConfigError] = []
     for key, value in config.changed().items():
@@ -53,7 +54,7 @@ def tf2_options(config: Any) -> tuple[dict[str, Any], list[str]]:
     return values, unread
 
 
-def _tf2_value(spec: catalogue.OptionSpec, value: Any) -> Any:
+def _tf2_value(spec: catalogue.OptionSpec, value: object) -> object:
     """``value`` in the type the TF2 adapter's option takes, or the error it would raise."""
     assert spec.tf2 is not None  # noqa: S101 - narrows the type: callers pass TF2 options only
     choices = spec.tf2.get("choices")
@@ -72,7 +73,7 @@ def _tf2_value(spec: catalogue.OptionSpec, value: Any) -> Any:
     )
 
 
-def tf2_code(config: Any) -> str:
+def tf2_code(config: ConfigSnapshot) -> str:
     """A runnable snippet that opens the TF2 NPU device with this config's options."""
     config.validate()
     values, unread = tf2_options(config)
@@ -84,13 +85,13 @@ def tf2_code(config: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def from_tf2_options(options: Any, config_class: Any) -> Any:
-    """The config an ``npu_device.global_options()`` object holds: every option set to a non-default value.
+def read_tf2_options(options: object) -> dict[str, object]:
+    """The options an ``npu_device.global_options()`` object holds: every one set to a non-default value.
 
     Reads each catalogued path's ``OptionValue`` (``.value`` is the text the adapter passes on, ``True``
     and ``False`` written as "1" and "0"); values left at the adapter's default stay unset.
     """
-    found: dict[str, Any] = {}
+    found: dict[str, object] = {}
     for spec in catalogue.specs():
         if spec.tf2 is None:
             continue
@@ -102,10 +103,10 @@ def from_tf2_options(options: Any, config_class: Any) -> Any:
         if text is None or (default is not None and text == _as_text(default)):
             continue
         found[spec.key] = catalogue.parse_text(spec.key, str(text))
-    return config_class(found)
+    return found
 
 
-def _walk(root: Any, path: str) -> Any:
+def _walk(root: object, path: str) -> object:
     """The object at dotted ``path`` under ``root``, or None where an attribute is missing."""
     node = root
     for part in path.split("."):
@@ -115,7 +116,7 @@ def _walk(root: Any, path: str) -> Any:
     return node
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: object) -> str:
     """How the TF2 adapter's ``OptionValue.value`` writes ``value``."""
     if value is True:
         return "1"

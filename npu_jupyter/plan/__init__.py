@@ -26,6 +26,7 @@ import types
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from npu_jupyter.options.config import ConfigSource
     from npu_jupyter.plan.model import Plan
     from npu_jupyter.tf_types import ConcreteFunction, Graph, GraphDef
 
@@ -34,7 +35,7 @@ class _CallablePackage(types.ModuleType):
     def __call__(
         self,
         graph: Graph | GraphDef | ConcreteFunction,
-        config: object = None,
+        config: ConfigSource = None,
         *,
         fetches: object = None,
         soc: str | None = None,

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from npu_jupyter.ops.library import OpLibrary
+    from npu_jupyter.options.config import ConfigSource
     from npu_jupyter.plan.graph import GraphView
     from npu_jupyter.plan.model import Engine
     from npu_jupyter.progress import Progress
@@ -130,7 +131,7 @@ def _check_adapter(adapter: object) -> None:
 
 def plan(
     graph: Graph | GraphDef | ConcreteFunction,
-    config: object = None,
+    config: ConfigSource = None,
     *,
     fetches: object = None,
     soc: str | None = None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from npu_jupyter.options import catalogue
 from npu_jupyter.options.rules import MIXED_PRECISION_MODES, MIXED_PRECISION_V2
 from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.precision_files import (
@@ -34,27 +35,9 @@ _LOWER = {FP32: (BF16, FP16), BF16: (FP16,), FP16: ()}
 _DEFAULT_SUPPORT = frozenset({FP16, FP32})
 _COMPLEX = frozenset({"complex64", "complex128"})
 
-# user-facing mode string -> fusion-engine strategy (§4.1)
-_MODES = {
-    "force_fp16": "FORCE_FP16",
-    "allow_fp32_to_fp16": "ALLOW_FP32_TO_FP16",
-    "allow_mix_precision": "MIX_FP16",
-    "allow_mix_precision_fp16": "MIX_FP16",
-    "allow_mix_precision_bf16": "MIX_BF16",
-    "must_keep_origin_dtype": "MUST_KEEP",
-    "force_fp32": "FORCE_FP32",
-    "cube_fp16in_fp32out": "FORCE_FP32",
-    "allow_fp32_to_bf16": "ALLOW_FP32_TO_BF16",
-}
-_MODES_V2 = {
-    "fp16": "FORCE_FP16",
-    "origin": "MUST_KEEP",
-    "cube_fp16in_fp32out": "FORCE_FP32",
-    "mixed_float16": "MIX_FP16",
-    "mixed_bfloat16": "MIX_BF16",
-    "cube_hif8": "CUBE_HIF8",
-    "mixed_hif8": "MIXED_HIF8",
-}
+# user-facing mode string -> fusion-engine strategy (§4.1), from the option catalogue
+_MODES = catalogue.precision_strategies("precision_mode")
+_MODES_V2 = catalogue.precision_strategies("precision_mode_v2")
 # SoCs whose cube units default to high precision in training (docs: Atlas A2/A3, 950)
 _HIGH_PRECISION_SOCS = frozenset({"Ascend910B", "Ascend910_93", "Ascend950"})
 _BF16_SOCS = _HIGH_PRECISION_SOCS

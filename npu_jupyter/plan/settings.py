@@ -1,9 +1,10 @@
 """The session options the planner reads, with the adapter's C++ defaults filled in.
 
-The planner is called with an ``NpuConfig`` (unset options are ``None`` there), with ``None`` (a raw
-sess.run config that only enables the NpuOptimizer), or with a plain mapping of parameter_map keys.
-Reading every option once into a frozen :class:`PlanSettings` keeps the rule modules free of
-``None`` checks and makes the defaults they assume visible in one place (ADAPTER-FACTS §1.2).
+``plan()`` takes an ``NpuConfig``, a ``ConfigSnapshot``, ``None`` (a raw sess.run config that only
+enables the NpuOptimizer) or a plain mapping of parameter_map keys, and turns it into one
+``ConfigSnapshot`` here (:func:`checked_config`). Reading every option once into a frozen
+:class:`PlanSettings` keeps the rule modules free of ``None`` checks; the defaults come from the
+option catalogue (ADAPTER-FACTS §1.2).
 
 Validation (:func:`checked_config`) follows the options package so a plan never silently accepts
 what the adapter refuses:
@@ -20,7 +21,13 @@ what the adapter refuses:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, cast
+
+from npu_jupyter.options.catalogue import default_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from npu_jupyter.options.config import ConfigSource
+    from npu_jupyter.options.snapshot import ConfigSnapshot
 
 DEFAULT_SOC = "Ascend910"
 CONFIG_ERROR_SUFFIX = " (the adapter refuses this config at the first sess.run; NpuConfig.validate() raises it)"
@@ -28,23 +35,27 @@ CONFIG_ERROR_SUFFIX = " (the adapter refuses this config at the first sess.run; 
 
 @dataclass(frozen=True)
 class PlanSettings:
-    """Options that change placement, partition or precision (C++ defaults of a raw config)."""
+    """Options that change placement, partition or precision (C++ defaults of a raw config).
 
-    mix_compile_mode: bool = False
-    iterations_per_loop: int = 1
-    variable_placement: str = "Device"
+    The defaults are the catalogue's (what the adapter uses when a key is absent); the string options
+    whose catalogue default is "" or unset read as ``None`` here, so the rules test one thing.
+    """
+
+    mix_compile_mode: bool = cast("bool", default_of("mix_compile_mode"))
+    iterations_per_loop: int = cast("int", default_of("iterations_per_loop"))
+    variable_placement: str = cast("str", default_of("variable_placement"))
     in_out_pair: str = ""
-    in_out_pair_flag: bool = True
-    use_off_line: bool = True
-    enable_data_pre_proc: bool = False
-    dynamic_input: bool = False
-    dynamic_graph_execute_mode: str = "dynamic_execute"
+    in_out_pair_flag: bool = cast("bool", default_of("in_out_pair_flag"))
+    use_off_line: bool = cast("bool", default_of("use_off_line"))
+    enable_data_pre_proc: bool = cast("bool", default_of("enable_data_pre_proc"))
+    dynamic_input: bool = cast("bool", default_of("dynamic_input"))
+    dynamic_graph_execute_mode: str = cast("str", default_of("dynamic_graph_execute_mode"))
     input_shape: str = ""
     dynamic_dims: str = ""
-    job: str = "localhost"
+    job: str = cast("str", default_of("job"))
     precision_mode: str | None = None
     precision_mode_v2: str | None = None
-    graph_run_mode: int = 1
+    graph_run_mode: int = cast("int", default_of("graph_run_mode"))
     modify_mixlist: str | None = None
     customize_dtypes: str | None = None
     op_select_implmode: str | None = None
@@ -61,16 +72,6 @@ class PlanSettings:
         return self.dynamic_input and self.dynamic_graph_execute_mode == "lazy_recompile"
 
 
-def _read(config: Any, key: str) -> Any:
-    """An explicitly set option, or None; never the display default (the C++ default applies)."""
-    if config is None:
-        return None
-    if isinstance(config, Mapping):
-        return config.get(key)
-    value = getattr(config, key, None)
-    return None if callable(value) else value
-
-
 def normalise_soc(soc: str | None) -> str:
     """The op table's display name ("Ascend910", "Ascend910B") for a ``soc_config`` spelling.
 
@@ -84,69 +85,59 @@ def normalise_soc(soc: str | None) -> str:
     return SUPPORTED_SOCS[resolve_soc(str(soc))][0]
 
 
-def checked_config(config: Any) -> tuple[Any, list[str]]:
-    """``config`` as a validated ``NpuConfig`` (None stays None) and its broken cross-option rules.
+def checked_config(config: ConfigSource) -> tuple[ConfigSnapshot, list[str]]:
+    """The snapshot ``plan()`` runs with, and its broken cross-option rules.
 
-    Mappings go through ``NpuConfig`` so bad values and unknown keys raise its NpuConfigError.
-    Broken rules are returned, not raised (see the module doc). The modify_mixlist rule is left out:
-    the precision stage reports it in the adapter's own words and would otherwise say it twice.
+    Mappings are checked value by value, so bad values and unknown keys raise NpuConfigError as
+    building an ``NpuConfig`` would. Broken rules are returned, not raised (see the module doc); a
+    snapshot computes them once, so a session planning many runs does not repeat the check. The
+    modify_mixlist rule is left out: the precision stage reports it in the adapter's own words and
+    would otherwise say it twice.
     """
-    if config is None:
-        return None, []
     from npu_jupyter.options import rules
-    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.options.config import as_snapshot
 
-    if isinstance(config, Mapping):
-        config = NpuConfig(dict(config))
-    problems = config.problems() if callable(getattr(config, "problems", None)) else []
+    snapshot = as_snapshot(config)
+    problems = snapshot.problems()
     if not problems:
-        return config, []
-    changed = config.changed() if callable(getattr(config, "changed", None)) else {}
-    reported_later = set(rules.mixlist_needs_mixed_mode(rules.View(changed)))
-    return config, [p + CONFIG_ERROR_SUFFIX for p in problems if p not in reported_later]
+        return snapshot, []
+    reported_later = set(rules.mixlist_needs_mixed_mode(rules.View(snapshot.values)))
+    return snapshot, [p + CONFIG_ERROR_SUFFIX for p in problems if p not in reported_later]
 
 
-def read_settings(config: Any, soc: str | None = None) -> PlanSettings:
+_BOOLS = ("mix_compile_mode", "in_out_pair_flag", "use_off_line", "enable_data_pre_proc", "dynamic_input")
+_INTS = ("iterations_per_loop", "graph_run_mode")
+_EMPTY_IS_UNSET = (
+    "precision_mode",
+    "precision_mode_v2",
+    "modify_mixlist",
+    "customize_dtypes",
+    "op_select_implmode",
+    "optypelist_for_implmode",
+    "op_precision_mode",
+)
+
+
+def read_settings(config: ConfigSnapshot, soc: str | None = None) -> PlanSettings:
     """Collect the planner's options from ``config``; ``soc`` wins over ``soc_config``."""
-    base = PlanSettings()
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     for key in PlanSettings.__dataclass_fields__:
         if key == "soc":
             continue
-        v = _read(config, key)
-        if v is not None:
-            values[key] = v
-    values["soc"] = normalise_soc(soc or _read(config, "soc_config"))
-    for key in ("mix_compile_mode", "in_out_pair_flag", "use_off_line", "enable_data_pre_proc", "dynamic_input"):
-        if key in values:
-            values[key] = bool(values[key])
-    for key in ("iterations_per_loop", "graph_run_mode"):
-        if key in values:
-            values[key] = int(values[key])
-    for key in (
-        "precision_mode",
-        "precision_mode_v2",
-        "modify_mixlist",
-        "customize_dtypes",
-        "op_select_implmode",
-        "optypelist_for_implmode",
-        "op_precision_mode",
-        "in_out_pair",
-        "input_shape",
-        "dynamic_dims",
-    ):
-        if key in values and values[key] == "":
-            values[key] = None if key not in ("in_out_pair", "input_shape", "dynamic_dims") else ""
-    return PlanSettings(**{**base.__dict__, **values})
+        value = config.option(key)
+        if value is None:
+            continue
+        if key in _BOOLS:
+            value = bool(value)
+        elif key in _INTS:
+            value = int(cast("int", value))
+        elif key in _EMPTY_IS_UNSET and value == "":
+            continue
+        values[key] = value
+    values["soc"] = normalise_soc(soc or cast("str | None", config.option("soc_config")))
+    return PlanSettings(**values)  # type: ignore[arg-type]  # typed per field by the catalogue
 
 
-def config_changes(config: Any) -> dict[str, Any]:
-    """``config.changed()`` when available (NpuConfig), else the mapping itself."""
-    if config is None:
-        return {}
-    changed = getattr(config, "changed", None)
-    if callable(changed):
-        return dict(changed())
-    if isinstance(config, Mapping):
-        return {k: v for k, v in config.items() if v is not None}
-    return {}
+def config_changes(config: ConfigSnapshot) -> dict[str, object]:
+    """The set options of the snapshot a plan was made with (a new dict)."""
+    return config.changed()

@@ -9,11 +9,13 @@ sets the actual engine and dtypes of each op next to the prediction (:mod:`npu_j
 
 from __future__ import annotations
 
-import json
 import os
-from typing import TYPE_CHECKING, Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Mapping
+
+from npu_jupyter.options.profiling import ProfilingText, lenient_profiling_fields
 
 if TYPE_CHECKING:
+    from npu_jupyter.options.config import ConfigSource
     from npu_jupyter.plan.model import Plan
     from npu_jupyter.runtime.ge_dump import GeGraph
 
@@ -28,21 +30,13 @@ GE_HINT = (
 )
 
 
-class ChangedOptions(Protocol):
-    """A session's options as the report reads them (an ``NpuConfig`` or a snapshot of one)."""
-
-    def changed(self) -> Mapping[str, object]:
-        """The options set to something other than their default."""
-        ...
-
-
-def output_locations(
-    config: ChangedOptions | Mapping[str, object] | None, environ: dict[str, str] | None = None
-) -> list[dict[str, Any]]:
+def output_locations(config: ConfigSource, environ: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """[{"label", "path", "exists"}] for each output the config makes the adapter write."""
     from npu_jupyter.runtime.ge_dump import dump_directory
 
-    values = dict(config or {}) if config is None or isinstance(config, Mapping) else dict(config.changed())
+    values: dict[str, Any] = (
+        dict(config or {}) if config is None or isinstance(config, Mapping) else dict(config.changed())
+    )
     places = []
     if values.get("enable_dump") and values.get("dump_path"):
         places.append(("Data dump (adapter)", values["dump_path"]))
@@ -69,15 +63,10 @@ def output_locations(
     return result
 
 
-def _profiling_output(options: Any) -> str | None:
-    if isinstance(options, str):
-        try:
-            options = json.loads(options)
-        except ValueError:
-            return None
-    if isinstance(options, dict) and options.get("output"):
-        return str(options["output"])
-    return None
+def _profiling_output(options: ProfilingText) -> str | None:
+    """The ``output`` folder of a profiling_options value, or None (unset, or not a JSON object)."""
+    output = lenient_profiling_fields(options).get("output")
+    return str(output) if output else None
 
 
 def actual_decisions(plan: Plan, since: float, environ: dict[str, str] | None = None) -> dict[str, Any] | None:

@@ -21,8 +21,8 @@ from tensorflow.python.client.session import Session
 from npu_jupyter.runtime.report import RunReport
 
 if TYPE_CHECKING:
+    from npu_jupyter.options.config import ConfigSource
     from npu_jupyter.plan.model import Plan
-    from npu_jupyter.runtime.adapter_outputs import ChangedOptions
     from npu_jupyter.runtime.fetch_map import FeedDict
     from npu_jupyter.tf_types import ConfigProto, Graph
 
@@ -35,7 +35,7 @@ class AscendSession(Session):
 
     def __init__(
         self,
-        npu_config: ChangedOptions,
+        npu_config: ConfigSource,
         target: str = "",
         graph: Graph | None = None,
         config: ConfigProto | None = None,

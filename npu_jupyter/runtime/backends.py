@@ -12,7 +12,17 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Union, cast
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tensorflow.python.client import session as tf_session
+
+    from npu_jupyter.options.config import ConfigSource
+    from npu_jupyter.options.snapshot import ConfigSnapshot
+    from npu_jupyter.tf_types import ConfigProto, Graph
+
+#: What ``session(config=...)`` takes: a config, a snapshot, a mapping of options, a ConfigProto or None.
+SessionConfigInput = Union["ConfigSource", "ConfigProto"]
 
 BACKENDS = ("auto", "ascend", "emulator")
 
@@ -38,21 +48,22 @@ def available_backends() -> list[str]:
 
 
 def session(
-    config: Any = None,
-    graph: Any = None,
+    config: SessionConfigInput = None,
+    graph: Graph | None = None,
     backend: str = "auto",
     *,
     reference: bool = False,
     target: str = "",
-) -> Any:
+) -> tf_session.Session:
     """A session configured for the Ascend adapter.
 
     Parameters
     ----------
-    config : NpuConfig, ConfigProto, mapping or None
+    config : NpuConfig, ConfigSnapshot, ConfigProto, mapping or None
         The NPU options. A ``tf.compat.v1.ConfigProto`` (for example one written by hand as in the
         adapter's docs) is read with ``NpuConfig.from_config_proto`` and its other settings are kept.
-        ``None`` means the adapter's defaults.
+        ``None`` means the adapter's defaults. The session runs with a snapshot taken here: later
+        changes to the caller's config do not reach it (change ``session.config`` instead).
     graph : tf.Graph, optional
         The graph to run (default: the default graph).
     backend : {"auto", "ascend", "emulator"}
@@ -71,38 +82,65 @@ def session(
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r} is not a backend; choose one of {', '.join(map(repr, BACKENDS))}")
-    npu_config, base_proto = resolve_config(config)
+    snapshot, base_proto = resolve_config(config)
+    return open_session(snapshot, base_proto, graph, backend, reference=reference, target=target)
+
+
+def open_session(
+    snapshot: ConfigSnapshot,
+    base_proto: ConfigProto | None,
+    graph: Graph | None,
+    backend: str,
+    *,
+    reference: bool = False,
+    target: str = "",
+) -> tf_session.Session:
+    """A session on an already-taken ``snapshot`` (a ``%%npu`` cell's), not checked again.
+
+    ``base_proto`` is the user's own ConfigProto whose other settings are kept; the real adapter's
+    ConfigProto is built from the snapshot once, here.
+    """
     if backend == "auto":
         backend = "ascend" if ascend_available() else "emulator"
     if backend == "ascend":
-        return _ascend_session(npu_config, base_proto, graph, target)
+        return _ascend_session(snapshot, base_proto, graph, target)
+    from npu_jupyter.options.config import NpuConfig
     from npu_jupyter.runtime.emulator import EmulatorSession
 
-    return EmulatorSession(npu_config, graph, reference=reference, target=target, base_proto=base_proto)
+    # The session's own editable config (``session.config``); its first snapshot is ``snapshot`` itself.
+    own = NpuConfig.from_snapshot(snapshot)
+    return EmulatorSession(own, graph, reference=reference, target=target, base_proto=base_proto)
 
 
-def resolve_config(config: Any) -> tuple[Any, Any]:
-    """(NpuConfig copy, the user's ConfigProto or None) from whatever the caller passed."""
-    from npu_jupyter.options.config import NpuConfig
+def resolve_config(config: SessionConfigInput) -> tuple[ConfigSnapshot, ConfigProto | None]:
+    """(the snapshot to run with, the user's ConfigProto or None) from whatever the caller passed.
+
+    An NpuConfig, snapshot or mapping is validated here, once; a ConfigProto is read as the adapter
+    reads it (its problems surface when the session builds its proto, as the adapter's would).
+    """
+    from npu_jupyter.options.config import as_snapshot
+    from npu_jupyter.options.proto import read_config_proto
+    from npu_jupyter.options.snapshot import ConfigSnapshot
 
     if config is None:
-        return NpuConfig(), None
-    if isinstance(config, NpuConfig):
-        config.validate()
-        return config.copy(), None
+        return ConfigSnapshot(), None
     if hasattr(config, "graph_options") and hasattr(config, "SerializeToString"):
-        return NpuConfig.from_config_proto(config), config
-    if isinstance(config, dict):
-        npu = NpuConfig(**config)
-        npu.validate()
-        return npu, None
-    raise TypeError(
-        f"config must be an NpuConfig, a tf.compat.v1.ConfigProto, a dict of options or None, "
-        f"not {type(config).__name__}"
-    )
+        proto = cast("ConfigProto", config)
+        return read_config_proto(proto), proto
+    try:
+        snapshot = as_snapshot(cast("ConfigSource", config))
+    except TypeError:
+        raise TypeError(
+            f"config must be an NpuConfig, a tf.compat.v1.ConfigProto, a dict of options or None, "
+            f"not {type(config).__name__}"
+        ) from None
+    snapshot.validate()
+    return snapshot, None
 
 
-def _ascend_session(config: Any, base_proto: Any, graph: Any, target: str) -> Any:
+def _ascend_session(
+    snapshot: ConfigSnapshot, base_proto: ConfigProto | None, graph: Graph | None, target: str
+) -> tf_session.Session:
     """A real TF session with the NpuOptimizer config, after importing the adapter."""
     if not ascend_available() and "npu_bridge" in sys.modules:
         raise RuntimeError(
@@ -120,5 +158,5 @@ def _ascend_session(config: Any, base_proto: Any, graph: Any, target: str) -> An
         ) from exc
     from npu_jupyter.runtime.ascend import AscendSession
 
-    proto = config.to_config_proto(base_proto) if base_proto is not None else config.to_config_proto()
-    return AscendSession(config, target=target, graph=graph, config=proto)
+    proto = snapshot.to_config_proto(base_proto)  # the real adapter reads this one ConfigProto
+    return AscendSession(snapshot, target=target, graph=graph, config=proto)

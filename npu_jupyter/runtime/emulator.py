@@ -443,9 +443,8 @@ class EmulatorSession(SessionInterface):
         ``allow_soft_placement`` is forced on, as the adapter's ``npu_config`` and ``npu_init`` Session
         wrapper do, so a script that pins ops to ``/gpu:0`` runs instead of failing to place them.
         """
-        cfg = self.config
-        if cfg is not None and hasattr(cfg, "to_config_proto"):
-            proto = cfg.to_config_proto(self._base_proto) if self._base_proto is not None else cfg.to_config_proto()
+        if self.config is not None:
+            proto = self._planner.current().to_config_proto(self._base_proto)
         else:
             proto = self._tf.compat.v1.ConfigProto()
             if self._base_proto is not None:

@@ -95,12 +95,11 @@ class FunctionEmulation:
         dump_budget_bytes: int | None = None,
         reference: bool = False,
     ) -> None:
-        from npu_jupyter.options.config import NpuConfig
+        from npu_jupyter.options.config import as_snapshot
         from npu_jupyter.runtime.function_findings import FunctionFindings
         from npu_jupyter.runtime.function_observe import CallLog
 
-        base = config if isinstance(config, NpuConfig) else NpuConfig(config or {})
-        self.config = base  # npu_device has no mix_compile_mode: its own rule mixes when needed
+        self.config = as_snapshot(config)  # npu_device has no mix_compile_mode: its own rule mixes when needed
         self.soc = soc
         self._plan_fn = plan_fn
         self.reports: dict[str, RunReport] = {}
@@ -172,10 +171,12 @@ class FunctionEmulation:
         before it traces anything; functions planned before keep their plans. Raises like ``__init__``
         (a bad dump_path) and then changes nothing.
         """
+        from npu_jupyter.options.config import as_snapshot
         from npu_jupyter.runtime.function_findings import FunctionFindings
 
-        settings = read_run_settings(config)
-        self.config, self.settings = config, settings
+        snapshot = as_snapshot(config)
+        settings = read_run_settings(snapshot)
+        self.config, self.settings = snapshot, settings
         self._findings = FunctionFindings(settings, self._findings.dump_budget)
 
     # ----------------------------------------------------------------------------- per function

@@ -31,20 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from npu_jupyter.options import catalogue
+from npu_jupyter.options.profiling import ProfilingOptionsError, adapter_profiling_fields
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter.plan.model import Plan
 
-DEFAULT_OPTIONS = {
-    "output": "./",
-    "training_trace": "on",
-    "task_time": "on",
-    "hccl": "on",
-    "aicpu": "on",
-    "aic_metrics": "PipeUtilization",
-    "msproftx": "off",
-}
+# The JSON the adapter profiles with when profiling_options is empty (the option catalogue's).
+DEFAULT_OPTIONS = catalogue.profiling_default()
 # The op_summary columns the emulator can fill with something it measured or knows. Ascend's Model ID,
 # Task ID, Stream ID, Task Wait Time, Block Dim and Input/Output Formats are left out: a CPU run has no
 # streams, tasks, blocks or device formats, and constants under those names read as measurements.
@@ -68,17 +63,14 @@ _TIDS = {"AI_CORE": 1, "AI_CPU": 2, "HOST": 3}
 
 def parse_profiling_options(raw: str | dict[Any, Any] | None) -> dict[str, Any]:
     """The adapter's profiling_options JSON; empty means its documented default JSON."""
-    if raw is None or raw in ("", {}):
-        return dict(DEFAULT_OPTIONS)
-    if isinstance(raw, dict):
-        return dict(raw)
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"profiling_options is not valid JSON ({exc.msg}): {raw!r}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f'profiling_options must be a JSON object such as {{"output": "./prof"}}, got {raw!r}')
-    return value
+        return adapter_profiling_fields(raw)
+    except ProfilingOptionsError as exc:
+        if exc.json_msg is not None:
+            raise ValueError(f"profiling_options is not valid JSON ({exc.json_msg}): {raw!r}") from None
+        raise ValueError(
+            f'profiling_options must be a JSON object such as {{"output": "./prof"}}, got {raw!r}'
+        ) from None
 
 
 @dataclass

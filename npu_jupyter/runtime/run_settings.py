@@ -1,47 +1,39 @@
 """The session options the emulator acts on at run time, read once per config snapshot.
 
 Dump, overflow detection, profiling and the ExperimentalConfig emulations each read a few options;
-collecting them into one frozen object (with the adapter's C++ defaults, ADAPTER-FACTS §1.2) keeps the
-run loop free of ``None`` checks and validates paths once, before the first step runs.
+collecting them into one frozen object (with the adapter's defaults from the option catalogue,
+ADAPTER-FACTS §1.2) keeps the run loop free of ``None`` checks and validates paths once, before the
+first step runs.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, cast
 
+from npu_jupyter.options.catalogue import default_of
 from npu_jupyter.runtime import dump as _dump
 from npu_jupyter.runtime import profile as _profile
 
-
-def option(config: Any, key: str, default: Any = None) -> Any:
-    """An explicitly set option of an NpuConfig or a mapping; ``default`` when unset."""
-    if config is None:
-        return default
-    if isinstance(config, Mapping):
-        value = config.get(key)
-    else:
-        value = getattr(config, key, None)
-        if callable(value):
-            value = None
-    return default if value is None else value
+if TYPE_CHECKING:  # pragma: no cover
+    from npu_jupyter.options.snapshot import ConfigSnapshot
 
 
 @dataclass(frozen=True)
 class RunSettings:
-    """What the emulator does around each step, beyond running it."""
+    """What the emulator does around each step, beyond running it (defaults: the catalogue's)."""
 
-    enable_dump: bool = False
-    enable_dump_debug: bool = False
+    enable_dump: bool = cast("bool", default_of("enable_dump"))
+    enable_dump_debug: bool = cast("bool", default_of("enable_dump_debug"))
     dump_path: str | None = None
     dump_steps: tuple[tuple[int, int], ...] | None = None
-    dump_mode: str = "output"
-    dump_debug_mode: str = "all"
+    dump_mode: str = cast("str", default_of("dump_mode"))
+    dump_debug_mode: str = cast("str", default_of("dump_debug_mode"))
     dump_layer: frozenset[str] = frozenset()
-    dump_data: str = "tensor"
-    profiling: bool = False
-    profiling_options: tuple[tuple[str, Any], ...] = ()
+    dump_data: str = cast("str", default_of("dump_data"))
+    profiling: bool = cast("bool", default_of("profiling_mode"))
+    profiling_options: tuple[tuple[str, object], ...] = ()
     accelerate: tuple[str, str, float] | None = None
     plan_cache_dir: str | None = None
 
@@ -50,33 +42,36 @@ class RunSettings:
         """Whether any step may need more than the user's fetches."""
         return self.enable_dump or self.enable_dump_debug or self.profiling
 
-    def profile_options(self) -> dict[str, Any]:
+    def profile_options(self) -> dict[str, object]:
         """A copy of the profiling options (a mutable dict for the profiler)."""
         return dict(self.profiling_options)
 
 
-def read_run_settings(config: Any) -> RunSettings:
+def read_run_settings(config: ConfigSnapshot) -> RunSettings:
     """Read and check the run-time options; bad dump paths and profiling folders fail here, before anything runs."""
-    enable_dump = bool(option(config, "enable_dump", False))
-    enable_debug = bool(option(config, "enable_dump_debug", False))
+    base = RunSettings()
+    enable_dump = bool(config.option("enable_dump", base.enable_dump))
+    enable_debug = bool(config.option("enable_dump_debug", base.enable_dump_debug))
     dump_path = None
     if enable_dump or enable_debug:
-        dump_path = _dump.check_dump_path(option(config, "dump_path"))
-    steps = _dump.parse_dump_step(option(config, "dump_step")) if enable_dump else None
-    dump_mode = str(option(config, "dump_mode", "output"))
+        dump_path = _dump.check_dump_path(cast("str | None", config.option("dump_path")))
+    steps = _dump.parse_dump_step(cast("str | None", config.option("dump_step"))) if enable_dump else None
+    dump_mode = str(config.option("dump_mode", base.dump_mode))
     if enable_dump and dump_mode not in _dump.DUMP_MODES:
         raise _dump.config_error(f"dump mode should be one of the list:[input, output, all] (got {dump_mode!r})")
-    debug_mode = str(option(config, "dump_debug_mode", "all"))
+    debug_mode = str(config.option("dump_debug_mode", base.dump_debug_mode))
     if enable_debug and debug_mode not in _dump.DEBUG_MODES:
         raise _dump.config_error(
             f"dump debug mode should be one of the list:[aicore_overflow, atomic_overflow, all] (got {debug_mode!r})"
         )
-    profiling = bool(option(config, "profiling_mode", False))
-    prof_opts = _profile.parse_profiling_options(option(config, "profiling_options")) if profiling else {}
+    profiling = bool(config.option("profiling_mode", base.profiling))
+    prof_opts = (
+        _profile.parse_profiling_options(cast("str | None", config.option("profiling_options"))) if profiling else {}
+    )
     if profiling:
         _profile.check_output_dir(prof_opts.get("output"))  # created if missing; unusable -> error now
-    cache_dir = option(config, "graph_compiler_cache_dir") or None
-    if cache_dir and not os.path.isdir(cache_dir):
+    cache_dir = config.option("graph_compiler_cache_dir") or None
+    if cache_dir and not os.path.isdir(str(cache_dir)):
         raise _dump.config_error(
             f"graph_compiler_cache_dir {cache_dir!r} is not an existing directory; create it first"
         )
@@ -87,16 +82,16 @@ def read_run_settings(config: Any) -> RunSettings:
         dump_steps=tuple(steps) if steps is not None else None,
         dump_mode=dump_mode,
         dump_debug_mode=debug_mode,
-        dump_layer=frozenset(str(option(config, "dump_layer", "")).split()),
-        dump_data=str(option(config, "dump_data", "tensor")),
+        dump_layer=frozenset(str(config.option("dump_layer", "")).split()),
+        dump_data=str(config.option("dump_data", base.dump_data)),
         profiling=profiling,
         profiling_options=tuple(sorted(prof_opts.items())),
-        accelerate=_parse_accelerate(option(config, "experimental_accelerate_train_mode")),
-        plan_cache_dir=cache_dir,
+        accelerate=_parse_accelerate(config.option("experimental_accelerate_train_mode")),
+        plan_cache_dir=None if cache_dir is None else str(cache_dir),
     )
 
 
-def _parse_accelerate(text: Any) -> tuple[str, str, float] | None:
+def _parse_accelerate(text: object) -> tuple[str, str, float] | None:
     """'fast|step|0.9' -> ("fast", "step", 0.9); the options package validated the grammar."""
     if not text:
         return None

@@ -1,20 +1,44 @@
 """The plans an emulator session runs with: one per graph version, config snapshot, phase and run.
 
-The session's ``config`` may change between runs (the panel, ``%%npu`` overrides): a snapshot string
-of the options that were set changes exactly when one does (traitlets observers mark it dirty), and
-plans and run settings are cached against it. ``accelerate_train_mode`` plans its reduced-precision
-phase with its own config. A ``graph_compiler_cache_dir`` keeps plans on disk across sessions.
+The session's ``config`` may change between runs (the panel, ``%%npu`` overrides): every run takes
+its :class:`~npu_jupyter.options.snapshot.ConfigSnapshot` (``NpuConfig.snapshot()`` is cached until
+an option changes, so this costs a comparison), and plans and run settings are cached against the
+snapshot's key. Nothing is stored on the config object. ``accelerate_train_mode`` plans its
+reduced-precision phase with its own snapshot. A ``graph_compiler_cache_dir`` keeps plans on disk
+across sessions.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable, Hashable, Union
 
-from npu_jupyter.runtime.run_settings import RunSettings, option, read_run_settings
+from npu_jupyter.options.snapshot import ConfigSnapshot
+from npu_jupyter.runtime.run_settings import RunSettings, read_run_settings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.tf_types import Graph
 
 # Plans per fetch set are dropped whole past this many entries.
 CACHE_LIMIT = 256
+
+#: What a session's ``config`` may hold: the user's editable config or a frozen snapshot of one.
+SessionConfig = Union["NpuConfig", ConfigSnapshot]
+PlanFn = Callable[..., "Plan"]
+Fetches = Union[tuple[Hashable, ...], None]
+
+
+def snapshot_of(config: SessionConfig | None) -> ConfigSnapshot:
+    """The snapshot a run uses: the config's current one (cached by the config itself), or the snapshot."""
+    if config is None:
+        return _EMPTY
+    if isinstance(config, ConfigSnapshot):
+        return config
+    return config.snapshot()
+
+
+_EMPTY = ConfigSnapshot()
 
 
 class SessionPlans:
@@ -22,65 +46,48 @@ class SessionPlans:
 
     def __init__(
         self,
-        graph: Any,
-        get_config: Callable[[], Any],
-        plan_fn: Callable[..., Any] | None,
+        graph: Graph,
+        get_config: Callable[[], SessionConfig | None],
+        plan_fn: PlanFn | None,
         on_settings_change: Callable[[], None],
     ) -> None:
         self._graph = graph
         self._get_config = get_config
         self._plan_fn = plan_fn
         self._on_settings_change = on_settings_change
-        self._config_snapshot_cache: tuple[Any, str] | None = None
         self._settings_cache: tuple[str, RunSettings] | None = None
-        self.plans: dict[tuple[Any, ...], Any] = {}
+        self.plans: dict[tuple[object, ...], Plan] = {}
+
+    def current(self) -> ConfigSnapshot:
+        """The snapshot of the session's config as it is now."""
+        return snapshot_of(self._get_config())
 
     def snapshot(self) -> str:
-        """A string that changes exactly when an option that was set changes."""
-        cfg = self._get_config()
-        cached = self._config_snapshot_cache
-        if cached is not None and cached[0] is cfg and getattr(cfg, "_npu_emu_clean", False):
-            return cached[1]
-        if cfg is None:
-            snapshot = "{}"
-        elif hasattr(cfg, "changed"):
-            snapshot = json.dumps(cfg.changed(), sort_keys=True, default=str)
-        else:
-            snapshot = json.dumps(dict(cfg), sort_keys=True, default=str)
-        if hasattr(cfg, "observe") and not getattr(cfg, "_npu_emu_observed", False):
-            cfg.observe(_mark_dirty)
-            cfg._npu_emu_observed = True
-        if hasattr(cfg, "observe"):
-            cfg._npu_emu_clean = True
-        self._config_snapshot_cache = (cfg, snapshot)
-        return snapshot
+        """A string that changes exactly when an option that was set changes (the snapshot's key)."""
+        return self.current().key
 
     def settings(self) -> RunSettings:
         """The run settings of the current config, re-read when the config changed."""
-        snapshot = self.snapshot()
-        if self._settings_cache is None or self._settings_cache[0] != snapshot:
-            self._settings_cache = (snapshot, read_run_settings(self._get_config()))
+        current = self.current()
+        if self._settings_cache is None or self._settings_cache[0] != current.key:
+            self._settings_cache = (current.key, read_run_settings(current))
             self._on_settings_change()
         return self._settings_cache[1]
 
-    def effective_config(self, reduced: bool) -> Any:
-        """The config planned with: the session's, or its reduced-precision phase (accelerate_train_mode)."""
-        cfg = self._get_config()
+    def effective_config(self, reduced: bool) -> ConfigSnapshot:
+        """The snapshot planned with: the session's, or its reduced-precision phase (accelerate_train_mode)."""
+        current = self.current()
         if not reduced:
-            return cfg
-        if option(cfg, "precision_mode_v2"):
-            overrides = {"precision_mode_v2": "mixed_float16"}
-        else:
-            overrides = {"precision_mode": "allow_mix_precision"}
-        if hasattr(cfg, "copy"):
-            return cfg.copy(**overrides)
-        return {**(cfg or {}), **overrides}
+            return current
+        if current.option("precision_mode_v2"):
+            return current.layered({"precision_mode_v2": "mixed_float16"})
+        return current.layered({"precision_mode": "allow_mix_precision"})
 
-    def key(self, fetches: tuple[Any, ...] | None, reduced: bool) -> tuple[Any, ...]:
+    def key(self, fetches: Fetches, reduced: bool) -> tuple[object, ...]:
         """Cache key of a plan: graph version, config, phase and fetches."""
         return (self._graph.version, self.snapshot(), reduced, fetches)
 
-    def plan(self, fetches: tuple[Any, ...] | None, reduced: bool) -> Any:
+    def plan(self, fetches: Fetches, reduced: bool) -> Plan:
         """Plan for ``fetches`` (None = whole graph), cached per graph version, config and phase."""
         key = self.key(fetches, reduced)
         cached = self.plans.get(key)
@@ -92,10 +99,10 @@ class SessionPlans:
         if cache_dir:
             from npu_jupyter.runtime.plan_cache import cached_plan
 
-            plan = cached_plan(
+            plan: Plan = cached_plan(
                 cache_dir,
                 self._graph,
-                key[1] + f"|reduced={reduced}",
+                f"{key[1]}|reduced={reduced}",
                 fetches,
                 lambda: plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None),
             )
@@ -107,12 +114,7 @@ class SessionPlans:
         return plan
 
 
-def _mark_dirty(change: Any) -> None:
-    """Traitlets observer: an option changed, so the session's config snapshot must be recomputed."""
-    change["owner"]._npu_emu_clean = False
-
-
-def _default_plan_fn() -> Callable[..., Any]:
+def _default_plan_fn() -> PlanFn:
     from npu_jupyter.plan.planner import plan
 
     return plan

@@ -137,7 +137,9 @@ class ZooRun:
         overrides = dict(self.options)
         if "precision_mode" in overrides and "precision_mode_v2" not in overrides:
             overrides["precision_mode_v2"] = None  # the mode under test, not the script's v2 setting
-        return base.copy(**overrides)
+        from npu_jupyter.options.config import NpuConfig
+
+        return NpuConfig.from_snapshot(base.layered(overrides))
 
     def session(self, graph: Any = None, config: Any = None) -> Any:
         """An emulator session on ``graph`` under :meth:`config` (a ``tf.compat.v1.Session`` look-alike)."""

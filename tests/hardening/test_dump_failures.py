@@ -110,7 +110,7 @@ def test_a_read_only_dump_path_is_refused_for_a_user_without_write_permission(tm
         if os.geteuid() == 0:  # imports done as root (the interpreter lives under /root); now drop
             os.setgid(65534); os.setuid(65534)
         try:
-            read_run_settings(NpuConfig(enable_dump=True, dump_path={str(folder)!r}))
+            read_run_settings(NpuConfig(enable_dump=True, dump_path={str(folder)!r}).snapshot())
         except NpuConfigError as err:
             print("REFUSED", err)
             sys.exit(0)

@@ -80,7 +80,7 @@ def test_profiling_options_the_config_accepts_are_read_by_the_runtime(tmp_path_f
         return
     accepted("profiling_options")
     cfg.profiling_mode = True
-    settings = read_run_settings(cfg)
+    settings = read_run_settings(cfg.snapshot())
     assert settings.profiling and isinstance(settings.profile_options(), dict)
 
 

@@ -75,3 +75,52 @@ def test_monitored_training_sessions_in_the_block_are_cell_sessions_and_restored
             raw = mon._tf_sess()
     assert cell.sessions == [raw] and raw.backend == "emulator" and raw.config.precision_mode == "force_fp16"
     assert session_manager.session is session  # the SessionManager's module is back
+
+
+CELL = """
+import numpy as np
+import tensorflow as tf
+g = tf.Graph()
+with g.as_default():
+    x = tf.compat.v1.placeholder(tf.float32, [2, 4], name="x")
+    y = tf.matmul(x, tf.ones([4, 3]), name="mm")
+with tf.compat.v1.Session(graph=g) as sess:
+    out = sess.run(y, {x: np.ones((2, 4), np.float32)})
+"""
+
+
+def test_a_cell_checks_its_config_once_and_leaves_no_marks_on_the_users_config(ip, monkeypatch):
+    from IPython.utils.capture import capture_output
+
+    from npu_jupyter.notebook.state import current_config
+    from npu_jupyter.options import snapshot
+
+    calls = []
+    real = snapshot.rules.errors
+    monkeypatch.setattr(snapshot.rules, "errors", lambda values: calls.append(dict(values)) or real(values))
+    config = current_config()
+    config.update(precision_mode="allow_mix_precision")
+    notifiers = sum(len(v) for by_type in config._trait_notifiers.values() for v in by_type.values())
+    calls.clear()
+    with capture_output():
+        ip.run_cell_magic("npu", "--quiet --precision force_fp16", CELL)
+    assert ip.user_ns["out"].shape == (2, 3)
+    assert calls == [{"precision_mode": "force_fp16"}]  # the cell's snapshot, checked once
+    assert not [name for name in vars(config) if name.startswith("_npu")]
+    assert sum(len(v) for by_type in config._trait_notifiers.values() for v in by_type.values()) == notifiers
+
+
+def test_a_session_leaves_no_marks_on_the_config_it_was_given():
+    from npu_jupyter.runtime.backends import session
+
+    config = NpuConfig(precision_mode="force_fp16")
+    before = dict(vars(config))
+    g = tf.Graph()
+    with g.as_default():
+        y = tf.constant(1.0) * 2.0
+    with session(config, graph=g, backend="emulator") as sess:
+        assert sess.run(y) == 2.0
+        config.precision_mode = "force_fp32"  # the caller's later edit does not reach the session
+        assert sess.config.precision_mode == "force_fp16"
+    assert not [name for name in vars(config) if name.startswith("_npu")]
+    assert set(vars(config)) == set(before)

@@ -139,7 +139,7 @@ def test_an_unusable_profiling_output_is_one_config_error_before_running_and_not
     before = _all_files(tmp_path)
     cfg = NpuConfig(profiling_mode=True, profiling_options=json.dumps({"output": str(output)}))
     with pytest.raises(NpuConfigError) as caught:
-        read_run_settings(cfg)
+        read_run_settings(cfg.snapshot())
     message = str(caught.value)
     assert "profiling_options output" in message and str(output) in message and "regular file" in message
     assert _all_files(tmp_path) == before
@@ -149,7 +149,7 @@ def test_a_missing_profiling_output_is_created_when_the_settings_are_read(tmp_pa
     from npu_jupyter.runtime.run_settings import read_run_settings
 
     output = tmp_path / "prof" / "run1"
-    read_run_settings(NpuConfig(profiling_mode=True, profiling_options=json.dumps({"output": str(output)})))
+    read_run_settings(NpuConfig(profiling_mode=True, profiling_options=json.dumps({"output": str(output)})).snapshot())
     assert output.is_dir() and list(output.iterdir()) == []
 
 
@@ -160,7 +160,9 @@ def test_a_profiling_output_that_cannot_be_created_names_the_option_and_path(tmp
 
     output = tmp_path / ("x" * 300)
     with pytest.raises(NpuConfigError, match="cannot be created") as caught:
-        read_run_settings(NpuConfig(profiling_mode=True, profiling_options=json.dumps({"output": str(output)})))
+        read_run_settings(
+            NpuConfig(profiling_mode=True, profiling_options=json.dumps({"output": str(output)})).snapshot()
+        )
     assert str(output) in str(caught.value) and list(tmp_path.iterdir()) == []
 
 

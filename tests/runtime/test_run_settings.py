@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from npu_jupyter.options.config import NpuConfig
+from npu_jupyter.options.snapshot import ConfigSnapshot
 from npu_jupyter.runtime.emulator import EmulatorSession
 from npu_jupyter.runtime.run_settings import read_run_settings, reduced_phase
 
@@ -70,4 +71,4 @@ def test_plans_are_cached_on_disk_under_graph_compiler_cache_dir(tf, tmp_path):
 
 def test_a_missing_cache_dir_is_refused_before_running(tmp_path):
     with pytest.raises(ValueError, match="graph_compiler_cache_dir"):
-        read_run_settings({"graph_compiler_cache_dir": str(tmp_path / "nope")})
+        read_run_settings(ConfigSnapshot.checked({"graph_compiler_cache_dir": str(tmp_path / "nope")}))
