@@ -10,7 +10,9 @@ members in alphabetical order), rather than widening a signature to ``Any``.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any, Iterator, MutableMapping, MutableSequence, Protocol, Sequence, TypeVar
+
+# typing.Protocol is Python 3.8+; this module is only imported under TYPE_CHECKING, never at run time.
+from typing import Any, Iterator, MutableMapping, MutableSequence, Protocol, Sequence, TypeVar  # novermin
 
 _Message_co = TypeVar("_Message_co", covariant=True)
 

@@ -8,33 +8,34 @@ rounding). The flat list of user-side names is the run's signature.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # typing.Protocol is Python 3.8+: the class exists for the type checker only
+    from typing import Protocol  # novermin
+
     from npu_jupyter.tf_types import Graph
 
+    class PrivateNames(Protocol):
+        """The private graph a run executes, as the mapping reads it (a ``RunGraph`` or ``PrivateGraph``)."""
 
-class PrivateNames(Protocol):
-    """The private graph a run executes, as the mapping reads it (a ``RunGraph`` or ``PrivateGraph``)."""
+        def feed_name(self, name: str) -> str:
+            """The tensor to feed for the user's tensor ``name``."""
+            ...
 
-    def feed_name(self, name: str) -> str:
-        """The tensor to feed for the user's tensor ``name``."""
-        ...
+        @property
+        def graph(self) -> Graph:
+            """The private ``tf.Graph``."""
+            ...
 
-    @property
-    def graph(self) -> Graph:
-        """The private ``tf.Graph``."""
-        ...
+        def op_name(self, name: str) -> str:
+            """The private op for the user's op ``name``."""
+            ...
 
-    def op_name(self, name: str) -> str:
-        """The private op for the user's op ``name``."""
-        ...
-
-    def tensor_name(self, name: str) -> str:
-        """The private tensor holding what the device would produce for the user's ``name``."""
-        ...
+        def tensor_name(self, name: str) -> str:
+            """The private tensor holding what the device would produce for the user's ``name``."""
+            ...
 
 
 #: ``Session.run``'s ``feed_dict``: keys are tensors, their names or composite tensors; values any data.
