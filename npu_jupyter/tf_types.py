@@ -282,7 +282,7 @@ class ConfigProto(Protocol):
 
     def CopyFrom(self, other: ConfigProto) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
-    def graph_options(self) -> Any: ...  # GraphOptions proto (rewrite_options.custom_optimizers)
+    def graph_options(self) -> Any: ...  # noqa: ANN401 - GraphOptions proto; the options and adapter code set its nested rewrite/optimizer fields
     def SerializeToString(self) -> bytes: ...  # noqa: N802 - the protobuf method's name
 
 
