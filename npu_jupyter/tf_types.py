@@ -10,14 +10,17 @@ members in alphabetical order), rather than widening a signature to ``Any``.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Generic, Iterator, MutableMapping, MutableSequence, Sequence, TypeVar
 
-# typing.Protocol is Python 3.8+; this module is only imported under TYPE_CHECKING, never at run time.
-from typing import Any, Iterator, MutableMapping, MutableSequence, Protocol, Sequence, TypeVar  # novermin
+if TYPE_CHECKING:
+    from typing import Protocol  # novermin (never imported at run time)
+else:
+    Protocol = object  # Python 3.7 has no typing.Protocol; only mypy reads these classes
 
 _Message_co = TypeVar("_Message_co", covariant=True)
 
 
-class RepeatedMessages(Protocol[_Message_co]):
+class RepeatedMessages(Generic[_Message_co], Protocol):  # noqa: PYI059 - Protocol is `object` at run time, which must come last
     """A protobuf repeated message field (``GraphDef.node``, ``FunctionDef.node_def`` ...)."""
 
     def __delitem__(self, index: slice) -> None: ...
@@ -31,7 +34,11 @@ class DType(Protocol):
     """``tf.DType``: a tensor's element type."""
 
     @property
-    def _is_ref_dtype(self) -> bool: ...
+    def _is_ref_dtype(self) -> bool: ...  # a TF1 ref variable's tensor (state, not a value)
+    @property
+    def as_datatype_enum(self) -> int: ...
+    @property
+    def as_numpy_dtype(self) -> type: ...
     @property
     def base_dtype(self) -> DType: ...
     @property
@@ -46,6 +53,7 @@ class TensorShape(Protocol):
     def as_list(self) -> list[int | None]: ...
     def is_compatible_with(self, other: Sequence[int | None]) -> bool: ...
     def is_fully_defined(self) -> bool: ...
+    def num_elements(self) -> int | None: ...
     @property
     def rank(self) -> int | None: ...
 
@@ -53,6 +61,7 @@ class TensorShape(Protocol):
 class Tensor(Protocol):
     """``tf.Tensor`` in a graph: one output of an operation."""
 
+    def consumers(self) -> list[Operation]: ...
     @property
     def dtype(self) -> DType: ...
     @property
@@ -217,6 +226,9 @@ class GraphDef(Protocol):
 class Operation(Protocol):
     """``tf.Operation`` in a graph."""
 
+    def _add_control_inputs(self, ops: Sequence[Operation]) -> None: ...
+    @property
+    def control_inputs(self) -> Sequence[Operation]: ...
     @property
     def device(self) -> str: ...
     def get_attr(self, name: str) -> Any: ...  # noqa: ANN401 - an attribute's value has the attribute's own type
@@ -241,20 +253,55 @@ class Graph(Protocol):
 
     def as_default(self) -> AbstractContextManager[object]: ...
     def as_graph_def(self, add_shapes: bool = ...) -> GraphDef: ...
+    def as_graph_element(
+        self, obj: object, allow_tensor: bool = ..., allow_operation: bool = ...
+    ) -> Tensor | Operation: ...
     def get_collection(self, name: str) -> list[Any]: ...  # a collection holds whatever was added to it
     def get_operation_by_name(self, name: str) -> Operation: ...
     def get_operations(self) -> list[Operation]: ...
     def get_tensor_by_name(self, name: str) -> Tensor: ...
+    def is_fetchable(self, tensor_or_op: Tensor | Operation) -> bool: ...
     def name_scope(self, name: str) -> AbstractContextManager[str]: ...
     @property
     def version(self) -> int: ...
 
 
-class Session(Protocol):
-    """``tf.compat.v1.Session`` (or the emulator's): runs fetches of its graph."""
+class EagerContext(Protocol):
+    """TensorFlow's eager ``Context``: the function library traced functions are called from."""
+
+    def add_function_def(self, fdef: Any) -> None: ...  # a FunctionDef proto
+    def has_function(self, name: str) -> bool: ...
+    def remove_function(self, name: str) -> None: ...
+
+
+class AtomicFunction(Protocol):
+    """TensorFlow's ``AtomicFunction`` (TF >= 2.14): one traced function, called by its name."""
 
     @property
+    def _bound_context(self) -> EagerContext: ...
+    @property
+    def children(self) -> Sequence[AtomicFunction]: ...
+    @property
+    def definition(self) -> Any: ...  # FunctionDef proto
+    @property
     def graph(self) -> Graph: ...
+    @property
+    def name(self) -> str | bytes: ...
+
+
+class RunMetadata(Protocol):
+    """``tf.compat.v1.RunMetadata``: what a traced ``Session.run`` hands back."""
+
+    def CopyFrom(self, other: RunMetadata) -> None: ...  # noqa: N802 - the protobuf method's name
+    @property
+    def step_stats(self) -> Any: ...  # StepStats proto: dev_stats -> node_stats (name, start, duration)
+
+
+class Session(Protocol):
+    """``tf.compat.v1.Session``: runs a graph's fetches."""
+
+    def close(self) -> None: ...
+    def list_devices(self) -> list[object]: ...  # DeviceAttributes of TensorFlow's client
     def run(
         self, fetches: object, feed_dict: object = ..., options: object = ..., run_metadata: object = ...
     ) -> Any: ...  # noqa: ANN401 - the fetched values, in the structure of ``fetches``
@@ -283,11 +330,12 @@ class ConfigProto(Protocol):
     def CopyFrom(self, other: ConfigProto) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
     def graph_options(self) -> Any: ...  # noqa: ANN401 - GraphOptions proto; the options and adapter code set its nested rewrite/optimizer fields
-    def SerializeToString(self) -> bytes: ...  # noqa: N802 - the protobuf method's name
+    def SerializeToString(self, deterministic: bool = ...) -> bytes: ...  # noqa: N802 - the protobuf method's name
 
 
 __all__ = [
     "ArgDef",
+    "AtomicFunction",
     "AttrListValue",
     "AttrMap",
     "AttrValue",
@@ -295,6 +343,7 @@ __all__ = [
     "ConfigProto",
     "CustomGraphOptimizer",
     "DType",
+    "EagerContext",
     "FunctionDef",
     "FunctionDefLibrary",
     "Graph",
@@ -305,6 +354,7 @@ __all__ = [
     "OpDef",
     "Operation",
     "RepeatedMessages",
+    "RunMetadata",
     "Session",
     "Tensor",
     "TensorProto",

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import cached_property
 from types import MappingProxyType
-from typing import TYPE_CHECKING, AbstractSet, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Iterable, Mapping, Optional, Sequence, Tuple
 
 from npu_jupyter.options import catalogue, rules
 from npu_jupyter.options.errors import NpuConfigError
@@ -24,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter.tf_types import ConfigProto
 
 #: An import remark: (the option it is about or None, the sentence).
-Note = tuple[str | None, str]
+Note = Tuple[Optional[str], str]  # typing's spelling: evaluated at import on Python 3.7
 
 
 def _frozen(values: Mapping[str, object]) -> Mapping[str, object]:
@@ -80,15 +79,22 @@ class ConfigSnapshot:
         """The set value, or what the adapter uses when the key is absent (``None``: GE decides)."""
         return self.option(key, catalogue.spec(key).default)
 
-    @cached_property
+    @property
     def key(self) -> str:
         """A string equal for two snapshots exactly when their set options are (cache keys)."""
-        return json.dumps(dict(self.values), sort_keys=True, default=str)
+        cached = self.__dict__.get("_key")
+        if cached is None:  # computed once; functools.cached_property needs Python 3.8
+            cached = json.dumps(dict(self.values), sort_keys=True, default=str)
+            object.__setattr__(self, "_key", cached)
+        return str(cached)
 
     # ----------------------------------------------------------------------- checking
-    @cached_property
+    @property
     def _problems(self) -> tuple[str, ...]:
         """Every bad imported value and broken cross-option rule, computed once per snapshot."""
+        cached = self.__dict__.get("_problems_cache")
+        if cached is not None:
+            return tuple(cached)
         problems: list[str] = []
         for key in sorted(self.raw):
             try:
@@ -96,6 +102,7 @@ class ConfigSnapshot:
             except NpuConfigError as exc:
                 problems.append(str(exc))
         problems.extend(rules.errors(self.values))
+        object.__setattr__(self, "_problems_cache", tuple(problems))
         return tuple(problems)
 
     def problems(self) -> list[str]:

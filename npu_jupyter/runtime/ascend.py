@@ -19,6 +19,7 @@ require_tensorflow("the ascend backend")  # one clear error when TensorFlow is m
 from tensorflow.python.client.session import Session
 
 from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.step_record import StepRecord, add_time
 
 if TYPE_CHECKING:
     from npu_jupyter.options.config import ConfigSource
@@ -34,11 +35,7 @@ class AscendSession(Session):
     backend = "ascend"
 
     def __init__(
-        self,
-        npu_config: ConfigSource,
-        target: str = "",
-        graph: Graph | None = None,
-        config: ConfigProto | None = None,
+        self, npu_config: ConfigSource, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None
     ) -> None:
         super().__init__(target=target, graph=graph, config=config)
         self.npu_config = npu_config
@@ -56,18 +53,15 @@ class AscendSession(Session):
         wall = (time.perf_counter() - start) * 1000.0
         names = _names(fetches)
         plan = self._plan(tuple(names))
-        last = self.last_report
-        if last is not None and last.plan is plan and last.fetches == names:
-            last.extra["total_wall_ms"] += wall
-            last.steps += 1
-            last.wall_ms = last.extra["total_wall_ms"] / last.steps
-        else:
-            self.last_report = self._new_report(plan, names, wall)
-            self.reports.append(self.last_report)
+        report = self.last_report
+        if report is None or report.plan is not plan or report.fetches != names:
+            report = self.last_report = self._new_report(plan, names)
+            self.reports.append(report)
             del self.reports[:-1000]
+        add_time(report, StepRecord("step", ", ".join(names), report.steps, plan, wall))  # as the emulator's
         return results
 
-    def _new_report(self, plan: Plan, names: list[str], wall: float) -> RunReport:
+    def _new_report(self, plan: Plan, names: list[str]) -> RunReport:
         """A report labelled as a prediction, pointing at the adapter's outputs and GE's actual graph."""
         from npu_jupyter.runtime.adapter_outputs import PREDICTION_NOTE, actual_decisions, output_locations
 
@@ -75,8 +69,9 @@ class AscendSession(Session):
             plan=plan,
             backend="ascend",
             fetches=names,
-            wall_ms=wall,
-            extra={"total_wall_ms": wall, "plan_is_prediction": True},
+            steps=0,
+            wall_ms=0.0,
+            extra={"plan_is_prediction": True},
             prediction_note=PREDICTION_NOTE,
             adapter_outputs=output_locations(self.npu_config),
             actual=actual_decisions(plan, since=self._created - 1.0),

@@ -14,9 +14,13 @@ from such an op: an alarm. Traced functions (:mod:`.function_findings`) and sess
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.tf_types import Graph, Operation
 
 _LARGEST_CHECKED_CONSTANT = 1 << 24  # elements; larger constants are not read for inf/NaN
 #: Op types writing a variable (prefixes): a non-finite value they read reaches the model's state.
@@ -32,7 +36,7 @@ class Provenance:
     reads; ``returns``: the tensors a traced function returns.
     """
 
-    def __init__(self, graph: Any, plan: Any, rounded: Iterable[tuple[str, str, int]]) -> None:
+    def __init__(self, graph: Graph, plan: Plan, rounded: Iterable[tuple[str, str, int]]) -> None:
         self.float_inputs: dict[str, list[tuple[str, int]]] = {}
         self.nonfinite_constants: set[str] = set()
         self.exact_constants: set[str] = set()
@@ -88,7 +92,7 @@ def design_outputs(
     return found
 
 
-def _non_finite_constant(op: Any) -> bool:
+def _non_finite_constant(op: Operation) -> bool:
     """True for a float constant holding inf or NaN in its (float32 program's) value."""
     from tensorflow.python.framework import tensor_util
 
@@ -104,7 +108,7 @@ def _non_finite_constant(op: Any) -> bool:
     return bool(value.size) and not bool(np.isfinite(value).all())
 
 
-def _op(graph: Any, name: str) -> Any:
+def _op(graph: Graph, name: str) -> Operation | None:
     try:
         return graph.get_operation_by_name(name)
     except (KeyError, ValueError):

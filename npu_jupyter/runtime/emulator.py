@@ -13,8 +13,9 @@ How a step runs
    ops pinned to ``/gpu:0`` run). A run whose plan rounds a float32 tensor runs a *variant* of its ops
    added beside the copy with that plan's storage rounding (:mod:`.run_graph`); variables, iterators and
    queues stay shared, so everything lives in one session. When the copy must be rebuilt (the user added
-   ops, the config changed), initialized variables are carried over (:mod:`.variables`).
-3. Around the step, the observers (:mod:`.observers`) dump, detect overflow, profile and compare with a
+   ops, the config changed), initialized variables are carried over (:mod:`.session_copy`).
+3. Around the step, the observers (:mod:`.observers`, reading the step's
+   :class:`~npu_jupyter.runtime.step_record.StepRecord`) dump, detect overflow, profile and compare with a
    float32 reference as the config asks; tensors that may be dead or that run inside loop frames are
    read through guards and per-iteration captures (:mod:`.observe_nodes`). A run whose plan lowers
    precision also checks every float output for inf/NaN, so a non-finite fetch is reported with the
@@ -35,8 +36,10 @@ import contextlib
 import functools
 import threading
 import time
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, NoReturn, Sequence
 
 # This module is only imported when a session is created (backends.session imports it lazily), so
 # TensorFlow is already needed; subclassing SessionInterface lets tf.compat.v1.train.Saver and other
@@ -45,45 +48,41 @@ from typing import TYPE_CHECKING, Any, Callable
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 require_tensorflow("the emulator backend")  # one clear error when TensorFlow is missing
-from tensorflow.python.client.session import Session as _TFSession
 from tensorflow.python.client.session import SessionInterface
 
 from npu_jupyter.cost.attach import estimate_slots
 from npu_jupyter.runtime import dump_format as _dump
 from npu_jupyter.runtime import profile as _profile
-from npu_jupyter.runtime.fetch_map import feed_names, feed_shapes, map_feeds, map_fetches
+from npu_jupyter.runtime.fetch_map import feed_names, feed_shapes, leaves, map_feeds, map_fetches
 from npu_jupyter.runtime.liveness import analyse
 from npu_jupyter.runtime.observers import StepObservers, strip_variant_names
 from npu_jupyter.runtime.reference import Float32Reference, ReferenceStep, data_sources
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.report_book import ReportBook
-from npu_jupyter.runtime.rewrite import PrivateGraph, build_private_graph, roundings
-from npu_jupyter.runtime.run_graph import RunGraph, StepCounter, build_run_graph, executed_ops, extend_copy
+from npu_jupyter.runtime.rewrite import ROUND_MARKER, roundings
+from npu_jupyter.runtime.run_graph import RunGraph, StepCounter, build_run_graph, executed_ops
 from npu_jupyter.runtime.run_notes import note_non_finite
 from npu_jupyter.runtime.run_settings import RunSettings, reduced_phase
+from npu_jupyter.runtime.session_copy import Executor, SessionCopy
 from npu_jupyter.runtime.session_plans import SessionPlans
-from npu_jupyter.runtime.variables import read_variables, write_variables
+from npu_jupyter.runtime.step_record import StepRecord, StepValues
+from npu_jupyter.runtime.variables import read_variables
 from npu_jupyter.runtime.watch import fetch_names as watch_fetch_names
 from npu_jupyter.runtime.watch import finite_flag_tensors, float_fetches, observe_spec, read_values, watch_list
 
 if TYPE_CHECKING:
     from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.liveness import Liveness
+    from npu_jupyter.runtime.run_graph import Observe
+    from npu_jupyter.runtime.step_record import WatchValues
     from npu_jupyter.runtime.watch import Watch
+    from npu_jupyter.tf_types import ConfigProto, Graph, GraphDef, RunMetadata
+
+    #: What a run signature executes under a plan: (executed ops, does the plan round one, tensors to flag).
+    RunFacts = tuple[set[str], bool, list[str]]
 
 # Per-session caches (run facts per fetch set) are dropped whole past this many entries.
 _CACHE_LIMIT = 256
-
-
-@dataclass
-class _Executor:
-    """One private copy of the user's graph, the inner session that runs it, and its run graphs."""
-
-    key: tuple[Any, ...]
-    private: PrivateGraph
-    session: Any
-    runs: dict[Any, Any] = field(default_factory=dict)  # (run signature, plan key, Observe) -> RunGraph
-    graph_def: Any = None  # the user's GraphDef the copy was made from (variants copy from it)
-    proto: bytes = b""  # the inner session's ConfigProto, serialized
 
 
 class EmulatorSession(SessionInterface):
@@ -109,13 +108,13 @@ class EmulatorSession(SessionInterface):
 
     def __init__(
         self,
-        config: Any = None,
-        graph: Any = None,
+        config: Any = None,  # noqa: ANN401 - NpuConfig, a copy typed as its base, or ConfigSnapshot (#21 item 2)
+        graph: Graph | None = None,
         *,
         reference: bool = False,
         target: str = "",
-        base_proto: Any = None,
-        plan_fn: Callable[..., Any] | None = None,
+        base_proto: ConfigProto | None = None,
+        plan_fn: Callable[..., Plan] | None = None,
         dump_budget_bytes: int | None = None,
     ) -> None:
         tf = require_tensorflow("the emulator backend")
@@ -129,20 +128,18 @@ class EmulatorSession(SessionInterface):
         self._observers = StepObservers(self._graph, dump_budget_bytes)
         self._planner = SessionPlans(self._graph, lambda: self.config, plan_fn, self._observers.reset_dump)
         self._planner.settings()  # bad dump_path / dump_step / profiling options fail now, before any run
-        self._facts: dict[
-            tuple[Any, ...], tuple[Any, ...]
-        ] = {}  # (version, plan key, fed) -> (executed ops, rounds?, flagged)
-        self._exec: _Executor | None = None
+        self._facts: dict[Hashable, RunFacts] = {}  # (plan key, fed) -> (executed ops, rounds?, flagged)
+        self._copy = SessionCopy(self._graph, target, self._proto, lambda: self.reference)
         self._reference: Float32Reference | None = None
         self._capture_lock = threading.Lock()
-        self._exec_lock = threading.Lock()
         self._steps = StepCounter()
         self._book = ReportBook(self._graph)
         self.reports = self._book.reports
         self._closed = False
         self._pending_warnings: list[str] = []
-        self._estimates: dict[Any, Any] = {}  # (plan id, fed shapes) -> the cost model's StepCost
-        self._roles: dict[tuple[Any, ...], str] = {}  # (plan id, fetches) -> its dump graph's role
+        self._estimates: dict[Hashable, object] = {}  # (plan id, fed shapes) -> the cost model's StepCost
+        self._roles: dict[tuple[int, tuple[str, ...]], str] = {}  # (plan id, fetches) -> its dump graph's role
+        self._last_ref_ms: float | None = None  # how long the last float32 reference took
 
     @property
     def last_report(self) -> RunReport | None:
@@ -158,12 +155,12 @@ class EmulatorSession(SessionInterface):
     # ------------------------------------------------------------------ tf.compat.v1.Session interface
 
     @property
-    def graph(self) -> Any:
+    def graph(self) -> Graph:
         """The user's graph (as ``tf.compat.v1.Session.graph``)."""
         return self._graph
 
     @property
-    def graph_def(self) -> Any:
+    def graph_def(self) -> GraphDef:
         """The user's graph as a GraphDef (as ``tf.compat.v1.Session.graph_def``)."""
         return self._graph.as_graph_def()
 
@@ -172,7 +169,7 @@ class EmulatorSession(SessionInterface):
         """The session target (as ``tf.compat.v1.Session.sess_str``)."""
         return self.target
 
-    def as_default(self) -> Any:
+    def as_default(self) -> AbstractContextManager[object]:
         """Make this the default session (``tf.compat.v1.get_default_session`` returns it)."""
         return _default_session_context(self)
 
@@ -183,9 +180,9 @@ class EmulatorSession(SessionInterface):
         self._graph_cm.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._graph_cm.__exit__(*exc)
-        self._default_cm.__exit__(*exc)
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self._graph_cm.__exit__(kind, error, tb)
+        self._default_cm.__exit__(kind, error, tb)
         self.close()
 
     def close(self) -> None:
@@ -196,39 +193,39 @@ class EmulatorSession(SessionInterface):
         observers = getattr(self, "_observers", None)
         if observers is not None:
             observers.close()
-        ex, reference = getattr(self, "_exec", None), getattr(self, "_reference", None)
-        if ex is not None:
-            ex.session.close()
+        copy, reference = getattr(self, "_copy", None), getattr(self, "_reference", None)
+        if copy is not None:
+            copy.close()
         if reference is not None:
             reference.close()
-        self._exec = self._reference = None
+        self._reference = None
         self._closed = True
 
     def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
         with contextlib.suppress(Exception):
             self.close()
 
-    def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
+    def partial_run_setup(self, fetches: object, feeds: object = None) -> NoReturn:
         """Not supported: the emulator rewrites whole runs, so it has no partial runs."""
         raise NotImplementedError("partial_run is not supported by the emulator; use run()")
 
-    def partial_run(self, handle: Any, fetches: Any, feed_dict: Any = None) -> Any:
+    def partial_run(self, handle: object, fetches: object, feed_dict: object = None) -> NoReturn:
         """Not supported: the emulator rewrites whole runs, so it has no partial runs."""
         raise NotImplementedError("partial_run is not supported by the emulator; use run()")
 
-    def list_devices(self) -> Any:
+    def list_devices(self) -> list[object]:
         """The devices of the CPU session that runs the emulation (no NPU is listed: there is none)."""
         return self._executor().session.list_devices()
 
     def run(
         self,
-        fetches: Any,
-        feed_dict: Any = None,
-        options: Any = None,
-        run_metadata: Any = None,
+        fetches: object,
+        feed_dict: Mapping[object, object] | None = None,
+        options: object = None,
+        run_metadata: RunMetadata | None = None,
         *,
         reference: bool | None = None,
-    ) -> Any:
+    ) -> Any:  # noqa: ANN401 - the fetched values mirror the fetches' structure, as TensorFlow's run
         """Run ``fetches`` like ``tf.compat.v1.Session.run``, with the plan's precisions.
 
         ``reference=True`` additionally runs a float32 reference of this step and records per-op drift.
@@ -264,6 +261,7 @@ class EmulatorSession(SessionInterface):
         weights = read_variables(ex.session, ex.private.graph) if want_ref else None  # before the step
         sources = data_sources(self._graph, executed) if want_ref else []
         run_options, meta = options, run_metadata
+        trace: RunMetadata | None = None  # this step's own trace, when it is profiled
         # Only the steps asked for are traced: not variable initialisers, not runs that miss fp/bp points,
         # and not the runs of helper threads (queue runners): TensorFlow allows one trace at a time.
         profiled = (
@@ -276,7 +274,7 @@ class EmulatorSession(SessionInterface):
             if options is not None:
                 run_options.CopyFrom(options)
             run_options.trace_level = self._tf.compat.v1.RunOptions.FULL_TRACE
-            meta = self._tf.compat.v1.RunMetadata()
+            meta = trace = self._tf.compat.v1.RunMetadata()
         keys, extra = watch_fetch_names(run, watch)
         if run.flags is not None:
             extra = [*extra, run.flags[0]]
@@ -299,11 +297,25 @@ class EmulatorSession(SessionInterface):
             if weights is not None
             else None
         )
-        if profiled:
-            strip_variant_names(meta, run.prefix)
+        profile = None
+        if trace is not None:
+            strip_variant_names(trace, run.prefix)
             if run_metadata is not None:
-                run_metadata.CopyFrom(meta)
-        report = self._book.record(plan, tuple(names), wall, step, results, names, run)
+                run_metadata.CopyFrom(trace)
+            profile = _profile.collect(trace.step_stats, self._graph, plan, graph_step, marker=ROUND_MARKER)
+        record = StepRecord(
+            "step",
+            ", ".join(names),
+            graph_step,
+            plan,
+            wall,
+            tuple(leaves(results)),
+            graph=graph,
+            dump_now=dump_now,
+            watched=StepValues(tuple(watch), values, ref_values, self._last_ref_ms if ref_values is not None else None),
+            profile=profile,
+        )
+        report = self._book.record(record, step, names, run)
         if "fed_shapes" not in report.extra:  # the cost model's batch: what the report's first run fed
             report.extra["fed_shapes"] = feed_shapes(feed_dict)
             report.extra["estimate_later"] = functools.partial(estimate_slots, report, self._graph, self._estimates)
@@ -316,18 +328,7 @@ class EmulatorSession(SessionInterface):
         if flags is not None:
             note_non_finite(report, plan, run, flags, names, results, graph_step)
         if watch or profiled:
-            self._observers.after_step(
-                report,
-                settings,
-                plan,
-                watch,
-                values,
-                ref_values,
-                dump_now,
-                meta if profiled else None,
-                graph_step,
-                graph,
-            )
+            self._observers.after_step(report, settings, record)
         return results
 
     def _with_role(self, graph: _dump.DumpGraph, plan: Plan, names: list[str]) -> _dump.DumpGraph:
@@ -340,11 +341,13 @@ class EmulatorSession(SessionInterface):
             role = self._roles[key] = graph_role(plan, names)
         return replace(graph, role=role) if role else graph
 
-    def make_callable(self, fetches: Any, feed_list: Any = None, accept_options: bool = False) -> Callable[..., Any]:
+    def make_callable(
+        self, fetches: object, feed_list: Sequence[object] | None = None, accept_options: bool = False
+    ) -> Callable[..., Any]:
         """A callable running ``fetches`` through :meth:`run` (feeds positional, like TF's)."""
         feed_list = list(feed_list or [])
 
-        def call(*args: Any, **kwargs: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401 - what run returns for ``fetches``
             options = kwargs.pop("options", None) if accept_options else None
             run_metadata = kwargs.pop("run_metadata", None) if accept_options else None
             return self.run(fetches, dict(zip(feed_list, args)), options, run_metadata)
@@ -356,53 +359,19 @@ class EmulatorSession(SessionInterface):
     def _reduced(self, settings: RunSettings) -> bool:
         return reduced_phase(settings.accelerate, self._steps.total) if settings.accelerate else False
 
-    def _executor(self, settings: RunSettings | None = None) -> _Executor:
-        """The private copy + inner session for the current graph version and config (and phase).
+    @property
+    def _exec(self) -> Executor | None:
+        """The current private copy and its inner session (None before the first run)."""
+        return self._copy.current
 
-        Built under a lock: a queue-runner thread and the main thread making their first runs at once
-        must share one copy (two copies would hold two queues, one filled and one drained, forever).
-        """
+    def _executor(self, settings: RunSettings | None = None) -> Executor:
+        """The private copy + inner session for the current graph version and config (and phase)."""
         settings = settings or self._planner.settings()
-        reduced = self._reduced(settings)
-        key = (self._graph.version, self._planner.snapshot(), reduced)
-        ex = self._exec
-        if ex is not None and ex.key == key:
-            return ex
-        with self._exec_lock:
-            return self._executor_locked(key)
-
-    def _executor_locked(self, key: tuple[Any, ...]) -> _Executor:
-        ex = self._exec
-        if ex is not None and ex.key == key:
-            return ex
-        if ex is not None and ex.key[:2] == key[:2]:
-            ex.key = key  # only the phase changed: plans differ, the copy and session do not
-            return ex
-        graph_def = self._graph.as_graph_def(add_shapes=False)
-        proto = self._proto()
-        proto_bytes = proto.SerializeToString(deterministic=True)
-        if ex is not None and ex.proto == proto_bytes and self._extended(ex, graph_def):
-            ex.key, ex.graph_def = key, graph_def  # the graph grew or options changed: same copy, same session
-            return ex
-        private = build_private_graph(self._graph, None, fixed_seeds=self.reference)
-        session = _TFSession(target=self.target, graph=private.graph, config=proto)
-        new = _Executor(key, private, session, graph_def=graph_def, proto=proto_bytes)
-        if ex is not None:
-            write_variables(session, private.graph, read_variables(ex.session, ex.private.graph))
-            ex.session.close()
-        self._exec = new
-        return new
-
-    def _extended(self, ex: _Executor, graph_def: Any) -> bool:
-        """Grow ``ex``'s copy by the user's new ops; False (rebuild) when the graph changed otherwise."""
-        try:
-            return extend_copy(ex.private.graph, ex.graph_def, graph_def, fixed_seeds=self.reference)
-        except (ValueError, TypeError, KeyError):
-            return False
+        return self._copy.get((self._graph.version, self._planner.snapshot(), self._reduced(settings)))
 
     def _run_facts(
-        self, plan_key: tuple[Any, ...], plan: Any, names: list[str], fed: tuple[Any, ...]
-    ) -> tuple[Any, ...]:
+        self, plan_key: tuple[Hashable, ...], plan: Plan, names: list[str], fed: tuple[str, ...]
+    ) -> RunFacts:
         """(ops the run executes, does its plan round a tensor, the float outputs to flag) — cached."""
         key = (plan_key, fed)
         facts = self._facts.get(key)
@@ -419,13 +388,13 @@ class EmulatorSession(SessionInterface):
 
     def _run_graph(
         self,
-        ex: _Executor,
-        signature: tuple[Any, ...],
-        plan_key: tuple[Any, ...],
-        plan: Any,
+        ex: Executor,
+        signature: tuple[tuple[str, ...], tuple[str, ...]],
+        plan_key: tuple[Hashable, ...],
+        plan: Plan,
         executed: set[str],
-        observe: Any,
-        liveness: Any,
+        observe: Observe | None,
+        liveness: Liveness | None,
     ) -> RunGraph:
         """The run graph of this signature under this plan and observation (built once, then reused)."""
         key = (signature, plan_key[1:], observe)
@@ -437,12 +406,13 @@ class EmulatorSession(SessionInterface):
             ex.runs[key] = run
         return run
 
-    def _proto(self) -> Any:
+    def _proto(self) -> ConfigProto:
         """The inner session's ConfigProto: the real NpuOptimizer config (plain TF ignores the entry).
 
         ``allow_soft_placement`` is forced on, as the adapter's ``npu_config`` and ``npu_init`` Session
         wrapper do, so a script that pins ops to ``/gpu:0`` runs instead of failing to place them.
         """
+        proto: ConfigProto
         if self.config is not None:
             proto = self._planner.current().to_config_proto(self._base_proto)
         else:
@@ -458,7 +428,7 @@ class EmulatorSession(SessionInterface):
         self,
         plan: Plan,
         executed: set[str],
-        fed: tuple[Any, ...],
+        fed: tuple[str, ...],
         settings: RunSettings,
         dump_now: bool,
         want_ref: bool,
@@ -473,7 +443,7 @@ class EmulatorSession(SessionInterface):
             return []
         return watch_list(self._graph, plan, executed, fed, kinds, analyse(self._graph))
 
-    def _reference_values(self, step: ReferenceStep) -> dict[tuple[Any, ...], list[Any]]:
+    def _reference_values(self, step: ReferenceStep) -> WatchValues:
         """The float32 reference of this step's watched outputs, from the weights before the step.
 
         The step's data (what its iterators and queues handed out) is fed, so both read the same batch.
@@ -483,11 +453,11 @@ class EmulatorSession(SessionInterface):
                 self._reference.close()
             self._reference = Float32Reference(self._graph, self.target, self._proto(), self._capture_lock)
         values = self._reference.values(step)
-        self._observers.last_ref_ms = self._reference.last_ms
+        self._last_ref_ms = self._reference.last_ms
         return values
 
 
-def _default_session_context(session: Any) -> Any:
+def _default_session_context(session: EmulatorSession) -> AbstractContextManager[object]:
     """TF's context manager that makes ``session`` the default one, wherever this TF version keeps it.
 
     TF 2.16+ has ``tensorflow.python.framework.stack.default_session``; TF 2.6.5 (the Ascend adapter's
@@ -497,4 +467,5 @@ def _default_session_context(session: Any) -> Any:
         from tensorflow.python.framework import stack
     except ImportError:
         from tensorflow.python.framework import ops as stack  # older TF (2.6.5): ops.default_session
-    return stack.default_session(session)
+    context: AbstractContextManager[object] = stack.default_session(session)
+    return context

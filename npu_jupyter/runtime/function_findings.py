@@ -18,17 +18,18 @@ descends into that body. Drift against float32 (``reference=True``) is :mod:`.fu
 
 from __future__ import annotations
 
-import warnings
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_jupyter.runtime import dump_writer as _writer
 from npu_jupyter.runtime.by_design import design_outputs
 from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
+from npu_jupyter.runtime.dump_sink import DumpSink
 from npu_jupyter.runtime.function_observe import Observation, Watched
-from npu_jupyter.runtime.observers import _debug_covers
+from npu_jupyter.runtime.observers import debug_covers, note_overflow
 from npu_jupyter.runtime.run_notes import non_finite_cause
-from npu_jupyter.units import format_bytes
+
+if TYPE_CHECKING:
+    from npu_jupyter.runtime.step_record import StepRecord
 
 
 class FunctionFindings:
@@ -37,10 +38,8 @@ class FunctionFindings:
     def __init__(self, settings: Any, dump_budget: int | None = None) -> None:
         self.settings = settings
         self.dump_budget = dump_budget
-        self.writer: _writer.DumpWriter | None = None
-        self.dump_stopped: str | None = None
+        self.dump = DumpSink(settings.dump_path, dump_budget, stats_only=settings.dump_data == "stats")
         self._graphs: dict[str, DumpGraph] = {}
-        self._step_bytes: dict[str, int] = {}
 
     # ------------------------------------------------------------------ before a call
 
@@ -53,45 +52,19 @@ class FunctionFindings:
         settings = self.settings
         if not settings.enable_dump or not step_selected(settings.dump_steps, step):
             return False
-        writer = self._writer()
         graph = self._graph(function, report)
-        if self.dump_stopped:
-            reason = f"call {step} of {function} not dumped: dumping stopped earlier ({self.dump_stopped})"
-            writer.record_skipped(graph, step, reason)
-            report.warnings.append(reason)
-            return False
-        estimate = self._step_bytes.get(function, 0)
-        if settings.dump_data == "stats" or writer.written_bytes + estimate <= writer.budget_bytes:
-            return True
-        self._stop(
-            report,
-            graph,
-            step,
-            f"dump budget exceeded: call {step} of {function} needs about {format_bytes(estimate)}, "
-            f"{format_bytes(writer.written_bytes)} already written of {format_bytes(writer.budget_bytes)} "
-            f"(dump_path {writer.root}); call {step} and later calls are not dumped, earlier calls are "
-            f"complete. Narrow dump_step, dump_mode or dump_layer, or raise the budget with "
-            f"{_writer.BUDGET_ENV}=<size>.",
-        )
-        return False
+        return self.dump.admit(report.warnings, graph, step, function, lambda: self.dump.last_bytes(graph) or 0, "call")
 
     # ------------------------------------------------------------------ after a call
 
-    def after_call(
-        self,
-        report: Any,
-        function: str,
-        observers: dict[str, Any],
-        observations: list[Observation],
-        step: int,
-        bad_outputs: list[int],
-        dumped: bool,
-    ) -> None:
-        """Fill ``report`` from one call's observations (``bad_outputs``: non-finite output indices).
+    def after_call(self, report: Any, record: StepRecord, observers: dict[str, Any]) -> None:
+        """Fill ``report`` from one call's record: its observations and its non-finite outputs.
 
         Unlike a session run, whose fetches show the user what went non-finite, a Keras function
         returns its iterator's ``Optional``; so a non-finite tensor observed inside counts as well.
         """
+        function, step, dumped = record.name, record.index, record.dump_now
+        observations, bad_outputs = list(record.observations), list(record.non_finite_outputs)
         main = report.extra.get("tf2_plan_function", function)
         design = by_design(observations, observers)
         first = first_non_finite(function, observations, observers, design)
@@ -130,17 +103,15 @@ class FunctionFindings:
             flagged.extend(
                 (obs.function, w)
                 for w in obs.bad
-                if w.op in plan.ops and _debug_covers(self.settings.dump_debug_mode, plan.ops[w.op])
+                if w.op in plan.ops and debug_covers(self.settings.dump_debug_mode, plan.ops[w.op])
             )
         if not flagged:
             return flagged
         names = [op_name(fn, w.op, main) for fn, w in flagged]
-        for name in names:
-            if name not in report.overflow_ops:
-                report.overflow_ops.append(name)
         covered = first is not None and first in flagged
-        report.first_overflow = op_name(first[0], first[1].op, main) if first is not None and covered else names[0]
-        report.extra.setdefault("first_overflow_by_step", {})[step] = report.first_overflow
+        note_overflow(
+            report, step, names, op_name(first[0], first[1].op, main) if first is not None and covered else names[0]
+        )
         return flagged
 
     def _dump(
@@ -153,39 +124,21 @@ class FunctionFindings:
         flagged: list[tuple[str, Watched]],
         overflow_only: bool,
     ) -> None:
-        if self.dump_stopped:
+        if self.dump.stopped:
             return
         entries = _entries(observations, main, {(fn, w) for fn, w in flagged}, overflow_only)
         if not entries:
             return  # nothing observed in this call: no empty step folder
-        writer, graph = self._writer(), self._graph(function)
-        meta = {
+        meta: dict[str, object] = {
             "dump_mode": "overflow" if overflow_only else self.settings.dump_mode,
             "overflow_ops": [op_name(fn, w.op, main) for fn, w in flagged],
             "first_overflow": report.extra.get("first_overflow_by_step", {}).get(step),
             "backend": "emulator",
             "function": function,
         }
-        try:
-            before = writer.written_bytes
-            folder = writer.write_step(step, entries, meta, graph=graph)
-        except _writer.DumpBudgetExceeded as exc:
-            self._stop(report, graph, step, str(exc))
-            return
-        if not overflow_only:
-            self._step_bytes[function] = writer.written_bytes - before
-        report.dump_dir = writer.root
-        report.extra["dump_graph_dir"] = str(Path(folder).parent)
-        report.extra.setdefault("dumped_steps", []).append(step)
+        self.dump.write(report, self._graph(function), step, entries, meta, overflow_only=overflow_only)
 
     # ------------------------------------------------------------------ state
-
-    def _writer(self) -> _writer.DumpWriter:
-        if self.writer is None:
-            self.writer = _writer.DumpWriter(
-                self.settings.dump_path, budget_bytes=self.dump_budget, stats_only=self.settings.dump_data == "stats"
-            )
-        return self.writer
 
     def _graph(self, function: str, report: Any = None) -> DumpGraph:
         """Each top-level function is one dump graph, numbered in the order first dumped.
@@ -201,12 +154,6 @@ class FunctionFindings:
             role = "training" if plan is not None and is_training_plan(plan) else ""
             graph = self._graphs[function] = DumpGraph(len(self._graphs), (function,), (), role)
         return graph
-
-    def _stop(self, report: Any, graph: DumpGraph, step: int, reason: str) -> None:
-        self.dump_stopped = reason
-        self._writer().record_skipped(graph, step, reason)
-        report.warnings.append(reason)
-        warnings.warn(reason, RuntimeWarning, stacklevel=4)
 
 
 def op_name(function: str, op: str, main: str) -> str:

@@ -31,12 +31,21 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from npu_jupyter.runtime.by_design import Provenance
 from npu_jupyter.runtime.node_defs import add_node
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import OpDecision, Plan
+    from npu_jupyter.runtime.function_rewrite import StoredRefs
+    from npu_jupyter.runtime.run_settings import RunSettings
+    from npu_jupyter.tf_types import Graph, NodeDef, Operation, Tensor
+
+    #: A FunctionDef protobuf being rewritten (its mutating API is protobuf's own, not typed here).
+    FunctionDefProto = Any
 
 OBSERVE_SCOPE = "npu_emu_observe"
 #: Node attributes naming the functions a call or control-flow node runs.
@@ -118,10 +127,10 @@ class FunctionObserver:
     def __init__(
         self,
         name: str,
-        plan: Any,
-        graph: Any,
+        plan: Plan,
+        graph: Graph,
         rounded: set[tuple[str, str, int]],
-        settings: Any,
+        settings: RunSettings,
         flags: bool,
         log: CallLog,
     ) -> None:
@@ -142,7 +151,7 @@ class FunctionObserver:
         self.provenance = Provenance(graph, plan, rounded) if self.flagged else None
         self.callees: dict[str, list[str]] = {}
         self.tokens: list[str] = []
-        self._callbacks: list[Any] = []  # the registry keeps only weak references
+        self._callbacks: list[Callable[..., object]] = []  # the registry keeps only weak references
         self._checked = set(self.checked)
         self._dumped = set(self.dumped)
 
@@ -153,7 +162,7 @@ class FunctionObserver:
 
     # ------------------------------------------------------------------ the node
 
-    def add_nodes(self, fdef: Any, refs: Any) -> None:
+    def add_nodes(self, fdef: FunctionDefProto, refs: StoredRefs) -> None:
         """Add the flag, head, switch and values nodes to ``fdef`` (a rewritten FunctionDef)."""
         self.callees = _callees(fdef)
         for call in self.callees:  # a callee's observer runs only if its call is a control return too
@@ -181,7 +190,7 @@ class FunctionObserver:
         # make the caller's dependents of an inlined call dead too. A ControlTrigger is live either way.
         _control_return(fdef, builder.add("done", "ControlTrigger", ["^" + values]).name)
 
-    def _register(self, callback: Any) -> str:
+    def _register(self, callback: Callable[..., object]) -> str:
         from tensorflow.python.ops import script_ops
 
         self._callbacks.append(callback)
@@ -199,19 +208,20 @@ class FunctionObserver:
 
     # ------------------------------------------------------------------ the callbacks
 
-    def head(self, *flags: Any) -> Any:
+    def head(self, *flags: np.ndarray) -> np.int64:
         """Each time the body runs: open its observation, noting the outputs whose flag is false."""
         observation = Observation(self.name)
         if flags:
             ok = np.asarray(flags[0]).reshape(-1)
             observation.bad = [w for w, fine in zip(self.flagged, ok) if not fine]
-        return np.int64(self.log.add(observation))
+        observation_id: np.int64 = np.int64(self.log.add(observation))
+        return observation_id
 
-    def want(self) -> Any:
+    def want(self) -> np.bool_:
         """Whether the current call is dumped (then the values reach Python even when all is finite)."""
         return np.bool_(self.log.keeps_values())
 
-    def record_values(self, observation_id: Any, *values: Any) -> Any:
+    def record_values(self, observation_id: np.int64, *values: np.ndarray) -> np.bool_:
         """Runs only when some output went non-finite or the call is dumped: keep the copies needed."""
         observation = self.log.find(int(observation_id))
         if observation is None:
@@ -224,19 +234,19 @@ class FunctionObserver:
         return np.bool_(True)
 
 
-def _control_return(fdef: Any, node: str) -> None:
+def _control_return(fdef: FunctionDefProto, node: str) -> None:
     """Make ``node`` a control return of ``fdef`` (so the runtime does not prune it)."""
     if node not in fdef.control_ret:
         fdef.control_ret[node] = node
         fdef.signature.control_output.append(node)
 
 
-def cast_ref(refs: Any, w: Watched) -> str:
+def cast_ref(refs: StoredRefs, w: Watched) -> str:
     """The stored value's reference (never None here: unresolvable watches were dropped)."""
     return str(refs.ref(w.op, w.kind, w.slot))
 
 
-def _float_outputs(plan: Any, graph: Any, rounded: set[tuple[str, str, int]]) -> list[Watched]:
+def _float_outputs(plan: Plan, graph: Graph, rounded: set[tuple[str, str, int]]) -> list[Watched]:
     """Every float output of the planned ops that a call computes, in the plan's (topological) order.
 
     Constants are left out: their values do not change from call to call (and an intended ``-inf``
@@ -254,7 +264,7 @@ def _float_outputs(plan: Any, graph: Any, rounded: set[tuple[str, str, int]]) ->
     return out
 
 
-def _dump_tensors(plan: Any, graph: Any, rounded: set[tuple[str, str, int]], settings: Any) -> list[Watched]:
+def _dump_tensors(plan: Plan, graph: Graph, rounded: set[tuple[str, str, int]], settings: RunSettings) -> list[Watched]:
     """The tensors ``dump_mode`` and ``dump_layer`` select (any dtype TensorFlow can hand to Python)."""
     kinds = ("input", "output") if settings.dump_mode == "all" else (settings.dump_mode,)
     out: list[Watched] = []
@@ -270,7 +280,9 @@ def _dump_tensors(plan: Any, graph: Any, rounded: set[tuple[str, str, int]], set
     return out
 
 
-def _watched(decision: Any, op: Any, kind: str, slot: int, tensor: Any, rounded: set[tuple[str, str, int]]) -> Watched:
+def _watched(
+    decision: OpDecision, op: Operation, kind: str, slot: int, tensor: Tensor, rounded: set[tuple[str, str, int]]
+) -> Watched:
     decided = decision.output_dtypes if kind == "output" else decision.input_dtypes
     return Watched(
         op.name,
@@ -283,14 +295,14 @@ def _watched(decision: Any, op: Any, kind: str, slot: int, tensor: Any, rounded:
     )
 
 
-def _op(graph: Any, name: str) -> Any:
+def _op(graph: Graph, name: str) -> Operation | None:
     try:
         return graph.get_operation_by_name(name)
     except (KeyError, ValueError):
         return None
 
 
-def _callees(fdef: Any) -> dict[str, list[str]]:
+def _callees(fdef: FunctionDefProto) -> dict[str, list[str]]:
     """Node -> the functions it runs (a call, a loop body, a branch)."""
     out: dict[str, list[str]] = {}
     for node in fdef.node_def:
@@ -316,14 +328,15 @@ def _enum(dtype: str) -> int:
 class _NodeBuilder:
     """Adds nodes, in FunctionDef spelling, under :data:`OBSERVE_SCOPE`."""
 
-    def __init__(self, fdef: Any) -> None:
+    def __init__(self, fdef: FunctionDefProto) -> None:
         self.fdef = fdef
         self.count = 0
 
-    def add(self, what: str, op: str, inputs: list[str], **attrs: Any) -> Any:
+    def add(self, what: str, op: str, inputs: list[str], **attrs: Any) -> NodeDef:
         """A node named ``<scope>/<n>/<what>`` (numbered, so names never clash)."""
         self.count += 1
-        return add_node(self.fdef.node_def, f"{OBSERVE_SCOPE}/{self.count}/{what}", op, inputs, **attrs)
+        node: NodeDef = add_node(self.fdef.node_def, f"{OBSERVE_SCOPE}/{self.count}/{what}", op, inputs, **attrs)
+        return node
 
     def const(self, what: str, value: np.ndarray) -> str:
         import tensorflow as tf

@@ -21,16 +21,22 @@ import os
 import re
 import shutil
 import tempfile
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from npu_jupyter.runtime.profile import OpTiming, StepProfile
 from npu_jupyter.runtime.rewrite import ROUND_MARKER
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import OpDecision
+    from npu_jupyter.runtime.profile import GraphFacts
+    from npu_jupyter.tf_types import Graph, Tensor
 
 #: Threads of the host plane that run TensorFlow kernels (inter-op pool threads carry this prefix).
 _COMPUTE_LINE = "tf_Compute"
 
 
-def xplane_module() -> Any:
+def xplane_module() -> ModuleType | None:
     """TensorFlow's XSpace protobuf module, wherever this version keeps it (None when it has none)."""
     import importlib
 
@@ -94,9 +100,9 @@ class CallProfiler:
 def _read_events(folder: str) -> list[tuple[str, float, float]]:
     """Kernel events of the exported XSpace: (node, start µs from the first, duration µs)."""
     files = glob.glob(os.path.join(folder, "**", "*.xplane.pb"), recursive=True)
-    if not files:
-        return []
     module = xplane_module()
+    if not files or module is None:  # CallProfiler does not start without the module
+        return []
     space = module.XSpace()
     with open(files[0], "rb") as fh:
         space.ParseFromString(fh.read())
@@ -121,7 +127,7 @@ def _read_events(folder: str) -> list[tuple[str, float, float]]:
 
 def call_profile(
     events: list[tuple[str, float, float]],
-    decisions: dict[str, Any],
+    decisions: dict[str, OpDecision],
     step: int,
     shapes: dict[str, list[list[int]]] | None = None,
 ) -> StepProfile:
@@ -159,7 +165,7 @@ def call_profile(
 _CALL_TYPES = frozenset({"StatefulPartitionedCall", "PartitionedCall"})
 
 
-def _body_name(node: str, decisions: dict[str, Any]) -> str:
+def _body_name(node: str, decisions: dict[str, OpDecision]) -> str:
     """An event's node in its own function's spelling: ``<call>/<op>`` of an inlined callee is ``<op>``."""
     while node not in decisions and "/" in node:
         head, _, rest = node.partition("/")
@@ -176,7 +182,7 @@ def function_folder(output: str, function: str) -> str:
     return os.path.join(output, safe)
 
 
-def tree_facts(graphs: list[Any]) -> tuple[dict[str, Any], dict[str, list[list[int]]]]:
+def tree_facts(graphs: list[Graph]) -> tuple[GraphFacts, dict[str, list[list[int]]]]:
     """Op facts (``graph_facts`` shape, for the op summary) and static output shapes of a function tree.
 
     ``graphs`` are the FuncGraphs of a function and of the functions it calls; a node name that occurs
@@ -184,7 +190,7 @@ def tree_facts(graphs: list[Any]) -> tuple[dict[str, Any], dict[str, list[list[i
     """
     from npu_jupyter.runtime.profile import graph_facts
 
-    facts: dict[str, Any] = {}
+    facts: GraphFacts = {}
     shapes: dict[str, list[list[int]]] = {}
     for graph in graphs:
         for name, fact in graph_facts(graph).items():
@@ -195,7 +201,7 @@ def tree_facts(graphs: list[Any]) -> tuple[dict[str, Any], dict[str, list[list[i
     return facts, shapes
 
 
-def _static_shape(tensor: Any) -> list[int]:
+def _static_shape(tensor: Tensor) -> list[int]:
     """A tensor's traced shape, -1 for an unknown dimension ([] for unknown rank)."""
     if tensor.shape.rank is None:
         return []

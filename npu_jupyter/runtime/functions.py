@@ -41,13 +41,25 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from npu_jupyter.runtime.function_labels import helper_kind, keras3_entry, label
 from npu_jupyter.runtime.function_tree import tree_plan
-from npu_jupyter.runtime.profile import CPU_TIME
+from npu_jupyter.runtime.observers import ProfileSink
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.run_settings import read_run_settings
+from npu_jupyter.runtime.step_record import StepRecord, add_time
+
+if TYPE_CHECKING:
+    from npu_jupyter.options.config import ConfigSource
+    from npu_jupyter.plan.model import OpDecision, Plan
+    from npu_jupyter.runtime.function_observe import FunctionObserver, Observation
+    from npu_jupyter.runtime.function_profile import CallProfiler
+    from npu_jupyter.runtime.function_reference import DriftLog, FunctionReference
+    from npu_jupyter.runtime.function_rewrite import RewrittenFunction, StoredRefs
+    from npu_jupyter.runtime.profile import GraphFacts, StepProfile
+    from npu_jupyter.runtime.rewrite import Rounding
+    from npu_jupyter.tf_types import AtomicFunction, EagerContext, Graph
 
 #: Said in every TF2 report: whose rule placed the ops, and what the prediction approximates.
 TF2_RULE_NOTE = (
@@ -88,10 +100,10 @@ class FunctionEmulation:
 
     def __init__(
         self,
-        config: Any,
+        config: ConfigSource,
         *,
         soc: str | None = None,
-        plan_fn: Callable[..., Any] | None = None,
+        plan_fn: Callable[..., Plan] | None = None,
         dump_budget_bytes: int | None = None,
         reference: bool = False,
     ) -> None:
@@ -103,22 +115,23 @@ class FunctionEmulation:
         self.soc = soc
         self._plan_fn = plan_fn
         self.reports: dict[str, RunReport] = {}
-        self._originals: dict[str, Any] = {}  # function name -> original FunctionDef
-        self._handled: dict[str, Any] = {}  # function name -> (RewrittenFunction or None, Plan or None)
-        self._context: Any = None
-        self._saved: Any = None
+        self._originals: dict[str, object] = {}  # function name -> original FunctionDef
+        self._handled: dict[str, tuple[RewrittenFunction | None, Plan | None]] = {}  # function name -> both
+        self._context: EagerContext | None = None
+        self._saved: Callable[..., Any] | None = None
         self.settings = read_run_settings(self.config)  # a bad dump_path fails here, before any call
         self._log = CallLog()
         self._findings = FunctionFindings(self.settings, dump_budget_bytes)
-        self._observers: dict[str, Any] = {}  # function name -> its FunctionObserver (observed ones)
+        self._observers: dict[str, FunctionObserver] = {}  # function name -> its observer (observed ones)
         self._trees: dict[str, list[str]] = {}  # top-level function -> the functions of its call tree
         self._xla_off: list[str] = []  # functions whose jit_compile mark the emulation removed
-        self._graphs: dict[str, Any] = {}  # function name -> its traced FuncGraph (profile facts)
-        self._profile_writer: Any = None
+        self._graphs: dict[str, Graph] = {}  # function name -> its traced FuncGraph (profile facts)
+        self._profiles = ProfileSink()
+        self._facts: dict[str, tuple[GraphFacts, dict[str, list[list[int]]]]] = {}  # profile facts per tree
         # drift: a float32 shadow of each body, compared in the same call (function_reference)
         self.reference = reference
-        self._references: dict[str, Any] = {}  # function name -> its FunctionReference
-        self._drift_log: Any = None
+        self._references: dict[str, FunctionReference] = {}  # function name -> its float32 shadow
+        self._drift_log: DriftLog | None = None
 
     # ----------------------------------------------------------------------------- context manager
     def __enter__(self) -> FunctionEmulation:
@@ -128,7 +141,7 @@ class FunctionEmulation:
         emulation = self
         original = self._saved
 
-        def call_flat(function: Any, *args: Any, **kwargs: Any) -> Any:
+        def call_flat(function: AtomicFunction, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401 - TensorFlow's outputs
             from tensorflow.python.eager import context
 
             if not context.executing_eagerly():
@@ -142,8 +155,8 @@ class FunctionEmulation:
                     result = original(function, *args, **kwargs)
             finally:
                 observations = emulation._log.end()
-            emulation._record(function, (time.perf_counter() - start) * 1000.0, result, observations, dumped)
-            emulation._record_profile(function, profiler)
+            wall_ms = (time.perf_counter() - start) * 1000.0
+            emulation._record(emulation._call_record(function, wall_ms, result, observations, dumped, profiler))
             return result
 
         atomic_function.AtomicFunction.call_flat = call_flat
@@ -153,9 +166,7 @@ class FunctionEmulation:
         from tensorflow.python.eager.polymorphic_function import atomic_function
 
         atomic_function.AtomicFunction.call_flat = self._saved
-        if self._profile_writer is not None:
-            self._profile_writer.close()  # every profiled call's files are on disk when the cell ends
-            self._profile_writer = None
+        self._profiles.close()  # every profiled call's files are on disk when the cell ends
         for name, original in self._originals.items():
             _register(self._context, name, original)
         self._originals.clear()
@@ -164,7 +175,7 @@ class FunctionEmulation:
         for shadow in self._references.values():
             shadow.release()
 
-    def reconfigure(self, config: Any) -> None:
+    def reconfigure(self, config: ConfigSource) -> None:
         """Emulate under ``config`` from the next function on (the TF2 adapter read its options at open()).
 
         A script opens the NPU device (``npu_device.open().as_default()``) with the options it set, usually
@@ -180,7 +191,7 @@ class FunctionEmulation:
         self._findings = FunctionFindings(settings, self._findings.dump_budget)
 
     # ----------------------------------------------------------------------------- per function
-    def _prepare(self, function: Any) -> None:
+    def _prepare(self, function: AtomicFunction) -> None:
         """Plan and rewrite ``function`` and everything it calls, once per emulation."""
         key = _name(function)
         if key in self.reports:
@@ -209,7 +220,7 @@ class FunctionEmulation:
         # main is None when no function had a plannable graph; RunReport.plan is typed Plan (report.py)
         report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)  # type: ignore[arg-type]
         report.emulation = emulation
-        report.extra["rounded_tensors"] = sum(len(self._handled[n][0].roundings) for n in _rewritten(self, tree))
+        report.extra["rounded_tensors"] = sum(len(rewritten.roundings) for _, rewritten in rewrites)
         report.extra["notes"] = [TF2_RULE_NOTE]
         if keras3_entry():
             report.extra["notes"].insert(0, KERAS3_NOTE)
@@ -236,7 +247,7 @@ class FunctionEmulation:
         self._trees[key] = [_name(m) for m in tree]
         self.reports[key] = report
 
-    def _planned(self, function: Any) -> tuple[Any, list[Any]]:
+    def _planned(self, function: AtomicFunction) -> tuple[Plan | None, list[Rounding]]:
         """(Plan or None, the float32 tensors it rounds) of one function, planned once per emulation."""
         from npu_jupyter.runtime.rewrite import roundings
 
@@ -251,8 +262,14 @@ class FunctionEmulation:
         return plan, roundings(plan, graph)
 
     def _rewrite(
-        self, function: Any, plan: Any, rounded: list[Any], flags: bool, observing: bool, drop_xla: bool
-    ) -> Any:
+        self,
+        function: AtomicFunction,
+        plan: Plan | None,
+        rounded: list[Rounding],
+        flags: bool,
+        observing: bool,
+        drop_xla: bool,
+    ) -> RewrittenFunction | None:
         """The RewrittenFunction of one function (None without a plan); registers it when it changed.
 
         ``drop_xla``: the call tree rounds or observes something, so ``jit_compile`` is turned off in
@@ -269,7 +286,7 @@ class FunctionEmulation:
             return None
         definition = function.definition
         keys = {(r.op, r.kind, r.slot) for r in rounded}
-        observer: Any = None
+        observer: FunctionObserver | None = None
         if observing:
             observer = FunctionObserver(name, plan, function.graph, keys, self.settings, flags, self._log)
         # the hook also makes calls into observed callees control returns, so it runs without own watches
@@ -286,7 +303,7 @@ class FunctionEmulation:
         self._handled[name] = (rewritten, plan)
         return rewritten
 
-    def _plan(self, graph: Any) -> Any:
+    def _plan(self, graph: Graph) -> Plan:
         plan_fn = self._plan_fn
         if plan_fn is None:
             from npu_jupyter.plan.planner import plan as default_plan
@@ -294,31 +311,61 @@ class FunctionEmulation:
             return default_plan(graph, self.config, soc=self.soc, adapter="tf2")
         return plan_fn(graph, self.config, soc=self.soc)
 
-    def _begin(self, function: Any) -> bool:
+    def _begin(self, function: AtomicFunction) -> bool:
         """A call starts: open its observation log; True when ``dump_step`` selects it (and it fits)."""
         report = self.reports[_name(function)]
         dumped = self._findings.dump_now(report, _name(function), report.steps)
         self._log.begin(dumped)
         return dumped
 
-    def _record(
-        self, function: Any, wall_ms: float, result: Any, observations: list[Any] | None = None, dumped: bool = False
-    ) -> None:
-        """Count the call, add its CPU time, and fill the report from what its observers saw."""
+    def _call_record(
+        self,
+        function: AtomicFunction,
+        wall_ms: float,
+        result: object,
+        observations: list[Observation],
+        dumped: bool,
+        profiler: CallProfiler | contextlib.nullcontext[None],
+    ) -> StepRecord:
+        """The record of the call that just ran: the function, its call index, time, outputs, observations."""
+        from npu_jupyter.runtime.function_profile import CallProfiler
+
         key = _name(function)
         report = self.reports[key]
-        step = report.steps
-        report.steps += 1
-        add_call_time(report, wall_ms)
-        bad = _non_finite_outputs(result)
+        return StepRecord(
+            "call",
+            key,
+            report.steps,  # the calls so far: this call's index
+            report.plan,
+            wall_ms,
+            tuple(result) if isinstance(result, (list, tuple)) else (result,),
+            dump_now=dumped,
+            observations=tuple(observations),
+            profile=self._call_profile(key, profiler, report.steps),
+            unprofiled=profiler.error if isinstance(profiler, CallProfiler) else None,
+        )
+
+    def _record(self, record: StepRecord) -> None:
+        """Count the call, add its CPU time, and fill the report from what its observers saw."""
+        key = record.name
+        report = self.reports[key]
+        add_time(report, record)
         observers = {name: self._observers[name] for name in self._trees.get(key, []) if name in self._observers}
-        if bad or observations or dumped:
-            self._findings.after_call(report, key, observers, list(observations or []), step, bad, dumped)
+        if record.non_finite_outputs or record.observations or record.dump_now:
+            self._findings.after_call(report, record, observers)
         if self.reference:
             self._record_drift(report, key)
+        if record.unprofiled is not None:
+            note = f"profiling: {record.unprofiled}; this call ran unprofiled"
+            if note not in report.warnings:
+                report.warnings.append(note)
+        if record.profile is not None:
+            self._add_profile(report, key, record.profile)
 
     # ----------------------------------------------------------------------------- drift: float32 shadow
-    def _shadow(self, name: str, definition: Any, graph: Any, keys: set[tuple[str, str, int]]) -> Any:
+    def _shadow(
+        self, name: str, definition: object, graph: Graph, keys: set[tuple[str, str, int]]
+    ) -> Callable[[object, StoredRefs], None] | None:
         """The hook adding ``name``'s float32 shadow and drift nodes (None when drift is off)."""
         if not self.reference:
             return None
@@ -341,7 +388,7 @@ class FunctionEmulation:
             report.extra["notes"].append(DRIFT_NOTE)
 
     # ----------------------------------------------------------------------------- profiling
-    def _profiler(self, function: Any) -> Any:
+    def _profiler(self, function: AtomicFunction) -> CallProfiler | contextlib.nullcontext[None]:
         """A :class:`CallProfiler` for this call when profiling is on (and fp/bp points allow), else a no-op."""
         from npu_jupyter.runtime import profile as _profile
         from npu_jupyter.runtime.function_profile import CallProfiler
@@ -356,35 +403,40 @@ class FunctionEmulation:
             return contextlib.nullcontext()
         return CallProfiler()
 
-    def _record_profile(self, function: Any, profiler: Any) -> None:
-        """Write the call's trace and op summary, and put its per-op CPU times in the report."""
-        from npu_jupyter.runtime import profile as _profile
-        from npu_jupyter.runtime.function_profile import CallProfiler, call_profile, function_folder, tree_facts
-        from npu_jupyter.runtime.observers import add_profile
+    def _call_profile(
+        self, key: str, profiler: CallProfiler | contextlib.nullcontext[None], step: int
+    ) -> StepProfile | None:
+        """The per-op CPU times of call ``step``, when it was profiled (None when the profiler failed)."""
+        from npu_jupyter.runtime.function_profile import CallProfiler, call_profile
 
-        if not isinstance(profiler, CallProfiler):
-            return
-        key = _name(function)
-        report = self.reports[key]
-        if profiler.error is not None:
-            note = f"profiling: {profiler.error}; this call ran unprofiled"
-            if note not in report.warnings:
-                report.warnings.append(note)
-            return
-        decisions: dict[str, Any] = {}
+        if not isinstance(profiler, CallProfiler) or profiler.error is not None:
+            return None
+        decisions: dict[str, OpDecision] = {}
         for plan in self._tree_plans(key):
             for name, decision in plan.ops.items():
                 decisions.setdefault(name, decision)
-        graphs = [self._graphs[name] for name in self._trees.get(key, []) if name in self._graphs]
-        facts, shapes = tree_facts(graphs)
-        step = report.steps - 1  # _record counted this call already
-        prof = call_profile(profiler.events, decisions, step, shapes)
+        return call_profile(profiler.events, decisions, step, self._tree_facts(key)[1])
+
+    def _tree_facts(self, key: str) -> tuple[GraphFacts, dict[str, list[list[int]]]]:
+        """Op facts and traced output shapes of ``key``'s call tree (:func:`.function_profile.tree_facts`).
+
+        Read once per function: a traced graph does not change after tracing.
+        """
+        from npu_jupyter.runtime.function_profile import tree_facts
+
+        found = self._facts.get(key)
+        if found is None:
+            graphs = [self._graphs[name] for name in self._trees.get(key, []) if name in self._graphs]
+            found = self._facts[key] = tree_facts(graphs)
+        return found
+
+    def _add_profile(self, report: RunReport, key: str, prof: StepProfile) -> None:
+        """Write the call's trace and op summary, and put its per-op CPU times in the report."""
+        from npu_jupyter.runtime.function_profile import function_folder
+
         options = self.settings.profile_options()
-        if self._profile_writer is None:
-            self._profile_writer = _profile.BackgroundWriter()
         folder = function_folder(str(options.get("output") or "./"), key)
-        self._profile_writer.submit(prof, None, options, folder, facts=facts)
-        add_profile(report, prof)
+        self._profiles.add(report, prof, options, folder, facts=self._tree_facts(key)[0])
         names = self._report_names(key)
         report.op_times_us = {names.get(op, op): us for op, us in report.op_times_us.items()}
 
@@ -411,33 +463,12 @@ class FunctionEmulation:
         return out
 
 
-def add_call_time(report: RunReport, wall_ms: float) -> None:
-    """Count one call's CPU time: ``wall_ms`` is the mean per call, as a session report's is per step.
-
-    The total, fastest, slowest and first call are kept in ``extra`` and said in the time's label: the
-    first call of a function also instantiates it in TensorFlow's runtime, so it is often the slowest
-    by far, and a mean alone would hide that.
-    """
-    extra = report.extra
-    total = extra["total_wall_ms"] = extra.get("total_wall_ms", 0.0) + wall_ms
-    report.wall_ms = total / max(report.steps, 1)
-    extra.setdefault("first_wall_ms", wall_ms)
-    extra["min_wall_ms"] = min(extra.get("min_wall_ms", wall_ms), wall_ms)
-    extra["max_wall_ms"] = max(extra.get("max_wall_ms", wall_ms), wall_ms)
-    if report.steps > 1:
-        extra.setdefault("labels", {})["wall_ms"] = (
-            f"mean per call over {report.steps} calls: min {extra['min_wall_ms']:.2f} ms, max "
-            f"{extra['max_wall_ms']:.2f} ms, the first {extra['first_wall_ms']:.2f} ms (TensorFlow's warm-up); "
-            f"{CPU_TIME}"
-        )
-
-
-def _name(function: Any) -> str:
+def _name(function: AtomicFunction) -> str:
     name = function.name
     return name.decode() if isinstance(name, bytes) else str(name)
 
 
-def _descendants(function: Any) -> list[Any]:
+def _descendants(function: AtomicFunction) -> list[AtomicFunction]:
     """Every function ``function`` calls, transitively, each once."""
     seen: dict[str, Any] = {}
     stack = list(getattr(function, "children", []) or [])
@@ -450,12 +481,7 @@ def _descendants(function: Any) -> list[Any]:
     return list(seen.values())
 
 
-def _rewritten(emulation: FunctionEmulation, tree: list[Any]) -> list[str]:
-    """Names of the functions of ``tree`` the emulation rewrote (they have roundings to count)."""
-    return [n for n in (_name(m) for m in tree) if emulation._handled.get(n, (None, None))[0] is not None]
-
-
-def _register(context: Any, name: str, definition: Any) -> None:
+def _register(context: EagerContext | None, name: str, definition: object) -> None:
     """Put ``definition`` in ``context``'s library under ``name`` (replacing what is there)."""
     if context is None:
         return
@@ -464,22 +490,4 @@ def _register(context: Any, name: str, definition: Any) -> None:
     context.add_function_def(definition)
 
 
-def _non_finite_outputs(result: Any) -> list[int]:
-    """Indices of float outputs holding NaN or Inf."""
-    import numpy as np
-
-    bad = []
-    for index, value in enumerate(result if isinstance(result, (list, tuple)) else [result]):
-        dtype = getattr(value, "dtype", None)
-        if dtype is None or not getattr(dtype, "is_floating", False):
-            continue
-        try:
-            array = np.asarray(value)
-        except Exception:  # noqa: BLE001, S112 - a resource or variant output: nothing to check
-            continue
-        if array.size and not np.isfinite(array).all():
-            bad.append(index)
-    return bad
-
-
-__all__ = ["KERAS3_NOTE", "TF2_RULE_NOTE", "FunctionEmulation", "add_call_time", "supported"]
+__all__ = ["KERAS3_NOTE", "TF2_RULE_NOTE", "FunctionEmulation", "supported"]

@@ -15,7 +15,13 @@ which frame does it run in (``frame``; ``()`` outside every loop; the innermost 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import Graph, Operation, Tensor
+
+    #: A branch a tensor needs to be live: (the Switch's predicate tensor name, the output index taken).
+    Branch = tuple[str, int]
 
 _ENTER = frozenset({"Enter", "RefEnter"})
 _EXIT = frozenset({"Exit", "RefExit"})
@@ -28,42 +34,42 @@ _NEXT = frozenset({"NextIteration", "RefNextIteration"})
 class Liveness:
     """Per op name: the (predicate, branch) pairs it needs to be live, and its while-loop frame path."""
 
-    killers: dict[str, frozenset[Any]] = field(default_factory=dict)
-    frames: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    next_iterations: dict[tuple[Any, ...], str] = field(default_factory=dict)  # frame path -> one NextIteration op
-    switches: set[Any] = field(default_factory=set)  # Switch ops outside loops: each output is dead on one branch
+    killers: dict[str, frozenset[Branch]] = field(default_factory=dict)
+    frames: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    next_iterations: dict[tuple[str, ...], str] = field(default_factory=dict)  # frame path -> one NextIteration op
+    switches: set[str] = field(default_factory=set)  # Switch ops outside loops: each output is dead on one branch
 
     def may_be_dead(self, op: str) -> bool:
         """Whether some Switch outside a loop can leave this op's outputs dead in a run."""
         return op in self.switches or bool(self.killers.get(op))
 
-    def frame(self, op: str) -> tuple[Any, ...]:
+    def frame(self, op: str) -> tuple[str, ...]:
         """The while-loop frames the op runs in, outermost first; ``()`` outside every loop."""
         return self.frames.get(op, ())
 
 
-def analyse(graph: Any) -> Liveness:
+def analyse(graph: Graph) -> Liveness:
     """Liveness of every op of the ``tf.Graph``, cached on the graph per version."""
     cached = getattr(graph, "_npu_emu_liveness", None)
     if cached is not None and cached[0] == graph.version:
         return cast("Liveness", cached[1])
     result = _analyse(graph)
-    graph._npu_emu_liveness = (graph.version, result)
+    graph._npu_emu_liveness = (graph.version, result)  # type: ignore[attr-defined]  # cached on the graph
     return result
 
 
-def _topological(graph: Any) -> list[Any]:
+def _topological(graph: Graph) -> list[Operation]:
     """Ops in an order where each op follows its inputs; loop back edges (NextIteration -> Merge) ignored."""
     ops = graph.get_operations()
     pending: dict[str, int] = {}
-    users: dict[str, list[Any]] = {}
+    users: dict[str, list[Operation]] = {}
     for op in ops:
         preds = [t.op for t in op.inputs if not (op.type in _MERGE and t.op.type in _NEXT)] + list(op.control_inputs)
         pending[op.name] = len(preds)
         for p in preds:
             users.setdefault(p.name, []).append(op)
     ready = [op for op in ops if pending[op.name] == 0]
-    order: list[Any] = []
+    order: list[Operation] = []
     while ready:
         op = ready.pop()
         order.append(op)
@@ -77,10 +83,10 @@ def _topological(graph: Any) -> list[Any]:
     return order
 
 
-def _analyse(graph: Any) -> Liveness:
+def _analyse(graph: Graph) -> Liveness:
     out = Liveness()
     killers, frames = out.killers, out.frames
-    empty: frozenset[Any] = frozenset()
+    empty: frozenset[Branch] = frozenset()
     for op in _topological(graph):
         preds = [t.op for t in op.inputs if not (op.type in _MERGE and t.op.type in _NEXT)]
         controls = list(op.control_inputs)
@@ -110,7 +116,9 @@ def _analyse(graph: Any) -> Liveness:
     return out
 
 
-def _tensor_killers(killers: dict[str, frozenset[Any]], tensor: Any, empty: frozenset[Any]) -> frozenset[Any]:
+def _tensor_killers(
+    killers: dict[str, frozenset[Branch]], tensor: Tensor, empty: frozenset[Branch]
+) -> frozenset[Branch]:
     """What a tensor needs to be live: its op's needs, plus the branch a Switch output stands for."""
     base = killers.get(tensor.op.name, empty)
     if tensor.op.type in _SWITCH and len(tensor.op.inputs) == 2:

@@ -16,16 +16,28 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from npu_jupyter.runtime.node_defs import add_node
 
+if TYPE_CHECKING:
+    from npu_jupyter.runtime.liveness import Liveness
+    from npu_jupyter.runtime.run_graph import GraphDefProto, Observe, RunGraph, WatchKey
+    from npu_jupyter.tf_types import Graph, NodeDef, Operation, Tensor
+
 WATCH_SCOPE = "npu_emu_watch"
 
 
-def add_observers(sub: Any, run: Any, tensor_map: dict[str, str], observe: Any, user_graph: Any, liveness: Any) -> None:
+def add_observers(
+    sub: GraphDefProto,
+    run: RunGraph,
+    tensor_map: dict[str, str],
+    observe: Observe,
+    user_graph: Graph,
+    liveness: Liveness | None,
+) -> None:
     """Append guards, captures and flags for ``observe`` to ``sub`` (names before the variant prefix)."""
     if not observe:
         return
@@ -43,7 +55,7 @@ def add_observers(sub: Any, run: Any, tensor_map: dict[str, str], observe: Any, 
 class _Builder:
     """Adds nodes to one variant's GraphDef and records their (prefixed) names on the RunGraph."""
 
-    def __init__(self, sub: Any, run: Any, tensor_map: dict[str, str], user_graph: Any) -> None:
+    def __init__(self, sub: GraphDefProto, run: RunGraph, tensor_map: dict[str, str], user_graph: Graph) -> None:
         self.sub, self.run, self.tensor_map, self.user = sub, run, tensor_map, user_graph
         self.nodes = {node.name: node for node in sub.node}
         self.count = 0
@@ -52,7 +64,7 @@ class _Builder:
         self.count += 1
         return f"{WATCH_SCOPE}/{self.count}/{what}"
 
-    def _ref(self, key: tuple[Any, ...]) -> tuple[str, Any]:
+    def _ref(self, key: WatchKey) -> tuple[str, Tensor]:
         """(GraphDef input reference, user tensor) of watch ``(op, kind, slot)``."""
         op, kind, slot = key
         user_op = self.user.get_operation_by_name(op)
@@ -64,10 +76,11 @@ class _Builder:
         data = [ref for ref in node.input if not ref.startswith("^")]
         return data[slot], user_op.inputs[slot]
 
-    def _add(self, name: str, op: str, inputs: list[str], **attrs: Any) -> Any:
-        return add_node(self.sub.node, name, op, inputs, **attrs)
+    def _add(self, name: str, op: str, inputs: list[str], **attrs: Any) -> NodeDef:
+        node: NodeDef = add_node(self.sub.node, name, op, inputs, **attrs)
+        return node
 
-    def guard(self, key: tuple[Any, ...]) -> str:
+    def guard(self, key: WatchKey) -> str:
         """Merge(x, fallback-behind-ControlTrigger); records (value, index) names; returns the value ref."""
         ref, tensor = self._ref(key)
         import tensorflow as tf
@@ -84,17 +97,17 @@ class _Builder:
         merge = self._add(self._name("guard"), "Merge", [ref, fallback.name], T=("type", enum), N=2)
         prefix = self.run.prefix
         self.run.guards[key] = (f"{prefix}{merge.name}:0", f"{prefix}{merge.name}:1")
-        return cast("str", merge.name)
+        return merge.name
 
-    def capture(self, key: tuple[Any, ...], next_iteration: str) -> None:
+    def capture(self, key: WatchKey, next_iteration: str) -> None:
         """PyFunc(x) in x's frame, gating ``next_iteration`` through a ControlTrigger."""
         from tensorflow.python.ops import script_ops
 
         ref, tensor = self._ref(key)
-        values: list[Any] = []
+        values: list[np.ndarray] = []
         self.run.captures[key] = values
 
-        def record(value: Any) -> Any:
+        def record(value: np.ndarray) -> np.bool_:
             values.append(np.array(value, copy=True))
             return np.bool_(True)
 
@@ -113,7 +126,7 @@ class _Builder:
         trigger = self._add(self._name("trigger"), "ControlTrigger", ["^" + func.name])
         self.nodes[next_iteration].input.append("^" + trigger.name)
 
-    def flags(self, tensors: list[str], guarded: set[Any]) -> None:
+    def flags(self, tensors: list[str], guarded: set[WatchKey]) -> None:
         """One bool vector: is each listed output all finite (a dead output counts as finite).
 
         Two cheap nodes per tensor: the float32 sum of its flattened values, which is inf/NaN exactly when
@@ -157,7 +170,7 @@ class _Builder:
         finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=("type", f32))
         self.run.flags = (f"{self.run.prefix}{finite.name}:0", list(tensors))
 
-    def _before_writes(self, read: Any, check: str) -> None:
+    def _before_writes(self, read: Operation, check: str) -> None:
         """Make the ops that write the ref variables ``read`` reads wait for ``check`` of its value.
 
         ``read`` (e.g. ``v/read``) aliases the variable's buffer, and an update in the same step writes
@@ -179,9 +192,9 @@ class _Builder:
 _VARIABLE_READS = frozenset({"Identity", "RefIdentity", "IsVariableInitialized"})
 
 
-def _ancestors(op: Any) -> set[Any]:
+def _ancestors(op: Operation) -> set[Operation]:
     """Every op ``op`` waits for (data and control inputs, transitively)."""
-    seen: set[Any] = set()
+    seen: set[Operation] = set()
     stack = [op]
     while stack:
         current = stack.pop()

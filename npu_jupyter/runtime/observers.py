@@ -1,15 +1,15 @@
-"""What the emulator does after a step: dump, overflow detection, drift, profile, non-finite findings.
+"""What the emulator does after a step: dump, overflow detection, drift, profile.
 
-Each observer reads the step's watched values (:mod:`.watch`) and writes into the step's
-:class:`~npu_jupyter.runtime.report.RunReport`. The session owns the run; this module owns what is
-made of it, and the state that outlives a step (the dump writer, the profile writer).
+Each observer reads the step's :class:`~npu_jupyter.runtime.step_record.StepRecord` (its watched
+values, :mod:`.watch`) and writes into the step's :class:`~npu_jupyter.runtime.report.RunReport`. The
+session owns the run; this module owns what is made of it, and the state that outlives a step (the
+dump sink, the profile writer). The parts a traced function's calls share with session steps live
+here too: :func:`note_overflow`, :func:`debug_covers`, :class:`ProfileSink` and :func:`add_profile`.
 """
 
 from __future__ import annotations
 
-import warnings
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -17,16 +17,16 @@ from npu_jupyter.runtime import dump_writer as _writer
 from npu_jupyter.runtime import profile as _profile
 from npu_jupyter.runtime.by_design import Provenance, design_outputs
 from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
-from npu_jupyter.runtime.rewrite import ROUND_MARKER
-from npu_jupyter.units import DTYPE_BYTES, format_bytes
+from npu_jupyter.runtime.dump_sink import DumpSink
+from npu_jupyter.runtime.step_record import StepRecord, StepValues, has_inf_nan
+from npu_jupyter.units import DTYPE_BYTES
 
 if TYPE_CHECKING:
-    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.plan.model import OpDecision, Plan
     from npu_jupyter.runtime.report import RunReport
     from npu_jupyter.runtime.run_settings import RunSettings
     from npu_jupyter.runtime.watch import Watch
-
-_ITEM_BYTES = DTYPE_BYTES
+    from npu_jupyter.tf_types import Graph, RunMetadata
 
 #: Why a variable-initialisation run's dump holds statistics only (its manifest says so).
 INITIALIZER_DUMP_NOTE = (
@@ -38,30 +38,24 @@ INITIALIZER_DUMP_NOTE = (
 class StepObservers:
     """The observers of one emulator session (dump and profile writers live as long as it does)."""
 
-    def __init__(self, graph: Any, dump_budget: int | None) -> None:
+    def __init__(self, graph: Graph, dump_budget: int | None) -> None:
         self.graph = graph
-        self.dump_budget = dump_budget
-        self.dump_writer: _writer.DumpWriter | None = None
-        self.dump_stopped: str | None = None
-        self.profile_writer: _profile.BackgroundWriter | None = None
-        self.last_ref_ms: float | None = None
-        self._step_bytes: dict[int, int] = {}  # graph id -> bytes of its last dumped step
-        self._provenances: dict[int, tuple[Any, Provenance]] = {}  # id(plan) -> (plan, its by-design facts)
+        self.dump = DumpSink(None, dump_budget, stats_only=False)
+        self.profiles = ProfileSink()
+        self._provenances: dict[int, tuple[Plan, Provenance]] = {}  # id(plan) -> (plan, its by-design facts)
 
     def reset_dump(self) -> None:
         """The dump options changed: the next dump starts a new writer."""
-        self.dump_writer = None
+        self.dump.reset()
 
     def close(self) -> None:
         """Finish the profile writer's pending work and release it."""
-        writer, self.profile_writer = self.profile_writer, None
-        if writer is not None:
-            writer.close()
+        self.profiles.close()
 
     # ------------------------------------------------------------------ the budget, decided up front
 
     def dump_fits(
-        self, report_warnings: list[str], settings: Any, watch: list[Any], graph: DumpGraph, step: int
+        self, report_warnings: list[str], settings: RunSettings, watch: list[Watch], graph: DumpGraph, step: int
     ) -> bool:
         """Whether this step's dump fits the budget, decided before the step runs.
 
@@ -69,116 +63,78 @@ class StepObservers:
         (unknown dimensions count as 1, so the estimate is a floor). A step that does not fit is
         skipped, named in the report, recorded in ``graphs.json``, and ends dumping for the session.
         """
-        writer = self._writer(settings)
-        if self.dump_stopped:
-            reason = f"step {step} of graph {graph.id} not dumped: dumping stopped earlier ({self.dump_stopped})"
-            writer.record_skipped(graph, step, reason)
-            report_warnings.append(reason)
-            return False
-        if settings.dump_data == "stats" or graph.role == "initializer":  # statistics only: no bytes
-            return True
-        estimate = self._step_bytes.get(graph.id)
-        if estimate is None:
-            estimate = sum(_static_bytes(self.graph, w) for w in watch)
-        if writer.written_bytes + estimate <= writer.budget_bytes:
-            return True
-        reason = (
-            f"dump budget exceeded: step {step} of graph {graph.id} needs about {format_bytes(estimate)}, "
-            f"{format_bytes(writer.written_bytes)} already written of {format_bytes(writer.budget_bytes)} "
-            f"(dump_path {writer.root}); step {step} and later steps are not dumped, earlier steps are "
-            f"complete. Narrow dump_step, dump_mode or dump_layer, or raise the budget with "
-            f"{_writer.BUDGET_ENV}=<size>."
-        )
-        self.dump_stopped = reason
-        writer.record_skipped(graph, step, reason)
-        report_warnings.append(reason)
-        warnings.warn(reason, RuntimeWarning, stacklevel=4)
-        return False
+        sink = self._sink(settings)
 
-    def _writer(self, settings: Any) -> _writer.DumpWriter:
-        if self.dump_writer is None:
-            self.dump_writer = _writer.DumpWriter(
-                settings.dump_path, budget_bytes=self.dump_budget, stats_only=settings.dump_data == "stats"
-            )
-        return self.dump_writer
+        def estimate() -> int:
+            last = sink.last_bytes(graph)
+            return last if last is not None else sum(_static_bytes(self.graph, w) for w in watch)
+
+        return sink.admit(report_warnings, graph, step, f"graph {graph.id}", estimate)
+
+    def _sink(self, settings: RunSettings) -> DumpSink:
+        """The session's dump sink under the current dump options."""
+        self.dump.use(settings.dump_path, stats_only=settings.dump_data == "stats")
+        return self.dump
 
     # ------------------------------------------------------------------ after the step
 
-    def after_step(
-        self,
-        report: Any,
-        settings: Any,
-        plan: Any,
-        watch: list[Any],
-        values: dict[Any, Any],
-        ref_values: Any,
-        dump_now: bool,
-        meta: Any,
-        graph_step: int,
-        graph: DumpGraph,
-    ) -> None:
-        """Dump, overflow checks and profiles all go by the graph's own step (one numbering per report)."""
+    def after_step(self, report: RunReport, settings: RunSettings, record: StepRecord) -> None:
+        """Dump, overflow checks, drift and profiles of one step, all by the graph's own step number."""
+        watched = record.watched or StepValues()
+        plan, graph = record.plan, record.graph or DumpGraph()
         overflow_now: list[str] = []
-        if settings.enable_dump_debug:
-            overflow_now = self._check_overflow(report, settings, plan, watch, values, graph_step, graph)
-        if dump_now:
+        if settings.enable_dump_debug and plan is not None:
+            overflow_now = self._check_overflow(report, settings, record, plan, graph)
+        if record.dump_now and plan is not None:
             entries = [
                 entry
-                for w in watch
+                for w in watched.watch
                 if (settings.dump_mode in ("all", w.kind)) and (not settings.dump_layer or w.op in settings.dump_layer)
-                for entry in _entries(plan, w, values.get(w.key, ()), w.op in overflow_now)
+                for entry in _entries(plan, w, watched.values.get(w.key, ()), w.op in overflow_now)
             ]
-            self._write_dump(report, settings, graph_step, entries, overflow_now, graph=graph)
-        if ref_values is not None:
-            self._record_drift(report, watch, values, ref_values)
-        if settings.profiling and meta is not None:  # the emulator passes no trace for steps not profiled
-            self._record_profile(report, settings, plan, meta, graph_step, graph)
-        missed = [w.op for w in watch if w.mode != "fetch" and not values.get(w.key)]
+            self._write_dump(report, settings, record.index, entries, overflow_now, graph=graph)
+        if watched.reference is not None:
+            _record_drift(report, watched)
+        if record.profile is not None:
+            options = settings.profile_options()
+            out_dir = str(graph.folder(str(options.get("output") or "./")))  # graph_<k> after the first graph
+            self.profiles.add(report, record.profile, options, out_dir, graph=self.graph)
+        missed = [w.op for w in watched.watch if w.mode != "fetch" and not watched.values.get(w.key)]
         if missed:
             report.extra["not_live"] = sorted(set(missed))  # dead branches / loops that did not iterate
 
     def _check_overflow(
-        self,
-        report: RunReport,
-        settings: RunSettings,
-        plan: Plan,
-        watch: list[Watch],
-        values: dict[tuple[Any, ...], list[Any]],
-        step: int,
-        graph: DumpGraph | None,
+        self, report: RunReport, settings: RunSettings, record: StepRecord, plan: Plan, graph: DumpGraph
     ) -> list[str]:
         """Flag ops whose outputs hold inf/NaN in their decided precision (any iteration); dump them.
 
         Values the float32 program makes non-finite by design (a NaN constant a ``Select`` masks, a
         ``-inf`` mask) are no overflow (:mod:`.by_design`).
         """
+        watched = record.watched or StepValues()
         bad: list[tuple[str, int]] = []
-        for w in watch:
+        for w in watched.watch:
             if w.kind != "output" or not w.is_float or (w.op, w.slot) in bad:
                 continue
-            if any(np.asarray(v).size and not np.isfinite(np.asarray(v)).all() for v in values.get(w.key, ())):
+            if any(has_inf_nan(np.asarray(v)) for v in watched.values.get(w.key, ())):
                 bad.append((w.op, w.slot))
         design = design_outputs(bad, self._provenance(plan)) if bad else set()
         flagged: list[str] = []
         for op, slot in bad:
-            if (op, slot) in design or op in flagged or not _debug_covers(settings.dump_debug_mode, plan.ops[op]):
+            if (op, slot) in design or op in flagged or not debug_covers(settings.dump_debug_mode, plan.ops[op]):
                 continue
             flagged.append(op)
         if not flagged:
             return flagged
-        for name in flagged:
-            if name not in report.overflow_ops:
-                report.overflow_ops.append(name)
-        report.extra.setdefault("first_overflow_by_step", {})[step] = flagged[0]
-        report.first_overflow = flagged[0]
-        if not settings.enable_dump or not step_selected(settings.dump_steps, step):
+        note_overflow(report, record.index, flagged, flagged[0])
+        if not settings.enable_dump or not step_selected(settings.dump_steps, record.index):
             entries = [
                 e
-                for w in watch
+                for w in watched.watch
                 if w.kind == "output" and w.op in flagged
-                for e in _entries(plan, w, values.get(w.key, ()), True)
+                for e in _entries(plan, w, watched.values.get(w.key, ()), True)
             ]
-            self._write_dump(report, settings, step, entries, flagged, overflow_only=True, graph=graph)
+            self._write_dump(report, settings, record.index, entries, flagged, overflow_only=True, graph=graph)
         return flagged
 
     def _provenance(self, plan: Plan) -> Provenance:
@@ -196,83 +152,93 @@ class StepObservers:
         report: RunReport,
         settings: RunSettings,
         step: int,
-        entries: list[Any],
+        entries: list[_writer.DumpEntry],
         overflow_now: list[str],
         overflow_only: bool = False,
         graph: DumpGraph | None = None,
     ) -> None:
-        if self.dump_stopped:
-            return
-        writer = self._writer(settings)
-        meta = {
+        graph = graph or DumpGraph()
+        meta: dict[str, object] = {
             "dump_mode": "overflow" if overflow_only else settings.dump_mode,
             "overflow_ops": list(overflow_now),
             "first_overflow": report.extra.get("first_overflow_by_step", {}).get(step),
             "backend": "emulator",
         }
-        initializer = graph is not None and graph.role == "initializer"
+        initializer = graph.role == "initializer"
         if initializer:  # its values are the initial weights the first training step reads: the budget is theirs
             meta["dump_data"] = "stats"
             meta["note"] = INITIALIZER_DUMP_NOTE
-        try:
-            before = writer.written_bytes
-            folder = writer.write_step(step, entries, meta, graph=graph, stats_only=True if initializer else None)
-        except _writer.DumpBudgetExceeded as exc:
-            self.dump_stopped = str(exc)
-            writer.record_skipped(graph or DumpGraph(), step, str(exc))
-            report.warnings.append(str(exc))
-            warnings.warn(str(exc), RuntimeWarning, stacklevel=4)
-            return
-        if not overflow_only:
-            self._step_bytes[(graph or DumpGraph()).id] = writer.written_bytes - before
-        report.dump_dir = writer.root  # the dump_path the user set; load_dump(dump_dir) reads it
-        report.extra["dump_graph_dir"] = str(Path(folder).parent)  # dump_path for graph 0, graph_<k> after
-        report.extra.setdefault("dumped_steps", []).append(step)
+        sink = self._sink(settings)
+        sink.write(
+            report, graph, step, entries, meta, overflow_only=overflow_only, stats_only=True if initializer else None
+        )
 
-    def _record_drift(
+
+def _record_drift(report: RunReport, watched: StepValues) -> None:
+    """Per op, the worst drift of any output (and any loop iteration) against the float32 reference."""
+    from npu_jupyter.runtime.compare import metrics
+
+    reference = watched.reference or {}
+    drift: dict[str, dict[str, float]] = {}
+    for w in watched.watch:
+        if w.kind != "output" or not w.is_float:
+            continue
+        for got, ref in zip(watched.values.get(w.key, ()), reference.get(w.key, ())):
+            if np.shape(got) != np.shape(ref):
+                continue
+            m = metrics(got, ref)
+            row = {
+                "max_abs": m["max_abs"],
+                "max_rel": m["max_rel"],
+                "cos": m["cosine"],
+                "rmse": m["rmse"],
+                "accumulated_rel": m["accumulated_rel"],
+            }
+            old = drift.get(w.op)
+            if old is None or not (row["max_abs"] <= old["max_abs"]):
+                drift[w.op] = row
+    report.drift = drift
+    report.reference_wall_ms = watched.reference_ms
+
+
+def note_overflow(report: RunReport, step: int, names: list[str], first: str) -> None:
+    """Put the ops that overflowed in ``step`` in ``report``: every one once, and the first of the step."""
+    for name in names:
+        if name not in report.overflow_ops:
+            report.overflow_ops.append(name)
+    report.first_overflow = first
+    report.extra.setdefault("first_overflow_by_step", {})[step] = first
+
+
+class ProfileSink:
+    """Profiled steps and calls of one session or emulation: files written in the background, per-op
+    CPU times put in the report (:func:`add_profile`).
+    """
+
+    def __init__(self) -> None:
+        self._writer: _profile.BackgroundWriter | None = None
+
+    def add(
         self,
         report: RunReport,
-        watch: list[Watch],
-        values: dict[tuple[Any, ...], list[Any]],
-        ref_values: dict[tuple[Any, ...], list[Any]],
+        prof: _profile.StepProfile,
+        options: dict[str, object],
+        out_dir: str,
+        *,
+        graph: Graph | None = None,
+        facts: _profile.GraphFacts | None = None,
     ) -> None:
-        """Per op, the worst drift of any output (and any loop iteration) against the float32 reference."""
-        from npu_jupyter.runtime.compare import metrics
-
-        drift: dict[str, dict[str, float]] = {}
-        for w in watch:
-            if w.kind != "output" or not w.is_float:
-                continue
-            for got, ref in zip(values.get(w.key, ()), ref_values.get(w.key, ())):
-                if np.shape(got) != np.shape(ref):
-                    continue
-                m = metrics(got, ref)
-                row = {
-                    "max_abs": m["max_abs"],
-                    "max_rel": m["max_rel"],
-                    "cos": m["cosine"],
-                    "rmse": m["rmse"],
-                    "accumulated_rel": m["accumulated_rel"],
-                }
-                old = drift.get(w.op)
-                if old is None or not (row["max_abs"] <= old["max_abs"]):
-                    drift[w.op] = row
-        report.drift = drift
-        report.reference_wall_ms = self.last_ref_ms
-
-    def _record_profile(
-        self, report: RunReport, settings: RunSettings, plan: Plan, meta: Any, step: int, graph: DumpGraph
-    ) -> None:
-        """Profile files named by the graph's own step; a graph after the first writes under ``graph_<k>``
-        (as its dump does), so two graphs of one session never overwrite each other's ``trace_step_0``.
-        """
-        options = settings.profile_options()
-        prof = _profile.collect(meta.step_stats, self.graph, plan, step, marker=ROUND_MARKER)
-        out_dir = str(graph.folder(str(options.get("output") or "./")))
-        if self.profile_writer is None:
-            self.profile_writer = _profile.BackgroundWriter()
-        self.profile_writer.submit(prof, self.graph, options, out_dir)
+        """Write ``prof``'s trace and op summary under ``out_dir`` (facts read from ``graph`` unless given)."""
+        if self._writer is None:
+            self._writer = _profile.BackgroundWriter()
+        self._writer.submit(prof, graph, options, out_dir, facts=facts)
         add_profile(report, prof)
+
+    def close(self) -> None:
+        """Every submitted profile is on disk; the writer thread ends."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
 
 
 def add_profile(report: RunReport, prof: _profile.StepProfile) -> None:
@@ -303,7 +269,7 @@ def add_profile(report: RunReport, prof: _profile.StepProfile) -> None:
     labels["us"] = f"over {runs} profiled step{'s' if runs != 1 else ''}{left_out}; {_profile.CPU_TIME}"
 
 
-def _entries(plan: Any, w: Any, values: Any, overflow: bool) -> list[_writer.DumpEntry]:
+def _entries(plan: Plan, w: Watch, values: Sequence[np.ndarray], overflow: bool) -> list[_writer.DumpEntry]:
     """The dump entries of one watch: one per value, numbered by iteration inside a loop frame."""
     op_type = plan.ops[w.op].op_type
     if w.mode == "capture":
@@ -314,7 +280,7 @@ def _entries(plan: Any, w: Any, values: Any, overflow: bool) -> list[_writer.Dum
     return [_writer.DumpEntry(w.op, op_type, w.kind, w.slot, v, w.decided_dtype, overflow=overflow) for v in values]
 
 
-def _debug_covers(mode: str, decision: Any) -> bool:
+def debug_covers(mode: str, decision: OpDecision) -> bool:
     """Which ops ``dump_debug_mode`` watches: AI Core ops, or all device ops.
 
     ``atomic_overflow`` is Atomic Add overflow "after AI Core computation" (the adapter's
@@ -324,11 +290,11 @@ def _debug_covers(mode: str, decision: Any) -> bool:
     if decision.engine == "HOST":
         return False  # host ops run on the CPU, outside the device's overflow detection
     if mode in ("aicore_overflow", "atomic_overflow"):
-        return cast("bool", decision.engine == "AI_CORE")
+        return decision.engine == "AI_CORE"
     return True
 
 
-def _static_bytes(graph: Any, w: Any) -> int:
+def _static_bytes(graph: Graph, w: Watch) -> int:
     """Bytes of a watched tensor from its static shape (unknown dimensions count as 1)."""
     op = graph.get_operation_by_name(w.op)
     tensor = op.outputs[w.slot] if w.kind == "output" else op.inputs[w.slot]
@@ -340,10 +306,10 @@ def _static_bytes(graph: Any, w: Any) -> int:
     for d in dims or []:
         count *= d or 1
     dtype = w.decided_dtype or tensor.dtype.base_dtype.name
-    return count * _ITEM_BYTES.get(dtype, 4)
+    return count * DTYPE_BYTES.get(dtype, 4)
 
 
-def strip_variant_names(meta: Any, prefix: str) -> None:
+def strip_variant_names(meta: RunMetadata | None, prefix: str) -> None:
     """Name a variant's nodes in ``step_stats`` by the user's op, so profiles read the same either way."""
     if not prefix or meta is None:
         return

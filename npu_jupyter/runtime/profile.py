@@ -36,7 +36,13 @@ from npu_jupyter.options.profiling import ProfilingOptionsError, adapter_profili
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
+    from concurrent.futures import Future
+
     from npu_jupyter.plan.model import Plan
+    from npu_jupyter.tf_types import Graph
+
+    #: Per op: (op type, [(producer op, output index, static shape, dtype) per input]).
+    GraphFacts = dict[str, tuple[str, list[tuple[str, int, list[int], str]]]]
 
 # The JSON the adapter profiles with when profiling_options is empty (the option catalogue's).
 DEFAULT_OPTIONS = catalogue.profiling_default()
@@ -115,7 +121,7 @@ def profiles_run(plan: Plan, fetches: list[str], options: dict[str, Any]) -> boo
     return not points or any(p in plan.ops for p in points)
 
 
-def graph_facts(graph: Any) -> dict[str, tuple[str, list[tuple[str, int, list[int], str]]]]:
+def graph_facts(graph: Graph) -> GraphFacts:
     """Op name -> (op type, [(producer op, output index, static shape, dtype) per input]).
 
     Built once per graph version and reused every profiled step: looking ops up in the graph for each
@@ -123,19 +129,27 @@ def graph_facts(graph: Any) -> dict[str, tuple[str, list[tuple[str, int, list[in
     """
     cached = getattr(graph, "_npu_emu_facts", None)
     if cached is not None and cached[0] == graph.version:
-        return cast("dict[str, tuple[str, list[tuple[str, int, list[int], str]]]]", cached[1])
-    facts = {}
+        return cast("GraphFacts", cached[1])
+    facts: GraphFacts = {}
     for op in graph.get_operations():
         inputs = []
         for t in op.inputs:
             dims = t.shape.as_list() if t.shape.rank is not None else []
-            inputs.append((t.op.name, t.value_index, [-1 if d is None else d for d in dims], t.dtype.base_dtype.name))
+            shape = [-1 if d is None else d for d in dims]
+            inputs.append((t.op.name, t.value_index, shape, t.dtype.base_dtype.name))
         facts[op.name] = (op.type, inputs)
-    graph._npu_emu_facts = (graph.version, facts)
+    graph._npu_emu_facts = (graph.version, facts)  # type: ignore[attr-defined]  # cached on the graph
     return facts
 
 
-def collect(step_stats: Any, graph: Any, plan: Plan | None, step: int, *, marker: str) -> StepProfile:
+def collect(
+    step_stats: Any,  # noqa: ANN401 - TensorFlow's StepStats proto (dev_stats -> node_stats)
+    graph: Graph,
+    plan: Plan | None,
+    step: int,
+    *,
+    marker: str,
+) -> StepProfile:
     """Turn ``RunMetadata.step_stats`` into user-op timings (nodes not in the user's graph dropped)."""
     require_tensorflow("profiling")
     from tensorflow.python.framework import dtypes
@@ -192,7 +206,7 @@ def paths(out_dir: str, step: int) -> tuple[str, str]:
     return str(folder / f"trace_step_{step}.json"), str(folder / f"op_summary_step_{step}.csv")
 
 
-def check_output_dir(path: Any) -> str:
+def check_output_dir(path: object) -> str:
     """Make sure ``profiling_options`` ``output`` is a folder we can write to, creating it if missing.
 
     Checked once, before the first run (``read_run_settings``): otherwise a bad folder would only fail
@@ -228,7 +242,7 @@ def check_output_dir(path: Any) -> str:
     return text
 
 
-def write(profile: StepProfile, facts: dict[str, Any], options: dict[str, Any], out_dir: str) -> StepProfile:
+def write(profile: StepProfile, facts: GraphFacts, options: dict[str, Any], out_dir: str) -> StepProfile:
     """Write the step's Chrome trace and op summary CSV under ``out_dir`` (created if missing).
 
     ``facts`` is :func:`graph_facts` of the user's graph (not the graph itself, so a worker thread
@@ -255,11 +269,16 @@ class BackgroundWriter:
         from concurrent.futures import ThreadPoolExecutor
 
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="npu_jupyter_profile")
-        self._pending: list[Any] = []
+        self._pending: list[Future[StepProfile]] = []
         self._max = max_pending
 
     def submit(
-        self, profile: StepProfile, graph: Any, options: dict[str, Any], out_dir: str, facts: Any = None
+        self,
+        profile: StepProfile,
+        graph: Graph | None,
+        options: dict[str, Any],
+        out_dir: str,
+        facts: GraphFacts | None = None,
     ) -> StepProfile:
         """Write ``profile``'s files in the background; at most a few steps are pending at once.
 
@@ -271,6 +290,8 @@ class BackgroundWriter:
             self._pending.pop(0).result()
         profile.trace_file, profile.op_summary_csv = paths(out_dir, profile.step)
         if facts is None:
+            if graph is None:
+                raise ValueError("BackgroundWriter.submit needs the profiled graph or its facts")
             facts = graph_facts(graph)  # on the caller's thread: the graph cannot change under us here
         self._pending.append(self._pool.submit(write, profile, facts, options, out_dir))
         return profile
@@ -345,7 +366,7 @@ def _training_trace_events(profile: StepProfile, options: dict[str, Any]) -> lis
     ]
 
 
-def op_summary_csv(profile: StepProfile, facts: dict[str, Any]) -> str:
+def op_summary_csv(profile: StepProfile, facts: GraphFacts) -> str:
     """op_summary-style CSV text, one row per executed user op."""
     shapes = {t.name: t.output_shapes for t in profile.ops}
     buffer = io.StringIO()
@@ -369,7 +390,7 @@ def op_summary_csv(profile: StepProfile, facts: dict[str, Any]) -> str:
     return buffer.getvalue()
 
 
-def _input_facts(facts: dict[str, Any], name: str, shapes: dict[str, list[Any]]) -> tuple[list[Any], list[str]]:
+def _input_facts(facts: GraphFacts, name: str, shapes: dict[str, list[list[int]]]) -> tuple[list[list[int]], list[str]]:
     """Input shapes as the producers reported them this step, else the graph's static shapes."""
     in_shapes, in_types = [], []
     for producer, index, static, dtype in facts[name][1]:

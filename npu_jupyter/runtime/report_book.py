@@ -8,14 +8,16 @@ the last run overall until that thread runs. Every run's report is in ``reports`
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from npu_jupyter.runtime.fetch_map import fetch_values
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.run_notes import lowered_but_unrounded, soft_placement_note
+from npu_jupyter.runtime.step_record import StepRecord, add_time
 
 if TYPE_CHECKING:
-    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.run_graph import RunGraph
+    from npu_jupyter.tf_types import Graph
 
 _KEEP = 1000
 
@@ -23,7 +25,7 @@ _KEEP = 1000
 class ReportBook:
     """Starts, folds and remembers the RunReports of one session."""
 
-    def __init__(self, graph: Any) -> None:
+    def __init__(self, graph: Graph) -> None:
         self._graph = graph
         self._owner_thread = threading.get_ident()
         self._owner_last: RunReport | None = None
@@ -39,31 +41,29 @@ class ReportBook:
         """The last report of the session owner's thread, else of any thread (None before a run)."""
         return self._owner_last if self._owner_last is not None else self._last_any
 
-    def record(
-        self, plan: Plan, fetch_key: Any, wall_ms: float, step: int, results: Any, names: Any, run: Any
-    ) -> RunReport:
-        """Start a report, or fold this step into the last one when the fetches and plan are the same."""
-        report = self._fold_or_start(plan, fetch_key, wall_ms, step, results, names, run)
+    def record(self, record: StepRecord, step: int, names: list[str], run: RunGraph) -> RunReport:
+        """Start a report, or fold this step into the last one when the fetches and plan are the same.
+
+        ``names`` are the run's fetches (user names, flattening order) and ``step`` its session-wide run
+        count (``first_step``/``last_step``); the time and the fetched values are the record's.
+        """
+        report = self._fold_or_start(record, step, names, run)
+        add_time(report, record)
         self._last_any = report
         if threading.get_ident() == self._owner_thread:
             self._owner_last = report
         return report
 
-    def _fold_or_start(
-        self, plan: Plan, fetch_key: Any, wall_ms: float, step: int, results: Any, names: Any, run: Any
-    ) -> RunReport:
-        """Fold into the last run's report when the fetches and plan are the same, else start one."""
+    def _fold_or_start(self, record: StepRecord, step: int, names: list[str], run: RunGraph) -> RunReport:
+        """The last run's report when the fetches and plan are the same, else a new one (0 steps so far)."""
+        plan, fetch_key, results = record.plan, tuple(names), list(record.outputs)
         last = self._last_any
         if last is not None and last.plan is plan and last.extra.get("_fetch_key") == fetch_key:
-            total = last.extra["total_wall_ms"] + wall_ms
-            last.steps += 1
-            last.extra["total_wall_ms"] = total
-            last.wall_ms = total / last.steps
             last.extra["last_step"] = step
             last.extra["values"] = fetch_values(names, results)
             return last
-        report = RunReport(plan=plan, backend="emulator", fetches=list(names), steps=1, wall_ms=wall_ms)
-        report.emulation = {op: how for op, how in run.emulation().items() if op in plan.ops}
+        report = RunReport(plan=plan, backend="emulator", fetches=list(names), steps=0, wall_ms=0.0)  # type: ignore[arg-type]
+        report.emulation = {op: how for op, how in run.emulation().items() if plan is not None and op in plan.ops}
         note = lowered_but_unrounded(plan, report.emulation, self._graph)
         if note:
             report.warnings.append(note)  # a plan that lowers precision never runs unrounded silently
@@ -72,7 +72,6 @@ class ReportBook:
             report.warnings.append(soft)
         report.extra.update(
             _fetch_key=fetch_key,
-            total_wall_ms=wall_ms,
             first_step=step,
             last_step=step,
             values=fetch_values(names, results),

@@ -19,10 +19,24 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Callable, Hashable, cast
 
 from npu_jupyter.runtime.dump_format import DumpGraph
 from npu_jupyter.runtime.rewrite import Rounding, emulation_of, insert_casts, roundings
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.liveness import Liveness
+    from npu_jupyter.tf_types import Graph, Operation, Tensor
+
+    #: A watched tensor: (op, "output" | "input", slot).
+    WatchKey = tuple[str, str, int]
+    #: A GraphDef protobuf being built or copied (its mutating API is protobuf's own, not typed here).
+    GraphDefProto = Any
+    #: What ``import_graph_def`` maps a copied input to: a shared tensor, or an op for a control input.
+    Mapped = Tensor | Operation
 
 VARIANT_PREFIX = "npu_emu_run"
 _FEED_TYPES = frozenset({"Placeholder", "PlaceholderWithDefault", "PlaceholderV2"})
@@ -32,26 +46,22 @@ _FEED_TYPES = frozenset({"Placeholder", "PlaceholderWithDefault", "PlaceholderV2
 class RunGraph:
     """Where one run signature's ops live in the private graph, and what its plan rounds."""
 
-    graph: Any  # the private tf.Graph
+    graph: Graph  # the private tf.Graph
     prefix: str = ""  # "" = the private copy's own nodes; "npu_emu_run<k>/" for a variant
-    copied: frozenset[Any] = frozenset()  # user op names copied into the variant
+    copied: frozenset[str] = frozenset()  # user op names copied into the variant
     tensor_map: dict[str, str] = field(default_factory=dict)  # user tensor -> rounded tensor (variant names)
     roundings: list[Rounding] = field(default_factory=list)
-    guards: dict[tuple[Any, ...], tuple[str, str]] = field(
-        default_factory=dict
-    )  # watch key -> (value, taken-input index)
-    captures: dict[tuple[Any, ...], list[Any]] = field(
-        default_factory=dict
-    )  # watch key -> values of this run, per iteration
+    guards: dict[WatchKey, tuple[str, str]] = field(default_factory=dict)  # watch key -> (value, taken index)
+    captures: dict[WatchKey, list[np.ndarray]] = field(default_factory=dict)  # watch key -> values per iteration
     flags: tuple[str, list[str]] | None = None  # (packed all-finite flags tensor, the user tensors in order)
-    keepalive: list[Any] = field(default_factory=list)  # capture callbacks (TF's registry holds them weakly)
+    keepalive: list[Callable[..., object]] = field(default_factory=list)  # capture callbacks (TF holds them weakly)
 
-    def watched(self, key: tuple[Any, ...]) -> str:
+    def watched(self, key: WatchKey) -> str:
         """The private tensor to fetch for a directly fetchable watch ``(op, kind, slot)``."""
         op, kind, slot = key
         if kind == "output":
             return self.tensor_name(f"{op}:{slot}")
-        return cast("str", self.graph.get_operation_by_name(self.op_name(op)).inputs[slot].name)
+        return self.graph.get_operation_by_name(self.op_name(op)).inputs[slot].name
 
     def clear_captures(self) -> None:
         """Forget the last run's per-iteration values (before the next run of this graph)."""
@@ -79,12 +89,12 @@ class RunGraph:
         return emulation_of(self.roundings)
 
 
-def executed_ops(graph: Any, names: list[str], fed: set[str]) -> set[str]:
+def executed_ops(graph: Graph, names: list[str], fed: set[str]) -> set[str]:
     """Ops a run of ``names`` executes: the fetch closure over data and control edges, cut at fed tensors."""
-    stack: list[Any] = []
+    stack: list[Operation] = []
     for name in names:
         element = graph.as_graph_element(name, allow_tensor=True, allow_operation=True)
-        stack.append(element if hasattr(element, "control_inputs") else element.op)
+        stack.append(cast("Operation", element) if hasattr(element, "control_inputs") else element.op)
     seen: set[str] = set()
     while stack:
         op = stack.pop()
@@ -100,7 +110,7 @@ def executed_ops(graph: Any, names: list[str], fed: set[str]) -> set[str]:
     return seen
 
 
-def is_shared(op: Any) -> bool:
+def is_shared(op: Operation) -> bool:
     """Ops every run must share rather than copy: placeholders and state holders without data inputs.
 
     Variables, iterators, queues, tables and readers own state that lives in the session; a copy
@@ -119,23 +129,23 @@ class Observe:
     iteration captures inside loop frames, and the all-finite flag of each float output.
     """
 
-    guarded: tuple[Any, ...] = ()  # (op, kind, slot) whose value may be dead: fetched through a guard
-    captured: tuple[Any, ...] = ()  # (op, kind, slot, frame path) inside a loop frame: captured per iteration
-    flagged: tuple[Any, ...] = ()  # user output tensor names (float, outside loops) to check for inf/NaN
+    guarded: tuple[WatchKey, ...] = ()  # (op, kind, slot) whose value may be dead: fetched through a guard
+    captured: tuple[tuple[str, str, int, tuple[str, ...]], ...] = ()  # (op, kind, slot, frame path) in a loop
+    flagged: tuple[str, ...] = ()  # user output tensor names (float, outside loops) to check for inf/NaN
 
     def __bool__(self) -> bool:
         return bool(self.guarded or self.captured or self.flagged)
 
 
 def build_run_graph(
-    private: Any,
-    user_graph: Any,
-    plan: Any,
+    private: Graph,
+    user_graph: Graph,
+    plan: Plan | None,
     executed: set[str],
     index: int,
-    graph_def: Any = None,
+    graph_def: GraphDefProto = None,
     observe: Observe | None = None,
-    liveness: Any = None,
+    liveness: Liveness | None = None,
 ) -> RunGraph:
     """The run graph of ``plan`` over ``executed``: the private copy itself, or a variant.
 
@@ -164,7 +174,7 @@ def build_run_graph(
     return run
 
 
-def _free_prefix(private: Any, index: int) -> str:
+def _free_prefix(private: Graph, index: int) -> str:
     """A name scope no op of the private graph uses yet."""
     taken = {op.name.split("/", 1)[0] for op in private.get_operations()}
     k = index
@@ -173,7 +183,7 @@ def _free_prefix(private: Any, index: int) -> str:
     return f"{VARIANT_PREFIX}{k}/"
 
 
-def sub_graph_def(graph_def: Any, copied: set[str], prefix: str) -> Any:
+def sub_graph_def(graph_def: GraphDefProto, copied: set[str], prefix: str) -> GraphDefProto:
     """The copied nodes (and the function library) as a GraphDef, ready for import under ``prefix``.
 
     Colocation hints are dropped (they may name shared ops outside the copy; the CPU ignores them) and
@@ -196,9 +206,9 @@ def sub_graph_def(graph_def: Any, copied: set[str], prefix: str) -> Any:
     return sub
 
 
-def outside_inputs(sub: Any, copied: set[str], private: Any) -> dict[str, Any]:
+def outside_inputs(sub: GraphDefProto, copied: set[str], private: Graph) -> dict[str, Mapped]:
     """input_map for every input the copy reads from outside it: shared ops and fed producers."""
-    input_map: dict[str, Any] = {}
+    input_map: dict[str, Mapped] = {}
     local = {node.name for node in sub.node}  # the copy plus the casts and observers added to it
     for node in sub.node:
         for ref in node.input:
@@ -215,7 +225,7 @@ def outside_inputs(sub: Any, copied: set[str], private: Any) -> dict[str, Any]:
     return input_map
 
 
-def extend_copy(private: Any, old_def: Any, new_def: Any, *, fixed_seeds: bool = False) -> bool:
+def extend_copy(private: Graph, old_def: GraphDefProto, new_def: GraphDefProto, *, fixed_seeds: bool = False) -> bool:
     """Add the ops the user's graph gained since ``old_def`` to the private copy; False when it cannot.
 
     A ``tf.Graph`` only grows, so a new version is the old ops plus new ones. Importing just the new
@@ -246,14 +256,14 @@ def extend_copy(private: Any, old_def: Any, new_def: Any, *, fixed_seeds: bool =
     return True
 
 
-def _detach_outside_controls(sub: Any, input_map: dict[str, Any]) -> dict[str, list[Any]]:
+def _detach_outside_controls(sub: GraphDefProto, input_map: dict[str, Mapped]) -> dict[str, list[Operation]]:
     """Take control inputs on ops outside ``sub`` out of it (and of ``input_map``); re-added after import.
 
     ``import_graph_def`` maps control inputs only into a named scope, and the grown ops must keep the
     user's names (``global_variables_initializer()`` made after a run is a NoOp on existing ops).
     """
-    outside = {ref: input_map.pop(ref) for ref in [r for r in input_map if r.startswith("^")]}
-    detached: dict[str, list[Any]] = {}
+    outside = {ref: cast("Operation", input_map.pop(ref)) for ref in [r for r in input_map if r.startswith("^")]}
+    detached: dict[str, list[Operation]] = {}
     for node in sub.node:
         if not any(ref in outside for ref in node.input):
             continue
@@ -273,10 +283,10 @@ class StepCounter:
 
     def __init__(self) -> None:
         self.total = 0
-        self._graphs: dict[tuple[Any, ...], list[int]] = {}  # run signature -> [graph id, runs so far]
+        self._graphs: dict[Hashable, list[int]] = {}  # run signature -> [graph id, runs so far]
         self._lock = threading.Lock()
 
-    def count(self, names: list[str], fed: tuple[Any, ...]) -> tuple[int, int, DumpGraph]:
+    def count(self, names: list[str], fed: tuple[str, ...]) -> tuple[int, int, DumpGraph]:
         """Reserve this run's steps: (session-wide step, this graph's step, the graph) under a lock."""
         signature = (tuple(names), tuple(fed))
         with self._lock:

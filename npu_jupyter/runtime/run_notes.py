@@ -17,6 +17,7 @@ import numpy as np
 
 from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 from npu_jupyter.runtime.fetch_map import leaves
+from npu_jupyter.runtime.step_record import is_non_finite
 
 _HALF = frozenset({"float16", "bfloat16"})
 # Ops that read a variable's value without writing it (Identity is a ref variable's ``v/read``).
@@ -95,7 +96,7 @@ def non_finite_finding(
     plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int
 ) -> dict[Any, Any] | None:
     """What went inf/NaN and where first, when a fetched value is non-finite; None otherwise."""
-    bad_fetches = [n for n, v in zip(names, leaves(results)) if _non_finite(v)]
+    bad_fetches = [n for n, v in zip(names, leaves(results)) if is_non_finite(v)]
     if not bad_fetches or run.flags is None:
         return None
     flags = np.asarray(flags).reshape(-1)
@@ -196,8 +197,3 @@ def note_non_finite(report: Any, plan: Any, run: Any, flags: Any, names: list[st
     )
     if finding["message"] not in report.warnings:
         report.warnings.append(finding["message"])
-
-
-def _non_finite(value: Any) -> bool:
-    array = np.asarray(value) if isinstance(value, (np.ndarray, np.generic, float)) else None
-    return array is not None and array.dtype.kind == "f" and array.size > 0 and not np.isfinite(array).all()

@@ -8,10 +8,20 @@ a while-loop frame (:mod:`.observe_nodes`).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
 from npu_jupyter.runtime.liveness import Liveness
 from npu_jupyter.runtime.run_graph import Observe
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.run_graph import RunGraph
+    from npu_jupyter.tf_types import Graph, Tensor
+
+    #: How a "fetch" or "guard" watch's value comes back from the session: ("fetch" | "guard", op, kind, slot).
+    FetchKey = tuple[str, str, str, int]
 
 _UNFETCHABLE = frozenset({"resource", "variant", "string"})
 STATE_TYPES = frozenset({"VariableV2", "Variable", "VarHandleOp"})
@@ -27,7 +37,7 @@ class Watch(NamedTuple):
     decided_dtype: str  # the plan's dtype for the slot ("" when the plan has none)
     is_float: bool
     mode: str = "fetch"  # "fetch" | "guard" | "capture"
-    frame: tuple[Any, ...] = ()  # the loop frames of a "capture" watch
+    frame: tuple[str, ...] = ()  # the loop frames of a "capture" watch
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -36,7 +46,7 @@ class Watch(NamedTuple):
 
 
 def watch_list(
-    graph: Any, plan: Any, executed: set[str], fed: tuple[Any, ...], kinds: set[str], liveness: Liveness
+    graph: Graph, plan: Plan, executed: set[str], fed: tuple[str, ...], kinds: set[str], liveness: Liveness
 ) -> list[Watch]:
     """Every tensor of ``kinds`` ("output", "input") of the executed ops the plan decides."""
     watch: list[Watch] = []
@@ -67,12 +77,12 @@ def watch_list(
     return watch
 
 
-def _input_may_be_dead(liveness: Liveness, tensor: Any) -> bool:
+def _input_may_be_dead(liveness: Liveness, tensor: Tensor) -> bool:
     return liveness.may_be_dead(tensor.op.name)
 
 
 def _add(
-    watch: list[Watch], op: str, kind: str, slot: int, want: str, tensor: Any, frame: tuple[Any, ...], dead: bool
+    watch: list[Watch], op: str, kind: str, slot: int, want: str, tensor: Tensor, frame: tuple[str, ...], dead: bool
 ) -> None:
     is_ref = tensor.dtype._is_ref_dtype
     is_float = tensor.dtype.base_dtype.is_floating
@@ -97,13 +107,13 @@ def observe_spec(watch: list[Watch], flagged: list[str], liveness: Liveness) -> 
     return Observe(tuple(sorted(guarded)), tuple(captured), tuple(flagged))
 
 
-def float_fetches(graph: Any, names: list[str]) -> list[str]:
+def float_fetches(graph: Graph, names: list[str]) -> list[str]:
     """The fetched float tensors of a run (user names): the values whose inf/NaN a report explains."""
     return [name for name in names if ":" in name and graph.get_tensor_by_name(name).dtype.base_dtype.is_floating]
 
 
 def finite_flag_tensors(
-    graph: Any, plan: Any, executed: set[str], fed: tuple[Any, ...], liveness: Liveness
+    graph: Graph, plan: Plan, executed: set[str], fed: tuple[str, ...], liveness: Liveness
 ) -> list[str]:
     """Float outputs (outside loop frames) of the executed ops, in the plan's (topological) order."""
     out: list[str] = []
@@ -119,7 +129,7 @@ def finite_flag_tensors(
     return out
 
 
-def fetchable(graph: Any, tensor: Any, fed: tuple[Any, ...], captured: bool = False) -> bool:
+def fetchable(graph: Graph, tensor: Tensor, fed: tuple[str, ...], captured: bool = False) -> bool:
     """A tensor a run can hand back: not a handle, string or unfed placeholder.
 
     Inside a loop frame TensorFlow marks tensors unfetchable; those are ``captured`` per iteration.
@@ -131,13 +141,17 @@ def fetchable(graph: Any, tensor: Any, fed: tuple[Any, ...], captured: bool = Fa
     return captured or graph.is_fetchable(tensor)
 
 
-def read_values(run: Any, watch: list[Watch], fetched: dict[tuple[Any, ...], Any]) -> dict[tuple[Any, ...], list[Any]]:
+def read_values(
+    run: RunGraph,
+    watch: list[Watch],
+    fetched: Mapping[FetchKey, Any],  # what TensorFlow fetched: an array, or a guard's (value, index) pair
+) -> dict[tuple[str, str, int], list[np.ndarray]]:
     """Watch key -> the step's values (one per live iteration; empty when the tensor was dead).
 
     ``fetched`` holds what the session returned for the run graph's fetch names of "fetch" and
     "guard" watches (see :func:`fetch_names`).
     """
-    values: dict[tuple[Any, ...], list[Any]] = {}
+    values: dict[tuple[str, str, int], list[np.ndarray]] = {}
     for w in watch:
         if w.mode == "fetch":
             fetch_key = ("fetch", *w.key)  # named: mypy misreads a starred tuple inside [] as 3.11 syntax
@@ -151,10 +165,10 @@ def read_values(run: Any, watch: list[Watch], fetched: dict[tuple[Any, ...], Any
     return values
 
 
-def fetch_names(run: Any, watch: list[Watch]) -> tuple[list[tuple[Any, ...]], list[Any]]:
+def fetch_names(run: RunGraph, watch: list[Watch]) -> tuple[list[FetchKey], list[str | list[str]]]:
     """(keys, private names) to add to the session's fetches for the "fetch" and "guard" watches."""
-    keys: list[tuple[Any, ...]] = []
-    names: list[Any] = []
+    keys: list[FetchKey] = []
+    names: list[str | list[str]] = []
     for w in watch:
         if w.mode == "fetch":
             keys.append(("fetch", *w.key))
