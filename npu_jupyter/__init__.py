@@ -7,12 +7,17 @@ that needs them (PEP 562 ``__getattr__``), so ``%load_ext npu_jupyter`` stays fa
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for editors and type checkers
+    from IPython.core.interactiveshell import InteractiveShell
+
     from npu_jupyter import scope as scope
+    from npu_jupyter.adapter.install import emulate_adapter as emulate_adapter
+    from npu_jupyter.cost.roofline import estimate as estimate
     from npu_jupyter.notebook.panel import panel as panel
     from npu_jupyter.notebook.state import current_config as current_config
+    from npu_jupyter.notebook.state import last_reports as last_reports
     from npu_jupyter.options.config import NpuConfig as NpuConfig
     from npu_jupyter.options.errors import NpuConfigError as NpuConfigError
     from npu_jupyter.plan.model import Plan as Plan
@@ -49,7 +54,8 @@ _LAZY = {
 __all__ = [*sorted(_LAZY), "load_ipython_extension", "unload_ipython_extension"]  # noqa: PLE0604 - the lazy table's keys are the public names
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
+    """The public name's object, imported on first use (type checkers see it through the imports above)."""
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'npu_jupyter' has no attribute {name!r}")
@@ -64,7 +70,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     """``%load_ext npu_jupyter``: register ``%npu`` / ``%%npu`` (TensorFlow is not imported)."""
     from npu_jupyter.notebook.magics import load_ipython_extension as _load
 
@@ -72,7 +78,7 @@ def load_ipython_extension(ipython: Any) -> None:
     _load(ipython)
 
 
-def unload_ipython_extension(ipython: Any) -> None:
+def unload_ipython_extension(ipython: InteractiveShell) -> None:
     """Remove the magics and formatters ``%load_ext npu_jupyter`` added (IPython calls this)."""
     from npu_jupyter.notebook.magics import unload_ipython_extension as _unload
 

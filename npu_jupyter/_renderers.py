@@ -15,14 +15,14 @@ TEXT_RENDERERS: list[Callable[[Any], str]] = []
 HTML_RENDERERS: dict[str, Callable[[Any], str]] = {}
 
 
-def render_text(obj: Any) -> str:
+def render_text(obj: object) -> str:
     """The registered text report of ``obj``, or a short placeholder before any renderer registered."""
     if TEXT_RENDERERS:
         return TEXT_RENDERERS[-1](obj)
     return f"<{type(obj).__name__}: import npu_jupyter.display.formatters to render it>"
 
 
-def render_html(obj: Any) -> str | None:
+def render_html(obj: object) -> str | None:
     """The registered HTML of ``obj``; None (IPython then shows the text form) before registration."""
     renderer = HTML_RENDERERS.get(type(obj).__name__)
     return renderer(obj) if renderer is not None else None

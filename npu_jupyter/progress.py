@@ -11,7 +11,18 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:
+    from typing import Protocol  # novermin - 3.8+; only the type checker reads this block
+
+    class _Box(Protocol):
+        """The shown ipywidgets HBox (ipywidgets ships no types): its bar and label, and closing it."""
+
+        @property
+        def children(self) -> tuple[Any, ...]: ...  # (IntProgress, Label), untyped ipywidgets
+        def close(self) -> None: ...
+
 
 DELAY_ENV = "NPU_JUPYTER_PROGRESS_AFTER"
 SWITCH_ENV = "NPU_JUPYTER_PROGRESS"
@@ -28,7 +39,7 @@ class Progress:
         self.done = 0
         self.detail = ""
         self.started = time.monotonic()
-        self.widget: Any = None
+        self.widget: _Box | None = None
         self.shown = 0  # how many bars were displayed (tests read it)
 
     def describe(self, detail: str) -> None:
@@ -58,12 +69,12 @@ class Progress:
         bar.value = self.done
         label.value = f"{self.title}: {self.done}/{self.total} {self.detail}".rstrip()
 
-    def _show(self) -> Any:
+    def _show(self) -> _Box:
         import ipywidgets
         from IPython.display import display
 
         bar = ipywidgets.IntProgress(min=0, max=max(self.total, 1), value=self.done)
-        box = ipywidgets.HBox([bar, ipywidgets.Label("")])
+        box: _Box = ipywidgets.HBox([bar, ipywidgets.Label("")])
         display(box)
         self.shown += 1
         return box

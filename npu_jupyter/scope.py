@@ -13,27 +13,31 @@ Attribute types follow today's adapter (ADAPTER-FACTS §4.5): ``_without_npu_com
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 from npu_jupyter.tensorflow_import import require_tensorflow
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import AttrValue
 
 WITHOUT_NPU_COMPILE = "_without_npu_compile"
 KEEP_DTYPE = "_keep_dtype"
 VARIABLE_PLACEMENTS = ("all", "cube", "vector", "taishan", "dvpp", "host")
 
 
-def _attr(**field: Any) -> Any:
+def _attr(**field: object) -> AttrValue:
     """One AttrValue (b/i/s)."""
     require_tensorflow("npu_scope")
     from tensorflow.core.framework import attr_value_pb2
 
     if "s" in field:
         field = {"s": str(field["s"]).encode("utf-8")}
-    return attr_value_pb2.AttrValue(**field)
+    value: AttrValue = attr_value_pb2.AttrValue(**field)
+    return value
 
 
 @contextlib.contextmanager
-def _attr_scope(attrs: Mapping[str, Any]) -> Iterator[None]:
+def _attr_scope(attrs: Mapping[str, AttrValue]) -> Iterator[None]:
     """Stamp ``attrs`` on every op created in the block, on the current default graph."""
     tf = require_tensorflow("npu_scope")
 
@@ -121,11 +125,12 @@ def limit_core_num_scope(
     return _attr_scope({"_op_vectorcore_num": _attr(s=op_vectorcore_num)})
 
 
-def npu_recompute_scope() -> Any:
+def npu_recompute_scope() -> contextlib.AbstractContextManager[str]:
     """A name scope 'NpuRecompute': the adapter marks ops under it (outside gradients) for recomputation."""
     tf = require_tensorflow("npu_scope")
 
-    return tf.name_scope("NpuRecompute")
+    scope: contextlib.AbstractContextManager[str] = tf.name_scope("NpuRecompute")
+    return scope
 
 
 def npu_recompute_attr_scope() -> contextlib.AbstractContextManager[None]:
@@ -133,13 +138,19 @@ def npu_recompute_attr_scope() -> contextlib.AbstractContextManager[None]:
     return _attr_scope({"_recompute": _attr(b=True)})
 
 
-def npu_graph_slice_scope(slice_num: int) -> Any:
+def _positive_int(value: object) -> bool:
+    """An int > 0, checked at run time (callers pass anything); a bool is refused, True is no count."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def npu_graph_slice_scope(slice_num: int) -> contextlib.AbstractContextManager[str]:
     """A name scope 'SliceNum-<n>-NpuGraphSlicing<n>' that the adapter reads as a graph slice count."""
     tf = require_tensorflow("npu_scope")
 
-    if isinstance(slice_num, bool) or not isinstance(slice_num, int) or slice_num <= 0:
+    if not _positive_int(slice_num):
         raise ValueError(f"npu_graph_slice_scope: slice_num must be a positive int, got {slice_num!r}")
-    return tf.name_scope(f"SliceNum-{slice_num}-NpuGraphSlicing{slice_num}")
+    scope: contextlib.AbstractContextManager[str] = tf.name_scope(f"SliceNum-{slice_num}-NpuGraphSlicing{slice_num}")
+    return scope
 
 
 __all__ = [

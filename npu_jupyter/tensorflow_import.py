@@ -8,7 +8,7 @@ planner, the emulator, scopes and the ``ascend`` backend do, and they all come t
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import types
 
 INSTALL_HINT = (
     'install it with pip install "npu_jupyter[emulator]" (TensorFlow for the CPU emulator), '
@@ -21,7 +21,7 @@ class TensorFlowMissingError(ImportError):
     """TensorFlow is needed for what was asked and is not importable in this kernel."""
 
 
-def require_tensorflow(what: str = "this") -> Any:
+def require_tensorflow(what: str = "this") -> types.ModuleType:
     """Import and return the ``tensorflow`` module, or raise one error naming what to install.
 
     ``what`` names the feature that needed TensorFlow, so the message says why it was wanted.

@@ -10,7 +10,7 @@ members in alphabetical order), rather than widening a signature to ``Any``.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Generic, Iterator, MutableMapping, MutableSequence, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Iterable, Iterator, MutableMapping, MutableSequence, Sequence, TypeVar
 
 if TYPE_CHECKING:
     from typing import Protocol  # novermin (never imported at run time)
@@ -34,7 +34,7 @@ class DType(Protocol):
     """``tf.DType``: a tensor's element type."""
 
     @property
-    def _is_ref_dtype(self) -> bool: ...  # a TF1 ref variable's tensor (state, not a value)
+    def _is_ref_dtype(self) -> bool: ...  # a TF1 ref variable's dtype (float32_ref)
     @property
     def as_datatype_enum(self) -> int: ...
     @property
@@ -61,6 +61,8 @@ class TensorShape(Protocol):
 class Tensor(Protocol):
     """``tf.Tensor`` in a graph: one output of an operation."""
 
+    def __ge__(self, other: object) -> Tensor: ...
+    def __mul__(self, other: object) -> Tensor: ...
     def consumers(self) -> list[Operation]: ...
     @property
     def dtype(self) -> DType: ...
@@ -227,6 +229,7 @@ class Operation(Protocol):
     """``tf.Operation`` in a graph."""
 
     def _add_control_inputs(self, ops: Sequence[Operation]) -> None: ...
+    def _set_attr(self, attr_name: str, attr_value: AttrValue) -> None: ...  # TF's own, as the adapter marks nodes
     @property
     def control_inputs(self) -> Sequence[Operation]: ...
     @property
@@ -314,6 +317,32 @@ class ConcreteFunction(Protocol):
     def graph(self) -> Graph: ...
 
 
+class Variable(Protocol):
+    """``tf.Variable`` (graph or resource variable): the parts the adapter's wrappers read."""
+
+    def __add__(self, other: object) -> Tensor: ...
+    def __mul__(self, other: object) -> Tensor: ...
+    @property
+    def dtype(self) -> DType: ...
+    @property
+    def name(self) -> str: ...
+
+
+class Optimizer(Protocol):
+    """``tf.compat.v1.train.Optimizer``: what the adapter's optimizer wrappers forward to."""
+
+    def apply_gradients(
+        self,
+        grads_and_vars: Iterable[tuple[Tensor | None, Variable]],
+        global_step: object = ...,
+        name: str | None = ...,
+    ) -> Operation: ...
+    def compute_gradients(self, loss: Tensor, *args: Any, **kwargs: Any) -> list[tuple[Tensor | None, Variable]]: ...
+    def get_slot(self, var: Variable, name: str) -> Variable | None: ...
+    def get_slot_names(self) -> list[str]: ...
+    def variables(self) -> list[Variable]: ...
+
+
 class CustomGraphOptimizer(Protocol):
     """``RewriterConfig.CustomGraphOptimizer`` proto: a named custom optimizer and its parameter_map."""
 
@@ -329,7 +358,7 @@ class ConfigProto(Protocol):
 
     def CopyFrom(self, other: ConfigProto) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
-    def graph_options(self) -> Any: ...  # noqa: ANN401 - GraphOptions proto; the options and adapter code set its nested rewrite/optimizer fields
+    def graph_options(self) -> Any: ...  # noqa: ANN401 - GraphOptions proto (rewrite_options.custom_optimizers)
     def SerializeToString(self, deterministic: bool = ...) -> bytes: ...  # noqa: N802 - the protobuf method's name
 
 
@@ -353,10 +382,12 @@ __all__ = [
     "OpAttrDef",
     "OpDef",
     "Operation",
+    "Optimizer",
     "RepeatedMessages",
     "RunMetadata",
     "Session",
     "Tensor",
     "TensorProto",
     "TensorShape",
+    "Variable",
 ]

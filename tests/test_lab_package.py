@@ -59,3 +59,18 @@ def test_the_server_env_got_neither_tensorflow_nor_the_kernel_package(server_env
     )
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.strip() == "[]"
+
+
+def test_the_renderer_wheel_takes_its_version_from_package_json(server_env: Path) -> None:
+    """hatch-nodejs-version reads labextension/package.json, the renderer's one written version."""
+    import json
+
+    written = json.loads((REPO / "labextension" / "package.json").read_text(encoding="utf-8"))["version"]
+    probe = _run(
+        server_env / "python",
+        "-c",
+        "import importlib.metadata as m; print(m.version('npu-jupyter-lab'))",
+        cwd=server_env,
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.strip() == written

@@ -4,12 +4,11 @@ This package goes into the environment that runs the Jupyter server. It has no d
 TensorFlow, no IPython, no npu_jupyter): the kernel-side package ``npu_jupyter`` goes into the
 kernel's environment, which on an Ascend server is the one holding the adapter's TensorFlow. The two
 talk only through the ``application/vnd.npu-jupyter.report+json`` output (docs/report-schema.md).
-The same split as ipywidgets (kernel) and jupyterlab_widgets (server).
+The same split as ipywidgets (kernel) and jupyterlab_widgets (server). Its version is written once, in
+labextension/package.json (``importlib.metadata.version("npu-jupyter-lab")`` reads it when installed).
 """
 
 from __future__ import annotations
-
-__version__ = "0.1.0"
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:

@@ -7,37 +7,17 @@
 import { clear, h, s } from './elements';
 import { GraphLayout, LayoutCache, LINE_HEIGHT, PlacedNode, fitZoom, frameLabel, layoutGraph, nodeLines, shortLabel } from './layout';
 import { ENGINE_LABELS, engineClass, opClasses } from './palette';
-import { aiCpuOps, changedOps, hostComputeOps, overflowOps } from './lead';
+import { attentionOps, centredOn, firstScale, leadOp, READABLE_ZOOM, scrollsSideways } from './firstview';
+import { overflowOps } from './lead';
 import type { Report } from './schema';
-import { ScopeNode, ScopeTree, VisibleGraph, ancestors, initialExpansion, opKey, visibleGraph } from './scopes';
+import { ScopeNode, ScopeTree, VisibleGraph, ancestors, initialExpansion, visibleGraph } from './scopes';
 
 let markerCounter = 0;
 
 const ENGINE_ORDER = ['AI_CORE', 'AI_CPU', 'HOST'] as const;
 
-/** Ops of each kind worth opening scopes for, and the most boxes the first view may draw to show them. */
-const HOST_OPS_OPENED = 6;
+/** The most boxes the first view may draw to show the ops that need attention as ops. */
 const FIRST_VIEW_BOXES = 120;
-
-/**
- * The ops the first view should draw as ops, most urgent first: the ones that went inf/NaN, the
- * host ops that compute (a mixed-computing run's point), the AI CPU ops, then the ops whose
- * precision changed -- in a Keras train step those are the user's layers (convolutions, matmuls),
- * not the optimizer's and the iterator's bookkeeping around them.
- */
-export function attentionOps(report: Report): number[] {
-  const seen = new Set<number>();
-  const out: number[] = [];
-  for (const group of [overflowOps(report), hostComputeOps(report), aiCpuOps(report), changedOps(report)]) {
-    for (const op of group.slice(0, HOST_OPS_OPENED)) {
-      if (!seen.has(op)) {
-        seen.add(op);
-        out.push(op);
-      }
-    }
-  }
-  return out;
-}
 
 /**
  * Open the scopes around the ops that need attention (`attentionOps`) so the first view draws
@@ -72,6 +52,8 @@ export function firstExpansion(report: Report, tree: ScopeTree): Set<string> {
 export class GraphView {
   /** Scroll container holding the SVG. */
   readonly node: HTMLElement;
+  /** A line for the toolbar, shown while the first view shows part of a wide drawing (see `partial`). */
+  readonly note: HTMLElement;
   /** Milliseconds the last visible-graph computation + layout + drawing took. */
   lastLayoutMs = 0;
   private expanded: Set<string>;
@@ -79,8 +61,9 @@ export class GraphView {
   private placed!: GraphLayout;
   private zoom = 1;
   /**
-   * A new view fits its drawing to the cell width (never wider than natural size), so the right edge
-   * is never clipped whatever the cell width; zooming or "fit" switch to an explicit scale.
+   * A new view fits its drawing to the cell width (never wider than natural size, never narrower
+   * than the readable scale: see firstview.ts; a wider drawing scrolls); zooming or "fit" switch to
+   * an explicit scale.
    */
   private fitWidth = true;
   private selected: number | null = null;
@@ -97,6 +80,8 @@ export class GraphView {
     this.cache = new LayoutCache(report, tree);
     this.expanded = firstExpansion(report, tree);
     this.node = h('div', { class: 'npu-graph', tabindex: 0, role: 'group', 'aria-label': 'op graph' });
+    this.note = h('span', { class: 'npu-graph-note' });
+    this.note.hidden = true;
     this.node.addEventListener('click', event => this.onClick(event));
     this.node.addEventListener('keydown', event => {
       if (event.key === 'Enter' || event.key === ' ') {
@@ -141,13 +126,14 @@ export class GraphView {
     this.applyZoom();
   }
 
-  /** The scale the drawing is shown at (while fitted to the width: the width's share of the natural size). */
+  /** The scale the drawing is shown at (while fitted to the width: its share of the natural size, within the readable floor). */
   get zoomLevel(): number {
-    if (this.fitWidth) {
-      const width = this.node.clientWidth;
-      return width > 0 ? Math.min(1, width / Math.max(1, this.placed.width)) : 1;
-    }
-    return this.zoom;
+    return this.fitWidth ? firstScale(this.placed.width, this.node.clientWidth) : this.zoom;
+  }
+
+  /** Whether the first view shows part of a drawing wider than the cell (at the readable scale). */
+  get partial(): boolean {
+    return this.fitWidth && scrollsSideways(this.placed.width, this.node.clientWidth);
   }
 
   /** Whether the drawing follows the cell width (the first view) rather than an explicit zoom. */
@@ -179,15 +165,58 @@ export class GraphView {
     this.scrollToOp(op);
   }
 
-  /** Scroll the view so an op drawn as itself is in its middle (no-op when it is not drawn). */
+  /** Scroll the view so the box drawing an op (itself, or the collapsed scope holding it) is in its middle. */
   scrollToOp(op: number): void {
-    const placed = this.placed.nodes.find(p => p.node.key === opKey(op));
-    if (this.groups.get(opKey(op)) && placed) {
-      const { x, y, width, height } = placed.box;
-      const zoom = this.zoomLevel;
-      this.node.scrollLeft = Math.max(0, (x + width / 2) * zoom - this.node.clientWidth / 2);
-      this.node.scrollTop = Math.max(0, (y + height / 2) * zoom - this.node.clientHeight / 2);
+    const unit = this.visible.unitOf[op];
+    const placed = this.placed.nodes.find(p => p.node.key === unit);
+    if (placed && this.groups.get(unit)) {
+      const view = { width: this.node.clientWidth, height: this.node.clientHeight };
+      const { left, top } = centredOn(placed.box, this.zoomLevel, view);
+      this.node.scrollLeft = left;
+      this.node.scrollTop = top;
     }
+  }
+
+  /**
+   * Once the view is on the page (it has a width), open it where attention belongs: the first
+   * overflow in any graph; in a drawing wider than the cell (shown at the readable scale, so it
+   * scrolls) the lead op. A drawing that fits keeps the top-left view it always had.
+   */
+  settleWhenShown(): void {
+    if (this.node.clientWidth > 0 || typeof ResizeObserver !== 'function') {
+      this.settleFirstView();
+      return;
+    }
+    // Not laid out yet (a hidden tab, a cell not yet on screen): settle on the first real size.
+    const observer = new ResizeObserver(() => {
+      if (this.node.clientWidth > 0) {
+        observer.disconnect();
+        this.settleFirstView();
+      }
+    });
+    observer.observe(this.node);
+  }
+
+  /** What `settleWhenShown` does once the view has its width. */
+  settleFirstView(): void {
+    if (!this.fitWidth) {
+      return; // the person already zoomed
+    }
+    const [overflowed] = overflowOps(this.report);
+    const target = overflowed ?? (this.partial ? leadOp(this.report) : null);
+    if (target !== null) {
+      this.scrollToOp(target);
+    }
+    this.showNote();
+  }
+
+  /** Say that the view shows part of the drawing, and how to see the rest, while it does. */
+  private showNote(): void {
+    const partial = this.partial;
+    this.note.hidden = !partial;
+    this.note.textContent = partial
+      ? `shown at ${Math.round(READABLE_ZOOM * 100)}% so labels stay readable: scroll for the rest, or \u201cfit\u201d`
+      : '';
   }
 
   /** Mark the op (or the collapsed scope holding it) as selected. */
@@ -219,14 +248,17 @@ export class GraphView {
       // The viewBox keeps the aspect ratio: width follows the cell, height follows the width.
       svg.removeAttribute('width');
       svg.removeAttribute('height');
+      // Never narrower than the readable scale: a wider drawing scrolls instead (firstview.ts).
       svg.style.width = '100%';
       svg.style.maxWidth = `${Math.ceil(this.placed.width)}px`;
+      svg.style.minWidth = `${Math.ceil(this.placed.width * READABLE_ZOOM)}px`;
       svg.style.height = 'auto';
     } else {
-      svg.style.width = svg.style.maxWidth = svg.style.height = '';
+      svg.style.width = svg.style.maxWidth = svg.style.minWidth = svg.style.height = '';
       svg.setAttribute('width', String(Math.ceil(this.placed.width * this.zoom)));
       svg.setAttribute('height', String(Math.ceil(this.placed.height * this.zoom)));
     }
+    this.showNote();
   }
 
   private draw(): void {

@@ -6,7 +6,7 @@
 
 import { clear, h } from './elements';
 import { PathLinker, driftText, estimateLabel, factsList, measuredLabel, opMarks } from './facts';
-import { leadBox, overflowOps } from './lead';
+import { leadBox } from './lead';
 import { GraphView } from './graphview';
 import { ColourMode, ENGINE_LABELS, PRECISION_LABELS, PrecisionCategory, engineClass, precisionClass } from './palette';
 import { ENGINES, MIME_TYPE, Report, dtypeText, parseReport } from './schema';
@@ -148,7 +148,8 @@ function build(host: HTMLElement, report: Report, linker?: PathLinker): ReportVi
       graph.collapseAll();
       graph.highlight(selected);
     }),
-    legend()
+    legend(),
+    graph.note
   );
   const title = report.title || (report.kind === 'run' ? 'Run report' : 'Plan');
   const sub = subtitle(report, title);
@@ -168,10 +169,10 @@ function build(host: HTMLElement, report: Report, linker?: PathLinker): ReportVi
     }
   }
   host.append(toolbar, graph.node, info, table.node);
-  // The first overflow is where to look: once the view has its size, scroll the graph to it.
-  const [overflowed] = overflowOps(report);
-  if (overflowed !== undefined) {
-    requestAnimationFrame(() => graph.scrollToOp(overflowed));
+  // Once the view has its size, open the graph where to look (the first overflow, or the lead op of
+  // a drawing wider than the cell).
+  if (typeof requestAnimationFrame === 'function') {
+    requestAnimationFrame(() => graph.settleWhenShown());
   }
   setMode('placement');
   info.append(...details(report, null));

@@ -14,11 +14,27 @@ puts the original ``call`` back when the emulation is switched off.
 from __future__ import annotations
 
 import importlib
+import types
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing import Protocol  # novermin - 3.8+; only the type checker reads this block
+
+    from npu_jupyter.tf_types import Tensor
+
+    class _Dropout(Protocol):
+        """What the swapped ``call`` reads of a Keras 2 ``Dropout`` layer (Keras ships no types)."""
+
+        def _get_noise_shape(self, inputs: object) -> object: ...
+        @property
+        def rate(self) -> float: ...
+        @property
+        def seed(self) -> int | None: ...
+
 
 # (Dropout class, its original call, the Keras backend module whose learning phase it reads)
-_swapped: list[tuple[Any, Any, Any]] = []
+_swapped: list[tuple[type[Any], object, types.ModuleType]] = []  # Keras classes: untyped
 
 # Keras 2 packages: (module with the Dropout class, its backend module)
 _KERAS2 = (
@@ -28,7 +44,7 @@ _KERAS2 = (
 )
 
 
-def dropout_call(self: Any, inputs: Any, training: Any = None) -> Any:
+def dropout_call(self: _Dropout, inputs: object, training: object = None) -> Tensor:
     """The adapter's ``Dropout.call``: ``npu_ops.dropout`` without a noise shape, ``tf.nn.dropout`` with one."""
     import tensorflow as tf
     from tensorflow.python.framework import smart_cond
@@ -41,28 +57,31 @@ def dropout_call(self: Any, inputs: Any, training: Any = None) -> Any:
     # The adapter tests ``if noise_shape:``, which a graph-mode tensor refuses; its intent is "given"
     if noise_shape is not None:
 
-        def dropped() -> Any:
-            return tf.nn.dropout(inputs, noise_shape=noise_shape, seed=self.seed, rate=self.rate)
+        def dropped() -> Tensor:
+            out: Tensor = tf.nn.dropout(inputs, noise_shape=noise_shape, seed=self.seed, rate=self.rate)
+            return out
     else:
 
-        def dropped() -> Any:
+        def dropped() -> Tensor:
             return npu_ops.dropout(inputs, noise_shape=noise_shape, seed=self.seed, keep_prob=1.0 - self.rate)
 
-    return smart_cond.smart_cond(training, dropped, lambda: tf.identity(inputs))
+    out: Tensor = smart_cond.smart_cond(training, dropped, lambda: tf.identity(inputs))
+    return out
 
 
-def _backend_of(cls: Any) -> Any:
+def _backend_of(cls: type) -> types.ModuleType:
     for swapped, _, backend in _swapped:
         if issubclass(cls, swapped):
             return backend
     import tensorflow as tf
 
-    return tf.compat.v1.keras.backend
+    default: types.ModuleType = tf.compat.v1.keras.backend
+    return default
 
 
-def keras2_dropout_classes() -> list[tuple[Any, Any]]:
+def keras2_dropout_classes() -> list[tuple[type[Any], types.ModuleType]]:
     """(Dropout class, backend module) of every Keras 2 importable here (Keras 3 is left alone)."""
-    found: list[tuple[Any, Any]] = []
+    found: list[tuple[type[Any], types.ModuleType]] = []
     for layers_name, backend_name in _KERAS2:
         try:
             layers = importlib.import_module(layers_name)

@@ -18,24 +18,28 @@ them raises one :class:`NotEmulatedError` saying why and what to do.
 from __future__ import annotations
 
 import inspect
+import types
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from npu_jupyter.adapter.surface import NotEmulated, NotEmulatedError
 
+if TYPE_CHECKING:
+    from npu_jupyter.adapter.run_config import NPURunConfig
+
 _NAMES = ("NPUEstimator", "NPUEstimatorSpec", "npu_run_config_init")
-_cache: dict[str, Any] = {}
+_cache: dict[str, object] = {}
 
 # NPURunConfig's RunConfig defaults that differ from RunConfig's own (npu_config.py)
 _RUN_DEFAULTS = {"save_summary_steps": 0, "keep_checkpoint_max": 5, "log_step_count_steps": 100}
 
 
-def estimator_module() -> Any | None:
+def estimator_module() -> types.ModuleType | None:
     """``tf.estimator`` when this TensorFlow has it (≤ 2.15), else None."""
     import tensorflow as tf
 
     try:
-        module = getattr(tf, "estimator", None)
+        module: types.ModuleType | None = getattr(tf, "estimator", None)
         return module if module is not None and hasattr(module, "Estimator") else None
     except ImportError:  # a TF whose lazy estimator loader finds no tensorflow_estimator package
         return None
@@ -66,7 +70,7 @@ class _NeedsEstimator(NotEmulated):
         return f"<{self._qualname}: needs tf.estimator, which this TensorFlow lacks (using it raises NotEmulatedError)>"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """The Estimator names, built on first use (TensorFlow is imported by then)."""
     if name not in _NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -76,7 +80,7 @@ def __getattr__(name: str) -> Any:
     return _cache[name]
 
 
-def _run_config(npu_run_config: Any, estimator: Any) -> Any:
+def _run_config(npu_run_config: NPURunConfig, estimator: types.ModuleType) -> object:
     """The Estimator's RunConfig: the NPURunConfig's RunConfig arguments and its NPU ConfigProto."""
     accepted = set(inspect.signature(estimator.RunConfig.__init__).parameters) - {"self", "session_config"}
     kwargs = {**_RUN_DEFAULTS, **{k: v for k, v in npu_run_config.kwargs.items() if k in accepted}}
@@ -87,12 +91,13 @@ def _run_config(npu_run_config: Any, estimator: Any) -> Any:
             "NPURunConfig(distribute=...) distributes across ranks; the emulated adapter is one device "
             "(rank 0 of 1): leave distribute unset to emulate one rank"
         )
-    return estimator.RunConfig(session_config=npu_run_config.session_config, **kwargs)
+    run_config: object = estimator.RunConfig(session_config=npu_run_config.session_config, **kwargs)
+    return run_config
 
 
-def _model_dir(model_dir: Any, config: Any) -> Any:
+def _model_dir(model_dir: str | None, config: NPURunConfig) -> str | None:
     """As the adapter: NPUEstimator's and NPURunConfig's model_dir must agree when both are given."""
-    configured = config.kwargs.get("model_dir")
+    configured: str | None = config.kwargs.get("model_dir")
     if model_dir and configured and model_dir != configured:
         raise ValueError(
             f"model_dir are set both in NPUEstimator ({model_dir!r}) and NPURunConfig ({configured!r}), but with "
@@ -101,12 +106,18 @@ def _model_dir(model_dir: Any, config: Any) -> Any:
     return model_dir or configured
 
 
-def _wrap_model_fn(model_fn: Any, config: Any, estimator: Any) -> Any:
+def _wrap_model_fn(
+    model_fn: Callable[..., object] | None, config: NPURunConfig, estimator: types.ModuleType
+) -> Callable[..., object]:
     """The adapter's ``model_fn`` wrapper: ``config`` passed when asked for, the train op grouped per loop."""
+    if model_fn is None:
+        raise ValueError(
+            "NPUEstimator: model_fn must be provided (a function (features, labels, mode) -> EstimatorSpec)"
+        )
     wanted = set(inspect.signature(model_fn).parameters)
     loop = int(config.kwargs.get("iterations_per_loop") or 1)
 
-    def _model_fn(features: Any, labels: Any, mode: Any, params: Any) -> Any:
+    def _model_fn(features: object, labels: object, mode: str, params: object) -> object:
         import tensorflow as tf
 
         kwargs = {k: v for k, v in (("labels", labels), ("mode", mode), ("params", params)) if k in wanted}
@@ -125,33 +136,37 @@ def _wrap_model_fn(model_fn: Any, config: Any, estimator: Any) -> Any:
     return _model_fn
 
 
-def _build(estimator: Any) -> dict[str, Any]:
+def _build(estimator: types.ModuleType) -> dict[str, object]:
     """The three names as classes/functions over this TensorFlow's Estimator."""
     from npu_jupyter.adapter.run_config import NPURunConfig, npu_config_proto
 
-    class NPUEstimatorSpec(estimator.EstimatorSpec):  # type: ignore[misc]  # a class of the runtime TF
+    spec_base: Any = estimator.EstimatorSpec  # TensorFlow's classes (untyped), subclassed below
+    estimator_base: Any = estimator.Estimator
+
+    class NPUEstimatorSpec(spec_base):  # type: ignore[misc]  # a class of the runtime TF
         """``EstimatorSpec`` with the adapter's ``host_call`` argument (the device outfeed: refused when given)."""
 
-        def __new__(cls, mode: Any, *args: Any, host_call: Any = None, **kwargs: Any) -> Any:
+        def __new__(cls, mode: str, *args: Any, host_call: object = None, **kwargs: Any) -> NPUEstimatorSpec:
             if host_call is not None:
                 raise NotEmulatedError(
                     "NPUEstimatorSpec(host_call=...) streams tensors from the device through its outfeed channel, which "
                     "npu_jupyter's emulated adapter does not emulate; log them with training_hooks "
                     "(tf.compat.v1.train.LoggingTensorHook) or tf.compat.v1.summary instead"
                 )
-            return super().__new__(cls, mode, *args, **kwargs)
+            spec: NPUEstimatorSpec = super().__new__(cls, mode, *args, **kwargs)
+            return spec
 
-    class NPUEstimator(estimator.Estimator):  # type: ignore[misc]  # a class of the runtime TF
+    class NPUEstimator(estimator_base):  # type: ignore[misc]  # a class of the runtime TF
         """The adapter's Estimator: an NPURunConfig, the NPU ConfigProto, sessions on the emulator."""
 
         def __init__(
             self,
-            model_fn: Any = None,
-            model_dir: Any = None,
-            config: Any = None,
-            params: Any = None,
+            model_fn: Callable[..., object] | None = None,
+            model_dir: str | None = None,
+            config: object = None,
+            params: dict[str, object] | None = None,
             job_start_file: str = "",
-            warm_start_from: Any = None,
+            warm_start_from: object = None,
         ) -> None:
             if not isinstance(config, NPURunConfig):
                 raise ValueError("`config` must be provided with type `NPUConfigs`")
@@ -172,12 +187,11 @@ def _build(estimator: Any) -> dict[str, Any]:
                 warm_start_from=warm_start_from,
             )
 
-    def npu_run_config_init(run_config: Any = None) -> Any:
+    def npu_run_config_init(run_config: object = None) -> object:
         """A RunConfig (a new one unless given) whose session config gets the adapter's NPU edits."""
-        if not isinstance(run_config, estimator.RunConfig):
-            run_config = estimator.RunConfig()
-        run_config.__dict__["_session_config"] = npu_config_proto(run_config.session_config)
-        return run_config
+        config: Any = run_config if isinstance(run_config, estimator.RunConfig) else estimator.RunConfig()  # untyped TF
+        config.__dict__["_session_config"] = npu_config_proto(config.session_config)
+        return config
 
     return {
         "NPUEstimator": NPUEstimator,

@@ -10,24 +10,28 @@ marked dynamic + lazy_recompile is planned as that session option would plan it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Sequence, cast
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import AttrValue, Graph, Operation, Session, Tensor
 
 _MODES = ("lazy_recompile", "dynamic_execute")
 
 
-def _attr(**field: Any) -> Any:
+def _attr(**field: object) -> AttrValue:
     from tensorflow.core.framework import attr_value_pb2
 
-    return attr_value_pb2.AttrValue(**field)
+    value: AttrValue = attr_value_pb2.AttrValue(**field)
+    return value
 
 
-def _op_of(fetch: Any) -> Any:
+def _op_of(fetch: Operation | Tensor) -> Operation:
     from tensorflow.python.framework import ops
 
-    return fetch if isinstance(fetch, ops.Operation) else fetch.op
+    return cast("Operation", fetch) if isinstance(fetch, ops.Operation) else cast("Tensor", fetch).op
 
 
-def _recompute(experimental_config: Any) -> str | None:
+def _recompute(experimental_config: object) -> str | None:
     """``graph_memory_optimize_config.recompute`` of an ExperimentalConfig, as the adapter reads it."""
     if experimental_config is None:
         return None
@@ -41,13 +45,13 @@ def _recompute(experimental_config: Any) -> str | None:
 
 
 def set_graph_exec_config(
-    fetch: Any,
+    fetch: object,
     dynamic_input: bool = False,
     dynamic_graph_execute_mode: str = "dynamic_execute",
     dynamic_inputs_shape_range: str | None = None,
     is_train_graph: bool = False,
-    experimental_config: Any = None,
-) -> Any:
+    experimental_config: object = None,
+) -> object:
     """Mark ``fetch`` (op, tensor, tensor name, or a list/tuple of them) with the graph's dynamic-execution config."""
     import tensorflow as tf
     from tensorflow.python.framework import ops
@@ -64,11 +68,11 @@ def set_graph_exec_config(
     if recompute is not None:
         attrs["_recompute_mode"] = _attr(s=recompute.encode())
     if isinstance(fetch, str):
-        fetch = tf.compat.v1.get_default_graph().get_tensor_by_name(fetch)
-        _mark(fetch, attrs)
-        return fetch
+        tensor: Tensor = tf.compat.v1.get_default_graph().get_tensor_by_name(fetch)
+        _mark(tensor, attrs)
+        return tensor
     if isinstance(fetch, (ops.Operation, tf.Tensor)):
-        _mark(fetch, attrs)
+        _mark(cast("Operation | Tensor", fetch), attrs)
     elif isinstance(fetch, (tuple, list)):
         for item in fetch:
             set_graph_exec_config(
@@ -80,13 +84,13 @@ def set_graph_exec_config(
     return fetch
 
 
-def _mark(fetch: Any, attrs: dict[str, Any]) -> None:
+def _mark(fetch: Operation | Tensor, attrs: dict[str, AttrValue]) -> None:
     op = _op_of(fetch)
     for key, value in attrs.items():
         op._set_attr(key, value)
 
 
-def keep_tensors_dtypes(graph: Any, input_tensors: Any) -> None:
+def keep_tensors_dtypes(graph: Graph, input_tensors: Sequence[str]) -> None:
     """Keep the named tensors' ops in their original precision (``_keep_dtype``), as the adapter's."""
     import tensorflow as tf
 
@@ -98,30 +102,31 @@ def keep_tensors_dtypes(graph: Any, input_tensors: Any) -> None:
         graph.get_tensor_by_name(name).op._set_attr("_keep_dtype", _attr(i=1))
 
 
-def set_op_tensor_max_range(tensor: Any, max_shape: str) -> None:
+def set_op_tensor_max_range(tensor: Operation | Tensor, max_shape: str) -> None:
     """``_op_max_shape`` on the tensor's op."""
     _op_of(tensor)._set_attr("_op_max_shape", _attr(s=str(max_shape).encode()))
 
 
-def set_op_input_tensor_multi_dims(tensor: Any, input_shape: str, input_dims: str) -> None:
+def set_op_input_tensor_multi_dims(tensor: Operation | Tensor, input_shape: str, input_dims: str) -> None:
     """``_subgraph_multi_dims_input_shape`` / ``_dims`` on the tensor's op."""
     op = _op_of(tensor)
     op._set_attr("_subgraph_multi_dims_input_shape", _attr(s=str(input_shape).encode()))
     op._set_attr("_subgraph_multi_dims_input_dims", _attr(s=str(input_dims).encode()))
 
 
-def set_op_tensor_max_size(tensor: Any, max_size: int) -> None:
+def set_op_tensor_max_size(tensor: Operation | Tensor, max_size: int) -> None:
     """``_op_max_size`` on the tensor's op (the planner keeps such ops on the host, as the adapter)."""
     _op_of(tensor)._set_attr("_op_max_size", _attr(i=int(max_size)))
 
 
-def npu_compile(sess: Any, *fetches: Any) -> None:
+def npu_compile(sess: Session, *fetches: object) -> None:
     """Compiles the fetches' graph on the adapter by running it once; the same here."""
     sess.run(fetches)
 
 
-def variable_initializer_in_host(var_list: Any) -> Any:
+def variable_initializer_in_host(var_list: Sequence[object]) -> Operation:
     """An op initialising ``var_list`` (named ``var_in_host``), as the adapter's."""
     import tensorflow as tf
 
-    return tf.compat.v1.initializers.variables(var_list, name="var_in_host")
+    op: Operation = tf.compat.v1.initializers.variables(var_list, name="var_in_host")
+    return op

@@ -9,7 +9,7 @@ fuses gradients across ranks; with one rank nothing is reduced, so they are chec
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Iterable
 
 WORLD_GROUP = "hccl_world_group"
 _groups: set[str] = {WORLD_GROUP}
@@ -29,7 +29,7 @@ def _known(group: str) -> str:
     return group
 
 
-def create_group(group: str, rank_num: int, rank_ids: Any) -> None:
+def create_group(group: str, rank_num: int, rank_ids: Iterable[int]) -> None:
     """A group of the one rank: ``rank_num`` 1 and ``rank_ids`` [0]."""
     if group == WORLD_GROUP:
         raise ValueError(f"create_group: {WORLD_GROUP!r} exists already and cannot be created")
@@ -85,18 +85,18 @@ def get_group_rank_from_world_rank(world_rank_id: int, group: str) -> int:
     return 0
 
 
-def _split(kind: str, values: Any, group: str) -> None:
+def _split(kind: str, values: object, group: str) -> None:
     _known(group)
     if not isinstance(values, (list, tuple)) or not all(isinstance(v, int) and v >= 0 for v in values):
         raise ValueError(f"set_split_strategy_by_{kind}: expected a list of non-negative ints, got {values!r}")
     split_strategies[group] = (kind, list(values))
 
 
-def set_split_strategy_by_idx(idxList: Any, group: str = WORLD_GROUP) -> None:  # noqa: N803 - HCCL's own name
+def set_split_strategy_by_idx(idxList: list[int], group: str = WORLD_GROUP) -> None:  # noqa: N803 - HCCL's own name
     """Where all-reduce splits the gradients, by gradient index: kept; one rank reduces nothing."""
     _split("idx", idxList, group)
 
 
-def set_split_strategy_by_size(dataSizeList: Any, group: str = WORLD_GROUP) -> None:  # noqa: N803 - HCCL's own name
+def set_split_strategy_by_size(dataSizeList: list[int], group: str = WORLD_GROUP) -> None:  # noqa: N803 - HCCL's own name
     """Where all-reduce splits the gradients, by percent of their size: kept; one rank reduces nothing."""
     _split("size", dataSizeList, group)

@@ -14,12 +14,15 @@ here. The first loop of a session says so in a warning.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import Operation, Session
 
 _LOOPS = "_npu_jupyter_iteration_loops"  # session attribute: {IterationOp name: steps per run}
 
 
-def _check_train_op(train_op: Any) -> None:
+def _check_train_op(train_op: object) -> None:
     from tensorflow.python.framework import ops
 
     if not isinstance(train_op, ops.Operation):
@@ -29,7 +32,7 @@ def _check_train_op(train_op: Any) -> None:
         )
 
 
-def _check_positive_integer(value: Any, name: str) -> None:
+def _check_positive_integer(value: object, name: str) -> None:
     """As the adapter's ``util.check_positive_integer``."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{name} must be int, got {type(value)}")
@@ -37,7 +40,7 @@ def _check_positive_integer(value: Any, name: str) -> None:
         raise ValueError(f"{name} must be positive, got {value}")
 
 
-def set_iteration_per_loop(sess: Any, train_op: Any, iterations_per_loop: int = 1) -> Any:
+def set_iteration_per_loop(sess: Session, train_op: Operation, iterations_per_loop: int = 1) -> Operation:
     """The ``IterationOp`` (``train_op`` itself for 1); each ``sess.run`` of it runs ``iterations_per_loop`` steps."""
     _check_train_op(train_op)
     _check_positive_integer(iterations_per_loop, "iterations_per_loop")
@@ -48,26 +51,27 @@ def set_iteration_per_loop(sess: Any, train_op: Any, iterations_per_loop: int = 
     return op
 
 
-def _iteration_op(train_op: Any) -> Any:
+def _iteration_op(train_op: Operation) -> Operation:
     import tensorflow as tf
 
     with train_op.graph.as_default():
-        return tf.group(train_op, name="IterationOp")
+        op: Operation = tf.group(train_op, name="IterationOp")
+    return op
 
 
 class IterationPerLoop:
     """The adapter's two-step form: create the ``IterationOp``, then load the loop count for a session."""
 
     def __init__(self) -> None:
-        self._op: Any = None
+        self._op: Operation | None = None
 
-    def create_iteration_per_loop_var(self, train_op: Any) -> Any:
+    def create_iteration_per_loop_var(self, train_op: Operation) -> Operation:
         """The ``IterationOp`` grouping ``train_op``."""
         _check_train_op(train_op)
-        self._op = _iteration_op(train_op)
-        return self._op
+        self._op = op = _iteration_op(train_op)
+        return op
 
-    def load_iteration_per_loop_var(self, sess: Any, iterations_per_loop: int = 1) -> None:
+    def load_iteration_per_loop_var(self, sess: Session, iterations_per_loop: int = 1) -> None:
         """From now on each ``sess.run`` of the ``IterationOp`` runs ``iterations_per_loop`` steps."""
         _check_positive_integer(iterations_per_loop, "iterations_per_loop")
         if self._op is None:
@@ -75,20 +79,22 @@ class IterationPerLoop:
         loop_on(sess, self._op, iterations_per_loop)
 
 
-def loop_on(sess: Any, op: Any, steps: int) -> None:
+def loop_on(sess: Session, op: Operation, steps: int) -> None:
     """Make ``sess.run`` of ``op`` run ``steps`` steps (the first loop of a session wraps its ``run``)."""
     loops: dict[str, int] | None = getattr(sess, _LOOPS, None)
     if loops is None:
         loops = {}
         original = sess.run
 
-        def run(fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None, **kw: Any) -> Any:
+        def run(
+            fetches: object, feed_dict: object = None, options: object = None, run_metadata: object = None, **kw: Any
+        ) -> Any:  # noqa: ANN401 - the fetched values, of the fetches' structure, as Session.run returns them
             repeat = _steps_for(loops, fetches)
             for _ in range(repeat - 1):
                 original(fetches, feed_dict, options, run_metadata, **kw)
             return original(fetches, feed_dict, options, run_metadata, **kw)
 
-        sess.run = run
+        sess.run = run  # type: ignore[method-assign]  # this session's run now loops the IterationOp
         setattr(sess, _LOOPS, loops)
     if loops.get(op.name) != steps:
         warnings.warn(
@@ -101,7 +107,7 @@ def loop_on(sess: Any, op: Any, steps: int) -> None:
     loops[op.name] = steps
 
 
-def _steps_for(loops: dict[str, int], fetches: Any) -> int:
+def _steps_for(loops: dict[str, int], fetches: object) -> int:
     """Steps per run: the loop count of an ``IterationOp`` among ``fetches``, else 1."""
     import tensorflow as tf
 

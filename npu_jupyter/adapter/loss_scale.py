@@ -16,15 +16,34 @@ Graph mode (``tf.compat.v1``) only, as in the adapter. TensorFlow is imported wh
 
 from __future__ import annotations
 
-from typing import Any, cast
+import types
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from typing import Protocol  # novermin - 3.8+; only the type checker reads this block
+
+    from npu_jupyter.tf_types import Operation, Optimizer, Tensor, Variable
+
+    class LossScaleManager(Protocol):
+        """What NPULossScaleOptimizer asks of its manager (the two below, or a script's own)."""
+
+        def get_loss_scale(self) -> Tensor | Variable:
+            """The scale the loss is multiplied by."""
+            ...
+
+        def update_loss_scale(self, finite_grads: Tensor) -> Operation:
+            """The op that updates the scale after a step whose gradients were (not) all finite."""
+            ...
+
 
 _MAX_FLOAT32_SCALE = 3.4e38
 
 
-def _tf() -> Any:
+def _tf() -> types.ModuleType:
     import tensorflow as tf
 
-    return tf
+    module: types.ModuleType = tf
+    return module
 
 
 class FixedLossScaleManager:
@@ -34,17 +53,18 @@ class FixedLossScaleManager:
         if loss_scale < 1:
             raise ValueError(f"FixedLossScaleManager: loss_scale must be at least 1, got {loss_scale!r}")
         tf = _tf()
-        self._loss_scale = tf.convert_to_tensor(float(loss_scale), dtype=tf.float32, name="loss_scale")
+        self._loss_scale: Tensor = tf.convert_to_tensor(float(loss_scale), dtype=tf.float32, name="loss_scale")
         self._enable_overflow_check = bool(enable_overflow_check)
 
-    def get_loss_scale(self) -> Any:
+    def get_loss_scale(self) -> Tensor:
         """The scale tensor the loss is multiplied by."""
         return self._loss_scale
 
-    def update_loss_scale(self, finite_grads: Any) -> Any:
+    def update_loss_scale(self, finite_grads: Tensor) -> Operation:
         """Nothing to update: a fixed scale."""
         del finite_grads
-        return _tf().no_op(name="fixed_loss_scale_update")
+        op: Operation = _tf().no_op(name="fixed_loss_scale_update")
+        return op
 
     def get_enable_overflow_check(self) -> bool:
         """Whether the optimizer skips updates whose gradients are not finite."""
@@ -79,70 +99,83 @@ class ExponentialUpdateLossScaleManager:
         self._incr_ratio = float(incr_ratio)
         self._decr_ratio = float(decr_ratio)
         v1 = tf.compat.v1
-        self._loss_scale = v1.Variable(
+        self._loss_scale: Variable = v1.Variable(
             float(init_loss_scale), dtype=tf.float32, trainable=False, name="loss_scale", use_resource=True
         )
-        self._num_good_steps = v1.Variable(0, dtype=tf.int32, trainable=False, name="good_steps", use_resource=True)
-        self._num_bad_steps = v1.Variable(0, dtype=tf.int32, trainable=False, name="bad_steps", use_resource=True)
+        self._num_good_steps: Variable = v1.Variable(
+            0, dtype=tf.int32, trainable=False, name="good_steps", use_resource=True
+        )
+        self._num_bad_steps: Variable = v1.Variable(
+            0, dtype=tf.int32, trainable=False, name="bad_steps", use_resource=True
+        )
 
-    def get_loss_scale(self) -> Any:
+    def get_loss_scale(self) -> Variable:
         """The current scale (a variable: it changes as the run goes)."""
         return self._loss_scale
 
-    def _reset_stats(self) -> Any:
+    def _reset_stats(self) -> Operation:
         tf = _tf()
-        return tf.group(tf.compat.v1.assign(self._num_good_steps, 0), tf.compat.v1.assign(self._num_bad_steps, 0))
+        op: Operation = tf.group(
+            tf.compat.v1.assign(self._num_good_steps, 0), tf.compat.v1.assign(self._num_bad_steps, 0)
+        )
+        return op
 
-    def update_loss_scale(self, finite_grads: Any) -> Any:
+    def update_loss_scale(self, finite_grads: Tensor) -> Operation:
         """The op that moves the scale and the counters after one step (``finite_grads``: bool tensor)."""
         tf = _tf()
         v1 = tf.compat.v1
 
-        def finite() -> Any:
-            def increase() -> Any:
+        def finite() -> object:  # tf.cond branches: their ops go to TensorFlow only
+            def increase() -> object:
                 room = tf.less(self._loss_scale, _MAX_FLOAT32_SCALE / self._incr_ratio)
                 new = tf.where(room, self._loss_scale * self._incr_ratio, self._loss_scale)
                 return tf.group(v1.assign(self._loss_scale, new), self._reset_stats())
 
-            def count() -> Any:
+            def count() -> object:
                 return tf.group(v1.assign_add(self._num_good_steps, 1), v1.assign(self._num_bad_steps, 0))
 
             return v1.cond(self._num_good_steps + 1 >= self._incr_every_n_steps, increase, count)
 
-        def not_finite() -> Any:
-            def decrease() -> Any:
+        def not_finite() -> object:
+            def decrease() -> object:
                 new = tf.maximum(1.0, self._loss_scale * self._decr_ratio)
                 return tf.group(v1.assign(self._loss_scale, new), self._reset_stats())
 
-            def count() -> Any:
+            def count() -> object:
                 return tf.group(v1.assign_add(self._num_bad_steps, 1), v1.assign(self._num_good_steps, 0))
 
             return v1.cond(self._num_bad_steps + 1 >= self._decr_every_n_nan_or_inf, decrease, count)
 
-        return v1.cond(finite_grads, finite, not_finite)
+        update: Operation = v1.cond(finite_grads, finite, not_finite)
+        return update
 
 
-def _all_finite(grads: list[Any]) -> Any:
+def _all_finite(grads: list[Tensor]) -> Tensor:
     """One bool: every element of every gradient is finite (IndexedSlices: their values)."""
     tf = _tf()
     checks = [tf.reduce_all(tf.math.is_finite(getattr(g, "values", g))) for g in grads]
     if not checks:
-        return tf.constant(True)
-    return tf.reduce_all(tf.stack(checks), name="overflow_status_reduce_all")
+        always: Tensor = tf.constant(True)
+        return always
+    finite: Tensor = tf.reduce_all(tf.stack(checks), name="overflow_status_reduce_all")
+    return finite
 
 
-def _down_scale(grad: Any, loss_scale: Any) -> Any:
+def _down_scale(grad: Tensor | None, loss_scale: Tensor | Variable) -> Tensor | None:
     tf = _tf()
     if grad is None:
         return None
     inverse = tf.math.reciprocal(tf.cast(loss_scale, grad.dtype))
     if isinstance(grad, tf.IndexedSlices):
-        return tf.IndexedSlices(grad.values * inverse, grad.indices, grad.dense_shape)
-    return grad * inverse
+        sliced: Tensor = tf.IndexedSlices(grad.values * inverse, grad.indices, grad.dense_shape)
+        return sliced
+    scaled: Tensor = grad * inverse
+    return scaled
 
 
 def _optimizer_base() -> type:
-    return cast("type", _tf().compat.v1.train.Optimizer)
+    base: type = _tf().compat.v1.train.Optimizer
+    return base
 
 
 class NPULossScaleOptimizer:
@@ -152,24 +185,24 @@ class NPULossScaleOptimizer:
     does not import TensorFlow). ``is_distributed`` has nothing to reduce on one device.
     """
 
-    def __new__(cls, opt: Any, loss_scale_manager: Any, is_distributed: bool = False) -> Any:
+    def __new__(cls, opt: Optimizer, loss_scale_manager: LossScaleManager, is_distributed: bool = False) -> Any:  # noqa: ANN401 - an instance of the Optimizer subclass built at run time, not of this class
         """The real Optimizer subclass, built on first use so that import stays free of TensorFlow."""
         return _loss_scale_class()(opt, loss_scale_manager, is_distributed)
 
 
-_CLASS_CACHE: dict[Any, Any] = {}
+_CLASS_CACHE: dict[str, type] = {}
 
 
 def _loss_scale_class() -> type:
     """The Optimizer subclass, made once TensorFlow is imported."""
     if "class" in _CLASS_CACHE:
-        return cast("type", _CLASS_CACHE["class"])
+        return _CLASS_CACHE["class"]
     base = _optimizer_base()
 
     class NPULossScaleOptimizerImpl(base):  # type: ignore[misc, valid-type]  # base: TF's Optimizer, known at run time
         __doc__ = NPULossScaleOptimizer.__doc__
 
-        def __init__(self, opt: Any, loss_scale_manager: Any, is_distributed: bool = False) -> None:
+        def __init__(self, opt: Optimizer, loss_scale_manager: LossScaleManager, is_distributed: bool = False) -> None:
             super().__init__(use_locking=False, name=f"NPULossScaleOptimizer{type(opt).__name__}")
             self._opt = opt
             self._loss_scale_manager = loss_scale_manager
@@ -177,13 +210,13 @@ def _loss_scale_class() -> type:
 
         def compute_gradients(
             self,
-            loss: Any,
-            var_list: Any = None,
+            loss: Tensor,
+            var_list: object = None,
             gate_gradients: int = 1,
-            aggregation_method: Any = None,
+            aggregation_method: object = None,
             colocate_gradients_with_ops: bool = False,
-            grad_loss: Any = None,
-        ) -> list[tuple[Any, Any]]:
+            grad_loss: object = None,
+        ) -> list[tuple[Tensor | None, Variable]]:
             """Gradients of ``loss * scale``, divided by the scale again."""
             tf = _tf()
             loss_scale = self._loss_scale_manager.get_loss_scale()
@@ -198,27 +231,33 @@ def _loss_scale_class() -> type:
             )
             return [(_down_scale(g, loss_scale), v) for g, v in pairs]
 
-        def apply_gradients(self, grads_and_vars: Any, global_step: Any = None, name: Any = None) -> Any:
+        def apply_gradients(
+            self,
+            grads_and_vars: Iterable[tuple[Tensor | None, Variable]],
+            global_step: object = None,
+            name: str | None = None,
+        ) -> Operation:
             """Apply only when every gradient is finite; always let the manager update the scale."""
             tf = _tf()
             pairs = list(grads_and_vars)
             grads = [g for g, _ in pairs if g is not None]
             finite = _all_finite(grads) if self._overflow_check() else tf.constant(True, dtype=tf.bool)
 
-            def apply() -> Any:
+            def apply() -> object:  # a tf.cond branch
                 return tf.group(self._opt.apply_gradients(pairs, global_step, name))
 
             update = tf.compat.v1.cond(finite, apply, tf.no_op)
-            return tf.group(update, self._loss_scale_manager.update_loss_scale(finite))
+            op: Operation = tf.group(update, self._loss_scale_manager.update_loss_scale(finite))
+            return op
 
         def _overflow_check(self) -> bool:
             check = getattr(self._loss_scale_manager, "get_enable_overflow_check", None)
             return bool(check()) if callable(check) else True
 
-        def get_loss_scale(self) -> Any:
+        def get_loss_scale(self) -> Tensor | Variable:
             return self._loss_scale_manager.get_loss_scale()
 
-        def __getattr__(self, attr: str) -> Any:
+        def __getattr__(self, attr: str) -> object:
             if attr.startswith("__") or attr == "_opt":
                 raise AttributeError(attr)
             return getattr(self._opt, attr)

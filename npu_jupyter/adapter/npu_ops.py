@@ -10,10 +10,19 @@ values by ``1 / keep_prob``; not the same random stream as the device).
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import Operation, Tensor
 
 
-def dropout(x: Any, keep_prob: Any, noise_shape: Any = None, seed: Any = None, name: Any = None) -> Any:
+def dropout(
+    x: object,
+    keep_prob: Any,  # noqa: ANN401 - a number, NumPy scalar or scalar tensor: TensorFlow's arithmetic takes each
+    noise_shape: object = None,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
     """``npu_ops.dropout``: keep each element with probability ``keep_prob``, scaled by ``1/keep_prob``."""
     import tensorflow as tf
 
@@ -22,25 +31,28 @@ def dropout(x: Any, keep_prob: Any, noise_shape: Any = None, seed: Any = None, n
             "npu_ops.dropout() is not compatible with eager execution (as in the adapter): "
             "build the graph in tf.compat.v1 graph mode"
         )
-    x = tf.convert_to_tensor(x, name="x")
-    if not x.dtype.is_floating:
-        raise ValueError(f"npu_ops.dropout: x must be a floating point tensor, got a {x.dtype.name} tensor")
+    tensor: Tensor = tf.convert_to_tensor(x, name="x")
+    if not tensor.dtype.is_floating:
+        raise ValueError(f"npu_ops.dropout: x must be a floating point tensor, got a {tensor.dtype.name} tensor")
     if isinstance(keep_prob, numbers.Real) and not 0 < keep_prob <= 1.0:  # type: ignore[operator]  # typeshed's Real has no <; every Real compares
         raise ValueError(f"npu_ops.dropout: keep_prob must be in (0, 1], got {keep_prob!r}")
     if isinstance(keep_prob, float) and keep_prob == 1.0:
-        return x
-    return tf.nn.dropout(x, rate=1 - keep_prob, noise_shape=noise_shape, seed=seed, name=name)
+        return tensor
+    dropped: Tensor = tf.nn.dropout(tensor, rate=1 - keep_prob, noise_shape=noise_shape, seed=seed, name=name)
+    return dropped
 
 
-def initialize_system(name: Any = None) -> Any:
+def initialize_system(name: str | None = None) -> Operation:
     """Opens the device on the adapter; a no-op here (there is no device)."""
     import tensorflow as tf
 
-    return tf.no_op(name=name or "NPUInit")
+    op: Operation = tf.no_op(name=name or "NPUInit")
+    return op
 
 
-def shutdown_system(name: Any = None) -> Any:
+def shutdown_system(name: str | None = None) -> Operation:
     """Closes the device on the adapter; a no-op here."""
     import tensorflow as tf
 
-    return tf.no_op(name=name or "NPUShutdown")
+    op: Operation = tf.no_op(name=name or "NPUShutdown")
+    return op

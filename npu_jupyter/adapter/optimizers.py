@@ -8,7 +8,12 @@ variables to the others. One emulated device is rank 0 of 1, so both are identit
 from __future__ import annotations
 
 import os
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import Operation, Optimizer, Tensor, Variable
+
+_T = TypeVar("_T")
 
 
 def _rank_size() -> int:
@@ -17,53 +22,58 @@ def _rank_size() -> int:
     return int(text) if text.isdigit() else 1
 
 
-def NPUDistributedOptimizer(optimizer: Any, is_weight_update_sharding: bool = False, name: Any = None) -> Any:  # noqa: N802
+def NPUDistributedOptimizer(  # noqa: N802 - the adapter's class name
+    optimizer: Optimizer, is_weight_update_sharding: bool = False, name: str | None = None
+) -> Optimizer:
     """The adapter's distributed optimizer for rank size 1: computes and applies like ``optimizer``."""
     if _rank_size() > 1:
         raise RuntimeError(
             f"NPUDistributedOptimizer: RANK_SIZE={_rank_size()} but the emulated adapter is one "
             "device; unset RANK_SIZE (or set it to 1) to emulate one rank"
         )
-    return _distributed_class()(optimizer, is_weight_update_sharding, name)
+    wrapped: Optimizer = _distributed_class()(optimizer, is_weight_update_sharding, name)
+    return wrapped
 
 
-def npu_distributed_optimizer_wrapper(optimizer: Any) -> Any:
+def npu_distributed_optimizer_wrapper(optimizer: _T) -> _T:
     """On one device the adapter's wrapper returns the optimizer as it is."""
     return optimizer
 
 
-def npu_tf_optimizer(opt: Any) -> Any:
+def npu_tf_optimizer(opt: Optimizer) -> Optimizer:
     """``npu_init.npu_tf_optimizer``: ``NPUDistributedOptimizer(opt)``."""
     return NPUDistributedOptimizer(opt)
 
 
-_CACHE: dict[Any, Any] = {}
+_CACHE: dict[str, type] = {}
 
 
 def _distributed_class() -> type:
     if "optimizer" in _CACHE:
-        return cast("type", _CACHE["optimizer"])
+        return _CACHE["optimizer"]
     import tensorflow as tf
 
     class Distributed(tf.compat.v1.train.Optimizer):
-        def __init__(self, optimizer: Any, is_weight_update_sharding: bool = False, name: Any = None) -> None:
+        def __init__(
+            self, optimizer: Optimizer, is_weight_update_sharding: bool = False, name: str | None = None
+        ) -> None:
             super().__init__(name=name or f"Distributed{type(optimizer).__name__}", use_locking=False)
             self._optimizer = optimizer
             self._is_weight_update_sharding = is_weight_update_sharding
 
-        def compute_gradients(self, *args: Any, **kwargs: Any) -> Any:
+        def compute_gradients(self, *args: Any, **kwargs: Any) -> list[tuple[Tensor | None, Variable]]:
             return self._optimizer.compute_gradients(*args, **kwargs)
 
-        def apply_gradients(self, *args: Any, **kwargs: Any) -> Any:
+        def apply_gradients(self, *args: Any, **kwargs: Any) -> Operation:
             return self._optimizer.apply_gradients(*args, **kwargs)
 
-        def get_slot(self, *args: Any, **kwargs: Any) -> Any:
+        def get_slot(self, *args: Any, **kwargs: Any) -> Variable | None:
             return self._optimizer.get_slot(*args, **kwargs)
 
-        def get_slot_names(self, *args: Any, **kwargs: Any) -> Any:
+        def get_slot_names(self, *args: Any, **kwargs: Any) -> list[str]:
             return self._optimizer.get_slot_names(*args, **kwargs)
 
-        def variables(self, *args: Any, **kwargs: Any) -> Any:
+        def variables(self, *args: Any, **kwargs: Any) -> list[Variable]:
             return self._optimizer.variables(*args, **kwargs)
 
     Distributed.__name__ = Distributed.__qualname__ = "NPUDistributedOptimizer"
@@ -73,13 +83,13 @@ def _distributed_class() -> type:
 
 def _hook_class() -> type:
     if "hook" in _CACHE:
-        return cast("type", _CACHE["hook"])
+        return _CACHE["hook"]
     import tensorflow as tf
 
     class Broadcast(tf.compat.v1.train.SessionRunHook):
         """Rank 0 of 1 has nothing to broadcast."""
 
-        def __init__(self, root_rank: Any = None, index: Any = None) -> None:
+        def __init__(self, root_rank: int | None = None, index: int | None = None) -> None:
             self._root_rank = root_rank
             self._index = index
 
@@ -88,7 +98,7 @@ def _hook_class() -> type:
     return Broadcast
 
 
-def NpuEmptyHook() -> Any:  # noqa: N802 - the adapter's class name
+def NpuEmptyHook() -> object:  # noqa: N802 - the adapter's class name; a SessionRunHook, handed to TensorFlow
     """``npu_init.NpuEmptyHook``: a SessionRunHook that does nothing, as on the adapter."""
     if "empty" not in _CACHE:
         import tensorflow as tf
@@ -98,17 +108,18 @@ def NpuEmptyHook() -> Any:  # noqa: N802 - the adapter's class name
 
         Empty.__name__ = Empty.__qualname__ = "NpuEmptyHook"
         _CACHE["empty"] = Empty
-    return _CACHE["empty"]()
+    hook: object = _CACHE["empty"]()
+    return hook
 
 
-def NPUBroadcastGlobalVariablesHook(root_rank: Any = None, index: Any = None) -> Any:  # noqa: N802
+def NPUBroadcastGlobalVariablesHook(root_rank: int | None = None, index: int | None = None) -> object:  # noqa: N802
     """A SessionRunHook that does nothing: one device has no other ranks."""
-    return _hook_class()(root_rank, index)
+    hook: object = _hook_class()(root_rank, index)
+    return hook
 
 
-def npu_hooks_append(hooks_list: Any = ()) -> list[Any]:
+def npu_hooks_append(hooks_list: object = ()) -> list[object]:
     """As the adapter: a list (a new one if ``hooks_list`` is not a list) with the broadcast hook added."""
-    if not isinstance(hooks_list, list):
-        hooks_list = []
-    hooks_list.append(NPUBroadcastGlobalVariablesHook(0, int(os.getenv("RANK_ID", "0"))))
-    return cast("list[Any]", hooks_list)
+    hooks: list[object] = hooks_list if isinstance(hooks_list, list) else []
+    hooks.append(NPUBroadcastGlobalVariablesHook(0, int(os.getenv("RANK_ID", "0"))))
+    return hooks

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-_values: dict[str, Any] = {}
+_values: dict[str, object] = {}
 
 
 def global_dict_init() -> None:
@@ -20,12 +20,12 @@ def global_dict_init() -> None:
     _values.clear()
 
 
-def set_value(key: str, value: Any) -> None:
+def set_value(key: str, value: object) -> None:
     """``util.set_value``."""
     _values[key] = value
 
 
-def get_value(key: str, def_value: Any = None) -> Any:
+def get_value(key: str, def_value: object = None) -> Any:  # noqa: ANN401 - the adapter's store gives back whatever set_value was given
     """``util.get_value``: the stored value, else ``def_value``."""
     return _values.get(key, def_value)
 

@@ -7,7 +7,11 @@ the one device is rank 0 of 1.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from npu_jupyter.runtime.emulator import EmulatorSession
+    from npu_jupyter.tf_types import ConfigProto, Operation, Session
 
 # npu_init.experimental_options: the graph rewriters the adapter documents turning back on
 EXPERIMENTAL_OPTIONS = {
@@ -22,7 +26,7 @@ EXPERIMENTAL_OPTIONS = {
 }
 
 
-def init_resource(config: Any = None) -> tuple[Any, Any]:
+def init_resource(config: ConfigProto | None = None) -> tuple[EmulatorSession, Operation]:
     """(session with the adapter's config, the shutdown op), as the adapter returns them; rank 0 of 1 stored."""
     from npu_jupyter.adapter.npu_ops import shutdown_system
     from npu_jupyter.adapter.rank_values import global_dict_init, record_one_rank
@@ -36,11 +40,11 @@ def init_resource(config: Any = None) -> tuple[Any, Any]:
     return session, shutdown
 
 
-def shutdown_resource(sess: Any, npu_shutdown: Any) -> None:
+def shutdown_resource(sess: Session, npu_shutdown: object) -> None:
     """Runs the shutdown op (a no-op: there is no device to close)."""
     sess.run(npu_shutdown)
 
 
-def close_session(sess: Any) -> None:
+def close_session(sess: Session) -> None:
     """Closes the session."""
     sess.close()

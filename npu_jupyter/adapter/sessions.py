@@ -14,7 +14,11 @@ too: :mod:`npu_jupyter.runtime.session_names` points ``SessionManager`` at the s
 from __future__ import annotations
 
 import sys
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Callable, cast
+
+if TYPE_CHECKING:
+    from npu_jupyter.runtime.emulator import EmulatorSession
+    from npu_jupyter.tf_types import ConfigProto, Graph, Session
 
 _PATCHED = ("Session", "InteractiveSession")
 _replaced: list[tuple[Any, str, Any]] = []
@@ -48,8 +52,8 @@ def is_patched() -> bool:
     return bool(_replaced)
 
 
-def _factory(original: Any, *, interactive: bool) -> Any:
-    def make_session(target: str = "", graph: Any = None, config: Any = None) -> Any:
+def _factory(original: Callable[..., Session], *, interactive: bool) -> Callable[..., Session]:
+    def make_session(target: str = "", graph: Graph | None = None, config: ConfigProto | None = None) -> Session:
         if _from_npu_jupyter():
             return original(target, graph, config)
         return emulated_session(target, graph, config, interactive=interactive)
@@ -60,13 +64,17 @@ def _factory(original: Any, *, interactive: bool) -> Any:
     return make_session
 
 
-def emulated_session(target: str = "", graph: Any = None, config: Any = None, *, interactive: bool = False) -> Any:
+def emulated_session(
+    target: str = "", graph: Graph | None = None, config: ConfigProto | None = None, *, interactive: bool = False
+) -> EmulatorSession:
     """What a script's session is under the emulated adapter: the emulator, reading the NpuOptimizer entry."""
     from npu_jupyter.adapter.run_config import npu_config_proto
     from npu_jupyter.runtime import backends
 
     proto = _copy(config)
-    session = backends.session(npu_config_proto(proto), graph=graph, backend="emulator", target=target or "")
+    session: EmulatorSession = backends.session(
+        npu_config_proto(proto), graph=graph, backend="emulator", target=target or ""
+    )
     if interactive:
         context = session.as_default()
         context.__enter__()
@@ -74,7 +82,7 @@ def emulated_session(target: str = "", graph: Any = None, config: Any = None, *,
     return session
 
 
-def _copy(config: Any) -> Any:
+def _copy(config: ConfigProto | None) -> ConfigProto | None:
     """A copy of the script's ConfigProto (the adapter edits it in place; we leave the script's alone)."""
     if config is None:
         return None

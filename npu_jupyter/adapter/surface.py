@@ -24,7 +24,7 @@ import json
 import sys
 import types
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Callable, NoReturn, Sequence, cast
 
 MARKER = "__npu_jupyter_emulated__"
 ROOT = "npu_bridge"
@@ -95,11 +95,11 @@ class NotEmulated:
         self._qualname = f"{module}.{name}"
         self._message = not_emulated_message(module, name, reason)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> NoReturn:
         """Using the name: one clear error."""
         raise NotEmulatedError(self._message)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> NoReturn:
         if name.startswith("_"):
             raise AttributeError(name)
         raise NotEmulatedError(self._message)
@@ -112,8 +112,8 @@ class NotEmulated:
         return f"<{self._qualname}: not emulated by npu_jupyter (using it raises NotEmulatedError)>"
 
 
-def _module_getattr(module_name: str, emulated: list[str]) -> Any:
-    def __getattr__(name: str) -> Any:  # noqa: N807 - installed as a module's PEP 562 __getattr__
+def _module_getattr(module_name: str, emulated: list[str]) -> Callable[[str], NoReturn]:
+    def __getattr__(name: str) -> NoReturn:  # noqa: N807 - installed as a module's PEP 562 __getattr__
         raise AttributeError(
             f"module {module_name!r} (npu_jupyter's emulated adapter) has no attribute "
             f"{name!r}; it emulates: {', '.join(sorted(emulated)) or 'nothing'}"
@@ -122,7 +122,7 @@ def _module_getattr(module_name: str, emulated: list[str]) -> Any:
     return __getattr__
 
 
-def _resolve(target: str, built: dict[str, types.ModuleType]) -> Any:
+def _resolve(target: str, built: dict[str, types.ModuleType]) -> Any:  # noqa: ANN401 - any name the surface table lists (class, function, module, value)
     """'pkg.mod:attr' or 'pkg.mod' (an emulated module when it is one of ours)."""
     module_name, _, attr = target.partition(":")
     module = built.get(module_name) or sys.modules.get(module_name) or importlib.import_module(module_name)
@@ -203,7 +203,9 @@ class _OnImportLoader(importlib.abc.Loader):
 class NotEmulatedFinder(importlib.abc.MetaPathFinder):
     """Refuses, with a message naming it, any submodule of an emulated package the surface does not emulate."""
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any | None:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         """A spec for an ``on_import`` module; NotEmulatedError for another unknown one; None outside ours."""
         root = fullname.split(".", maxsplit=1)[0]
         if fullname in sys.modules or not getattr(sys.modules.get(root), MARKER, False):

@@ -18,9 +18,20 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from npu_jupyter.adapter.tf2_options import NpuBaseConfig, new_global_options, new_run_context_options, to_config
+
+if TYPE_CHECKING:
+    from typing import Protocol  # novermin - 3.8+; only the type checker reads this block
+
+    from npu_jupyter.options.config import NpuConfig
+
+    class _TracedFunction(Protocol):
+        """A ``tf.function`` object: the Python function it traces (TensorFlow ships no types)."""
+
+        _python_function: Callable[..., Any]
+
 
 NPU = "/job:localhost/replica:0/task:0/device:NPU"
 INF_NAN = 1  # set_device_sat_mode: 1 = INF/NaN mode (overflow gives inf/NaN), 0 = saturation mode
@@ -77,7 +88,7 @@ def require_one_rank(what: str) -> None:
 class NpuDeviceHandle:
     """The opened device: its name, scope, rank, and ``as_default()``."""
 
-    def __init__(self, device_id: int, config: Any, unread: list[str]) -> None:
+    def __init__(self, device_id: int, config: NpuConfig, unread: list[str]) -> None:
         self._device_id = device_id
         self._device_name = f"{NPU}:{device_id}"
         self.config = config  # the NpuConfig read from global_options() at open()
@@ -89,7 +100,7 @@ class NpuDeviceHandle:
         """The adapter's device name (``/job:localhost/replica:0/task:0/device:NPU:<id>``)."""
         return self._device_name
 
-    def scope(self) -> Any:
+    def scope(self) -> contextlib.AbstractContextManager[None]:
         """The adapter pins ops to the NPU here; on the emulator every op already runs on the CPU."""
         return contextlib.nullcontext()
 
@@ -155,10 +166,11 @@ def global_npu_ctx() -> NpuDeviceHandle | None:
     return _state.default
 
 
-def effective_config() -> Any:
+def effective_config() -> NpuConfig | None:
     """The config the device emulation runs under now (None when no device is open outside a cell)."""
     emulation = _state.emulation
-    return None if emulation is None else emulation.config
+    config: NpuConfig | None = None if emulation is None else emulation.config
+    return config
 
 
 def device_reports() -> list[Any]:
@@ -168,7 +180,7 @@ def device_reports() -> list[Any]:
     return [r for r in _state.reports + current if r.plan is not None and r.steps]
 
 
-def _start_device_emulation(config: Any) -> None:
+def _start_device_emulation(config: NpuConfig) -> None:
     """Emulate every traced function from now on under ``config`` (TF ≥ 2.14; else say nothing is)."""
     from npu_jupyter.runtime import functions
 
@@ -230,7 +242,7 @@ def _inline_nested_functions() -> None:
     original = def_function.Function.__call__
     local = threading.local()
 
-    def never_nested(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def never_nested(self: _TracedFunction, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401 - whatever the user's tf.function returns
         if getattr(local, "entrance", None) is not None:
             try:
                 return self._python_function(*args, **kwargs)
@@ -280,9 +292,14 @@ def reset() -> None:
     _state.__init__()  # type: ignore[misc]  # back to a fresh process's state
 
 
+def _positive_int(value: object) -> bool:
+    """An int > 0, checked at run time (callers pass anything); a bool is refused, True is no count."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
 def set_npu_loop_size(loop_size: int) -> None:
     """The adapter runs ``loop_size`` iterations per device call; one CPU call here runs one."""
-    if isinstance(loop_size, bool) or not isinstance(loop_size, int) or loop_size < 1:
+    if not _positive_int(loop_size):
         raise ValueError(f"set_npu_loop_size: loop_size must be a positive int, got {loop_size!r}")
     _state.loop_size = loop_size
 
@@ -310,7 +327,7 @@ def run_context_options() -> NpuBaseConfig:
 
 
 @contextlib.contextmanager
-def npu_run_context(options: Any = None) -> Iterator[None]:
+def npu_run_context(options: object = None) -> Iterator[None]:
     """The adapter's per-run options (``experimental.graph_memory_optimize_config.recompute``).
 
     Recomputation changes device memory, not values; the emulator has nothing to recompute, so the block
@@ -321,7 +338,7 @@ def npu_run_context(options: Any = None) -> Iterator[None]:
     yield
 
 
-def npu_compat_function(func: Any = None, *args: Any, **kwargs: Any) -> Any:
+def npu_compat_function(func: Callable[..., object] | None = None, *args: Any, **kwargs: Any) -> Callable[..., object]:
     """``tf.function`` with XLA off, as the adapter's: the device compiles graphs with GE, not XLA."""
     from tensorflow.python.eager import def_function
 
@@ -330,8 +347,9 @@ def npu_compat_function(func: Any = None, *args: Any, **kwargs: Any) -> Any:
             kwargs[key] = False
     original = _state.function_decorators[1] if _state.function_decorators is not None else def_function.function
 
-    def decorate(function: Any) -> Any:
-        return original(*args, **kwargs)(function)
+    def decorate(function: Callable[..., object]) -> Callable[..., object]:
+        traced: Callable[..., object] = original(*args, **kwargs)(function)
+        return traced
 
     return decorate(func) if func is not None else decorate
 

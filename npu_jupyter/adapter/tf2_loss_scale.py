@@ -17,7 +17,11 @@ The class is built on first use, so importing the emulated surface does not impo
 from __future__ import annotations
 
 import sys
-from typing import Any
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import Tensor, Variable
 
 _CLASSES: dict[type, type] = {}  # tf.keras's LossScaleOptimizer -> the subclass built on it
 
@@ -25,7 +29,7 @@ KERAS2_INITIAL_SCALE = 2.0**15
 KERAS2_GROWTH_STEPS = 2000
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> type:
     """``NpuLossScaleOptimizer`` is built from ``tf.keras`` when first asked for."""
     if name == "NpuLossScaleOptimizer":
         return _build_class()
@@ -51,13 +55,14 @@ def _build_class() -> type:
     return built
 
 
-def _last_step_finite(tf: Any) -> Any:
+def _last_step_finite(tf: types.ModuleType) -> Variable:
     """The adapter's ``npu_last_step_finite`` variable (only its saturation-mode path assigns it)."""
     with tf.init_scope():
-        return tf.Variable(False, name="npu_last_step_finite", dtype=tf.bool, trainable=False)
+        flag: Variable = tf.Variable(False, name="npu_last_step_finite", dtype=tf.bool, trainable=False)
+    return flag
 
 
-def _keras2_class(tf: Any, base: type) -> type:
+def _keras2_class(tf: types.ModuleType, base: type) -> type:
     """On TF 2.6's Keras the base is the optimizer itself; tf_keras >= 2.11 dispatches on the inner one.
 
     There ``tf.keras.mixed_precision.LossScaleOptimizer(opt)`` builds a LossScaleOptimizer for a legacy
@@ -72,11 +77,12 @@ def _keras2_class(tf: Any, base: type) -> type:
     optimizer_v2 = module.optimizer_v2.OptimizerV2
 
     class Dispatch(type):
-        def __call__(cls, inner_optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        def __call__(cls, inner_optimizer: object, *args: Any, **kwargs: Any) -> object:
             target = legacy if isinstance(inner_optimizer, optimizer_v2) else new
-            return target(inner_optimizer, *args, **kwargs)
+            built: object = target(inner_optimizer, *args, **kwargs)  # a Keras optimizer (Keras ships no types)
+            return built
 
-        def __instancecheck__(cls, instance: Any) -> bool:
+        def __instancecheck__(cls, instance: object) -> bool:
             return isinstance(instance, (legacy, new))
 
         def __subclasscheck__(cls, subclass: type) -> bool:
@@ -85,7 +91,7 @@ def _keras2_class(tf: Any, base: type) -> type:
     return Dispatch("NpuLossScaleOptimizer", (), {"__doc__": legacy.__doc__})
 
 
-def _keras2_subclass(tf: Any, base: type) -> type:
+def _keras2_subclass(tf: types.ModuleType, base: type) -> type:
     class NpuLossScaleOptimizer(base):  # type: ignore[misc]  # built from tf.keras at runtime
         """NPU implemented loss scale optimizer (npu_jupyter's emulation: Keras' own on one device)."""
 
@@ -93,16 +99,16 @@ def _keras2_subclass(tf: Any, base: type) -> type:
 
         def __init__(
             self,
-            inner_optimizer: Any,
+            inner_optimizer: object,
             dynamic: bool = True,
-            initial_scale: Any = None,
-            dynamic_growth_steps: Any = None,
+            initial_scale: float | None = None,
+            dynamic_growth_steps: int | None = None,
         ) -> None:
             super().__init__(inner_optimizer, dynamic, initial_scale, dynamic_growth_steps)
             self._last_step_finite = _last_step_finite(tf)
 
         @property
-        def last_step_finite(self) -> Any:
+        def last_step_finite(self) -> Variable:
             """False until the device's saturation-mode path assigns it (never on one CPU device)."""
             return self._last_step_finite
 
@@ -111,7 +117,7 @@ def _keras2_subclass(tf: Any, base: type) -> type:
     return NpuLossScaleOptimizer
 
 
-def _keras3_class(tf: Any, base: type) -> type:
+def _keras3_class(tf: types.ModuleType, base: type) -> type:
     from keras import ops
 
     class NpuLossScaleOptimizer(base):  # type: ignore[misc]  # built from tf.keras at runtime
@@ -119,10 +125,10 @@ def _keras3_class(tf: Any, base: type) -> type:
 
         def __init__(
             self,
-            inner_optimizer: Any,
+            inner_optimizer: object,
             dynamic: bool = True,
-            initial_scale: Any = None,
-            dynamic_growth_steps: Any = None,
+            initial_scale: float | None = None,
+            dynamic_growth_steps: int | None = None,
         ) -> None:
             if not dynamic and initial_scale is None:
                 raise ValueError('"initial_scale" must be specified if "dynamic" is False')
@@ -133,21 +139,25 @@ def _keras3_class(tf: Any, base: type) -> type:
             self._last_step_finite = _last_step_finite(tf)
 
         @property
-        def last_step_finite(self) -> Any:
+        def last_step_finite(self) -> Variable:
             """False until the device's saturation-mode path assigns it (never on one CPU device)."""
             return self._last_step_finite
 
-        def check_finite(self, grads: Any) -> Any:
+        def check_finite(self, grads: list[Tensor | None]) -> Tensor:
             """A fixed scale applies every step (Keras 2's ``dynamic=False``)."""
-            if self.dynamic:
-                return super().check_finite(grads)
-            return ops.convert_to_tensor(True)
+            finite: Tensor = super().check_finite(grads) if self.dynamic else ops.convert_to_tensor(True)
+            return finite
 
-        def _stateful_handle_finite_grads(self, grads: Any, trainable_variables: Any) -> Any:
+        def _stateful_handle_finite_grads(
+            self, grads: list[Tensor | None], trainable_variables: list[Variable]
+        ) -> object:
+            """Keras 3's step on finite gradients; a fixed scale unscales and applies them itself."""
             if self.dynamic:
-                return super()._stateful_handle_finite_grads(grads, trainable_variables)
+                applied: object = super()._stateful_handle_finite_grads(grads, trainable_variables)
+                return applied
             scale = self.dynamic_scale
             unscaled = [g if g is None else ops.divide(g, scale) for g in grads]
-            return self.inner_optimizer.apply(unscaled, trainable_variables=trainable_variables)
+            result: object = self.inner_optimizer.apply(unscaled, trainable_variables=trainable_variables)
+            return result
 
     return NpuLossScaleOptimizer

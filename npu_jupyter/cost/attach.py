@@ -1,81 +1,123 @@
-"""Put the cost model's estimate on a run report, in the slots the report payload reads.
+"""The cost model's estimate as a run report carries it: the per-step block and the per-op times.
 
-``RunReport.extra["cost_model"]`` (the per-step block) and ``extra["est_us"]`` (per op) are what
-``display/mime.py`` renders as the estimated NPU step time, memory and per-op estimates, labelled as
-estimates (docs/report-schema.md). A report of a run is estimated at the shapes the run fed
-(``extra["fed_shapes"]``); a plan the adapter would refuse to compile (``Plan.errors``) gets no time:
-its block says it is refused.
+``RunReport.estimate`` (a :class:`CostEstimate`) is what ``display/mime.py`` renders as the estimated
+NPU step time, memory and per-op estimates, labelled as estimates (docs/report-schema.md). The runtime
+attaches it where it builds a report, as a :class:`PendingEstimate`: computed when the report is first
+read (``session().last_report.estimate``, or ``%%npu`` showing it), never in the training loop, at the
+shapes the run fed. A plan the adapter would refuse to compile (``Plan.errors``) gets no time: its
+block says it is refused.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover - typing only; the cost model is imported when an estimate is read
+    from npu_jupyter.cost.roofline import StepCost
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.tf_types import Graph
+
+FedShapes = Dict[str, List[int]]
+#: (plan id, fed shapes) -> the estimate: the reports of one plan fed the same shapes share one.
+Memo = Dict[Tuple[int, Tuple[Tuple[str, Tuple[int, ...]], ...]], Optional["CostEstimate"]]
 
 
-def refused_block(plan: Any) -> dict[str, Any] | None:
-    """The ``cost_model`` block of a plan the adapter would not compile (None when it would)."""
+@dataclass(frozen=True)
+class CostBlock:
+    """The cost model's per-step estimate (the payload's ``cost_model``): estimated, never measured."""
+
+    step_ms: float | None  # estimated NPU time of one step
+    memory_bytes: int | None  # activation + weight memory in the decided dtypes
+    step_ratio_fp32: float | None  # step_ms / the same estimate with every op in float32
+    memory_ratio_fp32: float | None
+    basis: str  # what the estimate rests on ("roofline over published peak rates; ..." or "refused: ...")
+    launch_share: float | None = None  # the share of step_ms that is fixed per-op launch cost
+
+    @classmethod
+    def of(cls, cost: StepCost) -> CostBlock:
+        """The block of a :class:`~npu_jupyter.cost.roofline.StepCost`."""
+        return cls(
+            cost.step_ms, cost.memory_bytes, cost.step_ratio_fp32, cost.memory_ratio_fp32, cost.basis, cost.launch_share
+        )
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """The estimate of a report's plan: the per-step block and estimated µs per op that costs anything."""
+
+    block: CostBlock | None = None
+    est_us: Mapping[str, float] = field(default_factory=dict)
+
+
+def refused_block(plan: Plan) -> CostBlock | None:
+    """The block of a plan the adapter would not compile (None when it would)."""
     errors = list(getattr(plan, "errors", None) or [])
     if not errors:
         return None
     first = str(errors[0])
     first = first if len(first) <= 200 else first[:199] + "…"
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-    return {
-        "step_ms": None,
-        "memory_bytes": None,
-        "step_ratio_fp32": None,
-        "memory_ratio_fp32": None,
-        "basis": f"refused: the adapter would not compile this graph, so no step time is estimated: {first}{more}",
-    }
+    return CostBlock(
+        step_ms=None,
+        memory_bytes=None,
+        step_ratio_fp32=None,
+        memory_ratio_fp32=None,
+        basis=f"refused: the adapter would not compile this graph, so no step time is estimated: {first}{more}",
+    )
 
 
-def estimate_slots(report: Any, graph: Any, memo: dict[Any, Any] | None = None) -> dict[str, Any] | None:
-    """``{"cost_model": ..., "est_us": ...}`` for ``report`` on ``graph``; None when it cannot be estimated.
+def estimate_of(
+    plan: Plan | None, graph: Graph | None, fed_shapes: FedShapes | None = None, memo: Memo | None = None
+) -> CostEstimate | None:
+    """The estimate of ``plan`` on ``graph`` at ``fed_shapes``; None when it cannot be estimated.
 
-    ``memo`` (by plan id and fed shapes) lets reports of one plan share one estimate. A graph the model
-    cannot read (no ``tf.Graph``) gives None: the estimate is an extra, never a reason to fail.
+    ``memo`` lets reports of one plan share one estimate. A graph the model cannot read (no
+    ``tf.Graph``) gives None: the estimate is an extra, never a reason to fail.
     """
-    plan = getattr(report, "plan", None)
     if graph is None or plan is None:
         return None
     refused = refused_block(plan)
     if refused is not None:
-        return {"cost_model": refused, "est_us": {}}
+        return CostEstimate(refused, {})
+    fed = fed_shapes or None
+    key = (id(plan), tuple(sorted((name, tuple(shape)) for name, shape in (fed or {}).items())))
+    if memo is not None and key in memo:
+        return memo[key]
     from npu_jupyter.cost.roofline import estimate
 
-    fed = report.extra.get("fed_shapes") or None
-    key = (id(plan), tuple(sorted((name, tuple(shape)) for name, shape in (fed or {}).items())))
-    cost = memo.get(key) if memo is not None else None
-    if cost is None:
-        try:
-            cost = estimate(plan, graph, fed_shapes=fed)
-        except Exception:  # noqa: BLE001 - the estimate is an extra; reading a report must never fail for it
-            return None
-        if memo is not None:
-            memo[key] = cost
-    return {"cost_model": cost.payload(), "est_us": cost.est_us()}
+    try:
+        cost = estimate(plan, graph, fed_shapes=fed)
+    except Exception:  # noqa: BLE001 - the estimate is an extra; reading a report must never fail for it
+        return None
+    found = CostEstimate(CostBlock.of(cost), cost.est_us())
+    if memo is not None:
+        memo[key] = found
+    return found
 
 
-def with_estimate(report: Any, graph: Any, memo: dict[Any, Any] | None = None) -> Any:
-    """A copy of ``report`` carrying the estimate of its plan on ``graph``; the report itself if none."""
-    slots = estimate_slots(report, graph, memo)
-    if slots is None:
-        return report
-    return dataclasses.replace(report, extra={**report.extra, **slots})
+class PendingEstimate:
+    """The estimate of one report's plan, computed once when it is first read.
 
-
-def resolve_estimate(report: Any) -> None:
-    """Compute a report's deferred estimate (``extra["estimate_later"]``) once, when it is first shown.
-
-    The emulator leaves that callable on each report instead of estimating in the training loop, so
-    ``session().last_report`` shows the same estimate as ``%%npu`` (both at the shapes the run fed).
+    The runtime attaches one where it builds a report, so ``session().last_report`` carries the same
+    estimate as ``%%npu`` shows; copies of the report (a cell's collapsed report) share it. The plan
+    and graph are held, not estimated, until then: a training loop pays nothing for it.
     """
-    extra = getattr(report, "extra", None)
-    if not isinstance(extra, dict) or "cost_model" in extra:
-        return
-    later = extra.pop("estimate_later", None)
-    if callable(later):
-        slots = later()
-        if slots is not None:
-            extra.update(slots)
+
+    def __init__(
+        self, plan: Plan | None, graph: Graph | None, fed_shapes: FedShapes | None = None, memo: Memo | None = None
+    ) -> None:
+        self._args = (plan, graph, fed_shapes, memo)
+        self._done = False
+        self._result: CostEstimate | None = None
+
+    def result(self) -> CostEstimate | None:
+        """The estimate (computed on the first call), or None when the plan cannot be estimated."""
+        if not self._done:
+            self._result = estimate_of(*self._args)
+            self._done = True
+            self._args = (None, None, None, None)  # the graph is no longer needed: let it go
+        return self._result
+
+    def __repr__(self) -> str:
+        return f"PendingEstimate(done={self._done})"

@@ -176,7 +176,7 @@ def estimate(
 ) -> StepCost:
     """The estimated device cost of one step of ``plan`` (whose ops are ``graph``'s).
 
-    ``fed_shapes`` are the shapes a run fed (``RunReport.extra["fed_shapes"]``): a report of a run is
+    ``fed_shapes`` are the shapes a run fed (``RunReport.fed_shapes``): a report of a run is
     estimated at the batch it ran, not at ``unknown_dim``.
     """
     figures = soc_figures(plan.soc)

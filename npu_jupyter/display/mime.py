@@ -23,6 +23,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-light
+    from npu_jupyter.cost.attach import CostBlock
     from npu_jupyter.plan.model import Plan
     from npu_jupyter.runtime.report import RunReport
 
@@ -48,10 +49,6 @@ def report_payload(obj: Plan | RunReport, *, budget: int = BUDGET_BYTES) -> dict
 
     """
     plan, run = _split(obj)
-    if run is not None:
-        from npu_jupyter.cost.attach import resolve_estimate
-
-        resolve_estimate(run)  # an emulator report estimates its step when first shown
     order = list(plan.ops)
     keep = order
     payload = _build(plan, run, keep)
@@ -192,18 +189,15 @@ def _build(plan: Plan, run: RunReport | None, keep: list[str], *, truncated: boo
 def _warnings(plan: Plan, run: RunReport | None) -> list[str]:
     """The plan's and the run's warnings, less the non-finite finding the ``run.nonfinite`` fact already says.
 
-    The run notes the first non-finite value both as a warning and in ``extra["nonfinite"]``; every
-    view shows the latter as its labelled "First non-finite value" line, so the sentence would appear twice.
-    A traced function's warning names the call ("In call 3 of f, …", kept as ``non_finite["message"]``)
-    where the fact's reason says "In this call, …": both spellings are the same finding.
+    The run notes the first non-finite value both as a warning and in ``run.non_finite``; every view
+    shows the latter as its labelled "First non-finite value" line, so the sentence would appear twice.
+    The warning names the step or call (``message``: "In call 3 of f, …") where the fact's ``reason``
+    does not ("In this call, …"): both spellings are the same finding.
     """
     warnings = list(plan.warnings) + (list(run.warnings) if run is not None else [])
-    said = {
-        str(finding.get(key, ""))
-        for finding, key in ((_optional(run, "nonfinite"), "reason"), (_optional(run, "non_finite"), "message"))
-        if isinstance(finding, dict)
-    }
-    return [w for w in warnings if w not in said - {""}]
+    finding = run.non_finite if run is not None else None
+    said = {finding.reason, finding.message} - {""} if finding is not None else set()
+    return [w for w in warnings if w not in said]
 
 
 def _mark_functions(ops: list[dict[str, Any]], keep: list[str], functions: list[str]) -> None:
@@ -239,22 +233,6 @@ def _grouped(plan: Plan, messages: list[str]) -> list[str]:
     return group_messages(messages, names)
 
 
-def _optional(source: Any, name: str) -> Any:
-    """An optional report fact: an attribute of the plan or run report, else its ``extra`` entry.
-
-    Other stages fill these (the cost model, the adapter backend, the non-finite check); reading both
-    places lets them add a dataclass field or just an ``extra`` key without touching this module.
-    """
-    if source is None:
-        return None
-    value = getattr(source, name, None)
-    if value is None:
-        extra = getattr(source, "extra", None)
-        if isinstance(extra, dict):
-            value = extra.get(name)
-    return value
-
-
 def _plan_extras(plan: Plan, run: RunReport | None, summary: dict[str, Any]) -> dict[str, Any]:
     """The optional top-level slots: ``notes``, ``cost_model`` and ``labels`` when known, and ``predicted``.
 
@@ -264,18 +242,16 @@ def _plan_extras(plan: Plan, run: RunReport | None, summary: dict[str, Any]) -> 
     approximate = sum(bool(getattr(d, "approximate", False)) for d in plan.ops.values())
     if approximate:
         summary["approximate"] = approximate
-    notes = list(dict.fromkeys(list(plan.notes or []) + list(_optional(run, "notes") or [])))
+    notes = list(dict.fromkeys(list(plan.notes or []) + (list(run.notes) if run is not None else [])))
     if notes:
         out["notes"] = _messages(notes)
-    predicted = _optional(run, "predicted")
-    if predicted is None:
-        predicted = _optional(plan, "predicted")
     # Every decision is the planner's prediction unless a backend read it from the device (SPEC §9).
-    out["predicted"] = True if predicted is None else bool(predicted)
-    cost = _optional(run, "cost_model") or _optional(plan, "cost_model")
-    if cost:
+    out["predicted"] = True if run is None else bool(run.predicted)
+    estimate = run.estimate if run is not None else None
+    cost = estimate.block if estimate is not None else None
+    if cost is not None:
         out["cost_model"] = _cost_block(cost)
-    labels = _labels(run, bool(cost) or bool(_optional(run, "est_us")))
+    labels = _labels(run, cost is not None or bool(estimate is not None and estimate.est_us))
     if labels:
         out["labels"] = labels
     return out
@@ -284,21 +260,16 @@ def _plan_extras(plan: Plan, run: RunReport | None, summary: dict[str, Any]) -> 
 _COST_FIELDS = ("step_ms", "memory_bytes", "step_ratio_fp32", "memory_ratio_fp32", "launch_share")
 
 
-def _cost_block(cost: Any) -> dict[str, Any]:
-    """The cost model's per-step estimate (a dict or an object with the same names), rounded."""
-
-    def read(name: str) -> Any:
-        return cost.get(name) if isinstance(cost, dict) else getattr(cost, name, None)
-
+def _cost_block(cost: CostBlock) -> dict[str, Any]:
+    """The cost model's per-step estimate, rounded."""
     out: dict[str, Any] = {}
     for name in _COST_FIELDS:
-        value = read(name)
+        value = getattr(cost, name)
         if name == "memory_bytes":
             out[name] = None if value is None else int(value)
         else:
             out[name] = None if value is None else _round(value, 4)
-    basis = read("basis")
-    out["basis"] = "" if basis is None else str(basis)
+    out["basis"] = str(cost.basis)
     return out
 
 
@@ -315,8 +286,7 @@ def _labels(run: RunReport | None, estimated: bool) -> dict[str, str]:
         labels["us"] = measured
     if estimated:
         labels["est_us"] = "estimated by the cost model"
-    given = _optional(run, "labels") or {}
-    labels.update({str(k): str(v) for k, v in dict(given).items()})
+    labels.update({str(k): str(v) for k, v in run.labels.items()})
     return dict(sorted(labels.items()))
 
 
@@ -360,7 +330,8 @@ def _op_entry(
             entry["dr"] = {k: _round(v, 6) for k, v in sorted(run.drift[d.name].items())}
         if d.name in run.overflow_ops:
             entry["ov"] = True
-        estimates = _optional(run, "est_us") or {}
+        estimate = run.estimate
+        estimates = estimate.est_us if estimate is not None else {}
         if d.name in estimates and estimates[d.name] is not None:
             entry["est_us"] = _round(estimates[d.name], 3)
     if getattr(d, "approximate", False):
@@ -433,25 +404,15 @@ def _actual_block(actual: dict[str, Any] | None) -> dict[str, Any] | None:
 def _run_extras(run: RunReport) -> dict[str, Any]:
     """Optional run facts: which steps were dumped or skipped, and the first non-finite value."""
     out: dict[str, Any] = {}
-    steps = _optional(run, "dump_steps") or _optional(run, "dumped_steps")
-    if steps:
-        out["dump_steps"] = sorted({int(k) for k in steps})
-    skipped = _optional(run, "dump_skipped")
-    if skipped:
-        out["dump_skipped"] = [
-            {"step": int(item["step"]), "reason": str(item.get("reason", ""))} for item in list(skipped)[:_MAX_MESSAGES]
-        ]
-    rounded = _optional(run, "rounded_tensors")
-    if rounded is not None:
-        out["rounded_tensors"] = int(rounded)
-    nonfinite = _optional(run, "nonfinite")
-    if nonfinite:
-        step = nonfinite.get("step")
-        out["nonfinite"] = {
-            "first_op": str(nonfinite.get("first_op", "")),
-            "step": None if step is None else int(step),
-            "reason": str(nonfinite.get("reason", "")),
-        }
+    if run.dump.steps:
+        out["dump_steps"] = sorted(set(run.dump.steps))
+    if run.dump.skipped:
+        out["dump_skipped"] = [{"step": item.step, "reason": item.reason} for item in run.dump.skipped[:_MAX_MESSAGES]]
+    if run.rounded_tensors is not None:
+        out["rounded_tensors"] = int(run.rounded_tensors)
+    finding = run.non_finite
+    if finding is not None:
+        out["nonfinite"] = {"first_op": finding.where, "step": finding.step, "reason": finding.reason}
     return out
 
 
@@ -464,7 +425,7 @@ def _title(plan: Plan, run: RunReport | None) -> str:
     mode = plan.precision_mode or "adapter default precision"
     base = plan.title or f"Plan ({plan.soc}, {mode})"
     if run is not None and run.fetches:
-        label = run.extra.get("tf2_label")  # a traced function: the Keras entry point or Python name
+        label = run.function.label if run.function is not None else None  # Keras entry point or Python name
         if label and label not in run.fetches:
             # The Python name, not TensorFlow's __inference_<name>_<uid> (the uid changes per trace).
             from npu_jupyter.runtime.function_labels import python_name

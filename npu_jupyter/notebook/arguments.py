@@ -8,10 +8,10 @@ applied and all problems are reported together, so a line is either applied whol
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import shlex
 import textwrap
-from typing import Any
 
 from IPython.core.error import UsageError
 
@@ -24,12 +24,20 @@ def split(line: str, usage: str) -> list[str]:
         raise UsageError(f"cannot read {line!r}: {err}.\n{usage}") from None
 
 
-def parse_assignments(tokens: list[str], usage: str, outcome: str = "nothing was changed") -> dict[str, Any]:
+def one_line_usage(parser: argparse.ArgumentParser) -> str:
+    """``%npu save PATH``: a parser's usage without its prefix (argparse's ``usage:``, IPython's ``::``).
+
+    Joined onto one line, so a narrow terminal (argparse wraps at ``COLUMNS``) does not change it.
+    """
+    return " ".join(parser.format_usage().split()[1:])
+
+
+def parse_assignments(tokens: list[str], usage: str, outcome: str = "nothing was changed") -> dict[str, object]:
     """``["precision_mode=force_fp16", "mix_compile_mode=1"]`` -> typed mapping; all problems at once."""
     from npu_jupyter.options import catalogue
     from npu_jupyter.options.errors import NpuConfigError
 
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     problems: list[str] = []
     for token in tokens:
         key, sep, text = token.partition("=")

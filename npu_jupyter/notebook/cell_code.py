@@ -14,17 +14,20 @@ from __future__ import annotations
 import ast
 import contextlib
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
 from npu_jupyter.notebook.legacy_keras import explain_keras3_error
 
+if TYPE_CHECKING:  # pragma: no cover
+    from IPython.core.interactiveshell import InteractiveShell
+
 
 class CellCode:
     """A ``%%npu`` cell's body compiled as IPython compiles cells; :meth:`run` executes it."""
 
-    def __init__(self, shell: Any, line: str, cell: str) -> None:
+    def __init__(self, shell: InteractiveShell, line: str, cell: str) -> None:
         source = shell.transform_cell(cell)  # magics and ``!`` lines inside the cell work
         shown = f"%%npu {line}".rstrip() + "\n" + source  # what tracebacks quote: the cell as written
         self.shell = shell
@@ -41,7 +44,7 @@ class CellCode:
         self.body = compile(tree, self.filename, "exec")
         self.expr = compile(last, self.filename, "eval") if last is not None else None
 
-    def run(self) -> Any:
+    def run(self) -> object:
         """Run the body in the user's namespace; the last expression's value is returned."""
         __tracebackhide__ = True  # IPython >= 8 hides this frame in %tb after the one-shot render
         namespace = self.shell.user_ns
@@ -92,13 +95,13 @@ def _render_once(err: BaseException, stb: list[str]) -> None:
         err._render_traceback_ = render_once  # type: ignore[attr-defined]  # IPython's protocol
 
 
-def _cache(shell: Any, text: str, number: int) -> str:
+def _cache(shell: InteractiveShell, text: str, number: int) -> str:
     """IPython's name for ``text`` as cell ``number`` (``Cell In[N]``), with the source in linecache."""
     cache = getattr(getattr(shell, "compile", None), "cache", None)
     return "<%%npu>" if cache is None else str(cache(text, number))
 
 
-def _cell_number(shell: Any) -> int:
+def _cell_number(shell: InteractiveShell) -> int:
     """The running cell's execution count.
 
     The running cell's number: IPython 9 counts up before running a cell, 7 and 8 after; the display

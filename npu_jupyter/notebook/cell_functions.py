@@ -11,20 +11,31 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Iterator
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from contextlib import AbstractContextManager
+
+    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.options.snapshot import ConfigSnapshot
+    from npu_jupyter.runtime.functions import FunctionEmulation
+    from npu_jupyter.runtime.report import RunReport
+
+    #: (the session snapshot, the cell's overrides)
+    Layers = tuple[ConfigSnapshot, Mapping[str, object]]
 
 
 class CellFunctions:
     """The cell's function reports (empty when nothing was emulated)."""
 
     def __init__(self) -> None:
-        self.reports: list[Any] = []
-        self.active = False
+        self.reports: list[RunReport] = []
 
 
 @contextlib.contextmanager
 def emulated_functions(
-    config: Any, backend: str, *, reference: bool = False, layers: tuple[Any, dict[str, Any]] | None = None
+    config: ConfigSnapshot, backend: str, *, reference: bool = False, layers: Layers | None = None
 ) -> Iterator[CellFunctions]:
     """Run the ``with`` block with every traced function emulated under ``config`` (emulator only).
 
@@ -45,15 +56,15 @@ def emulated_functions(
         yield found
         return
     emulation = functions.FunctionEmulation(config, reference=reference)
-    found.active = True
     with emulation, _device_options(emulation, layers):
         try:
             yield found
         finally:
-            found.reports = [r for r in emulation.reports.values() if r.plan is not None and r.steps]
+            # plan is None for a function with no plannable graph, though RunReport types it Plan (functions.py)
+            found.reports = [r for r in emulation.reports.values() if r.plan is not None and r.steps]  # type: ignore[redundant-expr]
 
 
-def _device_options(emulation: Any, layers: tuple[Any, dict[str, Any]] | None) -> Any:
+def _device_options(emulation: FunctionEmulation, layers: Layers | None) -> AbstractContextManager[object]:
     """While the cell runs, the emulated ``npu_device`` hands the options it opened with to ``emulation``."""
     if layers is None:
         return contextlib.nullcontext()
@@ -62,7 +73,7 @@ def _device_options(emulation: Any, layers: tuple[Any, dict[str, Any]] | None) -
 
     snapshot, overrides = layers
 
-    def take(device_config: Any) -> None:
+    def take(device_config: NpuConfig) -> None:  # the config the script's npu_device.open() read
         config = merged(snapshot, with_exclusions(device_config.changed()), overrides)
         config.validate()
         emulation.reconfigure(config)

@@ -9,13 +9,14 @@ force_fp16`` also clears a ``precision_mode_v2`` from a lower layer (the adapter
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
-from IPython.core.magic_arguments import MagicArgumentParser
+from IPython.core.magic_arguments import MagicArgumentParser, argument
 
-from npu_jupyter.notebook.arguments import parse_assignments, split
+from npu_jupyter.notebook.arguments import one_line_usage, parse_assignments, split, suggest
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter.options.config import ConfigSource, NpuConfig
@@ -25,150 +26,121 @@ if TYPE_CHECKING:  # pragma: no cover
 _EXCLUSIVE = (("precision_mode", "precision_mode_v2"),)
 
 
-# The %%npu flags, declared once: the parser, the usage line, the help (manual.py) and the
-# misspelt-flag hints are all built from this table.
-CELL_FLAGS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("--mix", {"action": "store_true", "help": "mixed computing on for this cell (mix_compile_mode=True)"}),
-    ("--no-mix", {"action": "store_true", "help": "mixed computing off for this cell (mix_compile_mode=False)"}),
-    (
-        "--precision",
-        {
-            "metavar": "MODE",
-            "help": "precision_mode (or a precision_mode_v2 value such as mixed_float16) for this cell",
-        },
-    ),
-    ("--dump", {"metavar": "DIR", "help": "enable_dump=True, dump_path=DIR (the folder is created when missing)"}),
-    ("--dump-step", {"metavar": "STEPS", "help": "dump_step, e.g. '0|5|10' or '0|3-5|10'"}),
-    ("--dump-mode", {"metavar": "MODE", "help": "dump_mode: input, output or all"}),
-    (
-        "--profile",
-        {
-            "metavar": "DIR",
-            "nargs": "?",
-            "const": "",
-            "help": "profiling_mode=True; profiling_options output=DIR when given",
-        },
-    ),
-    (
-        "--set",
-        {
-            "metavar": "KEY=VALUE",
-            "nargs": "+",
-            "action": "append",
-            "default": [],
-            "help": "any other option, typed by the option catalogue (repeatable)",
-        },
-    ),
-    (
-        "--reference",
-        {
-            "action": "store_true",
-            "help": "measure drift: compare every op with a float32 reference (sessions and traced functions)",
-        },
-    ),
-    ("--quiet", {"action": "store_true", "help": "do not render the run reports after the cell"}),
-    (
-        "--verbose",
-        {
-            "action": "store_true",
-            "help": "let TensorFlow's own C++ log lines (profiler, oneDNN, CUDA probes) into the cell's output",
-        },
-    ),
-)
+class CellParser:
+    """The ``%%npu`` line's parser, as IPython built it from the cell magic's ``@argument`` decorators.
 
+    Those decorators are the one declaration of the flags: IPython builds the parser and ``%%npu?``
+    from them, and the manual's flag rows, the usage line and the misspelt-flag hints are read here.
+    """
 
-def _parser(flags: tuple[tuple[str, dict[str, Any]], ...]) -> MagicArgumentParser:
-    """An IPython magic parser (errors are UsageErrors) with ``flags``."""
-    parser = MagicArgumentParser(prog="%%npu", add_help=False)
-    for name, options in flags:
-        parser.add_argument(name, **options)
-    return parser
+    def __init__(self, magic: Callable[..., object]) -> None:
+        parser = getattr(magic, "parser", None)
+        if not isinstance(parser, MagicArgumentParser):
+            raise TypeError(f"{magic!r} is not decorated with @magic_arguments")
+        self.parser = parser
+        # IPython keeps the decorators innermost (lowest) first; the parser adds them top to bottom.
+        declared = [d for d in reversed(getattr(magic, "decorators", ())) if isinstance(d, argument)]
+        self._declared: dict[str, argument] = {str(d.args[0]): d for d in declared}
+        self.usage = one_line_usage(parser)
 
+    def names(self) -> list[str]:
+        """Every ``--flag``, in the order the magic declares them."""
+        return list(self._declared)
 
-CELL_PARSER = _parser(CELL_FLAGS)
+    def flag_help(self, name: str) -> str:
+        """The help text the magic gives ``name``."""
+        return str(self._declared[name].kwds.get("help", ""))
 
+    def flag_usage(self, name: str) -> str:
+        """``--profile [DIR]``: how one flag is written, as argparse's usage line writes it."""
+        one = MagicArgumentParser(prog=self.parser.prog)
+        self._declared[name].add_to_parser(one, None)
+        usage = one_line_usage(one)
+        return usage[usage.index(name) : -1]  # without the brackets that mark it optional
 
-def flag_usage(name: str) -> str:
-    """``--profile [DIR]``: how one flag is written, as argparse's usage line writes it."""
-    [flag] = [f for f in CELL_FLAGS if f[0] == name]
-    usage = " ".join(_parser((flag,)).format_usage().split())
-    return usage[usage.index(name) : -1]  # without the brackets that mark it optional
+    def parse(self, line: str, base: NpuConfig | ConfigSnapshot) -> CellFlags:
+        """Flags of a ``%%npu`` line -> :class:`CellFlags`. Raises UsageError on anything bad.
+
+        ``base`` is the session config snapshot; it is only read (for ``--profile`` to keep existing
+        profiling switches).
+        """
+        usage = "Usage: " + self.usage
+        argv = split(line, usage)  # POSIX quoting: '0|5' and "a b" lose their quotes, as in a shell
+        self._reject_unknown_flags(argv, line, usage)
+        try:
+            args = self.parser.parse_args(argv)
+        except UsageError as err:
+            hint = self._flag_hint(line)
+            raise UsageError(f"%%npu {line.strip()}: {err}{hint}; nothing was run.\n{usage}") from None
+        if args.mix and args.no_mix:
+            raise UsageError(f"--mix and --no-mix contradict each other; nothing was run.\n{usage}")
+        overrides = _Overrides(usage)
+        if args.mix or args.no_mix:
+            overrides.put("mix_compile_mode", bool(args.mix), "--mix" if args.mix else "--no-mix")
+        if args.precision is not None:
+            overrides.put(_precision_key(args.precision, usage), args.precision, "--precision")
+        if args.dump is not None:
+            overrides.put("enable_dump", True, "--dump")
+            overrides.put("dump_path", args.dump, "--dump")
+        if args.dump_step is not None:
+            overrides.put("dump_step", args.dump_step, "--dump-step")
+        if args.dump_mode is not None:
+            overrides.put("dump_mode", args.dump_mode, "--dump-mode")
+        if args.profile is not None:
+            overrides.put("profiling_mode", True, "--profile")
+            if args.profile:
+                overrides.put("profiling_options", _profiling_options(base, args.profile, usage), "--profile")
+        tokens = [token for group in args.set for token in group]
+        for key, value in parse_assignments(tokens, usage, "nothing was run").items():
+            overrides.put(key, value, "--set")
+        return CellFlags(with_exclusions(overrides.values), bool(args.quiet), bool(args.verbose), bool(args.reference))
+
+    def _reject_unknown_flags(self, argv: list[str], line: str, usage: str) -> None:
+        """A misspelt flag is named itself, with its hint, before argparse blames a neighbour.
+
+        argparse reports "argument --dump: expected one argument" for ``--precison force_fp16 --dump`` and
+        only afterwards would notice ``--precison``; the unknown flag is the user's real mistake.
+        """
+        flags = self.names()
+        unknown = [t for t in argv if t.startswith("--") and len(t) > 2 and not _known_flag(t, flags)]
+        if unknown:
+            name = unknown[0].split("=")[0]
+            raise UsageError(
+                f"%%npu {line.strip()}: unknown flag {name}{suggest(name, flags)}; nothing was run.\n{usage}"
+            )
+
+    def _flag_hint(self, line: str) -> str:
+        """`` (did you mean --precision?)`` for a misspelt flag in ``line``."""
+        flags = self.names()
+        for token in line.split():
+            if token.startswith("--") and token.split("=")[0] not in flags:
+                return suggest(token.split("=")[0], flags)
+        return ""
 
 
 @dataclass
 class CellFlags:
     """What a ``%%npu`` line asks for: option overrides plus the display switches."""
 
-    overrides: dict[str, Any]
+    overrides: dict[str, object]
     quiet: bool = False
     verbose: bool = False
     reference: bool = False  # --reference: drift against float32 for the cell's sessions and functions
 
 
-def parse_cell_line(line: str, base: NpuConfig | ConfigSnapshot) -> tuple[dict[str, Any], bool]:
-    """Flags of a ``%%npu`` line -> (overrides, quiet); see :func:`parse_cell_flags`."""
-    flags = parse_cell_flags(line, base)
-    return flags.overrides, flags.quiet
+class _Overrides:
+    """The options a line's flags set, each set once: a second, different value is a UsageError."""
 
+    def __init__(self, usage: str) -> None:
+        self.usage = usage
+        self.values: dict[str, object] = {}
+        self.sources: dict[str, str] = {}
 
-def parse_cell_flags(line: str, base: NpuConfig | ConfigSnapshot) -> CellFlags:
-    """Flags of a ``%%npu`` line -> :class:`CellFlags`. Raises UsageError on anything bad.
-
-    ``base`` is the session config snapshot; it is only read (for ``--profile`` to keep existing
-    profiling switches).
-    """
-    usage = "Usage: " + CELL_USAGE
-    argv = split(line, usage)  # POSIX quoting: '0|5' and "a b" lose their quotes, as in a shell
-    _reject_unknown_flags(argv, line, usage)
-    try:
-        args = CELL_PARSER.parse_args(argv)
-    except UsageError as err:
-        raise UsageError(f"%%npu {line.strip()}: {err}{_flag_hint(line)}; nothing was run.\n{usage}") from None
-    if args.mix and args.no_mix:
-        raise UsageError(f"--mix and --no-mix contradict each other; nothing was run.\n{usage}")
-    overrides: dict[str, Any] = {}
-    sources: dict[str, str] = {}
-
-    def put(key: str, value: Any, flag: str) -> None:
-        if key in overrides and overrides[key] != value:
-            raise UsageError(f"{key} is given twice ({sources[key]} and {flag}); nothing was run.\n{usage}")
-        overrides[key] = value
-        sources[key] = flag
-
-    if args.mix or args.no_mix:
-        put("mix_compile_mode", bool(args.mix), "--mix" if args.mix else "--no-mix")
-    if args.precision is not None:
-        key = _precision_key(args.precision, usage)
-        put(key, args.precision, "--precision")
-    if args.dump is not None:
-        put("enable_dump", True, "--dump")
-        put("dump_path", args.dump, "--dump")
-    if args.dump_step is not None:
-        put("dump_step", args.dump_step, "--dump-step")
-    if args.dump_mode is not None:
-        put("dump_mode", args.dump_mode, "--dump-mode")
-    if args.profile is not None:
-        put("profiling_mode", True, "--profile")
-        if args.profile:
-            put("profiling_options", _profiling_options(base, args.profile, usage), "--profile")
-    tokens = [token for group in args.set for token in group]
-    for key, value in parse_assignments(tokens, usage, "nothing was run").items():
-        put(key, value, "--set")
-    return CellFlags(with_exclusions(overrides), bool(args.quiet), bool(args.verbose), bool(args.reference))
-
-
-def _flag_names() -> list[str]:
-    """Every ``--flag`` (the help and the hints are both generated from the one table)."""
-    return [name for name, _ in CELL_FLAGS]
-
-
-def cell_usage() -> str:
-    """``%%npu [--mix] [--no-mix] ...``: the usage line argparse writes from the flags."""
-    usage = " ".join(CELL_PARSER.format_usage().split())
-    return usage[usage.index("%%npu") :]
-
-
-CELL_USAGE = cell_usage()
+    def put(self, key: str, value: object, flag: str) -> None:
+        if key in self.values and self.values[key] != value:
+            raise UsageError(f"{key} is given twice ({self.sources[key]} and {flag}); nothing was run.\n{self.usage}")
+        self.values[key] = value
+        self.sources[key] = flag
 
 
 def _known_flag(token: str, flags: list[str]) -> bool:
@@ -177,33 +149,7 @@ def _known_flag(token: str, flags: list[str]) -> bool:
     return name in flags or sum(flag.startswith(name) for flag in flags) == 1
 
 
-def _reject_unknown_flags(argv: list[str], line: str, usage: str) -> None:
-    """A misspelt flag is named itself, with its hint, before argparse blames a neighbour.
-
-    argparse reports "argument --dump: expected one argument" for ``--precison force_fp16 --dump`` and
-    only afterwards would notice ``--precison``; the unknown flag is the user's real mistake.
-    """
-    from npu_jupyter.notebook.arguments import suggest
-
-    flags = _flag_names()
-    unknown = [t for t in argv if t.startswith("--") and len(t) > 2 and not _known_flag(t, flags)]
-    if unknown:
-        name = unknown[0].split("=")[0]
-        raise UsageError(f"%%npu {line.strip()}: unknown flag {name}{suggest(name, flags)}; nothing was run.\n{usage}")
-
-
-def _flag_hint(line: str) -> str:
-    """`` (did you mean --precision?)`` for a misspelt flag in ``line``."""
-    from npu_jupyter.notebook.arguments import suggest
-
-    flags = _flag_names()
-    for token in line.split():
-        if token.startswith("--") and token.split("=")[0] not in flags:
-            return suggest(token.split("=")[0], flags)
-    return ""
-
-
-def with_exclusions(layer: dict[str, Any]) -> dict[str, Any]:
+def with_exclusions(layer: Mapping[str, object]) -> dict[str, object]:
     """``layer`` plus ``None`` (unset) for options exclusive with one it sets."""
     out = dict(layer)
     for group in _EXCLUSIVE:
@@ -214,12 +160,7 @@ def with_exclusions(layer: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def apply_layer(config: NpuConfig, layer: dict[str, Any]) -> None:
-    """Apply a layer atomically: set the non-None values and unset the None ones, or change nothing."""
-    config.update(layer)
-
-
-def merged(base: ConfigSource, *layers: dict[str, Any]) -> ConfigSnapshot:
+def merged(base: ConfigSource, *layers: Mapping[str, object]) -> ConfigSnapshot:
     """The snapshot of ``base`` with ``layers`` applied lowest first (``base`` is not touched)."""
     from npu_jupyter.options.config import as_snapshot
 
@@ -228,7 +169,7 @@ def merged(base: ConfigSource, *layers: dict[str, Any]) -> ConfigSnapshot:
 
 def _precision_key(mode: str, usage: str) -> str:
     """``--precision`` takes either a precision_mode or a precision_mode_v2 value."""
-    from npu_jupyter.notebook.arguments import suggest, wrap_values
+    from npu_jupyter.notebook.arguments import wrap_values
     from npu_jupyter.options import catalogue
 
     v1 = [str(c) for c in catalogue.spec("precision_mode").choices or ()]

@@ -1,9 +1,11 @@
 """``%npu`` and ``%%npu``: the notebook's way to configure and run on an (emulated) Ascend NPU.
 
-One class is both IPython ``Magics`` and a traitlets ``Configurable`` (appended to
-``shell.configurables``), so display settings are ``%config NpuMagics.detail = "full"`` and can live in
-``ipython_config.py``. Loading the extension imports neither TensorFlow nor the planner: both are
-imported by the subcommands that need them.
+``%npu`` is a line magic whose subcommands each have an argparse parser (``subcommands.py``);
+``%%npu`` is a cell magic whose flags are IPython ``@magic_arguments`` (so ``%%npu?`` shows them). The
+magics parse and display: a cell's run is a :class:`~npu_jupyter.notebook.cell_run.CellRun`. IPython's
+``Magics`` is a traitlets ``Configurable`` (appended to ``shell.configurables``), so the display settings
+are ``%config NpuMagics.detail = "full"`` and can live in ``ipython_config.py``. Loading the extension
+imports neither TensorFlow nor the planner: both are imported by the subcommands that need them.
 
 To have ``%npu`` / ``%%npu`` without ``%load_ext``, put one of these in ``ipython_config.py``::
 
@@ -13,24 +15,33 @@ To have ``%npu`` / ``%%npu`` without ``%load_ext``, put one of these in ``ipytho
 
 from __future__ import annotations
 
-import contextlib
+import argparse
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
 from traitlets import Bool, Enum, observe
-from traitlets.config import Configurable
 
-from npu_jupyter.notebook import arguments, manual
+from npu_jupyter.notebook import arguments, manual, subcommands
+from npu_jupyter.notebook.cell_options import CellParser
 from npu_jupyter.tensorflow_import import require_tensorflow
 
-_SUBCOMMANDS = manual.subcommands()
+if TYPE_CHECKING:  # pragma: no cover
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.utils.bunch import Bunch
+
+    from npu_jupyter.display.config_view import ConfigView
+    from npu_jupyter.notebook.panel import NpuPanel
+    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.report import RunReport
 
 
 @magics_class
-class NpuMagics(Magics, Configurable):
-    """The ``%npu`` / ``%%npu`` magics and their display settings."""
+class NpuMagics(Magics):
+    """The ``%npu`` / ``%%npu`` magics and their display settings (``Magics`` is a traitlets Configurable)."""
 
     detail = Enum(
         ["summary", "full"],
@@ -59,19 +70,15 @@ class NpuMagics(Magics, Configurable):
         "imports, else the CPU emulator.",
     ).tag(config=True)
 
-    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
-        super().__init__(shell=shell, **kwargs)
-        # Magics and Configurable both take `config`; Magics.__init__ does not forward it, so load
-        # settings from the shell's config (e.g. ipython_config.py) here.
-        if shell is not None and getattr(shell, "config", None) is not None:
-            self.update_config(shell.config)
+    def __init__(self, shell: InteractiveShell) -> None:
+        super().__init__(shell=shell)  # with the shell as parent: c.NpuMagics.* of ipython_config.py apply
         from npu_jupyter.notebook.quiet import QuietStartup
 
         # Plain cells too are kept free of TensorFlow's C++ start-up lines (registered at %load_ext).
         self.startup = QuietStartup(shell, lambda: bool(self.verbose))
 
     @observe("legacy_keras")
-    def _legacy_keras_changed(self, change: dict[str, Any]) -> None:
+    def _legacy_keras_changed(self, change: Bunch) -> None:
         """``%config NpuMagics.legacy_keras = False`` after loading undoes the switch while it still can."""
         from npu_jupyter.notebook import legacy_keras
 
@@ -80,99 +87,79 @@ class NpuMagics(Magics, Configurable):
             print(note)
 
     @observe("detail")
-    def _detail_changed(self, change: dict[str, Any]) -> None:
+    def _detail_changed(self, change: Bunch) -> None:
         """Reports rendering themselves (``plan`` at the end of a cell) follow this setting too."""
         from npu_jupyter.display import html
 
         html.set_default_detail(change["new"])
 
-    @line_cell_magic
-    def npu(self, line: str, cell: str | None = None) -> Any:
+    # -- line magic: one parser per subcommand (subcommands.py) ------------------------------------
+
+    @line_magic
+    def npu(self, line: str) -> object:
         """Configure the Ascend NPU session options and run cells on an NPU session (``%npu help``)."""
-        if cell is not None:
-            return self._run_cell(line, cell)
-        return self._line(line)
+        tokens = arguments.split(line, subcommands.line_usage())
+        name, rest = (tokens[0], tokens[1:]) if tokens else ("show", [])
+        if name in subcommands.HELP_WORDS:
+            name = "help"
+        parser = subcommands.parser(name)
+        if any(token in subcommands.HELP_WORDS for token in rest):
+            print(parser.format_help(), end="")
+            return None
+        handler = getattr(self, f"_cmd_{name}")
+        return handler(parser.parse(rest))
 
-    # -- line magic --------------------------------------------------------------------------
-
-    def _line(self, line: str) -> Any:
-        tokens = arguments.split(line, _LINE_USAGE)
-        command, rest = (tokens[0], tokens[1:]) if tokens else ("show", [])
-        handler = getattr(self, f"_cmd_{command}", None)
-        if command not in _SUBCOMMANDS or handler is None:
-            raise UsageError(
-                f"unknown %npu subcommand {command!r}{arguments.suggest(command, list(_SUBCOMMANDS))}.\n{_LINE_USAGE}"
-            )
-        return handler(rest)
-
-    def _cmd_show(self, rest: list[str]) -> Any:
-        _no_args("show", rest)
+    def _cmd_show(self, args: argparse.Namespace) -> ConfigView:
         from npu_jupyter.display.config_view import ConfigView
 
         return ConfigView(self._config())
 
-    def _cmd_set(self, rest: list[str]) -> None:
-        usage = "Usage: %npu set KEY=VALUE [KEY=VALUE ...]   (%npu help options lists the keys)"
-        if not rest:
-            raise UsageError(f"%npu set needs at least one KEY=VALUE.\n{usage}")
-        values = arguments.parse_assignments(rest, usage)
-        self._update(values, usage)
+    def _cmd_set(self, args: argparse.Namespace) -> None:
+        usage = subcommands.parser("set").usage_line()
+        self._update(arguments.parse_assignments(args.assignments, usage), usage)
 
-    def _cmd_unset(self, rest: list[str]) -> None:
-        usage = "Usage: %npu unset KEY [KEY ...]   (%npu help options lists the keys)"
-        if not rest:
-            raise UsageError(f"%npu unset needs at least one option name.\n{usage}")
-        keys = arguments.check_keys(rest, usage)
-        self._update(dict.fromkeys(keys), usage)
+    def _cmd_unset(self, args: argparse.Namespace) -> None:
+        usage = subcommands.parser("unset").usage_line()
+        self._update(dict.fromkeys(arguments.check_keys(args.keys, usage)), usage)
 
-    def _cmd_reset(self, rest: list[str]) -> None:
-        _no_args("reset", rest)
+    def _cmd_reset(self, args: argparse.Namespace) -> None:
         self._config().reset()
 
-    def _cmd_panel(self, rest: list[str]) -> Any:
-        _no_args("panel", rest)
+    def _cmd_panel(self, args: argparse.Namespace) -> NpuPanel:
         from npu_jupyter.notebook.panel import panel
 
         return panel(self._config())
 
-    def _cmd_code(self, rest: list[str]) -> None:
-        if rest not in ([], ["--estimator"]):
-            raise UsageError("Usage: %npu code [--estimator]")
-        api = "estimator" if rest else "session"
-        print(self._config().to_code(api=api))
+    def _cmd_code(self, args: argparse.Namespace) -> None:
+        print(self._config().to_code(api="estimator" if args.estimator else "session"))
 
-    def _cmd_save(self, rest: list[str]) -> None:
-        if len(rest) != 1:
-            raise UsageError("Usage: %npu save PATH   (quote a path with spaces)")
+    def _cmd_save(self, args: argparse.Namespace) -> None:
         try:
-            self._config().save(rest[0])
+            self._config().save(args.path)
         except (OSError, ValueError) as err:  # unwritable folder, a file where a folder should be, NUL in path
             reason = getattr(err, "strerror", None) or err
-            raise UsageError(f"cannot save the NPU config to {rest[0]}: {reason}; nothing was written.") from None
-        print(f"saved the NPU config to {rest[0]}")
+            raise UsageError(f"cannot save the NPU config to {args.path}: {reason}; nothing was written.") from None
+        print(f"saved the NPU config to {args.path}")
 
-    def _cmd_load(self, rest: list[str]) -> None:
-        if len(rest) != 1:
-            raise UsageError("Usage: %npu load PATH")
+    def _cmd_load(self, args: argparse.Namespace) -> None:
         from npu_jupyter.options.config import NpuConfig
         from npu_jupyter.options.errors import NpuConfigError
 
         try:
-            loaded = NpuConfig.load(rest[0])
+            loaded = NpuConfig.load(args.path)
         except (OSError, NpuConfigError) as err:
-            raise UsageError(f"cannot load {rest[0]}: {err}; the config is unchanged.") from None
+            raise UsageError(f"cannot load {args.path}: {err}; the config is unchanged.") from None
         self._config().reset(loaded.changed())
-        print(f"loaded the NPU config from {rest[0]}")
+        print(f"loaded the NPU config from {args.path}")
 
-    def _cmd_explain(self, rest: list[str]) -> Any:
-        if len(rest) != 1:
-            raise UsageError("Usage: %npu explain FETCH   (a tensor or op name of the default graph)")
+    def _cmd_explain(self, args: argparse.Namespace) -> _Rendered:
         tf = require_tensorflow("running a %%npu cell")
 
         from npu_jupyter.plan.planner import plan
 
+        fetch = str(args.fetch)
         graph = tf.compat.v1.get_default_graph()
-        op_name = rest[0].split(":")[0]
+        op_name = fetch.split(":", maxsplit=1)[0]
         names = [op.name for op in graph.get_operations()]
         if op_name not in names:
             hint = (
@@ -185,106 +172,102 @@ class NpuMagics(Magics, Configurable):
             )
             raise UsageError(f"no op {op_name!r} in the default graph{hint}.")
         try:  # the op exists; a tensor name must also name one of its outputs ('mm:5' for a 1-output op)
-            graph.as_graph_element(rest[0], allow_tensor=True, allow_operation=True)
+            graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
         except (KeyError, ValueError, TypeError) as err:
-            raise UsageError(f"%npu explain {rest[0]}: {err}") from None
-        result = plan(graph, self._config(), fetches=[rest[0]])
+            raise UsageError(f"%npu explain {fetch}: {err}") from None
+        result = plan(graph, self._config(), fetches=[fetch])
         if not result.fetches:  # the title says what was explained: "Plan of loss (...)"
-            result.fetches = [rest[0]]
+            result.fetches = [fetch]
         return _Rendered(result, self.detail)
 
-    def _cmd_adapter(self, rest: list[str]) -> None:
+    def _cmd_adapter(self, args: argparse.Namespace) -> None:
         """``%npu adapter [emulate | off]``: the emulated npu_bridge surface on or off, or the status."""
         from npu_jupyter import adapter
 
-        if rest not in ([], ["emulate"], ["off"]):
-            raise UsageError("Usage: %npu adapter [emulate | off]   (no argument: which adapter is in use)")
-        if rest == ["emulate"]:
+        if args.action == "emulate":
             try:
                 adapter.emulate_adapter()
             except RuntimeError as err:
                 raise UsageError(f"%npu adapter emulate: {err}") from None
-        elif rest == ["off"]:
+        elif args.action == "off":
             adapter.uninstall()
         print(adapter.status())
 
-    def _cmd_help(self, rest: list[str]) -> Any:
-        """The manual (HTML in a notebook, text elsewhere), or every option by group."""
-        if rest == ["options"]:
-            print(_options_help())
+    def _cmd_help(self, args: argparse.Namespace) -> manual.Manual | None:
+        """The manual (HTML in a notebook, text elsewhere), every option by group, or one subcommand's help."""
+        if args.topic == "options":
+            print(manual.options_help())
             return None
-        if rest:
-            raise UsageError("Usage: %npu help [options]")
-        return manual.Manual(NpuMagics.class_traits(config=True))
+        if args.topic:
+            print(subcommands.parser(args.topic).format_help(), end="")
+            return None
+        return the_manual()
 
-    # -- cell magic --------------------------------------------------------------------------
+    # -- cell magic: IPython's magic_arguments ---------------------------------------------------
 
-    def _run_cell(self, line: str, cell: str) -> Any:
-        """Parse the flags, then validate and run the cell with TensorFlow's C++ logs kept out."""
-        from npu_jupyter.notebook.cell_options import parse_cell_flags
+    @cell_magic("npu")
+    @magic_arguments(name="%npu")  # IPython's usage line adds a "%": `%%npu [--mix] ...`
+    @argument("--mix", action="store_true", help="mixed computing on for this cell (mix_compile_mode=True)")
+    @argument("--no-mix", action="store_true", help="mixed computing off for this cell (mix_compile_mode=False)")
+    @argument(
+        "--precision",
+        metavar="MODE",
+        help="precision_mode (or a precision_mode_v2 value such as mixed_float16) for this cell",
+    )
+    @argument("--dump", metavar="DIR", help="enable_dump=True, dump_path=DIR (the folder is created when missing)")
+    @argument("--dump-step", metavar="STEPS", help="dump_step, e.g. '0|5|10' or '0|3-5|10'")
+    @argument("--dump-mode", metavar="MODE", help="dump_mode: input, output or all")
+    @argument(
+        "--profile",
+        metavar="DIR",
+        nargs="?",
+        const="",
+        help="profiling_mode=True; profiling_options output=DIR when given",
+    )
+    @argument(
+        "--set",
+        metavar="KEY=VALUE",
+        nargs="+",
+        action="append",
+        default=[],
+        help="any other option, typed by the option catalogue (repeatable)",
+    )
+    @argument(
+        "--reference",
+        action="store_true",
+        help="measure drift: compare every op with a float32 reference (sessions and traced functions)",
+    )
+    @argument("--quiet", action="store_true", help="do not render the run reports after the cell")
+    @argument(
+        "--verbose",
+        action="store_true",
+        help="let TensorFlow's own C++ log lines (profiler, oneDNN, CUDA probes) into the cell's output",
+    )
+    def npu_cell(self, line: str, cell: str) -> object:
+        """Run this cell on NPU sessions with these options for this cell only (`%npu help`: the manual).
+
+        The session config is not changed. One report per distinct run shows after the cell.
+        """
+        from npu_jupyter.notebook.cell_run import CellRun
         from npu_jupyter.notebook.quiet import quiet_tensorflow
+        from npu_jupyter.notebook.state import set_last_reports
 
         snapshot = self._config().snapshot()  # what the cell runs with, whatever changes meanwhile
-        flags = parse_cell_flags(line, snapshot)
-        # The checks below may import TensorFlow for the first time: its start-up lines are logs too.
+        flags = CELL_PARSER.parse(line, snapshot)
+        # The checks may import TensorFlow for the first time: its start-up lines are logs too.
         with quiet_tensorflow(enabled=not (flags.verbose or self.verbose)):
-            return self._run_checked(line, cell, snapshot, flags)
-
-    def _run_checked(self, line: str, cell: str, snapshot: Any, flags: Any) -> Any:
-        """Validate everything, then run the cell on one snapshot of the config with sessions swapped."""
-        from npu_jupyter.notebook.cell_functions import CellFunctions, emulated_functions, emulator_backend
-        from npu_jupyter.notebook.cell_options import merged
-        from npu_jupyter.notebook.run_reports import cell_reports
-        from npu_jupyter.notebook.session_swap import CellSessions, swapped_sessions
-        from npu_jupyter.notebook.state import set_last_reports
-        from npu_jupyter.options.errors import NpuConfigError
-
-        overrides = flags.overrides
-        created = None
-        try:
-            cell_config = merged(snapshot, overrides)
-            cell_config.validate()  # the cell's one check: its sessions and functions run on this snapshot
-            created = _make_dump_folder(overrides)
-            # The run-time checks too (dump_path must be a writable directory, profiling output...), so a
-            # typo in --dump fails here rather than halfway through the cell.
-            from npu_jupyter.runtime.run_settings import read_run_settings
-
-            read_run_settings(cell_config)
-        except (NpuConfigError, ValueError, OSError) as err:
-            if created is not None:  # a refused cell leaves no folder behind
-                _remove_empty(created)
-            raise UsageError(f"%%npu {line.strip()}: {err}\nThe cell was not run.") from None
-        from npu_jupyter.notebook.cell_code import CellCode
-
-        code = CellCode(self.shell, line, cell)
-        if flags.reference and not emulator_backend(self.backend):
-            print(
-                "%%npu --reference: drift against float32 is measured by the emulator only; on the ascend "
-                "backend the real adapter runs this cell and nothing is compared."
-            )
-        cell_sessions = CellSessions(
-            snapshot, overrides, self.backend, reference=flags.reference, cell_config=cell_config
-        )
-        functions = CellFunctions()
-        failed = True
-        try:
-            # TF1 sessions are swapped; TF2 code's traced functions are emulated (emulator backend).
-            with swapped_sessions(cell_sessions), emulated_functions(
-                cell_config, self.backend, reference=flags.reference, layers=(snapshot, overrides)
-            ) as functions:
-                value = code.run()
-            failed = False
-        finally:
-            # Also when the cell raised: the runs before the error (an overflow, say) often explain it.
-            reports = cell_reports(cell_sessions.sessions) + functions.reports
-            set_last_reports(reports)
+            run = CellRun(self._shell(), line, cell, snapshot, flags, self.backend)
+            for note in run.notes:
+                print(note)
+            result = run.run()
+            set_last_reports(result.reports)
             if self.autodisplay and not flags.quiet:
-                self._show_reports(
-                    reports, bool(cell_sessions.sessions) or bool(functions.reports), failed, line.strip()
-                )
-        return value
+                self._show_reports(result.reports, result.made_sessions, result.error is not None, line.strip())
+        if result.error is not None:  # raised after its reports: the runs before an error often explain it
+            raise result.error
+        return result.value
 
-    def _show_reports(self, reports: list[Any], made_sessions: bool, failed: bool, line: str = "") -> None:
+    def _show_reports(self, reports: list[RunReport], made_sessions: bool, failed: bool, line: str = "") -> None:
         """One rendered report per distinct run, or a line saying why there is none.
 
         The runs a person came for come first; variable-initialiser runs follow as one line, and a
@@ -307,12 +290,18 @@ class NpuMagics(Magics, Configurable):
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _config(self) -> Any:
+    def _config(self) -> NpuConfig:
         from npu_jupyter.notebook.state import current_config
 
         return current_config()
 
-    def _update(self, values: dict[str, Any], usage: str) -> None:
+    def _shell(self) -> InteractiveShell:
+        """The shell the magics were registered with (IPython always gives one)."""
+        if self.shell is None:
+            raise UsageError("%%npu runs in an IPython shell; these magics were made without one.")
+        return self.shell
+
+    def _update(self, values: dict[str, object], usage: str) -> None:
         """Apply ``values`` atomically; a config error becomes a UsageError and changes nothing."""
         from npu_jupyter.options.errors import NpuConfigError
 
@@ -325,6 +314,15 @@ class NpuMagics(Magics, Configurable):
         # said at once rather than when a session refuses it later.
         for problem in config.problems():
             print(f"%npu: not valid yet: {problem}")
+
+
+#: The ``%%npu`` line's parser, read from the cell magic's decorators.
+CELL_PARSER = CellParser(NpuMagics.npu_cell)
+
+
+def the_manual() -> manual.Manual:
+    """``%npu help``: read from the subcommands' parsers, the cell magic's parser and the settings."""
+    return manual.Manual(subcommands.SUBCOMMANDS, CELL_PARSER, NpuMagics.class_traits(config=True))
 
 
 def no_effect_message(why: str, line: str) -> str:
@@ -345,70 +343,28 @@ def no_effect_message(why: str, line: str) -> str:
     )
 
 
-def _make_dump_folder(overrides: dict[str, Any]) -> Any:
-    """Create the cell's dump folder as ``--profile DIR`` creates its own; the created path, or None.
-
-    Only a cell's own ``dump_path`` (``--dump DIR``): the session-wide option keeps the adapter's rule.
-    """
-    from pathlib import Path
-
-    path = overrides.get("dump_path")
-    if not overrides.get("enable_dump") or not path:
-        return None
-    folder = Path(str(path)).expanduser()
-    if folder.exists():
-        return None
-    folder.mkdir(parents=True)
-    return folder
-
-
-def _remove_empty(folder: Any) -> None:
-    with contextlib.suppress(OSError):
-        folder.rmdir()
-
-
 class _Rendered:
     """A plan shown at the magics' detail level (``%npu explain``)."""
 
-    def __init__(self, obj: Any, detail: str) -> None:
+    def __init__(self, obj: Plan, detail: str) -> None:
         self.obj = obj
         self.detail = detail
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, object]:
         from npu_jupyter.display.mime import mimebundle
 
         return mimebundle(self.obj, detail=self.detail)
 
 
-_LINE_USAGE = manual.line_usage()
-
-
-def _no_args(command: str, rest: list[str]) -> None:
-    if rest:
-        raise UsageError(f"%npu {command} takes no arguments, got {' '.join(rest)!r}.\n{_LINE_USAGE}")
-
-
 def _document() -> None:
-    """``%npu?`` shows the same manual as ``%npu help``, as text."""
-    NpuMagics.npu.__doc__ = str(manual.Manual(NpuMagics.class_traits(config=True)))
+    """``%npu?`` shows the same manual as ``%npu help``, as text (``%%npu?`` shows the cell's parser)."""
+    NpuMagics.npu.__doc__ = str(the_manual())
 
 
 _document()
 
 
-def _options_help() -> str:
-    """Every option by group: key, proto field type, allowed values, one line of doc."""
-    from npu_jupyter.options import catalogue
-
-    lines = []
-    for group in catalogue.groups():
-        lines.append(f"[{group}]")
-        for spec in catalogue.specs_in_group(group):
-            lines.append(f"  {spec.key} ({spec.allowed_text()}): {spec.doc}")
-    return "\n".join(lines)
-
-
-def load_ipython_extension(ip: Any) -> None:
+def load_ipython_extension(ip: InteractiveShell) -> None:
     """Register ``%npu``/``%%npu`` and make ``%config NpuMagics`` work; idempotent."""
     from npu_jupyter.notebook.legacy_keras import choose_keras_2
 
@@ -419,17 +375,19 @@ def load_ipython_extension(ip: Any) -> None:
     _stop_quiet_startup(ip)
     magics.startup.register()
     ip.register_magics(magics)
-    ip.configurables = [c for c in ip.configurables if not isinstance(c, NpuMagics)] + [magics]
+    # Magics.__init__ appended the new instance to the configurables; an earlier load's goes.
+    for old in [c for c in ip.configurables if isinstance(c, NpuMagics) and c is not magics]:
+        ip.configurables.remove(old)
 
 
-def _stop_quiet_startup(ip: Any) -> None:
+def _stop_quiet_startup(ip: InteractiveShell) -> None:
     """The quiet start-up of an earlier load (``%reload_ext``) stops; one at a time."""
     for old in ip.configurables:
         if isinstance(old, NpuMagics):
             old.startup.unregister()
 
 
-def unload_ipython_extension(ip: Any) -> None:
+def unload_ipython_extension(ip: InteractiveShell) -> None:
     """Remove the magics and the configurable (the session config itself is kept)."""
     for kind in ("line", "cell"):
         ip.magics_manager.magics[kind].pop("npu", None)

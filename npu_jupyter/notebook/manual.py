@@ -1,36 +1,32 @@
 """``%npu help``: the magics' manual for a reader, as HTML in a notebook and as aligned text elsewhere.
 
 It used to be the magic's docstring printed raw (RST double backticks, the first flag indented and the
-rest at column 0). The manual is now built from its sources: the line subcommands from
-:data:`LINE_COMMANDS` (also the source of the ``%npu`` usage line and the subcommand names), the cell
-flags from the one ``%%npu`` parser (``cell_options.CELL_FLAGS``), the display settings from the
-``NpuMagics`` traits. Prose uses single backticks for code: ``<code>`` in HTML, kept in text.
+rest at column 0). The manual is now read from the parsers, through their public API: a row per
+``%npu`` subcommand from its parser's usage and description (``subcommands.py``), a row per ``%%npu``
+flag from the cell magic's ``@argument`` declarations (``cell_options.CellParser``), and the display
+settings from the ``NpuMagics`` traits. Prose uses single backticks for code: ``<code>`` in HTML, kept
+in text.
 """
 
 from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Mapping, Sequence
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from IPython.lib.pretty import RepresentationPrinter
+    from traitlets import TraitType
+
+    from npu_jupyter.notebook.cell_options import CellParser
+    from npu_jupyter.notebook.subcommands import CommandParser
+
+    Rows = list[tuple[str, str]]  # (usage, what it does)
+    Section = tuple[str, Rows, tuple[str, ...]]  # (title, rows, paragraphs)
 
 WIDTH = 100
-
-# (usage, what it does): the line magic's subcommands, in the order a reader needs them.
-LINE_COMMANDS: tuple[tuple[str, str], ...] = (
-    ("%npu", "show the options set, problems and warnings"),
-    ("%npu show", "same"),
-    ("%npu set KEY=VALUE ...", "set options; the whole line or nothing is applied"),
-    ("%npu unset KEY ...", "back to the adapter default"),
-    ("%npu reset", "unset every option"),
-    ("%npu panel", "widget panel bound to the config"),
-    ("%npu code [--estimator]", "equivalent Python (sess.run ConfigProto, or NPURunConfig)"),
-    ("%npu save PATH", "write the config as JSON"),
-    ("%npu load PATH", "replace the config by one saved with `%npu save`"),
-    ("%npu explain FETCH", "plan of the default graph for a tensor or op name"),
-    ("%npu adapter [emulate | off]", "which adapter sessions use; `emulate` installs an emulated npu_bridge"),
-    ("%npu help [options]", "this manual; `options` lists every option by group"),
-)
 
 _KEYS = (
     "KEY is a `custom_op.parameter_map` key (`precision_mode`, `mix_compile_mode`, `dump_path`, ...). "
@@ -56,24 +52,27 @@ _FOLDERS = (
     "unless `--verbose`."
 )
 _CELL = (_SESSIONS, _FUNCTIONS, _FOLDERS)
-
-
-def subcommands() -> tuple[str, ...]:
-    """``show``, ``set``, ...: the line magic's subcommand names, from :data:`LINE_COMMANDS`."""
-    return tuple(usage.split()[1] for usage, _ in LINE_COMMANDS if len(usage.split()) > 1)
-
-
-def line_usage() -> str:
-    """``Usage: %npu [show | set KEY=VALUE ... | ...]``, from :data:`LINE_COMMANDS`."""
-    forms = [usage[len("%npu ") :] for usage, _ in LINE_COMMANDS if usage != "%npu" and not usage.endswith(" show")]
-    return "Usage: %npu [show | " + " | ".join(forms) + "]"
+_LINE_HELP = "`%npu SUBCOMMAND --help` (or `%npu help SUBCOMMAND`) shows a subcommand's arguments; `%%npu?` the flags."
 
 
 class Manual:
-    """The manual, rendered by the frontend: HTML in a notebook, text in a terminal or ``print``."""
+    """The manual, rendered by the frontend: HTML in a notebook, text in a terminal or ``print``.
 
-    def __init__(self, settings: dict[str, Any]) -> None:
-        self.sections = _sections(settings)
+    Parameters
+    ----------
+    commands : sequence of CommandParser
+        The ``%npu`` subcommands' parsers, in the order to list them.
+    cell : CellParser
+        The ``%%npu`` line's parser.
+    settings : dict
+        The magics' configurable traits by name.
+
+    """
+
+    def __init__(
+        self, commands: Sequence[CommandParser], cell: CellParser, settings: Mapping[str, TraitType[object, object]]
+    ) -> None:
+        self.sections: list[Section] = _sections(commands, cell, settings)
 
     def _repr_html_(self) -> str:
         parts = ['<div class="npu-help" style="max-width:100%;overflow-wrap:anywhere">']
@@ -107,23 +106,20 @@ class Manual:
     def __repr__(self) -> str:
         return str(self)
 
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+    def _repr_pretty_(self, printer: RepresentationPrinter, cycle: bool) -> None:
         printer.text(str(self))
 
 
-def _sections(settings: dict[str, Any]) -> list[tuple[str, list[tuple[str, str]], tuple[str, ...]]]:
+def _sections(
+    commands: Sequence[CommandParser], cell: CellParser, settings: Mapping[str, TraitType[object, object]]
+) -> list[Section]:
     """(title, rows of (usage, text), paragraphs) for the line magic, the cell magic and the settings."""
-    from npu_jupyter.notebook.cell_options import CELL_FLAGS, CELL_USAGE, flag_usage
-
-    flags = [(flag_usage(name), str(options.get("help", ""))) for name, options in CELL_FLAGS]
+    lines = [(parser.usage_text(), parser.description or "") for parser in commands]
+    flags = [(cell.flag_usage(name), cell.flag_help(name)) for name in cell.names()]
     shown = [(f"{name} = {trait.default_value!r}", str(trait.help)) for name, trait in sorted(settings.items())]
     return [
-        (
-            "Line magic `%npu`: the session-wide config, shared with `npu_jupyter.panel()`",
-            list(LINE_COMMANDS),
-            (_KEYS,),
-        ),
-        ("Cell magic `%%npu`: this cell only; the session config is not changed", [(CELL_USAGE, "")], ()),
+        ("Line magic `%npu`: the session-wide config, shared with `npu_jupyter.panel()`", lines, (_KEYS, _LINE_HELP)),
+        ("Cell magic `%%npu`: this cell only; the session config is not changed", [(cell.usage, "")], ()),
         ("Flags", flags, _CELL),
         (
             "Display settings: `%config NpuMagics.<name> = value` (or `c.NpuMagics.<name>` in ipython_config.py)",
@@ -131,6 +127,18 @@ def _sections(settings: dict[str, Any]) -> list[tuple[str, list[tuple[str, str]]
             (),
         ),
     ]
+
+
+def options_help() -> str:
+    """``%npu help options``: every option by group: key, proto field type, allowed values, one line of doc."""
+    from npu_jupyter.options import catalogue
+
+    lines = []
+    for group in catalogue.groups():
+        lines.append(f"[{group}]")
+        for spec in catalogue.specs_in_group(group):
+            lines.append(f"  {spec.key} ({spec.allowed_text()}): {spec.doc}")
+    return "\n".join(lines)
 
 
 def _row(left: str, right: str, column: int) -> list[str]:

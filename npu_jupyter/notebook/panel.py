@@ -18,18 +18,20 @@ first tab is built at once; the others are built the first time they are selecte
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Callable
 
 import ipywidgets as widgets
 from ipywidgets.widgets.widget_description import DescriptionStyle
-
-try:  # ipywidgets 8 gives text and HTML widgets styles of their own
-    from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
-except ImportError:  # ipywidgets 7: they take the description style
-    HTMLStyle = TextStyle = DescriptionStyle
+from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.catalogue import OptionSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from traitlets.utils.bunch import Bunch
+
+    from npu_jupyter.notebook.profiling_form import ProfilingForm
+    from npu_jupyter.options.config import NpuConfig
 
 # (tab title, catalogue groups shown in it); the last tab collects every group not named before it.
 _TABS = (
@@ -48,7 +50,7 @@ _CONTROL_WIDTH = "680px"
 _NOTE_STYLE = "opacity:.75;font-size:.92em;line-height:1.3"
 
 
-def panel(config: Any = None) -> NpuPanel:
+def panel(config: NpuConfig | None = None) -> NpuPanel:
     """A widget panel editing ``config`` (default: the notebook's shared ``current_config()``)."""
     if config is None:
         from npu_jupyter.notebook.state import current_config
@@ -67,10 +69,10 @@ class NpuPanel(widgets.VBox):
 
     """
 
-    def __init__(self, config: Any) -> None:
+    def __init__(self, config: NpuConfig) -> None:
         self.config = config
         self.controls: dict[str, _Control] = {}
-        self.profiling_form: Any = None  # built with the Profiling tab
+        self.profiling_form: ProfilingForm | None = None  # built with the Profiling tab
         # One style and one layout shared by every control: each is a widget of its own, and ~110 of
         # each would double the panel's build time for nothing.
         self._looks = {
@@ -129,7 +131,7 @@ class NpuPanel(widgets.VBox):
 
     # -- building ----------------------------------------------------------------------------
 
-    def _on_tab(self, change: dict[str, Any]) -> None:
+    def _on_tab(self, change: Bunch) -> None:
         if change["new"] is not None:
             self._build_page(change["new"])
 
@@ -159,7 +161,7 @@ class NpuPanel(widgets.VBox):
 
     # -- config -> panel ---------------------------------------------------------------------
 
-    def _on_config(self, change: dict[str, Any]) -> None:
+    def _on_config(self, change: Bunch) -> None:
         control = self.controls.get(change["name"])
         if control is not None:
             control.show(change["new"])
@@ -187,7 +189,7 @@ class NpuPanel(widgets.VBox):
 class _LazyAccordion(widgets.Accordion):
     """One section per group; a section's controls are built when it is first opened."""
 
-    def __init__(self, groups: tuple[str, ...], build: Any) -> None:
+    def __init__(self, groups: tuple[str, ...], build: Callable[[str], widgets.Widget]) -> None:
         super().__init__(children=[widgets.VBox() for _ in groups])
         self.titles = tuple(g.capitalize() for g in groups)
         self._groups = groups
@@ -199,7 +201,7 @@ class _LazyAccordion(widgets.Accordion):
         """Build the section of ``group`` (without changing which section is shown)."""
         self._open(self._groups.index(group))
 
-    def _on_open(self, change: dict[str, Any]) -> None:
+    def _on_open(self, change: Bunch) -> None:
         if change["new"] is not None:
             self._open(change["new"])
 
@@ -212,7 +214,7 @@ class _LazyAccordion(widgets.Accordion):
 class _Control:
     """The widget of one option and its binding to the config."""
 
-    def __init__(self, spec: OptionSpec, config: Any, looks: dict[str, Any]) -> None:
+    def __init__(self, spec: OptionSpec, config: NpuConfig, looks: dict[str, widgets.Widget]) -> None:
         self.spec = spec
         self.config = config
         self.error = ""
@@ -225,7 +227,7 @@ class _Control:
             default = "" if spec.default is None else f" — default {spec.default!r}"
             options = [_UNSET_LABEL + default] + [str(c) for c in self._choices]
             self.widget: widgets.Widget = widgets.Dropdown(
-                options=options, description=label, style=looks["choice_style"], layout=layout, **{_TOOLTIP: tooltip}
+                options=options, description=label, style=looks["choice_style"], layout=layout, tooltip=tooltip
             )
             self.widget.observe(self._on_widget, names="index")
         else:
@@ -236,7 +238,7 @@ class _Control:
                 continuous_update=False,
                 style=looks["text_style"],
                 layout=layout,
-                **{_TOOLTIP: tooltip},
+                tooltip=tooltip,
             )
             self.widget.observe(self._on_widget, names="value")
         self._message = widgets.HTML(layout=looks["plain"], style=looks["html_style"])
@@ -250,7 +252,7 @@ class _Control:
             self.row = widgets.VBox([self.row, self.note], layout=looks["row"])
         self.show(getattr(config, spec.key))
 
-    def show(self, value: Any) -> None:
+    def show(self, value: object) -> None:
         """Put the config's value in the widget (without writing it back) and clear any refusal."""
         error = ""
         self._syncing = True
@@ -267,7 +269,7 @@ class _Control:
         self._set_error(error)
         self._show_note(value)
 
-    def _show_note(self, value: Any) -> None:
+    def _show_note(self, value: object) -> None:
         """Deprecation/ignored status and what the selected value does, one line each."""
         if self.note is None:
             return
@@ -278,7 +280,7 @@ class _Control:
                 lines.append(f"{'unset' if value is None else value}: {text}")
         self.note.value = "".join(f'<div style="{_NOTE_STYLE}">{escape(line)}</div>' for line in lines)
 
-    def _on_widget(self, change: dict[str, Any]) -> None:
+    def _on_widget(self, change: Bunch) -> None:
         if self._syncing:
             return
         from npu_jupyter.options.errors import NpuConfigError
@@ -291,7 +293,7 @@ class _Control:
             return
         self._set_error("")
 
-    def _value_from_widget(self) -> Any:
+    def _value_from_widget(self) -> object:
         if self._choices is not None:
             index = self.widget.index
             return None if not index else self._choices[index - 1]
@@ -305,7 +307,7 @@ class _Control:
         self._message.value = f'<span style="{_ERROR_STYLE}">{escape(text)}</span>' if text else ""
 
 
-def _choices(spec: OptionSpec) -> list[Any] | None:
+def _choices(spec: OptionSpec) -> list[object] | None:
     """Values a drop-down offers: the option's choices, or True/False for a switch."""
     if spec.choices is not None:
         return list(spec.choices)
@@ -321,10 +323,6 @@ def _status_text(spec: OptionSpec) -> str:
     if spec.ignored:
         return "Ignored: today's adapter does not read this option (kept so old configs load)."
     return ""
-
-
-#: The hover-text keyword: ``tooltip`` since ipywidgets 8, ``description_tooltip`` in 7.
-_TOOLTIP = "tooltip" if int(widgets.__version__.split(".")[0]) >= 8 else "description_tooltip"
 
 
 def _tooltip(spec: OptionSpec) -> str:

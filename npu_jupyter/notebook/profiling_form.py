@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import json
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
 from npu_jupyter.options import catalogue
+
+if TYPE_CHECKING:  # pragma: no cover
+    from traitlets.utils.bunch import Bunch
+
+    from npu_jupyter.options.config import NpuConfig
 
 _FIELDS = ("output", "task_trace", "training_trace", "aicpu", "fp_point", "bp_point", "aic_metrics")
 _UNSET = "(unset)"
@@ -25,7 +30,7 @@ _ERROR_STYLE = "color:var(--jp-error-color1,#d32f2f)"
 class ProfilingForm(widgets.VBox):
     """Controls for the main ``profiling_options`` fields, bound to ``config.profiling_options``."""
 
-    def __init__(self, config: Any) -> None:
+    def __init__(self, config: NpuConfig) -> None:
         self.config = config
         self.fields: dict[str, widgets.Widget] = {}
         self._syncing = False
@@ -80,7 +85,7 @@ class ProfilingForm(widgets.VBox):
             self._syncing = False
         self.message.value = ""
 
-    def _on_field(self, change: dict[str, Any]) -> None:
+    def _on_field(self, change: Bunch) -> None:
         if self._syncing:
             return
         from npu_jupyter.options.errors import NpuConfigError

@@ -18,7 +18,11 @@ import contextlib
 import os
 import sys
 import tempfile
-from typing import Any, Callable, Iterator
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable, Iterator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from IPython.core.interactiveshell import InteractiveShell
 
 last_log = ""  # what the last quiet cell's C++ code wrote to descriptor 2
 
@@ -73,7 +77,7 @@ class QuietStartup:
     Nothing is registered when TensorFlow was imported before the extension loaded: its lines are out.
     """
 
-    def __init__(self, shell: Any, verbose: Callable[[], bool]) -> None:
+    def __init__(self, shell: InteractiveShell, verbose: Callable[[], bool]) -> None:
         self.shell = shell
         self.verbose = verbose
         self._quiet: contextlib.ExitStack | None = None
@@ -98,7 +102,7 @@ class QuietStartup:
             with contextlib.suppress(ValueError):
                 self.shell.events.unregister(event, callback)
 
-    def before(self, *_: Any) -> None:
+    def before(self, *_: object) -> None:
         """Descriptor 2 to the sink for this cell (IPython 7 passes no argument, 8+ the cell's info)."""
         if self.verbose() or self._quiet is not None:
             return
@@ -106,7 +110,7 @@ class QuietStartup:
         stack.enter_context(quiet_tensorflow())
         self._quiet = stack
 
-    def after(self, *_: Any) -> None:
+    def after(self, *_: object) -> None:
         """Back to normal; once TensorFlow is imported, probe its devices quietly and stop."""
         stack, self._quiet = self._quiet, None
         try:
@@ -118,7 +122,7 @@ class QuietStartup:
                 stack.close()
 
 
-def _inside_a_cell(shell: Any) -> bool:
+def _inside_a_cell(shell: InteractiveShell) -> bool:
     """Whether a cell is running (IPython enters its display trap around a cell's code only, not
     around a magic called from Python or an extension loaded at kernel start).
     """
@@ -129,7 +133,7 @@ def _inside_a_cell(shell: Any) -> bool:
     return bool(active)
 
 
-def _probe_devices(tf: Any) -> None:
+def _probe_devices(tf: ModuleType) -> None:
     """List the physical devices now, so TensorFlow's one-time CUDA probe logs into the quiet cell."""
     with contextlib.suppress(Exception):  # a TensorFlow whose import failed half-way: nothing to probe
         tf.config.list_physical_devices()

@@ -19,40 +19,35 @@ Two more things keep the report a person came for on top:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, cast
+from typing import TYPE_CHECKING, Callable, Hashable
 
 from npu_jupyter.runtime.initializers import is_initializer_plan
 
+if TYPE_CHECKING:  # pragma: no cover
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.report import RunReport
 
-def cell_reports(sessions: list[Any]) -> list[Any]:
-    """Every RunReport of the cell's sessions, collapsed per (session, fetches, plan), each with the
-    cost model's estimate of its plan (``npu_jupyter.cost``) for the report to show beside the
-    measured CPU times.
+    #: (session number, fetches, plan identity): the runs that collapse into one report.
+    RunKey = tuple[int, tuple[str, ...], tuple[Hashable, ...]]
+
+
+def cell_reports(sessions: list[object]) -> list[RunReport]:
+    """Every RunReport of the cell's sessions, collapsed per (session, fetches, plan).
+
+    Each carries the cost model's estimate of its plan as the runtime attached it where it built the
+    report (``RunReport.estimate``), so ``%%npu`` shows the estimate ``session().last_report`` has.
     """
-    from npu_jupyter.cost.attach import with_estimate
-
-    groups: dict[tuple[Any, ...], list[Any]] = {}
-    graphs: dict[tuple[Any, ...], Any] = {}
-    plan_keys: dict[int, tuple[Any, ...]] = {}
+    groups: dict[RunKey, list[RunReport]] = {}
+    plan_keys: dict[int, tuple[Hashable, ...]] = {}
     for number, session in enumerate(sessions):
         for report in _reports_of(session):
             key = (number, tuple(report.fetches), _plan_key(report.plan, plan_keys))
             groups.setdefault(key, []).append(report)
-            graphs[key] = _graph_of(session)
-    memo: dict[int, Any] = {}
-    return [with_estimate(collapse(reports), graphs[key], memo) for key, reports in groups.items()]
+    return [collapse(reports) for reports in groups.values()]
 
 
-def _graph_of(session: Any) -> Any:
-    """The tf.Graph a session runs (None for a stand-in without one)."""
-    try:
-        return getattr(session, "graph", None)
-    except Exception:  # noqa: BLE001 - a closed or foreign session: no estimate, no failure
-        return None
-
-
-def collapse(reports: list[Any]) -> Any:
-    """One RunReport standing for several runs of the same thing."""
+def collapse(reports: list[RunReport]) -> RunReport:
+    """One RunReport standing for several runs of the same thing (the last run's records and estimate)."""
     if len(reports) == 1:
         return reports[0]
     last = reports[-1]
@@ -63,7 +58,7 @@ def collapse(reports: list[Any]) -> Any:
     return dataclasses.replace(
         last,
         steps=steps,
-        wall_ms=_weighted(reports, lambda r: r.wall_ms),
+        wall_ms=_weighted(reports, lambda r: r.wall_ms) or 0.0,  # every report has a wall time: never None
         reference_wall_ms=_weighted(reports, lambda r: r.reference_wall_ms),
         op_times_us=_mean_times(reports),
         overflow_ops=overflow,
@@ -74,7 +69,8 @@ def collapse(reports: list[Any]) -> Any:
     )
 
 
-def _reports_of(session: Any) -> list[Any]:
+def _reports_of(session: object) -> list[RunReport]:
+    """A session's reports (``reports``), else its ``last_report`` (a session keeping only that)."""
     reports = getattr(session, "reports", None)
     if reports:
         return list(reports)
@@ -82,7 +78,7 @@ def _reports_of(session: Any) -> list[Any]:
     return [last] if last is not None else []
 
 
-def _plan_key(plan: Any, memo: dict[int, tuple[Any, ...]]) -> tuple[Any, ...]:
+def _plan_key(plan: Plan, memo: dict[int, tuple[Hashable, ...]]) -> tuple[Hashable, ...]:
     """Identity of a plan by content (a re-planned identical graph is the same plan), memoised by id."""
     key = memo.get(id(plan))
     if key is None:
@@ -90,16 +86,17 @@ def _plan_key(plan: Any, memo: dict[int, tuple[Any, ...]]) -> tuple[Any, ...]:
     return key
 
 
-def _weighted(reports: list[Any], value: Any) -> float | None:
+def _weighted(reports: list[RunReport], value: Callable[[RunReport], float | None]) -> float | None:
     """Mean per run across reports that each cover ``steps`` runs; None if any value is missing."""
     values = [(value(r), max(1, r.steps)) for r in reports]
-    if any(v is None for v, _ in values):
+    known = [(v, n) for v, n in values if v is not None]
+    if len(known) < len(values):
         return None
-    total = sum(n for _, n in values)
-    return cast("float | None", sum(v * n for v, n in values) / total)
+    return sum(v * n for v, n in known) / sum(n for _, n in known)
 
 
-def _mean_times(reports: list[Any]) -> dict[str, float]:
+def _mean_times(reports: list[RunReport]) -> dict[str, float]:
+    """Per-op µs, the mean per run over every run of the reports."""
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
     for r in reports:
@@ -112,7 +109,7 @@ def _mean_times(reports: list[Any]) -> dict[str, float]:
 # -- initialiser runs ---------------------------------------------------------------------------
 
 
-def is_initializer_run(report: Any) -> bool:
+def is_initializer_run(report: RunReport) -> bool:
     """True when the run only initialised variables: its fetches are NoOp groups and every other op
     of its plan is a variable, an assignment, or computes nothing but an assignment's initial value.
 
@@ -120,12 +117,12 @@ def is_initializer_run(report: Any) -> bool:
     count and a NoOp grouping training updates (``minimize``) or a Saver restore does not: an apply op
     is neither an assignment nor feeds one, and a restore reads a checkpoint (an external input).
     """
-    if report.extra.get("tf2_helper") == "initializer":  # TensorFlow's initialize_variables function
+    if report.function is not None and report.function.helper == "initializer":  # initialize_variables
         return True
     return is_initializer_plan(report.plan, report.fetches)
 
 
-def arrange(reports: list[Any]) -> tuple[list[Any], list[Any]]:
+def arrange(reports: list[RunReport]) -> tuple[list[RunReport], list[RunReport]]:
     """(reports to render in full, initialiser runs to mention in one line), both in run order.
 
     When the cell ran nothing but initialisers they are the reports: there is nothing else to show.
@@ -136,13 +133,13 @@ def arrange(reports: list[Any]) -> tuple[list[Any], list[Any]]:
     return [r for r in reports if not is_initializer_run(r)], init
 
 
-def initializer_note(reports: list[Any]) -> str:
+def initializer_note(reports: list[RunReport]) -> str:
     """``also ran: init (variable initialisation, 22 ops)`` for the collapsed initialiser runs."""
     parts = []
     for r in reports:
         runs = f", {r.steps} runs" if r.steps > 1 else ""
-        if r.extra.get("tf2_helper"):  # "variable initialisation (initialize_variables), run during Keras fit"
-            parts.append(f"{r.extra['tf2_label']} ({len(r.plan.ops)} ops{runs})")
+        if r.function is not None and r.function.helper:  # "variable initialisation (initialize_variables), ..."
+            parts.append(f"{r.function.label} ({len(r.plan.ops)} ops{runs})")
         else:
             parts.append(f"{', '.join(r.fetches)} (variable initialisation, {len(r.plan.ops)} ops{runs})")
     return "also ran: " + "; ".join(parts)
@@ -151,7 +148,7 @@ def initializer_note(reports: list[Any]) -> str:
 # -- warnings repeated across reports -------------------------------------------------------------
 
 
-def dedupe_warnings(reports: list[Any]) -> list[Any]:
+def dedupe_warnings(reports: list[RunReport]) -> list[RunReport]:
     """Reports whose warnings already shown by an earlier report of the cell are cut to a pointer.
 
     The first report keeps the full text; a later one keeps a short line naming that report, so its
@@ -178,7 +175,7 @@ def dedupe_warnings(reports: list[Any]) -> list[Any]:
     return out
 
 
-def _notes_once(reports: list[Any], shown: set[str]) -> list[Any]:
+def _notes_once(reports: list[RunReport], shown: set[str]) -> list[RunReport]:
     """Reports after the first that carries the TF2 rule's note, without that note.
 
     The note (how the TF2 adapter's placement is predicted) is the same for every traced function of
@@ -189,17 +186,18 @@ def _notes_once(reports: list[Any], shown: set[str]) -> list[Any]:
 
     out = []
     for report in reports:
-        notes = list(report.extra.get("notes") or [])
+        notes = list(report.notes)
         kept = [note for note in notes if note != TF2_RULE_NOTE or note not in shown]
         shown.update(notes)
         if kept == notes:
             out.append(report)
         else:
-            out.append(dataclasses.replace(report, extra={**report.extra, "notes": kept}))
+            out.append(dataclasses.replace(report, notes=kept))
     return out
 
 
-def _label(report: Any) -> str:
+def _label(report: RunReport) -> str:
+    """The report's fetches, as a later report's pointer back to it names them."""
     return ", ".join(report.fetches[:3]) + (", …" if len(report.fetches) > 3 else "") or "the run"
 
 

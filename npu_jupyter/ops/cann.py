@@ -15,7 +15,6 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 SUPPORTED_OPS = "npu_supported_ops.json"
 
@@ -45,7 +44,8 @@ class CannData:
     ops_info_files: list[Path] = field(default_factory=list)
 
 
-def _load_json(path: Path) -> Any:
+def _load_json(path: Path) -> object:
+    """The file's JSON, of whatever shape it has (callers check it), or one OpDataError."""
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
@@ -56,7 +56,7 @@ def _load_json(path: Path) -> Any:
         raise OpDataError(f"{path}: cannot be read ({err})") from None
 
 
-def _as_bool(value: Any) -> bool:
+def _as_bool(value: object) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() == "true")
 
 
@@ -108,7 +108,7 @@ def read_supported_ops(path: Path) -> dict[str, dict[str, bool]]:
 _FLOATS = {"float16": "float16", "float": "float32", "float32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16"}
 
 
-def _entry_to_op(path: Path, op_type: str, entry: Any) -> AicoreOp:
+def _entry_to_op(path: Path, op_type: str, entry: object) -> AicoreOp:
     if not isinstance(entry, dict):
         raise OpDataError(f"{path}: op {op_type!r} must be an object of op-info sections")
     inputs = sorted((k for k in entry if k.startswith("input") and k[5:].isdigit()), key=lambda k: int(k[5:]))

@@ -37,13 +37,13 @@ class HostOps:
     origin: str = ""
 
 
-def _names(value: Any, where: str) -> frozenset[str]:
+def _names(value: object, where: str) -> frozenset[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise OpDataError(f"{where}: expected {_HOST_OPS_FORMAT}")
     return frozenset(value)
 
 
-def _parse_host_ops(spec: Any, where: str) -> HostOps:
+def _parse_host_ops(spec: object, where: str) -> HostOps:
     if isinstance(spec, list):
         return HostOps(add=_names(spec, where), origin=where)
     if isinstance(spec, Mapping):
@@ -60,7 +60,7 @@ def _parse_host_ops(spec: Any, where: str) -> HostOps:
     raise OpDataError(f"{where}: expected {_HOST_OPS_FORMAT}, got {type(spec).__name__}")
 
 
-def host_ops_from(host_ops: Any) -> HostOps | None:
+def host_ops_from(host_ops: object) -> HostOps | None:
     """The override from the argument (path, list or mapping) or else from $NPU_JUPYTER_HOST_OPS."""
     if host_ops is None:
         host_ops = os.environ.get(HOST_OPS_ENV) or None

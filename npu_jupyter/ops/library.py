@@ -380,7 +380,7 @@ def _build(key: str, opp: str | None, custom_opp: str | None, override: HostOps 
     )
 
 
-def load_library(soc: str = "Ascend910", *, opp_path: str | None = None, host_ops: Any = None) -> OpLibrary:
+def load_library(soc: str = "Ascend910", *, opp_path: str | None = None, host_ops: object = None) -> OpLibrary:
     """The op library of ``soc`` (any adapter soc_config spelling, case-insensitive).
 
     ``opp_path`` (else ``$ASCEND_OPP_PATH``) points at a CANN ``opp`` directory to read the real

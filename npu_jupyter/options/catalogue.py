@@ -21,7 +21,6 @@ from npu_jupyter.options.grammars import CHECKERS
 OptionValue = Union[bool, int, str]
 
 FIELD_TYPES = {"b": bool, "i": int, "s": str}
-FIELD_NAMES = {"b": "bool (.b)", "i": "int (.i)", "s": "str (.s)"}
 _TRUE_WORDS = {"true", "1", "yes", "on"}
 _FALSE_WORDS = {"false", "0", "no", "off"}
 

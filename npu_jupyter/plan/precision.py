@@ -203,9 +203,12 @@ class _Decider:
         self._check_mode()
         self._load_files()
         # most configs set no implementation mode: skip the per-op lookup then
-        self._any_impl = bool(self.impl_all is not None or self.impl_by_name or self.impl_by_type)
+        self._any_impl = self._impl_configured()
 
     # ---- setup ----------------------------------------------------------------------------
+    def _impl_configured(self) -> bool:
+        """Whether any implementation mode is set (read after ``_load_files`` filled them in)."""
+        return bool(self.impl_all is not None or self.impl_by_name or self.impl_by_type)
 
     def _check_mode(self) -> None:
         m, s = self.mode, self.s

@@ -24,10 +24,6 @@ PREDICTION_NOTE = (
     "adapter and graph engine made the real decisions on the device. Wall time is measured on the device "
     "host. The adapter's own outputs are listed below."
 )
-GE_HINT = (
-    "Set DUMP_GE_GRAPH=2 (and DUMP_GRAPH_PATH) before the session is created to compare the "
-    "prediction with the engine's own compiled graph."
-)
 
 
 def output_locations(config: ConfigSource, environ: dict[str, str] | None = None) -> list[dict[str, Any]]:

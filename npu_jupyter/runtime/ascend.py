@@ -18,6 +18,7 @@ from npu_jupyter.tensorflow_import import require_tensorflow
 require_tensorflow("the ascend backend")  # one clear error when TensorFlow is missing
 from tensorflow.python.client.session import Session
 
+from npu_jupyter.cost.attach import Memo, PendingEstimate
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.step_record import StepRecord, add_time
 
@@ -43,6 +44,7 @@ class AscendSession(Session):
         self.last_report: RunReport | None = None
         self._plans: dict[tuple[int, tuple[str, ...]], Plan] = {}
         self._created = time.time()  # GE graph dumps older than the session are not this session's
+        self._estimates: Memo = {}  # the cost model's estimate per plan, shared by the plan's reports
 
     def run(
         self, fetches: object, feed_dict: FeedDict | None = None, options: object = None, run_metadata: object = None
@@ -71,7 +73,8 @@ class AscendSession(Session):
             fetches=names,
             steps=0,
             wall_ms=0.0,
-            extra={"plan_is_prediction": True},
+            predicted=True,
+            cost=PendingEstimate(plan, self.graph, None, self._estimates),
             prediction_note=PREDICTION_NOTE,
             adapter_outputs=output_locations(self.npu_config),
             actual=actual_decisions(plan, since=self._created - 1.0),

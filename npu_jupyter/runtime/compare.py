@@ -154,7 +154,7 @@ def compare(a: Source, b: Source, *, step: int | None = None) -> Comparison:
         Dump folders (or loaded dumps) are compared tensor by tensor for every step both hold (or
         only ``step``). Steps are per graph (see :func:`~npu_jupyter.runtime.dump.load_dump`): a folder
         is read for its graph with the most dumped steps; pass ``load_dump(path).graph(k)`` for another.
-        RunReports are compared by their recorded fetch values (``extra["values"]``) and, when both
+        RunReports are compared by their recorded fetch values (``report.session.values``) and, when both
         ran with a reference, their per-op drift is reported as-is.
     step : int, optional
         Compare only this step of the dumps (default: every step both hold).
@@ -186,7 +186,7 @@ def _dump_values(source: object, step: int | None) -> _Table:
 
 
 def _report_values(report: RunReport) -> _Table:
-    values = report.extra.get("values")
+    values = report.session.values if report.session is not None else None
     if values is None:
         raise ValueError(
             "this RunReport holds no tensor values; run with a dump (enable_dump) and compare the dump "

@@ -127,8 +127,7 @@ class DumpSink:
         if not overflow_only:
             self._step_bytes[graph.id] = writer.written_bytes - before
         report.dump_dir = writer.root  # the dump_path the user set; load_dump(dump_dir) reads it
-        report.extra["dump_graph_dir"] = str(Path(folder).parent)  # dump_path for graph 0, graph_<k> after
-        report.extra.setdefault("dumped_steps", []).append(step)
+        report.dump = report.dump.dumped(step, str(Path(folder).parent))  # dump_path for graph 0, graph_<k> after
 
 
 __all__ = ["DumpSink"]

@@ -27,13 +27,12 @@ its own compiled graph with its own iteration counter, and ``dump_step`` selects
 (see :mod:`.dump`). A report numbers its steps by that counter too, from 0: dumped steps, profile
 files (``trace_step_<n>.json``, under ``graph_<k>/`` like the dump for graphs after the first) and the
 step of a non-finite finding agree. The session-wide run count still drives ``accelerate_train_mode``
-and the report's ``first_step``/``last_step``.
+and the report's ``session.first_step``/``last_step``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 import time
 from contextlib import AbstractContextManager
@@ -50,10 +49,9 @@ from npu_jupyter.tensorflow_import import require_tensorflow
 require_tensorflow("the emulator backend")  # one clear error when TensorFlow is missing
 from tensorflow.python.client.session import SessionInterface
 
-from npu_jupyter.cost.attach import estimate_slots
 from npu_jupyter.runtime import dump_format as _dump
 from npu_jupyter.runtime import profile as _profile
-from npu_jupyter.runtime.fetch_map import feed_names, feed_shapes, leaves, map_feeds, map_fetches
+from npu_jupyter.runtime.fetch_map import feed_names, leaves, map_feeds, map_fetches
 from npu_jupyter.runtime.liveness import analyse
 from npu_jupyter.runtime.observers import StepObservers, strip_variant_names
 from npu_jupyter.runtime.reference import Float32Reference, ReferenceStep, data_sources
@@ -137,7 +135,6 @@ class EmulatorSession(SessionInterface):
         self.reports = self._book.reports
         self._closed = False
         self._pending_warnings: list[str] = []
-        self._estimates: dict[Hashable, object] = {}  # (plan id, fed shapes) -> the cost model's StepCost
         self._roles: dict[tuple[int, tuple[str, ...]], str] = {}  # (plan id, fetches) -> its dump graph's role
         self._last_ref_ms: float | None = None  # how long the last float32 reference took
 
@@ -148,7 +145,7 @@ class EmulatorSession(SessionInterface):
         Queue-runner threads run small enqueue graphs all the time; the report a user means is the one
         of their own ``sess.run``. Every run's report is still in ``reports``. Each report shows the
         cost model's estimate at the shapes its run fed, as ``%%npu`` does; it is computed when the
-        report is first shown (``extra["estimate_later"]``), never in the training loop.
+        report is first read (``report.estimate``), never in the training loop.
         """
         return self._book.last
 
@@ -315,15 +312,11 @@ class EmulatorSession(SessionInterface):
             watched=StepValues(tuple(watch), values, ref_values, self._last_ref_ms if ref_values is not None else None),
             profile=profile,
         )
-        report = self._book.record(record, step, names, run)
-        if "fed_shapes" not in report.extra:  # the cost model's batch: what the report's first run fed
-            report.extra["fed_shapes"] = feed_shapes(feed_dict)
-            report.extra["estimate_later"] = functools.partial(estimate_slots, report, self._graph, self._estimates)
+        # a new report carries the shapes its run fed and the cost model's estimate at them (read lazily)
+        report = self._book.record(record, step, names, run, feed_dict)
         if self._pending_warnings:
             report.warnings.extend(self._pending_warnings)
-            # the report payload's shape (docs/report-schema.md run.dump_skipped): [{step, reason}]
-            skipped = report.extra.setdefault("dump_skipped", [])
-            skipped.append({"step": graph_step, "reason": self._pending_warnings[-1]})
+            report.dump = report.dump.skipping(graph_step, self._pending_warnings[-1])
             del self._pending_warnings[:]
         if flags is not None:
             note_non_finite(report, plan, run, flags, names, results, graph_step)

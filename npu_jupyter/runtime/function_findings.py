@@ -2,7 +2,7 @@
 
 The observer nodes (:mod:`.function_observe`) hand each body's stored values to Python while the call
 runs; after the call this module turns them into the same report fields a session run fills
-(``extra["nonfinite"]``, ``overflow_ops``, ``first_overflow``, ``dump_dir``, ``extra["dumped_steps"]``),
+(``non_finite``, ``overflow_ops``, ``first_overflow``, ``dump_dir``, ``dump``),
 so every view shows them as it shows a session's. Steps are the function's calls, counted from 0, as
 the device counts the iterations of one compiled graph; each top-level function is its own dump graph
 (``graph_<k>`` under ``dump_path``, in the order the functions were first dumped).
@@ -18,24 +18,27 @@ descends into that body. Drift against float32 (``reference=True``) is :mod:`.fu
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from npu_jupyter.runtime import dump_writer as _writer
-from npu_jupyter.runtime.by_design import design_outputs
+from npu_jupyter.runtime.by_design import Provenance, design_outputs
 from npu_jupyter.runtime.dump_format import DumpGraph, step_selected
 from npu_jupyter.runtime.dump_sink import DumpSink
-from npu_jupyter.runtime.function_observe import Observation, Watched
+from npu_jupyter.runtime.function_observe import FunctionObserver, Observation, Watched
 from npu_jupyter.runtime.observers import debug_covers, note_overflow
+from npu_jupyter.runtime.report_records import NonFiniteFinding
 from npu_jupyter.runtime.run_notes import non_finite_cause
 
 if TYPE_CHECKING:
+    from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter.runtime.run_settings import RunSettings
     from npu_jupyter.runtime.step_record import StepRecord
 
 
 class FunctionFindings:
     """The dump writer and per-function dump state of one emulation, and the per-call findings."""
 
-    def __init__(self, settings: Any, dump_budget: int | None = None) -> None:
+    def __init__(self, settings: RunSettings, dump_budget: int | None = None) -> None:
         self.settings = settings
         self.dump_budget = dump_budget
         self.dump = DumpSink(settings.dump_path, dump_budget, stats_only=settings.dump_data == "stats")
@@ -43,7 +46,7 @@ class FunctionFindings:
 
     # ------------------------------------------------------------------ before a call
 
-    def dump_now(self, report: Any, function: str, step: int) -> bool:
+    def dump_now(self, report: RunReport, function: str, step: int) -> bool:
         """Whether this call is dumped: ``dump_step`` selects it and the budget still has room.
 
         The estimate is the function's last dumped call; a call that does not fit is skipped, named in
@@ -57,7 +60,7 @@ class FunctionFindings:
 
     # ------------------------------------------------------------------ after a call
 
-    def after_call(self, report: Any, record: StepRecord, observers: dict[str, Any]) -> None:
+    def after_call(self, report: RunReport, record: StepRecord, observers: dict[str, FunctionObserver]) -> None:
         """Fill ``report`` from one call's record: its observations and its non-finite outputs.
 
         Unlike a session run, whose fetches show the user what went non-finite, a Keras function
@@ -65,16 +68,16 @@ class FunctionFindings:
         """
         function, step, dumped = record.name, record.index, record.dump_now
         observations, bad_outputs = list(record.observations), list(record.non_finite_outputs)
-        main = report.extra.get("tf2_plan_function", function)
+        main = report.function.plan_function if report.function is not None else function
         design = by_design(observations, observers)
         first = first_non_finite(function, observations, observers, design)
         reached = _design_reaching(function, observations, observers, design) if first is None else None
-        if (bad_outputs or first is not None or reached is not None) and "nonfinite" not in report.extra:
+        if (bad_outputs or first is not None or reached is not None) and report.non_finite is None:
             _note_non_finite(
                 report, function, main, first or reached, step, bad_outputs, bool(observers), first is None
             )
-        elif design and "non_finite_by_design" not in report.extra:  # seen, not reported: they reach nothing
-            report.extra["non_finite_by_design"] = sorted({op_name(fn, w.op, main) for fn, w in design})
+        elif design and not report.non_finite_by_design:  # seen, not reported: they reach nothing
+            report.non_finite_by_design = sorted({op_name(fn, w.op, main) for fn, w in design})
         flagged: list[tuple[str, Watched]] = []
         if self.settings.enable_dump_debug:
             kept = [_without(obs, design) for obs in observations]
@@ -86,9 +89,9 @@ class FunctionFindings:
 
     def _overflow(
         self,
-        report: Any,
+        report: RunReport,
         main: str,
-        observers: dict[str, Any],
+        observers: dict[str, FunctionObserver],
         observations: list[Observation],
         step: int,
         first: tuple[str, Watched] | None,
@@ -116,7 +119,7 @@ class FunctionFindings:
 
     def _dump(
         self,
-        report: Any,
+        report: RunReport,
         function: str,
         main: str,
         observations: list[Observation],
@@ -132,7 +135,7 @@ class FunctionFindings:
         meta: dict[str, object] = {
             "dump_mode": "overflow" if overflow_only else self.settings.dump_mode,
             "overflow_ops": [op_name(fn, w.op, main) for fn, w in flagged],
-            "first_overflow": report.extra.get("first_overflow_by_step", {}).get(step),
+            "first_overflow": report.first_overflow_by_step.get(step),
             "backend": "emulator",
             "function": function,
         }
@@ -140,7 +143,7 @@ class FunctionFindings:
 
     # ------------------------------------------------------------------ state
 
-    def _graph(self, function: str, report: Any = None) -> DumpGraph:
+    def _graph(self, function: str, report: RunReport | None = None) -> DumpGraph:
         """Each top-level function is one dump graph, numbered in the order first dumped.
 
         A function whose plan trains (gradients, optimizer applies) is marked so: ``load_dump`` opens
@@ -164,7 +167,7 @@ def op_name(function: str, op: str, main: str) -> str:
 def first_non_finite(
     top: str,
     observations: list[Observation],
-    observers: dict[str, Any],
+    observers: dict[str, FunctionObserver],
     design: set[tuple[str, Watched]] | None = None,
 ) -> tuple[str, Watched] | None:
     """(function, tensor) of the first output that went non-finite in this call, or None.
@@ -210,7 +213,7 @@ def _without(obs: Observation, design: set[tuple[str, Watched]]) -> Observation:
     return Observation(obs.function, bad, obs.values, obs.id)
 
 
-def by_design(observations: list[Observation], observers: dict[str, Any]) -> set[tuple[str, Watched]]:
+def by_design(observations: list[Observation], observers: dict[str, FunctionObserver]) -> set[tuple[str, Watched]]:
     """The non-finite tensors of a call that the float32 program computes non-finite too, by design.
 
     Per body, the rule of :mod:`.by_design`; a call whose called bodies went non-finite by design only
@@ -240,7 +243,9 @@ def _functions_by_design_only(observations: list[Observation], design: set[tuple
     return {function for function, only in bad.items() if only}
 
 
-def _design_in(obs: Observation, provenance: Any, callees: dict[str, list[str]], clean: set[str]) -> list[Watched]:
+def _design_in(
+    obs: Observation, provenance: Provenance, callees: dict[str, list[str]], clean: set[str]
+) -> list[Watched]:
     """The by-design non-finite outputs of one body execution (topological order)."""
     calls = {w.op: any(callee in clean for callee in callees[w.op]) for w in obs.bad if w.op in callees}
     found = design_outputs([(w.op, w.slot) for w in obs.bad], provenance, calls)
@@ -248,7 +253,7 @@ def _design_in(obs: Observation, provenance: Any, callees: dict[str, list[str]],
 
 
 def _design_reaching(
-    top: str, observations: list[Observation], observers: dict[str, Any], design: set[tuple[str, Watched]]
+    top: str, observations: list[Observation], observers: dict[str, FunctionObserver], design: set[tuple[str, Watched]]
 ) -> tuple[str, Watched] | None:
     """The first by-design non-finite tensor that reaches a result: a variable update, or ``top``'s return."""
     for obs in observations:
@@ -263,7 +268,7 @@ def _design_reaching(
 
 
 def _note_non_finite(
-    report: Any,
+    report: RunReport,
     function: str,
     main: str,
     first: tuple[str, Watched] | None,
@@ -272,7 +277,7 @@ def _note_non_finite(
     observed: bool,
     designed: bool = False,
 ) -> None:
-    """A call returned or computed inf/NaN: name the first op, as a session report does (``extra["nonfinite"]``).
+    """A call returned or computed inf/NaN: name the first op, as a session report does (``report.non_finite``).
 
     Reported for the first such call only, as a session reports its first non-finite step. The warning
     names the call; the payload's reason does not, as every view shows it "at step <n>" already.
@@ -285,7 +290,6 @@ def _note_non_finite(
         said = "values inside the function became non-finite (inf/NaN) in the emulated run."
         head, lead = f"In call {step} of {function}, {said}", f"In this call, {said}"
     if first is None:
-        where = "not located"
         message = head + (
             " No observed op inside the function went non-finite (unobserved: arguments and variable "
             "handles, and bodies of other call trees)."
@@ -293,7 +297,9 @@ def _note_non_finite(
             else " The plan lowers no precision here, so the function was not observed: turn on "
             "enable_dump_debug to name the first op that went non-finite."
         )
-        finding: dict[str, Any] = {"step": step, "outputs": bad_outputs, "first_op": None, "message": message}
+        report.non_finite = NonFiniteFinding(
+            step, None, "not located", lead + message[len(head) :], message, outputs=tuple(bad_outputs)
+        )
     else:
         fn, w = first
         where = op_name(fn, w.op, main)
@@ -311,20 +317,20 @@ def _note_non_finite(
                 f"Whether float32 stays finite was not checked: run with reference=True (%%npu --reference) to "
                 f"compare each op with a float32 shadow of the function (report.drift)."
             )
-        finding = {
-            "step": step,
-            "outputs": bad_outputs,
-            "first_op": where,
-            "function": fn,
-            "first_tensor": f"{w.op}:{w.slot}",
-            "op_type": w.op_type,
-            "decided_dtype": w.decided_dtype,
-            "rounded": w.rounded,
-            "by_design": designed,
-            "message": message,
-        }
-    report.extra["non_finite"] = finding
-    report.extra["nonfinite"] = {"first_op": where, "step": step, "reason": lead + message[len(head) :]}
+        report.non_finite = NonFiniteFinding(
+            step,
+            where,
+            where,
+            lead + message[len(head) :],
+            message,
+            outputs=tuple(bad_outputs),
+            function=fn,
+            first_tensor=f"{w.op}:{w.slot}",
+            op_type=w.op_type,
+            decided_dtype=w.decided_dtype,
+            rounded=w.rounded,
+            by_design=designed,
+        )
     if message not in report.warnings:
         report.warnings.append(message)
 

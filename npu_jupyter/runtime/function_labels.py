@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any
+from types import FrameType
 
 #: Keras entry points -> which of the model's functions they run.
 _KERAS_ENTRIES = {
@@ -53,7 +53,7 @@ def python_name(function_name: str) -> str:
     return match.group(1) if match else function_name
 
 
-def _entry_name(frame: Any) -> str | None:
+def _entry_name(frame: FrameType | None) -> str | None:
     """The innermost Keras entry point on the stack from ``frame`` ("fit"), else None."""
     while frame is not None:
         name = frame.f_code.co_name
@@ -63,7 +63,7 @@ def _entry_name(frame: Any) -> str | None:
     return None
 
 
-def keras3_entry(frame: Any = None) -> bool:
+def keras3_entry(frame: FrameType | None = None) -> bool:
     """True when a Keras 3 entry point (``keras/src/...``, TF >= 2.16's Keras) is on the calling stack."""
     frame = frame or sys._getframe(1)
     while frame is not None:
@@ -74,13 +74,13 @@ def keras3_entry(frame: Any = None) -> bool:
     return False
 
 
-def keras_entry(frame: Any = None) -> str | None:
+def keras_entry(frame: FrameType | None = None) -> str | None:
     """The Keras entry point on the calling stack ("Keras fit (train function)"), else None."""
     name = _entry_name(frame or sys._getframe(1))
     return None if name is None else f"Keras {name} ({_KERAS_ENTRIES[name]})"
 
 
-def label(function_name: str, frame: Any = None) -> str:
+def label(function_name: str, frame: FrameType | None = None) -> str:
     """What a report calls a traced function.
 
     The step function a Keras entry point runs: the entry point ("Keras fit (train function)"). A

@@ -47,6 +47,7 @@ from npu_jupyter.runtime.function_labels import helper_kind, keras3_entry, label
 from npu_jupyter.runtime.function_tree import tree_plan
 from npu_jupyter.runtime.observers import ProfileSink
 from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.report_records import FunctionInfo
 from npu_jupyter.runtime.run_settings import read_run_settings
 from npu_jupyter.runtime.step_record import StepRecord, add_time
 
@@ -220,10 +221,10 @@ class FunctionEmulation:
         # main is None when no function had a plannable graph; RunReport.plan is typed Plan (report.py)
         report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)  # type: ignore[arg-type]
         report.emulation = emulation
-        report.extra["rounded_tensors"] = sum(len(rewritten.roundings) for _, rewritten in rewrites)
-        report.extra["notes"] = [TF2_RULE_NOTE]
+        report.rounded_tensors = sum(len(rewritten.roundings) for _, rewritten in rewrites)
+        report.notes = [TF2_RULE_NOTE]
         if keras3_entry():
-            report.extra["notes"].insert(0, KERAS3_NOTE)
+            report.notes.insert(0, KERAS3_NOTE)
         lowered = main is not None and any(d.precision_changed for d in main.ops.values())
         if lowered and not emulation:
             report.warnings.append(
@@ -232,18 +233,18 @@ class FunctionEmulation:
             )
         xla_off = [name for name in self._xla_off if name in {_name(m) for m in tree}]
         if xla_off:
-            report.extra["notes"].append(
+            report.notes.append(
                 f"jit_compile=True is off in the emulated functions ({', '.join(xla_off)}): XLA would drop "
                 "the float16 round trips (and cannot run the observer nodes); the device compiles the graph "
                 "with GE, not XLA"
             )
-        report.extra["tf2_functions"] = [_name(m) for m in tree]
-        report.extra["tf2_label"] = label(key)  # "Keras fit (train function)" while Keras' frames are live
-        helper = helper_kind(key)
-        if helper is not None:  # TensorFlow's initialize_variables: the cell's "also ran" line
-            report.extra["tf2_helper"] = helper
+        report.function = FunctionInfo(
+            label=label(key),  # "Keras fit (train function)" while Keras' frames are live
+            plan_function=main_name,
+            functions=tuple(_name(m) for m in tree),
+            helper=helper_kind(key),  # TensorFlow's initialize_variables: the cell's "also ran" line
+        )
         self._graphs.update({_name(m): m.graph for m in tree if getattr(m, "graph", None) is not None})
-        report.extra["tf2_plan_function"] = main_name
         self._trees[key] = [_name(m) for m in tree]
         self.reports[key] = report
 
@@ -381,11 +382,11 @@ class FunctionEmulation:
         from npu_jupyter.runtime.function_findings import op_name
         from npu_jupyter.runtime.function_reference import DRIFT_NOTE, merge_drift
 
-        tree, main = set(self._trees.get(key, [])), report.extra.get("tf2_plan_function", key)
+        tree, main = set(self._trees.get(key, [])), report.function.plan_function if report.function else key
         rows = self._drift_log.drain() if self._drift_log is not None else []
         merge_drift(report, rows, lambda fn, op: op_name(fn, op, main) if fn in tree else None)
-        if DRIFT_NOTE not in report.extra["notes"]:
-            report.extra["notes"].append(DRIFT_NOTE)
+        if DRIFT_NOTE not in report.notes:
+            report.notes.append(DRIFT_NOTE)
 
     # ----------------------------------------------------------------------------- profiling
     def _profiler(self, function: AtomicFunction) -> CallProfiler | contextlib.nullcontext[None]:
@@ -455,7 +456,8 @@ class FunctionEmulation:
         The profiler names nodes as each function's graph does; the report's plan joins the functions.
         """
         out: dict[str, str] = {}
-        main = self.reports[key].extra.get("tf2_plan_function", key)
+        info = self.reports[key].function
+        main = info.plan_function if info is not None else key
         for name in self._trees.get(key, []):
             plan = self._handled.get(name, (None, None))[1]
             for op in plan.ops if plan is not None else ():

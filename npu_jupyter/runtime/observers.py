@@ -101,7 +101,7 @@ class StepObservers:
             self.profiles.add(report, record.profile, options, out_dir, graph=self.graph)
         missed = [w.op for w in watched.watch if w.mode != "fetch" and not watched.values.get(w.key)]
         if missed:
-            report.extra["not_live"] = sorted(set(missed))  # dead branches / loops that did not iterate
+            report.not_live = sorted(set(missed))  # dead branches / loops that did not iterate
 
     def _check_overflow(
         self, report: RunReport, settings: RunSettings, record: StepRecord, plan: Plan, graph: DumpGraph
@@ -161,7 +161,7 @@ class StepObservers:
         meta: dict[str, object] = {
             "dump_mode": "overflow" if overflow_only else settings.dump_mode,
             "overflow_ops": list(overflow_now),
-            "first_overflow": report.extra.get("first_overflow_by_step", {}).get(step),
+            "first_overflow": report.first_overflow_by_step.get(step),
             "backend": "emulator",
         }
         initializer = graph.role == "initializer"
@@ -207,7 +207,7 @@ def note_overflow(report: RunReport, step: int, names: list[str], first: str) ->
         if name not in report.overflow_ops:
             report.overflow_ops.append(name)
     report.first_overflow = first
-    report.extra.setdefault("first_overflow_by_step", {})[step] = first
+    report.first_overflow_by_step[step] = first
 
 
 class ProfileSink:
@@ -246,27 +246,15 @@ def add_profile(report: RunReport, prof: _profile.StepProfile) -> None:
 
     Step 0 of a graph or function is its warm-up (TensorFlow builds the executor, instantiates a traced
     function, allocates): one MatMul takes 20 ms there and 40 µs after. Its times are kept apart
-    (``extra["warmup_op_times_us"]``) and enter the per-op times only while no later step was profiled;
-    the label of the per-op times says which steps they are the mean of.
+    (``report.profile``, :class:`~npu_jupyter.runtime.report_records.ProfileRecord`) and enter the
+    per-op times only while no later step was profiled; the label of the per-op times says which steps
+    they are the mean of.
     """
     report.trace_file = prof.trace_file
     report.op_summary_csv = prof.op_summary_csv
-    report.extra["emulator_cast_us"] = prof.cast_us
-    labels = report.extra.setdefault("labels", {})
-    report.extra["profiled_steps"] = report.extra.get("profiled_steps", 0) + 1
-    if prof.step == 0:
-        report.extra["warmup_op_times_us"] = prof.op_times_us()
-        if not report.extra.get("_timed_steps"):
-            report.op_times_us = dict(report.extra["warmup_op_times_us"])
-            labels["us"] = f"step 0 only, TensorFlow's warm-up included; {_profile.CPU_TIME}"
-        return
-    sums = report.extra.setdefault("_op_time_sums", {})
-    for name, us in prof.op_times_us().items():
-        sums[name] = sums.get(name, 0.0) + us
-    runs = report.extra["_timed_steps"] = report.extra.get("_timed_steps", 0) + 1
-    report.op_times_us = {name: total / runs for name, total in sums.items()}
-    left_out = ", step 0 (warm-up) left out" if "warmup_op_times_us" in report.extra else ""
-    labels["us"] = f"over {runs} profiled step{'s' if runs != 1 else ''}{left_out}; {_profile.CPU_TIME}"
+    report.profile = report.profile.added(prof.step, prof.op_times_us(), prof.cast_us)
+    report.op_times_us = report.profile.op_times_us()
+    report.labels["us"] = report.profile.label(_profile.CPU_TIME)
 
 
 def _entries(plan: Plan, w: Watch, values: Sequence[np.ndarray], overflow: bool) -> list[_writer.DumpEntry]:

@@ -11,13 +11,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 from npu_jupyter.runtime.fetch_map import leaves
+from npu_jupyter.runtime.report_records import NonFiniteFinding
 from npu_jupyter.runtime.step_record import is_non_finite
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter.runtime.run_graph import RunGraph
+    from npu_jupyter.tf_types import Graph
 
 _HALF = frozenset({"float16", "bfloat16"})
 # Ops that read a variable's value without writing it (Identity is a ref variable's ``v/read``).
@@ -25,7 +32,7 @@ _VARIABLE_READS = frozenset({"ReadVariableOp", "Identity", "ResourceGather"})
 _NOT_WRITES = _VARIABLE_READS | {"VarIsInitializedOp", "IsVariableInitialized", "VariableShape", "DestroyResourceOp"}
 
 
-def lowered_ops(plan: Any) -> list[str]:
+def lowered_ops(plan: Plan) -> list[str]:
     """Ops the plan computes in half precision where the graph says float32."""
     return [
         name
@@ -35,7 +42,7 @@ def lowered_ops(plan: Any) -> list[str]:
     ]
 
 
-def lowered_but_unrounded(plan: Any, emulation: dict[str, str], graph: Any) -> str | None:
+def lowered_but_unrounded(plan: Plan, emulation: dict[str, str], graph: Graph) -> str | None:
     """The note for a run that rounds nothing although its plan lowers ops; None when consistent."""
     if emulation:
         return None
@@ -50,7 +57,7 @@ def lowered_but_unrounded(plan: Any, emulation: dict[str, str], graph: Any) -> s
     )
 
 
-def soft_placement_note(plan: Any, graph: Any) -> str | None:
+def soft_placement_note(plan: Plan, graph: Graph) -> str | None:
     """The note for ops pinned to a GPU: they run because the adapter turns on soft placement."""
     pinned = []
     for name in plan.ops:
@@ -70,7 +77,7 @@ def soft_placement_note(plan: Any, graph: Any) -> str | None:
     )
 
 
-def _why_unrounded(lowered: list[str], graph: Any) -> str:
+def _why_unrounded(lowered: list[str], graph: Graph) -> str:
     """The reason none of ``lowered``'s tensors was rounded, read from the graph."""
     reasons = set()
     for name in lowered:
@@ -93,23 +100,26 @@ def _why_unrounded(lowered: list[str], graph: Any) -> str:
 
 
 def non_finite_finding(
-    plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int
-) -> dict[Any, Any] | None:
-    """What went inf/NaN and where first, when a fetched value is non-finite; None otherwise."""
+    plan: Plan, run: RunGraph, flags: object, names: list[str], results: object, step: int
+) -> NonFiniteFinding | None:
+    """What went inf/NaN and where first, when a fetched value is non-finite; None otherwise.
+
+    ``flags`` are the run's all-finite flags, one per tensor of ``run.flags`` (topological order).
+    """
     bad_fetches = [n for n, v in zip(names, leaves(results)) if is_non_finite(v)]
     if not bad_fetches or run.flags is None:
         return None
-    flags = np.asarray(flags).reshape(-1)
     tensors = run.flags[1]
-    first = next((tensors[i] for i, ok in enumerate(flags) if not ok), None)
+    first = next((tensors[i] for i, ok in enumerate(np.asarray(flags).reshape(-1)) if not ok), None)
     if first is None:
         detail = (
             f"fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run, "
             f"but every float output checked outside loops stayed finite: the first non-finite value "
             f"arises inside a while loop (turn on enable_dump_debug to capture loop iterations)."
         )
-        message = f"Step {step}: {detail}"
-        return {"step": step, "fetches": bad_fetches, "first_op": None, "message": message, "detail": detail}
+        return NonFiniteFinding(
+            step, None, "inside a while loop", detail, f"Step {step}: {detail}", fetches=tuple(bad_fetches)
+        )
     op = first.rpartition(":")[0]
     decision = plan.ops.get(op)
     rounded = op in run.emulation()
@@ -136,22 +146,23 @@ def non_finite_finding(
         f"{first}): {cause}. Whether float32 stays finite was not checked: run with reference=True to "
         f"compare."
     )
-    return {
-        "detail": detail,
-        "step": step,
-        "fetches": bad_fetches,
-        "first_op": op,
-        "first_tensor": first,
-        "op_type": op_type,
-        "decided_dtype": dtype,
-        "rounded": rounded,
-        "variable": variable,
-        "variable_writers": writers,
-        "message": f"Step {step}: {detail}",
-    }
+    return NonFiniteFinding(
+        step,
+        op,
+        op,
+        detail,
+        f"Step {step}: {detail}",
+        fetches=tuple(bad_fetches),
+        first_tensor=first,
+        op_type=op_type,
+        decided_dtype=dtype,
+        rounded=rounded,
+        variable=variable,
+        variable_writers=tuple(writers),
+    )
 
 
-def _variable_read(plan: Any, op: str) -> str | None:
+def _variable_read(plan: Plan, op: str) -> str | None:
     """The variable ``op`` reads directly (ReadVariableOp, a ref variable's Identity), else None."""
     decision = plan.ops.get(op)
     if decision is None or decision.op_type not in _VARIABLE_READS or not decision.inputs:
@@ -160,7 +171,7 @@ def _variable_read(plan: Any, op: str) -> str | None:
     return source.name if source is not None and source.op_type in VARIABLE_OPS else None
 
 
-def _writers(plan: Any, variable: str) -> list[str]:
+def _writers(plan: Plan, variable: str) -> list[str]:
     """Ops that write ``variable`` (optimizer applies, assigns), its own initializer left out."""
     return [
         name
@@ -179,21 +190,17 @@ def non_finite_cause(rounded: bool, dtype: str) -> str:
     return "it computes in float32 here, so an input or the op itself (log(0), 0/0, ...) made it non-finite"
 
 
-def note_non_finite(report: Any, plan: Any, run: Any, flags: Any, names: list[str], results: Any, step: int) -> None:
-    """A fetch went inf/NaN in a run whose plan lowers precision: say so in the report, naming the first op."""
+def note_non_finite(
+    report: RunReport, plan: Plan, run: RunGraph, flags: object, names: list[str], results: object, step: int
+) -> None:
+    """A fetch went inf/NaN in a run whose plan lowers precision: say so in the report, naming the first op.
+
+    The first finding of a report stays (``report.non_finite``); its sentence joins the warnings once.
+    """
     finding = non_finite_finding(plan, run, flags, names, results, step)
     if finding is None:
         return
-    report.extra.setdefault("non_finite", finding)
-    # The report payload's slot (docs/report-schema.md: run.nonfinite): every view shows the first op
-    # "at step <n>", so the reason is the finding without its "Step <n>: " lead (said once, not twice).
-    report.extra.setdefault(
-        "nonfinite",
-        {
-            "first_op": finding["first_op"] or "inside a while loop",
-            "step": finding["step"],
-            "reason": finding["detail"],
-        },
-    )
-    if finding["message"] not in report.warnings:
-        report.warnings.append(finding["message"])
+    if report.non_finite is None:
+        report.non_finite = finding
+    if finding.message not in report.warnings:
+        report.warnings.append(finding.message)

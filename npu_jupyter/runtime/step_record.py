@@ -110,21 +110,17 @@ def add_time(report: RunReport, record: StepRecord) -> None:
     """Count one step or call in ``report`` and derive its times from the records' own ``wall_ms``.
 
     ``report.wall_ms`` is the mean per step (per call); the total, fastest, slowest and first are
-    kept in ``extra``. A function report's time label also says them: the first call of a function
-    instantiates it in TensorFlow's runtime, so it is often the slowest by far and a mean alone would
-    hide that. A session report keeps its plain "per step" label.
+    kept in ``report.timing``. A function report's time label also says them: the first call of a
+    function instantiates it in TensorFlow's runtime, so it is often the slowest by far and a mean alone
+    would hide that. A session report keeps its plain "per step" label.
     """
-    extra = report.extra
     report.steps += 1
-    total = extra["total_wall_ms"] = extra.get("total_wall_ms", 0.0) + record.wall_ms
-    report.wall_ms = total / report.steps
-    extra.setdefault("first_wall_ms", record.wall_ms)
-    extra["min_wall_ms"] = min(extra.get("min_wall_ms", record.wall_ms), record.wall_ms)
-    extra["max_wall_ms"] = max(extra.get("max_wall_ms", record.wall_ms), record.wall_ms)
+    timing = report.timing = report.timing.add(record.wall_ms)
+    report.wall_ms = timing.total_ms / report.steps
     if record.kind == "call" and report.steps > 1:
-        extra.setdefault("labels", {})["wall_ms"] = (
-            f"mean per call over {report.steps} calls: min {extra['min_wall_ms']:.2f} ms, max "
-            f"{extra['max_wall_ms']:.2f} ms, the first {extra['first_wall_ms']:.2f} ms (TensorFlow's warm-up); "
+        report.labels["wall_ms"] = (
+            f"mean per call over {report.steps} calls: min {timing.min_ms:.2f} ms, max "
+            f"{timing.max_ms:.2f} ms, the first {timing.first_ms:.2f} ms (TensorFlow's warm-up); "
             f"{CPU_TIME}"
         )
 

@@ -254,11 +254,11 @@ def sweep(
 def _timed_run(sess: EmulatorSession, fetches: object, feeds: Feeds) -> float:
     """CPU ms of one emulated step as the emulator measured it (its own run, not the reference's)."""
     before = sess.last_report
-    total = before.extra.get("total_wall_ms", 0.0) if before is not None else 0.0
+    total = before.timing.total_ms if before is not None else 0.0
     sess.run(fetches, feeds() if callable(feeds) else feeds)
     after = cast("RunReport", sess.last_report)  # set: this thread just ran the session
     if after is before:
-        return cast("float", after.extra.get("total_wall_ms", after.wall_ms * after.steps) - total)
+        return after.timing.total_ms - total
     return after.wall_ms
 
 
@@ -329,11 +329,12 @@ def _add_estimate(row: SweepRow, report: RunReport, graph: Graph) -> None:
     Estimated at the shapes the mode's run fed, as the report of that run is; a mode the adapter would
     refuse to compile gets none (its row says refused).
     """
-    from npu_jupyter.cost.attach import estimate_slots
+    from npu_jupyter.cost.attach import estimate_of
 
-    slots = estimate_slots(report, graph)
-    block = slots["cost_model"] if slots is not None else {}
-    row.est_step_ms = block.get("step_ms")
-    row.est_step_vs_fp32 = block.get("step_ratio_fp32")
-    row.est_memory_bytes = block.get("memory_bytes")
-    row.est_memory_vs_fp32 = block.get("memory_ratio_fp32")
+    found = estimate_of(report.plan, graph, report.fed_shapes)
+    block = found.block if found is not None else None
+    if block is not None:
+        row.est_step_ms = block.step_ms
+        row.est_step_vs_fp32 = block.step_ratio_fp32
+        row.est_memory_bytes = block.memory_bytes
+        row.est_memory_vs_fp32 = block.memory_ratio_fp32

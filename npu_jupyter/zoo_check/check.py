@@ -124,8 +124,8 @@ def expand_option_sets(
     return expanded
 
 
-def _check_arguments(refs: list[str], steps: int, timeout: float, engine: str, workers: int | None) -> None:
-    """Bad arguments fail before any task starts, each with what is allowed."""
+def _check_arguments(refs: list[str], steps: object, timeout: float, engine: str, workers: object) -> None:
+    """Bad arguments fail before any task starts, each with what is allowed (the caller's values are unchecked)."""
     if not refs:
         raise ValueError("zoo(): give at least one entry ('file.py[:function]' or 'module:function')")
     if not isinstance(steps, int) or steps < 1:

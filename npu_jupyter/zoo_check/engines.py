@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable, Dict
 
@@ -67,7 +68,7 @@ def run_ray(tasks: list[dict[str, Any]], timeout: float, address: str | None, on
             ray.shutdown()
 
 
-def _import_ray() -> Any:
+def _import_ray() -> types.ModuleType:
     """Ray, or one clear error saying how to get it."""
     try:
         import ray

@@ -26,8 +26,17 @@ import importlib.util
 import os
 import sys
 import time
+import types
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+if TYPE_CHECKING:
+    from npu_jupyter.options.config import NpuConfig, _NpuConfigBase
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.backends import SessionConfigInput
+    from npu_jupyter.runtime.emulator import EmulatorSession
+    from npu_jupyter.runtime.functions import FunctionEmulation
+    from npu_jupyter.tf_types import Graph
 
 DEFAULT_FUNCTION = "zoo_entry"
 
@@ -36,7 +45,7 @@ class EntryError(ValueError):
     """An entry reference that names no callable entry: what was asked for and what is allowed."""
 
 
-def normalise(reference: Any) -> str:
+def normalise(reference: object) -> str:
     """The reference as the zoo stores it: files made absolute, functions as ``module:qualname``.
 
     Why: tasks run in other processes (and on other machines with Ray), so a reference must be text
@@ -96,7 +105,7 @@ def resolve(reference: str) -> Callable[..., Any]:
     return found  # type: ignore[no-any-return]
 
 
-def _load_file(path: Path) -> Any:
+def _load_file(path: Path) -> types.ModuleType:
     """Import a script by path, as ``python path`` would see its own folder first on ``sys.path``."""
     folder = str(path.parent)
     if folder not in sys.path:
@@ -123,13 +132,13 @@ class ZooRun:
         self.options = dict(options)
         self.steps = steps
         self.reference = reference
-        self.sessions: list[Any] = []
-        self.emulations: list[Any] = []
+        self.sessions: list[EmulatorSession] = []
+        self.emulations: list[FunctionEmulation] = []
         self.plan_ms = 0.0  # total planner time of the task, measured on this CPU
         self.plans = 0
-        self.graphs: dict[int, Any] = {}  # id(plan) -> the graph it plans (cost model, lowered ops)
+        self.graphs: dict[int, Graph] = {}  # id(plan) -> the graph it plans (cost model, lowered ops)
 
-    def config(self, config: Any = None) -> Any:
+    def config(self, config: SessionConfigInput = None) -> _NpuConfigBase:
         """The script's config (NpuConfig, ConfigProto, mapping or None) with the task's options laid over."""
         from npu_jupyter.runtime.backends import resolve_config
 
@@ -141,7 +150,7 @@ class ZooRun:
 
         return NpuConfig.from_snapshot(base.layered(overrides))
 
-    def session(self, graph: Any = None, config: Any = None) -> Any:
+    def session(self, graph: Graph | None = None, config: SessionConfigInput = None) -> EmulatorSession:
         """An emulator session on ``graph`` under :meth:`config` (a ``tf.compat.v1.Session`` look-alike)."""
         from npu_jupyter.runtime.backends import resolve_config
         from npu_jupyter.runtime.emulator import EmulatorSession
@@ -154,7 +163,7 @@ class ZooRun:
         return session
 
     @contextlib.contextmanager
-    def functions(self, config: Any = None) -> Iterator[Any]:
+    def functions(self, config: SessionConfigInput = None) -> Iterator[FunctionEmulation]:
         """Emulate every traced function (Keras fit, tf.function loops) called inside the ``with`` block."""
         from npu_jupyter.runtime.functions import FunctionEmulation, supported
 
@@ -165,11 +174,11 @@ class ZooRun:
         with emulation:
             yield emulation
 
-    def _planner(self, adapter: str) -> Callable[..., Any]:
+    def _planner(self, adapter: str) -> Callable[..., Plan]:
         """``npu_jupyter.plan`` timed, remembering each plan's graph (the emulator calls it per run graph)."""
         from npu_jupyter.plan.planner import plan
 
-        def timed(graph: Any, config: Any, **kwargs: Any) -> Any:
+        def timed(graph: Graph, config: NpuConfig, **kwargs: Any) -> Plan:
             if adapter == "tf2":
                 kwargs["adapter"] = "tf2"
             start = time.perf_counter()

@@ -60,7 +60,7 @@ def _read(path: Path) -> dict[str, dict[str, Any]]:
     return {task_key(row["entry"], row["options"]): _restore(row) for row in document["rows"]}
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: object) -> object:
     """Strict JSON: inf/NaN drift and losses become the strings "inf", "-inf", "nan"."""
     if isinstance(value, float) and not math.isfinite(value):
         return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")

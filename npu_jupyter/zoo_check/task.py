@@ -24,7 +24,13 @@ import contextlib
 import math
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter.tf_types import Graph, Operation
+    from npu_jupyter.zoo_check.entry import ZooRun
 
 #: Float widths in bits; an op is lowered when the plan gives one of its tensors a narrower float.
 FLOAT_BITS = {"float64": 64, "float32": 32, "float16": 16, "bfloat16": 16}
@@ -127,7 +133,7 @@ def peak_rss_mb() -> float | None:
     return peak / 1024.0 / (1024.0 if sys.platform == "darwin" else 1.0)  # bytes on macOS, KiB on Linux
 
 
-def _number(value: Any) -> float | None:
+def _number(value: Any) -> float | None:  # noqa: ANN401 - the entry's loss: whatever it returned, float() decides
     """The entry's loss as a float (a numpy scalar, a 0-d array, a Python number); None if it gave none."""
     if value is None:
         return None
@@ -137,14 +143,14 @@ def _number(value: Any) -> float | None:
         return None
 
 
-def _close(npu: Any) -> None:
+def _close(npu: ZooRun) -> None:
     """Close sessions the entry left open (their reports stay readable)."""
     for session in npu.sessions:
         with contextlib.suppress(Exception):  # best effort: the reports are already recorded
             session.close()
 
 
-def _fill(row: dict[str, Any], report: Any, graph: Any) -> None:
+def _fill(row: dict[str, Any], report: RunReport, graph: Graph | None) -> None:
     """The planner's, the cost model's and the emulation's columns from the training run's report."""
     plan = report.plan
     summary = plan.summary()
@@ -164,10 +170,10 @@ def _fill(row: dict[str, Any], report: Any, graph: Any) -> None:
     _fill_estimate(row, plan, graph)
 
 
-def _first_non_finite(report: Any, loss: float | None) -> str | None:
+def _first_non_finite(report: RunReport, loss: float | None) -> str | None:
     """The first op whose output went inf/NaN, as the emulator named it; a note when it could not."""
-    finding = report.extra.get("nonfinite") or {}
-    named = report.first_overflow or finding.get("first_op")
+    finding = report.non_finite
+    named = report.first_overflow or (finding.where if finding is not None else None)
     if named:
         return str(named)
     if loss is not None and not math.isfinite(loss):
@@ -175,7 +181,7 @@ def _first_non_finite(report: Any, loss: float | None) -> str | None:
     return None
 
 
-def _fill_drift(row: dict[str, Any], report: Any) -> None:
+def _fill_drift(row: dict[str, Any], report: RunReport) -> None:
     """Worst drift from float32: over the fetches, and the op that drifted most (reference runs only)."""
     drift = report.drift
     if not drift:
@@ -200,7 +206,7 @@ def _finite_max(values: list[float]) -> float | None:
     return max(math.inf if math.isnan(v) else v for v in values)
 
 
-def _fill_estimate(row: dict[str, Any], plan: Any, graph: Any) -> None:
+def _fill_estimate(row: dict[str, Any], plan: Plan, graph: Graph | None) -> None:
     """The cost model's estimate of one step, and vs the same step in float32 (n/a without a graph)."""
     if graph is None:
         return
@@ -229,7 +235,7 @@ def _status(row: dict[str, Any]) -> str:
     return "ok"
 
 
-def lowered_ops(plan: Any, graph: Any) -> list[str]:
+def lowered_ops(plan: Plan, graph: Graph | None) -> list[str]:
     """Ops the plan computes in a narrower float than ``graph`` declares for them (predicted by the planner).
 
     Compares every input and output the plan decides with the same tensor's dtype in the graph, so an op
@@ -238,9 +244,8 @@ def lowered_ops(plan: Any, graph: Any) -> list[str]:
     """
     lowered = []
     for name, decision in plan.ops.items():
-        try:
-            op = graph.get_operation_by_name(name)
-        except (KeyError, ValueError, AttributeError):
+        op = _operation(graph, name)
+        if op is None:
             if _narrower(decision.dtype_after, decision.dtype_before):
                 lowered.append(name)
             continue
@@ -249,6 +254,16 @@ def lowered_ops(plan: Any, graph: Any) -> list[str]:
         if any(_narrower(new, old) for old, new in pairs):
             lowered.append(name)
     return lowered
+
+
+def _operation(graph: Graph | None, name: str) -> Operation | None:
+    """``graph``'s op ``name``; None without a graph, or one that has no such op or cannot be read by name."""
+    if graph is None:
+        return None
+    try:
+        return graph.get_operation_by_name(name)
+    except (KeyError, ValueError, AttributeError):
+        return None
 
 
 def _narrower(decided: str, declared: str) -> bool:

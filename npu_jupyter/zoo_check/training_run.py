@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter.tf_types import Graph
+    from npu_jupyter.zoo_check.entry import ZooRun
 
 
-def training_report(npu: Any) -> tuple[Any, Any] | None:
+def training_report(npu: ZooRun) -> tuple[RunReport, Graph | None] | None:
     """(folded report, its graph) of the entry's training step; None when it made no emulated run."""
-    candidates: list[tuple[Any, Any]] = []
+    candidates: list[tuple[RunReport, Graph | None]] = []
     for session in npu.sessions:
-        groups: dict[tuple[Any, ...], list[Any]] = {}
+        groups: dict[tuple[Any, ...], list[RunReport]] = {}
         for report in session.reports:
             groups.setdefault((tuple(report.fetches), id(report.plan)), []).append(report)
         candidates.extend((fold(g), npu.graphs.get(id(g[0].plan), session.graph)) for g in groups.values())
@@ -27,7 +32,8 @@ def training_report(npu: Any) -> tuple[Any, Any] | None:
         candidates.extend(
             (report, npu.graphs.get(id(report.plan)))
             for report in emulation.reports.values()
-            if report.plan is not None and report.steps
+            # plan is None for a function with no plannable graph, though RunReport types it Plan (functions.py)
+            if report.plan is not None and report.steps  # type: ignore[redundant-expr]
         )
     if not candidates:
         return None
@@ -39,7 +45,7 @@ def training_report(npu: Any) -> tuple[Any, Any] | None:
     return candidates[max(range(len(candidates)), key=rank)]
 
 
-def fold(reports: list[Any]) -> Any:
+def fold(reports: list[RunReport]) -> RunReport:
     """One report for several reports of the same run graph."""
     if len(reports) == 1:
         return reports[0]
@@ -50,17 +56,13 @@ def fold(reports: list[Any]) -> Any:
         for op, values in r.drift.items():
             if op not in drift or _worse(values, drift[op]):
                 drift[op] = values
-    extra = dict(reports[-1].extra)
-    finding = next((r.extra["nonfinite"] for r in reports if r.extra.get("nonfinite")), None)
-    if finding is not None:
-        extra["nonfinite"] = finding
     return dataclasses.replace(
         reports[-1],
         steps=steps,
         wall_ms=wall,
         drift=drift,
         first_overflow=next((r.first_overflow for r in reports if r.first_overflow), None),
-        extra=extra,
+        non_finite=next((r.non_finite for r in reports if r.non_finite is not None), None),
     )
 
 

@@ -330,6 +330,14 @@ def test_npu_estimator_trains_in_emulator_sessions_with_the_run_configs_options(
         NPUEstimatorSpec(mode=estimator.ModeKeys.TRAIN, host_call=(lambda: None, []))
 
 
+def test_npu_estimator_without_a_model_fn_says_it_needs_one(emulated, tmp_path):
+    _estimator_or_skip()
+    from npu_bridge.npu_init import NPUEstimator, NPURunConfig
+
+    with pytest.raises(ValueError, match="NPUEstimator: model_fn must be provided"):
+        NPUEstimator(config=NPURunConfig(model_dir=str(tmp_path)))
+
+
 def test_npu_run_config_init_gives_a_run_config_the_npu_session_options(emulated):
     estimator = _estimator_or_skip()
     from npu_bridge.npu_init import npu_run_config_init

@@ -384,7 +384,7 @@ def test_as_default_emulates_every_traced_function_under_the_opened_options(npu)
     # the adapter inlines a tf.function called while another traces: inner's MatMul is outer's
     assert "MatMul" in {d.op_type for d in report.plan.ops.values()}
     assert "MatMul" in report.emulation  # rounded, and named as an op of outer itself
-    assert report.extra["tf2_functions"] == [report.fetches[0]]
+    assert report.function.functions == (report.fetches[0],)
 
 
 @needs_functions

@@ -227,20 +227,18 @@ def _check_emulated(row: dict[str, Any], model: Any, plain: runner.Training, emu
             f"the plan lowers {len(lowered)} ops but the emulator rounded none (report warnings: {report.warnings})"
         )
     if not runner.finite(emulated.losses):
-        finding = report.extra.get("nonfinite") or {}
-        named = report.first_overflow or finding.get("first_op")
+        finding = report.non_finite
+        named = report.first_overflow or (finding.where if finding is not None else None)
         if not named:
             problems.append(
                 f"emulated loss {emulated.losses} is not finite and the report names no first non-finite op"
             )
         else:
-            row["problem"] = f"non-finite emulated loss; first non-finite op: {named} (step {finding.get('step')})"
-            detail = report.extra.get("non_finite") or {}
-            if detail.get("variable"):  # a read of a variable an earlier update filled with inf/NaN
-                writers = ", ".join(detail.get("variable_writers") or []) or "no writer in the plan"
-                row["problem"] += (
-                    f", a read of {detail['variable']}, written non-finite by an earlier update ({writers})"
-                )
+            step = finding.step if finding is not None else None
+            row["problem"] = f"non-finite emulated loss; first non-finite op: {named} (step {step})"
+            if finding is not None and finding.variable:  # a read of a variable an earlier update filled with inf/NaN
+                writers = ", ".join(finding.variable_writers) or "no writer in the plan"
+                row["problem"] += f", a read of {finding.variable}, written non-finite by an earlier update ({writers})"
     return problems
 
 

@@ -106,7 +106,7 @@ def record_figures(script: Tf2Script, run: Run, reports: list[Any]) -> None:
             str(summary["precision_changed"]),
             str(len(report.emulation)),
             f"{sum(calls) / len(calls):.1f}" if calls else "-",
-            str(report.extra.get("tf2_plan_function")),
+            str(report.function.plan_function),
         ]
 
 
@@ -130,7 +130,7 @@ def emulated_run(script: Tf2Script, tmp_path_factory: Any) -> Run:
 
 def training_reports(script: Tf2Script, reports: list[Any]) -> list[Any]:
     """The reports of the script's training function (one per ``fit``; one for a ``tf.function`` loop)."""
-    return [r for r in reports if r.extra.get("tf2_label") == script.training]
+    return [r for r in reports if (r.function.label if r.function else None) == script.training]
 
 
 def check_training_report(script: Tf2Script, report: Any, options: dict[str, Any]) -> None:
@@ -184,7 +184,7 @@ def test_script_trains_after_emulate_adapter_with_its_options(script, tmp_path_f
         assert effective(run.config.changed(), key) == value, (key, run.config.changed())
     found = training_reports(script, run.reports)
     fits = tf2_runner.source(script).count(".fit(") if script.training.startswith("Keras fit") else 1
-    assert len(found) >= 1 and len(found) <= fits, [r.extra.get("tf2_label") for r in run.reports]
+    assert len(found) >= 1 and len(found) <= fits, [(r.function.label if r.function else None) for r in run.reports]
     record_figures(script, run, found)
     for report in found:
         check_training_report(script, report, options)
@@ -206,7 +206,7 @@ def test_script_trains_inside_npu_cell_with_its_options_under_the_cell_flags(scr
             adapter.uninstall()
     options = {**tf2_runner.expected_options(script, tmp_path), "precision_mode": CELL_PRECISION}
     found = training_reports(script, reports)
-    assert found, [r.extra.get("tf2_label") for r in reports]
+    assert found, [(r.function.label if r.function else None) for r in reports]
     for report in found:
         check_training_report(script, report, options)
 
@@ -225,7 +225,7 @@ def test_training_report_plans_the_function_that_ran_counting_its_callees(script
     """
     run = emulated_run(script, tmp_path_factory)
     for report in training_reports(script, run.reports):
-        assert report.extra["tf2_plan_function"] == report.fetches[0], report.extra["tf2_plan_function"]
+        assert report.function.plan_function == report.fetches[0], report.function.plan_function
         rounded = set(report.emulation)  # named as the plan names ops (callees as function/op)
         if script.options.get("precision_mode") == "allow_mix_precision":
             assert rounded, "the training function rounded nothing under allow_mix_precision"

@@ -10,6 +10,7 @@ from npu_jupyter.display import html
 from npu_jupyter.display.mime import report_payload
 from npu_jupyter.plan.model import OpDecision, Plan, Subgraph
 from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.report_records import DumpRecord, NonFiniteFinding, SkippedDump
 
 
 def _op(name: str, engine: str = "AI_CORE", after: str = "float32", **kw) -> OpDecision:
@@ -114,11 +115,9 @@ def test_facts_escape_hostile_paths_notes_and_reasons():
     run = RunReport(
         plan=plan,
         dump_dir=evil,
-        extra={
-            "dump_skipped": [{"step": 1, "reason": evil}],
-            "nonfinite": {"first_op": evil, "step": 0, "reason": evil},
-            "labels": {"wall_ms": evil},
-        },
+        dump=DumpRecord(skipped=(SkippedDump(1, evil),)),
+        non_finite=NonFiniteFinding(0, evil, evil, evil, evil),
+        labels={"wall_ms": evil},
     )
     page = html.render(report_payload(run))
     assert "<img" not in page

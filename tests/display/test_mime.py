@@ -6,9 +6,11 @@ import json
 
 import pytest
 
+from npu_jupyter.cost.attach import CostBlock, CostEstimate
 from npu_jupyter.display.mime import BUDGET_BYTES, MIME_TYPE, mimebundle, report_payload
 from npu_jupyter.plan.model import OpDecision, Plan, Subgraph, Transfer
 from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.report_records import DumpRecord, NonFiniteFinding, SkippedDump
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 
@@ -253,26 +255,22 @@ def test_run_times_are_labelled_by_backend_and_the_run_can_override_a_label():
     assert emulated["labels"] == {"us": "CPU time of the emulation", "wall_ms": "CPU time of the emulation"}
     device = report_payload(RunReport(plan=plan, backend="ascend"))
     assert device["labels"] == {"wall_ms": "measured on the device"}
-    custom = report_payload(RunReport(plan=plan, extra={"labels": {"wall_ms": "wall clock of the host"}}))
+    custom = report_payload(RunReport(plan=plan, labels={"wall_ms": "wall clock of the host"}))
     assert custom["labels"]["wall_ms"] == "wall clock of the host"
 
 
-def test_optional_facts_come_from_attributes_or_extra_entries():
+def test_optional_facts_come_from_the_reports_typed_records():
     plan = _small_plan()
     plan.notes = ["variables replicated"]
     plan.ops["x"].approximate = True  # type: ignore[attr-defined]
     run = RunReport(
         plan=plan,
         warnings=["dump budget exceeded"],
-        extra={
-            "est_us": {HOSTILE: 2.5},
-            "cost_model": {"step_ms": 1.23456, "memory_bytes": 2048.0, "basis": "910 roofline"},
-            "dumped_steps": [2, 0, 2],
-            "dump_skipped": [{"step": 5, "reason": "over budget"}],
-            "nonfinite": {"first_op": HOSTILE, "step": 1, "reason": "inf"},
-        },
+        cost=CostEstimate(CostBlock(1.23456, 2048, None, None, "910 roofline"), {HOSTILE: 2.5}),
+        dump=DumpRecord(steps=(2, 0, 2), skipped=(SkippedDump(5, "over budget"),)),
+        non_finite=NonFiniteFinding(1, HOSTILE, HOSTILE, "inf", "Step 1: inf"),
+        predicted=False,  # e.g. read back from the device's graph dump
     )
-    run.predicted = False  # type: ignore[attr-defined]  # e.g. read back from the device's graph dump
     payload = report_payload(run)
     assert payload["notes"] == ["variables replicated"] and payload["predicted"] is False
     assert payload["summary"]["approximate"] == 1

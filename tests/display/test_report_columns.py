@@ -8,11 +8,13 @@ the table with its units, AI CPU ops among the ops shown first, and the non-fini
 
 from __future__ import annotations
 
+from npu_jupyter.cost.attach import CostEstimate
 from npu_jupyter.display import html, text
 from npu_jupyter.display.facts import DRIFT_UNITS
 from npu_jupyter.display.mime import report_payload
 from npu_jupyter.plan.model import OpDecision, Plan, Subgraph
 from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.report_records import FunctionInfo, NonFiniteFinding
 
 
 def _op(name: str, engine: str = "AI_CORE", after: str = "float32", op_type: str = "Add") -> OpDecision:
@@ -38,7 +40,7 @@ def _run(**kw: object) -> RunReport:
             "conv": {"max_abs": 0.0227, "max_rel": 7.99, "cos": 0.99999},
             "relu": {"max_abs": 0.0018, "max_rel": 91.0, "cos": 0.99998},
         },
-        "extra": {"est_us": {"conv": 5.1, "relu": 5.0, "shape": 4.2}},
+        "cost": CostEstimate(est_us={"conv": 5.1, "relu": 5.0, "shape": 4.2}),
     }
     base.update(kw)
     return RunReport(**base)  # type: ignore[arg-type]
@@ -81,7 +83,7 @@ def test_an_ai_cpu_op_is_among_the_ops_shown_first():
 def test_the_non_finite_finding_is_said_once():
     sentence = "In call 1 of f, values inside the function became non-finite (inf/NaN): first op conv."
     run = _run(
-        warnings=[sentence, "another warning"], extra={"nonfinite": {"first_op": "conv", "step": 1, "reason": sentence}}
+        warnings=[sentence, "another warning"], non_finite=NonFiniteFinding(1, "conv", "conv", sentence, sentence)
     )
     payload = report_payload(run)
     assert payload["warnings"] == ["another warning"]
@@ -90,11 +92,14 @@ def test_the_non_finite_finding_is_said_once():
 
 
 def test_a_traced_function_report_is_titled_by_its_python_name_not_tensorflows():
-    run = _run(fetches=["__inference_multi_step_on_iterator_578"], extra={"tf2_label": "Keras fit (train function)"})
+    fit = FunctionInfo("Keras fit (train function)", "__inference_multi_step_on_iterator_578")
+    run = _run(fetches=["__inference_multi_step_on_iterator_578"], function=fit)
     title = report_payload(run)["title"]
     assert title.startswith("Calls of Keras fit (train function) (multi_step_on_iterator): ")
     assert "__inference" not in title
-    plain = _run(fetches=["__inference_train_step_1036"], extra={"tf2_label": "train_step"})
+    plain = _run(
+        fetches=["__inference_train_step_1036"], function=FunctionInfo("train_step", "__inference_train_step_1036")
+    )
     assert report_payload(plain)["title"].startswith("Calls of train_step: ")  # not "train_step (train_step)"
 
 

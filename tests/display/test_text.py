@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from npu_jupyter.cost.attach import CostBlock, CostEstimate
 from npu_jupyter.display import text
 from npu_jupyter.display.mime import report_payload
 from npu_jupyter.plan.model import OpDecision, Plan
@@ -74,7 +75,17 @@ def test_a_call_trees_ops_are_named_inside_their_function_in_every_line():
 
 def _cost_line(cost: dict) -> str:
     plan = Plan(ops={"a": _op("a")})
-    out = text.render(report_payload(RunReport(plan=plan, extra={"cost_model": cost})))
+    block = CostBlock(
+        **{
+            "step_ms": None,
+            "memory_bytes": None,
+            "step_ratio_fp32": None,
+            "memory_ratio_fp32": None,
+            "basis": "",
+            **cost,
+        }
+    )
+    out = text.render(report_payload(RunReport(plan=plan, cost=CostEstimate(block))))
     [line] = [line for line in out.splitlines() if "NPU step" in line]
     return line
 

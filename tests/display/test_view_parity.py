@@ -19,10 +19,12 @@ from typing import Any
 
 import pytest
 
+from npu_jupyter.cost.attach import CostBlock, CostEstimate
 from npu_jupyter.display import html, text
 from npu_jupyter.display.mime import SCHEMA, VERSION, report_payload
 from npu_jupyter.plan.model import OpDecision, Plan, Subgraph, Transfer
 from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.report_records import DumpRecord, NonFiniteFinding, SkippedDump
 
 REPO = Path(__file__).resolve().parents[2]
 PARITY_FILE = REPO / "labextension" / "test" / "parity-payload.json"
@@ -333,22 +335,11 @@ def _full_run_report() -> RunReport:
         trace_file="/t",
         op_summary_csv="/c",
         warnings=["dump budget"],
-        extra={
-            "cost_model": {
-                "step_ms": 1.0,
-                "memory_bytes": 10,
-                "step_ratio_fp32": 0.5,
-                "memory_ratio_fp32": 0.5,
-                "launch_share": 0.25,
-                "basis": "b",
-            },
-            "est_us": {"mm": 1.5},
-            "predicted": True,
-            "dumped_steps": [0, 1],
-            "dump_skipped": [{"step": 2, "reason": "budget"}],
-            "notes": ["n"],
-            "nonfinite": {"first_op": "mm", "step": 1, "reason": "inf"},
-        },
+        cost=CostEstimate(CostBlock(1.0, 10, 0.5, 0.5, "b", launch_share=0.25), {"mm": 1.5}),
+        predicted=True,
+        dump=DumpRecord(steps=(0, 1), skipped=(SkippedDump(2, "budget"),)),
+        notes=["n"],
+        non_finite=NonFiniteFinding(1, "mm", "mm", "inf", "Step 1: inf"),
     )
 
 

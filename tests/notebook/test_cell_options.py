@@ -1,4 +1,8 @@
-"""%%npu flags -> per-cell overrides, and the layering of session config, user entries and flags."""
+"""%%npu flags -> per-cell overrides, and the layering of session config, user entries and flags.
+
+The flags are parsed by the real ``%%npu`` parser: the one IPython builds from the cell magic's
+``@argument`` decorators (``magics.CELL_PARSER``).
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,19 @@ import json
 import pytest
 from IPython.core.error import UsageError
 
-from npu_jupyter.notebook.cell_options import merged, parse_cell_line, with_exclusions
+from npu_jupyter.notebook.cell_options import merged, with_exclusions
+from npu_jupyter.notebook.magics import CELL_PARSER, NpuMagics
 from npu_jupyter.options.config import NpuConfig
 
 
+def _overrides_and_quiet(line, base):
+    """(overrides, quiet) of a ``%%npu`` line, as the magic parses it."""
+    flags = CELL_PARSER.parse(line, base)
+    return flags.overrides, flags.quiet
+
+
 def test_flags_become_option_values():
-    overrides, quiet = parse_cell_line(
+    overrides, quiet = _overrides_and_quiet(
         "--mix --precision force_fp16 --dump /tmp/d --dump-step '0|5' --dump-mode all --quiet", NpuConfig()
     )
     assert quiet is True
@@ -28,7 +39,7 @@ def test_flags_become_option_values():
 
 
 def test_precision_takes_a_v2_value_and_then_clears_precision_mode():
-    overrides, _ = parse_cell_line("--precision mixed_float16", NpuConfig())
+    overrides, _ = _overrides_and_quiet("--precision mixed_float16", NpuConfig())
     assert overrides == {"precision_mode_v2": "mixed_float16", "precision_mode": None}
     cell = merged(NpuConfig(precision_mode="force_fp32"), overrides)
     assert cell.changed() == {"precision_mode_v2": "mixed_float16"}
@@ -36,19 +47,19 @@ def test_precision_takes_a_v2_value_and_then_clears_precision_mode():
 
 def test_profile_keeps_session_profiling_switches_and_sets_output():
     base = NpuConfig(profiling_options=json.dumps({"output": "/old", "training_trace": "on"}))
-    overrides, _ = parse_cell_line("--profile /tmp/prof", base)
+    overrides, _ = _overrides_and_quiet("--profile /tmp/prof", base)
     assert overrides["profiling_mode"] is True
     assert json.loads(overrides["profiling_options"]) == {
         "output": "/tmp/prof",
         "training_trace": "on",
         "task_trace": "on",
     }
-    overrides, _ = parse_cell_line("--profile", base)
+    overrides, _ = _overrides_and_quiet("--profile", base)
     assert overrides == {"profiling_mode": True}
 
 
 def test_set_values_are_typed_and_repeatable():
-    overrides, _ = parse_cell_line(
+    overrides, _ = _overrides_and_quiet(
         "--set iterations_per_loop=1 --set enable_dump=off 'dump_path=/tmp/a b'", NpuConfig()
     )
     assert overrides == {"iterations_per_loop": 1, "enable_dump": False, "dump_path": "/tmp/a b"}
@@ -67,34 +78,40 @@ def test_set_values_are_typed_and_repeatable():
 )
 def test_bad_flags_are_one_usage_error_saying_nothing_ran(line, expected):
     with pytest.raises(UsageError) as err:
-        parse_cell_line(line, NpuConfig())
+        _overrides_and_quiet(line, NpuConfig())
     assert expected in str(err.value) and "nothing was run" in str(err.value)
     assert "Usage: %%npu" in str(err.value)
 
 
 def test_a_misspelt_flag_gets_the_hint_on_itself_not_on_a_neighbour():
     with pytest.raises(UsageError) as err:
-        parse_cell_line("--precison force_fp16 --dump", NpuConfig())
+        _overrides_and_quiet("--precison force_fp16 --dump", NpuConfig())
     message = str(err.value)
     assert "unknown flag --precison (did you mean --precision?)" in message
     assert "argument --dump" not in message
 
 
 def test_an_abbreviated_flag_argparse_accepts_is_not_called_unknown():
-    overrides, _ = parse_cell_line("--prec force_fp16", NpuConfig())
+    overrides, _ = _overrides_and_quiet("--prec force_fp16", NpuConfig())
     assert overrides["precision_mode"] == "force_fp16"
 
 
-def test_the_usage_and_flag_help_are_generated_from_the_one_table():
-    from npu_jupyter.notebook.cell_options import CELL_FLAGS, CELL_PARSER, CELL_USAGE, _flag_names, flag_usage
+def test_the_usage_and_flag_help_come_from_the_cell_magics_decorators():
+    help_text = NpuMagics.npu_cell.__doc__  # what %%npu? shows: IPython's magic_arguments help
+    assert CELL_PARSER.parser is NpuMagics.npu_cell.parser
+    for name in CELL_PARSER.names():
+        assert name in CELL_PARSER.usage and name in help_text and CELL_PARSER.flag_usage(name) in CELL_PARSER.usage
+        assert CELL_PARSER.flag_help(name).split()[0] in help_text
+    assert CELL_PARSER.usage.startswith("%%npu [--mix] [--no-mix] [--precision MODE]")
+    assert "--verbose" in CELL_PARSER.names()
+    assert CELL_PARSER.flag_usage("--profile") == "--profile [DIR]" and CELL_PARSER.flag_usage("--dump") == "--dump DIR"
 
-    help_text = CELL_PARSER.format_help()
-    for name, options in CELL_FLAGS:
-        assert name in CELL_USAGE and name in help_text and flag_usage(name) in CELL_USAGE
-        assert options["help"].split()[0] in help_text
-    assert CELL_USAGE.startswith("%%npu ")
-    assert "--verbose" in _flag_names()
-    assert flag_usage("--profile") == "--profile [DIR]" and flag_usage("--dump") == "--dump DIR"
+
+def test_a_function_without_magic_arguments_is_refused():
+    from npu_jupyter.notebook.cell_options import CellParser
+
+    with pytest.raises(TypeError, match="not decorated with @magic_arguments"):
+        CellParser(lambda line, cell: None)
 
 
 def test_layers_apply_lowest_first_without_touching_the_base():
@@ -110,7 +127,7 @@ def test_unknown_precision_lists_both_value_sets_wrapped_between_values():
     from npu_jupyter.notebook.arguments import WRAP_WIDTH
 
     with pytest.raises(UsageError) as caught:
-        parse_cell_line("--precision fp16maybe", NpuConfig())
+        _overrides_and_quiet("--precision fp16maybe", NpuConfig())
     lines = str(caught.value).splitlines()
     assert "precision_mode values:" in lines and "precision_mode_v2 values:" in lines
     values = [line for line in lines if line.startswith("    ")]
@@ -120,10 +137,8 @@ def test_unknown_precision_lists_both_value_sets_wrapped_between_values():
 
 
 def test_reference_is_a_cell_switch_not_an_option():
-    from npu_jupyter.notebook.cell_options import CELL_FLAGS, CELL_USAGE, parse_cell_flags
-
-    flags = parse_cell_flags("--precision force_fp16 --reference", NpuConfig())
+    flags = CELL_PARSER.parse("--precision force_fp16 --reference", NpuConfig())
     assert flags.reference is True
     assert flags.overrides == {"precision_mode": "force_fp16", "precision_mode_v2": None}
-    assert parse_cell_flags("--precision force_fp16", NpuConfig()).reference is False
-    assert "--reference" in CELL_USAGE and "float32 reference" in dict(CELL_FLAGS)["--reference"]["help"]
+    assert CELL_PARSER.parse("--precision force_fp16", NpuConfig()).reference is False
+    assert "--reference" in CELL_PARSER.usage and "float32 reference" in CELL_PARSER.flag_help("--reference")

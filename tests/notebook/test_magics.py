@@ -10,6 +10,7 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
+from npu_jupyter.notebook import subcommands
 from npu_jupyter.notebook.magics import NpuMagics
 from npu_jupyter.notebook.state import current_config
 
@@ -283,3 +284,82 @@ def test_several_refusals_keep_each_values_block_under_its_own_item(ip):
     assert lines[1] == "  - precision_mode: 'fp16maybe' is not allowed; choose one of:"
     assert lines[2].startswith("        'force_fp32', ")
     assert any(line.startswith("  - mix_compile_mode: 'maybe' is not a bool") for line in lines)
+
+
+@pytest.mark.parametrize("name", subcommands.names())
+def test_each_subcommand_help_is_its_parsers_and_runs_nothing(ip, name):
+    ip.run_line_magic("npu", "set mix_compile_mode=true")
+    parser = subcommands.parser(name)
+    for line in (f"{name} --help", f"{name} -h", f"help {name}"):
+        with capture_output() as cap:
+            assert ip.run_line_magic("npu", line) is None
+        assert cap.stdout.rstrip("\n") == parser.format_help().rstrip("\n"), line
+        assert cap.stdout.startswith(f"usage: %npu {name}")
+    assert hasattr(NpuMagics, f"_cmd_{name}")  # every parser has its handler
+    assert current_config().changed() == {"mix_compile_mode": True}
+
+
+def test_help_after_values_shows_the_help_and_applies_nothing(ip):
+    with capture_output() as cap:
+        ip.run_line_magic("npu", "set precision_mode=force_fp16 --help")
+    assert "KEY=VALUE" in cap.stdout and "an option and its value" in cap.stdout
+    assert current_config().changed() == {}
+
+
+def test_npu_dash_dash_help_is_the_manual(ip):
+    assert str(ip.run_line_magic("npu", "--help")) == str(ip.run_line_magic("npu", "help"))
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("save a b", "%npu save: unexpected 'b'.\nUsage: %npu save PATH   (quote a path with spaces)"),
+        ("save", "%npu save: the following arguments are required: PATH"),
+        ("load", "Usage: %npu load PATH"),
+        ("explain", "Usage: %npu explain FETCH   (a tensor or op name of the default graph)"),
+        ("adapter on", "invalid choice: 'on'"),
+        ("adapter on", "Usage: %npu adapter [emulate | off]   (no argument: which adapter is in use)"),
+        ("help optoins", "invalid choice: 'optoins'"),
+        ("code --est", "unexpected '--est' (did you mean --estimator?)"),
+        ("set", "%npu set: the following arguments are required: KEY=VALUE"),
+        ("unset", "Usage: %npu unset KEY [KEY ...]   (%npu help options lists the keys)"),
+        ("panel x", "%npu panel takes no arguments, got 'x'.\nUsage: %npu [show | set KEY=VALUE"),
+    ],
+)
+def test_a_subcommand_parse_error_says_what_was_wrong_and_ends_with_its_usage(ip, line, expected):
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("npu", line)
+    assert expected in str(caught.value)
+
+
+def test_a_value_starting_with_a_dash_is_read_as_a_value_and_reported_with_the_others(ip):
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("npu", "set --bogus precision_mode=force_fp17")
+    text = str(caught.value)
+    assert "2 problems, nothing was changed" in text and "'--bogus' is not KEY=VALUE" in text
+    assert current_config().changed() == {}
+
+
+def test_cell_magic_help_is_ipythons_magic_arguments_usage(ip):
+    text = ip.object_inspect_text("%%npu")
+    assert "%%npu [--mix] [--no-mix] [--precision MODE]" in text
+    for name in ("--dump-step STEPS", "--reference", "--verbose", "do not render the run reports after the cell"):
+        assert name in text
+    assert "Line magic `%npu`" not in text  # the line magic's manual is %npu?, not %%npu?
+    assert "Line magic `%npu`" in ip.object_inspect_text("%npu")
+
+
+def test_the_magics_are_plain_ipython_magics_configured_through_their_shell(ip):
+    from IPython.core.magic import Magics
+    from traitlets.config import Config
+
+    assert NpuMagics.__bases__ == (Magics,)  # Magics is already a traitlets Configurable
+    before = ip.config
+    ip.config = Config({"NpuMagics": {"backend": "emulator"}})  # ipython_config.py's c.NpuMagics.backend
+    try:
+        magics = NpuMagics(shell=ip)
+        assert magics.backend == "emulator"
+        assert magics in ip.configurables
+        ip.configurables.remove(magics)
+    finally:
+        ip.config = before

@@ -148,3 +148,16 @@ def test_a_note_is_never_wider_than_what_is_left_of_the_cell_after_the_label():
     assert layout.width == f"calc(100% - {panel_module._DESCRIPTION_WIDTH})"  # not a fixed 680px past the label
     assert p.controls["precision_mode"].row.layout.width == "100%"  # what that 100% refers to
     p.close()
+
+
+def test_every_control_hovers_its_options_doc_and_allowed_values_with_ipywidgets_8_styles():
+    from ipywidgets.widgets.widget_string import HTMLStyle, TextStyle
+
+    p = panel(NpuConfig())
+    for key in ("precision_mode", "iterations_per_loop", "dump_path"):
+        spec = catalogue.spec(key)
+        tooltip = p.control(key).tooltip  # ipywidgets 8's name (7 called it description_tooltip)
+        assert spec.doc in tooltip and f"Allowed: {spec.allowed_text()}." in tooltip
+    assert isinstance(p.control("dump_path").style, TextStyle)
+    assert isinstance(p._looks["html_style"], HTMLStyle)
+    p.close()

@@ -74,9 +74,9 @@ def test_a_functions_time_is_the_mean_per_call_with_its_fastest_and_slowest_call
     (payload,) = _reports(cap)
     (report,) = npu_jupyter.last_reports()
     assert report.steps == 6 and payload["run"]["steps"] == 6  # 2 epochs x 3 batches
-    extra = report.extra
-    assert report.wall_ms == pytest.approx(extra["total_wall_ms"] / 6)
-    assert extra["min_wall_ms"] <= report.wall_ms <= extra["max_wall_ms"] < extra["total_wall_ms"]
+    timing = report.timing
+    assert report.wall_ms == pytest.approx(timing.total_ms / 6)
+    assert timing.min_ms <= report.wall_ms <= timing.max_ms < timing.total_ms
     label = payload["labels"]["wall_ms"]
     assert label.startswith("mean per call over 6 calls: min ") and "CPU time of the emulation" in label
     shown = re.search(

@@ -7,6 +7,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
+from npu_jupyter.options.snapshot import ConfigSnapshot
 from npu_jupyter.plan.planner import plan
 from npu_jupyter.plan.precision import effective_mode
 from npu_jupyter.plan.settings import read_settings
@@ -31,7 +32,7 @@ def _after(p, name):
     ],
 )
 def test_effective_mode_follows_precision_mode_then_v2_then_the_soc_default(options, soc, mode):
-    assert effective_mode(read_settings(options, soc)).name == mode
+    assert effective_mode(read_settings(ConfigSnapshot.checked(options), soc)).name == mode
 
 
 def test_plan_records_the_effective_mode_and_soc(conv_net):

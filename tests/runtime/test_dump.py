@@ -93,7 +93,10 @@ def test_dump_layer_limits_the_dump_to_named_ops(tf, hand, tmp_path):
 def test_report_points_at_the_dump(tf, hand, tmp_path):
     report = _run_steps(tf, hand, tmp_path, 2)
     assert report.dump_dir == os.path.realpath(tmp_path)
-    assert report.extra["dumped_steps"] == [0, 1]
+    assert report.dump.steps == (
+        0,
+        1,
+    )
 
 
 @pytest.mark.parametrize(
@@ -266,7 +269,10 @@ def test_dump_steps_count_per_graph_so_the_init_run_does_not_shift_training_step
         for _ in range(3):
             sess.run(["weights:0", "train"], {"x:0": np.ones(3, np.float32)})
         report = sess.last_report
-    assert report.extra["dumped_steps"] == [0, 2]
+    assert report.dump.steps == (
+        0,
+        2,
+    )
     dump = load_dump(tmp_path)
     assert dump.graphs == [0, 1] and dump.graph_id == 1
     assert dump.steps == [0, 2]
@@ -277,7 +283,7 @@ def test_dump_steps_count_per_graph_so_the_init_run_does_not_shift_training_step
     assert init_graph.steps == [0] and dump.graph_info(0)["fetches"] == [init]
     assert load_dump(tmp_path, graph=0).steps == [0]
     assert report.dump_dir == os.path.realpath(tmp_path)
-    assert report.extra["dump_graph_dir"] == os.path.join(os.path.realpath(tmp_path), "graph_1")
+    assert report.dump.graph_dir == os.path.join(os.path.realpath(tmp_path), "graph_1")
     assert load_dump(tmp_path / "graph_1").steps == [0, 2]
     assert load_dump(tmp_path / "graph_1" / "step_2").steps == [2]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["graph_1", "graphs.json", "step_0"]

@@ -43,10 +43,10 @@ def test_a_step_over_budget_is_skipped_before_it_is_written_and_named_in_the_rep
         sess.run(y, {x: np.ones((256, 256), np.float32)})
         report = sess.last_report
     assert all(n <= 64 * 1024 for n in written), "nothing over budget was gathered for writing"
-    (skipped,) = report.extra["dump_skipped"]
-    assert skipped["step"] == 0 and "step 0 of graph 1" in skipped["reason"]
+    (skipped,) = report.dump.skipped
+    assert skipped.step == 0 and "step 0 of graph 1" in skipped.reason
     payload = report_payload(report)  # every view says which step was not written, and why
-    assert payload["run"]["dump_skipped"] == [{"step": 0, "reason": skipped["reason"]}]
+    assert payload["run"]["dump_skipped"] == [{"step": 0, "reason": skipped.reason}]
     assert "Dump skipped step 0" in text.render(payload)
     with pytest.warns(RuntimeWarning, match="no dumped step"):
         dump = load_dump(tmp_path)

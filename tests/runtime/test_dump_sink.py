@@ -22,7 +22,8 @@ def test_a_written_step_is_put_in_the_report_and_sizes_the_next_estimate(tmp_pat
     assert sink.last_bytes(graph) is None
     sink.write(report, graph, 0, _entries(4), {"backend": "emulator"})
     assert sink.last_bytes(graph) == 16
-    assert report.dump_dir == str(tmp_path) and report.extra["dumped_steps"] == [0]
+    assert report.dump_dir == str(tmp_path) and report.dump.steps == (0,)
+    assert report.dump.graph_dir == str(tmp_path)  # graph 0 dumps into dump_path itself
     assert (tmp_path / "step_0" / "manifest.json").exists()
 
 

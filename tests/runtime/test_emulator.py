@@ -169,7 +169,7 @@ def test_overflow_detection_names_the_first_overflowing_op_in_topological_order(
         assert report.first_overflow == "big"
         assert report.overflow_ops[:2] == ["big", "bigger"]
         assert sess.run("total:0", {x: [1.0, 1.0]}) == pytest.approx(20000.0)
-        assert report.extra["first_overflow_by_step"] == {0: "big"}
+        assert report.first_overflow_by_step == {0: "big"}
     from npu_jupyter.runtime.dump import load_dump
 
     dump = load_dump(tmp_path)
@@ -305,7 +305,7 @@ def test_last_report_is_the_main_threads_run_while_a_queue_runner_enqueues(tf, h
     assert losses == [12.0] * 5
     assert last_overall.fetches == ["enqueue"]  # a queue thread ran last
     assert report.fetches == ["loss:0"] and report in sess.reports
-    assert report.extra["values"]
+    assert report.session.values
 
 
 def test_last_report_falls_back_to_any_thread_until_the_creating_thread_runs(tf, hand):

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from npu_jupyter.runtime.function_findings import first_non_finite, op_name
+import numpy as np
+
+from npu_jupyter.plan.model import Plan
+from npu_jupyter.runtime.function_findings import FunctionFindings, first_non_finite, op_name
 from npu_jupyter.runtime.function_observe import Observation, Watched
+from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.report_records import FunctionInfo, NonFiniteFinding
+from npu_jupyter.runtime.run_settings import RunSettings
+from npu_jupyter.runtime.step_record import StepRecord
 
 
 def _w(op: str, op_type: str = "MatMul") -> Watched:
@@ -55,3 +62,22 @@ def test_without_a_finding_in_the_top_body_the_first_body_that_had_one_is_named(
 def test_ops_of_other_functions_than_the_reports_plan_carry_their_function_name():
     assert op_name("body", "matmul", main="body") == "matmul"
     assert op_name("top", "matmul", main="body") == "top/matmul"
+
+
+def test_a_calls_non_finite_finding_is_one_record_kept_from_the_first_such_call():
+    """Issue 21: a function's finding was stored twice (``extra["non_finite"]`` and ``extra["nonfinite"]``)."""
+    report = RunReport(plan=Plan(ops={}), fetches=["top"], function=FunctionInfo("top", plan_function="top"))
+    findings = FunctionFindings(RunSettings())
+    observers = _observers(top={"call": ["body"]}, body={})
+    first = [Observation("body", bad=[_w("inner/matmul")]), Observation("top", bad=[_w("call", "PartitionedCall")])]
+    later = [Observation("top", bad=[_w("loss", "Mean")])]
+    for index, observed in [(2, first), (3, later)]:  # output 0 came back inf in both calls
+        record = StepRecord("call", "top", index, report.plan, 1.0, (np.array([np.inf]),), observations=tuple(observed))
+        findings.after_call(report, record, observers)  # type: ignore[arg-type]
+    finding = report.non_finite
+    assert isinstance(finding, NonFiniteFinding) and not hasattr(report, "extra")
+    assert finding.step == 2 and finding.first_op == finding.where == "body/inner/matmul" and finding.function == "body"
+    assert finding.outputs == (0,) and finding.first_tensor == "inner/matmul:0" and finding.rounded
+    assert finding.message.startswith("Call 2 of top returned non-finite values")
+    assert finding.reason.startswith("The call returned non-finite values") and "Call 2" not in finding.reason
+    assert report.warnings == [finding.message]  # the first call's finding only, said once

@@ -99,7 +99,7 @@ def test_keras_calls_under_profiling_get_per_op_cpu_times_and_files_per_call(tmp
     }
     emulation = _keras_fit_and_predict(config)
     train, predict = emulation.reports.values()
-    assert train.extra["profiled_steps"] == 4 and predict.extra["profiled_steps"] == 2  # every call
+    assert train.profile.steps == 4 and predict.profile.steps == 2  # every call
     # ops of the inlined train step are named as in their own function (not "StatefulPartitionedCall/...")
     assert any("dense" in name and name.endswith("/MatMul") for name in train.op_times_us)
     assert not any(name.startswith("StatefulPartitionedCall/") for name in train.op_times_us)
@@ -119,4 +119,4 @@ def test_without_profiling_no_profiler_runs_around_calls(tmp_path):
         pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
     emulation = _keras_fit_and_predict({"precision_mode": "allow_mix_precision"})
     for report in emulation.reports.values():
-        assert not report.op_times_us and report.trace_file is None and "profiled_steps" not in report.extra
+        assert not report.op_times_us and report.trace_file is None and report.profile.steps == 0

@@ -201,13 +201,13 @@ def test_keras_fit_with_drift_trains_exactly_as_without_and_shows_drift_on_lower
     losses, emulation = _keras_losses(mixed, reference=True)
     assert losses == plain  # the shadow never changes the emulated numbers
     (report,) = emulation.reports.values()
-    assert report.steps == 8 and DRIFT_NOTE in report.extra["notes"]
+    assert report.steps == 8 and DRIFT_NOTE in report.notes
     lowered = list(report.emulation)  # named as the report names ops (function/op in called functions)
     convolution = [op for op in lowered if op.endswith("convolution") and op in report.drift]
     assert convolution and all(report.drift[op]["max_abs"] > 0 for op in convolution)
     assert report.drift[convolution[0]]["cos"] > 0.999
     # a view (Identity, Reshape ...) of a compared tensor takes its row instead of a second comparison
-    main = report.extra["tf2_plan_function"]
+    main = report.function.plan_function
     aliases = [(fn, view, target) for fn, ref in emulation._references.items() for view, target in ref.aliases]
     assert aliases
     for fn, view, target in aliases:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from npu_jupyter.display.mime import report_payload
 from npu_jupyter.runtime import functions
 
 pytestmark = pytest.mark.skipif(not functions.supported(), reason="needs TensorFlow >= 2.14 (AtomicFunction)")
@@ -43,7 +44,7 @@ def test_keras_fit_under_mixed_precision_trains_with_float16_rounding():
     assert report.steps == 12  # 3 epochs x 4 batches
     assert report.plan is not None and any(d.dtype_after == "float16" for d in report.plan.ops.values())
     assert any("Conv2D" in op or "convolution" in op for op in report.emulation)
-    assert report.extra["notes"] == [functions.KERAS3_NOTE, functions.TF2_RULE_NOTE]  # Keras 3 traced the graph
+    assert report.notes == [functions.KERAS3_NOTE, functions.TF2_RULE_NOTE]  # Keras 3 traced the graph
 
 
 def test_must_keep_origin_dtype_matches_a_plain_run_bit_for_bit():
@@ -124,7 +125,7 @@ def test_a_non_finite_function_output_is_reported():
         out = scale().numpy()
     assert not np.isfinite(out).all()  # float16 tops out at 65504
     (report,) = emulation.reports.values()
-    assert report.extra["nonfinite"]["step"] == 0 and any("non-finite" in w for w in report.warnings)
+    assert report.non_finite.step == 0 and any("non-finite" in w for w in report.warnings)
 
 
 # ------------------------------------------------------------------ observation inside functions
@@ -155,18 +156,18 @@ def test_keras_fit_overflowing_float16_names_the_first_non_finite_op():
     history, emulation = _overflowing_keras_fit({"precision_mode": "allow_mix_precision"})
     assert not np.isfinite(history["loss"]).all()
     (report,) = emulation.reports.values()
-    finding = report.extra["non_finite"]
+    finding = report.non_finite
     # the Dense layer's MatMul is the first op stored in float16 beyond its range (inside the nested
     # one_step_on_data function the Keras train function calls)
-    assert finding["first_op"].endswith("big_1/MatMul") and finding["op_type"] == "MatMul"
-    assert finding["decided_dtype"] == "float16" and finding["rounded"] is True and finding["step"] == 0
-    assert report.extra["nonfinite"]["first_op"] == finding["first_op"]
-    assert any(finding["first_op"] in w and "65504" in w for w in report.warnings)
-    assert finding["first_op"] in report.plan.ops  # the op of the function whose plan the report shows
+    assert finding.first_op.endswith("big_1/MatMul") and finding.op_type == "MatMul"
+    assert finding.decided_dtype == "float16" and finding.rounded is True and finding.step == 0
+    assert report_payload(report)["run"]["nonfinite"]["first_op"] == finding.first_op  # the one record, shown
+    assert any(finding.first_op in w and "65504" in w for w in report.warnings)
+    assert finding.first_op in report.plan.ops  # the op of the function whose plan the report shows
     history, emulation = _overflowing_keras_fit({"precision_mode": "must_keep_origin_dtype"})
     assert np.isfinite(history["loss"]).all()  # float32 holds the values: nothing to report
     (report,) = emulation.reports.values()
-    assert "nonfinite" not in report.extra and report.overflow_ops == []
+    assert report.non_finite is None and report.overflow_ops == []
 
 
 def test_a_gradient_tape_loop_overflowing_float16_names_the_first_non_finite_op():
@@ -191,9 +192,9 @@ def test_a_gradient_tape_loop_overflowing_float16_names_the_first_non_finite_op(
         losses = [float(train_step()) for _ in range(2)]
     assert not np.isfinite(losses).all()
     (report,) = emulation.reports.values()
-    finding = report.extra["non_finite"]
-    assert finding["first_op"] == "wide" and finding["decided_dtype"] == "float16" and finding["rounded"]
-    assert finding["outputs"] == [0]  # the loss the function returned
+    finding = report.non_finite
+    assert finding.first_op == "wide" and finding.decided_dtype == "float16" and finding.rounded
+    assert finding.outputs == (0,)  # the loss the function returned
 
 
 def test_a_nested_function_s_op_is_named_with_its_function():
@@ -215,9 +216,9 @@ def test_a_nested_function_s_op_is_named_with_its_function():
         out = outer().numpy()
     assert not np.isfinite(out)
     (report,) = emulation.reports.values()
-    finding = report.extra["non_finite"]
-    assert finding["op_type"] == "MatMul" and finding["first_op"].endswith("/square")  # 2 * 200 * 200 = 80000
-    assert finding["function"] != report.fetches[0] and finding["first_op"].startswith(finding["function"])
+    finding = report.non_finite
+    assert finding.op_type == "MatMul" and finding.first_op.endswith("/square")  # 2 * 200 * 200 = 80000
+    assert finding.function != report.fetches[0] and finding.first_op.startswith(finding.function)
 
 
 def test_overflow_detection_flags_ops_even_when_nothing_is_rounded(tmp_path):
@@ -234,7 +235,7 @@ def test_overflow_detection_flags_ops_even_when_nothing_is_rounded(tmp_path):
     (report,) = emulation.reports.values()
     assert report.emulation == {}  # nothing rounded: the observer alone made the rewrite
     assert report.first_overflow == "grow" and "grow" in report.overflow_ops
-    assert report.extra["first_overflow_by_step"] == {1: "grow"}
+    assert report.first_overflow_by_step == {1: "grow"}
     from npu_jupyter.runtime.dump import load_dump
 
     dump = load_dump(str(tmp_path))
@@ -265,7 +266,10 @@ def test_dump_round_trips_through_load_dump_with_the_decided_dtypes(tmp_path):
     with functions.FunctionEmulation(config) as emulation:
         outputs = [layer(x).numpy() for x in inputs]
     (report,) = emulation.reports.values()
-    assert report.extra["dumped_steps"] == [0, 2] and report.dump_dir == str(tmp_path.resolve())
+    assert report.dump.steps == (
+        0,
+        2,
+    ) and report.dump_dir == str(tmp_path.resolve())
     dump = load_dump(str(tmp_path))
     assert dump.steps == [0, 2]
     project = next(t for t in dump[2].tensors if t.op == "project" and t.kind == "output")
@@ -329,7 +333,7 @@ def test_the_dump_budget_stops_dumping_with_a_clear_warning(tmp_path):
     with emulation, pytest.warns(RuntimeWarning, match="dump budget exceeded"):
         four_calls()
     (report,) = emulation.reports.values()
-    assert report.steps == 4 and report.extra["dumped_steps"] == [0]
+    assert report.steps == 4 and report.dump.steps == (0,)
     assert any("dump budget exceeded" in w for w in report.warnings)
     dump = load_dump(str(tmp_path))
     assert dump.steps == [0] and 1 in dump.skipped
@@ -362,7 +366,7 @@ def test_a_jit_compiled_function_runs_without_xla_so_it_is_rounded_and_observed(
     assert not np.array_equal(rounded, plain)
     assert not np.isfinite(overflowed).all()
     (report,) = emulation.reports.values()
-    assert any("jit_compile=True is off" in note for note in report.extra["notes"])
+    assert any("jit_compile=True is off" in note for note in report.notes)
     assert report.first_overflow is not None and report.first_overflow.endswith("product")
     assert np.array_equal(compiled(x).numpy(), plain)  # XLA again after the emulation
 
@@ -382,7 +386,15 @@ def test_observing_keras_fit_on_some_calls_changes_no_number(tmp_path):
     observed, emulation, _ = _keras_cnn_losses(config, epochs=2)
     assert observed == plain  # observation reads the values, it changes none
     (report,) = emulation.reports.values()
-    assert report.steps == 8 and report.extra["dumped_steps"] == [1, 6] and "nonfinite" not in report.extra
+    assert (
+        report.steps == 8
+        and report.dump.steps
+        == (
+            1,
+            6,
+        )
+        and report.non_finite is None
+    )
     assert load_dump(str(tmp_path)).steps == [1, 6]
 
 
@@ -407,5 +419,5 @@ def test_function_reports_place_ops_by_the_npu_device_rule():
     assert [d.op_type for d in ops if d.placement == "host" and d.op_type != "Placeholder"] == ["Lgamma"]
     assert all(d.placement == "device" for d in ops if d.op_type in ("ReadVariableOp", "AssignSubVariableOp"))
     assert "TF2 adapter (npu_device)" in report.plan.title
-    assert report.extra["notes"] == [functions.TF2_RULE_NOTE]  # no Keras here: no Keras 3 note
+    assert report.notes == [functions.TF2_RULE_NOTE]  # no Keras here: no Keras 3 note
     assert "npu_device NodePlacer" in functions.TF2_RULE_NOTE

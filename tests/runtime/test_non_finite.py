@@ -19,8 +19,8 @@ def test_a_float16_overflow_names_the_first_op_that_went_non_finite(tf, hand):
         loss = sess.run("loss:0", {"x:0": np.array([70.0, 1.0], np.float32)})
         report = sess.last_report
     assert np.isnan(loss)
-    finding = report.extra["non_finite"]
-    assert finding["first_op"] == "big" and finding["rounded"]
+    finding = report.non_finite
+    assert finding.first_op == "big" and finding.rounded
     assert any("first op whose output became non-finite" in w and "big" in w for w in report.warnings)
     from npu_jupyter.display import html, text
     from npu_jupyter.display.mime import report_payload
@@ -31,6 +31,31 @@ def test_a_float16_overflow_names_the_first_op_that_went_non_finite(tf, hand):
     assert "big at step 0" in html.render(payload)
 
 
+def test_a_session_run_stores_its_non_finite_finding_once_and_every_view_reads_that_record(tf, hand):
+    """Issue 21: the finding was kept twice (``extra["non_finite"]`` and ``extra["nonfinite"]``)."""
+    import dataclasses
+
+    from npu_jupyter.display.mime import report_payload
+    from npu_jupyter.runtime.report_records import NonFiniteFinding
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        tf.reduce_sum(tf.multiply(x, 1000.0, name="big"), name="loss")
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        for _ in range(2):  # two non-finite steps: the first one is the finding
+            sess.run("loss:0", {"x:0": np.array([70.0, 1.0], np.float32)})
+        report = sess.last_report
+    holders = [f.name for f in dataclasses.fields(report) if isinstance(getattr(report, f.name), NonFiniteFinding)]
+    assert holders == ["non_finite"] and not hasattr(report, "extra")
+    finding = report.non_finite
+    assert finding.step == 0 and finding.where == "big" and finding.fetches == ("loss:0",)
+    assert finding.message == f"Step 0: {finding.reason}"  # the warning names the step, the reason does not
+    payload = report_payload(report)
+    assert payload["run"]["nonfinite"] == {"first_op": "big", "step": 0, "reason": finding.reason}
+    assert finding.message not in payload["warnings"]  # said once, as the labelled fact
+
+
 def test_a_finite_run_carries_no_non_finite_finding(tf, hand):
     g = tf.Graph()
     with g.as_default():
@@ -38,7 +63,7 @@ def test_a_finite_run_carries_no_non_finite_finding(tf, hand):
         tf.reduce_sum(tf.multiply(x, 2.0, name="twice"), name="loss")
     with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
         sess.run("loss:0", {"x:0": np.array([1.0, 2.0], np.float32)})
-        assert "non_finite" not in sess.last_report.extra and sess.last_report.emulation
+        assert sess.last_report.non_finite is None and sess.last_report.emulation
 
 
 def test_batch_norm_statistics_stay_float32_when_the_op_is_lowered(tf, hand):
@@ -67,13 +92,13 @@ def test_a_variable_an_earlier_run_filled_with_inf_names_the_ops_that_write_it(t
     with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
         sess.run(init)
         sess.run(bump, {"x:0": np.array([3e38, 1.0], np.float32)})  # 3e39: inf lands in w, nothing fetched
-        assert "non_finite" not in sess.last_report.extra
+        assert sess.last_report.non_finite is None
         assert np.isinf(sess.run(loss))
-        finding = sess.last_report.extra["non_finite"]
-    assert finding["op_type"] == "ReadVariableOp" and finding["variable"] == "w"
-    assert finding["variable_writers"] == ["bump"]
-    assert "reads the variable w, which already held inf/NaN" in finding["message"]
-    assert "(bump)" in finding["message"]
+        finding = sess.last_report.non_finite
+    assert finding.op_type == "ReadVariableOp" and finding.variable == "w"
+    assert finding.variable_writers == ("bump",)
+    assert "reads the variable w, which already held inf/NaN" in finding.message
+    assert "(bump)" in finding.message
 
 
 def test_a_run_fetching_no_float_tensor_adds_no_flags(tf, hand):
@@ -107,6 +132,6 @@ def test_a_ref_variable_updated_later_in_the_step_is_checked_before_the_update(t
     with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
         sess.run(init)
         assert np.isinf(sess.run("loss:0", {"x:0": np.array([70.0, 1.0], np.float32)}))
-        finding = sess.last_report.extra["non_finite"]
-    assert finding["first_op"] == "big"
-    assert finding["variable"] is None
+        finding = sess.last_report.non_finite
+    assert finding.first_op == "big"
+    assert finding.variable is None

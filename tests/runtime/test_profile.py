@@ -114,7 +114,7 @@ def test_fp_and_bp_points_limit_profiling_to_runs_holding_them(tf, tmp_path):
 
 def test_report_holds_mean_per_op_times(tf, hand, tmp_path):
     report = _profiled(tf, hand, tmp_path)
-    assert report.extra["profiled_steps"] == 2
+    assert report.profile.steps == 2
     assert report.op_times_us["mm"] > 0
     assert "_SOURCE" not in report.op_times_us
 

@@ -42,14 +42,9 @@ def test_add_time_derives_the_mean_total_and_spread_from_the_records_alone():
     for index, ms in enumerate([30.0, 10.0, 20.0]):
         add_time(report, StepRecord("call", "f", index, None, ms))
     assert report.steps == 3 and report.wall_ms == pytest.approx(20.0)
-    extra = report.extra
-    assert (extra["total_wall_ms"], extra["first_wall_ms"], extra["min_wall_ms"], extra["max_wall_ms"]) == (
-        60.0,
-        30.0,
-        10.0,
-        30.0,
-    )
-    label = extra["labels"]["wall_ms"]
+    timing = report.timing
+    assert (timing.total_ms, timing.first_ms, timing.min_ms, timing.max_ms) == (60.0, 30.0, 10.0, 30.0)
+    label = report.labels["wall_ms"]
     assert label.startswith("mean per call over 3 calls: min 10.00 ms, max 30.00 ms, the first 30.00 ms")
     assert label.endswith("CPU time of the emulation")  # measured on this CPU, never an NPU time
 
@@ -59,7 +54,7 @@ def test_a_session_step_keeps_the_plain_per_step_label():
     for index, ms in enumerate([4.0, 2.0]):
         add_time(report, StepRecord("step", "y:0", index, None, ms))
     assert report.steps == 2 and report.wall_ms == pytest.approx(3.0)
-    assert "labels" not in report.extra  # the session report's time label is the view's default
+    assert "wall_ms" not in report.labels  # the session report's time label is the view's default
 
 
 def test_non_finite_values_are_judged_alike_for_numpy_fetches_and_tensors(tf):
@@ -92,7 +87,7 @@ def test_a_session_step_is_one_record_numbered_by_its_graph(tf, hand, monkeypatc
     assert [(r.kind, r.name, r.index) for r in seen] == [("step", "big:0", 0), ("step", "big:0", 1), ("step", "x:0", 0)]
     assert seen[0].graph is not None and seen[0].graph.fetches == ("big:0",) and seen[2].graph.id == 1
     assert seen[0].non_finite_outputs == (0,) and seen[2].non_finite_outputs == ()
-    assert report.extra["total_wall_ms"] == pytest.approx(seen[0].wall_ms + seen[1].wall_ms)
+    assert report.timing.total_ms == pytest.approx(seen[0].wall_ms + seen[1].wall_ms)
     assert report.wall_ms == pytest.approx((seen[0].wall_ms + seen[1].wall_ms) / 2)
 
 
@@ -113,9 +108,9 @@ def test_a_function_call_is_one_record_read_by_the_same_timing_and_non_finite_ch
     assert all(r.name == report.fetches[0] and r.plan is report.plan for r in seen)
     assert seen[0].non_finite_outputs == (0,)  # the same check a session's fetches go through
     assert seen[0].observations  # the observer nodes' hand-over rides in the record
-    assert report.extra["total_wall_ms"] == pytest.approx(sum(r.wall_ms for r in seen))
-    assert report.extra["first_wall_ms"] == seen[0].wall_ms
-    assert report.extra["nonfinite"]["step"] == 0
+    assert report.timing.total_ms == pytest.approx(sum(r.wall_ms for r in seen))
+    assert report.timing.first_ms == seen[0].wall_ms
+    assert report.non_finite is not None and report.non_finite.step == 0
 
 
 def test_the_record_is_frozen():
@@ -164,5 +159,5 @@ def test_the_ascend_backend_times_its_runs_by_the_same_rule(tf, monkeypatch):
             sess.run(y, {x: [1.0, 2.0]})
         report = sess.last_report
     assert [(r.kind, r.name, r.index) for r in seen] == [("step", "y:0", 0), ("step", "y:0", 1), ("step", "y:0", 2)]
-    assert report.steps == 3 and report.extra["total_wall_ms"] == pytest.approx(sum(r.wall_ms for r in seen))
-    assert report.wall_ms == pytest.approx(report.extra["total_wall_ms"] / 3)
+    assert report.steps == 3 and report.timing.total_ms == pytest.approx(sum(r.wall_ms for r in seen))
+    assert report.wall_ms == pytest.approx(report.timing.total_ms / 3)

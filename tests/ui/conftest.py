@@ -20,6 +20,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -450,8 +451,10 @@ def tutorial_sweep() -> Any:
 def keras_run_report() -> Any:
     """A Keras train step run with --dump --profile --reference: bookkeeping around the user's layers,
     one AI CPU op, an overflow deep in a scope, per-op times, drift and estimates."""
+    from npu_jupyter.cost.attach import CostEstimate
     from npu_jupyter.plan.model import Plan, Subgraph
     from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter.runtime.report_records import FunctionInfo
 
     ops: list[Any] = []
 
@@ -468,7 +471,7 @@ def keras_run_report() -> Any:
         add(f"sequential_1_1/conv2d_{k}_1/convolution", "Conv2D", to16=True)
         add(f"sequential_1_1/conv2d_{k}_1/Relu", "Relu", to16=True)
     overflow = add("sequential_1_1/regularization/squared_activations/Square", "Square", to16=True)
-    cpu = add("sequential_1_1/compile_metrics/accuracy/Bitcast", "Bitcast", "AI_CPU", float_op=False)
+    add("sequential_1_1/compile_metrics/accuracy/Bitcast", "Bitcast", "AI_CPU", float_op=False)
     plan = Plan(
         ops={d.name: d for d in ops},
         subgraphs=[Subgraph("GeOp1_0", [d.name for d in ops if d.engine != "HOST"])],
@@ -496,7 +499,8 @@ def keras_run_report() -> Any:
         first_overflow=overflow,
         dump_dir="npu_dump",
         trace_file="npu_prof/trace_step_0.json",
-        extra={"est_us": dict.fromkeys(names, 5.0), "tf2_label": "Keras fit (train function)", "cpu_op": cpu},
+        cost=CostEstimate(est_us=dict.fromkeys(names, 5.0)),
+        function=FunctionInfo("Keras fit (train function)", "__inference_multi_step_on_iterator_578"),
     )
 
 
@@ -658,6 +662,19 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+@pytest.fixture(scope="session")
+def ui_helpers() -> SimpleNamespace:
+    """This module's notebook writers and plans, for browser-test modules (conftest is not importable)."""
+    return SimpleNamespace(
+        artifacts=ARTIFACTS,
+        chromium=CHROMIUM,
+        ui_dir=UI_DIR,
+        small_training_plan=small_training_plan,
+        write_payload_notebook=write_payload_notebook,
+        write_report_notebook=write_report_notebook,
+    )
 
 
 @pytest.fixture(scope="module")

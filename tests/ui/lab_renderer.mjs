@@ -66,6 +66,7 @@ async function firstView(report) {
       graphScrollWidth: view?.scrollWidth ?? null,
       graphClientWidth: view?.clientWidth ?? null,
       svgWidth: svg ? svg.getBoundingClientRect().width : null,
+      svgNatural: svg ? Number(svg.getAttribute('viewBox').split(' ')[2]) : null,
       hostLead: hostLead?.textContent ?? null,
       hostLeadOnScreen: r ? r.top >= 0 && r.bottom <= window.innerHeight : null,
       transfersLead: el.querySelector('.npu-lead [data-lead="transfers"]')?.textContent ?? null,

@@ -59,10 +59,18 @@ def test_renderer_draws_one_table_row_per_op(browser_run: dict[str, Any]) -> Non
 
 
 def test_first_view_fits_the_graph_to_the_cell_width(browser_run: dict[str, Any]) -> None:
-    for name in ("report", "big", "wide"):
+    first = browser_run["report"]["first"]
+    assert first["graphScrollWidth"] <= first["graphClientWidth"] + 1, first
+    assert 0 < first["svgWidth"] <= first["graphClientWidth"] + 1, first
+
+
+def test_first_view_of_a_drawing_wider_than_the_cell_stays_readable_and_scrolls(browser_run: dict[str, Any]) -> None:
+    """Not shrunk below 0.9 of natural size (10 px sublabels at 9 px); nothing clipped (issue #22 item 7)."""
+    for name in ("big", "wide"):
         first = browser_run[name]["first"]
-        assert first["graphScrollWidth"] <= first["graphClientWidth"] + 1, (name, first)
-        assert 0 < first["svgWidth"] <= first["graphClientWidth"] + 1, (name, first)
+        assert first["svgWidth"] >= 0.9 * first["svgNatural"] - 1, (name, first)
+        assert first["svgWidth"] > first["graphClientWidth"], (name, first)
+        assert first["graphScrollWidth"] >= first["svgWidth"] - 1, (name, first)
 
 
 def test_mixed_computing_host_op_and_transfer_lead_the_first_view(browser_run: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ import math
 
 from npu_jupyter.plan.model import Plan
 from npu_jupyter.runtime.report import RunReport
+from npu_jupyter.runtime.report_records import NonFiniteFinding
 from npu_jupyter.zoo_check.training_run import fold
 
 
@@ -18,10 +19,10 @@ def test_folded_runs_sum_steps_average_time_and_keep_the_worst_drift():
         wall_ms=10.0,
         drift={"a": {"max_rel": 0.2}, "b": {"max_rel": math.nan}},
         first_overflow="b",
-        extra={"nonfinite": {"first_op": "b", "step": 3}},
+        non_finite=NonFiniteFinding(3, "b", "b", "inf", "Step 3: inf"),
     )
     folded = fold([first, second])
     assert folded.steps == 4 and folded.wall_ms == (30.0 + 3 * 10.0) / 4
     assert folded.drift["a"]["max_rel"] == 0.5 and math.isnan(folded.drift["b"]["max_rel"])
-    assert folded.first_overflow == "b" and folded.extra["nonfinite"]["first_op"] == "b"
+    assert folded.first_overflow == "b" and folded.non_finite is second.non_finite
     assert fold([first]) is first

@@ -1,0 +1,33 @@
+"""The typed records of a RunReport: each adds a step by returning a new record, the old one unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_jupyter.runtime.report_records import DumpRecord, ProfileRecord, SkippedDump, Timing
+
+
+def test_timing_keeps_the_total_and_the_first_fastest_and_slowest_step():
+    empty = Timing()
+    timing = empty.add(9.0).add(2.0).add(4.0)
+    assert (timing.total_ms, timing.first_ms, timing.min_ms, timing.max_ms) == (15.0, 9.0, 2.0, 9.0)
+    assert empty == Timing()  # frozen: a report copied for display never changes under it
+    with pytest.raises(AttributeError):
+        timing.total_ms = 0.0  # type: ignore[misc]
+
+
+def test_a_dump_record_lists_dumped_and_skipped_steps_in_order():
+    record = DumpRecord().dumped(0, "/d").skipping(1, "over budget").dumped(2, "/d/graph_1")
+    assert record.steps == (0, 2) and record.graph_dir == "/d/graph_1"
+    assert record.skipped == (SkippedDump(1, "over budget"),)
+
+
+def test_per_op_times_leave_the_warm_up_out_once_a_later_step_was_profiled():
+    warm = ProfileRecord().added(0, {"mm": 20_000.0}, cast_us=3.0)
+    assert warm.op_times_us() == {"mm": 20_000.0} and warm.steps == 1
+    assert warm.label("CPU time").startswith("step 0 only, TensorFlow's warm-up included")
+    timed = warm.added(1, {"mm": 40.0}, 1.0).added(2, {"mm": 60.0}, 1.0)
+    assert timed.op_times_us() == {"mm": 50.0} and (timed.steps, timed.timed_steps) == (3, 2)
+    assert timed.label("CPU time") == "over 2 profiled steps, step 0 (warm-up) left out; CPU time"
+    later_only = ProfileRecord().added(4, {"mm": 40.0}, 1.0)
+    assert later_only.label("CPU time") == "over 1 profiled step; CPU time"
