@@ -297,7 +297,7 @@ class RunMetadata(Protocol):
 
     def CopyFrom(self, other: RunMetadata) -> None: ...  # noqa: N802 - the protobuf method's name
     @property
-    def step_stats(self) -> Any: ...  # StepStats proto: dev_stats -> node_stats (name, start, duration)
+    def step_stats(self) -> Any: ...  # noqa: ANN401 - StepStats proto: dev_stats -> node_stats (name, start, duration)
 
 
 class Session(Protocol):
