@@ -23,10 +23,14 @@ import functools
 import json
 import pkgutil
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from npu_jupyter.cost.shapes import OpFacts, graph_facts
 from npu_jupyter.units import DTYPE_BYTES
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import OpDecision, Plan
+    from npu_jupyter.tf_types import ConcreteFunction, Graph, GraphDef
 
 BASIS = "roofline over published peak rates"  # reports label the numbers "estimated by the cost model"
 _SIZES = DTYPE_BYTES
@@ -163,8 +167,8 @@ def soc_figures(soc: str) -> SocFigures:
 
 
 def estimate(
-    plan: Any,
-    graph: Any,
+    plan: Plan,
+    graph: Graph | GraphDef | ConcreteFunction,
     *,
     unknown_dim: int = 1,
     facts: dict[str, OpFacts] | None = None,
@@ -220,7 +224,7 @@ def estimate(
 
 
 def _op_cost(
-    decision: Any, fact: OpFacts, facts: dict[str, OpFacts], ops: dict[str, Any], figures: SocFigures
+    decision: OpDecision, fact: OpFacts, facts: dict[str, OpFacts], ops: dict[str, OpDecision], figures: SocFigures
 ) -> OpCost:
     """Roofline time of one op as decided and in float32."""
     data = _data()
@@ -306,7 +310,9 @@ def _input_shape(facts: dict[str, OpFacts], src: str, slot: int) -> list[int]:
     return producer.outputs[slot]
 
 
-def _input_dtypes(decision: Any, fact: OpFacts, facts: dict[str, OpFacts], ops: dict[str, Any]) -> list[str]:
+def _input_dtypes(
+    decision: OpDecision, fact: OpFacts, facts: dict[str, OpFacts], ops: dict[str, OpDecision]
+) -> list[str]:
     """Decided dtype of each data input (the plan's ``input_dtypes``, else the producer's output)."""
     decided = list(decision.input_dtypes or [])
     out = []
@@ -320,7 +326,7 @@ def _input_dtypes(decision: Any, fact: OpFacts, facts: dict[str, OpFacts], ops: 
     return out
 
 
-def _output_dtypes(decision: Any, fact: OpFacts) -> list[str]:
+def _output_dtypes(decision: OpDecision, fact: OpFacts) -> list[str]:
     dtypes = list(decision.output_dtypes or [])
     return [
         dtypes[k] if k < len(dtypes) and dtypes[k] else (decision.dtype_after or "float32")

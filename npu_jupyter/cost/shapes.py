@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Iterable, cast
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import ConcreteFunction, DType, Graph, GraphDef, TensorShape
 
 _ATTRS = ("transpose_a", "transpose_b", "adj_x", "adj_y")
 
@@ -26,7 +29,9 @@ class OpFacts:
     guessed: bool = False  # some dimension was unknown and replaced
 
 
-def graph_facts(graph: Any, unknown_dim: int = 1, fed_shapes: dict[str, list[int]] | None = None) -> dict[str, OpFacts]:
+def graph_facts(
+    graph: Graph | GraphDef | ConcreteFunction, unknown_dim: int = 1, fed_shapes: dict[str, list[int]] | None = None
+) -> dict[str, OpFacts]:
     """``{op name: OpFacts}`` of a tf.Graph, GraphDef or ConcreteFunction.
 
     ``fed_shapes`` (``{"x:0": [64, 784]}``) are the shapes a run fed: when they fill dimensions the
@@ -57,7 +62,7 @@ def graph_facts(graph: Any, unknown_dim: int = 1, fed_shapes: dict[str, list[int
     return facts
 
 
-def _refed(graph: Any, fed_shapes: dict[str, list[int]]) -> Any:
+def _refed(graph: Graph, fed_shapes: dict[str, list[int]]) -> Graph:
     """``graph`` again, with each fed tensor's shape set to what was fed and shapes inferred from there.
 
     The graph is imported into a new one with every fed tensor replaced (``input_map``) by a placeholder
@@ -66,7 +71,7 @@ def _refed(graph: Any, fed_shapes: dict[str, list[int]]) -> Any:
     """
     import tensorflow as tf
 
-    wanted: dict[str, tuple[Any, list[int]]] = {}
+    wanted: dict[str, tuple[DType, list[int]]] = {}
     for name, shape in fed_shapes.items():
         try:
             tensor = graph.get_tensor_by_name(name)
@@ -76,7 +81,7 @@ def _refed(graph: Any, fed_shapes: dict[str, list[int]]) -> Any:
             wanted[name] = (tensor.dtype.base_dtype, list(shape))
     if not wanted:
         return graph
-    refed = tf.Graph()
+    refed: Graph = tf.Graph()
     try:
         with refed.as_default():
             feeds = {
@@ -92,24 +97,24 @@ def _refed(graph: Any, fed_shapes: dict[str, list[int]]) -> Any:
     return refed
 
 
-def _as_graph(graph: Any) -> Any:
+def _as_graph(graph: object) -> Graph:
     """A tf.Graph for a graph, a GraphDef or a ConcreteFunction."""
     import tensorflow as tf
 
     if isinstance(graph, tf.Graph):
-        return graph
+        return cast("Graph", graph)
     inner = getattr(graph, "graph", None)
     if isinstance(inner, tf.Graph):
-        return inner
+        return cast("Graph", inner)
     if isinstance(graph, tf.compat.v1.GraphDef):
-        imported = tf.Graph()
+        imported: Graph = tf.Graph()
         with imported.as_default():
             tf.graph_util.import_graph_def(graph, name="")
         return imported
     raise TypeError(f"the cost model needs a tf.Graph, GraphDef or ConcreteFunction, got {type(graph).__name__}")
 
 
-def _known(shape: Any, unknown_dim: int) -> tuple[list[int], bool]:
+def _known(shape: TensorShape | Iterable[int | None], unknown_dim: int) -> tuple[list[int], bool]:
     """Dimensions as ints, unknown ones replaced; an unknown rank counts as a scalar (and as guessed)."""
     try:
         dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)

@@ -25,7 +25,7 @@ class View:
     def __init__(self, values: Mapping[str, Any]) -> None:
         self.values = values
 
-    def get(self, key: str) -> Any:
+    def get(self, key: str) -> Any:  # noqa: ANN401 - an option value of its key's own kind (bool, int, str); each rule compares it to literals of that kind
         """The set value or None."""
         return self.values.get(key)
 
@@ -33,7 +33,7 @@ class View:
         """True when ``key`` is set in the config (absent and None both mean unset)."""
         return self.values.get(key) is not None
 
-    def eff(self, key: str) -> Any:
+    def eff(self, key: str) -> Any:  # noqa: ANN401 - as get(): the value's type depends on the key
         """The set value, else what the adapter uses when the key is absent."""
         value = self.values.get(key)
         return catalogue.spec(key).default if value is None else value

@@ -23,13 +23,24 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from npu_jupyter.options.config import ConfigSource
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.tf_types import ConcreteFunction, Graph, GraphDef
 
 
 class _CallablePackage(types.ModuleType):
     def __call__(
-        self, graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None = None, adapter: str = "tf1"
-    ) -> Any:
+        self,
+        graph: Graph | GraphDef | ConcreteFunction,
+        config: ConfigSource = None,
+        *,
+        fetches: object = None,
+        soc: str | None = None,
+        adapter: str = "tf1",
+    ) -> Plan:
         from npu_jupyter.plan.planner import plan
 
         return plan(graph, config, fetches=fetches, soc=soc, adapter=adapter)

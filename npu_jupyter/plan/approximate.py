@@ -9,10 +9,14 @@ inferred for a declared type with no listed kernel, or on the assumed AI CPU dty
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from npu_jupyter.ops.library import OpCaps, OpLibrary
+    from npu_jupyter.plan.model import OpDecision
 
 
-def approximate_reason(decision: Any, caps: Any, mix_compile_mode: bool) -> str:
+def approximate_reason(decision: OpDecision, caps: OpCaps | None, mix_compile_mode: bool) -> str:
     """Why this decision rests on approximate data ("" when it does not); the library is approximate."""
     if decision.engine == "HOST":
         if caps is None:
@@ -29,7 +33,7 @@ def approximate_reason(decision: Any, caps: Any, mix_compile_mode: bool) -> str:
     return ""
 
 
-def mark_approximate(ops: dict[str, Any], library: Any, mix_compile_mode: bool) -> int:
+def mark_approximate(ops: dict[str, OpDecision], library: OpLibrary, mix_compile_mode: bool) -> int:
     """Set ``approximate`` on every decision resting on approximate data; returns how many."""
     if not getattr(library, "approximate", False):
         return 0

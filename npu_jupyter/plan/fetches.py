@@ -9,7 +9,7 @@ graph to what one run reaches, reads the same structures. Duck-typed: no TensorF
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Mapping
 
 ACCEPTED = (
     "op or tensor names, Tensors, Operations, Variables, SparseTensor/IndexedSlices, or lists, "
@@ -25,7 +25,7 @@ def split_tensor_name(text: str) -> tuple[str, int]:
     return text, 0
 
 
-def fetch_names(fetches: Any) -> list[str]:
+def fetch_names(fetches: object) -> list[str]:
     """Op names of every leaf of ``fetches`` in order (duplicates kept); [] for None.
 
     A leaf that is none of the accepted kinds raises one TypeError naming where it sits in the
@@ -38,7 +38,7 @@ def fetch_names(fetches: Any) -> list[str]:
     return out
 
 
-def _collect(f: Any, where: str, out: list[str]) -> None:
+def _collect(f: object, where: str, out: list[str]) -> None:
     """Append the op names of ``f`` (at path ``where`` in the user's structure) to ``out``."""
     if isinstance(f, (str, bytes)):
         text = f.decode() if isinstance(f, bytes) else f
@@ -77,6 +77,6 @@ def _collect(f: Any, where: str, out: list[str]) -> None:
     raise TypeError(f"{where} is {f!r} of type {type(f).__name__}; fetches must be {ACCEPTED}")
 
 
-def _is_composite(f: Any) -> bool:
+def _is_composite(f: object) -> bool:
     """SparseTensor and IndexedSlices both carry ``indices``, ``values`` and ``dense_shape``."""
     return all(hasattr(f, part) for part in ("indices", "values", "dense_shape")) and not isinstance(f, Mapping)

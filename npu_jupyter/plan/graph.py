@@ -19,7 +19,11 @@ reader (:mod:`node_reading`), per-op-type OpDef recipes (:mod:`op_recipes`) and 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.graph_exec import GraphExecConfig
+    from npu_jupyter.tf_types import Graph
 
 # Attribute names the adapter's scopes and helpers set (ADAPTER-FACTS §3.2, §3.3, §4.5).
 WITHOUT_NPU_COMPILE = "_without_npu_compile"
@@ -98,8 +102,8 @@ class GraphView:
     nodes: dict[str, Node]
     order: list[Node]
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
-    tf_graph: Any = None  # the tf.Graph the view came from, for lazy static shapes
-    exec_config: dict[str, Any] = field(default_factory=dict)  # the graph's own dynamic config (graph_exec)
+    tf_graph: Graph | None = None  # the tf.Graph the view came from, for lazy static shapes
+    exec_config: GraphExecConfig | None = None  # the graph's own dynamic config
     _consumers: list[list[tuple[int, int]]] | None = None
     _preds: list[list[int]] | None = None
     _succs: list[list[int]] | None = None
@@ -146,6 +150,5 @@ class GraphView:
             out = tuple(dims.as_list())
         except (KeyError, ValueError):
             return None
-        if any(d is None or d < 0 for d in out):
-            return None
-        return out
+        known = tuple(d for d in out if d is not None and d >= 0)
+        return known if len(known) == len(out) else None

@@ -12,38 +12,51 @@ plans as that session option does, and a graph marked ``dynamic_input=False`` ig
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from npu_jupyter.plan.settings import PlanSettings
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import GraphDef
 
 DYNAMIC_INPUT = "_graph_dynamic_input"
 EXECUTE_MODE = "_graph_dynamic_graph_execute_mode"
 
 
-def graph_config(graph_def: Any, kept: set[str] | None, serialized: bytes | None) -> dict[str, Any]:
-    """``{"dynamic_input": bool, "dynamic_graph_execute_mode": str, "node": name}`` from the last marked node, or {}.
+@dataclass(frozen=True)
+class GraphExecConfig:
+    """The dynamic-execution options a graph's own attributes set, and the node that set them."""
+
+    dynamic_input: bool
+    dynamic_graph_execute_mode: str  # "" unless dynamic_input
+    node: str
+
+
+def graph_config(graph_def: GraphDef, kept: set[str] | None, serialized: bytes | None) -> GraphExecConfig | None:
+    """The options of the last marked node, or None when no node is marked.
 
     ``kept``: the names of the run's nodes (None: all); ``serialized`` lets an unmarked graph skip the scan.
     """
     if serialized is not None and DYNAMIC_INPUT.encode() not in serialized:
-        return {}
-    found: dict[str, Any] = {}
+        return None
+    found = None
     for nd in graph_def.node:
         if DYNAMIC_INPUT not in nd.attr or (kept is not None and nd.name not in kept):
             continue
         dynamic = bool(nd.attr[DYNAMIC_INPUT].b)
         mode = nd.attr[EXECUTE_MODE].s.decode(errors="replace") if dynamic and EXECUTE_MODE in nd.attr else ""
-        found = {"dynamic_input": dynamic, "dynamic_graph_execute_mode": mode, "node": nd.name}
+        found = GraphExecConfig(dynamic, mode, nd.name)
     return found
 
 
-def apply(settings: PlanSettings, config: dict[str, Any]) -> tuple[PlanSettings, list[str], list[str]]:
+def apply(settings: PlanSettings, config: GraphExecConfig | None) -> tuple[PlanSettings, list[str], list[str]]:
     """(settings with the graph's config over the session's, notes, errors) for the partition pass."""
-    if not config:
+    if config is None:
         return settings, [], []
-    dynamic, mode = config["dynamic_input"], config["dynamic_graph_execute_mode"]
+    dynamic, mode = config.dynamic_input, config.dynamic_graph_execute_mode
     merged = dataclasses.replace(settings, dynamic_input=dynamic, dynamic_graph_execute_mode=mode or "")
-    where = f"node {config['node']!r} (util.set_graph_exec_config)"
+    where = f"node {config.node!r} (util.set_graph_exec_config)"
     said = f"dynamic_input=True, dynamic_graph_execute_mode={mode!r}" if dynamic else "dynamic_input=False"
     notes = [f"Dynamic execution from the graph's own attributes on {where}: {said}, over the session options."]
     errors = []

@@ -6,22 +6,25 @@ everything later reads the :class:`~npu_jupyter.plan.graph.Node` it becomes.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Sequence
 
 from npu_jupyter.plan.graph import KEEP_DTYPE, NO_NEED_OPTIMIZE, OP_MAX_SIZE, WITHOUT_NPU_COMPILE, FunctionInfo, Node
 from npu_jupyter.plan.op_recipes import RECIPES, called_functions, dtype_of, input_refs, output_dtypes, recipe_of
 from npu_jupyter.plan.rewrites import UNARY_COMPOSITION, composed_ops
 
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import AttrMap, GraphDef, NodeDef
 
-def _flag(attrs: Any, key: str) -> bool:
+
+def _flag(attrs: AttrMap, key: str) -> bool:
     v = attrs.get(key)
     if v is None:
         return False
     which = v.WhichOneof("value")
     if which == "b":
-        return cast("bool", v.b)
+        return v.b
     if which == "i":
-        return cast("bool", v.i != 0)
+        return v.i != 0
     if which == "s":
         return v.s.lower() in (b"true", b"1")
     return which is not None
@@ -40,7 +43,7 @@ def scope_attrs_in(serialized: bytes | None) -> frozenset[str]:
     return frozenset(k for k in _SCOPE_ATTRS if k.encode() in serialized)
 
 
-def read_node(nd: Any, library: dict[str, FunctionInfo], scoped: frozenset[str]) -> Node:
+def read_node(nd: NodeDef, library: dict[str, FunctionInfo], scoped: frozenset[str]) -> Node:
     """Convert one NodeDef; ``scoped`` lists the scope attribute keys worth testing for."""
     op = nd.op
     n = Node(nd.name, op)
@@ -70,7 +73,7 @@ def read_node(nd: Any, library: dict[str, FunctionInfo], scoped: frozenset[str])
     return n
 
 
-def _read_inputs(n: Node, raw: Any) -> None:
+def _read_inputs(n: Node, raw: Sequence[str]) -> None:
     """Data inputs as (producer, slot) plus producer names; "^name" entries are control inputs."""
     inputs: list[tuple[str, int]] = []
     names: list[str] = []
@@ -93,7 +96,7 @@ def _read_inputs(n: Node, raw: Any) -> None:
         n.control_inputs = control
 
 
-def _read_scope_attrs(n: Node, attrs: Any, scoped: frozenset[str]) -> None:
+def _read_scope_attrs(n: Node, attrs: AttrMap, scoped: frozenset[str]) -> None:
     """Set the scope flags; membership is tested first because decoding is the rare case."""
     if WITHOUT_NPU_COMPILE in scoped and WITHOUT_NPU_COMPILE in attrs:
         n.without_npu_compile = _flag(attrs, WITHOUT_NPU_COMPILE)
@@ -105,7 +108,7 @@ def _read_scope_attrs(n: Node, attrs: Any, scoped: frozenset[str]) -> None:
         n.no_need_optimize = _flag(attrs, NO_NEED_OPTIMIZE)
 
 
-def read_library(graph_def: Any) -> dict[str, FunctionInfo]:
+def read_library(graph_def: GraphDef) -> dict[str, FunctionInfo]:
     """Summaries of every library function: op types inside and nested calls."""
     names = {f.signature.name for f in graph_def.library.function}
     out: dict[str, FunctionInfo] = {}

@@ -8,10 +8,13 @@ of TensorFlow).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import AttrMap, AttrValue, OpDef
 
 _DTYPE_NAMES: dict[int, tuple[str, bool]] = {}
-RECIPES: dict[str, Any] = {}  # op type -> Recipe (read directly on the hot path)
+RECIPES: dict[str, Recipe] = {}  # op type -> Recipe (read directly on the hot path)
 
 
 def dtype_of(enum: int) -> tuple[str, bool]:
@@ -35,12 +38,12 @@ class Recipe:
 
     __slots__ = ("defaults", "func_attrs", "has_ref_input", "inputs", "known", "outputs", "single")
 
-    def __init__(self, op_def: Any) -> None:
+    def __init__(self, op_def: OpDef | None) -> None:
         self.known = op_def is not None
         self.outputs: list[tuple[int, str, str, str, bool]] = []
         self.inputs: list[tuple[bool, str, str]] = []
         self.func_attrs: list[str] = []
-        self.defaults: dict[str, Any] = {}
+        self.defaults: dict[str, AttrValue] = {}
         self.has_ref_input = False
         if op_def is None:
             return
@@ -76,13 +79,13 @@ def recipe_of(op: str) -> Recipe:
     return r
 
 
-def _attr(attrs: Any, recipe: Recipe, key: str) -> Any:
+def _attr(attrs: AttrMap, recipe: Recipe, key: str) -> AttrValue | None:
     """An attr value from the node, else the OpDef default (GraphDefs may strip defaults)."""
     v = attrs.get(key)
     return v if v is not None else recipe.defaults.get(key)
 
 
-def output_dtypes(attrs: Any, recipe: Recipe) -> tuple[list[str], list[bool] | None]:
+def output_dtypes(attrs: AttrMap, recipe: Recipe) -> tuple[list[str], list[bool] | None]:
     """Output dtypes of a node from its attrs, and which outputs are refs (None: none are)."""
     single = recipe.single
     if single is not None:
@@ -121,7 +124,7 @@ def output_dtypes(attrs: Any, recipe: Recipe) -> tuple[list[str], list[bool] | N
     return dtypes, (refs if any_ref else None)
 
 
-def input_refs(attrs: Any, recipe: Recipe, n_inputs: int) -> list[bool] | None:
+def input_refs(attrs: AttrMap, recipe: Recipe, n_inputs: int) -> list[bool] | None:
     """Which of a node's inputs are refs (None when the op takes no ref input)."""
     if not recipe.has_ref_input:
         return None
@@ -139,7 +142,7 @@ def input_refs(attrs: Any, recipe: Recipe, n_inputs: int) -> list[bool] | None:
     return refs[:n_inputs]
 
 
-def called_functions(attrs: Any, recipe: Recipe) -> list[str]:
+def called_functions(attrs: AttrMap, recipe: Recipe) -> list[str]:
     """Names of the functions a node calls through its function attrs (If/While branches, calls)."""
     names: list[str] = []
     for key in recipe.func_attrs:

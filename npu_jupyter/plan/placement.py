@@ -13,13 +13,16 @@ Every decision carries a sentence for the person reading the plan, not an intern
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING
 
 from npu_jupyter.ops.variable_ops import VARIABLE_OPS
 from npu_jupyter.options.grammars import parse_in_out_pair  # one reading of the syntax, shared with the config check
 from npu_jupyter.plan import rewrites
 from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.settings import PlanSettings
+
+if TYPE_CHECKING:
+    from npu_jupyter.ops.library import OpCaps, OpLibrary
 
 _EDGE_KEPT_OFF_DEVICE = frozenset({"string", "resource", "variant"})
 _ITERATOR_OPS = frozenset({"Iterator", "IteratorV2"})
@@ -44,7 +47,7 @@ class Placement:
 # --------------------------------------------------------------------------------------------
 
 
-def _declared(op: str, lib: Any, mix: bool) -> bool:
+def _declared(op: str, lib: OpLibrary, mix: bool) -> bool:
     caps = lib.caps(op)
     if caps is None or caps.engine == "HOST" or not getattr(caps, "declared", True):
         return False
@@ -52,7 +55,12 @@ def _declared(op: str, lib: Any, mix: bool) -> bool:
 
 
 def _function_problem(
-    name: str, view: GraphView, lib: Any, mix: bool, memo: dict[str, str | None], active: frozenset[str] = frozenset()
+    name: str,
+    view: GraphView,
+    lib: OpLibrary,
+    mix: bool,
+    memo: dict[str, str | None],
+    active: frozenset[str] = frozenset(),
 ) -> str | None:
     """First op type inside function ``name`` (recursively) the device cannot run, else None."""
     if name in memo:
@@ -94,7 +102,9 @@ def _no_kernel_reason(n: Node, s: PlanSettings) -> str:
     return f"{n.op} has no device kernel (not in npu_supported_ops.json): runs on the host CPU"
 
 
-def _seed(n: Node, view: GraphView, lib: Any, s: PlanSettings, memo: dict[str, str | None]) -> tuple[bool | None, str]:
+def _seed(
+    n: Node, view: GraphView, lib: OpLibrary, s: PlanSettings, memo: dict[str, str | None]
+) -> tuple[bool | None, str]:
     """(True, why) candidate; (False, why) host; (None, why) skipped entirely (rule 4)."""
     mix = s.mix_compile_mode
     op = n.op
@@ -139,12 +149,13 @@ def _seed(n: Node, view: GraphView, lib: Any, s: PlanSettings, memo: dict[str, s
         )
     if s.variable_placement == "Host" and op in VARIABLE_OPS:
         return False, "variable_placement='Host': variables stay on the host"
-    if n.functions and (caps is None or getattr(caps, "kernel", "") == "function_call"):
-        return True, f"function call: every op of {', '.join(n.functions)} runs on the device"
-    return True, _device_reason(caps)
+    if caps is not None and not (n.functions and getattr(caps, "kernel", "") == "function_call"):
+        return True, _device_reason(caps)
+    # caps is None here only for a call of a library function (an unknown op without one returned above)
+    return True, f"function call: every op of {', '.join(n.functions)} runs on the device"
 
 
-def _device_reason(caps: Any) -> str:
+def _device_reason(caps: OpCaps) -> str:
     kernel = getattr(caps, "kernel", "")
     if kernel == "ge":
         return f"supported by the device: {caps.ir_type} is executed by GE itself (no compute kernel)"
@@ -152,13 +163,13 @@ def _device_reason(caps: Any) -> str:
     return f"supported by the device: {caps.ir_type} on the {where}"
 
 
-def _engine(n: Node, lib: Any) -> str:
+def _engine(n: Node, lib: OpLibrary) -> str:
     if n.op == rewrites.UNARY_COMPOSITION:
         return rewrites.unary_composition_engine(n, lib)
     caps = lib.caps(n.op)
     if caps is None or caps.engine == "HOST":
         return "AI_CORE"  # function calls and consts: compiled into the GeOp
-    return cast("str", caps.engine)
+    return caps.engine
 
 
 def _seed_data_pre_proc(view: GraphView, device: list[bool], reason: list[str]) -> None:
@@ -268,7 +279,7 @@ def _in_out_pair_nodes(view: GraphView, pairs: list[tuple[list[str], list[str]]]
     return collected
 
 
-def _place_in_out_pair(view: GraphView, lib: Any, s: PlanSettings, collected: set[int], out: Placement) -> None:
+def _place_in_out_pair(view: GraphView, lib: OpLibrary, s: PlanSettings, collected: set[int], out: Placement) -> None:
     """in_out_pair_flag=True: exactly the range is offloaded; False: everything but the range."""
     memo: dict[str, str | None] = {}
     for n in view.order:
@@ -436,7 +447,7 @@ def _add_consts(view: GraphView, out: Placement) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def place(view: GraphView, lib: Any, s: PlanSettings) -> Placement:
+def place(view: GraphView, lib: OpLibrary, s: PlanSettings) -> Placement:
     """Candidate (device) flag, engine and reason for every node, before clustering."""
     count = len(view.order)
     out = Placement(device=[False] * count, engine=["HOST"] * count, reason=[""] * count)

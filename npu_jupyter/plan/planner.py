@@ -12,25 +12,32 @@ import functools
 import gc
 import os
 import weakref
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from npu_jupyter.plan.model import OpDecision, Plan
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from npu_jupyter.ops.library import OpLibrary
+    from npu_jupyter.options.config import ConfigSource
+    from npu_jupyter.plan.graph import GraphView
     from npu_jupyter.plan.model import Engine
+    from npu_jupyter.progress import Progress
+    from npu_jupyter.tf_types import ConcreteFunction, Graph, GraphDef
 
 _CACHE_ENV = ("ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH")
 
 
 @functools.lru_cache(maxsize=8)
-def _library(soc: str, env: tuple[str | None, ...]) -> Any:
+def _library(soc: str, env: tuple[str | None, ...]) -> OpLibrary:
     """Op tables per SoC, cached per process (keyed on the CANN paths so a new install is seen)."""
     from npu_jupyter.ops.library import load_library
 
     return load_library(soc)
 
 
-def library_for(soc: str) -> Any:
+def library_for(soc: str) -> OpLibrary:
     """The op library of ``soc`` (cached; a changed ASCEND_OPP_PATH loads again)."""
     return _library(soc, tuple(os.environ.get(k) for k in _CACHE_ENV))
 
@@ -40,10 +47,12 @@ def library_for(soc: str) -> Any:
 # per-config plans) then skips building the view, the larger half of a plan. Keying on the bytes
 # (not just graph.version) notices attributes set after construction, e.g. keep_tensors_dtypes.
 # Views are never mutated after construction.
-_VIEW_CACHE: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
+_VIEW_CACHE: weakref.WeakKeyDictionary[Graph, tuple[tuple[int, tuple[str, ...]], GraphView]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def _view(graph: Any, fetches: Any) -> Any:
+def _view(graph: object, fetches: object) -> GraphView:
     """The cached view of ``graph`` when its bytes and fetches are unchanged, else a new one.
 
     The serialized bytes serve twice: as the cache key and to skip scope-attribute tests for keys
@@ -87,7 +96,7 @@ def _first_float_index(dtypes: list[str]) -> int | None:
 PROGRESS_MIN_OPS = 5000
 
 
-def _stage_progress(ops: int) -> Any:
+def _stage_progress(ops: int) -> AbstractContextManager[Progress]:
     """A notebook progress bar over the planner's stages for large graphs (``npu_jupyter.progress``)."""
     from npu_jupyter.progress import progress_bar
 
@@ -95,7 +104,7 @@ def _stage_progress(ops: int) -> Any:
     return progress_bar(3, f"plan of {ops} ops", enabled=enabled)
 
 
-def _refuse_tf_function(graph: Any) -> None:
+def _refuse_tf_function(graph: object) -> None:
     """A ``tf.function`` holds no graph until traced for argument types: say what to pass instead."""
     if hasattr(graph, "get_concrete_function") and not hasattr(graph, "as_graph_def") and not hasattr(graph, "graph"):
         name = getattr(graph, "__name__", None) or "fn"
@@ -113,14 +122,21 @@ ADAPTERS = {
 }
 
 
-def _check_adapter(adapter: Any) -> None:
+def _check_adapter(adapter: object) -> None:
     """One clear error for an unknown ``adapter=`` value, naming the allowed ones."""
     if adapter not in ADAPTERS:
         allowed = "; ".join(f"{k!r}: {v}" for k, v in ADAPTERS.items())
         raise ValueError(f"plan(adapter={adapter!r}) is not a known adapter; allowed: {allowed}")
 
 
-def plan(graph: Any, config: Any = None, *, fetches: Any = None, soc: str | None = None, adapter: str = "tf1") -> Plan:
+def plan(
+    graph: Graph | GraphDef | ConcreteFunction,
+    config: ConfigSource = None,
+    *,
+    fetches: object = None,
+    soc: str | None = None,
+    adapter: str = "tf1",
+) -> Plan:
     """Decide placement, engine, precision and partition for every op of ``graph``.
 
     Parameters

@@ -11,12 +11,13 @@ follow its producer. Host ops keep their original dtype. Every decision names th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from npu_jupyter.options import catalogue
 from npu_jupyter.options.rules import MIXED_PRECISION_MODES, MIXED_PRECISION_V2
 from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.precision_files import (
+    DtypeRule,
     FileFindings,
     apply_mixlist,
     read_customize_dtypes,
@@ -24,6 +25,9 @@ from npu_jupyter.plan.precision_files import (
     read_op_precision_mode,
 )
 from npu_jupyter.plan.settings import PlanSettings
+
+if TYPE_CHECKING:
+    from npu_jupyter.ops.library import OpCaps, OpLibrary
 
 FP16, BF16, FP32 = "float16", "bfloat16", "float32"
 FLOATS = frozenset({FP16, BF16, FP32})
@@ -179,15 +183,15 @@ class _Decider:
     """Holds the per-plan tables (mode, mixlist, customize rules) and decides op by op."""
 
     def __init__(
-        self, view: GraphView, device: list[bool], cluster_of: list[str | None], lib: Any, s: PlanSettings
+        self, view: GraphView, device: list[bool], cluster_of: list[str | None], lib: OpLibrary, s: PlanSettings
     ) -> None:
         self.view, self.device, self.cluster_of, self.lib, self.s = view, device, cluster_of, lib, s
         self.mode = effective_mode(s)
         self.errors: list[str] = []
         self.warnings: list[str] = []
-        self.mixlist: dict[str, Any] = {}
-        self.cust_name: dict[str, Any] = {}
-        self.cust_type: dict[str, Any] = {}
+        self.mixlist: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self.cust_name: dict[str, DtypeRule] = {}
+        self.cust_type: dict[str, DtypeRule] = {}
         self.impl_by_type: dict[str, str] = {}
         self.impl_by_name: dict[str, str] = {}
         self.impl_all: str | None = None
@@ -308,15 +312,14 @@ class _Decider:
             return got
         return None
 
-    def _policy(self, n: Node, caps: Any) -> tuple[str, str]:
+    def _policy(self, n: Node, caps: OpCaps) -> tuple[str, str]:
         hit = self._policies.get(n.op)
         if hit is None:
             hit = self._policies[n.op] = self._policy_of(n, caps)
         return hit
 
-    def _policy_of(self, n: Node, caps: Any) -> tuple[str, str]:
-        ir = caps.ir_type if caps is not None else n.op
-        base = caps.policy if caps is not None else "gray"
+    def _policy_of(self, n: Node, caps: OpCaps) -> tuple[str, str]:
+        ir, base = caps.ir_type, caps.policy  # only AI Core ops (a row of the table) have a list
         new, changed = apply_mixlist(base, self.mixlist.get(ir), ir, self.warnings)
         return new, (
             f"moved to the {new} list by modify_mixlist"
@@ -388,7 +391,7 @@ class _Decider:
         return self._same(n, orig, got[0], got[2], policy, impl, got[1])
 
     def _choice(
-        self, orig: str, sup: frozenset[str], caps: Any, strategy: str, label: str
+        self, orig: str, sup: frozenset[str], caps: OpCaps, strategy: str, label: str
     ) -> tuple[str, str, str] | None:
         """(input dtype, output dtype, reason) of a non-mixed strategy; None: no AI Core match."""
         if strategy == "FORCE_FP16":
@@ -408,7 +411,7 @@ class _Decider:
         n: Node,
         orig: str,
         sup: frozenset[str],
-        caps: Any,
+        caps: OpCaps,
         strategy: str,
         policy: str,
         policy_why: str,
@@ -438,7 +441,7 @@ class _Decider:
         return dtype, dtype, f"{policy_why}: follows its producer's {follow} under {label}"
 
     def _ai_cpu_fallback(
-        self, n: Node, orig: str, caps: Any, label: str, policy: str | None, impl: str | None
+        self, n: Node, orig: str, caps: OpCaps, label: str, policy: str | None, impl: str | None
     ) -> OpPrecision:
         if orig in caps.aicpu_dtypes:
             d = self._same(
@@ -469,7 +472,7 @@ class _Decider:
         outs = [dout if d == orig else d for d in n.output_dtypes]
         return OpPrecision(ins, outs, reason, policy, impl)
 
-    def _customized(self, n: Node, rule: Any, impl: str | None) -> OpPrecision:
+    def _customized(self, n: Node, rule: DtypeRule, impl: str | None) -> OpPrecision:
         ins = list(n.input_dtypes)
         outs = list(n.output_dtypes)
         for k, d in enumerate(rule.inputs):
@@ -482,7 +485,7 @@ class _Decider:
 
 
 def decide_precision(
-    view: GraphView, device: list[bool], cluster_of: list[str | None], lib: Any, s: PlanSettings
+    view: GraphView, device: list[bool], cluster_of: list[str | None], lib: OpLibrary, s: PlanSettings
 ) -> PrecisionResult:
     """Decided input/output dtypes and reasons for every node, in topological order."""
     d = _Decider(view, device, cluster_of, lib, s)

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:
+    from npu_jupyter.ops.library import OpLibrary
 
 _LISTS = {"black-list": "black", "white-list": "white", "gray-list": "gray"}
 _ACTIONS = ("to-add", "to-remove")
@@ -74,7 +77,7 @@ def _read_text(path: str, option: str, findings: FileFindings) -> str | None:
     return None
 
 
-def _resolve(name: str, lib: Any, option: str, findings: FileFindings) -> list[str]:
+def _resolve(name: str, lib: OpLibrary, option: str, findings: FileFindings) -> list[str]:
     """Keys an op-type name stands for: itself as an Ascend IR type and the IR type of the TF op.
 
     ``MatMul`` is both an IR type and the TF op whose IR type is ``MatMulV2``; users mean either, so
@@ -123,7 +126,7 @@ def _level(
             yield key, value
 
 
-def read_mixlist(path: str, lib: Any) -> tuple[dict[str, tuple[frozenset[str], frozenset[str]]], FileFindings]:
+def read_mixlist(path: str, lib: OpLibrary) -> tuple[dict[str, tuple[frozenset[str], frozenset[str]]], FileFindings]:
     """IR op type -> (lists added to, lists removed from); GE's format checks become errors."""
     findings = FileFindings()
     text = _read_text(path, "modify_mixlist", findings)
@@ -250,7 +253,7 @@ def _parse_rule(spec: str, findings: FileFindings) -> tuple[list[str | None], li
     return inputs, outputs
 
 
-def read_customize_dtypes(path: str, lib: Any) -> tuple[dict[str, DtypeRule], dict[str, DtypeRule], FileFindings]:
+def read_customize_dtypes(path: str, lib: OpLibrary) -> tuple[dict[str, DtypeRule], dict[str, DtypeRule], FileFindings]:
     """(rules by op name, rules by IR op type, findings); any malformed line rejects the whole file.
 
     Blank and ``#`` lines are rejected too: the fusion engine's parser does not skip them, although a

@@ -17,15 +17,19 @@ reason that names the rewrite.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from npu_jupyter.plan.graph import Node
+
+if TYPE_CHECKING:
+    from npu_jupyter.ops.library import OpLibrary
+    from npu_jupyter.tf_types import AttrMap
 
 UNARY_COMPOSITION = "_UnaryOpsComposition"
 ACCUMULATE = "AccumulateNV2"
 
 
-def composed_ops(attrs: Any) -> list[str]:
+def composed_ops(attrs: AttrMap) -> list[str]:
     """The ``op_names`` of a ``_UnaryOpsComposition`` NodeDef, in application order."""
     v = attrs.get("op_names")
     return [s.decode(errors="replace") for s in v.list.s] if v is not None else []
@@ -49,7 +53,7 @@ def seed_unary_composition(n: Node, declared: Callable[[str], bool]) -> tuple[bo
     )
 
 
-def unary_composition_engine(n: Node, lib: Any) -> str:
+def unary_composition_engine(n: Node, lib: OpLibrary) -> str:
     """AI_CORE when every op of the chain has an AI Core kernel, else AI_CPU."""
     engines = {getattr(lib.caps(op), "engine", "AI_CPU") for op in n.body}
     return "AI_CORE" if engines <= {"AI_CORE"} else "AI_CPU"

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable, Collection
 
 from npu_jupyter.package_data import read_package_text
 from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.placement import Placement, _device_reason
+
+if TYPE_CHECKING:
+    from npu_jupyter.ops.library import OpLibrary
 
 CPU, ANY, NPU = 0, 1, 2
 SOURCE = "node_placer.cpp"
@@ -29,7 +32,7 @@ def op_lists() -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in data.items() if isinstance(v, list)}
 
 
-def supported(op: str, lib: Any) -> bool:
+def supported(op: str, lib: OpLibrary) -> bool:
     """``NpuDevice::Supported``: a key of npu_supported_ops.json (isGray not read) or an add-on op."""
     if op in op_lists()["addon_supported_ops"]:
         return True
@@ -37,7 +40,7 @@ def supported(op: str, lib: Any) -> bool:
     return caps is not None and caps.engine != "HOST" and bool(getattr(caps, "declared", True))
 
 
-def subgraph_unsupported(names: Any, view: GraphView, lib: Any) -> list[str]:
+def subgraph_unsupported(names: Collection[str], view: GraphView, lib: OpLibrary) -> list[str]:
     """Unsupported op types inside functions ``names`` and all they call (``GetSubgraphUnsupportedOps``)."""
     queue, seen = list(names), set(names)
     found: list[str] = []
@@ -63,7 +66,7 @@ def is_arg(n: Node) -> bool:
     return n.op == "Placeholder" and not n.inputs
 
 
-def supported_reason(n: Node, lib: Any) -> str:
+def supported_reason(n: Node, lib: OpLibrary) -> str:
     """The support sentence of a supported op, saying when the TF1 adapter would have kept it off."""
     if n.op == "Const":
         return "constant"
@@ -79,7 +82,7 @@ def supported_reason(n: Node, lib: Any) -> str:
 
 
 def place_mixed(
-    view: GraphView, lib: Any, placed: Placement, substitutes: dict[int, str], cpu_res: dict[int, str]
+    view: GraphView, lib: OpLibrary, placed: Placement, substitutes: dict[int, str], cpu_res: dict[int, str]
 ) -> list[bool]:
     """Steps 1-4 and 6 of NodePlacer::Apply; device flags and reasons into ``placed``.
 
@@ -116,7 +119,7 @@ def place_mixed(
 
 
 def _determined(
-    n: Node, view: GraphView, lib: Any, substitutes: dict[int, str], cpu_res: dict[int, str]
+    n: Node, view: GraphView, lib: OpLibrary, substitutes: dict[int, str], cpu_res: dict[int, str]
 ) -> tuple[int, str]:
     """``DeterminedSurelyNodes``: (state, reason) of one node before any spreading."""
     where = f"({SOURCE} DeterminedSurelyNodes)"
@@ -170,7 +173,7 @@ def _returned_uncopyable(
         )
 
 
-def _verdict_data(root: Node, view: GraphView, lib: Any) -> str:
+def _verdict_data(root: Node, view: GraphView, lib: OpLibrary) -> str:
     """Whether a compile-failure verdict rests on approximate op data: the op types that put ``root`` on the CPU.
 
     Bundled tables approximate which op types npu_supported_ops.json declares; a type absent from them

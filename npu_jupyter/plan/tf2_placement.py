@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_jupyter.plan.graph import GraphView, Node
 from npu_jupyter.plan.partition import Partition, partition
@@ -61,6 +61,9 @@ from npu_jupyter.plan.tf2_node_placer import (
     supported,
     supported_reason,
 )
+
+if TYPE_CHECKING:
+    from npu_jupyter.ops.library import OpLibrary
 
 
 def tf2_settings(settings: PlanSettings, changed: dict[str, Any]) -> tuple[PlanSettings, list[str]]:
@@ -129,7 +132,7 @@ class Tf2Placement:
         return f"TF2 adapter (npu_device): mixed, {len(self.part.subgraphs)} NPU cluster(s)"
 
 
-def place_tf2(view: GraphView, lib: Any, s: PlanSettings) -> Tf2Placement:
+def place_tf2(view: GraphView, lib: OpLibrary, s: PlanSettings) -> Tf2Placement:
     """Device flag, engine and reason of every node, and the NPU clusters, as npu_device decides."""
     count = len(view.order)
     placed = Placement(device=[False] * count, engine=["HOST"] * count, reason=[""] * count)
@@ -160,7 +163,7 @@ def place_tf2(view: GraphView, lib: Any, s: PlanSettings) -> Tf2Placement:
     return Tf2Placement(placed, part, whole, notes)
 
 
-def _unsupported(view: GraphView, lib: Any) -> set[str]:
+def _unsupported(view: GraphView, lib: OpLibrary) -> set[str]:
     """Unsupported op types of the graph and of every function it calls (``GetGraphUnsupportedOps``)."""
     out = {n.op for n in view.order if not is_arg(n) and not supported(n.op, lib)}
     return out | set(subgraph_unsupported(sorted({f for n in view.order for f in n.functions}), view, lib))
@@ -187,7 +190,7 @@ def _iterator_note(view: GraphView, substitutes: dict[int, str]) -> list[str]:
     return [note]
 
 
-def _whole_reason(n: Node, lib: Any, substitutes: dict[int, str]) -> str:
+def _whole_reason(n: Node, lib: OpLibrary, substitutes: dict[int, str]) -> str:
     if n.index in substitutes:
         return f"resource argument replaced by its NPU {substitutes[n.index]} (_is_substitute); the whole function is one NPU graph"
     if is_arg(n):

@@ -6,7 +6,7 @@ read once (:mod:`node_reading`), pruned to the fetches (:mod:`fetches`, :mod:`to
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from npu_jupyter.plan.fetches import fetch_names
 from npu_jupyter.plan.graph import GraphView
@@ -14,8 +14,11 @@ from npu_jupyter.plan.graph_exec import graph_config
 from npu_jupyter.plan.node_reading import read_library, read_node, scope_attrs_in
 from npu_jupyter.plan.topology import link, prune
 
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import Graph, GraphDef
 
-def graph_def_of(graph: Any) -> tuple[Any, Any]:
+
+def graph_def_of(graph: object) -> tuple[GraphDef, Graph | None]:
     """(GraphDef, tf.Graph or None) for any accepted input; one clear error otherwise."""
     from tensorflow.core.framework import graph_pb2
 
@@ -25,19 +28,22 @@ def graph_def_of(graph: Any) -> tuple[Any, Any]:
     if inner is not None and hasattr(inner, "as_graph_def") and not hasattr(graph, "as_graph_def"):
         graph = inner
     if hasattr(graph, "as_graph_def") and hasattr(graph, "get_tensor_by_name"):
-        return graph.as_graph_def(), graph
+        tf_graph = cast("Graph", graph)  # a tf.Graph or FuncGraph, as the attributes show
+        return tf_graph.as_graph_def(), tf_graph
     raise TypeError(
         f"plan() needs a tf.Graph, a GraphDef or a tf.function ConcreteFunction, got {type(graph).__name__}"
     )
 
 
-def build_view(graph: Any, fetches: Any = None) -> GraphView:
+def build_view(graph: object, fetches: object = None) -> GraphView:
     """Convert any accepted graph input into a :class:`GraphView` (pruned to ``fetches``)."""
     graph_def, tf_graph = graph_def_of(graph)
     return view_of(graph_def, tf_graph, fetches)
 
 
-def view_of(graph_def: Any, tf_graph: Any = None, fetches: Any = None, serialized: bytes | None = None) -> GraphView:
+def view_of(
+    graph_def: GraphDef, tf_graph: Graph | None = None, fetches: object = None, serialized: bytes | None = None
+) -> GraphView:
     """The view of a GraphDef; ``tf_graph`` (when known) answers static-shape lookups.
 
     ``serialized`` (the GraphDef's bytes, when the caller has them) lets the conversion skip tests

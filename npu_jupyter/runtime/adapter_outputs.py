@@ -10,9 +10,14 @@ sets the actual engine and dtypes of each op next to the prediction (:mod:`npu_j
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from npu_jupyter.options.profiling import ProfilingText, lenient_profiling_fields
+
+if TYPE_CHECKING:
+    from npu_jupyter.options.config import ConfigSource
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.ge_dump import GeGraph
 
 PREDICTION_NOTE = (
     "Placement and precision shown are the planner's prediction of what the adapter decides; the Ascend "
@@ -21,11 +26,13 @@ PREDICTION_NOTE = (
 )
 
 
-def output_locations(config: Any, environ: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def output_locations(config: ConfigSource, environ: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """[{"label", "path", "exists"}] for each output the config makes the adapter write."""
     from npu_jupyter.runtime.ge_dump import dump_directory
 
-    values = config.changed() if hasattr(config, "changed") else dict(config or {})
+    values: dict[str, Any] = (
+        dict(config or {}) if config is None or isinstance(config, Mapping) else dict(config.changed())
+    )
     places = []
     if values.get("enable_dump") and values.get("dump_path"):
         places.append(("Data dump (adapter)", values["dump_path"]))
@@ -58,7 +65,7 @@ def _profiling_output(options: ProfilingText) -> str | None:
     return str(output) if output else None
 
 
-def actual_decisions(plan: Any, since: float, environ: dict[str, str] | None = None) -> dict[str, Any] | None:
+def actual_decisions(plan: Plan, since: float, environ: dict[str, str] | None = None) -> dict[str, Any] | None:
     """{"files", "rows", "missing", "error"} from GE's Build-stage dumps written since ``since``; None when off."""
     from npu_jupyter.runtime import ge_dump
 
@@ -68,7 +75,7 @@ def actual_decisions(plan: Any, since: float, environ: dict[str, str] | None = N
     files = ge_dump.build_dumps(directory, since=since)
     if not files:
         return {"files": [], "rows": [], "missing": 0, "error": None}
-    graphs: list[Any] = []
+    graphs: list[GeGraph] = []
     try:
         for path in files:
             graphs.extend(_read_cached(path))
@@ -82,10 +89,10 @@ def actual_decisions(plan: Any, since: float, environ: dict[str, str] | None = N
     }
 
 
-_READ: dict[Any, list[Any]] = {}
+_READ: dict[tuple[str, int, float], list[GeGraph]] = {}
 
 
-def _read_cached(path: str) -> list[Any]:
+def _read_cached(path: str) -> list[GeGraph]:
     """A dump is read once per (path, size, mtime): every new report of a session looks at the same files."""
     from npu_jupyter.runtime import ge_dump
 

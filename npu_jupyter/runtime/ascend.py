@@ -11,7 +11,7 @@ Imported only by :func:`npu_jupyter.runtime.backends.session` (TensorFlow is nee
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_jupyter.tensorflow_import import require_tensorflow
 
@@ -22,6 +22,12 @@ from npu_jupyter.cost.attach import Memo, PendingEstimate
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.step_record import StepRecord, add_time
 
+if TYPE_CHECKING:
+    from npu_jupyter.options.config import ConfigSource
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.fetch_map import FeedDict
+    from npu_jupyter.tf_types import ConfigProto, Graph
+
 
 # TF's class itself: ``tf.compat.v1.Session`` may be a %%npu cell's stand-in when this module loads.
 class AscendSession(Session):
@@ -29,16 +35,20 @@ class AscendSession(Session):
 
     backend = "ascend"
 
-    def __init__(self, npu_config: Any, target: str = "", graph: Any = None, config: Any = None) -> None:
+    def __init__(
+        self, npu_config: ConfigSource, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None
+    ) -> None:
         super().__init__(target=target, graph=graph, config=config)
         self.npu_config = npu_config
         self.reports: list[RunReport] = []
         self.last_report: RunReport | None = None
-        self._plans: dict[tuple[Any, ...], Any] = {}
+        self._plans: dict[tuple[int, tuple[str, ...]], Plan] = {}
         self._created = time.time()  # GE graph dumps older than the session are not this session's
         self._estimates: Memo = {}  # the cost model's estimate per plan, shared by the plan's reports
 
-    def run(self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
+    def run(
+        self, fetches: object, feed_dict: FeedDict | None = None, options: object = None, run_metadata: object = None
+    ) -> Any:  # noqa: ANN401 - the fetched values, in the structure of ``fetches``
         """Run on the real adapter and record a report of the run (CPU wall time of the call, measured here)."""
         start = time.perf_counter()
         results = super().run(fetches, feed_dict, options, run_metadata)
@@ -53,7 +63,7 @@ class AscendSession(Session):
         add_time(report, StepRecord("step", ", ".join(names), report.steps, plan, wall))  # as the emulator's
         return results
 
-    def _new_report(self, plan: Any, names: list[str]) -> RunReport:
+    def _new_report(self, plan: Plan, names: list[str]) -> RunReport:
         """A report labelled as a prediction, pointing at the adapter's outputs and GE's actual graph."""
         from npu_jupyter.runtime.adapter_outputs import PREDICTION_NOTE, actual_decisions, output_locations
 
@@ -70,7 +80,7 @@ class AscendSession(Session):
             actual=actual_decisions(plan, since=self._created - 1.0),
         )
 
-    def _plan(self, fetches: tuple[Any, ...]) -> Any:
+    def _plan(self, fetches: tuple[str, ...]) -> Plan:
         from npu_jupyter.plan.planner import plan
 
         key = (self.graph.version, fetches)
@@ -79,7 +89,7 @@ class AscendSession(Session):
         return self._plans[key]
 
 
-def _names(fetches: Any) -> list[str]:
+def _names(fetches: object) -> list[str]:
     """Flattened fetch names (tensor ``op:slot`` or op name), in fetch order."""
     if isinstance(fetches, (list, tuple)):
         return [n for f in fetches for n in _names(f)]

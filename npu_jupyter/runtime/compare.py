@@ -11,14 +11,22 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
 from npu_jupyter._renderers import render_html
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from npu_jupyter.runtime.dump import Dump
     from npu_jupyter.runtime.report import RunReport
+
+    #: What ``compare`` reads: a dump folder, a loaded dump, or a report.
+    Source = Union[str, os.PathLike[str], Dump, RunReport]
+    #: (step, op, "kind:slot") -> a dumped tensor or a recorded value.
+    _Table = dict[tuple[Union[int, None], str, str], object]
 
 # Relative errors divide by |reference|; this floor keeps exact zeros in the reference from turning a
 # tiny absolute difference into an infinite relative one (the comparison tool does the same).
@@ -26,7 +34,7 @@ _EPS = 1e-7
 METRICS = ("cosine", "max_abs", "max_rel", "accumulated_rel", "rmse")
 
 
-def metrics(actual: Any, expected: Any) -> dict[str, float]:
+def metrics(actual: ArrayLike, expected: ArrayLike) -> dict[str, float]:
     """The five metrics of ``actual`` against ``expected`` (same shape; compared in float64).
 
     Non-finite values propagate: an inf in ``actual`` where ``expected`` is finite gives inf errors and
@@ -137,7 +145,7 @@ def _error_rank(row: Row) -> tuple[bool, float, float, float]:
     return (finite, row.cosine if finite else 0.0, -row.accumulated_rel, -row.max_abs)
 
 
-def compare(a: Any, b: Any, *, step: int | None = None) -> Comparison:
+def compare(a: Source, b: Source, *, step: int | None = None) -> Comparison:
     """Compare two dumps or two RunReports per op and slot (``b`` is the reference).
 
     Parameters
@@ -161,7 +169,7 @@ def compare(a: Any, b: Any, *, step: int | None = None) -> Comparison:
     return _compare_tables(_dump_values(a, step), _dump_values(b, step), "dumps")
 
 
-def _dump_values(source: Any, step: int | None) -> dict[tuple[int | None, str, str], Any]:
+def _dump_values(source: object, step: int | None) -> _Table:
     from npu_jupyter.runtime.dump import Dump, load_dump
 
     if not isinstance(source, (Dump, str, os.PathLike)):
@@ -170,14 +178,14 @@ def _dump_values(source: Any, step: int | None) -> dict[tuple[int | None, str, s
             f"got {type(source).__name__} {source!r:.80}"
         )
     dump = source if isinstance(source, Dump) else load_dump(source)
-    out: dict[tuple[int | None, str, str], Any] = {}
+    out: _Table = {}
     for t in dump.tensors():
         if step is None or t.step == step:
             out[(t.step, t.op, f"{t.kind}:{t.slot}")] = t
     return out
 
 
-def _report_values(report: RunReport) -> dict[tuple[int | None, str, str], object]:
+def _report_values(report: RunReport) -> _Table:
     values = report.session.values if report.session is not None else None
     if values is None:
         raise ValueError(
@@ -187,7 +195,7 @@ def _report_values(report: RunReport) -> dict[tuple[int | None, str, str], objec
     return {(None, op, slot): v for (op, slot), v in values.items()}
 
 
-def _compare_tables(a: dict[Any, Any], b: dict[Any, Any], what: str) -> Comparison:
+def _compare_tables(a: _Table, b: _Table, what: str) -> Comparison:
     rows: list[Row] = []
     for key in [k for k in a if k in b]:
         va, vb = _value(a[key]), _value(b[key])
@@ -200,5 +208,5 @@ def _compare_tables(a: dict[Any, Any], b: dict[Any, Any], what: str) -> Comparis
     return Comparison(rows, only_a, only_b, title=f"Comparison of two {what}")
 
 
-def _value(item: Any) -> np.ndarray:
+def _value(item: object) -> np.ndarray:
     return np.asarray(getattr(item, "value", item))

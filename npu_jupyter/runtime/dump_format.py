@@ -93,7 +93,7 @@ def graph_record(graph: DumpGraph) -> dict[str, Any]:
     return record
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path) -> object:
     """The JSON at ``path``; None when it is missing or not JSON (a partial or foreign file)."""
     try:
         with open(path, encoding="utf-8") as handle:

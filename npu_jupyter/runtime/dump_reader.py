@@ -89,7 +89,7 @@ class _OpSlots(Dict[Any, Any]):
         super().__init__()
         self._records: dict[str, DumpedTensor] = {}
 
-    def __getitem__(self, key: Any) -> np.ndarray:
+    def __getitem__(self, key: object) -> np.ndarray:
         return self._records[_slot_key(key)].value
 
     def __contains__(self, key: object) -> bool:
@@ -108,7 +108,7 @@ class _OpSlots(Dict[Any, Any]):
         return [(k, r.value) for k, r in self._records.items()]
 
 
-def _slot_key(key: Any) -> str:
+def _slot_key(key: object) -> str:
     if isinstance(key, int):
         return f"output:{key}"
     return str(key)

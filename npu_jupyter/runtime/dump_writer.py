@@ -20,7 +20,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from npu_jupyter.runtime.dump_format import (
     read_json,
 )
 from npu_jupyter.units import format_bytes
+
+if TYPE_CHECKING:
+    from npu_jupyter.progress import Progress
 
 DEFAULT_BUDGET_BYTES = 2 * 1024**3
 BUDGET_ENV = "NPU_JUPYTER_DUMP_BUDGET"
@@ -92,7 +95,7 @@ class DumpEntry:
     op_type: str
     kind: str  # "input" | "output"
     slot: int
-    value: Any
+    value: object  # the array as the run produced it (saved with numpy)
     decided_dtype: str = ""
     overflow: bool = False
     iteration: int | None = None  # the loop iteration, for a tensor inside a while-loop frame
@@ -121,9 +124,10 @@ class DumpWriter:
             return
         graph.folder(self.root).mkdir(exist_ok=True)
         index_path = Path(self.root) / GRAPH_INDEX
-        index = read_json(index_path) if index_path.exists() else None
-        if not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("graphs"), list):
-            index = {"format": FORMAT, "version": VERSION, "graphs": []}
+        loaded = read_json(index_path) if index_path.exists() else None
+        index: dict[str, Any] = {"format": FORMAT, "version": VERSION, "graphs": []}
+        if isinstance(loaded, dict) and loaded.get("format") == FORMAT and isinstance(loaded.get("graphs"), list):
+            index = loaded
         old = next((g for g in index["graphs"] if isinstance(g, dict) and g.get("id") == graph.id), {})
         record = graph_record(graph)
         record["skipped"] = dict(old.get("skipped") or {}, **(skipped or {}))
@@ -202,7 +206,7 @@ class DumpWriter:
             return self._write_each(folder, arrays, bar, stats)
 
     def _write_each(
-        self, folder: Path, arrays: list[tuple[DumpEntry, np.ndarray]], bar: Any, stats: bool
+        self, folder: Path, arrays: list[tuple[DumpEntry, np.ndarray]], bar: Progress, stats: bool
     ) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = []
         used: set[str] = set()
@@ -256,7 +260,7 @@ def _stats(array: np.ndarray) -> dict[str, Any]:
     }
 
 
-def _as_saved(value: Any, decided: str) -> np.ndarray:
+def _as_saved(value: object, decided: str) -> np.ndarray:
     """The array as the device stored it: float16 where the plan lowered a float32 tensor."""
     array = np.asarray(value)
     if decided == "float16" and array.dtype in (np.float32, np.float64):
@@ -275,7 +279,7 @@ def _publish_dir(tmp: Path, final: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _write_json(path: Path, data: Any) -> None:
+def _write_json(path: Path, data: object) -> None:
     """Atomic JSON write (temp file in the same folder, fsync, os.replace; see ``write_atomic``)."""
     from npu_jupyter.options.storage import write_atomic
 

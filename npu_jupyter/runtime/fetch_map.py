@@ -8,12 +8,41 @@ rounding). The flat list of user-side names is the run's signature.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
+if TYPE_CHECKING:  # typing.Protocol is Python 3.8+: the class exists for the type checker only
+    from typing import Protocol  # novermin
 
-def map_fetches(fetches: Any, private: Any, names: list[str]) -> Any:
+    from npu_jupyter.tf_types import Graph
+
+    class PrivateNames(Protocol):
+        """The private graph a run executes, as the mapping reads it (a ``RunGraph`` or ``PrivateGraph``)."""
+
+        def feed_name(self, name: str) -> str:
+            """The tensor to feed for the user's tensor ``name``."""
+            ...
+
+        @property
+        def graph(self) -> Graph:
+            """The private ``tf.Graph``."""
+            ...
+
+        def op_name(self, name: str) -> str:
+            """The private op for the user's op ``name``."""
+            ...
+
+        def tensor_name(self, name: str) -> str:
+            """The private tensor holding what the device would produce for the user's ``name``."""
+            ...
+
+
+#: ``Session.run``'s ``feed_dict``: keys are tensors, their names or composite tensors; values any data.
+FeedDict = Mapping[Any, Any]
+
+
+def map_fetches(fetches: object, private: PrivateNames, names: list[str]) -> object:
     """The user's fetch structure with every leaf replaced by the private graph's name for it.
 
     ``names`` collects the user-side names (tensor ``op:slot`` or op name) in flattening order.
@@ -21,14 +50,15 @@ def map_fetches(fetches: Any, private: Any, names: list[str]) -> Any:
     if isinstance(fetches, (list, tuple)):
         mapped = [map_fetches(f, private, names) for f in fetches]
         if isinstance(fetches, tuple) and hasattr(fetches, "_fields"):
-            return type(fetches)(*mapped)
+            namedtuple: Callable[..., object] = type(fetches)  # its fields, positionally
+            return namedtuple(*mapped)
         return type(fetches)(mapped) if isinstance(fetches, tuple) else mapped
     if isinstance(fetches, dict):
         return type(fetches)((k, map_fetches(v, private, names)) for k, v in fetches.items())
     return map_leaf(fetches, private, names)
 
 
-def map_leaf(leaf: Any, private: Any, names: list[str]) -> Any:
+def map_leaf(leaf: object, private: PrivateNames, names: list[str]) -> object:
     """One fetch leaf in the private graph's spelling; its user name is appended to ``names``."""
     if isinstance(leaf, str):
         names.append(leaf)
@@ -57,11 +87,11 @@ def map_leaf(leaf: Any, private: Any, names: list[str]) -> Any:
     return private.tensor_name(name) if ":" in name else private.op_name(name)
 
 
-def map_feeds(feed_dict: Any, private: Any) -> dict[Any, Any] | None:
+def map_feeds(feed_dict: FeedDict | None, private: PrivateNames) -> dict[str, object] | None:
     """Feed keys by private name: the tensor the run reads (feeding it also feeds its rounding)."""
     if not feed_dict:
         return None
-    out: dict[Any, Any] = {}
+    out: dict[str, object] = {}
     for key, value in feed_dict.items():
         if hasattr(key, "indices") and hasattr(key, "dense_shape") and hasattr(key, "values"):
             parts = (key.indices, key.values, key.dense_shape)
@@ -74,14 +104,14 @@ def map_feeds(feed_dict: Any, private: Any) -> dict[Any, Any] | None:
     return out
 
 
-def feed_names(feed_dict: Any) -> list[str]:
+def feed_names(feed_dict: FeedDict | None) -> list[str]:
     """The fed tensors' names, for the report."""
     if not feed_dict:
         return []
     return [k if isinstance(k, str) else getattr(k, "name", str(k)) for k in feed_dict]
 
 
-def feed_shapes(feed_dict: Any) -> dict[str, list[int]]:
+def feed_shapes(feed_dict: FeedDict | None) -> dict[str, list[int]]:
     """``{"x:0": [64, 784]}``: the shape of each fed value, by tensor name (what the cost model needs)."""
     out: dict[str, list[int]] = {}
     for key, value in (feed_dict or {}).items():
@@ -96,7 +126,7 @@ def feed_shapes(feed_dict: Any) -> dict[str, list[int]]:
     return out
 
 
-def fetch_values(names: list[str], results: Any) -> dict[tuple[str, str], Any]:
+def fetch_values(names: list[str], results: object) -> dict[tuple[str, str], object]:
     """(fetch name, "output:0") -> value for array-valued leaves, for compare() over two reports."""
     values = [results] if len(names) == 1 and not isinstance(results, (list, tuple, dict)) else leaves(results)
     if len(values) != len(names):
@@ -104,7 +134,7 @@ def fetch_values(names: list[str], results: Any) -> dict[tuple[str, str], Any]:
     return {(n, "output:0"): v for n, v in zip(names, values) if isinstance(v, (np.ndarray, np.generic, float, int))}
 
 
-def leaves(value: Any) -> list[Any]:
+def leaves(value: object) -> list[object]:
     """The values of a ``Session.run`` result in fetch order (nested lists, tuples and dicts flattened)."""
     if isinstance(value, (list, tuple)):
         return [x for v in value for x in leaves(v)]

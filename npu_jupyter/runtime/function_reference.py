@@ -39,12 +39,17 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
 from npu_jupyter.runtime.compare import cosine
 from npu_jupyter.runtime.function_observe import _callees, _control_return, _enum
+
+if TYPE_CHECKING:
+    from npu_jupyter.runtime.function_rewrite import StoredRefs
+    from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter.tf_types import FunctionDef, Graph, NodeDef, Operation
 
 REF_SUFFIX = "/_npu_emu_ref"
 #: Said in a function report with drift: what its reference is, and where it starts again.
@@ -90,7 +95,9 @@ class DriftLog:
 class FunctionReference:
     """The float32 shadow and the comparison nodes of one function body."""
 
-    def __init__(self, name: str, original: Any, graph: Any, rounded: set[tuple[str, str, int]], log: DriftLog) -> None:
+    def __init__(
+        self, name: str, original: FunctionDef, graph: Graph, rounded: set[tuple[str, str, int]], log: DriftLog
+    ) -> None:
         self.name = name
         self.log = log
         self.watched: list[tuple[str, int]] = []  # compared outputs, in the order of the handed rows
@@ -98,13 +105,13 @@ class FunctionReference:
         self.aliases: list[tuple[tuple[str, int], tuple[str, int]]] = []  # (view, the compared tensor it shows)
         self.shadowed: list[str] = []
         self.tokens: list[str] = []
-        self._callbacks: list[Any] = []  # the py-func registry keeps only weak references
+        self._callbacks: list[Callable[..., np.bool_]] = []  # the py-func registry keeps only weak references
         self._original = original
         self._graph = graph
         self._rounded = rounded
         self._alias_rows: list[int] = []  # the compared row each alias shows
 
-    def add_nodes(self, fdef: Any, refs: Any) -> None:
+    def add_nodes(self, fdef: FunctionDef, refs: StoredRefs) -> None:
         """Add the shadows, the comparisons and the callback to ``fdef`` (a rewritten FunctionDef)."""
         for call in _callees(fdef):  # a callee's reference runs only if its call is a control return too
             _control_return(fdef, call)
@@ -177,7 +184,7 @@ class FunctionReference:
                 self.watched.append(key)
         return pairs
 
-    def _needing_shadows(self, nodes: dict[str, Any]) -> set[str]:
+    def _needing_shadows(self, nodes: dict[str, NodeDef]) -> set[str]:
         """The pure ops whose inputs differ from the float32 run: a rounded input, or a shadowed producer.
 
         An op none of whose inputs differ computes exactly its own reference, so it needs no shadow.
@@ -194,7 +201,7 @@ class FunctionReference:
                     changed = True
         return shadowed
 
-    def _differs(self, op: Any, shadowed: set[str]) -> bool:
+    def _differs(self, op: Operation, shadowed: set[str]) -> bool:
         rounded = self._rounded
         return any(
             (op.name, "input", i) in rounded or (t.op.name, "output", t.value_index) in rounded or t.op.name in shadowed
@@ -210,7 +217,7 @@ class FunctionReference:
         self.tokens.append(token)
         return token
 
-    def record(self, *sums: Any) -> Any:
+    def record(self, *sums: Any) -> np.bool_:
         """Each time the body runs: hand its sums (and its outputs exact by construction) to the log."""
         rows = np.array(sums[0], dtype=np.float64, copy=True) if sums else np.zeros((0, len(_SUMS)))
         exact = np.zeros((len(self.exact), len(_SUMS)))
@@ -229,7 +236,11 @@ class FunctionReference:
         self.tokens, self._callbacks = [], []
 
 
-def merge_drift(report: Any, rows: list[tuple[str, list[tuple[str, int]], np.ndarray]], names: Any) -> None:
+def merge_drift(
+    report: RunReport,
+    rows: list[tuple[str, list[tuple[str, int]], np.ndarray]],
+    names: Callable[[str, str], str | None],
+) -> None:
     """Fold one call's sums into ``report.drift``: per op, the worst output of any call (by max_abs).
 
     ``names(function, op)`` is the op's name in the report; rows of functions it returns None for
@@ -246,7 +257,7 @@ def merge_drift(report: Any, rows: list[tuple[str, list[tuple[str, int]], np.nda
                 report.drift[name] = drift
 
 
-def finish(sums: Any) -> dict[str, float]:
+def finish(sums: Iterable[float]) -> dict[str, float]:
     """The report's drift row (``compare.metrics``'s definitions) from one tensor's nine sums."""
     values = dict(zip(_SUMS, (float(v) for v in sums)))
     if values["size"] == 0:
@@ -262,7 +273,7 @@ def finish(sums: Any) -> dict[str, float]:
     }
 
 
-def _shadowable(node: Any, op: Any) -> bool:
+def _shadowable(node: NodeDef, op: Operation | None) -> bool:
     """Whether a body node gets a float32 shadow: a pure op of tensors, not a call."""
     from tensorflow.python.framework import op_def_registry
 
@@ -281,7 +292,7 @@ def _shadowable(node: Any, op: Any) -> bool:
 _VIEWS = frozenset({"Identity", "Snapshot", "StopGradient", "PreventGradient", "Reshape", "Squeeze", "ExpandDims"})
 
 
-def _viewed(op: Any, slot: int) -> int | None:
+def _viewed(op: Operation, slot: int) -> int | None:
     """The input whose elements output ``slot`` of ``op`` holds unchanged, or None."""
     if op.type == "IdentityN":
         return slot
@@ -294,7 +305,7 @@ def _shadow_ref(ref: str, shadowed: set[str]) -> str:
     return f"{node}{REF_SUFFIX}{sep}{rest}" if sep and node in shadowed else ref
 
 
-def _op(graph: Any, name: str) -> Any:
+def _op(graph: Graph, name: str) -> Operation | None:
     try:
         return graph.get_operation_by_name(name)
     except (KeyError, ValueError):
@@ -304,7 +315,7 @@ def _op(graph: Any, name: str) -> Any:
 class _Builder:
     """Adds the comparison nodes, in FunctionDef spelling, under :data:`REFERENCE_SCOPE`."""
 
-    def __init__(self, fdef: Any) -> None:
+    def __init__(self, fdef: FunctionDef) -> None:
         self.fdef = fdef
         self.count = 0
         self._consts: dict[str, str] = {}

@@ -19,16 +19,20 @@ otherwise the original is handed back untouched.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from npu_jupyter.runtime.rewrite import Rounding, emulation_of, insert_casts, roundings
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.tf_types import FunctionDef, Graph, GraphDef
 
 
 @dataclass
 class RewrittenFunction:
     """A FunctionDef with the plan's roundings, and what was rounded (empty: nothing to change)."""
 
-    definition: Any  # function_pb2.FunctionDef, same signature and name as the original
+    definition: FunctionDef  # same signature and name as the original
     roundings: list[Rounding] = field(default_factory=list)
 
     def emulation(self) -> dict[str, str]:
@@ -40,7 +44,7 @@ class StoredRefs:
     """Where the rewritten definition holds the value the device stores for an op's input or output."""
 
     def __init__(
-        self, graph_def: Any, tensor_map: dict[str, str], flat_to_nested: dict[str, str], args: set[str]
+        self, graph_def: GraphDef, tensor_map: dict[str, str], flat_to_nested: dict[str, str], args: set[str]
     ) -> None:
         self._nodes = {node.name: node for node in graph_def.node if node.name not in args}
         self._tensor_map = tensor_map
@@ -67,13 +71,13 @@ class StoredRefs:
 
 
 #: ``observe(definition, refs)`` adds observer nodes to a rewritten FunctionDef in place.
-ObserveHook = Callable[[Any, StoredRefs], None]
+ObserveHook = Callable[["FunctionDef", StoredRefs], None]
 
 
 def rewrite_function(
-    fdef: Any,
-    graph: Any,
-    plan: Any,
+    fdef: FunctionDef,
+    graph: Graph,
+    plan: Plan,
     observe: ObserveHook | None = None,
     *,
     drop_xla: bool = False,
@@ -127,7 +131,7 @@ def rewrite_function(
 XLA_ATTRS = ("_XlaMustCompile", "_XlaCompile")
 
 
-def xla_marked(fdef: Any) -> bool:
+def xla_marked(fdef: FunctionDef) -> bool:
     """Whether ``fdef`` or one of its call nodes asks for XLA compilation (``jit_compile=True``).
 
     XLA's simplifier removes a float32 -> float16 -> float32 ``Cast`` pair (excess precision is
@@ -140,7 +144,7 @@ def xla_marked(fdef: Any) -> bool:
     return any(node.attr[a].b for node in fdef.node_def for a in XLA_ATTRS if a in node.attr)
 
 
-def _drop_xla(fdef: Any) -> None:
+def _drop_xla(fdef: FunctionDef) -> None:
     for attr in XLA_ATTRS:
         if attr in fdef.attr:
             del fdef.attr[attr]
@@ -149,7 +153,7 @@ def _drop_xla(fdef: Any) -> None:
                 del node.attr[attr]
 
 
-def _canonical_inputs(graph_def: Any) -> None:
+def _canonical_inputs(graph_def: GraphDef) -> None:
     """Spell slot 0 inputs ``op`` (GraphDef's canonical form), as the rewiring of rounded outputs expects.
 
     TensorFlow's converter writes ``op:0``; left so, consumers of a rounded output (those that do not

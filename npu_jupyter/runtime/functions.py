@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from npu_jupyter.runtime.function_rewrite import RewrittenFunction, StoredRefs
     from npu_jupyter.runtime.profile import GraphFacts, StepProfile
     from npu_jupyter.runtime.rewrite import Rounding
-    from npu_jupyter.tf_types import AtomicFunction, EagerContext, Graph
+    from npu_jupyter.tf_types import AtomicFunction, EagerContext, FunctionDef, Graph
 
 #: Said in every TF2 report: whose rule placed the ops, and what the prediction approximates.
 TF2_RULE_NOTE = (
@@ -116,7 +116,7 @@ class FunctionEmulation:
         self.soc = soc
         self._plan_fn = plan_fn
         self.reports: dict[str, RunReport] = {}
-        self._originals: dict[str, object] = {}  # function name -> original FunctionDef
+        self._originals: dict[str, FunctionDef] = {}  # function name -> original FunctionDef
         self._handled: dict[str, tuple[RewrittenFunction | None, Plan | None]] = {}  # function name -> both
         self._context: EagerContext | None = None
         self._saved: Callable[..., Any] | None = None
@@ -365,8 +365,8 @@ class FunctionEmulation:
 
     # ----------------------------------------------------------------------------- drift: float32 shadow
     def _shadow(
-        self, name: str, definition: object, graph: Graph, keys: set[tuple[str, str, int]]
-    ) -> Callable[[object, StoredRefs], None] | None:
+        self, name: str, definition: FunctionDef, graph: Graph, keys: set[tuple[str, str, int]]
+    ) -> Callable[[FunctionDef, StoredRefs], None] | None:
         """The hook adding ``name``'s float32 shadow and drift nodes (None when drift is off)."""
         if not self.reference:
             return None
@@ -483,7 +483,7 @@ def _descendants(function: AtomicFunction) -> list[AtomicFunction]:
     return list(seen.values())
 
 
-def _register(context: EagerContext | None, name: str, definition: object) -> None:
+def _register(context: EagerContext | None, name: str, definition: FunctionDef) -> None:
     """Put ``definition`` in ``context``'s library under ``name`` (replacing what is there)."""
     if context is None:
         return

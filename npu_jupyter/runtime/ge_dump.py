@@ -21,7 +21,10 @@ import glob
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Plan
 
 ENV_SWITCH = "DUMP_GE_GRAPH"
 ENV_PATH = "DUMP_GRAPH_PATH"
@@ -237,7 +240,7 @@ def parse_text_proto(text: str, source: str = "<text>") -> dict[str, list[Any]]:
             scalar = _scalar(tokens[i])
             i += 1
             while kind == "str" and i < len(tokens) and tokens[i][0] == "str":  # adjacent literals concatenate
-                scalar += _scalar(tokens[i])
+                scalar = f"{scalar}{_unquote(tokens[i][1])}"
                 i += 1
             stack[-1].setdefault(pending, []).append(scalar)
     if len(stack) != 1:
@@ -245,7 +248,7 @@ def parse_text_proto(text: str, source: str = "<text>") -> dict[str, list[Any]]:
     return stack[0]
 
 
-def _scalar(token: tuple[str, str, int]) -> Any:
+def _scalar(token: tuple[str, str, int]) -> str | bool | int | float:
     kind, value, _ = token
     if kind == "str":
         return _unquote(value)
@@ -265,12 +268,12 @@ def _scalar(token: tuple[str, str, int]) -> Any:
 # -- ModelDef -> GeGraph ---------------------------------------------------------------------------
 
 
-def _first(message: dict[str, list[Any]], name: str, default: Any = None) -> Any:
+def _first(message: dict[str, list[Any]], name: str, default: object = None) -> Any:  # noqa: ANN401 - a parsed text-proto field: a scalar or a nested message, as its schema says
     values = message.get(name) or []
     return values[0] if values else default
 
 
-def _dtype_name(value: Any) -> str:
+def _dtype_name(value: object) -> str:
     if isinstance(value, int):
         value = _DTYPE_NUMBERS.get(value, f"DT_{value}")
     return _DTYPES.get(str(value), str(value).lower())
@@ -348,7 +351,7 @@ def actual_by_tf_name(graphs: list[GeGraph]) -> dict[str, GeOp]:
     return index
 
 
-def compare(plan: Any, graphs: list[GeGraph]) -> list[dict[str, Any]]:
+def compare(plan: Plan, graphs: list[GeGraph]) -> list[dict[str, Any]]:
     """Per planned op found in the dumps: predicted vs actual engine and output dtypes.
 
     Rows: ``{"n": op, "pe": predicted engine, "ae": actual engine, "pd": predicted output dtypes,
@@ -381,7 +384,7 @@ def compare(plan: Any, graphs: list[GeGraph]) -> list[dict[str, Any]]:
     return rows
 
 
-def missing_from_dumps(plan: Any, graphs: list[GeGraph]) -> list[str]:
+def missing_from_dumps(plan: Plan, graphs: list[GeGraph]) -> list[str]:
     """Ops the plan puts on the device that no GE op accounts for (pruned, or named differently)."""
     actual = actual_by_tf_name(graphs)
     return [n for n, d in plan.ops.items() if d.engine != "HOST" and n not in actual]

@@ -12,9 +12,12 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from npu_jupyter.ops.variable_ops import VARIABLE_OPS
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Plan
 
 
 @functools.lru_cache(maxsize=1)
@@ -26,14 +29,14 @@ def _initializer_types() -> dict[str, frozenset[str]]:
     return kinds
 
 
-def graph_role(plan: Any, fetches: list[str]) -> str:
+def graph_role(plan: Plan, fetches: list[str]) -> str:
     """``"initializer"``, ``"training"`` (the plan computes gradients or applies an optimizer) or ``""``."""
     if is_initializer_plan(plan, fetches):
         return "initializer"
     return "training" if is_training_plan(plan) else ""
 
 
-def is_training_plan(plan: Any) -> bool:
+def is_training_plan(plan: Plan) -> bool:
     """Whether ``plan`` is a training step: an optimizer apply op, or gradients (``tf.gradients`` or a tape).
 
     A Keras evaluate function updates metric variables too, so variable writes alone do not count.
@@ -49,7 +52,7 @@ def is_training_plan(plan: Any) -> bool:
     return False
 
 
-def is_initializer_plan(plan: Any, fetches: list[str]) -> bool:
+def is_initializer_plan(plan: Plan, fetches: list[str]) -> bool:
     """:func:`is_initializer_run` for a plan and the names it was run for (also used by profiling)."""
     kinds = _initializer_types()
     ops = plan.ops

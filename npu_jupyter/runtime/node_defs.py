@@ -7,10 +7,13 @@ they edit graphs TensorFlow already built. Both spell an attr the same way, so t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import NodeDef, RepeatedMessages
 
 
-def add_node(nodes: Any, name: str, op: str, inputs: list[str], **attrs: Any) -> Any:
+def add_node(nodes: RepeatedMessages[NodeDef], name: str, op: str, inputs: list[str], **attrs: Any) -> NodeDef:
     """Append a NodeDef to ``nodes`` (``GraphDef.node`` or ``FunctionDef.node_def``) and return it.
 
     Attr values: ``("type", enum)`` a dtype, ``("types", [enum, ...])`` a dtype list, ``bool``, ``int``,

@@ -20,7 +20,11 @@ import hashlib
 import json
 import os
 import warnings
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.tf_types import Graph
 
 _PREFIX = "npu_jupyter_plan_"
 FORMAT = "npu-jupyter.plan"
@@ -31,7 +35,7 @@ class PlanCacheError(ValueError):
     """A cache file that is not a plan this version wrote."""
 
 
-def cache_key(graph: Any, config_snapshot: str, fetches: tuple[Any, ...] | None) -> str:
+def cache_key(graph: Graph, config_snapshot: str, fetches: tuple[object, ...] | None) -> str:
     """sha256 of the serialized GraphDef, the config snapshot and the fetch names."""
     digest = hashlib.sha256()
     digest.update(graph.as_graph_def().SerializeToString(deterministic=True))
@@ -40,13 +44,13 @@ def cache_key(graph: Any, config_snapshot: str, fetches: tuple[Any, ...] | None)
     return digest.hexdigest()
 
 
-def plan_to_json(plan: Any) -> str:
+def plan_to_json(plan: Plan) -> str:
     """The plan as JSON text: every dataclass field, nested OpDecision/Subgraph/Transfer as objects."""
     body = {f.name: _plain(getattr(plan, f.name)) for f in dataclasses.fields(plan)}
     return json.dumps({"format": FORMAT, "version": VERSION, "plan": body})  # key order kept: ops are topological
 
 
-def plan_from_json(text: str) -> Any:
+def plan_from_json(text: str) -> Plan:
     """Rebuild a Plan from :func:`plan_to_json` text; PlanCacheError when it is not one.
 
     Only known fields are read (unknown keys are dropped, missing ones take their defaults), and every
@@ -74,8 +78,8 @@ def plan_from_json(text: str) -> Any:
 
 
 def cached_plan(
-    cache_dir: str, graph: Any, config_snapshot: str, fetches: tuple[Any, ...] | None, compute: Callable[[], Any]
-) -> Any:
+    cache_dir: str, graph: Graph, config_snapshot: str, fetches: tuple[object, ...] | None, compute: Callable[[], Plan]
+) -> Plan:
     """The cached plan for this graph/config/fetches, computing and storing it on a miss."""
     path = os.path.join(cache_dir, f"{_PREFIX}{cache_key(graph, config_snapshot, fetches)}.json")
     try:
@@ -95,7 +99,7 @@ def cached_plan(
     return plan
 
 
-def _store(path: str, plan: Any) -> None:
+def _store(path: str, plan: Plan) -> None:
     """Write the plan atomically, only if it comes back from JSON equal to itself."""
     from npu_jupyter.options.storage import write_atomic
 
@@ -109,7 +113,7 @@ def _store(path: str, plan: Any) -> None:
     write_atomic(path, text)
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """Dataclasses -> dicts; lists and dicts walked; everything else left for json to accept or refuse."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
@@ -120,7 +124,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _known(cls: Any, data: Any) -> dict[str, Any]:
+def _known(cls: type, data: object) -> dict[str, Any]:
     """The entries of ``data`` that are fields of ``cls``."""
     if not isinstance(data, dict):
         raise PlanCacheError(f"{cls.__name__} entry is not an object")

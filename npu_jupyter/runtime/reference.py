@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tensorflow.python.client.session import Session as _TFSession
 
@@ -20,6 +20,9 @@ from npu_jupyter.runtime.rewrite import build_private_graph
 from npu_jupyter.runtime.run_graph import RunGraph, build_run_graph
 from npu_jupyter.runtime.variables import write_variables
 from npu_jupyter.runtime.watch import Watch, fetch_names, observe_spec, read_values
+
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import ConfigProto, Graph
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class ReferenceStep:
 class Float32Reference:
     """An unrewritten copy of one graph version and the session that runs it."""
 
-    def __init__(self, graph: Any, target: str, proto: Any, capture_lock: threading.Lock) -> None:
+    def __init__(self, graph: Graph, target: str, proto: ConfigProto | None, capture_lock: threading.Lock) -> None:
         self._graph = graph
         self.version = graph.version
         self._private = build_private_graph(graph, None, fixed_seeds=True)
@@ -101,7 +104,7 @@ _SOURCE_TYPES = frozenset(
 )
 
 
-def data_sources(graph: Any, executed: set[str]) -> list[str]:
+def data_sources(graph: Graph, executed: set[str]) -> list[str]:
     """Output tensors of the executed data-source ops (fetchable kinds only)."""
     out: list[str] = []
     for name in sorted(executed):

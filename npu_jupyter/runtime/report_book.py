@@ -12,7 +12,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from npu_jupyter.cost.attach import Memo, PendingEstimate
-from npu_jupyter.runtime.fetch_map import feed_shapes, fetch_values
+from npu_jupyter.runtime.fetch_map import FeedDict, feed_shapes, fetch_values
 from npu_jupyter.runtime.report import RunReport
 from npu_jupyter.runtime.report_records import SessionRecord
 from npu_jupyter.runtime.run_notes import lowered_but_unrounded, soft_placement_note
@@ -46,7 +46,7 @@ class ReportBook:
         return self._owner_last if self._owner_last is not None else self._last_any
 
     def record(
-        self, record: StepRecord, step: int, names: list[str], run: RunGraph, feed_dict: object = None
+        self, record: StepRecord, step: int, names: list[str], run: RunGraph, feed_dict: FeedDict | None = None
     ) -> RunReport:
         """Start a report, or fold this step into the last one when the fetches and plan are the same.
 
@@ -63,7 +63,7 @@ class ReportBook:
         return report
 
     def _fold_or_start(
-        self, record: StepRecord, step: int, names: list[str], run: RunGraph, feed_dict: object
+        self, record: StepRecord, step: int, names: list[str], run: RunGraph, feed_dict: FeedDict | None
     ) -> RunReport:
         """The last run's report when the fetches and plan are the same, else a new one (0 steps so far)."""
         plan, fetch_key = record.plan, tuple(names)

@@ -14,14 +14,13 @@ A float32-preserving plan produces a copy with no rewrite at all: same nodes, sa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Collection, Sequence
 
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
-    import tensorflow as tf
-
     from npu_jupyter.plan.model import Plan
+    from npu_jupyter.tf_types import ArgDef, Graph, GraphDef, Operation, Tensor
 
 ROUND_MARKER = "_npu_emu_round"
 _HALF = {"float16", "bfloat16"}
@@ -46,7 +45,7 @@ class Rounding:
 class PrivateGraph:
     """The copy the emulator runs, with the name map from the user's tensors to the copy's."""
 
-    graph: Any  # tf.Graph
+    graph: Graph
     tensor_map: dict[str, str] = field(default_factory=dict)  # user tensor name -> rounded tensor name
     roundings: list[Rounding] = field(default_factory=list)
 
@@ -83,12 +82,12 @@ def emulation_of(rounded: list[Rounding]) -> dict[str, str]:
     return out
 
 
-def needs_rewrite(plan: Plan, graph: tf.Graph) -> bool:
+def needs_rewrite(plan: Plan, graph: Graph) -> bool:
     """True when some op of ``plan`` reads or writes a float32 tensor in half precision."""
     return bool(roundings(plan, graph))
 
 
-def build_private_graph(graph: tf.Graph, plan: Plan | None, *, fixed_seeds: bool = False) -> PrivateGraph:
+def build_private_graph(graph: Graph, plan: Plan | None, *, fixed_seeds: bool = False) -> PrivateGraph:
     """Copy ``graph`` into a new ``tf.Graph``, rounding what ``plan`` lowers to half precision.
 
     ``plan`` None (or a plan that changes no float32 tensor) gives a plain copy.
@@ -106,7 +105,7 @@ def build_private_graph(graph: tf.Graph, plan: Plan | None, *, fixed_seeds: bool
     return PrivateGraph(private, tensor_map, rounded)
 
 
-def roundings(plan: Plan, graph: tf.Graph, ops: Any = None) -> list[Rounding]:
+def roundings(plan: Plan, graph: Graph, ops: Collection[str] | None = None) -> list[Rounding]:
     """Every float32 input/output the plan wants in half precision, ops in plan order.
 
     ``ops`` (a set of op names) limits the result to the ops one run executes. Slots the device keeps
@@ -142,7 +141,7 @@ def roundings(plan: Plan, graph: tf.Graph, ops: Any = None) -> list[Rounding]:
     return out
 
 
-def device_slots(op: Any) -> tuple[set[int], set[int]]:
+def device_slots(op: Operation) -> tuple[set[int], set[int]]:
     """(input slots, output slots) whose dtype follows the op's compute precision on the device.
 
     An Ascend kernel lowered to float16 computes its main tensors (those of the OpDef's ``T``
@@ -164,12 +163,12 @@ def device_slots(op: Any) -> tuple[set[int], set[int]]:
     return _slots_of(op, op_def.input_arg, keep), _slots_of(op, op_def.output_arg, keep)
 
 
-def _lowers(tensor: Any, want: str) -> bool:
+def _lowers(tensor: Tensor, want: str) -> bool:
     dtype = tensor.dtype
     return want in _HALF and not dtype._is_ref_dtype and dtype.name in _WIDE
 
 
-def _slots_of(op: Any, args: Any, keep: str) -> set[int]:
+def _slots_of(op: Operation, args: Sequence[ArgDef], keep: str) -> set[int]:
     """The flattened slots of ``args`` whose type comes from attribute ``keep``."""
     slots: set[int] = set()
     index = 0
@@ -186,7 +185,7 @@ def _slots_of(op: Any, args: Any, keep: str) -> set[int]:
     return slots
 
 
-def insert_casts(graph_def: Any, roundings: list[Rounding]) -> dict[str, str]:
+def insert_casts(graph_def: GraphDef, roundings: list[Rounding]) -> dict[str, str]:
     """Add Cast pairs to ``graph_def`` in place; return user tensor -> rounded tensor for outputs."""
     nodes = {node.name: node for node in graph_def.node}
     dtypes = _float_dtype_enums()
@@ -221,7 +220,9 @@ def insert_casts(graph_def: Any, roundings: list[Rounding]) -> dict[str, str]:
 ROUND_MARKER_SUFFIX = {"float16": "_f16/back", "bfloat16": "_bf16/back"}
 
 
-def _add_round_trip(graph_def: Any, base: str, src_ref: str, src_tensor: str, dtype: str, enums: dict[Any, Any]) -> str:
+def _add_round_trip(
+    graph_def: GraphDef, base: str, src_ref: str, src_tensor: str, dtype: str, enums: dict[str, int]
+) -> str:
     """Append ``Cast(src -> half) -> Cast(-> float32)`` nodes; return the rounded tensor name."""
     tag = "_f16" if dtype == "float16" else "_bf16"
     wide = enums["float32"]
@@ -238,7 +239,7 @@ def _add_round_trip(graph_def: Any, base: str, src_ref: str, src_tensor: str, dt
     return f"{up.name}:0"
 
 
-def _rewire_consumers(graph_def: Any, tensor_map: dict[str, str]) -> None:
+def _rewire_consumers(graph_def: GraphDef, tensor_map: dict[str, str]) -> None:
     """Point every data input that reads a rounded output at the rounded tensor (not the casts)."""
     refs = {_input_ref(k): _input_ref(v) for k, v in tensor_map.items()}
     for node in graph_def.node:
@@ -255,7 +256,7 @@ def _input_ref(tensor_name: str) -> str:
     return op if slot == "0" else tensor_name
 
 
-def fix_seeds(graph_def: Any) -> None:
+def fix_seeds(graph_def: GraphDef) -> None:
     """Give unseeded random ops a fixed seed so two copies draw the same numbers."""
     import zlib
 

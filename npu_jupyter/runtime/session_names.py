@@ -46,7 +46,7 @@ def namespaces() -> list[Any]:
     return found
 
 
-def _has(module: Any, name: str) -> bool:
+def _has(module: object, name: str) -> bool:
     """Whether the namespace offers ``name`` (TF's module wrappers forward attributes, so ask, not vars())."""
     try:
         return getattr(module, name, None) is not None
@@ -79,7 +79,7 @@ class _SessionModuleView(types.ModuleType):
         super().__init__(real.__name__, real.__doc__)
         self.__dict__["_real"] = real
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - forwards any attribute of the real module
         if name == "Session":
             import tensorflow as tf
 

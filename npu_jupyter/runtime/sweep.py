@@ -32,7 +32,14 @@ from npu_jupyter._renderers import render_html
 from npu_jupyter.tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:
+    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.runtime.emulator import EmulatorSession
+    from npu_jupyter.runtime.fetch_map import FeedDict
     from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter.tf_types import Graph
+
+    #: ``sweep(feeds=...)``: one feed dict for every step, or a function giving each step's.
+    Feeds = FeedDict | Callable[[], FeedDict] | None
 
 CPU_LABEL = "CPU time of the emulation (not NPU time)"
 EST_LABEL = "estimated by the cost model (not measured)"
@@ -164,13 +171,13 @@ def _bytes(x: int | None) -> str:
 
 
 def sweep(
-    graph_or_build_fn: Any,
-    fetches: Any = None,
-    feeds: dict[Any, Any] | Callable[[], dict[Any, Any]] | None = None,
+    graph_or_build_fn: Graph | Callable[[], object],
+    fetches: object = None,
+    feeds: Feeds = None,
     modes: list[str] | tuple[str, ...] = DEFAULT_MODES,
-    config: Any = None,
+    config: NpuConfig | None = None,
     steps: int = 3,
-    init: Any = None,
+    init: object = None,
     warmup: int = 1,
     progress: bool | None = None,
 ) -> SweepTable:
@@ -244,18 +251,18 @@ def sweep(
     return SweepTable(rows, fetch_names)
 
 
-def _timed_run(sess: Any, fetches: Any, feeds: Any) -> float:
+def _timed_run(sess: EmulatorSession, fetches: object, feeds: Feeds) -> float:
     """CPU ms of one emulated step as the emulator measured it (its own run, not the reference's)."""
     before = sess.last_report
     total = before.timing.total_ms if before is not None else 0.0
     sess.run(fetches, feeds() if callable(feeds) else feeds)
-    after = sess.last_report
+    after = cast("RunReport", sess.last_report)  # set: this thread just ran the session
     if after is before:
-        return cast("float", after.timing.total_ms - total)
-    return cast("float", after.wall_ms)
+        return after.timing.total_ms - total
+    return after.wall_ms
 
 
-def _graph_for(graph_or_build_fn: Any, fetches: Any) -> tuple[Any, Any]:
+def _graph_for(graph_or_build_fn: Graph | Callable[[], object], fetches: object) -> tuple[Graph, object]:
     tf = require_tensorflow("a precision sweep")
 
     if isinstance(graph_or_build_fn, tf.Graph):
@@ -273,7 +280,7 @@ def _graph_for(graph_or_build_fn: Any, fetches: Any) -> tuple[Any, Any]:
     return graph, chosen
 
 
-def _initialize(sess: Any, graph: Any, init: Any) -> None:
+def _initialize(sess: EmulatorSession, graph: Graph, init: object) -> None:
     """Run ``init``, or every variable initializer the graph knows, without adding ops to it."""
     tf = require_tensorflow("a precision sweep")
 
@@ -287,7 +294,7 @@ def _initialize(sess: Any, graph: Any, init: Any) -> None:
         sess.run([v.initializer for v in variables])
 
 
-def _row(mode: str, report: Any, wall_ms: float, graph: Any, timed: int) -> SweepRow:
+def _row(mode: str, report: RunReport, wall_ms: float, graph: Graph, timed: int) -> SweepRow:
     drift = report.drift
     fetch_ops = [name.split(":")[0] for name in report.fetches]
     fetch_drift = [drift[n] for n in fetch_ops if n in drift]
@@ -316,7 +323,7 @@ def _row(mode: str, report: Any, wall_ms: float, graph: Any, timed: int) -> Swee
     return row
 
 
-def _add_estimate(row: SweepRow, report: Any, graph: Any) -> None:
+def _add_estimate(row: SweepRow, report: RunReport, graph: Graph) -> None:
     """The cost model's columns: estimated NPU step time and memory, each vs float32.
 
     Estimated at the shapes the mode's run fed, as the report of that run is; a mode the adapter would

@@ -9,19 +9,24 @@ built once per private graph and cached on it, so a per-step sync does not grow 
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Callable, TypeVar, cast
 
 from npu_jupyter.ops.variable_ops import REF_VARIABLE_OPS as _REF_TYPES
 from npu_jupyter.ops.variable_ops import RESOURCE_VARIABLE_OPS as _RESOURCE_TYPES
 from npu_jupyter.tensorflow_import import require_tensorflow
 
+if TYPE_CHECKING:
+    from npu_jupyter.tf_types import Graph, Operation, Session, Tensor
 
-def variable_ops(graph: Any) -> list[Any]:
+_Entry = TypeVar("_Entry")
+
+
+def variable_ops(graph: Graph) -> list[Operation]:
     """The graph's variable ops (ref and resource), in creation order."""
     return [op for op in graph.get_operations() if op.type in _REF_TYPES | _RESOURCE_TYPES]
 
 
-def read_variables(session: Any, graph: Any) -> dict[str, Any]:
+def read_variables(session: Session, graph: Graph) -> dict[str, object]:
     """Values of the initialized variables of ``graph`` in ``session``, by variable op name."""
     reader = _reader(graph)
     if not reader:
@@ -33,10 +38,11 @@ def read_variables(session: Any, graph: Any) -> dict[str, Any]:
     return dict(zip(ready, values))
 
 
-def write_variables(session: Any, graph: Any, values: dict[str, Any]) -> None:
+def write_variables(session: Session, graph: Graph, values: dict[str, object]) -> None:
     """Assign ``values`` (name -> array) to the same-named variables of ``graph`` in ``session``."""
     writer = _writer(graph)
-    ops, feeds = [], {}
+    ops: list[Operation] = []
+    feeds: dict[Tensor, object] = {}
     for name, value in values.items():
         if name in writer:
             placeholder, assign = writer[name]
@@ -46,7 +52,7 @@ def write_variables(session: Any, graph: Any, values: dict[str, Any]) -> None:
         session.run(ops, feed_dict=feeds)
 
 
-def _cached(graph: Any, attr: str) -> dict[str, tuple[Any, Any]] | None:
+def _cached(graph: Graph, attr: str) -> dict[str, _Entry] | None:
     """The read/assign table cached on ``graph`` if it still covers every variable, else None.
 
     Why the version stamp: the reference run syncs variables every step, and re-listing the graph's
@@ -58,29 +64,29 @@ def _cached(graph: Any, attr: str) -> dict[str, tuple[Any, Any]] | None:
         return None
     version, table = cached
     if version == graph.version:
-        return cast("dict[str, tuple[Any, Any]] | None", table)
+        return cast("dict[str, _Entry]", table)
     if len(table) == len(variable_ops(graph)):
         setattr(graph, attr, (graph.version, table))
-        return cast("dict[str, tuple[Any, Any]] | None", table)
+        return cast("dict[str, _Entry]", table)
     return None
 
 
-def _reader(graph: Any) -> dict[str, tuple[Any, Any]]:
+def _reader(graph: Graph) -> dict[str, tuple[Tensor, Tensor]]:
     """Name -> (is-initialized tensor, value tensor), built once per graph."""
     return _table(graph, "_npu_emu_var_reader", "npu_emu_read", _read_entry)
 
 
-def _writer(graph: Any) -> dict[str, tuple[Any, Any]]:
+def _writer(graph: Graph) -> dict[str, tuple[Tensor, Operation]]:
     """Name -> (placeholder, assign op), built once per graph."""
     return _table(graph, "_npu_emu_var_writer", "npu_emu_write", _write_entry)
 
 
-def _table(graph: Any, attr: str, scope: str, entry: Any) -> dict[str, tuple[Any, Any]]:
+def _table(graph: Graph, attr: str, scope: str, entry: Callable[[Operation], _Entry]) -> dict[str, _Entry]:
     """The cached table ``attr`` of ``graph``, or a new one of ``entry(variable op)`` under ``scope``."""
-    cached = _cached(graph, attr)
+    cached: dict[str, _Entry] | None = _cached(graph, attr)
     if cached is not None:
         return cached
-    table: dict[str, tuple[Any, Any]] = {}
+    table: dict[str, _Entry] = {}
     with graph.as_default():
         for op in variable_ops(graph):
             with graph.name_scope(f"{scope}/{op.name}/"):
@@ -89,7 +95,7 @@ def _table(graph: Any, attr: str, scope: str, entry: Any) -> dict[str, tuple[Any
     return table
 
 
-def _read_entry(op: Any) -> tuple[Any, Any]:
+def _read_entry(op: Operation) -> tuple[Tensor, Tensor]:
     """(is-initialized flag, value) ops for one ref or resource variable."""
     tf = require_tensorflow("the emulator backend")
 
@@ -103,7 +109,7 @@ def _read_entry(op: Any) -> tuple[Any, Any]:
     )
 
 
-def _write_entry(op: Any) -> tuple[Any, Any]:
+def _write_entry(op: Operation) -> tuple[Tensor, Operation]:
     """(value placeholder, assign op) for one ref or resource variable."""
     tf = require_tensorflow("the emulator backend")
 
