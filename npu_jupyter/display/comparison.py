@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import math
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_jupyter.display.fit_table import ALERT_ROW, MONO, Cell, Column, Row, fit_table, text_cell
+
+if TYPE_CHECKING:
+    from npu_jupyter.runtime.compare import Comparison
 
 _BOX = "font-family:var(--jp-ui-font-family,system-ui,sans-serif);color:inherit;line-height:1.4;max-width:100%"
 #: Differing tensors shown before the rest are folded.
@@ -33,7 +36,7 @@ _METRICS = (
 )
 
 
-def render(comparison: Any) -> str:
+def render(comparison: Comparison) -> str:
     """The whole comparison as one escaped HTML fragment."""
     rows = comparison.by_error()
     differ = [r for r in rows if not r.identical]

@@ -12,9 +12,13 @@ are user data and are escaped; there are no scripts and colours come from the th
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
 
 from npu_jupyter.options.tf2 import sides, tf2_path
+
+if TYPE_CHECKING:
+    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter.options.snapshot import ConfigSnapshot
 
 _NOTE = "border-left:3px solid {color};padding:2px 8px;margin:4px 0"
 _CELL = "text-align:left;vertical-align:top;padding:1px 6px"
@@ -27,7 +31,7 @@ class ConfigView:
     already in the notebook.
     """
 
-    def __init__(self, config: Any, title: str = "NPU session config") -> None:
+    def __init__(self, config: NpuConfig | ConfigSnapshot, title: str = "NPU session config") -> None:
         self.title = title
         self.changed = dict(sorted(config.changed().items()))
         self.read_by = {key: read_by(key) for key in self.changed}

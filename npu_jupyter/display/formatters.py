@@ -11,22 +11,30 @@ shell it is given.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_jupyter._renderers import HTML_RENDERERS, TEXT_RENDERERS
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from npu_jupyter.plan.model import Plan
+    from npu_jupyter.runtime.compare import Comparison
+    from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter.runtime.sweep import SweepTable
 
 #: (module, class) of every object rendered as a report.
 REPORT_TYPES = (("npu_jupyter.plan.model", "Plan"), ("npu_jupyter.runtime.report", "RunReport"))
 
 
-def bundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+def bundle(obj: Plan | RunReport, include: object = None, exclude: object = None) -> dict[str, Any]:
     """IPython's mimebundle formatter hook: the payload plus HTML and text fallbacks."""
     from npu_jupyter.display.mime import mimebundle
 
     return mimebundle(obj)
 
 
-def text(obj: Any) -> str:
+def text(obj: Plan | RunReport) -> str:
     """The plain-text report, at the detail level the notebook shows."""
     from npu_jupyter.display.html import default_detail
     from npu_jupyter.display.mime import report_payload
@@ -35,21 +43,21 @@ def text(obj: Any) -> str:
     return render(report_payload(obj), detail=default_detail())
 
 
-def comparison_html(obj: Any) -> str:
+def comparison_html(obj: Comparison) -> str:
     """``compare()``'s result: differing tensors first, worst first, identical ones folded."""
     from npu_jupyter.display.comparison import render
 
     return render(obj)
 
 
-def sweep_html(obj: Any) -> str:
+def sweep_html(obj: SweepTable) -> str:
     """``sweep()``'s table, fitted to the cell width."""
     from npu_jupyter.display.sweep_view import render
 
     return render(obj)
 
 
-def register(shell: Any = None) -> None:
+def register(shell: InteractiveShell | None = None) -> None:
     """Give reports their text form, and register them with ``shell`` (default: the running IPython)."""
     if text not in TEXT_RENDERERS:
         TEXT_RENDERERS.append(text)
@@ -62,7 +70,7 @@ def register(shell: Any = None) -> None:
         formatter.for_type_by_name(module, name, bundle)
 
 
-def _running_shell() -> Any:
+def _running_shell() -> InteractiveShell | None:
     """The IPython shell this process runs, if any (without importing IPython when it is not loaded)."""
     ipython = sys.modules.get("IPython")
     get = getattr(ipython, "get_ipython", None)

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import math
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_jupyter.display.fit_table import ALERT_ROW, Cell, Column, Note, Row, fit_table, text_cell
 from npu_jupyter.units import format_bytes
 
+if TYPE_CHECKING:
+    from npu_jupyter.runtime.sweep import SweepRow, SweepTable
+
 _WARN = "border-left:3px solid var(--jp-warn-color1,#f57c00)"
 
 
-def render(table: Any) -> str:
+def render(table: SweepTable) -> str:
     """The sweep as one escaped HTML fragment: a verdict line, the table, the legend."""
     rows = table.rows
     overflow = any(r.first_overflow for r in rows)
@@ -80,7 +83,7 @@ def _columns(overflow: bool) -> list[Column]:
     return columns
 
 
-def _cells(r: Any, overflow: bool) -> list[Cell]:
+def _cells(r: SweepRow, overflow: bool) -> list[Cell]:
     mode = text_cell(r.mode, mono=True)
     if r.refused:
         mode = Cell(

@@ -148,15 +148,15 @@ def _fit(value: str, width: int) -> str:
     return value if len(value) <= width else value[: width - 1] + "…"
 
 
-def _int(value: Any) -> str:
+def _int(value: object) -> str:
     return "n/a" if value is None else str(value)
 
 
-def _ratio(value: Any) -> str:
+def _ratio(value: object) -> str:
     return "n/a" if value is None else f"{value:.2f}×"
 
 
-def _g(value: Any) -> str:
+def _g(value: object) -> str:
     if value is None:
         return "n/a"
     if isinstance(value, float) and math.isnan(value):
