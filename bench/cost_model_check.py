@@ -62,9 +62,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--modes", default=",".join(MODES))
     args = parser.parse_args()
+    from npu_jupyter._plan.planner import plan
     from npu_jupyter.cost import estimate
     from npu_jupyter.cost.shapes import graph_facts
-    from npu_jupyter.plan.planner import plan
 
     started = time.perf_counter()
     fn, weight_bytes = resnet50_step(args.batch)

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 
-from npu_jupyter.runtime.ge_dump import read_ge_dump
+from npu_jupyter._runtime.ascend.ge_dump import read_ge_dump
 
 OP = """  op {{
     name: "layer{i}/MatMul"

@@ -4,7 +4,7 @@ Run: ``TF_CPP_MIN_LOG_LEVEL=2 .venv/bin/python bench/keras_bench.py [--quick]``
 
 Two Keras 3 models — a small CNN (two conv blocks, batch 32 at 32x32x3) and a small Transformer
 encoder (2 blocks, width 64, 4 heads, sequence 32, batch 16) — train with ``fit`` three ways on the same
-data: plain, under :class:`npu_jupyter.runtime.functions.FunctionEmulation` with a float32-preserving
+data: plain, under :class:`npu_jupyter._runtime.functions.emulator.FunctionEmulation` with a float32-preserving
 mode (``must_keep_origin_dtype``: the function is planned but nothing is rewritten), and under
 ``allow_mix_precision`` (storage rounding). Each side is warmed (traced once), then timed over
 interleaved blocks of epochs; medians per step are compared. Target: float32-preserving ≤ 1.3×.
@@ -59,7 +59,7 @@ def step_ms(build, config, blocks: int, epochs: int, reference: bool = False) ->
     """
     import keras
 
-    from npu_jupyter.runtime.functions import FunctionEmulation
+    from npu_jupyter._runtime.functions.emulator import FunctionEmulation
 
     keras.utils.set_random_seed(0)
     model, (x, y), batch = build(keras)

@@ -60,9 +60,9 @@ print(json.dumps(out))
 _PANEL_PROBE = """
 import json, statistics, time
 import ipywidgets as widgets
-from npu_jupyter.notebook.panel import panel
-from npu_jupyter.options import catalogue
-from npu_jupyter.options.config import NpuConfig
+from npu_jupyter._notebook.panel import panel
+from npu_jupyter._options import catalogue
+from npu_jupyter._options.config import NpuConfig
 panel(NpuConfig()).close()  # warm imports
 def timed(fn):
     samples = []

@@ -111,8 +111,8 @@ def main() -> None:
     parser.add_argument("--skip-resnet", action="store_true")
     args = parser.parse_args()
 
-    from npu_jupyter.plan import planner
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan import planner
+    from npu_jupyter._plan.planner import plan
 
     print(f"load average at start: {load_average()} ({os.cpu_count()} CPUs); times are best of N")
 

@@ -150,8 +150,8 @@ def bench_overhead(tf, name, build, modes, blocks, per_block) -> None:
     the emulator's own overhead — and a plain session with TensorFlow's default config, which shows
     what the adapter's required grappler settings cost on a CPU.
     """
-    from npu_jupyter.options.config import NpuConfig
-    from npu_jupyter.runtime.emulator import EmulatorSession
+    from npu_jupyter._options.config import NpuConfig
+    from npu_jupyter._runtime.session.emulator import EmulatorSession
 
     g, fetches, feeds, init = build(tf)
     default = tf.compat.v1.Session(graph=g)
@@ -187,8 +187,8 @@ def bench_overhead(tf, name, build, modes, blocks, per_block) -> None:
 
 def bench_fixed_cost(tf, blocks: int) -> None:
     """Per-run fixed cost on a one-op graph: what the emulator adds to every ``run`` in absolute terms."""
-    from npu_jupyter.options.config import NpuConfig
-    from npu_jupyter.runtime.emulator import EmulatorSession
+    from npu_jupyter._options.config import NpuConfig
+    from npu_jupyter._runtime.session.emulator import EmulatorSession
 
     g = tf.Graph()
     with g.as_default():
@@ -211,9 +211,9 @@ def bench_fixed_cost(tf, blocks: int) -> None:
 
 def bench_dump(tf, blocks: int) -> None:
     """Dump writer vs raw np.save of the same MLP tensors."""
-    from npu_jupyter.options.config import NpuConfig
-    from npu_jupyter.runtime import dump as dump_mod
-    from npu_jupyter.runtime.emulator import EmulatorSession
+    from npu_jupyter._options.config import NpuConfig
+    from npu_jupyter._runtime.observe import dump as dump_mod
+    from npu_jupyter._runtime.session.emulator import EmulatorSession
 
     g, fetches, feeds, init = mlp(tf)
     root = Path(tempfile.mkdtemp(prefix="npu_dump_bench_"))
@@ -262,8 +262,8 @@ def bench_dump(tf, blocks: int) -> None:
 
 
 def bench_profile(tf, blocks: int, per_block: int) -> None:
-    from npu_jupyter.options.config import NpuConfig
-    from npu_jupyter.runtime.emulator import EmulatorSession
+    from npu_jupyter._options.config import NpuConfig
+    from npu_jupyter._runtime.session.emulator import EmulatorSession
 
     g, fetches, feeds, init = mlp(tf)
     out = tempfile.mkdtemp(prefix="npu_prof_bench_")

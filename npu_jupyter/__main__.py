@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    from npu_jupyter.zoo_check.cli import main as zoo_main
+    from npu_jupyter._zoo_check.cli import main as zoo_main
 
     return zoo_main(args[1:])
 

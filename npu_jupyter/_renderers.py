@@ -1,7 +1,7 @@
 """The one hook between data and display: the renderers the display layer registers.
 
 ``Plan`` and ``RunReport`` call :func:`render_text` for ``str()``; ``Comparison`` and ``SweepTable``
-call :func:`render_html` for ``_repr_html_``. ``npu_jupyter.display.formatters`` registers its
+call :func:`render_html` for ``_repr_html_``. ``npu_jupyter._display.formatters`` registers its
 renderers here when ``npu_jupyter`` is imported. Data modules thus never import the display layer,
 and importing the package does not import the planner.
 """
@@ -19,7 +19,7 @@ def render_text(obj: object) -> str:
     """The registered text report of ``obj``, or a short placeholder before any renderer registered."""
     if TEXT_RENDERERS:
         return TEXT_RENDERERS[-1](obj)
-    return f"<{type(obj).__name__}: import npu_jupyter.display.formatters to render it>"
+    return f"<{type(obj).__name__}: import npu_jupyter._display.formatters to render it>"
 
 
 def render_html(obj: object) -> str | None:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Iterator, Mapping
 
-from npu_jupyter.tensorflow_import import require_tensorflow
+from npu_jupyter._tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:
-    from npu_jupyter.tf_types import AttrValue
+    from npu_jupyter._tf_types import AttrValue
 
 WITHOUT_NPU_COMPILE = "_without_npu_compile"
 KEEP_DTYPE = "_keep_dtype"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from IPython.utils.capture import capture_output
 
-from npu_jupyter.progress import progress_bar
+from npu_jupyter._progress import progress_bar
 
 
 def test_outside_a_notebook_frontend_nothing_is_shown_or_printed():
@@ -36,8 +36,8 @@ def test_a_large_plan_reports_its_stages_and_a_small_one_shows_nothing(monkeypat
     import pytest
 
     tf = pytest.importorskip("tensorflow")
-    from npu_jupyter import progress
-    from npu_jupyter.plan import planner
+    from npu_jupyter import _progress as progress
+    from npu_jupyter._plan import planner
 
     seen = []
     real = progress.progress_bar
@@ -65,8 +65,8 @@ def test_a_large_plan_reports_its_stages_and_a_small_one_shows_nothing(monkeypat
 def test_a_large_dump_shows_progress_in_a_notebook_frontend(monkeypatch, tmp_path):
     import numpy as np
 
-    from npu_jupyter import progress
-    from npu_jupyter.runtime.dump_writer import DumpEntry, DumpWriter
+    from npu_jupyter import _progress as progress
+    from npu_jupyter._runtime.observe.dump.writer import DumpEntry, DumpWriter
 
     seen = []
     real = progress.progress_bar

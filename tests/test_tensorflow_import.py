@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from npu_jupyter.tensorflow_import import TensorFlowMissingError, require_tensorflow
+from npu_jupyter._tensorflow_import import TensorFlowMissingError, require_tensorflow
 
 _NO_TF = "import sys; sys.modules['tensorflow'] = None\n"
 
@@ -26,7 +26,7 @@ def _run_without_tensorflow(body: str) -> subprocess.CompletedProcess:
 def _expect_install_hint(body: str) -> None:
     """``body`` must end in TensorFlowMissingError naming the emulator extra, and nothing else."""
     wrapped = (
-        "from npu_jupyter.tensorflow_import import TensorFlowMissingError\n"
+        "from npu_jupyter._tensorflow_import import TensorFlowMissingError\n"
         "try:\n" + textwrap.indent(textwrap.dedent(body).strip(), "    ") + "\n"
         "except TensorFlowMissingError as exc:\n"
         "    print('MISSING:', exc)\n"
@@ -48,11 +48,11 @@ def test_the_error_is_an_import_error_so_existing_except_importerror_code_still_
 
 def test_missing_tensorflow_names_the_feature_and_the_extra_to_install():
     _expect_install_hint("""
-        from npu_jupyter.tensorflow_import import require_tensorflow
+        from npu_jupyter._tensorflow_import import require_tensorflow
         require_tensorflow("the planner")
     """)
     result = _run_without_tensorflow("""
-        from npu_jupyter.tensorflow_import import require_tensorflow
+        from npu_jupyter._tensorflow_import import require_tensorflow
         require_tensorflow("the planner")
     """)
     assert "the planner needs it" in result.stderr
@@ -61,7 +61,7 @@ def test_missing_tensorflow_names_the_feature_and_the_extra_to_install():
 def test_config_options_and_code_generation_work_without_tensorflow():
     result = _run_without_tensorflow("""
         import npu_jupyter
-        from npu_jupyter.options.config import NpuConfig
+        from npu_jupyter._options.config import NpuConfig
         cfg = NpuConfig(precision_mode="allow_mix_precision")
         print(cfg.precision_mode)
         assert "tensorflow" not in [m for m in sys.modules if sys.modules[m] is not None]
@@ -73,8 +73,8 @@ def test_config_options_and_code_generation_work_without_tensorflow():
 @pytest.mark.parametrize(
     "body",
     [
-        "import npu_jupyter.runtime.emulator",
-        "import npu_jupyter.runtime.ascend",
+        "import npu_jupyter._runtime.session.emulator",
+        "import npu_jupyter._runtime.ascend.backend",
         "import npu_jupyter; npu_jupyter.session(backend='emulator')",
         "from npu_jupyter.scope import npu_recompute_scope; npu_recompute_scope()",
     ],
@@ -89,7 +89,7 @@ def test_load_ext_and_npu_set_work_in_a_kernel_without_tensorflow():
         ip = InteractiveShell.instance()
         ip.run_line_magic("load_ext", "npu_jupyter")
         ip.run_line_magic("npu", "set precision_mode=force_fp16")
-        from npu_jupyter.notebook.state import current_config
+        from npu_jupyter._notebook.state import current_config
         print(current_config().changed())
     """)
     assert result.returncode == 0, result.stderr

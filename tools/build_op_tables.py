@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build the bundled op capability tables ``npu_jupyter/ops/ascend910.json`` and ``ascend910b.json``.
+"""Build the bundled op capability tables ``npu_jupyter/_ops/ascend910.json`` and ``ascend910b.json``.
 
 Inputs (both JSON, nothing else, so the output is reproducible byte for byte):
 
@@ -7,7 +7,7 @@ Inputs (both JSON, nothing else, so the output is reproducible byte for byte):
   AI Core op-info allow/deny/heavy lists and the ascend910 dtype table, AI CPU kernel lists, fe.ini's
   cube list, the adapter's dataset lists). Default: ``tools/data/ascend_op_data.json`` (shipped; its
   ``sources`` entry names the public repositories the lists were read from).
-* ``npu_jupyter/ops/table_sources.json`` -- the hand-curated facts those lists lack (graph plumbing
+* ``npu_jupyter/_ops/table_sources.json`` -- the hand-curated facts those lists lack (graph plumbing
   GE executes itself, host-only TF op types, the isGray approximation rules, dtype fallbacks), each
   with its source.
 
@@ -308,7 +308,7 @@ def _provenance(soc: SocLists, data_sha: str, sources_sha: str, sources: dict[st
         "summary": (
             f"Op capabilities of {soc.cfg['soc']} ({soc.cfg['label']}) per TensorFlow op type, built by "
             "tools/build_op_tables.py from public Ascend lists (tools/data/ascend_op_data.json, which names the "
-            "public repositories they were read from) and npu_jupyter/ops/table_sources.json. With a CANN "
+            "public repositories they were read from) and npu_jupyter/_ops/table_sources.json. With a CANN "
             "install (ASCEND_OPP_PATH) npu_jupyter reads the real npu_supported_ops.json and "
             f"aic-{soc.key}-ops-info.json instead."
         ),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write ``npu_jupyter/options/_option_types.py``: a typed view of NpuConfig's generated traits.
+"""Write ``npu_jupyter/_options/_option_types.py``: a typed view of NpuConfig's generated traits.
 
 ``NpuConfig`` gets one trait per catalogue entry at import time, which editors and type checkers
 cannot see. This tool turns the catalogue into a plain class of annotated attributes (each with the

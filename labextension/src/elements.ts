@@ -109,7 +109,7 @@ export function clear(el: Element): void {
 
 /**
  * Relative and not leaving the notebook's folder, with no scheme: a path JupyterLab can open, and
- * one that can never be a `javascript:` or remote URL (as display/html.py's `is_openable`).
+ * one that can never be a `javascript:` or remote URL (as _display/html.py's `is_openable`).
  */
 export function isOpenable(path: string): boolean {
   return path !== '' && !/^([/\\~]|\.\.)/.test(path) && !path.includes(':');

@@ -1,7 +1,7 @@
 /**
  * The report's labelled facts — what a run measured and where it wrote files, the first overflow or
  * non-finite value, skipped dump steps, the cost model's estimate, approximate decisions, notes — as
- * the payload ships them: `npu_jupyter/display/facts.py` computes the lines once and the HTML, text
+ * the payload ships them: `npu_jupyter/_display/facts.py` computes the lines once and the HTML, text
  * and this view draw them as they are (tests/display/test_view_parity.py). Every value becomes a
  * text node; a path the notebook's folder holds becomes a link JupyterLab opens.
  */

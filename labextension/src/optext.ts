@@ -3,7 +3,7 @@
  *
  * The report's labelled fact lines are computed in Python and shipped in the payload (`facts.ts`
  * draws them); these are the per-op texts only the JupyterLab view draws, with the same wording as
- * `npu_jupyter/display/facts.py` uses in the HTML and text tables (tests/display/test_view_parity.py).
+ * `npu_jupyter/_display/facts.py` uses in the HTML and text tables (tests/display/test_view_parity.py).
  */
 
 import type { Drift, Op, Report } from './schema';
@@ -35,7 +35,7 @@ export function estimateLabel(report: Report): string {
   return report.labels?.est_us || 'estimated by the cost model';
 }
 
-/** What the three drift numbers are, said wherever drift is shown (as display/facts.py says it). */
+/** What the three drift numbers are, said wherever drift is shown (as _display/facts.py says it). */
 export const DRIFT_UNITS = 'abs: largest |a \u2212 b|; rel: largest |a \u2212 b| / |b|; cos: cosine similarity, 1 = same direction';
 
 /**
@@ -59,7 +59,7 @@ export function g3(v: number): string {
 
 /** "0.0123 abs, 0.456 rel, cos 0.9876": the drift of an op's output against float32. */
 export function driftText(d: Drift): string {
-  // A non-finite error is null in the payload (JSON has no inf): left out, as display/facts.py does.
+  // A non-finite error is null in the payload (JSON has no inf): left out, as _display/facts.py does.
   const parts: string[] = [];
   if (d.max_abs !== null) {
     parts.push(`${g3(d.max_abs)} abs`);

@@ -1,6 +1,6 @@
 /**
  * The validating parser of the report payload: checks a payload against the types of `schema.ts`
- * (generated from npu_jupyter/display/report_schema.json; docs/report-schema.md).
+ * (generated from npu_jupyter/_display/report_schema.json; docs/report-schema.md).
  *
  * The payload comes from a notebook file, which anyone can edit, so nothing in it is trusted:
  * every field is checked for its type and every index for its range before a view reads it.

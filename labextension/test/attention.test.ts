@@ -45,7 +45,7 @@ function kerasRun(): Record<string, unknown> {
     op_summary_csv: null
   };
   p.labels = { wall_ms: 'CPU time of the emulation', est_us: 'estimated by the cost model' };
-  // The lines display/facts.py ships for this run (their wording is checked in tests/display).
+  // The lines _display/facts.py ships for this run (their wording is checked in tests/display).
   p.facts = [
     { key: 'run.dump_dir', label: 'Dump folder', text: 'npu_dump', tone: 'path' },
     { key: 'run.trace_file', label: 'Trace (open in Perfetto)', text: '/tmp/elsewhere/trace.json', tone: 'path' },

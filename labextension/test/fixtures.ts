@@ -1,5 +1,5 @@
 /**
- * Report payloads for the tests, written the way `npu_jupyter.display.mime.report_payload`
+ * Report payloads for the tests, written the way `npu_jupyter._display.mime.report_payload`
  * writes them (docs/report-schema.md): plain JSON objects, so the parser is exercised too. They carry
  * no `facts` (the lines Python computes) unless a test adds the ones it draws.
  */

@@ -28,7 +28,7 @@ function mixed(): Report {
       ],
       {
         transfers: [{ s: 1, d: 2, dt: 'float32', b: 4096, dir: 'h2d' }],
-        // as display/facts.py ships it (its text is checked in tests/display)
+        // as _display/facts.py ships it (its text is checked in tests/display)
         facts: [{ key: 'transfers', label: '1 transfer', text: TRANSFER_TEXT, tone: '' }]
       }
     )

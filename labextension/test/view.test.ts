@@ -69,7 +69,7 @@ describe('renderReport', () => {
     p.run = { backend: HOSTILE_IMG, steps: 1, wall_ms: 1, reference_wall_ms: null, first_overflow: HOSTILE_SCRIPT,
       dump_dir: HOSTILE_IMG, trace_file: HOSTILE_SCRIPT, op_summary_csv: null,
       dump_skipped: [{ step: 1, reason: HOSTILE_IMG }], nonfinite: { first_op: HOSTILE_IMG, step: 0, reason: HOSTILE_SCRIPT } };
-    // As display/facts.py ships them: user data in labels, texts and paths.
+    // As _display/facts.py ships them: user data in labels, texts and paths.
     p.facts = [
       { key: 'run', label: 'Run', text: `backend ${HOSTILE_IMG}`, tone: '' },
       { key: 'run.first_overflow', label: 'First overflow (inf/NaN)', text: HOSTILE_SCRIPT, tone: 'error' },

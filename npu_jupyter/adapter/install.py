@@ -2,9 +2,9 @@
 
 ``emulate_adapter()`` installs the modules of :mod:`npu_jupyter.adapter.surface` into ``sys.modules``
 (``npu_bridge``, and CANN's ``hccl`` Python API unless a real one is installed), a finder that names
-un-emulated submodules, and the session swap of :mod:`npu_jupyter.adapter.sessions`; and the TF2
+un-emulated submodules, and the session swap of :mod:`npu_jupyter.adapter.tf1.sessions`; and the TF2
 adapter's ``npu_device``, whose device (``npu_device.open().as_default()``) lives in
-:mod:`npu_jupyter.adapter.tf2_device` and closes when the emulation is turned off. It refuses when a real
+:mod:`npu_jupyter.adapter.tf2.device` and closes when the emulation is turned off. It refuses when a real
 ``npu_bridge`` or ``npu_device`` is importable: on an Ascend server the adapter itself must run.
 """
 
@@ -61,8 +61,8 @@ def emulate_adapter(enable: bool = True) -> list[str]:
     if is_emulated():
         return _emulated_module_names()
     _require_tensorflow()
-    from npu_jupyter.adapter import sessions
     from npu_jupyter.adapter.surface import build_modules
+    from npu_jupyter.adapter.tf1 import sessions
 
     real = tuple(root for root in roots() if root != ROOT and _findable(root))
     modules = build_modules(skip_roots=real)  # may import TensorFlow; nothing is installed if that fails
@@ -108,7 +108,8 @@ def uninstall() -> None:
         del sys.modules[name]
     while _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
-    from npu_jupyter.adapter import dropout_swap, sessions, tf2_device
+    from npu_jupyter.adapter.tf1 import dropout_swap, sessions
+    from npu_jupyter.adapter.tf2 import device as tf2_device
 
     sessions.restore()
     dropout_swap.restore()

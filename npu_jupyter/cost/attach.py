@@ -1,6 +1,6 @@
 """The cost model's estimate as a run report carries it: the per-step block and the per-op times.
 
-``RunReport.estimate`` (a :class:`CostEstimate`) is what ``display/mime.py`` renders as the estimated
+``RunReport.estimate`` (a :class:`CostEstimate`) is what ``_display/mime.py`` renders as the estimated
 NPU step time, memory and per-op estimates, labelled as estimates (docs/report-schema.md). The runtime
 attaches it where it builds a report, as a :class:`PendingEstimate`: computed when the report is first
 read (``session().last_report.estimate``, or ``%%npu`` showing it), never in the training loop, at the
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the cost model is imported when an estimate is read
+    from npu_jupyter._plan.model import Plan
+    from npu_jupyter._tf_types import Graph
     from npu_jupyter.cost.roofline import StepCost
-    from npu_jupyter.plan.model import Plan
-    from npu_jupyter.tf_types import Graph
 
 FedShapes = Dict[str, List[int]]
 #: (plan id, fed shapes) -> the estimate: the reports of one plan fed the same shapes share one.

@@ -25,12 +25,12 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from npu_jupyter._units import DTYPE_BYTES
 from npu_jupyter.cost.shapes import OpFacts, graph_facts
-from npu_jupyter.units import DTYPE_BYTES
 
 if TYPE_CHECKING:
-    from npu_jupyter.plan.model import OpDecision, Plan
-    from npu_jupyter.tf_types import ConcreteFunction, Graph, GraphDef
+    from npu_jupyter._plan.model import OpDecision, Plan
+    from npu_jupyter._tf_types import ConcreteFunction, Graph, GraphDef
 
 BASIS = "roofline over published peak rates"  # reports label the numbers "estimated by the cost model"
 _SIZES = DTYPE_BYTES
@@ -147,7 +147,7 @@ def _data() -> dict[str, Any]:
 
 def soc_figures(soc: str) -> SocFigures:
     """The figures of ``soc`` (any spelling the op tables accept: Ascend910A, Ascend910B3, ...)."""
-    from npu_jupyter.ops.library import SUPPORTED_SOCS, resolve_soc
+    from npu_jupyter._ops.library import SUPPORTED_SOCS, resolve_soc
 
     name = SUPPORTED_SOCS[resolve_soc(soc)][0]
     row = _data()[name]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, cast
 
 if TYPE_CHECKING:
-    from npu_jupyter.tf_types import ConcreteFunction, DType, Graph, GraphDef, TensorShape
+    from npu_jupyter._tf_types import ConcreteFunction, DType, Graph, GraphDef, TensorShape
 
 _ATTRS = ("transpose_a", "transpose_b", "adj_x", "adj_y")
 

@@ -62,7 +62,7 @@ def ip():
     """IPython's own InteractiveShell with the extension loaded; config and backend reset after."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    from npu_jupyter.notebook.state import current_config
+    from npu_jupyter._notebook.state import current_config
 
     shell = InteractiveShell.instance()
     with pytest.MonkeyPatch.context() as env:  # keep this process's tf.keras (tests/notebook/conftest.py)

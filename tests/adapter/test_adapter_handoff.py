@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from IPython.utils.capture import capture_output
 
-from npu_jupyter.display.mime import MIME_TYPE
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime import backends
+from npu_jupyter._display.mime import MIME_TYPE
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime import backends
 
 tf = pytest.importorskip("tensorflow")
 

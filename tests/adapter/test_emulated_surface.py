@@ -13,8 +13,8 @@ from npu_jupyter import adapter
 from npu_jupyter.adapter.surface import NotEmulatedError, reasons, spec_table
 
 TF1_ROOTS = ("npu_bridge", "hccl")  # the TF1 adapter and CANN's HCCL API it re-exports
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime import backends
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime import backends
 
 tf = pytest.importorskip("tensorflow")
 

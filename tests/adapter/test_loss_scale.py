@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npu_jupyter.adapter.loss_scale import (
+from npu_jupyter._runtime.backends import session
+from npu_jupyter.adapter.tf1.loss_scale import (
     ExponentialUpdateLossScaleManager,
     FixedLossScaleManager,
     NPULossScaleOptimizer,
 )
-from npu_jupyter.runtime.backends import session
 
 tf = pytest.importorskip("tensorflow")
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from npu_jupyter import adapter
-from npu_jupyter.adapter import dropout_swap
 from npu_jupyter.adapter.surface import NotEmulatedError, reasons, spec_table
+from npu_jupyter.adapter.tf1 import dropout_swap
 
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
@@ -106,7 +106,7 @@ def test_importing_npu_convert_dropout_swaps_keras2_dropout_until_the_emulation_
 
     assert all(cls.call is dropout_swap.dropout_call for cls in classes)
     calls = []
-    from npu_jupyter.adapter import npu_ops
+    from npu_jupyter.adapter.tf1 import npu_ops
 
     real = npu_ops.dropout
     monkeypatch.setattr(npu_ops, "dropout", lambda x, **kw: calls.append(kw) or real(x, **kw))
@@ -270,7 +270,7 @@ def test_a_tensorflow_without_a_reachable_session_manager_gets_a_visible_warning
 
 
 def test_without_tf_estimator_the_estimator_names_import_and_fail_clearly_on_use(emulated):
-    from npu_jupyter.adapter.estimator import estimator_module
+    from npu_jupyter.adapter.tf1.estimator import estimator_module
 
     if estimator_module() is not None:
         pytest.skip("this TensorFlow has tf.estimator: tests/legacy_adapter runs the emulated NPUEstimator")
@@ -287,7 +287,7 @@ def test_without_tf_estimator_the_estimator_names_import_and_fail_clearly_on_use
 
 
 def _estimator_or_skip():
-    from npu_jupyter.adapter.estimator import estimator_module
+    from npu_jupyter.adapter.tf1.estimator import estimator_module
 
     module = estimator_module()
     if module is None:

@@ -16,8 +16,8 @@ from tf2_options_double import Config as DoubleConfig
 from tf2_options_double import _tree as adapter_tree
 
 from npu_jupyter import adapter
+from npu_jupyter._runtime.functions import emulator as functions
 from npu_jupyter.adapter.surface import NotEmulatedError
-from npu_jupyter.runtime import functions
 
 tf = pytest.importorskip("tensorflow")
 
@@ -123,7 +123,7 @@ def test_the_tf1_adapter_is_reachable_as_compat_v1(npu):
 
 
 def test_global_options_has_every_option_of_the_adapter_with_its_default_and_allowed_values(npu):
-    from npu_jupyter.adapter.tf2_options import leaves
+    from npu_jupyter.adapter.tf2.options import leaves
 
     ours = {path: (o.default, o.optional) for path, o in leaves(npu.global_options())}
     theirs = {path: (o.default, o.optional) for path, o in _double_leaves(adapter_tree())}
@@ -219,7 +219,7 @@ def test_distribute_is_the_identity_for_one_rank(npu):
 
 
 def test_loop_size_run_context_and_sat_mode(npu):
-    from npu_jupyter.adapter import tf2_device
+    from npu_jupyter.adapter.tf2 import device as tf2_device
 
     npu.set_npu_loop_size(10)
     assert tf2_device.npu_loop_size() == 10
@@ -320,7 +320,7 @@ KERAS = ["default", "tf_keras"] if TF_VERSION >= (2, 16) else ["default"]  # Ker
 @pytest.mark.parametrize("keras", KERAS)
 def test_dynamic_loss_scale_skips_overflowing_steps_and_moves_the_scale(npu, keras):
     with _keras(keras):
-        from npu_jupyter.adapter.tf2_loss_scale import _build_class
+        from npu_jupyter.adapter.tf2.loss_scale import _build_class
 
         npu_lso = _build_class()
         variable = tf.Variable([1.0, 1.0])
@@ -338,7 +338,7 @@ def test_dynamic_loss_scale_skips_overflowing_steps_and_moves_the_scale(npu, ker
 @pytest.mark.parametrize("keras", KERAS)
 def test_fixed_loss_scale_never_moves_and_applies_every_step(npu, keras):
     with _keras(keras):
-        from npu_jupyter.adapter.tf2_loss_scale import _build_class
+        from npu_jupyter.adapter.tf2.loss_scale import _build_class
 
         npu_lso = _build_class()
         with pytest.raises(ValueError, match="initial_scale"):
@@ -363,7 +363,7 @@ def test_the_loss_scale_optimizer_is_built_on_the_keras_in_use(npu):
 
 @needs_functions
 def test_as_default_emulates_every_traced_function_under_the_opened_options(npu):
-    from npu_jupyter.adapter import tf2_device
+    from npu_jupyter.adapter.tf2 import device as tf2_device
 
     npu.global_options().precision_mode = "allow_mix_precision"
     npu.open().as_default()
@@ -391,7 +391,7 @@ def test_as_default_emulates_every_traced_function_under_the_opened_options(npu)
 def test_turning_the_emulation_off_closes_the_device_and_restores_tf_function(npu):
     from tensorflow.python.eager import def_function
 
-    from npu_jupyter.adapter import tf2_device
+    from npu_jupyter.adapter.tf2 import device as tf2_device
 
     call, decorator = def_function.Function.__call__, tf.function
     npu.open().as_default()
@@ -405,7 +405,7 @@ def test_turning_the_emulation_off_closes_the_device_and_restores_tf_function(np
 
 @needs_functions
 def test_a_npu_cell_runs_under_the_device_options_with_its_own_flags_winning(ip, no_adapter):
-    from npu_jupyter.notebook.state import last_reports
+    from npu_jupyter._notebook.state import last_reports
 
     ip.run_line_magic("npu", "adapter emulate")
     try:

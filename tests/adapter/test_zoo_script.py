@@ -9,7 +9,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from npu_jupyter import adapter
-from npu_jupyter.display.mime import MIME_TYPE
+from npu_jupyter._display.mime import MIME_TYPE
 
 tf = pytest.importorskip("tensorflow")
 

@@ -18,7 +18,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from npu_jupyter import adapter
-from npu_jupyter.display.mime import MIME_TYPE
+from npu_jupyter._display.mime import MIME_TYPE
 
 tf = pytest.importorskip("tensorflow")
 
@@ -57,7 +57,7 @@ def workdir(tmp_path, monkeypatch, no_adapter):
 @pytest.fixture
 def sessions(monkeypatch):
     """Every session the emulated adapter makes for a script, in order."""
-    from npu_jupyter.adapter import sessions as swap
+    from npu_jupyter.adapter.tf1 import sessions as swap
 
     made = []
     real = swap.emulated_session
@@ -175,15 +175,15 @@ def shufflenet(workdir, monkeypatch):
 
 
 def _needs_estimator():
-    from npu_jupyter.adapter.estimator import estimator_module
+    from npu_jupyter.adapter.tf1.estimator import estimator_module
 
     if estimator_module() is None:
         pytest.skip("TensorFlow >= 2.16 has no tf.estimator: the legacy leg (TF 2.6.5) runs this test")
 
 
 def test_shufflenet_without_tf_estimator_stops_at_npu_estimator_with_the_clear_error(shufflenet, monkeypatch):
-    from npu_jupyter.adapter.estimator import estimator_module
     from npu_jupyter.adapter.surface import NotEmulatedError
+    from npu_jupyter.adapter.tf1.estimator import estimator_module
 
     if estimator_module() is not None:
         pytest.skip("this TensorFlow has tf.estimator: the script trains (test_shufflenet_trains_...)")

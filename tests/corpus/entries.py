@@ -1,4 +1,4 @@
-"""The corpus models as zoo entries: ``fn(npu, steps) -> loss`` (the contract in npu_jupyter/zoo_check/entry.py).
+"""The corpus models as zoo entries: ``fn(npu, steps) -> loss`` (the contract in npu_jupyter/_zoo_check/entry.py).
 
 Each function builds one ``zoo_<name>.py`` model, opens ``npu.session`` on its graph with the script's
 own NPU config (the zoo lays the task's precision mode or option set over it), runs the script's

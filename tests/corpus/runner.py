@@ -234,7 +234,7 @@ def lowered_ops(plan: Any, graph: Any) -> list[str]:
     An op the script already writes in float16 (BERT's manual-fp16 encoder, a Cast to float16) is not
     counted: only ops the NPU config lowers are, which is what the emulator must then round.
     """
-    from npu_jupyter.zoo_check.task import lowered_ops as count
+    from npu_jupyter._zoo_check.task import lowered_ops as count
 
     return count(plan, graph)
 

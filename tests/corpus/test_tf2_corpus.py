@@ -26,10 +26,10 @@ from corpus.tf2_scripts import SCRIPTS
 tf = pytest.importorskip("tensorflow")
 
 from npu_jupyter import adapter
-from npu_jupyter.adapter import tf2_device
-from npu_jupyter.display.mime import report_payload
-from npu_jupyter.options import catalogue
-from npu_jupyter.runtime import functions
+from npu_jupyter._display.mime import report_payload
+from npu_jupyter._options import catalogue
+from npu_jupyter._runtime.functions import emulator as functions
+from npu_jupyter.adapter.tf2 import device as tf2_device
 
 _NOTEBOOK_CONFTEST = Path(__file__).resolve().parents[1] / "notebook" / "conftest.py"
 _spec = importlib.util.spec_from_file_location("_notebook_conftest_for_tf2_corpus", _NOTEBOOK_CONFTEST)
@@ -194,7 +194,7 @@ def test_script_trains_after_emulate_adapter_with_its_options(script, tmp_path_f
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=IDS)
 def test_script_trains_inside_npu_cell_with_its_options_under_the_cell_flags(script, ip, tmp_path, monkeypatch):
-    from npu_jupyter.notebook.state import last_reports
+    from npu_jupyter._notebook.state import last_reports
 
     adapter.uninstall()
     with tf2_runner.script_context(script, tmp_path, monkeypatch):

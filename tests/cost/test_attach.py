@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from npu_jupyter._plan.model import OpDecision, Plan
 from npu_jupyter.cost.attach import CostBlock, PendingEstimate, estimate_of
-from npu_jupyter.plan.model import OpDecision, Plan
 
 tf = pytest.importorskip("tensorflow")
 

@@ -8,9 +8,9 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from npu_jupyter._plan.planner import plan
 from npu_jupyter.cost import estimate, soc_figures
 from npu_jupyter.cost.roofline import BASIS
-from npu_jupyter.plan.planner import plan
 
 
 def _dense(batch=64, width=1024):

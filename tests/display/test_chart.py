@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from npu_jupyter.display.chart import cost_bars, costliest
+from npu_jupyter._display.chart import cost_bars, costliest
 
 
 def test_costliest_orders_by_time_then_graph_order_and_skips_untimed_ops():

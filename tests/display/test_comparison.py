@@ -6,8 +6,8 @@ import math
 import re
 
 import npu_jupyter  # noqa: F401 - registers the display layer's renderers
-from npu_jupyter.display.comparison import PAGE, render
-from npu_jupyter.runtime.compare import Comparison, Row
+from npu_jupyter._display.comparison import PAGE, render
+from npu_jupyter._runtime.observe.compare import Comparison, Row
 
 
 def _row(op: str, cosine: float = 1.0, max_abs: float = 0.0, acc: float = 0.0, step: int | None = 0) -> Row:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from npu_jupyter.display.config_view import ConfigView
-from npu_jupyter.options.config import NpuConfig
+from npu_jupyter._display.config_view import ConfigView
+from npu_jupyter._options.config import NpuConfig
 
 
 def test_view_lists_set_options_problems_and_escapes_values():

@@ -5,10 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from npu_jupyter.display import formatters
-from npu_jupyter.display.mime import MIME_TYPE
-from npu_jupyter.plan.model import OpDecision, Plan
-from npu_jupyter.runtime.report import RunReport
+from npu_jupyter._display import formatters
+from npu_jupyter._display.mime import MIME_TYPE
+from npu_jupyter._plan.model import OpDecision, Plan
+from npu_jupyter._runtime.report import RunReport
 
 
 def _plan() -> Plan:
@@ -43,7 +43,7 @@ def test_print_of_a_plan_is_the_text_report():
 def test_importing_the_package_registers_the_renderers_without_importing_the_planner_or_tensorflow():
     code = (
         "import sys, npu_jupyter; from npu_jupyter._renderers import TEXT_RENDERERS; "
-        "print(len(TEXT_RENDERERS), 'tensorflow' in sys.modules, 'npu_jupyter.plan.planner' in sys.modules)"
+        "print(len(TEXT_RENDERERS), 'tensorflow' in sys.modules, 'npu_jupyter._plan.planner' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["1", "False", "False"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from npu_jupyter.display.grouping import group_messages
+from npu_jupyter._display.grouping import group_messages
 
 
 def test_messages_differing_only_in_the_op_they_name_become_one_with_count_and_ops():

@@ -6,11 +6,11 @@ import re
 
 import pytest
 
-from npu_jupyter.display import html
-from npu_jupyter.display.mime import report_payload
-from npu_jupyter.plan.model import OpDecision, Plan, Subgraph
-from npu_jupyter.runtime.report import RunReport
-from npu_jupyter.runtime.report_records import DumpRecord, NonFiniteFinding, SkippedDump
+from npu_jupyter._display import html
+from npu_jupyter._display.mime import report_payload
+from npu_jupyter._plan.model import OpDecision, Plan, Subgraph
+from npu_jupyter._runtime.report import RunReport
+from npu_jupyter._runtime.report_records import DumpRecord, NonFiniteFinding, SkippedDump
 
 
 def _op(name: str, engine: str = "AI_CORE", after: str = "float32", **kw) -> OpDecision:
@@ -125,7 +125,7 @@ def test_facts_escape_hostile_paths_notes_and_reasons():
 
 
 def test_input_only_lowering_reads_as_a_precision_change():
-    from npu_jupyter.display.html import changed_precision, dtype_text
+    from npu_jupyter._display.html import changed_precision, dtype_text
 
     matmul = {"d0": "float32", "d1": "float32", "rd": "float16"}
     update = {"d0": "", "d1": "", "rd": "float16"}  # a variable update: no outputs, reads float16

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from npu_jupyter._display.mime import BUDGET_BYTES, MIME_TYPE, mimebundle, report_payload
+from npu_jupyter._plan.model import OpDecision, Plan, Subgraph, Transfer
+from npu_jupyter._runtime.report import RunReport
+from npu_jupyter._runtime.report_records import DumpRecord, NonFiniteFinding, SkippedDump
 from npu_jupyter.cost.attach import CostBlock, CostEstimate
-from npu_jupyter.display.mime import BUDGET_BYTES, MIME_TYPE, mimebundle, report_payload
-from npu_jupyter.plan.model import OpDecision, Plan, Subgraph, Transfer
-from npu_jupyter.runtime.report import RunReport
-from npu_jupyter.runtime.report_records import DumpRecord, NonFiniteFinding, SkippedDump
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 
@@ -197,8 +197,8 @@ def _hostile_graph_def():
 
 
 def test_planner_output_with_a_hostile_node_name_is_escaped_in_html_and_kept_in_json_and_text():
-    from npu_jupyter.options.config import NpuConfig
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._options.config import NpuConfig
+    from npu_jupyter._plan.planner import plan
 
     result = plan(_hostile_graph_def(), NpuConfig(precision_mode="allow_fp32_to_fp16"))
     bundle = mimebundle(result)
@@ -212,8 +212,8 @@ def test_planner_output_with_a_hostile_node_name_is_escaped_in_html_and_kept_in_
 def test_resnet50_training_plan_payload_stays_under_one_megabyte():
     import models
 
-    from npu_jupyter.options.config import NpuConfig
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._options.config import NpuConfig
+    from npu_jupyter._plan.planner import plan
 
     result = plan(models.resnet50_train_step(), NpuConfig(precision_mode="allow_mix_precision"))
     assert len(result.ops) > 7000

@@ -8,13 +8,13 @@ the table with its units, AI CPU ops among the ops shown first, and the non-fini
 
 from __future__ import annotations
 
+from npu_jupyter._display import html, text
+from npu_jupyter._display.facts import DRIFT_UNITS
+from npu_jupyter._display.mime import report_payload
+from npu_jupyter._plan.model import OpDecision, Plan, Subgraph
+from npu_jupyter._runtime.report import RunReport
+from npu_jupyter._runtime.report_records import FunctionInfo, NonFiniteFinding
 from npu_jupyter.cost.attach import CostEstimate
-from npu_jupyter.display import html, text
-from npu_jupyter.display.facts import DRIFT_UNITS
-from npu_jupyter.display.mime import report_payload
-from npu_jupyter.plan.model import OpDecision, Plan, Subgraph
-from npu_jupyter.runtime.report import RunReport
-from npu_jupyter.runtime.report_records import FunctionInfo, NonFiniteFinding
 
 
 def _op(name: str, engine: str = "AI_CORE", after: str = "float32", op_type: str = "Add") -> OpDecision:

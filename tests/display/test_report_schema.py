@@ -1,4 +1,4 @@
-"""The report contract has one source: ``npu_jupyter/display/report_schema.json``.
+"""The report contract has one source: ``npu_jupyter/_display/report_schema.json``.
 
 The TypeScript types (``labextension/src/schema.ts``) and the field tables of ``docs/report-schema.md``
 are generated from it (``tools/gen_schema.py``) and must be up to date; the payloads ``report_payload``
@@ -17,8 +17,8 @@ import jsonschema
 import numpy as np
 import pytest
 
-from npu_jupyter.display import mime
-from npu_jupyter.display.facts import report_facts
+from npu_jupyter._display import mime
+from npu_jupyter._display.facts import report_facts
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "npu_jupyter" / "display" / "report_schema.json").read_text(encoding="utf-8"))
@@ -105,7 +105,7 @@ def test_a_full_run_report_and_a_truncated_one_validate():
 def test_a_real_plan_and_session_run_validate(tmp_path):
     tf = pytest.importorskip("tensorflow")
     import npu_jupyter
-    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter._options.config import NpuConfig
 
     g = tf.Graph()
     with g.as_default():
@@ -136,7 +136,7 @@ def test_a_real_plan_and_session_run_validate(tmp_path):
 
 def test_a_traced_function_tree_validates():
     tf = pytest.importorskip("tensorflow")
-    from npu_jupyter.runtime import functions
+    from npu_jupyter._runtime.functions import emulator as functions
 
     if not functions.supported():
         pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
@@ -159,7 +159,7 @@ def test_a_traced_function_tree_validates():
 
 def test_the_fallback_views_draw_the_shipped_facts_as_they_are():
     payload = mime.report_payload(_parity()._full_run_report())
-    from npu_jupyter.display import html, text
+    from npu_jupyter._display import html, text
 
     recomputed = {k: v for k, v in payload.items() if k != "facts"}  # an older payload: computed when drawn
     assert text.render(recomputed) == text.render(payload)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import npu_jupyter  # noqa: F401 - registers the display layer's renderers
-from npu_jupyter.display.sweep_view import render
-from npu_jupyter.runtime.sweep import SweepRow, SweepTable
+from npu_jupyter._display.sweep_view import render
+from npu_jupyter._sweep import SweepRow, SweepTable
 
 
 def _row(mode: str, **kw: object) -> SweepRow:

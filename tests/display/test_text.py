@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from npu_jupyter._display import text
+from npu_jupyter._display.mime import report_payload
+from npu_jupyter._plan.model import OpDecision, Plan
+from npu_jupyter._runtime.report import RunReport
 from npu_jupyter.cost.attach import CostBlock, CostEstimate
-from npu_jupyter.display import text
-from npu_jupyter.display.mime import report_payload
-from npu_jupyter.plan.model import OpDecision, Plan
-from npu_jupyter.runtime.report import RunReport
 
 
 def _op(name: str, engine: str = "AI_CORE", after: str = "float32") -> OpDecision:
@@ -57,7 +57,7 @@ def test_str_of_a_plan_is_the_text_report_and_repr_stays_the_dataclass():
 
 def test_a_call_trees_ops_are_named_inside_their_function_in_every_line():
     """Op rows, the costliest ops and the transfers say "MatMul (in inner)", not the traced prefix."""
-    from npu_jupyter.plan.model import Transfer
+    from npu_jupyter._plan.model import Transfer
 
     host, mm = _op("__inference_inner_3/x", "HOST"), _op("__inference_inner_3/MatMul", after="float16")
     plan = Plan(

@@ -1,6 +1,6 @@
 """Every report field is shown by every view: the HTML fallback, the text fallback and the Lab renderer.
 
-A payload with every field of the report schema (``npu_jupyter/display/report_schema.json``) set to a unique marker is kept in
+A payload with every field of the report schema (``npu_jupyter/_display/report_schema.json``) set to a unique marker is kept in
 ``labextension/test/parity-payload.json`` with the text each field must put on screen. Here the HTML
 and text fallbacks are checked for every marker, the file is checked to cover every schema field
 (and every key ``report_payload`` writes), and ``labextension/test/parity.test.ts`` checks the same
@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
+from npu_jupyter._display import html, text
+from npu_jupyter._display.facts import report_facts
+from npu_jupyter._display.mime import SCHEMA, VERSION, report_payload
+from npu_jupyter._plan.model import OpDecision, Plan, Subgraph, Transfer
+from npu_jupyter._runtime.report import RunReport
+from npu_jupyter._runtime.report_records import DumpRecord, NonFiniteFinding, SkippedDump
 from npu_jupyter.cost.attach import CostBlock, CostEstimate
-from npu_jupyter.display import html, text
-from npu_jupyter.display.facts import report_facts
-from npu_jupyter.display.mime import SCHEMA, VERSION, report_payload
-from npu_jupyter.plan.model import OpDecision, Plan, Subgraph, Transfer
-from npu_jupyter.runtime.report import RunReport
-from npu_jupyter.runtime.report_records import DumpRecord, NonFiniteFinding, SkippedDump
 
 REPO = Path(__file__).resolve().parents[2]
 PARITY_FILE = REPO / "labextension" / "test" / "parity-payload.json"

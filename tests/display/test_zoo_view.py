@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from npu_jupyter.display.zoo_view import entry_label, options_label, render_html, text
-from npu_jupyter.zoo_check.table import ZooTable
-from npu_jupyter.zoo_check.task import empty_row
+from npu_jupyter._display.zoo_view import entry_label, options_label, render_html, text
+from npu_jupyter._zoo_check.table import ZooTable
+from npu_jupyter._zoo_check.task import empty_row
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import contextlib
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.errors import NpuConfigError
 
 
 def assert_names_input(err: NpuConfigError, key: str, value: object) -> None:

@@ -24,7 +24,7 @@ def ip():
     """IPython's own InteractiveShell with the extension loaded and the shared config emptied."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    from npu_jupyter.notebook.state import current_config
+    from npu_jupyter._notebook.state import current_config
 
     shell = InteractiveShell.instance()
     with pytest.MonkeyPatch.context() as env:  # keep this process's tf.keras (tests/notebook/conftest.py)

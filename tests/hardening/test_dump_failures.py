@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.errors import NpuConfigError
 
 tf = pytest.importorskip("tensorflow")
 HERE = Path(__file__).resolve().parent
@@ -45,7 +45,7 @@ def _feed(size: int = 4, step: int = 0):
 
 
 def _session(dump_dir, **options):
-    from npu_jupyter.runtime.backends import session
+    from npu_jupyter._runtime.backends import session
 
     cfg = NpuConfig(enable_dump=True, dump_path=str(dump_dir), **options)
     return session(cfg, graph=_graph(options.pop("size", 4)), backend="emulator")
@@ -57,7 +57,7 @@ def _all_files(folder: Path) -> list[str]:
 
 def _assert_every_listed_file_is_complete(dump_dir: Path) -> list[int]:
     """load_dump reads every step the index lists and every file of those steps loads with its size."""
-    from npu_jupyter.runtime.dump import load_dump
+    from npu_jupyter._runtime.observe.dump import load_dump
 
     dump = load_dump(dump_dir)
     index = json.loads((dump_dir / "manifest.json").read_text()) if (dump_dir / "manifest.json").exists() else {}
@@ -86,7 +86,7 @@ def test_a_bad_dump_path_is_a_clear_error_before_anything_runs_and_nothing_is_wr
         "unset": None,
     }[case]
     before = _all_files(tmp_path)
-    from npu_jupyter.runtime.backends import session
+    from npu_jupyter._runtime.backends import session
 
     cfg = NpuConfig(enable_dump=True) if path is None else NpuConfig(enable_dump=True, dump_path=str(path))
     with pytest.raises(NpuConfigError) as caught:
@@ -104,9 +104,9 @@ def test_a_read_only_dump_path_is_refused_for_a_user_without_write_permission(tm
     os.chmod(tmp_path, 0o755)
     script = textwrap.dedent(f"""
         import os, sys
-        from npu_jupyter.options.config import NpuConfig
-        from npu_jupyter.options.errors import NpuConfigError
-        from npu_jupyter.runtime.run_settings import read_run_settings
+        from npu_jupyter._options.config import NpuConfig
+        from npu_jupyter._options.errors import NpuConfigError
+        from npu_jupyter._runtime.observe.run_settings import read_run_settings
         if os.geteuid() == 0:  # imports done as root (the interpreter lives under /root); now drop
             os.setgid(65534); os.setuid(65534)
         try:
@@ -125,7 +125,7 @@ def test_a_read_only_dump_path_is_refused_for_a_user_without_write_permission(tm
 
 
 def test_a_profiling_output_under_a_regular_file_is_a_clear_error_before_anything_runs(tmp_path):
-    from npu_jupyter.runtime.backends import session
+    from npu_jupyter._runtime.backends import session
 
     (tmp_path / "file").write_text("a regular file")
     output = tmp_path / "file" / "prof"
@@ -178,7 +178,7 @@ def _mount_tmpfs(folder: Path) -> None:
 
 def _dump_until_full(disk: Path) -> Exception | None:
     """Dump 4 x 64 KiB per step onto the 1 MB disk until a run fails; the failure (or None)."""
-    from npu_jupyter.runtime.backends import session
+    from npu_jupyter._runtime.backends import session
 
     sess = session(NpuConfig(enable_dump=True, dump_path=str(disk)), graph=_graph(128), backend="emulator")
     try:
@@ -222,8 +222,8 @@ def test_a_full_disk_mid_dump_is_reported_with_a_message_naming_the_disk_problem
 _DUMP_LOOP = """
 import sys, numpy as np, tensorflow as tf
 sys.path.insert(0, {here!r})
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime.backends import session
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.backends import session
 graph = tf.Graph()
 with graph.as_default():
     x = tf.compat.v1.placeholder(tf.float32, [256, 256], name="x")

@@ -21,9 +21,9 @@ from hardening_graphs import renamed, set_string_attr, tiny_graph_def
 from hypothesis import given
 from hypothesis import strategies as st
 
-from npu_jupyter.display import formatters
-from npu_jupyter.display.mime import MIME_TYPE, mimebundle, shown_path
-from npu_jupyter.options.config import NpuConfig
+from npu_jupyter._display import formatters
+from npu_jupyter._display.mime import MIME_TYPE, mimebundle, shown_path
+from npu_jupyter._options.config import NpuConfig
 
 pytest.importorskip("tensorflow")
 
@@ -131,7 +131,7 @@ def assert_clean_text(text: str) -> None:
 
 def _hostile_plan(names: list[str], attr: str, path: str):
     """Plan the tiny graph with its nodes renamed to ``names`` and hostile strings in the config."""
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     graph_def = tiny_graph_def()
     old = [n.name for n in graph_def.node]
@@ -149,7 +149,7 @@ def _unique(draw, count: int) -> list[str]:
 @fuzz_settings(120)
 @given(data=st.data())
 def test_plans_and_run_reports_render_hostile_names_and_paths_as_text(data):
-    from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter._runtime.report import RunReport
 
     tried("hostile reports")
     accepted("hostile reports")
@@ -202,8 +202,8 @@ def test_the_mime_json_keeps_hostile_strings_exactly_as_data():
 @fuzz_settings(80)
 @given(op=hostile_text, slot=hostile_text, mode=hostile_text, title=hostile_text)
 def test_compare_and_sweep_tables_escape_hostile_names(op, slot, mode, title):
-    from npu_jupyter.runtime.compare import Comparison, Row
-    from npu_jupyter.runtime.sweep import SweepRow, SweepTable
+    from npu_jupyter._runtime.observe.compare import Comparison, Row
+    from npu_jupyter._sweep import SweepRow, SweepTable
 
     tried("hostile tables")
     accepted("hostile tables")
@@ -222,8 +222,8 @@ def test_compare_and_sweep_tables_escape_hostile_names(op, slot, mode, title):
 @fuzz_settings(60)
 @given(path=hostile_text, step=hostile_text)
 def test_the_config_view_and_the_panel_escape_hostile_option_values(path, step):
-    from npu_jupyter.display.config_view import ConfigView
-    from npu_jupyter.notebook.panel import panel
+    from npu_jupyter._display.config_view import ConfigView
+    from npu_jupyter._notebook.panel import panel
 
     tried("hostile config views")
     accepted("hostile config views")
@@ -249,8 +249,8 @@ def test_a_real_run_with_the_most_hostile_names_tensorflow_allows_dumps_and_rend
     import numpy as np
     import tensorflow as tf
 
-    from npu_jupyter.runtime.backends import session
-    from npu_jupyter.runtime.dump import load_dump
+    from npu_jupyter._runtime.backends import session
+    from npu_jupyter._runtime.observe.dump import load_dump
 
     names = ["x>script", "mm>img.src-x>onerror", "out>details.-x"]
     graph = tf.Graph()

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.errors import NpuConfigError
 
 
 def test_superscript_digit_byte_count_is_refused_with_npu_config_error():
@@ -60,7 +60,7 @@ def test_explicit_use_off_line_true_round_trips():
 def test_a_non_utf8_precision_file_becomes_a_plan_error_not_a_traceback(tmp_path, key):
     from hardening_graphs import tiny_graph_def
 
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     path = tmp_path / "file"
     path.write_bytes(b"\xff\xfe{\x00")
@@ -82,7 +82,7 @@ def test_an_in_out_pair_the_config_accepts_is_the_range_the_planner_offloads(tex
     """The two readers once disagreed: the config accepted a text the planner then ignored."""
     from hardening_graphs import tiny_graph_def
 
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     cfg = NpuConfig(mix_compile_mode=True, in_out_pair=text)  # accepted by the config check
     result = plan(tiny_graph_def(), cfg)
@@ -96,7 +96,7 @@ def test_an_in_out_pair_the_config_accepts_is_the_range_the_planner_offloads(tex
 def test_an_in_out_pair_the_config_refuses_never_reaches_the_planner(text):
     from hardening_graphs import tiny_graph_def
 
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     with pytest.raises(NpuConfigError, match="in_out_pair"):
         NpuConfig(mix_compile_mode=True, in_out_pair=text)
@@ -107,7 +107,7 @@ def test_an_in_out_pair_the_config_refuses_never_reaches_the_planner(text):
 def test_a_nul_in_a_precision_file_path_becomes_a_plan_error_not_a_traceback():
     from hardening_graphs import tiny_graph_def
 
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     path = "/tmp/mix\x00list.json"
     result = plan(tiny_graph_def(), NpuConfig(precision_mode="allow_mix_precision", modify_mixlist=path))
@@ -125,7 +125,7 @@ def test_npu_save_to_a_path_under_a_regular_file_is_a_usage_error(ip, tmp_path):
 def test_npu_load_of_a_non_utf8_file_is_a_usage_error_and_changes_nothing(ip, tmp_path):
     from IPython.core.error import UsageError
 
-    from npu_jupyter.notebook.state import current_config
+    from npu_jupyter._notebook.state import current_config
 
     current_config().update(precision_mode="force_fp16")
     path = tmp_path / "config.json"

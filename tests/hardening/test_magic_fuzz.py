@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from npu_jupyter.notebook.state import current_config
-from npu_jupyter.options import catalogue
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._notebook.state import current_config
+from npu_jupyter._options import catalogue
+from npu_jupyter._options.errors import NpuConfigError
 
 SPECS = catalogue.specs()
 _garbage = st.one_of(

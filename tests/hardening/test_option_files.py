@@ -26,8 +26,8 @@ from fuzz_inputs import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.errors import NpuConfigError
 
 
 def _set(key: str, value: str) -> NpuConfig | None:
@@ -45,7 +45,7 @@ def _set(key: str, value: str) -> NpuConfig | None:
 @fuzz_settings(600)
 @given(text=st.one_of(dump_step_text, any_text))
 def test_a_dump_step_the_config_accepts_is_one_the_runtime_can_read(text):
-    from npu_jupyter.runtime.dump import parse_dump_step
+    from npu_jupyter._runtime.observe.dump import parse_dump_step
 
     tried("dump_step")
     cfg = _set("dump_step", text)
@@ -59,8 +59,8 @@ def test_a_dump_step_the_config_accepts_is_one_the_runtime_can_read(text):
 @fuzz_settings(600)
 @given(text=in_out_pair_text)
 def test_the_config_and_the_planner_read_in_out_pair_the_same_way(text):
-    from npu_jupyter.options.grammars import parse_in_out_pair as config_reading
-    from npu_jupyter.plan.placement import parse_in_out_pair as planner_reading
+    from npu_jupyter._options.grammars import parse_in_out_pair as config_reading
+    from npu_jupyter._plan.placement import parse_in_out_pair as planner_reading
 
     tried("in_out_pair")
     assert config_reading(text) == planner_reading(text)
@@ -72,7 +72,7 @@ def test_the_config_and_the_planner_read_in_out_pair_the_same_way(text):
 @fuzz_settings(500)
 @given(text=profiling_json, output=st.sampled_from(["DIR", "DIR/new/sub"]))
 def test_profiling_options_the_config_accepts_are_read_by_the_runtime(tmp_path_factory, text, output):
-    from npu_jupyter.runtime.run_settings import read_run_settings
+    from npu_jupyter._runtime.observe.run_settings import read_run_settings
 
     tried("profiling_options")
     cfg = _set("profiling_options", text)
@@ -87,7 +87,7 @@ def test_profiling_options_the_config_accepts_are_read_by_the_runtime(tmp_path_f
 @fuzz_settings(500)
 @given(shape=input_shape_text, dims=dynamic_dims_text, node_type=st.sampled_from([None, 0, 1]))
 def test_input_shape_and_dynamic_dims_validate_with_one_named_error(shape, dims, node_type):
-    from npu_jupyter.options.grammars import parse_dynamic_dims, parse_input_shape
+    from npu_jupyter._options.grammars import parse_dynamic_dims, parse_input_shape
 
     tried("input_shape/dynamic_dims")
     cfg = NpuConfig()
@@ -153,7 +153,7 @@ def tiny():
 
 
 def _plan_with_file(tiny, folder, key: str, content: str, extra: dict) -> None:
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     path = os.path.join(folder, "file")
     with open(path, "w", encoding="utf-8", errors="surrogatepass") as handle:
@@ -185,7 +185,7 @@ def test_any_customize_dtypes_file_gives_plan_errors_not_a_traceback(tiny, tmp_p
 
 
 def test_a_precision_file_path_that_is_a_directory_or_missing_is_a_plan_error(tiny, tmp_path):
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     for path in (str(tmp_path), str(tmp_path / "missing.json")):
         result = plan(tiny, NpuConfig(precision_mode="allow_mix_precision", modify_mixlist=path))

@@ -19,9 +19,9 @@ from fuzz_inputs import accepted, any_int, any_text, fuzz_settings, text_of, tri
 from hypothesis import given
 from hypothesis import strategies as st
 
-from npu_jupyter.options import catalogue
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._options import catalogue
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.errors import NpuConfigError
 
 KEYS = catalogue.keys()
 SPECS = {s.key: s for s in catalogue.specs()}
@@ -268,7 +268,7 @@ def test_from_config_proto_reads_any_config_proto_and_the_result_round_trips(pro
         assert isinstance(value, SPECS[key].python_type) and (SPECS[key].field == "b") == isinstance(value, bool)
     # what the adapter reads (last NpuOptimizer entry per key, in its own field) is what we kept
     # A later entry holding the key in another field (or in none) makes the adapter read an empty value,
-    # so the key drops out (options.proto's documented reading).
+    # so the key drops out (_options.proto's documented reading).
     read: dict[str, object] = {}
     for custom in proto.graph_options.rewrite_options.custom_optimizers:
         if custom.name != "NpuOptimizer":

@@ -13,9 +13,9 @@ import threading
 import pytest
 from IPython.utils.capture import capture_output
 
-from npu_jupyter.display.mime import MIME_TYPE
-from npu_jupyter.notebook.panel import panel
-from npu_jupyter.notebook.state import current_config
+from npu_jupyter._display.mime import MIME_TYPE
+from npu_jupyter._notebook.panel import panel
+from npu_jupyter._notebook.state import current_config
 
 pytest.importorskip("tensorflow")
 

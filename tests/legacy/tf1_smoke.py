@@ -10,7 +10,7 @@ import pkgutil
 import tensorflow as tf
 
 import npu_jupyter
-from npu_jupyter.options.config import NpuConfig
+from npu_jupyter._options.config import NpuConfig
 
 print("tf", tf.__version__)
 modules = [m.name for m in pkgutil.walk_packages(npu_jupyter.__path__, "npu_jupyter.")]

@@ -11,7 +11,7 @@ from IPython.core.interactiveshell import InteractiveShell
 @pytest.fixture
 def ip():
     """IPython's own InteractiveShell; ``run_line_magic``/``run_cell_magic`` raise errors directly."""
-    from npu_jupyter.notebook.state import current_config
+    from npu_jupyter._notebook.state import current_config
 
     shell = InteractiveShell.instance()
     # IPython 7's %config evaluates "cfg.<line>" with the user namespace first: a `cfg` left by an

@@ -1,6 +1,6 @@
 """An error in a %%npu cell looks as it would in a plain cell: the cell's number, its lines, no magic frames.
 
-(Tests of ``npu_jupyter/notebook/cell_code.py``, through ``run_cell`` of a real IPython shell, which is
+(Tests of ``npu_jupyter/_notebook/cell_code.py``, through ``run_cell`` of a real IPython shell, which is
 what a notebook's kernel calls: the traceback is what IPython prints for the cell.)
 """
 

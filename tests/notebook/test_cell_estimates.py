@@ -7,9 +7,9 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.notebook.run_reports import cell_reports
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime.emulator import EmulatorSession
+from npu_jupyter._notebook.run_reports import cell_reports
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.session.emulator import EmulatorSession
 
 
 def test_cell_reports_carry_the_estimated_step_and_per_op_estimates():
@@ -34,7 +34,7 @@ def test_the_sessions_last_report_carries_the_estimate_the_cell_renders(ip):
     """Issue 21: ``%%npu`` attached the estimate at display time, so ``sess.last_report`` had none."""
     from IPython.utils.capture import capture_output
 
-    from npu_jupyter.display.mime import MIME_TYPE, report_payload
+    from npu_jupyter._display.mime import MIME_TYPE, report_payload
 
     ip.run_cell(
         "import numpy as np, tensorflow as tf\n"

@@ -11,9 +11,9 @@ import re
 import pytest
 from IPython.utils.capture import capture_output
 
-from npu_jupyter.display.mime import MIME_TYPE
-from npu_jupyter.runtime.functions import KERAS3_NOTE, TF2_RULE_NOTE
-from npu_jupyter.runtime.functions import supported as _function_emulation_supported
+from npu_jupyter._display.mime import MIME_TYPE
+from npu_jupyter._runtime.functions.emulator import KERAS3_NOTE, TF2_RULE_NOTE
+from npu_jupyter._runtime.functions.emulator import supported as _function_emulation_supported
 
 pytestmark = pytest.mark.skipif(
     not _function_emulation_supported(), reason="traced functions are emulated on TensorFlow >= 2.14 only"

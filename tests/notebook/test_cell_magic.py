@@ -1,6 +1,6 @@
 """%%npu end to end: real TF graphs run through the emulator inside a real IPython shell.
 
-(Part of ``npu_jupyter/notebook/magics.py``; kept in its own module because these tests run TensorFlow.)
+(Part of ``npu_jupyter/_notebook/magics.py``; kept in its own module because these tests run TensorFlow.)
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from npu_jupyter.display import text
-from npu_jupyter.display.mime import MIME_TYPE
-from npu_jupyter.notebook.state import current_config
-from npu_jupyter.runtime.functions import supported as _function_emulation_supported
+from npu_jupyter._display import text
+from npu_jupyter._display.mime import MIME_TYPE
+from npu_jupyter._notebook.state import current_config
+from npu_jupyter._runtime.functions.emulator import supported as _function_emulation_supported
 
 needs_function_emulation = pytest.mark.skipif(
     not _function_emulation_supported(), reason="traced functions are emulated on TensorFlow >= 2.14 only"
@@ -332,7 +332,7 @@ def test_keras_cnn_and_a_tape_loop_train_as_the_cells_precision_decides(ip, prec
 @needs_function_emulation
 def test_a_keras_cell_with_dump_names_the_first_overflowing_op_and_dumps_each_call(ip, tmp_path):
     """TF2 code under %%npu --dump: the report's run block names the first inf op; the calls are dumped."""
-    from npu_jupyter.runtime.dump import load_dump
+    from npu_jupyter._runtime.observe.dump import load_dump
 
     ip.run_cell(models.OVERFLOWING_KERAS_FIT_CELL)
     with capture_output() as cap:

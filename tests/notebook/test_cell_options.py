@@ -11,9 +11,9 @@ import json
 import pytest
 from IPython.core.error import UsageError
 
-from npu_jupyter.notebook.cell_options import merged, with_exclusions
-from npu_jupyter.notebook.magics import CELL_PARSER, NpuMagics
-from npu_jupyter.options.config import NpuConfig
+from npu_jupyter._notebook.cell_options import merged, with_exclusions
+from npu_jupyter._notebook.magics import CELL_PARSER, NpuMagics
+from npu_jupyter._options.config import NpuConfig
 
 
 def _overrides_and_quiet(line, base):
@@ -108,7 +108,7 @@ def test_the_usage_and_flag_help_come_from_the_cell_magics_decorators():
 
 
 def test_a_function_without_magic_arguments_is_refused():
-    from npu_jupyter.notebook.cell_options import CellParser
+    from npu_jupyter._notebook.cell_options import CellParser
 
     with pytest.raises(TypeError, match="not decorated with @magic_arguments"):
         CellParser(lambda line, cell: None)
@@ -124,7 +124,7 @@ def test_layers_apply_lowest_first_without_touching_the_base():
 
 
 def test_unknown_precision_lists_both_value_sets_wrapped_between_values():
-    from npu_jupyter.notebook.arguments import WRAP_WIDTH
+    from npu_jupyter._notebook.arguments import WRAP_WIDTH
 
     with pytest.raises(UsageError) as caught:
         _overrides_and_quiet("--precision fp16maybe", NpuConfig())

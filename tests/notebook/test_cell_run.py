@@ -1,6 +1,6 @@
 """CellRun: a %%npu cell checked whole, then run; its reports come back and nothing is displayed.
 
-(Tests of ``npu_jupyter/notebook/cell_run.py``; the magic that shows the reports is tested in
+(Tests of ``npu_jupyter/_notebook/cell_run.py``; the magic that shows the reports is tested in
 test_cell_magic.py.)
 """
 
@@ -10,10 +10,10 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from npu_jupyter.notebook.cell_run import CellRun
-from npu_jupyter.notebook.magics import CELL_PARSER
-from npu_jupyter.notebook.state import last_reports
-from npu_jupyter.options.config import NpuConfig
+from npu_jupyter._notebook.cell_run import CellRun
+from npu_jupyter._notebook.magics import CELL_PARSER
+from npu_jupyter._notebook.state import last_reports
+from npu_jupyter._options.config import NpuConfig
 
 tf = pytest.importorskip("tensorflow")
 

@@ -1,6 +1,6 @@
 """TF1 layers in a fresh notebook work as on the adapter's TensorFlow (Keras 2), or fail saying what to do.
 
-(Tests of ``npu_jupyter/notebook/legacy_keras.py``. The switch only happens before TensorFlow is imported,
+(Tests of ``npu_jupyter/_notebook/legacy_keras.py``. The switch only happens before TensorFlow is imported,
 so the notebook-like tests run a real IPython shell in a fresh Python process.)
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.notebook import legacy_keras
+from npu_jupyter._notebook import legacy_keras
 
 ROOT = Path(__file__).resolve().parents[2]
 DENSE_CELL = """

@@ -10,9 +10,9 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.utils.capture import capture_output
 
-from npu_jupyter.notebook import subcommands
-from npu_jupyter.notebook.magics import NpuMagics
-from npu_jupyter.notebook.state import current_config
+from npu_jupyter._notebook import subcommands
+from npu_jupyter._notebook.magics import NpuMagics
+from npu_jupyter._notebook.state import current_config
 
 
 def test_load_ext_registers_line_and_cell_magic_and_the_configurable(ip):
@@ -25,7 +25,7 @@ def test_load_ext_registers_line_and_cell_magic_and_the_configurable(ip):
 
 
 def test_config_magic_sets_display_traits_and_rejects_unknown_values(ip):
-    from npu_jupyter.display import html
+    from npu_jupyter._display import html
 
     ip.run_line_magic("config", "NpuMagics.detail = 'full'")
     assert html.default_detail() == "full"
@@ -152,7 +152,7 @@ def test_load_ext_does_not_import_tensorflow():
         "ip.run_line_magic('npu', 'show')\n"
         "ip.run_line_magic('config', 'NpuMagics.detail = \"full\"')\n"
         "assert 'npu' in ip.magics_manager.magics['cell']\n"
-        "print(sorted(m for m in ('tensorflow', 'npu_jupyter.plan.planner', 'ipywidgets') if m in sys.modules))\n"
+        "print(sorted(m for m in ('tensorflow', 'npu_jupyter._plan.planner', 'ipywidgets') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"  # after the one-line tf.keras note (legacy_keras.py)
@@ -183,7 +183,7 @@ def test_ipython_config_can_autoload_the_magics_lazily_and_set_their_traits():
         "assert 'npu_jupyter' not in sys.modules\n"
         "ip.run_line_magic('npu', 'set mix_compile_mode=true')\n"
         "from npu_jupyter import current_config\n"
-        "from npu_jupyter.display.html import default_detail\n"
+        "from npu_jupyter._display.html import default_detail\n"
         "print(current_config().changed(), default_detail())\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -260,8 +260,8 @@ def test_explain_of_an_output_slot_the_op_does_not_have_is_a_usage_error(ip):
 
 
 def test_refused_choice_lists_allowed_values_on_own_lines_never_splitting_a_value(ip):
-    from npu_jupyter.notebook.arguments import WRAP_WIDTH
-    from npu_jupyter.options import catalogue
+    from npu_jupyter._notebook.arguments import WRAP_WIDTH
+    from npu_jupyter._options import catalogue
 
     with pytest.raises(UsageError) as caught:
         ip.run_line_magic("npu", "set precision_mode=fp16maybe")

@@ -1,14 +1,14 @@
 """%npu help reads as a manual: HTML in a notebook, aligned text elsewhere, built from the parsers and traits.
 
-(Tests of ``npu_jupyter/notebook/manual.py``.)
+(Tests of ``npu_jupyter/_notebook/manual.py``.)
 """
 
 from __future__ import annotations
 
 import re
 
-from npu_jupyter.notebook import manual, subcommands
-from npu_jupyter.notebook.magics import CELL_PARSER, NpuMagics
+from npu_jupyter._notebook import manual, subcommands
+from npu_jupyter._notebook.magics import CELL_PARSER, NpuMagics
 
 
 def _help(ip):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from npu_jupyter.notebook.panel import panel
-from npu_jupyter.options import catalogue
-from npu_jupyter.options.config import NpuConfig
+from npu_jupyter._notebook.panel import panel
+from npu_jupyter._options import catalogue
+from npu_jupyter._options.config import NpuConfig
 
 
 def test_panel_has_the_four_named_tabs_then_all_other_options():
@@ -97,7 +97,7 @@ def test_two_panels_on_one_config_stay_in_step():
 
 
 def test_labels_are_bare_keys_that_fit_the_label_width_and_status_moves_to_the_note():
-    from npu_jupyter.notebook import panel as panel_module
+    from npu_jupyter._notebook import panel as panel_module
 
     p = panel(NpuConfig())
     for key in catalogue.keys():
@@ -139,7 +139,7 @@ def test_every_value_of_the_described_options_has_a_note():
 
 def test_a_note_is_never_wider_than_what_is_left_of_the_cell_after_the_label():
     """The note wraps within the output area (the browser test measures it: tests/ui, note_wraps)."""
-    from npu_jupyter.notebook import panel as panel_module
+    from npu_jupyter._notebook import panel as panel_module
 
     p = panel(NpuConfig())
     p.control("precision_mode")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from npu_jupyter.notebook.panel import panel
-from npu_jupyter.options.config import NpuConfig
+from npu_jupyter._notebook.panel import panel
+from npu_jupyter._options.config import NpuConfig
 
 
 def test_profiling_switches_edit_the_profiling_options_json_and_follow_it():

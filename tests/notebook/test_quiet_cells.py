@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.notebook.quiet import quiet_tensorflow
+from npu_jupyter._notebook.quiet import quiet_tensorflow
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,7 +75,7 @@ def test_a_profiled_cell_over_an_init_run_and_three_steps_shows_no_tf_log_lines_
 
 
 def test_writes_to_descriptor_2_inside_the_block_are_kept_out_and_kept_for_inspection(capfd):
-    from npu_jupyter.notebook import quiet
+    from npu_jupyter._notebook import quiet
 
     with quiet_tensorflow():
         os.write(2, b"I0000 profiler_session.cc:103] Profiler session initializing.\n")

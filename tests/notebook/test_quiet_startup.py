@@ -1,6 +1,6 @@
 """A notebook that loaded the extension shows no TensorFlow start-up lines in its plain cells.
 
-(Tests of ``QuietStartup`` in ``npu_jupyter/notebook/quiet.py``. TensorFlow logs its start-up lines
+(Tests of ``QuietStartup`` in ``npu_jupyter/_notebook/quiet.py``. TensorFlow logs its start-up lines
 once per process, so each case is a real IPython shell in a fresh process; what it writes to file
 descriptor 2 is what a Jupyter kernel would have shown in pink.)
 """
@@ -68,7 +68,7 @@ def test_loading_the_extension_in_the_cell_that_imports_tensorflow_quiets_that_c
 
 def test_nothing_is_registered_when_tensorflow_started_before_the_extension(ip):
     pytest.importorskip("tensorflow")  # imported in this process: its start-up lines are long gone
-    from npu_jupyter.notebook.magics import NpuMagics
+    from npu_jupyter._notebook.magics import NpuMagics
 
     [magics] = [c for c in ip.configurables if isinstance(c, NpuMagics)]
     magics.startup.register()
@@ -76,7 +76,7 @@ def test_nothing_is_registered_when_tensorflow_started_before_the_extension(ip):
 
 
 def test_the_hooks_quiet_a_cell_and_stop_once_tensorflow_is_imported(ip, capfd):
-    from npu_jupyter.notebook.quiet import QuietStartup
+    from npu_jupyter._notebook.quiet import QuietStartup
 
     startup = QuietStartup(ip, lambda: False)
     startup.before()

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from IPython.utils.capture import capture_output
 
-from npu_jupyter.display.mime import MIME_TYPE, report_payload
-from npu_jupyter.runtime.functions import supported as _function_emulation_supported
+from npu_jupyter._display.mime import MIME_TYPE, report_payload
+from npu_jupyter._runtime.functions.emulator import supported as _function_emulation_supported
 
 needs_function_emulation = pytest.mark.skipif(
     not _function_emulation_supported(), reason="traced functions are emulated on TensorFlow >= 2.14 only"
@@ -295,7 +295,7 @@ def test_the_sweep_shows_a_refused_mode_as_refused_in_every_time_column(ip):
 def test_load_dump_opens_the_train_functions_dump_after_fit_with_validation_data(ip, tmp_path):
     """Issue 19: after fit(..., validation_data=...) load_dump opened the evaluate function's dump (a tie
     of dumped calls went to the later graph)."""
-    from npu_jupyter.runtime.dump import load_dump
+    from npu_jupyter._runtime.observe.dump import load_dump
 
     ip.run_cell(KERAS_FIT)
     cell = "fit(epochs=1, validation_data=(np.ones((32, 6), 'float32'), np.ones((32, 4), 'float32')))\n"
@@ -312,7 +312,7 @@ def test_load_dump_opens_the_train_functions_dump_after_fit_with_validation_data
 
 def test_an_initializer_dump_leaves_the_budget_to_the_training_steps(ip, tmp_path, monkeypatch):
     """Issue 19: a YOLOv3-size initializer dump (1.4 GiB) used up the budget and no training step was dumped."""
-    from npu_jupyter.runtime.dump import load_dump
+    from npu_jupyter._runtime.observe.dump import load_dump
 
     monkeypatch.setenv("NPU_JUPYTER_DUMP_BUDGET", "3MB")
     ip.run_cell(

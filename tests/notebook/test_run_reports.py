@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_jupyter.notebook.run_reports import (
+from npu_jupyter._notebook.run_reports import (
     arrange,
     cell_reports,
     collapse,
@@ -12,8 +12,8 @@ from npu_jupyter.notebook.run_reports import (
     initializer_note,
     is_initializer_run,
 )
-from npu_jupyter.plan.model import OpDecision, Plan
-from npu_jupyter.runtime.report import RunReport
+from npu_jupyter._plan.model import OpDecision, Plan
+from npu_jupyter._runtime.report import RunReport
 
 
 def _plan(*names: str) -> Plan:
@@ -76,7 +76,7 @@ def test_collapse_weights_times_by_steps_and_keeps_every_overflow():
 def training_plans():
     """Plans of a real TF1 training graph: its initialiser, Adam's minimize op, a Saver restore."""
     tf = pytest.importorskip("tensorflow")
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     g = tf.Graph()
     with g.as_default():

@@ -6,8 +6,8 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.notebook.session_swap import CellSessions, swapped_sessions
-from npu_jupyter.options.config import NpuConfig
+from npu_jupyter._notebook.session_swap import CellSessions, swapped_sessions
+from npu_jupyter._options.config import NpuConfig
 
 
 def _user_proto(**entries):
@@ -92,8 +92,8 @@ with tf.compat.v1.Session(graph=g) as sess:
 def test_a_cell_checks_its_config_once_and_leaves_no_marks_on_the_users_config(ip, monkeypatch):
     from IPython.utils.capture import capture_output
 
-    from npu_jupyter.notebook.state import current_config
-    from npu_jupyter.options import snapshot
+    from npu_jupyter._notebook.state import current_config
+    from npu_jupyter._options import snapshot
 
     calls = []
     real = snapshot.rules.errors
@@ -111,7 +111,7 @@ def test_a_cell_checks_its_config_once_and_leaves_no_marks_on_the_users_config(i
 
 
 def test_a_session_leaves_no_marks_on_the_config_it_was_given():
-    from npu_jupyter.runtime.backends import session
+    from npu_jupyter._runtime.backends import session
 
     config = NpuConfig(precision_mode="force_fp16")
     before = dict(vars(config))

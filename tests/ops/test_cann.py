@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.ops.library import OpDataError, load_library
+from npu_jupyter._ops.library import OpDataError, load_library
 
 SUPPORTED = {
     "MatMul": {"isGray": False, "isHeavy": True},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import models
 import pytest
 
-from npu_jupyter.ops.library import load_library
+from npu_jupyter._ops.library import load_library
 
 FAST = [
     "mlp_v1",

@@ -1,4 +1,4 @@
-"""npu_jupyter.ops.host_ops: correcting the approximate host-kept (isGray) list."""
+"""npu_jupyter._ops.host_ops: correcting the approximate host-kept (isGray) list."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.ops.library import OpDataError, load_library
+from npu_jupyter._ops.library import OpDataError, load_library
 
 
 def test_host_ops_file_extends_and_removes_the_host_kept_list(tmp_path: Path) -> None:

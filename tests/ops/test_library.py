@@ -1,4 +1,4 @@
-"""npu_jupyter.ops.library: the facts the planner reads, SoC names, IR-name resolution and caching."""
+"""npu_jupyter._ops.library: the facts the planner reads, SoC names, IR-name resolution and caching."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from npu_jupyter.ops.library import load_library, resolve_soc
+from npu_jupyter._ops.library import load_library, resolve_soc
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +178,7 @@ def test_library_is_cached_per_soc() -> None:
 
 def test_loading_the_library_does_not_import_tensorflow() -> None:
     code = (
-        "import sys; from npu_jupyter.ops.library import load_library; "
+        "import sys; from npu_jupyter._ops.library import load_library; "
         "load_library('Ascend910B'); print('tensorflow' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
-from npu_jupyter.options import catalogue
-from npu_jupyter.options.catalogue import OptionSpec
+from npu_jupyter._options import catalogue
+from npu_jupyter._options.catalogue import OptionSpec
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 

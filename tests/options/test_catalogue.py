@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from npu_jupyter.options import catalogue
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._options import catalogue
+from npu_jupyter._options.errors import NpuConfigError
 
 # Words that stand alone on a line in the seeds but are headings or NPURunConfig-only helpers.
 NPURUNCONFIG_NON_KEYS = {"distribute", "memory_config", "dump_config", "profiling_config", "experimental_config"}

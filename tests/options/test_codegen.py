@@ -10,9 +10,9 @@ import tensorflow as tf
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from npu_jupyter.options import catalogue
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._options import catalogue
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.errors import NpuConfigError
 
 
 def _run_session_snippet(code: str):

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npu_jupyter.options import catalogue
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._options import catalogue
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.errors import NpuConfigError
 
 
 def test_has_one_trait_per_catalogue_option_with_its_doc_as_help():
@@ -232,7 +232,7 @@ def test_random_option_sets_survive_save_and_load(tmp_path_factory, option_sets,
 
 def test_importing_the_config_module_does_not_import_tensorflow():
     code = (
-        "import sys, npu_jupyter, npu_jupyter.options.config as c; c.NpuConfig(precision_mode='force_fp16')"
+        "import sys, npu_jupyter, npu_jupyter._options.config as c; c.NpuConfig(precision_mode='force_fp16')"
         ".validate(); import npu_jupyter.scope; print('tensorflow' in sys.modules)"
     )
     out = subprocess.run(
@@ -281,7 +281,7 @@ def test_config_uses_only_the_public_traitlets_api():
     """Private traitlets storage (``_trait_values``/``_notify_trait``) skips validation and observers."""
     from pathlib import Path
 
-    import npu_jupyter.options.config as module
+    import npu_jupyter._options.config as module
 
     source = Path(module.__file__).read_text(encoding="utf-8")
     assert "_trait_values" not in source and "_notify_trait" not in source

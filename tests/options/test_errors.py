@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._options.errors import NpuConfigError
 
 
 def test_is_a_value_error_with_structured_attributes():

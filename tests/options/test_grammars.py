@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_jupyter.options import grammars
+from npu_jupyter._options import grammars
 
 
 @pytest.mark.parametrize("text", ["", "0", "0|5|10", "0|3-5|10", "10-20", "0||5", "|".join(["1"] * 100)])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.options import catalogue
+from npu_jupyter._options import catalogue
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -21,7 +21,7 @@ def test_the_typed_view_is_up_to_date_with_the_catalogue():
 
 
 def test_the_typed_view_names_every_option_with_its_proto_type():
-    from npu_jupyter.options._option_types import OptionAttributes
+    from npu_jupyter._options._option_types import OptionAttributes
 
     hints = OptionAttributes.__annotations__
     assert list(hints) == catalogue.keys()

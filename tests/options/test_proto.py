@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
 
-from npu_jupyter.options import catalogue
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._options import catalogue
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.errors import NpuConfigError
 
 
 def _npu_map(proto):

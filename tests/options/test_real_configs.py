@@ -11,9 +11,9 @@ import pytest
 import tensorflow as tf
 from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
 
-from npu_jupyter.options import catalogue
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._options import catalogue
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.errors import NpuConfigError
 
 REAL_CONFIGS = Path(__file__).resolve().parents[1] / "data" / "reference" / "real_configs.jsonl"
 ROWS = [json.loads(line) for line in REAL_CONFIGS.read_text(encoding="utf-8").splitlines() if line.strip()]

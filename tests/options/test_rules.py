@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from npu_jupyter.options import rules
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._options import rules
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.errors import NpuConfigError
 
 # rule -> (a config breaking it, the options its message must name, the nearest config that satisfies it)
 ERROR_CASES = {

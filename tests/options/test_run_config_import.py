@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_jupyter.options.config import NpuConfig
+from npu_jupyter._options.config import NpuConfig
 
 
 def _session_config(**params):

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from npu_jupyter.options import catalogue, profiling, rules
-from npu_jupyter.options.config import NpuConfig, as_snapshot
-from npu_jupyter.options.errors import NpuConfigError
-from npu_jupyter.options.snapshot import ConfigSnapshot
+from npu_jupyter._options import catalogue, profiling, rules
+from npu_jupyter._options.config import NpuConfig, as_snapshot
+from npu_jupyter._options.errors import NpuConfigError
+from npu_jupyter._options.snapshot import ConfigSnapshot
 
 
 def test_a_snapshot_cannot_be_changed():
@@ -37,7 +37,7 @@ def test_cross_option_rules_run_once_per_snapshot(monkeypatch):
     calls = []
     real = rules.errors
     monkeypatch.setattr(rules, "errors", lambda values: calls.append(1) or real(values))
-    from npu_jupyter.options import snapshot as snapshot_module
+    from npu_jupyter._options import snapshot as snapshot_module
 
     monkeypatch.setattr(snapshot_module.rules, "errors", rules.errors)
     config = NpuConfig(precision_mode="force_fp16")
@@ -76,9 +76,9 @@ def test_importers_go_through_the_public_constructor():
 
 
 def test_the_defaults_and_the_precision_table_come_from_the_catalogue():
-    from npu_jupyter.plan import precision
-    from npu_jupyter.plan.settings import PlanSettings
-    from npu_jupyter.runtime.run_settings import RunSettings
+    from npu_jupyter._plan import precision
+    from npu_jupyter._plan.settings import PlanSettings
+    from npu_jupyter._runtime.observe.run_settings import RunSettings
 
     for cls in (PlanSettings, RunSettings):
         for field in dataclasses.fields(cls):
@@ -96,8 +96,9 @@ def test_the_defaults_and_the_precision_table_come_from_the_catalogue():
 
 
 def test_profiling_options_are_parsed_by_one_function(monkeypatch):
-    from npu_jupyter.options import grammars
-    from npu_jupyter.runtime import adapter_outputs, profile
+    from npu_jupyter._options import grammars
+    from npu_jupyter._runtime.ascend import adapter_outputs
+    from npu_jupyter._runtime.observe import profile
 
     seen = []
 
@@ -121,7 +122,7 @@ def test_profiling_options_are_parsed_by_one_function(monkeypatch):
 
 def test_proto_round_trip_gives_back_the_snapshot_field_by_field():
     pytest.importorskip("tensorflow")
-    from npu_jupyter.options.proto import read_config_proto
+    from npu_jupyter._options.proto import read_config_proto
 
     values = {}
     for spec in catalogue.specs():

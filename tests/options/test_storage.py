@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from npu_jupyter.options import storage
-from npu_jupyter.options.errors import NpuConfigError
+from npu_jupyter._options import storage
+from npu_jupyter._options.errors import NpuConfigError
 
 
 def test_write_atomic_leaves_the_old_file_when_writing_fails(tmp_path, monkeypatch):

@@ -7,10 +7,10 @@ import sys
 import pytest
 from tf2_options_double import Config, OptionValue, make_module
 
-from npu_jupyter.options import catalogue
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.errors import NpuConfigError
-from npu_jupyter.options.tf2 import read_by_tf2, tf2_options, tf2_path
+from npu_jupyter._options import catalogue
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.errors import NpuConfigError
+from npu_jupyter._options.tf2 import read_by_tf2, tf2_options, tf2_path
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.plan.approximate import mark_approximate
-from npu_jupyter.plan.planner import plan
+from npu_jupyter._plan.approximate import mark_approximate
+from npu_jupyter._plan.planner import plan
 
 
 def _mixed_graph():

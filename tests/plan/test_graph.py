@@ -7,8 +7,8 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.plan.fetches import fetch_names
-from npu_jupyter.plan.view import build_view
+from npu_jupyter._plan.graph.fetches import fetch_names
+from npu_jupyter._plan.graph.view import build_view
 from npu_jupyter.scope import keep_dtype_scope, without_npu_compile_scope
 
 
@@ -94,7 +94,7 @@ def test_a_resource_variable_fetch_names_the_read_session_run_returns():
 
 
 def test_plan_accepts_nested_fetch_lists_like_a_training_script():
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     g = _small_graph()
     p = plan(g, fetches=[[g.get_tensor_by_name("out:0"), g.get_operation_by_name("after")], {"m": "mm"}])
@@ -265,7 +265,7 @@ def test_shuffled_graph_def_gets_the_reference_order_and_edges():
 
 
 def test_scope_attributes_are_read_whether_or_not_the_serialized_bytes_are_given():
-    from npu_jupyter.plan.view import view_of
+    from npu_jupyter._plan.graph.view import view_of
 
     g = _small_graph()
     gd = g.as_graph_def()

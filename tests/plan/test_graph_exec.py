@@ -8,9 +8,9 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.adapter.graph_exec import set_graph_exec_config
-from npu_jupyter.plan.partition import CUT_OFF_REASON
-from npu_jupyter.plan.planner import plan
+from npu_jupyter._plan.partition import CUT_OFF_REASON
+from npu_jupyter._plan.planner import plan
+from npu_jupyter.adapter.tf1.graph_exec import set_graph_exec_config
 
 LAZY = {"dynamic_input": True, "dynamic_graph_execute_mode": "lazy_recompile"}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import npu_jupyter
-from npu_jupyter.plan import op_recipes
+from npu_jupyter._plan.graph import op_recipes
 
 
 def test_plan_works_where_op_def_registry_has_only_get_registered_ops(monkeypatch):

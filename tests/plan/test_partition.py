@@ -8,8 +8,8 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.plan.partition import CUT_OFF_REASON
-from npu_jupyter.plan.planner import plan
+from npu_jupyter._plan.partition import CUT_OFF_REASON
+from npu_jupyter._plan.planner import plan
 
 MIX = {"mix_compile_mode": True}
 

@@ -8,8 +8,8 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.plan.placement import parse_in_out_pair
-from npu_jupyter.plan.planner import plan
+from npu_jupyter._plan.placement import parse_in_out_pair
+from npu_jupyter._plan.planner import plan
 from npu_jupyter.scope import without_npu_compile_scope
 
 MIX = {"mix_compile_mode": True}
@@ -201,14 +201,14 @@ def test_in_out_pair_node_the_device_cannot_run_is_an_error():
 
 
 def test_malformed_in_out_pair_in_a_dict_config_raises_the_option_error():
-    from npu_jupyter.options.errors import NpuConfigError
+    from npu_jupyter._options.errors import NpuConfigError
 
     with pytest.raises(NpuConfigError, match="in_out_pair.*malformed"):
         plan(_chain(), {"mix_compile_mode": True, "in_out_pair": "[['a']]"})
 
 
 def test_malformed_in_out_pair_imported_from_a_session_config_is_an_error_with_the_adapter_text():
-    from npu_jupyter.options.config import NpuConfig
+    from npu_jupyter._options.config import NpuConfig
 
     proto = NpuConfig(mix_compile_mode=True).to_config_proto()
     (npu,) = [o for o in proto.graph_options.rewrite_options.custom_optimizers if o.name == "NpuOptimizer"]
@@ -349,7 +349,7 @@ def test_host_op_inside_a_v1_while_loop_keeps_the_whole_loop_on_the_host(monkeyp
     assert p.ops["after"].placement == "device"
 
 
-# ---- ops rewritten before partitioning (plan.rewrites) ----------------------------------------
+# ---- ops rewritten before partitioning (_plan.rewrites) ----------------------------------------
 
 
 def _unary_composition(op_names):

@@ -93,7 +93,7 @@ def _digests_here() -> dict[str, str]:
     """Digests computed in this process (call only in a fresh one: see the module doc)."""
     import models
 
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     out: dict[str, str] = {}
     for model_name in MODELS:
@@ -155,7 +155,7 @@ def test_decisions_on_training_graphs_equal_the_recorded_reference(recorded, com
 
 
 def test_a_swapped_pair_of_numbered_op_names_changes_the_digest():
-    from npu_jupyter.plan.model import OpDecision, Plan
+    from npu_jupyter._plan.model import OpDecision, Plan
 
     def decision(name: str, reason: str) -> OpDecision:
         return OpDecision(

@@ -9,8 +9,8 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.plan.planner import plan
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._plan.planner import plan
 
 
 def _decisions(p):
@@ -135,6 +135,6 @@ def test_replanning_sees_attributes_set_after_the_first_plan():
 
 def test_npu_jupyter_plan_stays_callable_after_a_plan_submodule_was_imported(conv_net):
     import npu_jupyter
-    import npu_jupyter.plan.model
+    import npu_jupyter._plan.model
 
     assert npu_jupyter.plan(conv_net, fetches="mm").ops["mm"].placement == "device"

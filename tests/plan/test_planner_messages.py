@@ -6,7 +6,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.plan.planner import plan
+from npu_jupyter._plan.planner import plan
 
 
 def test_a_tf_function_gets_told_to_call_get_concrete_function():

@@ -7,10 +7,10 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter.options.snapshot import ConfigSnapshot
-from npu_jupyter.plan.planner import plan
-from npu_jupyter.plan.precision import effective_mode
-from npu_jupyter.plan.settings import read_settings
+from npu_jupyter._options.snapshot import ConfigSnapshot
+from npu_jupyter._plan.planner import plan
+from npu_jupyter._plan.precision import effective_mode
+from npu_jupyter._plan.settings import read_settings
 from npu_jupyter.scope import keep_dtype_scope, without_npu_compile_scope
 
 

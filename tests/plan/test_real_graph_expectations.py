@@ -26,7 +26,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.plan.planner import plan
+from npu_jupyter._plan.planner import plan
 
 MIX = {"mix_compile_mode": True}
 _KEPT_OFF = (tf.string, tf.resource, tf.variant)

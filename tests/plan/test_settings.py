@@ -1,4 +1,4 @@
-"""Config validation and option reading before planning (plan/settings.py)."""
+"""Config validation and option reading before planning (_plan/settings.py)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.errors import NpuConfigError
-from npu_jupyter.plan.planner import plan
-from npu_jupyter.plan.settings import normalise_soc
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.errors import NpuConfigError
+from npu_jupyter._plan.planner import plan
+from npu_jupyter._plan.settings import normalise_soc
 
 
 def test_unknown_precision_mode_in_a_dict_config_raises_with_the_allowed_values(conv_net):
@@ -66,7 +66,7 @@ def test_unknown_soc_raises_naming_the_supported_spellings():
 def test_an_atlas_a3_soc_config_plans_with_the_keep_origin_training_default():
     import tensorflow as tf
 
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     g = tf.Graph()
     with g.as_default():

@@ -15,7 +15,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from npu_jupyter.plan.planner import plan
+from npu_jupyter._plan.planner import plan
 
 SPEC = tf.TensorSpec([4], tf.float32)
 

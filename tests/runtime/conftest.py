@@ -11,7 +11,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 def hand_plan(graph, half_types=(), *, dtype="float16", engine="AI_CORE"):
     """A Plan that lowers every float32 input and output of ops whose type is in ``half_types``."""
-    from npu_jupyter.plan.model import OpDecision, Plan
+    from npu_jupyter._plan.model import OpDecision, Plan
 
     ops = {}
     for op in graph.get_operations():

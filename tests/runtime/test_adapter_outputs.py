@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npu_jupyter.display import html, text
-from npu_jupyter.display.mime import report_payload
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime import adapter_outputs
-from npu_jupyter.runtime.ascend import AscendSession
+from npu_jupyter._display import html, text
+from npu_jupyter._display.mime import report_payload
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.ascend import adapter_outputs
+from npu_jupyter._runtime.ascend.backend import AscendSession
 
 tf = pytest.importorskip("tensorflow")
 
@@ -135,7 +135,7 @@ def test_paths_and_op_names_from_the_adapter_are_escaped_in_html(monkeypatch, tm
 
 
 def test_emulator_reports_carry_no_adapter_fields():
-    from npu_jupyter.runtime.backends import session
+    from npu_jupyter._runtime.backends import session
 
     with session(NpuConfig(), _graph(), backend="emulator") as sess:
         sess.run("total:0", {"x:0": np.ones((4, 8), np.float32)})

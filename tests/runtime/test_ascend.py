@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime.ascend import AscendSession
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.ascend.backend import AscendSession
 
 
 def test_ascend_session_is_a_real_tf_session_that_records_reports(tf):

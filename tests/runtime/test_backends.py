@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime import backends
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime import backends
 
 
 def test_unknown_backend_lists_the_choices():
@@ -61,6 +61,6 @@ def test_session_copies_the_config_so_later_edits_do_not_leak_in(tf):
 
 
 def test_importing_the_backends_module_does_not_import_tensorflow():
-    code = "import sys, npu_jupyter.runtime.backends as b; b.available_backends(); print('tensorflow' in sys.modules)"
+    code = "import sys, npu_jupyter._runtime.backends as b; b.available_backends(); print('tensorflow' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

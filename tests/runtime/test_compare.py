@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from npu_jupyter.runtime.compare import compare, cosine, metrics
-from npu_jupyter.runtime.dump_writer import DumpEntry, DumpWriter
+from npu_jupyter._runtime.observe.compare import compare, cosine, metrics
+from npu_jupyter._runtime.observe.dump.writer import DumpEntry, DumpWriter
 
 
 def test_metrics_on_known_arrays():
@@ -72,8 +72,8 @@ def test_html_escapes_op_names(tmp_path):
 
 
 def test_compare_two_run_reports_by_fetch_values(tf, hand):
-    from npu_jupyter.options.config import NpuConfig
-    from npu_jupyter.runtime.emulator import EmulatorSession
+    from npu_jupyter._options.config import NpuConfig
+    from npu_jupyter._runtime.session.emulator import EmulatorSession
 
     g = tf.Graph()
     with g.as_default():
@@ -91,8 +91,8 @@ def test_compare_two_run_reports_by_fetch_values(tf, hand):
 
 
 def test_mixing_a_dump_and_a_report_is_refused(tmp_path):
-    from npu_jupyter.plan.model import Plan
-    from npu_jupyter.runtime.report import RunReport
+    from npu_jupyter._plan.model import Plan
+    from npu_jupyter._runtime.report import RunReport
 
     with pytest.raises(TypeError, match="two dumps or two RunReports"):
         compare(RunReport(plan=Plan(ops={})), str(tmp_path))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime.dump import load_dump
-from npu_jupyter.runtime.emulator import EmulatorSession
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.observe.dump import load_dump
+from npu_jupyter._runtime.session.emulator import EmulatorSession
 
 
 def _cond_training_graph(tf):

@@ -7,13 +7,13 @@ import os
 import numpy as np
 import pytest
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.errors import NpuConfigError
-from npu_jupyter.runtime import dump as dump_mod
-from npu_jupyter.runtime.dump_format import parse_dump_step, step_selected
-from npu_jupyter.runtime.dump_reader import load_dump
-from npu_jupyter.runtime.dump_writer import DumpEntry, DumpWriter
-from npu_jupyter.runtime.emulator import EmulatorSession
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.errors import NpuConfigError
+from npu_jupyter._runtime.observe import dump as dump_mod
+from npu_jupyter._runtime.observe.dump.format import parse_dump_step, step_selected
+from npu_jupyter._runtime.observe.dump.reader import load_dump
+from npu_jupyter._runtime.observe.dump.writer import DumpEntry, DumpWriter
+from npu_jupyter._runtime.session.emulator import EmulatorSession
 
 
 def _graph(tf):
@@ -306,8 +306,8 @@ def test_the_same_fetches_with_other_feeds_are_another_graph_with_its_own_counte
 
 def test_load_dump_opens_the_training_graph_before_a_graph_with_more_steps(tmp_path):
     """An evaluation graph dumped more often than the training graph does not become the default."""
-    from npu_jupyter.runtime.dump_format import DumpGraph
-    from npu_jupyter.runtime.dump_writer import DumpEntry, DumpWriter
+    from npu_jupyter._runtime.observe.dump.format import DumpGraph
+    from npu_jupyter._runtime.observe.dump.writer import DumpEntry, DumpWriter
 
     writer = DumpWriter(str(tmp_path))
     graphs = [DumpGraph(0, ("init",), (), "initializer"), DumpGraph(1, ("train",), (), "training")]

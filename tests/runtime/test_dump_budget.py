@@ -7,11 +7,11 @@ import warnings
 import numpy as np
 import pytest
 
-from npu_jupyter.display import text
-from npu_jupyter.display.mime import report_payload
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime.dump import DumpWriter, load_dump
-from npu_jupyter.runtime.emulator import EmulatorSession
+from npu_jupyter._display import text
+from npu_jupyter._display.mime import report_payload
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.observe.dump import DumpWriter, load_dump
+from npu_jupyter._runtime.session.emulator import EmulatorSession
 
 
 def _graph(tf):

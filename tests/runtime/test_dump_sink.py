@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from npu_jupyter.runtime.dump_format import DumpGraph
-from npu_jupyter.runtime.dump_sink import DumpSink
-from npu_jupyter.runtime.dump_writer import DumpEntry
-from npu_jupyter.runtime.report import RunReport
+from npu_jupyter._runtime.observe.dump.format import DumpGraph
+from npu_jupyter._runtime.observe.dump.sink import DumpSink
+from npu_jupyter._runtime.observe.dump.writer import DumpEntry
+from npu_jupyter._runtime.report import RunReport
 
 
 def _entries(size):

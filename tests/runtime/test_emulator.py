@@ -7,8 +7,8 @@ import collections
 import numpy as np
 import pytest
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime.emulator import EmulatorSession
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.session.emulator import EmulatorSession
 
 
 def _tiny(tf, use_resource=False):
@@ -170,7 +170,7 @@ def test_overflow_detection_names_the_first_overflowing_op_in_topological_order(
         assert report.overflow_ops[:2] == ["big", "bigger"]
         assert sess.run("total:0", {x: [1.0, 1.0]}) == pytest.approx(20000.0)
         assert report.first_overflow_by_step == {0: "big"}
-    from npu_jupyter.runtime.dump import load_dump
+    from npu_jupyter._runtime.observe.dump import load_dump
 
     dump = load_dump(tmp_path)
     assert dump.steps == [0]
@@ -243,7 +243,7 @@ def test_reference_can_be_asked_for_one_run(tf, hand):
 
 
 def test_per_fetch_caches_stay_bounded_when_every_run_fetches_something_new(tf, hand, monkeypatch):
-    from npu_jupyter.runtime import emulator, session_plans
+    from npu_jupyter._runtime.session import emulator, session_plans
 
     monkeypatch.setattr(emulator, "_CACHE_LIMIT", 3)
     monkeypatch.setattr(session_plans, "CACHE_LIMIT", 3)

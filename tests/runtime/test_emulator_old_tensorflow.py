@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime.emulator import EmulatorSession
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.session.emulator import EmulatorSession
 
 
 def test_as_default_works_where_tensorflow_has_no_framework_stack_module(tf, monkeypatch):

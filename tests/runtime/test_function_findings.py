@@ -6,13 +6,13 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from npu_jupyter.plan.model import Plan
-from npu_jupyter.runtime.function_findings import FunctionFindings, first_non_finite, op_name
-from npu_jupyter.runtime.function_observe import Observation, Watched
-from npu_jupyter.runtime.report import RunReport
-from npu_jupyter.runtime.report_records import FunctionInfo, NonFiniteFinding
-from npu_jupyter.runtime.run_settings import RunSettings
-from npu_jupyter.runtime.step_record import StepRecord
+from npu_jupyter._plan.model import Plan
+from npu_jupyter._runtime.functions.findings import FunctionFindings, first_non_finite, op_name
+from npu_jupyter._runtime.functions.observe_nodes import Observation, Watched
+from npu_jupyter._runtime.observe.run_settings import RunSettings
+from npu_jupyter._runtime.observe.step_record import StepRecord
+from npu_jupyter._runtime.report import RunReport
+from npu_jupyter._runtime.report_records import FunctionInfo, NonFiniteFinding
 
 
 def _w(op: str, op_type: str = "MatMul") -> Watched:

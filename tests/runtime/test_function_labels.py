@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npu_jupyter.runtime.function_labels import keras_entry, label, python_name
+from npu_jupyter._runtime.functions.labels import keras_entry, label, python_name
 
 
 def test_the_python_name_of_a_traced_function_drops_tensorflows_prefix_and_counter():

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.runtime import function_profile, profile
+from npu_jupyter._runtime.functions import profile as function_profile
+from npu_jupyter._runtime.observe import profile
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def traced(tf):
 
 
 def test_a_profiled_call_times_the_function_nodes_by_their_plan_decisions(tf, traced):
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     step, concrete, x = traced
     decisions = plan(concrete).ops
@@ -40,7 +41,7 @@ def test_a_profiled_call_times_the_function_nodes_by_their_plan_decisions(tf, tr
 
 
 def test_profile_files_of_a_call_are_the_session_profile_format(tmp_path, tf, traced):
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     step, concrete, x = traced
     decisions = plan(concrete).ops
@@ -73,7 +74,7 @@ def _keras_fit_and_predict(emulation_config):
     import keras
     import numpy as np
 
-    from npu_jupyter.runtime import functions
+    from npu_jupyter._runtime.functions import emulator as functions
 
     keras.utils.set_random_seed(0)
     model = keras.Sequential([keras.layers.Input((6,)), keras.layers.Dense(4, name="dense")])
@@ -87,8 +88,8 @@ def _keras_fit_and_predict(emulation_config):
 
 
 def test_keras_calls_under_profiling_get_per_op_cpu_times_and_files_per_call(tmp_path):
-    from npu_jupyter.display.mime import report_payload
-    from npu_jupyter.runtime import functions
+    from npu_jupyter._display.mime import report_payload
+    from npu_jupyter._runtime.functions import emulator as functions
 
     if not functions.supported():
         pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")
@@ -113,7 +114,7 @@ def test_keras_calls_under_profiling_get_per_op_cpu_times_and_files_per_call(tmp
 
 
 def test_without_profiling_no_profiler_runs_around_calls(tmp_path):
-    from npu_jupyter.runtime import functions
+    from npu_jupyter._runtime.functions import emulator as functions
 
     if not functions.supported():
         pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npu_jupyter.runtime import functions
+from npu_jupyter._runtime.functions import emulator as functions
 
 pytestmark = pytest.mark.skipif(not functions.supported(), reason="needs TensorFlow >= 2.14 (AtomicFunction)")
 
@@ -39,7 +39,7 @@ def _half(value):
 
 def test_drift_of_a_rounded_matmul_is_its_float16_error_against_a_plain_float32_matmul():
     """force_fp16 stores the MatMul's inputs and output in float16; the shadow multiplies in float32."""
-    from npu_jupyter.runtime.compare import metrics
+    from npu_jupyter._runtime.observe.compare import metrics
 
     project, x, x_value, w_value = _matmul_function()
     with functions.FunctionEmulation({"precision_mode": "force_fp16"}, reference=True) as emulation:
@@ -70,7 +70,7 @@ def test_nothing_rounded_means_zero_drift():
 
 
 def test_no_shadow_node_is_added_when_drift_is_off():
-    from npu_jupyter.runtime.function_reference import REF_SUFFIX, REFERENCE_SCOPE
+    from npu_jupyter._runtime.functions.reference import REF_SUFFIX, REFERENCE_SCOPE
 
     project, x, _, _ = _matmul_function()
     project(x)
@@ -96,7 +96,7 @@ def test_stateful_ops_are_never_shadowed_and_state_changes_once_per_call():
     import tensorflow as tf
     from tensorflow.python.framework import op_def_registry
 
-    from npu_jupyter.runtime.function_reference import REF_SUFFIX
+    from npu_jupyter._runtime.functions.reference import REF_SUFFIX
 
     counter = tf.Variable(0.0)
     w = tf.Variable(np.full((4, 4), 0.5, np.float32))
@@ -132,8 +132,8 @@ def test_stateful_ops_are_never_shadowed_and_state_changes_once_per_call():
 
 def test_observer_nodes_and_the_emulations_casts_get_no_shadow():
     """allow_mix_precision adds Cast round trips and DebugNumericSummaryV2 flags; only the body is shadowed."""
-    from npu_jupyter.runtime.function_observe import OBSERVE_SCOPE
-    from npu_jupyter.runtime.function_reference import REF_SUFFIX
+    from npu_jupyter._runtime.functions.observe_nodes import OBSERVE_SCOPE
+    from npu_jupyter._runtime.functions.reference import REF_SUFFIX
 
     project, x, _, _ = _matmul_function()
     project(x)
@@ -151,7 +151,7 @@ def test_observer_nodes_and_the_emulations_casts_get_no_shadow():
 def test_a_nested_function_is_shadowed_in_its_own_body_and_its_call_is_a_source():
     import tensorflow as tf
 
-    from npu_jupyter.runtime.function_reference import REF_SUFFIX
+    from npu_jupyter._runtime.functions.reference import REF_SUFFIX
 
     w = tf.constant(np.random.default_rng(3).normal(size=(16, 16)).astype("float32"))  # no resource input
 
@@ -194,7 +194,7 @@ def _keras_losses(config, reference, epochs=2):
 
 
 def test_keras_fit_with_drift_trains_exactly_as_without_and_shows_drift_on_lowered_ops():
-    from npu_jupyter.runtime.function_reference import DRIFT_NOTE
+    from npu_jupyter._runtime.functions.reference import DRIFT_NOTE
 
     mixed = {"precision_mode": "allow_mix_precision"}
     plain, _ = _keras_losses(mixed, reference=False)
@@ -222,7 +222,7 @@ def test_keras_fit_with_drift_trains_exactly_as_without_and_shows_drift_on_lower
 
 
 def test_drift_shows_in_the_report_views():
-    from npu_jupyter.display.mime import report_payload
+    from npu_jupyter._display.mime import report_payload
 
     project, x, _, _ = _matmul_function()
     with functions.FunctionEmulation({"precision_mode": "force_fp16"}, reference=True) as emulation:
@@ -267,8 +267,8 @@ def test_a_gradient_tape_loop_with_drift_trains_exactly_as_without():
 
 def test_the_in_graph_sums_finish_into_compare_metrics():
     """The nine sums, finished in Python, give compare.metrics' five numbers (zeros, inf included)."""
-    from npu_jupyter.runtime.compare import metrics
-    from npu_jupyter.runtime.function_reference import finish
+    from npu_jupyter._runtime.functions.reference import finish
+    from npu_jupyter._runtime.observe.compare import metrics
 
     def sums(a, b):
         a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
@@ -296,7 +296,7 @@ def test_the_in_graph_sums_finish_into_compare_metrics():
 def test_each_op_keeps_its_worst_drift_over_calls():
     from types import SimpleNamespace
 
-    from npu_jupyter.runtime.function_reference import merge_drift
+    from npu_jupyter._runtime.functions.reference import merge_drift
 
     def row(max_abs):
         return [max_abs, max_abs, max_abs, 1.0, max_abs**2, 1.0, 1.0, 1.0, 1.0]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from npu_jupyter.plan.model import OpDecision, Plan, Subgraph, Transfer
-from npu_jupyter.runtime.function_tree import function_of, tree_plan
+from npu_jupyter._plan.model import OpDecision, Plan, Subgraph, Transfer
+from npu_jupyter._runtime.functions.tree import function_of, tree_plan
 
 
 def _op(name, engine="AI_CORE", after="float32", inputs=(), cluster="c0"):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npu_jupyter.display.mime import report_payload
-from npu_jupyter.runtime import functions
+from npu_jupyter._display.mime import report_payload
+from npu_jupyter._runtime.functions import emulator as functions
 
 pytestmark = pytest.mark.skipif(not functions.supported(), reason="needs TensorFlow >= 2.14 (AtomicFunction)")
 
@@ -236,7 +236,7 @@ def test_overflow_detection_flags_ops_even_when_nothing_is_rounded(tmp_path):
     assert report.emulation == {}  # nothing rounded: the observer alone made the rewrite
     assert report.first_overflow == "grow" and "grow" in report.overflow_ops
     assert report.first_overflow_by_step == {1: "grow"}
-    from npu_jupyter.runtime.dump import load_dump
+    from npu_jupyter._runtime.observe.dump import load_dump
 
     dump = load_dump(str(tmp_path))
     assert dump.steps == [1]  # the overflow dump of the call that overflowed
@@ -248,7 +248,7 @@ def test_overflow_detection_flags_ops_even_when_nothing_is_rounded(tmp_path):
 def test_dump_round_trips_through_load_dump_with_the_decided_dtypes(tmp_path):
     import tensorflow as tf
 
-    from npu_jupyter.runtime.dump import load_dump
+    from npu_jupyter._runtime.observe.dump import load_dump
 
     w = tf.constant(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
 
@@ -288,7 +288,7 @@ def test_observer_nodes_are_added_only_when_a_feature_asks(tmp_path):
     import tensorflow as tf
     from tensorflow.python.eager import context
 
-    from npu_jupyter.runtime.function_observe import OBSERVE_SCOPE
+    from npu_jupyter._runtime.functions.observe_nodes import OBSERVE_SCOPE
 
     @tf.function
     def affine(x):
@@ -316,7 +316,7 @@ def test_observer_nodes_are_added_only_when_a_feature_asks(tmp_path):
 def test_the_dump_budget_stops_dumping_with_a_clear_warning(tmp_path):
     import tensorflow as tf
 
-    from npu_jupyter.runtime.dump import load_dump
+    from npu_jupyter._runtime.observe.dump import load_dump
 
     @tf.function
     def wide(x):
@@ -340,7 +340,7 @@ def test_the_dump_budget_stops_dumping_with_a_clear_warning(tmp_path):
 
 
 def test_a_bad_dump_path_fails_before_anything_is_emulated(tmp_path):
-    from npu_jupyter.options.errors import NpuConfigError
+    from npu_jupyter._options.errors import NpuConfigError
 
     with pytest.raises(NpuConfigError, match="dump_path"):
         functions.FunctionEmulation({"enable_dump": True, "dump_path": str(tmp_path / "missing")})
@@ -373,7 +373,7 @@ def test_a_jit_compiled_function_runs_without_xla_so_it_is_rounded_and_observed(
 
 def test_observing_keras_fit_on_some_calls_changes_no_number(tmp_path):
     """Calls dump_step skips leave the values node dead; the nested train step must still return."""
-    from npu_jupyter.runtime.dump import load_dump
+    from npu_jupyter._runtime.observe.dump import load_dump
 
     plain, _, _ = _keras_cnn_losses(None, epochs=2)
     config = {

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.runtime import ge_dump
-from npu_jupyter.runtime.ge_dump import GeDumpError, parse_text_proto, read_ge_dump
+from npu_jupyter._runtime.ascend import ge_dump
+from npu_jupyter._runtime.ascend.ge_dump import GeDumpError, parse_text_proto, read_ge_dump
 
 DATA = Path(__file__).with_name("data") / "ge_dump"
 BUILD = DATA / "ge_proto_00000001_Build.txt"

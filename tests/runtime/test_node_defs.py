@@ -8,7 +8,7 @@ import numpy as np
 def test_each_attr_value_lands_in_its_proto_field(tf):
     from tensorflow.core.framework import graph_pb2
 
-    from npu_jupyter.runtime.node_defs import add_node
+    from npu_jupyter._runtime.observe.node_defs import add_node
 
     graph = graph_pb2.GraphDef()
     value = tf.make_tensor_proto(np.array([1.0, 2.0], np.float32))

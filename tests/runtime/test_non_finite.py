@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime.emulator import EmulatorSession
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.session.emulator import EmulatorSession
 
 
 def test_a_float16_overflow_names_the_first_op_that_went_non_finite(tf, hand):
@@ -22,8 +22,8 @@ def test_a_float16_overflow_names_the_first_op_that_went_non_finite(tf, hand):
     finding = report.non_finite
     assert finding.first_op == "big" and finding.rounded
     assert any("first op whose output became non-finite" in w and "big" in w for w in report.warnings)
-    from npu_jupyter.display import html, text
-    from npu_jupyter.display.mime import report_payload
+    from npu_jupyter._display import html, text
+    from npu_jupyter._display.mime import report_payload
 
     payload = report_payload(report)  # every view shows it, also the JupyterLab renderer (run.nonfinite)
     assert payload["run"]["nonfinite"]["first_op"] == "big" and payload["run"]["nonfinite"]["step"] == 0
@@ -35,8 +35,8 @@ def test_a_session_run_stores_its_non_finite_finding_once_and_every_view_reads_t
     """Issue 21: the finding was kept twice (``extra["non_finite"]`` and ``extra["nonfinite"]``)."""
     import dataclasses
 
-    from npu_jupyter.display.mime import report_payload
-    from npu_jupyter.runtime.report_records import NonFiniteFinding
+    from npu_jupyter._display.mime import report_payload
+    from npu_jupyter._runtime.report_records import NonFiniteFinding
 
     g = tf.Graph()
     with g.as_default():
@@ -67,7 +67,7 @@ def test_a_finite_run_carries_no_non_finite_finding(tf, hand):
 
 
 def test_batch_norm_statistics_stay_float32_when_the_op_is_lowered(tf, hand):
-    from npu_jupyter.runtime.rewrite import build_private_graph
+    from npu_jupyter._runtime.rewrite import build_private_graph
 
     g = tf.Graph()
     with g.as_default():

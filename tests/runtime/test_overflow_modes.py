@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime.emulator import EmulatorSession
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.session.emulator import EmulatorSession
 
 
 def test_atomic_overflow_flags_an_ai_core_op_outside_any_hand_made_atomic_list(tf, hand, tmp_path):

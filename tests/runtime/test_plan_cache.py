@@ -7,15 +7,15 @@ import warnings
 
 import pytest
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime import plan_cache
-from npu_jupyter.runtime.emulator import EmulatorSession
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.session import plan_cache
+from npu_jupyter._runtime.session.emulator import EmulatorSession
 
 
 def _cnn_plan(mode="allow_mix_precision"):
     from models import cnn_v1
 
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     model = cnn_v1()
     return plan(model.graph, NpuConfig(precision_mode=mode), fetches=list(model.fetches))
@@ -71,7 +71,7 @@ def test_a_corrupt_or_foreign_cache_file_is_ignored_with_a_warning_and_never_exe
     calls = []
 
     def counting_plan(graph, config, fetches=None):
-        from npu_jupyter.plan.planner import plan
+        from npu_jupyter._plan.planner import plan
 
         calls.append(fetches)
         return plan(graph, config, fetches=fetches)

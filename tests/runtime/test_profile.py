@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime import profile
-from npu_jupyter.runtime.emulator import EmulatorSession
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.observe import profile
+from npu_jupyter._runtime.session.emulator import EmulatorSession
 
 
 def _profiled(tf, hand, tmp_path, half=(), options=None):
@@ -131,8 +131,8 @@ def _all_files(folder):
 
 @pytest.mark.parametrize("case", ["under_a_file", "a_file"])
 def test_an_unusable_profiling_output_is_one_config_error_before_running_and_nothing_is_written(tmp_path, case):
-    from npu_jupyter.options.errors import NpuConfigError
-    from npu_jupyter.runtime.run_settings import read_run_settings
+    from npu_jupyter._options.errors import NpuConfigError
+    from npu_jupyter._runtime.observe.run_settings import read_run_settings
 
     (tmp_path / "file").write_text("a regular file")
     output = tmp_path / "file" / "prof" / "deeper" if case == "under_a_file" else tmp_path / "file"
@@ -146,7 +146,7 @@ def test_an_unusable_profiling_output_is_one_config_error_before_running_and_not
 
 
 def test_a_missing_profiling_output_is_created_when_the_settings_are_read(tmp_path):
-    from npu_jupyter.runtime.run_settings import read_run_settings
+    from npu_jupyter._runtime.observe.run_settings import read_run_settings
 
     output = tmp_path / "prof" / "run1"
     read_run_settings(NpuConfig(profiling_mode=True, profiling_options=json.dumps({"output": str(output)})).snapshot())
@@ -155,8 +155,8 @@ def test_a_missing_profiling_output_is_created_when_the_settings_are_read(tmp_pa
 
 def test_a_profiling_output_that_cannot_be_created_names_the_option_and_path(tmp_path):
     """A name longer than the file system allows cannot be created, even by root."""
-    from npu_jupyter.options.errors import NpuConfigError
-    from npu_jupyter.runtime.run_settings import read_run_settings
+    from npu_jupyter._options.errors import NpuConfigError
+    from npu_jupyter._runtime.observe.run_settings import read_run_settings
 
     output = tmp_path / ("x" * 300)
     with pytest.raises(NpuConfigError, match="cannot be created") as caught:
@@ -173,8 +173,8 @@ def test_queue_runner_threads_are_not_profiled_beside_the_training_step(tmp_path
     import numpy as np
     import tensorflow as tf
 
-    from npu_jupyter.options.config import NpuConfig
-    from npu_jupyter.runtime.emulator import EmulatorSession
+    from npu_jupyter._options.config import NpuConfig
+    from npu_jupyter._runtime.session.emulator import EmulatorSession
 
     g = tf.Graph()
     with g.as_default():

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import npu_jupyter  # noqa: F401 - importing the package registers the renderers
-from npu_jupyter.display.mime import mimebundle
-from npu_jupyter.plan.model import OpDecision, Plan
-from npu_jupyter.runtime.report import RunReport
+from npu_jupyter._display.mime import mimebundle
+from npu_jupyter._plan.model import OpDecision, Plan
+from npu_jupyter._runtime.report import RunReport
 
 
 def _plan() -> Plan:
@@ -39,7 +39,7 @@ def test_a_report_has_no_extra_bag_each_fact_has_a_typed_field():
     """Issue 21: ``RunReport.extra`` held ~25 string keys; each fact now has a named, typed home."""
     import dataclasses
 
-    from npu_jupyter.runtime import report_records
+    from npu_jupyter._runtime import report_records
 
     report = RunReport(plan=_plan())
     names = {f.name for f in dataclasses.fields(report)}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.session.emulator import EmulatorSession
 from npu_jupyter.cost.attach import PendingEstimate, estimate_of
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime.emulator import EmulatorSession
 
 
 def test_last_report_carries_the_estimate_at_the_batch_its_first_run_fed(tf):

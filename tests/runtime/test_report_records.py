@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_jupyter.runtime.report_records import DumpRecord, ProfileRecord, SkippedDump, Timing
+from npu_jupyter._runtime.report_records import DumpRecord, ProfileRecord, SkippedDump, Timing
 
 
 def test_timing_keeps_the_total_and_the_first_fastest_and_slowest_step():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npu_jupyter.runtime.rewrite import ROUND_MARKER, build_private_graph, needs_rewrite
+from npu_jupyter._runtime.rewrite import ROUND_MARKER, build_private_graph, needs_rewrite
 
 
 def _graph(tf):

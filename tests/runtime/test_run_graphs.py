@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime.emulator import EmulatorSession
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.session.emulator import EmulatorSession
 
 
 def _dataset_training_graph(tf):
@@ -53,7 +53,7 @@ def test_a_run_whose_plan_lowers_but_rounds_nothing_says_why_in_the_report(tf, h
     with g.as_default():
         x = tf.compat.v1.placeholder(tf.int32, [2], name="x")
         tf.add(x, 1, name="y")
-    from npu_jupyter.plan.model import Plan
+    from npu_jupyter._plan.model import Plan
 
     def plan_fn(graph, config, fetches=None):
         plan = hand.plan(graph)
@@ -127,7 +127,7 @@ def test_an_op_added_with_control_inputs_on_existing_ops_keeps_the_iterator_and_
 
 
 def test_the_planner_takes_whole_graph_exits_per_run_graph(tf):
-    from npu_jupyter.plan.planner import plan
+    from npu_jupyter._plan.planner import plan
 
     g, it_init, init, loss, train = _dataset_training_graph(tf)
     cfg = NpuConfig(precision_mode="allow_fp32_to_fp16")

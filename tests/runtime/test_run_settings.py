@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.options.snapshot import ConfigSnapshot
-from npu_jupyter.runtime.emulator import EmulatorSession
-from npu_jupyter.runtime.run_settings import read_run_settings, reduced_phase
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._options.snapshot import ConfigSnapshot
+from npu_jupyter._runtime.observe.run_settings import read_run_settings, reduced_phase
+from npu_jupyter._runtime.session.emulator import EmulatorSession
 
 
 def test_step_trigger_runs_the_first_ninety_percent_reduced(monkeypatch):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_jupyter.runtime import session_names
+from npu_jupyter._runtime.session import session_names
 
 tf = pytest.importorskip("tensorflow")
 

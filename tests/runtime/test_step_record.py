@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npu_jupyter.options.config import NpuConfig
-from npu_jupyter.runtime import functions, report_book
-from npu_jupyter.runtime.emulator import EmulatorSession
-from npu_jupyter.runtime.observers import StepObservers
-from npu_jupyter.runtime.report import RunReport
-from npu_jupyter.runtime.run_settings import RunSettings
-from npu_jupyter.runtime.step_record import StepRecord, StepValues, add_time, is_non_finite, non_finite_indices
-from npu_jupyter.runtime.watch import Watch
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.functions import emulator as functions
+from npu_jupyter._runtime.observe.observers import StepObservers
+from npu_jupyter._runtime.observe.run_settings import RunSettings
+from npu_jupyter._runtime.observe.step_record import StepRecord, StepValues, add_time, is_non_finite, non_finite_indices
+from npu_jupyter._runtime.report import RunReport
+from npu_jupyter._runtime.session import report_book
+from npu_jupyter._runtime.session.emulator import EmulatorSession
+from npu_jupyter._runtime.session.watch import Watch
 
 needs_functions = pytest.mark.skipif(not functions.supported(), reason="needs TensorFlow >= 2.14 (AtomicFunction)")
 
@@ -123,7 +124,7 @@ def test_the_record_is_frozen():
 def test_a_call_that_could_not_be_profiled_says_why_once_from_its_record(tf, monkeypatch, tmp_path):
     import json
 
-    from npu_jupyter.runtime import function_profile
+    from npu_jupyter._runtime.functions import profile as function_profile
 
     monkeypatch.setattr(function_profile, "xplane_module", lambda: None)  # as on a TensorFlow without XSpace
     seen = _spy(monkeypatch, functions)
@@ -146,7 +147,7 @@ def test_a_call_that_could_not_be_profiled_says_why_once_from_its_record(tf, mon
 
 
 def test_the_ascend_backend_times_its_runs_by_the_same_rule(tf, monkeypatch):
-    from npu_jupyter.runtime import ascend
+    from npu_jupyter._runtime.ascend import backend as ascend
 
     seen = _spy(monkeypatch, ascend)
     g = tf.Graph()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npu_jupyter.runtime.sweep import sweep
+from npu_jupyter._sweep import sweep
 
 
 def _build():
@@ -37,7 +37,7 @@ def test_sweep_reports_time_and_drift_per_mode():
 
 def test_cpu_times_exclude_the_warm_up_and_are_the_median_of_the_timed_steps(monkeypatch):
     """The first run of a session carries the warm-up; it must not land in any mode's number."""
-    from npu_jupyter.runtime import sweep as sweep_module
+    from npu_jupyter import _sweep as sweep_module
 
     seen = []
     real = sweep_module._timed_run

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npu_jupyter.runtime import variables
+from npu_jupyter._runtime.session import variables
 
 
 @pytest.fixture

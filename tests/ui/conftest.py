@@ -1,6 +1,6 @@
 """Browser-test fixtures: report notebooks written by the real payload code, and a JupyterLab server.
 
-The notebooks' outputs are ``npu_jupyter.display.mime.mimebundle`` of :class:`Plan` objects, so the
+The notebooks' outputs are ``npu_jupyter._display.mime.mimebundle`` of :class:`Plan` objects, so the
 browser sees exactly the bundle a user's notebook would hold (our MIME type next to the HTML and text
 fallbacks). The plans are built from the plan dataclasses directly: the browser test checks the
 renderer, not the planner, and must not depend on TensorFlow or on planner decisions changing.
@@ -52,7 +52,7 @@ def _decision(
     cluster: str | None = "GeOp1_0",
 ) -> Any:
     """One OpDecision with the reason texts the planner writes for such an op."""
-    from npu_jupyter.plan.model import OpDecision
+    from npu_jupyter._plan.model import OpDecision
 
     on_host = engine == "HOST"
     before = "float32" if float_op else "int32"
@@ -72,7 +72,7 @@ def _decision(
 
 def small_training_plan() -> Any:
     """A two-layer MLP training step: forward, loss, gradients, SGD updates, with a host input."""
-    from npu_jupyter.plan.model import Plan, Subgraph, Transfer
+    from npu_jupyter._plan.model import Plan, Subgraph, Transfer
 
     ops = [
         _decision("IteratorGetNext", "IteratorGetNext", "HOST", []),
@@ -160,7 +160,7 @@ def small_training_plan() -> Any:
 
 def hostile_plan() -> Any:
     """Op names, types, reasons, title and messages that would run script if inserted as HTML."""
-    from npu_jupyter.plan.model import OpDecision, Plan
+    from npu_jupyter._plan.model import OpDecision, Plan
 
     evil = f"evil/{HOSTILE_IMG}"
     ops = [
@@ -327,7 +327,7 @@ def resnet50_like_plan() -> Any:
 
     Synthetic: the browser test measures the renderer, which must not wait for a TensorFlow trace.
     """
-    from npu_jupyter.plan.model import Plan, Subgraph
+    from npu_jupyter._plan.model import Plan, Subgraph
 
     ops: list[Any] = [_decision("IteratorGetNext", "IteratorGetNext", "HOST", [])]
     prev = "IteratorGetNext"
@@ -360,7 +360,7 @@ def resnet50_like_plan() -> Any:
                 name = f"SGD/SGD/update_{layer}_{var}/{step}"
                 ops.append(_decision(name, step.rstrip("_0123456789"), engine, [chain], float_op=engine != "HOST"))
                 chain = name
-    from npu_jupyter.plan.model import Transfer
+    from npu_jupyter._plan.model import Transfer
 
     device = [d.name for d in ops if d.engine != "HOST"]
     return Plan(
@@ -379,7 +379,7 @@ def resnet50_like_plan() -> Any:
 
 def wide_plan() -> Any:
     """48 independent ops side by side (no scopes to collapse): a drawing far wider than any cell."""
-    from npu_jupyter.plan.model import Plan, Subgraph
+    from npu_jupyter._plan.model import Plan, Subgraph
 
     ops = [_decision(f"matmul_{k}", "MatMul", "AI_CORE", [], to16=True) for k in range(48)]
     return Plan(
@@ -394,7 +394,7 @@ def wide_plan() -> Any:
 def tutorial_comparison() -> Any:
     """A comparison shaped like tutorial 04's: 218 tensors in dump order, 20 of them differ (scattered)."""
     import npu_jupyter  # noqa: F401 - registers the display layer's HTML renderers
-    from npu_jupyter.runtime.compare import Comparison, Row
+    from npu_jupyter._runtime.observe.compare import Comparison, Row
 
     rows = []
     for k in range(218):
@@ -407,7 +407,7 @@ def tutorial_comparison() -> Any:
 def tutorial_sweep() -> Any:
     """A sweep shaped like tutorial 03's: nine modes, three the adapter would refuse, one overflow."""
     import npu_jupyter  # noqa: F401
-    from npu_jupyter.runtime.sweep import SweepRow, SweepTable
+    from npu_jupyter._sweep import SweepRow, SweepTable
 
     refusals = {
         "must_keep_origin_dtype": "conv (Conv2D): no AI Core or AI CPU kernel supports float32 under "
@@ -451,10 +451,10 @@ def tutorial_sweep() -> Any:
 def keras_run_report() -> Any:
     """A Keras train step run with --dump --profile --reference: bookkeeping around the user's layers,
     one AI CPU op, an overflow deep in a scope, per-op times, drift and estimates."""
+    from npu_jupyter._plan.model import Plan, Subgraph
+    from npu_jupyter._runtime.report import RunReport
+    from npu_jupyter._runtime.report_records import FunctionInfo
     from npu_jupyter.cost.attach import CostEstimate
-    from npu_jupyter.plan.model import Plan, Subgraph
-    from npu_jupyter.runtime.report import RunReport
-    from npu_jupyter.runtime.report_records import FunctionInfo
 
     ops: list[Any] = []
 
@@ -517,7 +517,7 @@ def write_report_notebook(path: Path, plan: Any, *, budget: int | None = None) -
     """
     import nbformat
 
-    from npu_jupyter.display.mime import MIME_TYPE, mimebundle, report_payload
+    from npu_jupyter._display.mime import MIME_TYPE, mimebundle, report_payload
 
     bundle = mimebundle(plan)
     if budget is not None:
@@ -549,8 +549,8 @@ def write_payload_notebook(path: Path, payload: dict[str, Any]) -> dict[str, Any
     """A one-cell notebook whose output is a ready payload (and its text fallback); return the bundle."""
     import nbformat
 
-    from npu_jupyter.display import text
-    from npu_jupyter.display.mime import MIME_TYPE
+    from npu_jupyter._display import text
+    from npu_jupyter._display.mime import MIME_TYPE
 
     bundle = {MIME_TYPE: payload, "text/plain": text.render(payload)}
     nb = nbformat.v4.new_notebook()

@@ -29,8 +29,8 @@ def keras3_train_payload() -> dict[str, Any]:
     """The report payload of a Keras 3 fit's train function, emulated as %%npu does."""
     import numpy as np
 
-    from npu_jupyter.display.mime import report_payload
-    from npu_jupyter.runtime import functions
+    from npu_jupyter._display.mime import report_payload
+    from npu_jupyter._runtime.functions import emulator as functions
 
     if not functions.supported():
         pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from npu_jupyter.display.mime import MIME_TYPE
+from npu_jupyter._display.mime import MIME_TYPE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

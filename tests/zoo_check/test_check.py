@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.options.errors import NpuConfigError
-from npu_jupyter.zoo_check.check import expand_option_sets, zoo
+from npu_jupyter._options.errors import NpuConfigError
+from npu_jupyter._zoo_check.check import expand_option_sets, zoo
 
 ENTRIES = str(Path(__file__).with_name("entries.py"))
 
@@ -109,10 +109,10 @@ def test_the_public_name_is_the_function():
 
 def test_rows_are_stored_as_they_finish_and_the_bar_advances(tmp_path, monkeypatch):
     """The engine is replaced by one that finishes tasks in reverse order: no process is started."""
-    from npu_jupyter import progress
-    from npu_jupyter.zoo_check import check
-    from npu_jupyter.zoo_check.results import ResultsFile
-    from npu_jupyter.zoo_check.task import empty_row
+    from npu_jupyter import _progress as progress
+    from npu_jupyter._zoo_check import check
+    from npu_jupyter._zoo_check.results import ResultsFile
+    from npu_jupyter._zoo_check.task import empty_row
 
     bars: list[progress.Progress] = []
 
@@ -132,7 +132,7 @@ def test_rows_are_stored_as_they_finish_and_the_bar_advances(tmp_path, monkeypat
             assert task_key_in_file(tmp_path / "zoo.json", task)
 
     def task_key_in_file(path, task):
-        from npu_jupyter.zoo_check.results import task_key
+        from npu_jupyter._zoo_check.results import task_key
 
         return task_key(task["entry"], task["options"]) in ResultsFile(path).rows
 

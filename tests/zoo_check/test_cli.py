@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.zoo_check.cli import main, parse_option_set
+from npu_jupyter._zoo_check.cli import main, parse_option_set
 
 ENTRIES = str(Path(__file__).with_name("entries.py"))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_jupyter.zoo_check import engines, isolate
+from npu_jupyter._zoo_check import engines, isolate
 
 
 def _fake_isolated(calls: list[str]):

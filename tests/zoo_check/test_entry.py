@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.zoo_check.entry import EntryError, ZooRun, normalise, resolve
+from npu_jupyter._zoo_check.entry import EntryError, ZooRun, normalise, resolve
 
 ENTRIES = Path(__file__).with_name("entries.py")
 
@@ -26,9 +26,9 @@ def test_a_file_with_a_function_and_a_module_with_a_function_resolve():
 
 
 def test_a_function_from_an_importable_module_becomes_its_reference():
-    from npu_jupyter.zoo_check.check import zoo
+    from npu_jupyter._zoo_check.check import zoo
 
-    assert normalise(zoo) == "npu_jupyter.zoo_check.check:zoo"
+    assert normalise(zoo) == "npu_jupyter._zoo_check.check:zoo"
 
 
 def test_a_function_defined_in_the_notebook_is_refused_with_what_to_do():
@@ -68,7 +68,7 @@ def test_the_task_options_win_over_the_scripts_config():
 
 
 def test_a_windows_drive_is_not_taken_for_the_function_separator():
-    from npu_jupyter.zoo_check.entry import _is_drive
+    from npu_jupyter._zoo_check.entry import _is_drive
 
     assert _is_drive("C:\\models\\train.py") and _is_drive("c:/models/train.py")
     assert not _is_drive("train.py:fn") and not _is_drive("pkg.mod:fn")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.zoo_check.task import MACHINE_FIELDS
+from npu_jupyter._zoo_check.task import MACHINE_FIELDS
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "entries.py"
 #: Two of the smallest corpus models (a few hundred ops each, seconds per step); gru4rec's script sets

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from npu_jupyter.zoo_check.results import ResultsFile, task_key
-from npu_jupyter.zoo_check.task import empty_row
+from npu_jupyter._zoo_check.results import ResultsFile, task_key
+from npu_jupyter._zoo_check.task import empty_row
 
 
 def _row(entry: str, mode: str, **values) -> dict:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_jupyter.zoo_check.task import CPU_TIME_FIELDS, MACHINE_FIELDS, empty_row, lowered_ops, run_task
+from npu_jupyter._zoo_check.task import CPU_TIME_FIELDS, MACHINE_FIELDS, empty_row, lowered_ops, run_task
 
 ENTRIES = str(Path(__file__).with_name("entries.py"))
 
@@ -65,7 +65,7 @@ def test_without_reference_there_are_no_drift_columns():
 
 
 def test_tf2_functions_are_emulated_through_npu_functions():
-    from npu_jupyter.runtime.functions import supported
+    from npu_jupyter._runtime.functions.emulator import supported
 
     if not supported():
         pytest.skip("traced functions are emulated on TensorFlow >= 2.14 only")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
-from npu_jupyter.plan.model import Plan
-from npu_jupyter.runtime.report import RunReport
-from npu_jupyter.runtime.report_records import NonFiniteFinding
-from npu_jupyter.zoo_check.training_run import fold
+from npu_jupyter._plan.model import Plan
+from npu_jupyter._runtime.report import RunReport
+from npu_jupyter._runtime.report_records import NonFiniteFinding
+from npu_jupyter._zoo_check.training_run import fold
 
 
 def test_folded_runs_sum_steps_average_time_and_keep_the_worst_drift():

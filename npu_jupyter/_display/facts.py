@@ -1,0 +1,300 @@
+"""The report's facts as labelled lines, computed once and shipped in the payload for every view.
+
+Everything a report says besides its op table — what a run measured and where it wrote files, notes,
+what rests on approximate data, the cost model's estimate — is listed here once, with the label that
+says what kind of number it is ("CPU time of the emulation", "estimated by the cost model").
+:func:`report_facts` computes the list from a payload's other fields; ``report_payload`` ships it as
+the payload's ``facts``, and the HTML, text and JupyterLab (``labextension/src/facts.ts``) views draw
+those lines as they are, so they cannot drift apart (``tests/display/test_view_parity.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
+
+from npu_jupyter._display.chart import costliest
+from npu_jupyter._units import format_bytes
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from npu_jupyter._display.payload_types import Tone
+
+
+class Fact(NamedTuple):
+    """One line of a report: ``label: text``. ``tone`` is "error", "warn", "path" or "" (plain)."""
+
+    key: str  # the payload field it shows, e.g. "run.dump_dir"
+    label: str
+    text: str
+    tone: Tone = ""
+
+
+def measured_label(payload: Mapping[str, Any], field: str = "wall_ms") -> str:
+    """What a measured number of this report is ("CPU time of the emulation", "measured on the device")."""
+    labels = payload.get("labels") or {}
+    return str(labels.get(field) or labels.get("wall_ms") or "measured")
+
+
+def estimate_label(payload: Mapping[str, Any]) -> str:
+    """What an estimated number is; always says "estimate"."""
+    return str((payload.get("labels") or {}).get("est_us") or "estimated by the cost model")
+
+
+def shipped_facts(payload: Mapping[str, Any]) -> list[Fact]:
+    """The fact lines a payload ships; computed here for a payload written without them (older ones)."""
+    shipped = payload.get("facts")
+    if shipped is None:
+        return report_facts(payload)
+    return [Fact(str(f["key"]), str(f["label"]), str(f["text"]), cast("Tone", f.get("tone", ""))) for f in shipped]
+
+
+def report_facts(payload: Mapping[str, Any]) -> list[Fact]:
+    """Every labelled line of the report, in reading order: problems, run, files, estimates, notes."""
+    facts = _run_facts(payload)
+    facts += _plan_facts(payload)
+    return facts
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
+    run = payload.get("run")
+    if not run:
+        return []
+    per = " per step" if run["steps"] != 1 else ""
+    wall = f"{run['wall_ms']:.2f} ms{per} ({measured_label(payload)})"
+    facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], 'step')} · {wall}")]
+    if run.get("rounded_tensors") is not None:
+        scope = " (in every function it calls too)" if len(payload.get("functions") or []) > 1 else ""
+        text = f"{_plural(run['rounded_tensors'], 'tensor')} rounded to the plan's half precision{scope}"
+        facts.append(Fact("run.rounded_tensors", "Emulated", text))
+    facts += adapter_facts(run)
+    if run.get("reference_wall_ms") is not None:
+        facts.append(
+            Fact(
+                "run.reference_wall_ms",
+                "float32 reference",
+                f"{run['reference_wall_ms']:.2f} ms{per} ({measured_label(payload)})",
+            )
+        )
+    if run.get("first_overflow"):
+        facts.append(Fact("run.first_overflow", "First overflow (inf/NaN)", run["first_overflow"], "error"))
+    nonfinite = run.get("nonfinite")
+    if nonfinite:
+        where = nonfinite["first_op"] + ("" if nonfinite.get("step") is None else f" at step {nonfinite['step']}")
+        reason = f": {nonfinite['reason']}" if nonfinite.get("reason") else ""
+        facts.append(Fact("run.nonfinite", "First non-finite value", where + reason, "error"))
+    if run.get("dump_dir"):
+        facts.append(Fact("run.dump_dir", "Dump folder", run["dump_dir"], "path"))
+    if run.get("dump_steps"):
+        facts.append(Fact("run.dump_steps", "Dumped steps", ", ".join(str(k) for k in run["dump_steps"])))
+    for item in run.get("dump_skipped") or []:
+        facts.append(Fact("run.dump_skipped", f"Dump skipped step {item['step']}", item["reason"], "warn"))
+    if run.get("trace_file"):
+        facts.append(Fact("run.trace_file", "Trace (open in Perfetto)", run["trace_file"], "path"))
+    if run.get("op_summary_csv"):
+        facts.append(Fact("run.op_summary_csv", "Op summary CSV", run["op_summary_csv"], "path"))
+    top = costliest(payload["ops"], 5)
+    if top:
+        listed = ", ".join(f"{op_label(payload, op)} {op['us']:.1f} µs" for op in top)
+        facts.append(Fact("ops.us", f"Costliest ops (mean per run, {measured_label(payload, 'us')})", listed))
+    drifted = worst_drift(payload["ops"], 3)
+    if drifted:
+        listed = "; ".join(f"{op_label(payload, op)} {drift_text(op['dr'])}" for op in drifted)
+        facts.append(Fact("ops.dr", f"Largest drift vs float32 ({DRIFT_UNITS})", listed))
+    return facts
+
+
+#: What the three drift numbers are, said wherever drift is shown.
+DRIFT_UNITS = "abs: largest |a − b|; rel: largest |a − b| / |b|; cos: cosine similarity, 1 = same direction"
+
+
+def worst_drift(ops: list[dict[str, Any]], top: int = 3) -> list[dict[str, Any]]:
+    """The ``top`` ops that drifted most from float32 by max relative error (as the sweep's worst op).
+
+    A non-finite error (stored as null) ranks first: an op that went inf/NaN only here is the worst.
+    """
+    drifted = [(k, op) for k, op in enumerate(ops) if op.get("dr")]
+
+    def rank(item: tuple[int, dict[str, Any]]) -> tuple[float, int]:
+        rel = item[1]["dr"].get("max_rel")
+        return (-float("inf") if rel is None else -float(rel), item[0])
+
+    return [op for _, op in sorted(drifted, key=rank)[:top]]
+
+
+def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
+    """Ascend runs: the prediction label, the adapter's own output folders, GE's actual decisions."""
+    facts = []
+    if run.get("prediction"):
+        facts.append(Fact("run.prediction", "Predicted, not measured", run["prediction"], "warn"))
+    for place in run.get("adapter_outputs") or []:
+        state = "" if place.get("exists") else " (not written yet)"
+        facts.append(Fact("run.adapter_outputs", place["label"], place["path"] + state, "path"))
+    actual = run.get("actual")
+    if actual is None:
+        return facts
+    if actual.get("error"):
+        facts.append(Fact("run.actual.error", "GE graph dump not read", actual["error"], "error"))
+    if not actual.get("files"):
+        return [*facts, Fact("run.actual", "GE graph dump", "on, but none from this session was found yet")]
+    facts.append(
+        Fact(
+            "run.actual",
+            "Actual (GE compiled graph, measured on the device)",
+            f"{actual['compared']} ops compared, {actual['differ']} differ from the prediction, "
+            f"{actual['missing']} predicted device ops not in the dump",
+        )
+    )
+    facts.append(Fact("run.actual.files", "GE dump files", ", ".join(actual["files"]), "path"))
+    for row in sorted(actual["rows"], key=lambda r: bool(r.get("same")))[:rows]:
+        mark = "same" if row.get("same") else "DIFFERS"
+        facts.append(
+            Fact(
+                "run.actual.rows",
+                row["n"],
+                f"predicted {row['pe']} {'/'.join(row['pd'])}, actual {row['ae']} {'/'.join(row['ad'])} "
+                f"(GE op {row['ge']}) [{mark}]",
+                "" if row.get("same") else "warn",
+            )
+        )
+    return facts
+
+
+def transfers_text(payload: Mapping[str, Any], limit: int = 8) -> str:
+    """``"a → b (host → device, float32, 4.0 KiB); …"``: each host<->device edge, the first ``limit``."""
+    ops = payload["ops"]
+    items = []
+    for t in payload["transfers"][:limit]:
+        arrow = "host → device" if t["dir"] == "h2d" else "device → host"
+        size = "size unknown" if t.get("b") is None else format_bytes(t["b"])
+        items.append(
+            f"{op_label(payload, ops[t['s']])} → {op_label(payload, ops[t['d']])} ({arrow}, {t['dt']}, {size})"
+        )
+    more = len(payload["transfers"]) - limit
+    return "; ".join(items) + (f" +{more} more" if more > 0 else "")
+
+
+def functions_text(payload: Mapping[str, Any]) -> str:
+    """``"train_step (40 ops) calls gen_loss (12 ops), disc_loss (20 ops); the counts cover all"``."""
+    functions = payload.get("functions") or []
+    head, called = functions[0], functions[1:]
+    listed = ", ".join(f"{f['label']} ({_plural(f['ops'], 'op')})" for f in called)
+    return f"{head['label']} ({_plural(head['ops'], 'op')}) calls {listed}; the counts above cover all of them"
+
+
+def _plan_facts(payload: Mapping[str, Any]) -> list[Fact]:
+    facts = []
+    estimated = [(k, op) for k, op in enumerate(payload["ops"]) if op.get("est_us") is not None]
+    if estimated:
+        top = sorted(estimated, key=lambda item: (-item[1]["est_us"], item[0]))[:5]
+        listed = ", ".join(f"{op_label(payload, op)} {op['est_us']:.1f} µs" for _, op in top)
+        facts.append(Fact("ops.est_us", f"Estimated costliest ops ({estimate_label(payload)}, not measured)", listed))
+    if len(payload.get("functions") or []) > 1:
+        facts.append(Fact("functions", "Functions", functions_text(payload)))
+    if payload["transfers"]:
+        count = len(payload["transfers"])
+        facts.append(Fact("transfers", _plural(count, "transfer"), transfers_text(payload)))
+    cost = payload.get("cost_model")
+    if cost:
+        facts.append(Fact("cost_model", f"NPU step ({estimate_label(payload)}, not measured)", _cost_text(cost)))
+    approximate = payload["summary"].get("approximate")
+    if approximate:
+        facts.append(
+            Fact(
+                "summary.approximate",
+                "Approximate",
+                f"{_plural(approximate, 'decision')} rest on approximate op tables or the host-kept "
+                "list, not on the published CANN tables (marked ≈ per op)",
+                "warn",
+            )
+        )
+    predicted = payload.get("predicted")
+    if predicted is not None:
+        text = (
+            "predicted by the planner, not read from the device" if predicted else "read from the device's graph dump"
+        )
+        facts.append(Fact("predicted", "Placement and precision", text))
+    facts += [Fact("notes", "Note", note) for note in payload.get("notes") or []]
+    return facts
+
+
+LAUNCH_BOUND = 0.5  # a step at least this much fixed launch cost is said to be launch-bound
+
+
+def _cost_text(cost: dict[str, Any]) -> str:
+    """``"time 1.25 ms (0.48× float32) · activation + weight memory 12.0 MiB (0.55× float32) · basis: ..."``.
+
+    The label already says "estimated by the cost model, not measured"; the basis says what the model
+    assumes. A step that is mostly fixed launch cost says so next to its ratio (a small model shows
+    ~1.00× float32 under every precision mode for that reason, not because float16 gains nothing).
+    """
+
+    def ratio(value: float | None, why: str = "") -> str:
+        return "" if value is None else f" ({value:.2f}× float32{why})"
+
+    parts = []
+    if cost.get("step_ms") is not None:
+        parts.append(f"time {cost['step_ms']:.3f} ms{ratio(cost.get('step_ratio_fp32'), _launch_note(cost))}")
+    if cost.get("memory_bytes") is not None:
+        parts.append(
+            f"activation + weight memory {format_bytes(cost['memory_bytes'])}{ratio(cost.get('memory_ratio_fp32'))}"
+        )
+    if not parts:  # nothing estimated (a refused plan): the basis says why
+        return str(cost.get("basis") or "no estimate")
+    return " · ".join(parts) + (f" · basis: {cost['basis']}" if cost.get("basis") else "")
+
+
+def _launch_note(cost: dict[str, Any]) -> str:
+    """``": 92% of it is the fixed per-op launch cost, which precision does not change"`` or ``""``."""
+    share = cost.get("launch_share")
+    if share is None or share < LAUNCH_BOUND:
+        return ""
+    part = "over 99%" if share >= 0.995 else f"{share:.0%}"  # not "100%": the kernels take some time
+    return f": {part} of it is the fixed per-op launch cost, which precision does not change"
+
+
+def drift_text(drift: dict[str, Any]) -> str:
+    """``"0.0123 abs, 0.456 rel, cos 0.9876"``: the drift of an op's output against float32."""
+    parts = [f"{drift['max_abs']:.3g} abs"] if drift.get("max_abs") is not None else []
+    if drift.get("max_rel") is not None:
+        parts.append(f"{drift['max_rel']:.3g} rel")
+    if drift.get("cos") is not None:
+        parts.append(f"cos {drift['cos']:.4f}")
+    return ", ".join(parts)
+
+
+def op_function(payload: Mapping[str, Any], op: dict[str, Any]) -> str:
+    """The Python name of the function an op belongs to ("" in a report on one function)."""
+    functions = payload.get("functions") or []
+    return str(functions[op.get("f", 0)]["label"]) if len(functions) > 1 else ""
+
+
+def op_short_name(payload: Mapping[str, Any], op: dict[str, Any]) -> str:
+    """An op's name inside its own function (a called function's ops are named ``<function>/<op>``)."""
+    where = op.get("f", 0)
+    if not where:
+        return str(op["n"])
+    prefix = payload["functions"][where]["name"] + "/"
+    return str(op["n"])[len(prefix) :] if str(op["n"]).startswith(prefix) else str(op["n"])
+
+
+def op_label(payload: Mapping[str, Any], op: dict[str, Any]) -> str:
+    """An op as a line of text names it: ``MatMul (in inner)`` for an op of a called function."""
+    return f"{op_short_name(payload, op)} (in {op_function(payload, op)})" if op.get("f") else str(op["n"])
+
+
+def op_marks(op: dict[str, Any]) -> list[str]:
+    """Short per-op labels shown next to its name: overflow, approximate decision.
+
+    The cost model's per-op estimate is not one: every op has it, so on every name it buried the
+    name; it is listed once (``ops.est_us``) and per op in the Lab view's details.
+    """
+    marks = []
+    if op.get("ov"):
+        marks.append("⚠ overflow")
+    if op.get("approximate"):
+        marks.append("≈ approximate")
+    return marks

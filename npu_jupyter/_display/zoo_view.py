@@ -1,0 +1,164 @@
+"""The zoo check's table as escaped HTML and plain text (rows are plain dicts; see npu_jupyter._zoo_check.task).
+
+Same family as the precision sweep's table: one row per task, numbers labelled by kind in a legend
+every view carries, and every string from the user (entry names, options, op names, errors) escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from typing import Any
+
+from npu_jupyter._units import format_bytes
+
+PRED = "predicted by the planner"
+EST = "estimated by the cost model (not measured)"
+CPU = "CPU time of the emulation measured on this CPU (not NPU time)"
+
+COLUMNS = (
+    "entry",
+    "options",
+    "status",
+    "compiles",
+    "AI Core / AI CPU / host",
+    "ops lowered",
+    "first non-finite op",
+    "drift of fetches (max rel)",
+    "worst op (max rel)",
+    "est. NPU ms/step",
+    "vs float32",
+    "est. memory",
+    "vs float32",
+    "CPU ms/step (emulation)",
+)
+
+
+def entry_label(entry: str) -> str:
+    """A short name: the file's name (not its folders) and the function."""
+    target, _, function = entry.rpartition(":")
+    name = target.replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{name}:{function}"
+
+
+def options_label(options: dict[str, Any]) -> str:
+    """``allow_mix_precision`` for a precision mode alone, else ``key=value, ...``."""
+    if list(options) == ["precision_mode"]:
+        return str(options["precision_mode"])
+    return ", ".join(f"{k}={v}" for k, v in sorted(options.items())) or "(script's config)"
+
+
+def cells(row: dict[str, Any]) -> tuple[str, ...]:
+    """The row's text per column (n/a where the task did not get that far)."""
+    placement = (
+        "n/a" if row.get("ops") is None else f"{row['ai_core']} / {row['ai_cpu']} / {row['host']} of {row['ops']}"
+    )
+    compiles = {True: "yes", False: "no", None: "n/a"}[row.get("compiles")]
+    worst = row.get("worst_op")
+    return (
+        entry_label(row["entry"]),
+        options_label(row["options"]),
+        row["status"],
+        compiles,
+        placement,
+        _int(row.get("ops_lowered")),
+        row.get("first_non_finite") or "",
+        _g(row.get("fetch_max_rel")),
+        "" if worst is None else f"{worst} ({_g(row.get('worst_op_max_rel'))})",
+        _g(row.get("est_step_ms")),
+        _ratio(row.get("est_step_vs_fp32")),
+        "n/a" if row.get("est_memory_bytes") is None else format_bytes(int(row["est_memory_bytes"])),
+        _ratio(row.get("est_memory_vs_fp32")),
+        "n/a" if row.get("cpu_ms_per_step") is None else f"{row['cpu_ms_per_step']:.1f}",
+    )
+
+
+def problem(row: dict[str, Any]) -> str:
+    """What stopped or refused the task (the plan's errors, the entry's exception), or ''."""
+    if row.get("error"):
+        first = str(row["error"]).strip().splitlines()[0] if str(row["error"]).strip() else ""
+        return f"{row['status']}: {first}"
+    if row.get("plan_errors"):
+        return "the adapter would refuse this graph (numbers are emulated only): " + "; ".join(row["plan_errors"])
+    return ""
+
+
+def legend(rows: list[dict[str, Any]]) -> str:
+    """What kind of number each column is."""
+    steps = sorted({r["steps_run"] for r in rows if r.get("steps_run")})
+    counted = "/".join(map(str, steps)) or "0"
+    return (
+        f"compiles, placement, ops lowered: {PRED} (compiles = the plan has no error). First non-finite op, "
+        f"drift (max relative error vs a float32 reference of the same step): measured by the emulator. "
+        f"est. NPU ms/step, est. memory: {EST}; vs float32: the same estimate with every float tensor in "
+        f"float32. CPU ms/step: {CPU}, mean over the {counted} training step(s) of each task, first step "
+        f"included. One process per task."
+    )
+
+
+def text(rows: list[dict[str, Any]]) -> str:
+    """The table as aligned plain text, problems under their row, then the legend."""
+    table = [COLUMNS, *(cells(r) for r in rows)]
+    widths = [min(40, max(len(line[i]) for line in table)) for i in range(len(COLUMNS))]
+    lines = []
+    for number, line in enumerate(table):
+        lines.append("  ".join(_fit(value, widths[i]) for i, value in enumerate(line)).rstrip())
+        why = problem(rows[number - 1]) if number else ""
+        if why:
+            lines.append(f"    {why}")
+    lines.append(legend(rows))
+    return "\n".join(lines)
+
+
+def render_html(rows: list[dict[str, Any]], title: str = "zoo check") -> str:
+    """The table as HTML; every value is escaped text."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
+    body = []
+    span = len(COLUMNS)
+    for row in rows:
+        status = html.escape(row["status"], quote=True)
+        body.append(
+            f"<tr class='npu-zoo-{status}'>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells(row)) + "</tr>"
+        )
+        why = problem(row)
+        if why:
+            body.append(f"<tr class='npu-zoo-problem'><td></td><td colspan='{span - 1}'>{html.escape(why)}</td></tr>")
+    body.append(
+        f"<tr class='npu-zoo-legend'><td colspan='{span}' style='opacity:.8'>{html.escape(legend(rows))}</td></tr>"
+    )
+    return (
+        f"<table><caption>{html.escape(title)}</caption><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def csv_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Flat records for a CSV file: options as JSON, plan errors joined, the rest as they are."""
+    flat = []
+    for row in rows:
+        record = {k: v for k, v in row.items() if k != "traceback"}
+        record["options"] = json.dumps(row["options"], sort_keys=True)
+        record["plan_errors"] = "; ".join(row.get("plan_errors") or [])
+        flat.append(record)
+    return flat
+
+
+def _fit(value: str, width: int) -> str:
+    return value if len(value) <= width else value[: width - 1] + "…"
+
+
+def _int(value: object) -> str:
+    return "n/a" if value is None else str(value)
+
+
+def _ratio(value: object) -> str:
+    return "n/a" if value is None else f"{value:.2f}×"
+
+
+def _g(value: object) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    return f"{value:.3g}"

@@ -1,0 +1,207 @@
+"""Collect the run reports of a ``%%npu`` cell, one per distinct run.
+
+A training loop calls ``sess.run(train_op)`` a thousand times; a thousand identical reports would bury
+the one that matters. Runs of the same session with the same fetches and the same plan collapse into
+one report whose ``steps`` is the number of runs, with times averaged per run and overflow findings
+kept from every run. Order follows the first run of each group, so the output is deterministic.
+
+Two more things keep the report a person came for on top:
+
+* a run that only initialises variables (``sess.run(tf.compat.v1.global_variables_initializer())``)
+  is not worth a full report before the training loop's: :func:`arrange` puts such runs after the
+  others, as a one-line note, unless they are all the cell ran;
+* a warning repeated word for word by several reports of the cell (the planner repeats some for every
+  run of a Saver, say) is shown in full once; later reports point back to it
+  (:func:`dedupe_warnings`), and a note every traced function's report carries (the TF2 placement
+  rule) is shown with the first report only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Callable, Hashable
+
+from npu_jupyter._runtime.observe.initializers import is_initializer_plan
+
+if TYPE_CHECKING:  # pragma: no cover
+    from npu_jupyter._plan.model import Plan
+    from npu_jupyter._runtime.report import RunReport
+
+    #: (session number, fetches, plan identity): the runs that collapse into one report.
+    RunKey = tuple[int, tuple[str, ...], tuple[Hashable, ...]]
+
+
+def cell_reports(sessions: list[object]) -> list[RunReport]:
+    """Every RunReport of the cell's sessions, collapsed per (session, fetches, plan).
+
+    Each carries the cost model's estimate of its plan as the runtime attached it where it built the
+    report (``RunReport.estimate``), so ``%%npu`` shows the estimate ``session().last_report`` has.
+    """
+    groups: dict[RunKey, list[RunReport]] = {}
+    plan_keys: dict[int, tuple[Hashable, ...]] = {}
+    for number, session in enumerate(sessions):
+        for report in _reports_of(session):
+            key = (number, tuple(report.fetches), _plan_key(report.plan, plan_keys))
+            groups.setdefault(key, []).append(report)
+    return [collapse(reports) for reports in groups.values()]
+
+
+def collapse(reports: list[RunReport]) -> RunReport:
+    """One RunReport standing for several runs of the same thing (the last run's records and estimate)."""
+    if len(reports) == 1:
+        return reports[0]
+    last = reports[-1]
+    steps = sum(max(1, r.steps) for r in reports)
+    overflow: list[str] = []
+    for r in reports:
+        overflow += [name for name in r.overflow_ops if name not in overflow]
+    return dataclasses.replace(
+        last,
+        steps=steps,
+        wall_ms=_weighted(reports, lambda r: r.wall_ms) or 0.0,  # every report has a wall time: never None
+        reference_wall_ms=_weighted(reports, lambda r: r.reference_wall_ms),
+        op_times_us=_mean_times(reports),
+        overflow_ops=overflow,
+        first_overflow=next((r.first_overflow for r in reports if r.first_overflow), None),
+        dump_dir=next((r.dump_dir for r in reversed(reports) if r.dump_dir), None),
+        trace_file=next((r.trace_file for r in reversed(reports) if r.trace_file), None),
+        op_summary_csv=next((r.op_summary_csv for r in reversed(reports) if r.op_summary_csv), None),
+    )
+
+
+def _reports_of(session: object) -> list[RunReport]:
+    """A session's reports (``reports``), else its ``last_report`` (a session keeping only that)."""
+    reports = getattr(session, "reports", None)
+    if reports:
+        return list(reports)
+    last = getattr(session, "last_report", None)
+    return [last] if last is not None else []
+
+
+def _plan_key(plan: Plan, memo: dict[int, tuple[Hashable, ...]]) -> tuple[Hashable, ...]:
+    """Identity of a plan by content (a re-planned identical graph is the same plan), memoised by id."""
+    key = memo.get(id(plan))
+    if key is None:
+        key = memo[id(plan)] = (tuple(plan.ops), plan.precision_mode, plan.soc)
+    return key
+
+
+def _weighted(reports: list[RunReport], value: Callable[[RunReport], float | None]) -> float | None:
+    """Mean per run across reports that each cover ``steps`` runs; None if any value is missing."""
+    values = [(value(r), max(1, r.steps)) for r in reports]
+    known = [(v, n) for v, n in values if v is not None]
+    if len(known) < len(values):
+        return None
+    return sum(v * n for v, n in known) / sum(n for _, n in known)
+
+
+def _mean_times(reports: list[RunReport]) -> dict[str, float]:
+    """Per-op µs, the mean per run over every run of the reports."""
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for r in reports:
+        for name, us in r.op_times_us.items():
+            sums[name] = sums.get(name, 0.0) + us * max(1, r.steps)
+            counts[name] = counts.get(name, 0) + max(1, r.steps)
+    return {name: sums[name] / counts[name] for name in sums}
+
+
+# -- initialiser runs ---------------------------------------------------------------------------
+
+
+def is_initializer_run(report: RunReport) -> bool:
+    """True when the run only initialised variables: its fetches are NoOp groups and every other op
+    of its plan is a variable, an assignment, or computes nothing but an assignment's initial value.
+
+    Decided from the plan's structure rather than the fetch name ("init"), so renamed initialisers
+    count and a NoOp grouping training updates (``minimize``) or a Saver restore does not: an apply op
+    is neither an assignment nor feeds one, and a restore reads a checkpoint (an external input).
+    """
+    if report.function is not None and report.function.helper == "initializer":  # initialize_variables
+        return True
+    return is_initializer_plan(report.plan, report.fetches)
+
+
+def arrange(reports: list[RunReport]) -> tuple[list[RunReport], list[RunReport]]:
+    """(reports to render in full, initialiser runs to mention in one line), both in run order.
+
+    When the cell ran nothing but initialisers they are the reports: there is nothing else to show.
+    """
+    init = [r for r in reports if is_initializer_run(r)]
+    if len(init) == len(reports):
+        return reports, []
+    return [r for r in reports if not is_initializer_run(r)], init
+
+
+def initializer_note(reports: list[RunReport]) -> str:
+    """``also ran: init (variable initialisation, 22 ops)`` for the collapsed initialiser runs."""
+    parts = []
+    for r in reports:
+        runs = f", {r.steps} runs" if r.steps > 1 else ""
+        if r.function is not None and r.function.helper:  # "variable initialisation (initialize_variables), ..."
+            parts.append(f"{r.function.label} ({len(r.plan.ops)} ops{runs})")
+        else:
+            parts.append(f"{', '.join(r.fetches)} (variable initialisation, {len(r.plan.ops)} ops{runs})")
+    return "also ran: " + "; ".join(parts)
+
+
+# -- warnings repeated across reports -------------------------------------------------------------
+
+
+def dedupe_warnings(reports: list[RunReport]) -> list[RunReport]:
+    """Reports whose warnings already shown by an earlier report of the cell are cut to a pointer.
+
+    The first report keeps the full text; a later one keeps a short line naming that report, so its
+    warning count stays right and nothing is lost. Reports without repeats are returned unchanged
+    (the same objects).
+    """
+    first_seen: dict[str, str] = {}
+    out = []
+    shown_notes: set[str] = set()
+    for report in _notes_once(reports, shown_notes):
+        plan = report.plan
+        warnings = []
+        for message in plan.warnings:
+            where = first_seen.get(message)
+            if where is None:
+                first_seen[message] = _label(report)
+                warnings.append(message)
+            else:
+                warnings.append(f"Same warning as the report of {where} above: {_gist(message)}")
+        if warnings == plan.warnings:
+            out.append(report)
+        else:
+            out.append(dataclasses.replace(report, plan=dataclasses.replace(plan, warnings=warnings)))
+    return out
+
+
+def _notes_once(reports: list[RunReport], shown: set[str]) -> list[RunReport]:
+    """Reports after the first that carries the TF2 rule's note, without that note.
+
+    The note (how the TF2 adapter's placement is predicted) is the same for every traced function of
+    a cell: it is shown with the first report, not repeated under each. Notes about one report's own
+    graph (Keras 3 built it, XLA was turned off) stay with every report they concern.
+    """
+    from npu_jupyter._runtime.functions.emulator import TF2_RULE_NOTE
+
+    out = []
+    for report in reports:
+        notes = list(report.notes)
+        kept = [note for note in notes if note != TF2_RULE_NOTE or note not in shown]
+        shown.update(notes)
+        if kept == notes:
+            out.append(report)
+        else:
+            out.append(dataclasses.replace(report, notes=kept))
+    return out
+
+
+def _label(report: RunReport) -> str:
+    """The report's fetches, as a later report's pointer back to it names them."""
+    return ", ".join(report.fetches[:3]) + (", …" if len(report.fetches) > 3 else "") or "the run"
+
+
+def _gist(message: str, limit: int = 90) -> str:
+    """The first sentence (or the first ``limit`` characters) of a warning."""
+    first = message.split(". ", maxsplit=1)[0].split(": ", maxsplit=1)[0]
+    return first if len(first) <= limit else first[: limit - 1] + "…"

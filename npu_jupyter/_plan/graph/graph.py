@@ -1,0 +1,154 @@
+"""One light, normalised view of a TensorFlow graph for the planner.
+
+The planner accepts a ``tf.Graph``, a ``GraphDef`` or a ``tf.function`` ConcreteFunction. All three
+become a :class:`GraphView`: plain Python nodes (name, op type, data inputs with slot and dtype,
+control inputs, output dtypes, the few attributes the adapter's rules read) in topological order.
+
+Why a separate view: the adapter's rules walk every edge several times (seeding, propagation,
+clustering, precision). Protobuf and TF Python objects are slow to touch, so the GraphDef is iterated
+exactly once and everything later works on ``__slots__`` objects and ints. Output dtypes come from
+each op type's ``OpDef`` (looked up once per type, not per node). Static shapes are not converted up
+front (``as_graph_def(add_shapes=True)`` alone costs more than the whole plan); they are looked up
+lazily, only for the tensors that cross the host/device boundary.
+
+This module holds the view's types only. :mod:`npu_jupyter._plan.graph.view` builds a view from a NodeDef
+reader (:mod:`node_reading`), per-op-type OpDef recipes (:mod:`op_recipes`) and the ordering
+(:mod:`topology`); :mod:`fetches` reads what a ``Session.run`` would fetch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from npu_jupyter._plan.graph.graph_exec import GraphExecConfig
+    from npu_jupyter._tf_types import Graph
+
+# Attribute names the adapter's scopes and helpers set (ADAPTER-FACTS §3.2, §3.3, §4.5).
+WITHOUT_NPU_COMPILE = "_without_npu_compile"
+KEEP_DTYPE = "_keep_dtype"
+OP_MAX_SIZE = "_op_max_size"
+NO_NEED_OPTIMIZE = "_NoNeedOptimize"
+
+
+class Node:
+    """One op of the graph, reduced to what the rules need."""
+
+    __slots__ = (
+        "body",
+        "control_inputs",
+        "ctrl_idx",
+        "frame_name",
+        "functions",
+        "in_idx",
+        "index",
+        "input_dtypes",
+        "input_names",
+        "input_refs",
+        "inputs",
+        "keep_dtype",
+        "name",
+        "no_need_optimize",
+        "op",
+        "op_max_size",
+        "output_dtypes",
+        "output_refs",
+        "without_npu_compile",
+    )
+
+    def __init__(self, name: str, op: str) -> None:
+        self.name = name
+        self.op = op
+        self.index = -1  # position in GraphView.order (topological)
+        # Fields that are empty for many nodes start as the shared empty tuple and are replaced, never
+        # mutated: a view of a large graph then holds far fewer objects for the garbage collector to
+        # scan (a cold plan's collector passes cost about as much as building the view itself).
+        self.inputs: Sequence[tuple[str, int]] = ()  # (producer name, output slot)
+        self.input_names: Sequence[str] = ()  # producer name of each data input
+        self.input_dtypes: Sequence[str] = ()  # dtype of each data input as produced ("" if unknown)
+        self.input_refs: list[bool] | None = None  # input arg is a ref type (None: no ref args)
+        self.control_inputs: Sequence[str] = ()
+        self.output_dtypes: list[str] = []
+        self.output_refs: list[bool] | None = None
+        self.without_npu_compile = False
+        self.keep_dtype = False
+        self.op_max_size = False
+        self.no_need_optimize = False
+        self.functions: Sequence[str] = ()  # library functions this node calls (attrs or op type)
+        self.body: Sequence[str] = ()  # op types inside the called functions (for display)
+        self.frame_name = ""  # V1 while-loop frame an Enter node opens
+        self.in_idx: Sequence[int] = ()  # producer index of each data input (-1: not in the view)
+        self.ctrl_idx: Sequence[int] = ()  # index of each control input in the view
+
+    def __repr__(self) -> str:
+        return f"Node({self.name!r}, {self.op!r})"
+
+
+@dataclass
+class FunctionInfo:
+    """A library function, as the adapter's recursive support test sees it."""
+
+    name: str
+    op_types: list[str]
+    calls: list[str]  # nested functions referenced by its nodes' attrs or op types
+    output_dtypes: list[str]
+
+
+@dataclass
+class GraphView:
+    """Nodes in topological order plus the function library and a lazy shape source."""
+
+    nodes: dict[str, Node]
+    order: list[Node]
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    tf_graph: Graph | None = None  # the tf.Graph the view came from, for lazy static shapes
+    exec_config: GraphExecConfig | None = None  # the graph's own dynamic config
+    _consumers: list[list[tuple[int, int]]] | None = None
+    _preds: list[list[int]] | None = None
+    _succs: list[list[int]] | None = None
+
+    # Edge lists depend on the graph only, so they are built once per view: a view is cached
+    # across re-plans under other configs. Callers must not mutate them.
+
+    def preds(self) -> list[list[int]]:
+        """Per node: indices of data and control producers that come earlier in topological order."""
+        if self._preds is None:
+            self._preds = [[j for j in (*n.in_idx, *n.ctrl_idx) if 0 <= j < n.index] for n in self.order]
+        return self._preds
+
+    def succs(self) -> list[list[int]]:
+        """Per node: indices of the consumers in :meth:`preds` (the same edges reversed)."""
+        if self._succs is None:
+            succ: list[list[int]] = [[] for _ in self.order]
+            for i, ps in enumerate(self.preds()):
+                for p in ps:
+                    succ[p].append(i)
+            self._succs = succ
+        return self._succs
+
+    def consumers(self) -> list[list[tuple[int, int]]]:
+        """Per node index: (consumer index, input position) of every data out-edge."""
+        if self._consumers is None:
+            cons: list[list[tuple[int, int]]] = [[] for _ in self.order]
+            for n in self.order:
+                ci = n.index
+                for pos, j in enumerate(n.in_idx):
+                    if j >= 0:
+                        cons[j].append((ci, pos))
+            self._consumers = cons
+        return self._consumers
+
+    def shape(self, tensor: str) -> tuple[int, ...] | None:
+        """Fully known static shape of ``"op:slot"``, else None (only from a tf.Graph)."""
+        if self.tf_graph is None:
+            return None
+        try:
+            dims = self.tf_graph.get_tensor_by_name(tensor).shape
+            if dims.rank is None:
+                return None
+            out = tuple(dims.as_list())
+        except (KeyError, ValueError):
+            return None
+        known = tuple(d for d in out if d is not None and d >= 0)
+        return known if len(known) == len(out) else None

@@ -1,0 +1,135 @@
+"""Reading NodeDefs into view nodes: inputs, output dtypes, scope attributes, library functions.
+
+Each NodeDef is touched exactly once (protobuf access is the slow part of planning a large graph);
+everything later reads the :class:`~npu_jupyter._plan.graph.graph.Node` it becomes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from npu_jupyter._plan.graph.graph import (
+    KEEP_DTYPE,
+    NO_NEED_OPTIMIZE,
+    OP_MAX_SIZE,
+    WITHOUT_NPU_COMPILE,
+    FunctionInfo,
+    Node,
+)
+from npu_jupyter._plan.graph.op_recipes import RECIPES, called_functions, dtype_of, input_refs, output_dtypes, recipe_of
+from npu_jupyter._plan.rewrites import UNARY_COMPOSITION, composed_ops
+
+if TYPE_CHECKING:
+    from npu_jupyter._tf_types import AttrMap, GraphDef, NodeDef
+
+
+def _flag(attrs: AttrMap, key: str) -> bool:
+    v = attrs.get(key)
+    if v is None:
+        return False
+    which = v.WhichOneof("value")
+    if which == "b":
+        return v.b
+    if which == "i":
+        return v.i != 0
+    if which == "s":
+        return v.s.lower() in (b"true", b"1")
+    return which is not None
+
+
+# Scope attributes the rules read. They are rare, and a membership test on a protobuf map costs
+# about as much as reading an input, so the view only tests for those whose key occurs anywhere in
+# the serialized graph (a key absent from the bytes cannot be on any node).
+_SCOPE_ATTRS = (WITHOUT_NPU_COMPILE, KEEP_DTYPE, OP_MAX_SIZE, NO_NEED_OPTIMIZE)
+
+
+def scope_attrs_in(serialized: bytes | None) -> frozenset[str]:
+    """Scope attribute keys that may occur in a graph (all of them when the bytes are unknown)."""
+    if serialized is None:
+        return frozenset(_SCOPE_ATTRS)
+    return frozenset(k for k in _SCOPE_ATTRS if k.encode() in serialized)
+
+
+def read_node(nd: NodeDef, library: dict[str, FunctionInfo], scoped: frozenset[str]) -> Node:
+    """Convert one NodeDef; ``scoped`` lists the scope attribute keys worth testing for."""
+    op = nd.op
+    n = Node(nd.name, op)
+    attrs = nd.attr
+    raw = nd.input
+    if raw:
+        _read_inputs(n, raw)
+    fn = library.get(op)
+    if fn is not None:  # a direct call of a library function
+        n.output_dtypes = list(fn.output_dtypes)
+        n.functions = [op]
+    else:
+        recipe = RECIPES.get(op) or recipe_of(op)
+        if recipe.known:
+            n.output_dtypes, n.output_refs = output_dtypes(attrs, recipe)
+            if recipe.has_ref_input:
+                n.input_refs = input_refs(attrs, recipe, len(n.inputs))
+            if recipe.func_attrs:
+                n.functions = called_functions(attrs, recipe)
+    if scoped:
+        _read_scope_attrs(n, attrs, scoped)
+    if op == UNARY_COMPOSITION:  # the adapter splits it back into these ops (_plan.rewrites)
+        n.body = composed_ops(attrs)
+    if op in {"Enter", "RefEnter"}:
+        v = attrs.get("frame_name")
+        n.frame_name = v.s.decode(errors="replace") if v is not None else ""
+    return n
+
+
+def _read_inputs(n: Node, raw: Sequence[str]) -> None:
+    """Data inputs as (producer, slot) plus producer names; "^name" entries are control inputs."""
+    inputs: list[tuple[str, int]] = []
+    names: list[str] = []
+    control: list[str] = []
+    for text in raw:
+        if text.startswith("^"):
+            control.append(text[1:])
+            continue
+        # inlined fetches.split_tensor_name: this loop runs once per edge of the graph
+        name, sep, slot = text.rpartition(":")
+        if sep and slot.isdigit():
+            inputs.append((name, int(slot)))
+            names.append(name)
+        else:
+            inputs.append((text, 0))
+            names.append(text)
+    if inputs:
+        n.inputs, n.input_names = inputs, names
+    if control:
+        n.control_inputs = control
+
+
+def _read_scope_attrs(n: Node, attrs: AttrMap, scoped: frozenset[str]) -> None:
+    """Set the scope flags; membership is tested first because decoding is the rare case."""
+    if WITHOUT_NPU_COMPILE in scoped and WITHOUT_NPU_COMPILE in attrs:
+        n.without_npu_compile = _flag(attrs, WITHOUT_NPU_COMPILE)
+    if KEEP_DTYPE in scoped and KEEP_DTYPE in attrs:
+        n.keep_dtype = _flag(attrs, KEEP_DTYPE)
+    if OP_MAX_SIZE in scoped and OP_MAX_SIZE in attrs:
+        n.op_max_size = True
+    if NO_NEED_OPTIMIZE in scoped and NO_NEED_OPTIMIZE in attrs:
+        n.no_need_optimize = _flag(attrs, NO_NEED_OPTIMIZE)
+
+
+def read_library(graph_def: GraphDef) -> dict[str, FunctionInfo]:
+    """Summaries of every library function: op types inside and nested calls."""
+    names = {f.signature.name for f in graph_def.library.function}
+    out: dict[str, FunctionInfo] = {}
+    for f in graph_def.library.function:
+        op_types: list[str] = []
+        calls: list[str] = []
+        for nd in f.node_def:
+            op_types.append(nd.op)
+            if nd.op in names:
+                calls.append(nd.op)
+            else:
+                recipe = recipe_of(nd.op)
+                if recipe.func_attrs:
+                    calls.extend(called_functions(nd.attr, recipe))
+        outs = [dtype_of(a.type)[0] if a.type else "" for a in f.signature.output_arg]
+        out[f.signature.name] = FunctionInfo(f.signature.name, op_types, calls, outs)
+    return out

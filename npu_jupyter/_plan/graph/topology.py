@@ -1,0 +1,132 @@
+"""Topological order of the view's nodes and pruning to what the fetches need.
+
+V1 while-loop back edges (NextIteration) are ignored, as by the adapter's cycle check. Edges are
+renumbered to positions in the final order, so every later pass works on ints.
+"""
+
+from __future__ import annotations
+
+from npu_jupyter._plan.graph.graph import Node
+
+# V1 while-loop back edges: ignored by topological sort and by the adapter's cycle check.
+_BACK_EDGE_OPS = frozenset({"NextIteration", "RefNextIteration"})
+
+
+def _positions(listed: list[Node]) -> bool:
+    """Fill ``in_idx``/``ctrl_idx`` with listed positions; True when already topologically sorted."""
+    pos = {n.name: k for k, n in enumerate(listed)}
+    get = pos.get
+    ordered = True
+    for k, n in enumerate(listed):
+        idx = [get(s, -1) for s in n.input_names] if n.input_names else ()
+        ctrl = [j for j in map(get, n.control_inputs) if j is not None] if n.control_inputs else ()
+        n.in_idx = idx
+        n.ctrl_idx = ctrl
+        # max() runs in C: cheaper than a Python loop for the common all-earlier case
+        if ordered and ((idx and max(idx) >= k) or (ctrl and max(ctrl) >= k)):
+            # a later producer is fine only across a while-loop back edge
+            ordered = all(j < k or listed[j].op in _BACK_EDGE_OPS for j in idx) and all(j < k for j in ctrl)
+    return ordered
+
+
+def _topological_positions(listed: list[Node]) -> list[int]:
+    """Listed positions in an order where every producer precedes its consumers (back edges ignored).
+
+    A depth-first repair rather than Kahn's algorithm: FuncGraph GraphDefs are almost sorted (often
+    only the final output Identity waits on a later NoOp), and this keeps every node that is already
+    in place where it is. Nodes on a cycle are emitted when first reached. A node whose producers
+    are all emitted is emitted at once without a stack: that is nearly every node.
+    """
+    count = len(listed)
+    back = bytearray(n.op in _BACK_EDGE_OPS for n in listed)
+    state = bytearray(count)  # 0 new, 1 in progress, 2 emitted
+    order: list[int] = []
+    for k in range(count):
+        if state[k]:
+            continue
+        # Every position before k is emitted by now, so producers listed earlier need no stack.
+        n = listed[k]
+        idx, ctrl = n.in_idx, n.ctrl_idx
+        if (not idx or max(idx) < k) and (not ctrl or max(ctrl) < k):
+            state[k] = 2
+            order.append(k)
+            continue
+        stack = [k]
+        state[k] = 1
+        while stack:
+            top = stack[-1]
+            n = listed[top]
+            pending = None
+            for j in n.in_idx:
+                if j >= 0 and state[j] == 0 and not back[j]:
+                    pending = j
+                    break
+            if pending is None:
+                for j in n.ctrl_idx:
+                    if state[j] == 0:
+                        pending = j
+                        break
+            if pending is None:
+                state[top] = 2
+                order.append(top)
+                stack.pop()
+            else:
+                state[pending] = 1
+                stack.append(pending)
+    return order
+
+
+def link(listed: list[Node]) -> list[Node]:
+    """Topological order with ``index``, ``in_idx``, ``ctrl_idx`` and ``input_dtypes`` filled in.
+
+    One pass renumbers the edges into the final order and reads each input's dtype from its
+    producer's declared outputs (a missing producer or slot reads as "").
+    """
+    if _positions(listed):
+        positions = None
+        order = listed
+    else:
+        positions = _topological_positions(listed)
+        order = [listed[k] for k in positions]
+    outs = [n.output_dtypes for n in listed]
+    new: list[int] = []
+    first_moved = len(listed)  # edges to earlier positions keep their numbers
+    if positions is not None:
+        new = [0] * len(listed)
+        for i, k in enumerate(positions):
+            new[k] = i
+            if i != k and k < first_moved:
+                first_moved = k
+    for i, n in enumerate(order):
+        n.index = i
+        idx = n.in_idx
+        if idx:
+            n.input_dtypes = [
+                outs[j][slot] if j >= 0 and slot < len(outs[j]) else "" for (_src, slot), j in zip(n.inputs, idx)
+            ]
+            if max(idx) >= first_moved:
+                n.in_idx = [new[j] if j >= 0 else -1 for j in idx]
+        ctrl = n.ctrl_idx
+        if ctrl and max(ctrl) >= first_moved:
+            n.ctrl_idx = [new[j] for j in ctrl]
+    return order
+
+
+def prune(nodes: dict[str, Node], listed: list[Node], fetches: list[str]) -> list[Node]:
+    """Keep only the ancestors (data and control) of the fetched ops."""
+    missing = [f for f in fetches if f not in nodes]
+    if missing:
+        raise ValueError(f"fetches name ops that are not in the graph: {', '.join(map(repr, missing))}")
+    keep = set(fetches)
+    stack = list(fetches)
+    while stack:
+        n = nodes[stack.pop()]
+        for s, _ in n.inputs:
+            if s not in keep and s in nodes:
+                keep.add(s)
+                stack.append(s)
+        for s in n.control_inputs:
+            if s not in keep and s in nodes:
+                keep.add(s)
+                stack.append(s)
+    return [n for n in listed if n.name in keep]

@@ -1,0 +1,71 @@
+"""Building a :class:`~npu_jupyter._plan.graph.graph.GraphView` from any graph input ``plan()`` accepts.
+
+A ``tf.Graph``, a ``GraphDef`` or a ``tf.function`` ConcreteFunction become one GraphDef; its nodes are
+read once (:mod:`node_reading`), pruned to the fetches (:mod:`fetches`, :mod:`topology`) and ordered.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from npu_jupyter._plan.graph.fetches import fetch_names
+from npu_jupyter._plan.graph.graph import GraphView
+from npu_jupyter._plan.graph.graph_exec import graph_config
+from npu_jupyter._plan.graph.node_reading import read_library, read_node, scope_attrs_in
+from npu_jupyter._plan.graph.topology import link, prune
+
+if TYPE_CHECKING:
+    from npu_jupyter._tf_types import Graph, GraphDef
+
+
+def graph_def_of(graph: object) -> tuple[GraphDef, Graph | None]:
+    """(GraphDef, tf.Graph or None) for any accepted input; one clear error otherwise."""
+    from tensorflow.core.framework import graph_pb2
+
+    if isinstance(graph, graph_pb2.GraphDef):
+        return graph, None
+    inner = getattr(graph, "graph", None)  # ConcreteFunction -> FuncGraph
+    if inner is not None and hasattr(inner, "as_graph_def") and not hasattr(graph, "as_graph_def"):
+        graph = inner
+    if hasattr(graph, "as_graph_def") and hasattr(graph, "get_tensor_by_name"):
+        tf_graph = cast("Graph", graph)  # a tf.Graph or FuncGraph, as the attributes show
+        return tf_graph.as_graph_def(), tf_graph
+    raise TypeError(
+        f"plan() needs a tf.Graph, a GraphDef or a tf.function ConcreteFunction, got {type(graph).__name__}"
+    )
+
+
+def build_view(graph: object, fetches: object = None) -> GraphView:
+    """Convert any accepted graph input into a :class:`GraphView` (pruned to ``fetches``)."""
+    graph_def, tf_graph = graph_def_of(graph)
+    return view_of(graph_def, tf_graph, fetches)
+
+
+def view_of(
+    graph_def: GraphDef, tf_graph: Graph | None = None, fetches: object = None, serialized: bytes | None = None
+) -> GraphView:
+    """The view of a GraphDef; ``tf_graph`` (when known) answers static-shape lookups.
+
+    ``serialized`` (the GraphDef's bytes, when the caller has them) lets the conversion skip tests
+    for scope attributes that occur nowhere in the graph.
+    """
+    library = read_library(graph_def) if graph_def.library.function else {}
+    scoped = scope_attrs_in(serialized)
+    listed = [read_node(nd, library, scoped) for nd in graph_def.node]
+    nodes = {n.name: n for n in listed}
+    wanted = fetch_names(fetches)
+    if wanted:
+        listed = prune(nodes, listed, wanted)
+        nodes = {n.name: n for n in listed}
+    exec_config = graph_config(graph_def, set(nodes) if wanted else None, serialized)
+    order = link(listed)
+    if library:
+        for n in order:
+            if n.functions:
+                body: list[str] = []
+                for fname in n.functions:
+                    info = library.get(fname)
+                    if info is not None:
+                        body.extend(info.op_types)
+                n.body = body
+    return GraphView(nodes=nodes, order=order, functions=library, tf_graph=tf_graph, exec_config=exec_config)

@@ -1,0 +1,298 @@
+"""Device clusters (the adapter's GeOps) and the tensors that cross between host and device.
+
+The entry point applies the adapter's partition rules in order: group the candidates into cycle-free
+clusters (:mod:`clustering`), drop a lone NoOp/Identity, merge unrelated clusters (full offload keeps
+only the largest, cutting the rest off to the host; mixed computing and lazy_recompile keep several),
+then list every tensor that crosses a GeOp boundary (ADAPTER-FACTS §3.5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from npu_jupyter._ops.variable_ops import VARIABLE_OPS
+from npu_jupyter._plan.clustering import group_candidates, merge_unreachable
+from npu_jupyter._plan.graph.graph import GraphView, Node
+from npu_jupyter._plan.model import Subgraph, Transfer
+from npu_jupyter._plan.placement import Placement
+from npu_jupyter._plan.settings import PlanSettings
+from npu_jupyter._units import DTYPE_BYTES
+
+if TYPE_CHECKING:  # typing.Literal is Python 3.8+; annotations here are strings, never evaluated
+    from typing import Literal  # novermin (never imported at run time)
+
+GRAPH_COUNTER = 1  # the adapter numbers GeOps per graph: GeOp<graph>_<cluster>
+_DTYPE_BYTES = DTYPE_BYTES
+CUT_OFF_REASON = (
+    "cut off from the largest device cluster: full offload keeps only one GeOp, so this op silently "
+    "runs on the host CPU — enable mix_compile_mode or wrap the unsupported ops in "
+    "without_npu_compile_scope"
+)
+# tf.train.Saver's checkpoint I/O (ADAPTER-FACTS §3.5-6/8, §3.6: GE cannot run these)
+_CHECKPOINT_OPS = frozenset(
+    {
+        "SaveV2",
+        "RestoreV2",
+        "MergeV2Checkpoints",
+        "Save",
+        "SaveSlices",
+        "Restore",
+        "RestoreSlice",
+        "ShardedFilename",
+        "ShardedFilespec",
+        "StringJoin",
+    }
+)
+
+
+@dataclass
+class Partition:
+    """Clusters (node indices, largest first), each node's cluster name, edges crossing the boundary."""
+
+    clusters: list[list[int]]
+    cluster_of: list[str | None]
+    subgraphs: list[Subgraph]
+    transfers: list[Transfer] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# transfers and boundary checks
+# --------------------------------------------------------------------------------------------
+
+
+def _bytes(view: GraphView, tensor: str, dtype: str, cache: dict[str, int | None]) -> int | None:
+    if tensor in cache:
+        return cache[tensor]
+    shape = view.shape(tensor)
+    size = _DTYPE_BYTES.get(dtype)
+    out = None
+    if shape is not None and size is not None:
+        out = size
+        for d in shape:
+            out *= d
+    cache[tensor] = out
+    return out
+
+
+def _replicated(view: GraphView, cluster_of: list[str | None], s: PlanSettings, part: Partition) -> set[int]:
+    """Mixed computing: variables and consts feeding several GeOps are copied into each one."""
+    if not s.mix_compile_mode or len(part.clusters) < 2:
+        return set()
+    cons = view.consumers()
+    out: set[int] = set()
+    for n in view.order:
+        i = n.index
+        if cluster_of[i] is None or (n.op not in VARIABLE_OPS and n.op != "Const"):
+            continue
+        if n.op in VARIABLE_OPS and s.variable_placement == "Host":
+            continue
+        targets = sorted({c for c in (cluster_of[j] for j, _ in cons[i]) if c is not None})
+        if len(targets) > 1:
+            out.add(i)
+            kind = "constant" if n.op == "Const" else "variable"
+            part.notes.append(f"{kind} {n.name} is replicated into each GeOp that uses it: {', '.join(targets)}")
+        if n.op in VARIABLE_OPS:
+            for j, pos in cons[i]:
+                d = view.order[j]
+                reads_ref = (d.input_refs is not None and d.input_refs[pos]) or d.input_dtypes[pos] == "resource"
+                if cluster_of[j] is None and reads_ref:
+                    part.errors.append(f"Ref Tensors (e.g., Variables) output: {n.name} is not in white list")
+                    break
+    return out
+
+
+def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[int], part: Partition) -> None:
+    """One Transfer per tensor leaving a GeOp (d2h) and per (tensor, GeOp) it enters (h2d).
+
+    Keyed like the adapter's ``_Retval``/``_Arg`` so that a tensor read by several ops is moved, and
+    counted in ``transfer_bytes``, once; later readers are appended to ``consumers``.
+    """
+    order = view.order
+    cache: dict[str, int | None] = {}
+    seen: dict[tuple[str, str | None], Transfer] = {}
+    for n in order:
+        dst_c = cluster_of[n.index]
+        # producer indices, not names: most edges stay inside one cluster and are skipped cheaply
+        for pos, j in enumerate(n.in_idx):
+            if j < 0:  # producer not in the (pruned) graph
+                continue
+            src_c = cluster_of[j]
+            if src_c == dst_c or j in replicated:
+                continue
+            src, slot = n.inputs[pos]
+            tensor = f"{src}:{slot}"
+            dtype = n.input_dtypes[pos]
+            # OMSplitter looks at the *destination's* input type: a ref output read through a plain
+            # input (SaveV2 reading a VariableV2) is cast to a value and crosses without complaint
+            is_ref = n.input_refs is not None and n.input_refs[pos]
+            if src_c is not None:
+                _record(seen, part, (tensor, None), view, n.name, tensor, src, dtype, "d2h", cache)
+                if is_ref:
+                    part.errors.append(
+                        f"Ref Tensors (e.g., Variables) are not supported as results: "
+                        f"{tensor} of {src_c} read by {n.name}"
+                    )
+            if dst_c is not None:
+                _record(seen, part, (tensor, dst_c), view, n.name, tensor, src, dtype, "h2d", cache)
+                if is_ref:
+                    part.errors.append(
+                        f"Ref Tensors (e.g., Variables) are not supported as args: {tensor} read by {n.name} in {dst_c}"
+                    )
+
+
+def _record(
+    seen: dict[tuple[str, str | None], Transfer],
+    part: Partition,
+    key: tuple[str, str | None],
+    view: GraphView,
+    consumer: str,
+    tensor: str,
+    src: str,
+    dtype: str,
+    direction: Literal["h2d", "d2h"],  # novermin (a string annotation)
+    cache: dict[str, int | None],
+) -> None:
+    """Add ``consumer`` to the transfer of ``key``, creating it (and sizing it) on first sight."""
+    t = seen.get(key)
+    if t is not None:
+        if t.consumers[-1] != consumer:  # one op reading the tensor twice is still one consumer
+            t.consumers.append(consumer)
+        return
+    t = Transfer(src, consumer, tensor, dtype, direction, _bytes(view, tensor, dtype, cache), [consumer])
+    seen[key] = t
+    part.transfers.append(t)
+
+
+def _is_checkpoint_plumbing(view: GraphView, group: list[int], preds: list[list[int]], succs: list[list[int]]) -> bool:
+    """True when a cut-off cluster only carries a Saver's checkpoint paths and control.
+
+    Every ``tf.compat.v1.train.Saver`` adds such clusters (filename consts, ``save/control_dependency``;
+    a sharded one also picks the temp prefix with StaticRegexFullMatch/Select and packs prefixes) next
+    to its SaveV2/RestoreV2, which always run on the host; keeping them there loses no compute, so they
+    deserve no full-offload warning. A cluster qualifies when every op only handles strings (see
+    :func:`_handles_only_paths`) and it touches at least one checkpoint op.
+    """
+    order = view.order
+    touches = False
+    for i in group:
+        n = order[i]
+        if not _handles_only_paths(n):
+            return False
+        touches = (
+            touches or n.op in _CHECKPOINT_OPS or any(order[j].op in _CHECKPOINT_OPS for j in (*preds[i], *succs[i]))
+        )
+    return touches
+
+
+def _handles_only_paths(n: Node) -> bool:
+    """Checkpoint op, NoOp, an op producing only strings, or a string predicate (StaticRegexFullMatch)."""
+    if n.op in _CHECKPOINT_OPS or n.op == "NoOp":
+        return True
+    outs = n.output_dtypes
+    if outs and all(d == "string" for d in outs):
+        return True
+    ins = n.input_dtypes
+    return bool(ins) and bool(outs) and all(d == "string" for d in ins) and all(d == "bool" for d in outs)
+
+
+def _checkpoint_note(view: GraphView, groups: list[list[int]]) -> str:
+    """Say once that the Saver's path ops stay on the host, so their per-op reasons are not a surprise."""
+    names = [view.order[i].name for g in groups for i in sorted(g)]
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return (
+        f"{len(names)} checkpoint path/control ops of a Saver (SaveV2/RestoreV2 run on the host) are "
+        f"kept on the host with their checkpoint ops, outside the GeOp: {shown}. No compute is lost."
+    )
+
+
+def _cut_off_warning(
+    view: GraphView, cut: list[int], device: list[bool], preds: list[list[int]], succs: list[list[int]]
+) -> str:
+    """Name the ops cut off and the host ops that separate them from the GeOp."""
+    cut_set = set(cut)
+    blockers: list[str] = []
+    seen: set[int] = set()
+    for i in cut:
+        for j in preds[i] + succs[i]:
+            if j not in cut_set and not device[j] and j not in seen and view.order[j].op != "Const":
+                seen.add(j)
+                blockers.append(view.order[j].name)
+    names = [view.order[i].name for i in cut]
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    why = f" (separated from it by host ops such as {', '.join(blockers[:5])})" if blockers else ""
+    return (
+        f"Full offload keeps only the largest device cluster: {len(names)} supported ops are cut off "
+        f"from it{why} and silently run on the host CPU: {shown}. Enable mixed computing "
+        "(mix_compile_mode=True) to offload them as further GeOps, or wrap the unsupported ops in "
+        "without_npu_compile_scope."
+    )
+
+
+def _getnexts_kept_apart(view: GraphView, device: list[bool], s: PlanSettings) -> frozenset[int]:
+    """Device GetNexts whose out-edges the adapter does not contract (lazy_recompile + enable_dp)."""
+    if not (s.lazy_recompile and s.enable_data_pre_proc):
+        return frozenset()
+    return frozenset(n.index for n in view.order if n.op == "IteratorGetNext" and device[n.index])
+
+
+# --------------------------------------------------------------------------------------------
+# entry point
+# --------------------------------------------------------------------------------------------
+
+
+def partition(view: GraphView, placed: Placement, s: PlanSettings) -> Partition:
+    """Cluster the candidates, apply the full-offload single-GeOp rule and list boundary tensors.
+
+    Nodes cut off from the surviving GeOp are moved to the host in ``placed`` (flag, engine, reason).
+    """
+    device = placed.device
+    preds, succs = view.preds(), view.succs()
+    kept_apart = _getnexts_kept_apart(view, device, s)
+    groups = group_candidates(device, preds, succs, s.mix_compile_mode or s.lazy_recompile, kept_apart)
+    if groups and len(groups[0]) == 1:  # §3.5-3: lone NoOp/Identity are not worth a GeOp
+        for g in groups:
+            if view.order[g[0]].op in ("NoOp", "Identity"):
+                device[g[0]] = False
+                placed.engine[g[0]] = "HOST"
+                placed.reason[g[0]] = "a lone NoOp/Identity is not offloaded when no larger cluster exists"
+        groups = [g for g in groups if device[g[0]]]
+    # lazy_recompile merges GeOps "in the new way" of mixed computing: several GeOps, none cut off
+    full_offload = not (s.mix_compile_mode or s.lazy_recompile)
+    merged, cut = merge_unreachable(groups, preds, succs, full_offload)
+    part = Partition(clusters=merged, cluster_of=[None] * len(device), subgraphs=[])
+    if s.lazy_recompile and not s.mix_compile_mode and len(merged) > 1:
+        part.notes.append(
+            f"dynamic_input with dynamic_graph_execute_mode='lazy_recompile': the adapter keeps "
+            f"{len(merged)} GeOps apart, as in mixed computing, instead of keeping only the "
+            "largest one; no supported op is cut off to the host."
+        )
+    for i in kept_apart:
+        if device[i]:
+            placed.reason[i] += (
+                "; lazy_recompile with enable_data_pre_proc: the adapter never merges a GetNext "
+                "with its consumers, so it gets a GeOp of its own"
+            )
+    if cut:
+        cut_nodes = sorted(i for g in cut for i in g)
+        for i in cut_nodes:
+            device[i] = False
+            placed.engine[i] = "HOST"
+            placed.reason[i] = CUT_OFF_REASON
+        plumbing = [g for g in cut if _is_checkpoint_plumbing(view, g, preds, succs)]
+        worth_warning = sorted(i for g in cut if g not in plumbing for i in g)
+        if worth_warning:
+            part.warnings.append(_cut_off_warning(view, worth_warning, device, preds, succs))
+        if plumbing:
+            part.notes.append(_checkpoint_note(view, plumbing))
+    for k, members in enumerate(merged):
+        name = f"GeOp{GRAPH_COUNTER}_{k}"
+        for i in members:
+            part.cluster_of[i] = name
+        part.subgraphs.append(Subgraph(name, [view.order[i].name for i in members]))
+    replicated = _replicated(view, part.cluster_of, s, part)
+    _transfers(view, part.cluster_of, replicated, part)
+    return part

@@ -1,0 +1,258 @@
+"""``plan(graph, config)``: the adapter's decisions for every op, with reasons.
+
+Pipeline: normalise the graph once (:mod:`graph`), seed and propagate device candidates
+(:mod:`placement`), cluster them into GeOps and list the boundary tensors (:mod:`partition`), then pick
+dtypes per precision mode (:mod:`precision`). Pure: no session, no I/O beyond the op tables and the
+files the config names.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import os
+import weakref
+from typing import TYPE_CHECKING, cast
+
+from npu_jupyter._plan.model import OpDecision, Plan
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from npu_jupyter._ops.library import OpLibrary
+    from npu_jupyter._options.config import ConfigSource
+    from npu_jupyter._plan.graph.graph import GraphView
+    from npu_jupyter._plan.model import Engine
+    from npu_jupyter._progress import Progress
+    from npu_jupyter._tf_types import ConcreteFunction, Graph, GraphDef
+
+_CACHE_ENV = ("ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH")
+
+
+@functools.lru_cache(maxsize=8)
+def _library(soc: str, env: tuple[str | None, ...]) -> OpLibrary:
+    """Op tables per SoC, cached per process (keyed on the CANN paths so a new install is seen)."""
+    from npu_jupyter._ops.library import load_library
+
+    return load_library(soc)
+
+
+def library_for(soc: str) -> OpLibrary:
+    """The op library of ``soc`` (cached; a changed ASCEND_OPP_PATH loads again)."""
+    return _library(soc, tuple(os.environ.get(k) for k in _CACHE_ENV))
+
+
+# Normalised views of tf.Graph objects, keyed by the graph's serialized GraphDef and fetches.
+# Re-planning the same graph under another config (the panel, %%npu overrides, the emulator's
+# per-config plans) then skips building the view, the larger half of a plan. Keying on the bytes
+# (not just graph.version) notices attributes set after construction, e.g. keep_tensors_dtypes.
+# Views are never mutated after construction.
+_VIEW_CACHE: weakref.WeakKeyDictionary[Graph, tuple[tuple[int, tuple[str, ...]], GraphView]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _view(graph: object, fetches: object) -> GraphView:
+    """The cached view of ``graph`` when its bytes and fetches are unchanged, else a new one.
+
+    The serialized bytes serve twice: as the cache key and to skip scope-attribute tests for keys
+    that occur nowhere in the graph.
+    """
+    from npu_jupyter._plan.graph.fetches import fetch_names
+    from npu_jupyter._plan.graph.view import graph_def_of, view_of
+
+    graph_def, tf_graph = graph_def_of(graph)
+    if tf_graph is None:
+        return view_of(graph_def, None, fetches)
+    serialized = graph_def.SerializeToString(deterministic=True)
+    key = (hash(serialized), tuple(fetch_names(fetches)))
+    try:
+        hit = _VIEW_CACHE.get(tf_graph)
+    except TypeError:  # not weak-referenceable
+        return view_of(graph_def, tf_graph, fetches, serialized)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    view = view_of(graph_def, tf_graph, fetches, serialized)
+    _VIEW_CACHE[tf_graph] = (key, view)
+    return view
+
+
+_FLOAT_NAMES = frozenset({"float16", "bfloat16", "float32", "float64"})
+
+
+def _first_float_index(dtypes: list[str]) -> int | None:
+    """Which output a person reads as "the op's dtype": the first float one, else the first."""
+    if not dtypes:
+        return None
+    if dtypes[0] in _FLOAT_NAMES:
+        return 0
+    for k, d in enumerate(dtypes):
+        if d in _FLOAT_NAMES:
+            return k
+    return 0
+
+
+# Plans of real models (tens of thousands of ops) take seconds; smaller ones never show a bar.
+PROGRESS_MIN_OPS = 5000
+
+
+def _stage_progress(ops: int) -> AbstractContextManager[Progress]:
+    """A notebook progress bar over the planner's stages for large graphs (``npu_jupyter._progress``)."""
+    from npu_jupyter._progress import progress_bar
+
+    enabled = None if ops >= PROGRESS_MIN_OPS else False
+    return progress_bar(3, f"plan of {ops} ops", enabled=enabled)
+
+
+def _refuse_tf_function(graph: object) -> None:
+    """A ``tf.function`` holds no graph until traced for argument types: say what to pass instead."""
+    if hasattr(graph, "get_concrete_function") and not hasattr(graph, "as_graph_def") and not hasattr(graph, "graph"):
+        name = getattr(graph, "__name__", None) or "fn"
+        raise TypeError(
+            f"plan() was given the tf.function {name!r}, which has no graph until it is traced for its "
+            f"argument types: pass {name}.get_concrete_function(...) with example arguments or "
+            f"tf.TensorSpec(shape, dtype) for each, e.g. "
+            f"plan({name}.get_concrete_function(tf.TensorSpec([None, 8], tf.float32)))"
+        )
+
+
+ADAPTERS = {
+    "tf1": "TF Adapter 1.x (npu_bridge, sess.run graphs)",
+    "tf2": "TF Adapter 2.x (npu_device, tf.function graphs)",
+}
+
+
+def _check_adapter(adapter: object) -> None:
+    """One clear error for an unknown ``adapter=`` value, naming the allowed ones."""
+    if adapter not in ADAPTERS:
+        allowed = "; ".join(f"{k!r}: {v}" for k, v in ADAPTERS.items())
+        raise ValueError(f"plan(adapter={adapter!r}) is not a known adapter; allowed: {allowed}")
+
+
+def plan(
+    graph: Graph | GraphDef | ConcreteFunction,
+    config: ConfigSource = None,
+    *,
+    fetches: object = None,
+    soc: str | None = None,
+    adapter: str = "tf1",
+) -> Plan:
+    """Decide placement, engine, precision and partition for every op of ``graph``.
+
+    Parameters
+    ----------
+    graph : tf.Graph, GraphDef or ConcreteFunction
+        The graph to plan; for a ``tf.function`` its concrete function (its ``.graph`` is read).
+    config : NpuConfig, mapping of parameter_map keys, or None
+        Session options; unset options take the adapter's C++ defaults (full offload, training).
+        A bad value or unknown key raises NpuConfigError; broken cross-option rules (what
+        ``NpuConfig.validate()`` rejects) are planned anyway and listed in ``plan.errors``.
+    fetches : op or tensor names (or tensors/operations), optional
+        Plan only what these need.
+    soc : str, optional
+        SoC table to use ("Ascend910", "Ascend910B"); wins over ``config.soc_config``.
+    adapter : "tf1" or "tf2"
+        Whose placement rule decides: the TF1 adapter's partition pass (default), or the TF2
+        adapter's ``npu_device`` NodePlacer (:mod:`npu_jupyter._plan.tf2.placement`) for ``tf.function`` graphs.
+        Precision is GE's in both.
+
+    """
+    from npu_jupyter._plan.graph import graph_exec
+    from npu_jupyter._plan.partition import partition
+    from npu_jupyter._plan.placement import place
+    from npu_jupyter._plan.precision import decide_precision
+    from npu_jupyter._plan.settings import checked_config, config_changes, read_settings
+
+    _check_adapter(adapter)
+    _refuse_tf_function(graph)
+    config, config_errors = checked_config(config)
+    settings = read_settings(config, soc)
+    tf2 = None
+    if adapter == "tf2":
+        from npu_jupyter._plan.tf2 import placement as tf2_placement
+
+        settings, unread = tf2_placement.tf2_settings(settings, config_changes(config))
+        if config is not None:  # a value npu_device refuses raises as it would there
+            from npu_jupyter._options.tf2 import tf2_options
+
+            tf2_options(config)
+    lib = library_for(settings.soc)
+    # Planning allocates many small acyclic objects; the cyclic collector would only rescan them.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        view = _view(graph, fetches)
+        graph_notes: list[str] = []
+        if adapter == "tf1":  # the TF1 partition pass reads the graph's own dynamic config over the session's
+            settings, graph_notes, graph_errors = graph_exec.apply(settings, view.exec_config)
+            config_errors = config_errors + graph_errors
+        with _stage_progress(len(view.order)) as bar:
+            bar.describe("placement")
+            if adapter == "tf2":
+                tf2 = tf2_placement.place_tf2(view, lib, settings)
+                placed, part = tf2.placed, tf2.part
+            else:
+                placed = place(view, lib, settings)
+            bar.advance()
+            bar.describe("partition")
+            if tf2 is None:
+                part = partition(view, placed, settings)
+            bar.advance()
+            bar.describe("precision")
+            prec = decide_precision(view, placed.device, part.cluster_of, lib, settings)
+            bar.advance()
+        ops: dict[str, OpDecision] = {}
+        device, engines, reasons, clusters = placed.device, placed.engine, placed.reason, part.cluster_of
+        for n, p in zip(view.order, prec.ops):
+            i = n.index
+            on_device = device[i]
+            engine = engines[i] if on_device else "HOST"
+            reason = reasons[i]
+            if on_device and p.engine is not None and p.engine != engine:
+                engine = p.engine
+                reason = f"{reason}; {p.reason}"
+            outs = n.output_dtypes
+            k = 0 if outs and outs[0] in _FLOAT_NAMES else _first_float_index(outs)  # common case inline
+            decided = p.output_dtypes
+            ops[n.name] = OpDecision(
+                name=n.name,
+                op_type=n.op,
+                placement="device" if on_device else "host",
+                engine=cast("Engine", engine),  # placement engines are the three Engine names
+                placement_reason=reason,
+                dtype_before=outs[k] if k is not None else "",
+                dtype_after=decided[k] if k is not None and k < len(decided) else "",
+                precision_reason=p.reason,
+                cluster=clusters[i],
+                inputs=list(n.input_names),
+                input_dtypes=p.input_dtypes,
+                declared_input_dtypes=list(n.input_dtypes),
+                output_dtypes=decided,
+                impl_mode=p.impl_mode,
+                policy=p.policy,
+                body_ops=list(n.body) if n.body else [],
+            )
+    finally:
+        if was_enabled:
+            gc.enable()
+    from npu_jupyter._plan.approximate import mark_approximate
+
+    # npu_device never reads isGray: no TF2 decision rests on the approximate host-kept list
+    mark_approximate(ops, lib, settings.mix_compile_mode and tf2 is None)
+    mode_word = "mixed computing" if settings.mix_compile_mode else "full offload"
+    notes = graph_notes + part.notes
+    if tf2 is not None:
+        mode_word = tf2.mode_word
+        notes = tf2.notes + part.notes + tf2_placement.unread_note(unread)
+    return Plan(
+        ops=ops,
+        subgraphs=part.subgraphs,
+        transfers=part.transfers,
+        warnings=placed.warnings + part.warnings + prec.warnings,
+        errors=config_errors + placed.errors + part.errors + prec.errors,
+        soc=settings.soc,
+        precision_mode=prec.mode.name,
+        config_changes=config_changes(config),
+        title=f"{len(ops)} ops · {mode_word} · {prec.mode.name} ({prec.mode.source}) · {settings.soc}",
+        notes=notes,
+    )

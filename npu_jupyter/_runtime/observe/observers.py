@@ -1,0 +1,307 @@
+"""What the emulator does after a step: dump, overflow detection, drift, profile.
+
+Each observer reads the step's :class:`~npu_jupyter._runtime.observe.step_record.StepRecord` (its watched
+values, :mod:`.watch`) and writes into the step's :class:`~npu_jupyter._runtime.report.RunReport`. The
+session owns the run; this module owns what is made of it, and the state that outlives a step (the
+dump sink, the profile writer). The parts a traced function's calls share with session steps live
+here too: :func:`note_overflow`, :func:`debug_covers`, :class:`ProfileSink` and :func:`add_profile`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from npu_jupyter._runtime.observe import profile as _profile
+from npu_jupyter._runtime.observe.by_design import Provenance, design_outputs
+from npu_jupyter._runtime.observe.dump import writer as _writer
+from npu_jupyter._runtime.observe.dump.format import DumpGraph, step_selected
+from npu_jupyter._runtime.observe.dump.sink import DumpSink
+from npu_jupyter._runtime.observe.step_record import StepRecord, StepValues, has_inf_nan
+from npu_jupyter._units import DTYPE_BYTES
+
+if TYPE_CHECKING:
+    from npu_jupyter._plan.model import OpDecision, Plan
+    from npu_jupyter._runtime.observe.run_settings import RunSettings
+    from npu_jupyter._runtime.report import RunReport
+    from npu_jupyter._runtime.session.watch import Watch
+    from npu_jupyter._tf_types import Graph, RunMetadata
+
+#: Why a variable-initialisation run's dump holds statistics only (its manifest says so).
+INITIALIZER_DUMP_NOTE = (
+    "variable initialisation run: dumped as statistics only (no tensor files), so it spends none of the "
+    "dump budget the training steps need; the first training step's dump holds the initial weights it reads"
+)
+
+
+class StepObservers:
+    """The observers of one emulator session (dump and profile writers live as long as it does)."""
+
+    def __init__(self, graph: Graph, dump_budget: int | None) -> None:
+        self.graph = graph
+        self.dump = DumpSink(None, dump_budget, stats_only=False)
+        self.profiles = ProfileSink()
+        self._provenances: dict[int, tuple[Plan, Provenance]] = {}  # id(plan) -> (plan, its by-design facts)
+
+    def reset_dump(self) -> None:
+        """The dump options changed: the next dump starts a new writer."""
+        self.dump.reset()
+
+    def close(self) -> None:
+        """Finish the profile writer's pending work and release it."""
+        self.profiles.close()
+
+    # ------------------------------------------------------------------ the budget, decided up front
+
+    def dump_fits(
+        self, report_warnings: list[str], settings: RunSettings, watch: list[Watch], graph: DumpGraph, step: int
+    ) -> bool:
+        """Whether this step's dump fits the budget, decided before the step runs.
+
+        The estimate is the graph's last dumped step, else the static shapes of the watched tensors
+        (unknown dimensions count as 1, so the estimate is a floor). A step that does not fit is
+        skipped, named in the report, recorded in ``graphs.json``, and ends dumping for the session.
+        """
+        sink = self._sink(settings)
+
+        def estimate() -> int:
+            last = sink.last_bytes(graph)
+            return last if last is not None else sum(_static_bytes(self.graph, w) for w in watch)
+
+        return sink.admit(report_warnings, graph, step, f"graph {graph.id}", estimate)
+
+    def _sink(self, settings: RunSettings) -> DumpSink:
+        """The session's dump sink under the current dump options."""
+        self.dump.use(settings.dump_path, stats_only=settings.dump_data == "stats")
+        return self.dump
+
+    # ------------------------------------------------------------------ after the step
+
+    def after_step(self, report: RunReport, settings: RunSettings, record: StepRecord) -> None:
+        """Dump, overflow checks, drift and profiles of one step, all by the graph's own step number."""
+        watched = record.watched or StepValues()
+        plan, graph = record.plan, record.graph or DumpGraph()
+        overflow_now: list[str] = []
+        if settings.enable_dump_debug and plan is not None:
+            overflow_now = self._check_overflow(report, settings, record, plan, graph)
+        if record.dump_now and plan is not None:
+            entries = [
+                entry
+                for w in watched.watch
+                if (settings.dump_mode in ("all", w.kind)) and (not settings.dump_layer or w.op in settings.dump_layer)
+                for entry in _entries(plan, w, watched.values.get(w.key, ()), w.op in overflow_now)
+            ]
+            self._write_dump(report, settings, record.index, entries, overflow_now, graph=graph)
+        if watched.reference is not None:
+            _record_drift(report, watched)
+        if record.profile is not None:
+            options = settings.profile_options()
+            out_dir = str(graph.folder(str(options.get("output") or "./")))  # graph_<k> after the first graph
+            self.profiles.add(report, record.profile, options, out_dir, graph=self.graph)
+        missed = [w.op for w in watched.watch if w.mode != "fetch" and not watched.values.get(w.key)]
+        if missed:
+            report.not_live = sorted(set(missed))  # dead branches / loops that did not iterate
+
+    def _check_overflow(
+        self, report: RunReport, settings: RunSettings, record: StepRecord, plan: Plan, graph: DumpGraph
+    ) -> list[str]:
+        """Flag ops whose outputs hold inf/NaN in their decided precision (any iteration); dump them.
+
+        Values the float32 program makes non-finite by design (a NaN constant a ``Select`` masks, a
+        ``-inf`` mask) are no overflow (:mod:`.by_design`).
+        """
+        watched = record.watched or StepValues()
+        bad: list[tuple[str, int]] = []
+        for w in watched.watch:
+            if w.kind != "output" or not w.is_float or (w.op, w.slot) in bad:
+                continue
+            if any(has_inf_nan(np.asarray(v)) for v in watched.values.get(w.key, ())):
+                bad.append((w.op, w.slot))
+        design = design_outputs(bad, self._provenance(plan)) if bad else set()
+        flagged: list[str] = []
+        for op, slot in bad:
+            if (op, slot) in design or op in flagged or not debug_covers(settings.dump_debug_mode, plan.ops[op]):
+                continue
+            flagged.append(op)
+        if not flagged:
+            return flagged
+        note_overflow(report, record.index, flagged, flagged[0])
+        if not settings.enable_dump or not step_selected(settings.dump_steps, record.index):
+            entries = [
+                e
+                for w in watched.watch
+                if w.kind == "output" and w.op in flagged
+                for e in _entries(plan, w, watched.values.get(w.key, ()), True)
+            ]
+            self._write_dump(report, settings, record.index, entries, flagged, overflow_only=True, graph=graph)
+        return flagged
+
+    def _provenance(self, plan: Plan) -> Provenance:
+        """The by-design facts of this session's graph under ``plan`` (read once per plan)."""
+        from npu_jupyter._runtime.rewrite import roundings
+
+        found = self._provenances.get(id(plan))
+        if found is None or found[0] is not plan:
+            keys = [(r.op, r.kind, r.slot) for r in roundings(plan, self.graph)]
+            found = self._provenances[id(plan)] = (plan, Provenance(self.graph, plan, keys))
+        return found[1]
+
+    def _write_dump(
+        self,
+        report: RunReport,
+        settings: RunSettings,
+        step: int,
+        entries: list[_writer.DumpEntry],
+        overflow_now: list[str],
+        overflow_only: bool = False,
+        graph: DumpGraph | None = None,
+    ) -> None:
+        graph = graph or DumpGraph()
+        meta: dict[str, object] = {
+            "dump_mode": "overflow" if overflow_only else settings.dump_mode,
+            "overflow_ops": list(overflow_now),
+            "first_overflow": report.first_overflow_by_step.get(step),
+            "backend": "emulator",
+        }
+        initializer = graph.role == "initializer"
+        if initializer:  # its values are the initial weights the first training step reads: the budget is theirs
+            meta["dump_data"] = "stats"
+            meta["note"] = INITIALIZER_DUMP_NOTE
+        sink = self._sink(settings)
+        sink.write(
+            report, graph, step, entries, meta, overflow_only=overflow_only, stats_only=True if initializer else None
+        )
+
+
+def _record_drift(report: RunReport, watched: StepValues) -> None:
+    """Per op, the worst drift of any output (and any loop iteration) against the float32 reference."""
+    from npu_jupyter._runtime.observe.compare import metrics
+
+    reference = watched.reference or {}
+    drift: dict[str, dict[str, float]] = {}
+    for w in watched.watch:
+        if w.kind != "output" or not w.is_float:
+            continue
+        for got, ref in zip(watched.values.get(w.key, ()), reference.get(w.key, ())):
+            if np.shape(got) != np.shape(ref):
+                continue
+            m = metrics(got, ref)
+            row = {
+                "max_abs": m["max_abs"],
+                "max_rel": m["max_rel"],
+                "cos": m["cosine"],
+                "rmse": m["rmse"],
+                "accumulated_rel": m["accumulated_rel"],
+            }
+            old = drift.get(w.op)
+            if old is None or not (row["max_abs"] <= old["max_abs"]):
+                drift[w.op] = row
+    report.drift = drift
+    report.reference_wall_ms = watched.reference_ms
+
+
+def note_overflow(report: RunReport, step: int, names: list[str], first: str) -> None:
+    """Put the ops that overflowed in ``step`` in ``report``: every one once, and the first of the step."""
+    for name in names:
+        if name not in report.overflow_ops:
+            report.overflow_ops.append(name)
+    report.first_overflow = first
+    report.first_overflow_by_step[step] = first
+
+
+class ProfileSink:
+    """Profiled steps and calls of one session or emulation: files written in the background, per-op
+    CPU times put in the report (:func:`add_profile`).
+    """
+
+    def __init__(self) -> None:
+        self._writer: _profile.BackgroundWriter | None = None
+
+    def add(
+        self,
+        report: RunReport,
+        prof: _profile.StepProfile,
+        options: dict[str, object],
+        out_dir: str,
+        *,
+        graph: Graph | None = None,
+        facts: _profile.GraphFacts | None = None,
+    ) -> None:
+        """Write ``prof``'s trace and op summary under ``out_dir`` (facts read from ``graph`` unless given)."""
+        if self._writer is None:
+            self._writer = _profile.BackgroundWriter()
+        self._writer.submit(prof, graph, options, out_dir, facts=facts)
+        add_profile(report, prof)
+
+    def close(self) -> None:
+        """Every submitted profile is on disk; the writer thread ends."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+
+
+def add_profile(report: RunReport, prof: _profile.StepProfile) -> None:
+    """Put one profiled step in ``report``: its files, and per-op CPU times averaged over profiled steps.
+
+    Step 0 of a graph or function is its warm-up (TensorFlow builds the executor, instantiates a traced
+    function, allocates): one MatMul takes 20 ms there and 40 µs after. Its times are kept apart
+    (``report.profile``, :class:`~npu_jupyter._runtime.report_records.ProfileRecord`) and enter the
+    per-op times only while no later step was profiled; the label of the per-op times says which steps
+    they are the mean of.
+    """
+    report.trace_file = prof.trace_file
+    report.op_summary_csv = prof.op_summary_csv
+    report.profile = report.profile.added(prof.step, prof.op_times_us(), prof.cast_us)
+    report.op_times_us = report.profile.op_times_us()
+    report.labels["us"] = report.profile.label(_profile.CPU_TIME)
+
+
+def _entries(plan: Plan, w: Watch, values: Sequence[np.ndarray], overflow: bool) -> list[_writer.DumpEntry]:
+    """The dump entries of one watch: one per value, numbered by iteration inside a loop frame."""
+    op_type = plan.ops[w.op].op_type
+    if w.mode == "capture":
+        return [
+            _writer.DumpEntry(w.op, op_type, w.kind, w.slot, v, w.decided_dtype, overflow=overflow, iteration=i)
+            for i, v in enumerate(values)
+        ]
+    return [_writer.DumpEntry(w.op, op_type, w.kind, w.slot, v, w.decided_dtype, overflow=overflow) for v in values]
+
+
+def debug_covers(mode: str, decision: OpDecision) -> bool:
+    """Which ops ``dump_debug_mode`` watches: AI Core ops, or all device ops.
+
+    ``atomic_overflow`` is Atomic Add overflow "after AI Core computation" (the adapter's
+    accuracy_comparison doc); which kernels accumulate with Atomic Add is not published per op type,
+    so it watches every AI Core op, like ``aicore_overflow``.
+    """
+    if decision.engine == "HOST":
+        return False  # host ops run on the CPU, outside the device's overflow detection
+    if mode in ("aicore_overflow", "atomic_overflow"):
+        return decision.engine == "AI_CORE"
+    return True
+
+
+def _static_bytes(graph: Graph, w: Watch) -> int:
+    """Bytes of a watched tensor from its static shape (unknown dimensions count as 1)."""
+    op = graph.get_operation_by_name(w.op)
+    tensor = op.outputs[w.slot] if w.kind == "output" else op.inputs[w.slot]
+    try:
+        dims = tensor.shape.as_list()
+    except ValueError:
+        dims = []
+    count = 1
+    for d in dims or []:
+        count *= d or 1
+    dtype = w.decided_dtype or tensor.dtype.base_dtype.name
+    return count * DTYPE_BYTES.get(dtype, 4)
+
+
+def strip_variant_names(meta: RunMetadata | None, prefix: str) -> None:
+    """Name a variant's nodes in ``step_stats`` by the user's op, so profiles read the same either way."""
+    if not prefix or meta is None:
+        return
+    for dev in meta.step_stats.dev_stats:
+        for ns in dev.node_stats:
+            if ns.node_name.startswith(prefix):
+                ns.node_name = ns.node_name[len(prefix) :]

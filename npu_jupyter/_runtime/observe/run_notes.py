@@ -1,0 +1,206 @@
+"""Findings an emulated run must put in its report without being asked.
+
+* A plan that lowers precision but a run that rounds no tensor: the numbers are float32 numbers, so the
+  report says which ops the plan lowers and why none of their tensors was rounded.
+* A fetch that came back inf/NaN from a run whose plan lowers precision: the report names the first op
+  (topological order) whose output became non-finite, from the all-finite flags the run computed
+  (:mod:`.observe_nodes`), and whether that op's output was rounded to half precision. When that op
+  reads a variable, the inf/NaN was already in the variable when the step began: an earlier step's
+  update wrote it, and the finding names the ops that write the variable instead of blaming the read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from npu_jupyter._ops.variable_ops import VARIABLE_OPS
+from npu_jupyter._runtime.observe.fetch_map import leaves
+from npu_jupyter._runtime.observe.step_record import is_non_finite
+from npu_jupyter._runtime.report_records import NonFiniteFinding
+
+if TYPE_CHECKING:
+    from npu_jupyter._plan.model import Plan
+    from npu_jupyter._runtime.report import RunReport
+    from npu_jupyter._runtime.session.run_graph import RunGraph
+    from npu_jupyter._tf_types import Graph
+
+_HALF = frozenset({"float16", "bfloat16"})
+# Ops that read a variable's value without writing it (Identity is a ref variable's ``v/read``).
+_VARIABLE_READS = frozenset({"ReadVariableOp", "Identity", "ResourceGather"})
+_NOT_WRITES = _VARIABLE_READS | {"VarIsInitializedOp", "IsVariableInitialized", "VariableShape", "DestroyResourceOp"}
+
+
+def lowered_ops(plan: Plan) -> list[str]:
+    """Ops the plan computes in half precision where the graph says float32."""
+    return [
+        name
+        for name, d in plan.ops.items()
+        if (d.dtype_after in _HALF and d.dtype_before == "float32")
+        or any(x in _HALF for x in (d.output_dtypes or []) + (d.input_dtypes or []))
+    ]
+
+
+def lowered_but_unrounded(plan: Plan, emulation: dict[str, str], graph: Graph) -> str | None:
+    """The note for a run that rounds nothing although its plan lowers ops; None when consistent."""
+    if emulation:
+        return None
+    lowered = lowered_ops(plan)
+    if not lowered:
+        return None
+    why = _why_unrounded(lowered, graph)
+    shown = ", ".join(lowered[:5]) + (f" and {len(lowered) - 5} more" if len(lowered) > 5 else "")
+    return (
+        f"The plan lowers {len(lowered)} op(s) to half precision ({shown}) but this emulated run rounds no "
+        f"tensor: {why}. The numbers of this run are float32 numbers (measured on this CPU)."
+    )
+
+
+def soft_placement_note(plan: Plan, graph: Graph) -> str | None:
+    """The note for ops pinned to a GPU: they run because the adapter turns on soft placement."""
+    pinned = []
+    for name in plan.ops:
+        try:
+            device = graph.get_operation_by_name(name).device
+        except (KeyError, ValueError):
+            continue
+        if "GPU" in device.upper():
+            pinned.append(name)
+    if not pinned:
+        return None
+    shown = ", ".join(pinned[:3]) + (f" and {len(pinned) - 3} more" if len(pinned) > 3 else "")
+    return (
+        f"{len(pinned)} op(s) are pinned to a GPU ({shown}): they run because the adapter sets "
+        f"allow_soft_placement=True on every session it configures, as the emulator does; on an Ascend "
+        f"server the plan's placement applies."
+    )
+
+
+def _why_unrounded(lowered: list[str], graph: Graph) -> str:
+    """The reason none of ``lowered``'s tensors was rounded, read from the graph."""
+    reasons = set()
+    for name in lowered:
+        try:
+            op = graph.get_operation_by_name(name)
+        except (KeyError, ValueError):
+            reasons.add("the lowered ops are not in the session's graph")
+            continue
+        tensors = list(op.inputs) + list(op.outputs)
+        if not any(t.dtype.base_dtype.name in ("float32", "float64") for t in tensors):
+            reasons.add("their tensors are not float32 (nothing to round)")
+        elif all(t.dtype._is_ref_dtype or t.dtype.base_dtype.name not in ("float32", "float64") for t in tensors):
+            reasons.add("their float tensors are variable references (state stays float32)")
+        else:
+            reasons.add(
+                "their float32 tensors are slots the device keeps in float32 (statistics, variables, "
+                "casts) or the ops are not executed by this run"
+            )
+    return "; ".join(sorted(reasons))
+
+
+def non_finite_finding(
+    plan: Plan, run: RunGraph, flags: object, names: list[str], results: object, step: int
+) -> NonFiniteFinding | None:
+    """What went inf/NaN and where first, when a fetched value is non-finite; None otherwise.
+
+    ``flags`` are the run's all-finite flags, one per tensor of ``run.flags`` (topological order).
+    """
+    bad_fetches = [n for n, v in zip(names, leaves(results)) if is_non_finite(v)]
+    if not bad_fetches or run.flags is None:
+        return None
+    tensors = run.flags[1]
+    first = next((tensors[i] for i, ok in enumerate(np.asarray(flags).reshape(-1)) if not ok), None)
+    if first is None:
+        detail = (
+            f"fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run, "
+            f"but every float output checked outside loops stayed finite: the first non-finite value "
+            f"arises inside a while loop (turn on enable_dump_debug to capture loop iterations)."
+        )
+        return NonFiniteFinding(
+            step, None, "inside a while loop", detail, f"Step {step}: {detail}", fetches=tuple(bad_fetches)
+        )
+    op = first.rpartition(":")[0]
+    decision = plan.ops.get(op)
+    rounded = op in run.emulation()
+    dtype = ""
+    if decision is not None:
+        slot = int(first.rpartition(":")[2])
+        dtype = decision.output_dtypes[slot] if slot < len(decision.output_dtypes) else decision.dtype_after
+    variable = _variable_read(plan, op)
+    writers = _writers(plan, variable) if variable is not None else []
+    if variable is not None:
+        cause = (
+            f"it reads the variable {variable}, which already held inf/NaN when step {step} began: an "
+            f"update in an earlier run wrote them ({', '.join(writers[:4]) or 'no writing op in this plan'}"
+            f"{f' and {len(writers) - 4} more' if len(writers) > 4 else ''}). Op outputs are checked as "
+            f"they are computed, values written into variables are not, so the run that wrote them "
+            f"reported nothing"
+        )
+    else:
+        cause = non_finite_cause(rounded, dtype)
+    op_type = decision.op_type if decision is not None else "?"
+    detail = (
+        f"fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run. The "
+        f"first op whose output became non-finite (topological order) is {op} ({op_type}, output "
+        f"{first}): {cause}. Whether float32 stays finite was not checked: run with reference=True to "
+        f"compare."
+    )
+    return NonFiniteFinding(
+        step,
+        op,
+        op,
+        detail,
+        f"Step {step}: {detail}",
+        fetches=tuple(bad_fetches),
+        first_tensor=first,
+        op_type=op_type,
+        decided_dtype=dtype,
+        rounded=rounded,
+        variable=variable,
+        variable_writers=tuple(writers),
+    )
+
+
+def _variable_read(plan: Plan, op: str) -> str | None:
+    """The variable ``op`` reads directly (ReadVariableOp, a ref variable's Identity), else None."""
+    decision = plan.ops.get(op)
+    if decision is None or decision.op_type not in _VARIABLE_READS or not decision.inputs:
+        return None
+    source = plan.ops.get(decision.inputs[0])
+    return source.name if source is not None and source.op_type in VARIABLE_OPS else None
+
+
+def _writers(plan: Plan, variable: str) -> list[str]:
+    """Ops that write ``variable`` (optimizer applies, assigns), its own initializer left out."""
+    return [
+        name
+        for name, d in plan.ops.items()
+        if d.inputs and d.inputs[0] == variable and d.op_type not in _NOT_WRITES and name != f"{variable}/Assign"
+    ]
+
+
+def non_finite_cause(rounded: bool, dtype: str) -> str:
+    """Why an op's output went inf/NaN: the plan's half-precision storage, or the float32 computation."""
+    if rounded and dtype in _HALF:
+        return (
+            f"its output is stored in {dtype} by the plan; values beyond the {dtype} range "
+            f"({'65504' if dtype == 'float16' else '3.4e38'}) become inf"
+        )
+    return "it computes in float32 here, so an input or the op itself (log(0), 0/0, ...) made it non-finite"
+
+
+def note_non_finite(
+    report: RunReport, plan: Plan, run: RunGraph, flags: object, names: list[str], results: object, step: int
+) -> None:
+    """A fetch went inf/NaN in a run whose plan lowers precision: say so in the report, naming the first op.
+
+    The first finding of a report stays (``report.non_finite``); its sentence joins the warnings once.
+    """
+    finding = non_finite_finding(plan, run, flags, names, results, step)
+    if finding is None:
+        return
+    if report.non_finite is None:
+        report.non_finite = finding
+    if finding.message not in report.warnings:
+        report.warnings.append(finding.message)

@@ -1,0 +1,211 @@
+"""The nodes a run-graph variant gets so a step can be observed without breaking it.
+
+* **Liveness guard** for a tensor that may be dead (see :mod:`.liveness`): ``Merge(x, fallback)``
+  where ``fallback`` is a constant behind a ``ControlTrigger`` on ``x``'s op. A ControlTrigger is live
+  even when its input is dead, so the Merge always has a value: ``x`` when ``x`` is live (it arrives
+  first and has the lower index), the fallback otherwise; the Merge's ``value_index`` (0 or 1) says
+  which. Fetching the guard never fails with ``Retval[N] does not have value``.
+* **Per-iteration capture** for a tensor inside a ``tf.while_loop`` frame: a ``PyFunc`` in the same
+  frame hands each live iteration's value to Python; a ControlTrigger on it gates one of the frame's
+  ``NextIteration`` ops so the capture runs every iteration (and stays out of the loop's liveness).
+  Iterations are recorded in completion order.
+* **All-finite flags**: ``IsFinite(Sum(x))`` for each float output, packed into one bool vector the
+  emulator fetches with every step whose plan lowers precision, so the first op whose output became
+  inf/NaN is known without the user turning anything on.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from npu_jupyter._runtime.observe.node_defs import add_node
+
+if TYPE_CHECKING:
+    from npu_jupyter._runtime.session.liveness import Liveness
+    from npu_jupyter._runtime.session.run_graph import GraphDefProto, Observe, RunGraph, WatchKey
+    from npu_jupyter._tf_types import Graph, NodeDef, Operation, Tensor
+
+WATCH_SCOPE = "npu_emu_watch"
+
+
+def add_observers(
+    sub: GraphDefProto,
+    run: RunGraph,
+    tensor_map: dict[str, str],
+    observe: Observe,
+    user_graph: Graph,
+    liveness: Liveness | None,
+) -> None:
+    """Append guards, captures and flags for ``observe`` to ``sub`` (names before the variant prefix)."""
+    if not observe:
+        return
+    builder = _Builder(sub, run, tensor_map, user_graph)
+    for key in observe.guarded:
+        builder.guard(key)
+    for op, kind, slot, frame in observe.captured:
+        next_iteration = liveness.next_iterations.get(tuple(frame)) if liveness is not None else None
+        if next_iteration is not None:
+            builder.capture((op, kind, slot), next_iteration)
+    if observe.flagged:
+        builder.flags(list(observe.flagged), set(observe.guarded))
+
+
+class _Builder:
+    """Adds nodes to one variant's GraphDef and records their (prefixed) names on the RunGraph."""
+
+    def __init__(self, sub: GraphDefProto, run: RunGraph, tensor_map: dict[str, str], user_graph: Graph) -> None:
+        self.sub, self.run, self.tensor_map, self.user = sub, run, tensor_map, user_graph
+        self.nodes = {node.name: node for node in sub.node}
+        self.count = 0
+
+    def _name(self, what: str) -> str:
+        self.count += 1
+        return f"{WATCH_SCOPE}/{self.count}/{what}"
+
+    def _ref(self, key: WatchKey) -> tuple[str, Tensor]:
+        """(GraphDef input reference, user tensor) of watch ``(op, kind, slot)``."""
+        op, kind, slot = key
+        user_op = self.user.get_operation_by_name(op)
+        if kind == "output":
+            tensor = user_op.outputs[slot]
+            name = self.tensor_map.get(tensor.name, tensor.name)
+            return _input_ref(name), tensor
+        node = self.nodes[op]
+        data = [ref for ref in node.input if not ref.startswith("^")]
+        return data[slot], user_op.inputs[slot]
+
+    def _add(self, name: str, op: str, inputs: list[str], **attrs: Any) -> NodeDef:
+        node: NodeDef = add_node(self.sub.node, name, op, inputs, **attrs)
+        return node
+
+    def guard(self, key: WatchKey) -> str:
+        """Merge(x, fallback-behind-ControlTrigger); records (value, index) names; returns the value ref."""
+        ref, tensor = self._ref(key)
+        import tensorflow as tf
+
+        enum = tensor.dtype.base_dtype.as_datatype_enum
+        trigger = self._add(self._name("trigger"), "ControlTrigger", ["^" + ref.split(":")[0]])
+        fallback = self._add(
+            self._name("fallback"),
+            "Const",
+            ["^" + trigger.name],
+            dtype=("type", enum),
+            value=tf.compat.v1.make_tensor_proto(np.zeros((), tensor.dtype.base_dtype.as_numpy_dtype)),
+        )
+        merge = self._add(self._name("guard"), "Merge", [ref, fallback.name], T=("type", enum), N=2)
+        prefix = self.run.prefix
+        self.run.guards[key] = (f"{prefix}{merge.name}:0", f"{prefix}{merge.name}:1")
+        return merge.name
+
+    def capture(self, key: WatchKey, next_iteration: str) -> None:
+        """PyFunc(x) in x's frame, gating ``next_iteration`` through a ControlTrigger."""
+        from tensorflow.python.ops import script_ops
+
+        ref, tensor = self._ref(key)
+        values: list[np.ndarray] = []
+        self.run.captures[key] = values
+
+        def record(value: np.ndarray) -> np.bool_:
+            values.append(np.array(value, copy=True))
+            return np.bool_(True)
+
+        self.run.keepalive.append(record)
+        token = script_ops._py_funcs.insert(record)
+        import tensorflow as tf
+
+        func = self._add(
+            self._name("capture"),
+            "PyFunc",
+            [ref],
+            token=token,
+            Tin=("types", [tensor.dtype.base_dtype.as_datatype_enum]),
+            Tout=("types", [tf.bool.as_datatype_enum]),
+        )
+        trigger = self._add(self._name("trigger"), "ControlTrigger", ["^" + func.name])
+        self.nodes[next_iteration].input.append("^" + trigger.name)
+
+    def flags(self, tensors: list[str], guarded: set[WatchKey]) -> None:
+        """One bool vector: is each listed output all finite (a dead output counts as finite).
+
+        Two cheap nodes per tensor: the float32 sum of its flattened values, which is inf/NaN exactly when
+        a value is (or, for finite values, when the sum leaves the float32 range, ~3.4e38); one IsFinite
+        over all the sums. Static shapes are not trusted (the flattening shape is -1).
+        """
+        import tensorflow as tf
+
+        int32 = ("type", tf.int32.as_datatype_enum)
+        f32 = tf.float32.as_datatype_enum
+        minus_one = self._add(
+            self._name("minus_one"),
+            "Const",
+            [],
+            dtype=int32,
+            value=tf.compat.v1.make_tensor_proto(np.array([-1], np.int32)),
+        )
+        zero = self._add(
+            self._name("zero"), "Const", [], dtype=int32, value=tf.compat.v1.make_tensor_proto(np.array(0, np.int32))
+        )
+        sums = []
+        for name in tensors:
+            op, _, slot = name.rpartition(":")
+            key = (op, "output", int(slot))
+            tensor = self.user.get_tensor_by_name(name)
+            ref = _input_ref(self.run.guards[key][0][len(self.run.prefix) :]) if key in guarded else self._ref(key)[0]
+            enum = tensor.dtype.base_dtype.as_datatype_enum
+            if enum != f32:
+                ref = self._add(
+                    self._name("to_f32"), "Cast", [ref], SrcT=("type", enum), DstT=("type", f32), Truncate=False
+                ).name
+            flat = self._add(self._name("flat"), "Reshape", [ref, minus_one.name], T=("type", f32), Tshape=int32)
+            sums.append(
+                self._add(
+                    self._name("sum"), "Sum", [flat.name, zero.name], T=("type", f32), Tidx=int32, keep_dims=False
+                ).name
+            )
+            if any(t.dtype._is_ref_dtype for t in tensor.op.inputs):  # e.g. v/read: aliases the variable
+                self._before_writes(tensor.op, sums[-1])
+        packed = self._add(self._name("sums"), "Pack", sums, T=("type", f32), N=len(sums), axis=0)
+        finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=("type", f32))
+        self.run.flags = (f"{self.run.prefix}{finite.name}:0", list(tensors))
+
+    def _before_writes(self, read: Operation, check: str) -> None:
+        """Make the ops that write the ref variables ``read`` reads wait for ``check`` of its value.
+
+        ``read`` (e.g. ``v/read``) aliases the variable's buffer, and an update in the same step writes
+        that buffer in place; ordered first, the check sees the value the step read, not the update's.
+        An op the read itself waits for is left alone (the check comes after it anyway; an edge would
+        be a cycle).
+        """
+        before = _ancestors(read)
+        for source in read.inputs:
+            if not source.dtype._is_ref_dtype:
+                continue
+            for writer in source.consumers():
+                node = self.nodes.get(writer.name)
+                if writer is read or writer.type in _VARIABLE_READS or node is None or writer in before:
+                    continue
+                node.input.append("^" + check)
+
+
+_VARIABLE_READS = frozenset({"Identity", "RefIdentity", "IsVariableInitialized"})
+
+
+def _ancestors(op: Operation) -> set[Operation]:
+    """Every op ``op`` waits for (data and control inputs, transitively)."""
+    seen: set[Operation] = set()
+    stack = [op]
+    while stack:
+        current = stack.pop()
+        for parent in [t.op for t in current.inputs] + list(current.control_inputs):
+            if parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    return seen
+
+
+def _input_ref(tensor_name: str) -> str:
+    """GraphDef input spelling of a tensor name: ``op`` for slot 0, ``op:1`` otherwise."""
+    op, _, slot = tensor_name.rpartition(":")
+    return op if slot == "0" else tensor_name

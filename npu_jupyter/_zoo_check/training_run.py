@@ -1,0 +1,76 @@
+"""Which of an entry's runs is its training step, with every run of that step folded into one report.
+
+An entry's session makes many runs: the initialiser (once, the largest graph), the train step
+(``steps`` times), and -- with queue runners -- small enqueue graphs run from other threads far more
+often. The emulator folds only *consecutive* runs of the same fetches into one report, so a train step
+interleaved with enqueue runs is spread over many reports. Here runs of one session with the same
+fetches and plan are folded (steps summed, CPU time averaged per step, the worst drift per op, the first
+non-finite finding kept), and the training step is the largest run graph made at least ``steps`` times.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from npu_jupyter._runtime.report import RunReport
+    from npu_jupyter._tf_types import Graph
+    from npu_jupyter._zoo_check.entry import ZooRun
+
+
+def training_report(npu: ZooRun) -> tuple[RunReport, Graph | None] | None:
+    """(folded report, its graph) of the entry's training step; None when it made no emulated run."""
+    candidates: list[tuple[RunReport, Graph | None]] = []
+    for session in npu.sessions:
+        groups: dict[tuple[Any, ...], list[RunReport]] = {}
+        for report in session.reports:
+            groups.setdefault((tuple(report.fetches), id(report.plan)), []).append(report)
+        candidates.extend((fold(g), npu.graphs.get(id(g[0].plan), session.graph)) for g in groups.values())
+    for emulation in npu.emulations:
+        candidates.extend(
+            (report, npu.graphs.get(id(report.plan)))
+            for report in emulation.reports.values()
+            # plan is None for a function with no plannable graph, though RunReport types it Plan (_runtime/functions/emulator.py)
+            if report.plan is not None and report.steps  # type: ignore[redundant-expr]
+        )
+    if not candidates:
+        return None
+
+    def rank(i: int) -> tuple[bool, int, int, int]:
+        report = candidates[i][0]
+        return (report.steps >= npu.steps, len(report.plan.ops), report.steps, i)
+
+    return candidates[max(range(len(candidates)), key=rank)]
+
+
+def fold(reports: list[RunReport]) -> RunReport:
+    """One report for several reports of the same run graph."""
+    if len(reports) == 1:
+        return reports[0]
+    steps = sum(max(1, r.steps) for r in reports)
+    wall = sum(r.wall_ms * max(1, r.steps) for r in reports) / steps
+    drift: dict[str, dict[str, float]] = {}
+    for r in reports:
+        for op, values in r.drift.items():
+            if op not in drift or _worse(values, drift[op]):
+                drift[op] = values
+    return dataclasses.replace(
+        reports[-1],
+        steps=steps,
+        wall_ms=wall,
+        drift=drift,
+        first_overflow=next((r.first_overflow for r in reports if r.first_overflow), None),
+        non_finite=next((r.non_finite for r in reports if r.non_finite is not None), None),
+    )
+
+
+def _worse(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Whether drift ``a`` is worse than ``b`` (a NaN relative error counts as infinite)."""
+
+    def rel(d: dict[str, float]) -> float:
+        value = d.get("max_rel", 0.0)
+        return math.inf if math.isnan(value) else value
+
+    return rel(a) > rel(b)

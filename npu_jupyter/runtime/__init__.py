@@ -1,1 +1,0 @@
-"""Running graphs: the CPU emulator and Ascend backends, dumps, profiles, comparisons and sweeps."""
