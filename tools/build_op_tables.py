@@ -33,7 +33,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO / "tools" / "data" / "ascend_op_data.json"
-SOURCES = REPO / "npu_jupyter" / "ops" / "table_sources.json"
+SOURCES = REPO / "npu_jupyter" / "_ops" / "table_sources.json"
 FORMAT = "npu_jupyter.op_table/1"
 
 # One entry per bundled table: which op-info snapshot gives its allow/deny/heavy lists.

@@ -19,8 +19,8 @@ import textwrap
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CATALOGUE = REPO / "npu_jupyter" / "options" / "catalogue.json"
-OUT = REPO / "npu_jupyter" / "options" / "_option_types.py"
+CATALOGUE = REPO / "npu_jupyter" / "_options" / "catalogue.json"
+OUT = REPO / "npu_jupyter" / "_options" / "_option_types.py"
 PY_TYPES = {"b": "bool", "i": "int", "s": "str"}
 
 

@@ -21,7 +21,7 @@ from npu_jupyter._display import mime
 from npu_jupyter._display.facts import report_facts
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((REPO / "npu_jupyter" / "display" / "report_schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads((REPO / "npu_jupyter" / "_display" / "report_schema.json").read_text(encoding="utf-8"))
 
 
 def _load(name, path):

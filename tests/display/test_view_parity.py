@@ -29,7 +29,7 @@ from npu_jupyter.cost.attach import CostBlock, CostEstimate
 
 REPO = Path(__file__).resolve().parents[2]
 PARITY_FILE = REPO / "labextension" / "test" / "parity-payload.json"
-SCHEMA_FILE = REPO / "npu_jupyter" / "display" / "report_schema.json"
+SCHEMA_FILE = REPO / "npu_jupyter" / "_display" / "report_schema.json"
 
 # Fields only the JupyterLab view shows, and why the fallbacks leave them out.
 LAB_ONLY = {

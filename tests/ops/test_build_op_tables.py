@@ -11,7 +11,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 TOOL = REPO / "tools" / "build_op_tables.py"
-SHIPPED = REPO / "npu_jupyter" / "ops"
+SHIPPED = REPO / "npu_jupyter" / "_ops"
 SOCS = ("ascend910", "ascend910b")
 
 
