@@ -6,8 +6,8 @@ is attribute-for-attribute the graph the adapter's scopes would build, and the r
 planner) honour it. Works in ``tf.compat.v1`` graphs and while a ``tf.function`` traces (its FuncGraph
 is then the default graph). TensorFlow is imported when a scope is entered, not when this module is.
 
-Attribute types follow today's adapter (ADAPTER-FACTS §4.5): ``_without_npu_compile`` is bool True,
-``_keep_dtype`` is int 1 (an older adapter wrote bool True).
+Attribute types follow today's adapter (tests/data/reference/ADAPTER-FACTS.md §4.5): ``_without_npu_compile`` is bool
+True, ``_keep_dtype`` is int 1 (an older adapter wrote bool True).
 """
 
 from __future__ import annotations

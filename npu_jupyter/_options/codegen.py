@@ -76,11 +76,11 @@ def read_run_config_kwargs(
     RunConfig arguments that are not NPU options (model_dir, ...) are skipped; unknown arguments and
     wrong-typed values become ``warnings()`` entries (``strict=True`` raises).
 
-    ``session_config`` (a ConfigProto or its bytes) is folded in as the adapter reads it: its
-    ``NpuOptimizer`` entries come first and the entry NPUEstimator appends overrides them key by key
-    (ADAPTER-FACTS §0.1), so a key set both ways takes the NPURunConfig value. Options the estimator
-    writes on its own are not the user's choice: ``warnings()`` stays silent about those (a deprecated
-    or ineffective key the user never passed is nothing for them to fix).
+    ``session_config`` (a ConfigProto or its bytes) is folded in as the adapter reads it: its ``NpuOptimizer`` entries
+    come first and the entry NPUEstimator appends overrides them key by key (tests/data/reference/ADAPTER-FACTS.md
+    §0.1), so a key set both ways takes the NPURunConfig value. Options the estimator writes on its own are not the
+    user's choice: ``warnings()`` stays silent about those (a deprecated or ineffective key the user never passed is
+    nothing for them to fix).
     """
     by_path = catalogue.by_run_config_path()
     plain = set(catalogue.run_config_only_kwargs())

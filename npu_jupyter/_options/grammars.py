@@ -1,10 +1,10 @@
 """Grammars of the string options whose value is a small language (dump_step, in_out_pair, ...).
 
-Each checker takes the option's text and returns ``None`` when the adapter would accept it, or one
-sentence saying what is wrong and showing a correct example. The rules follow today's adapter
-(ADAPTER-FACTS §1.2, §2.1, §3.4); where the adapter is lax in a way that cannot be what the user meant,
-the checker says so in its docstring. Parsers the planner needs (``parse_in_out_pair``,
-``parse_input_shape``, ``parse_dynamic_dims``) live here too, so there is one reading of each grammar.
+Each checker takes the option's text and returns ``None`` when the adapter would accept it, or one sentence saying what
+is wrong and showing a correct example. The rules follow today's adapter (tests/data/reference/ADAPTER-FACTS.md §1.2,
+§2.1, §3.4); where the adapter is lax in a way that cannot be what the user meant, the checker says so in its docstring.
+Parsers the planner needs (``parse_in_out_pair``, ``parse_input_shape``, ``parse_dynamic_dims``) live here too, so there
+is one reading of each grammar.
 """
 
 from __future__ import annotations

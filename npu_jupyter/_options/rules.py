@@ -1,9 +1,9 @@
 """Cross-option rules: what must hold between options (errors) and what is merely suspicious (warnings).
 
-Each rule is a small function over the set options that yields one sentence per finding, naming every
-option involved. Sources: SPEC §1, ADAPTER-FACTS §1.2/§1.3 (today's adapter, quoted where it has an
-error text) and the seed docs; where a seed disagrees with today's adapter, the adapter wins and the
-message says so. ``ERROR_RULES`` make ``validate()`` fail; ``WARNING_RULES`` feed ``warnings()``.
+Each rule is a small function over the set options that yields one sentence per finding, naming every option involved.
+Sources: docs/contract.md (Options), tests/data/reference/ADAPTER-FACTS.md §1.2/§1.3 (today's adapter, quoted where it
+has an error text) and the seed docs; where a seed disagrees with today's adapter, the adapter wins and the message says
+so. ``ERROR_RULES`` make ``validate()`` fail; ``WARNING_RULES`` feed ``warnings()``.
 """
 
 from __future__ import annotations
@@ -357,7 +357,7 @@ def dump_step_empty_items(v: View) -> Iterator[str]:
 
 
 def bf16_on_ascend910(v: View) -> Iterator[str]:
-    """ADAPTER-FACTS §4.1: bf16 modes fail on SoCs without fp32->bf16 conversion (Ascend910)."""
+    """bf16 modes fail on SoCs without fp32->bf16 conversion (Ascend910; tests/data/reference/ADAPTER-FACTS.md §4.1)."""
     bf16 = {"allow_mix_precision_bf16", "allow_fp32_to_bf16", "mixed_bfloat16"}
     mode = v.get("precision_mode") or v.get("precision_mode_v2")
     soc = v.get("soc_config") or "Ascend910"

@@ -2,7 +2,7 @@
 
 The adapter contracts candidate→candidate edges one at a time with a dynamic cycle check (TF
 ``GraphCycles``), then, in full offload, keeps only the largest cluster plus clusters mutually
-unreachable from it; in mixed computing it keeps several (ADAPTER-FACTS §3.5).
+unreachable from it; in mixed computing it keeps several (tests/data/reference/ADAPTER-FACTS.md §3.5).
 
 Doing the same edge by edge in Python is quadratic on large graphs. Instead each node gets a *level*:
 the largest number of host nodes (that have a device ancestor) on any path reaching it. Two adjacent

@@ -3,7 +3,7 @@
 The entry point applies the adapter's partition rules in order: group the candidates into cycle-free
 clusters (:mod:`clustering`), drop a lone NoOp/Identity, merge unrelated clusters (full offload keeps
 only the largest, cutting the rest off to the host; mixed computing and lazy_recompile keep several),
-then list every tensor that crosses a GeOp boundary (ADAPTER-FACTS §3.5).
+then list every tensor that crosses a GeOp boundary (tests/data/reference/ADAPTER-FACTS.md §3.5).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ CUT_OFF_REASON = (
     "runs on the host CPU — enable mix_compile_mode or wrap the unsupported ops in "
     "without_npu_compile_scope"
 )
-# tf.train.Saver's checkpoint I/O (ADAPTER-FACTS §3.5-6/8, §3.6: GE cannot run these)
+# tf.train.Saver's checkpoint I/O (tests/data/reference/ADAPTER-FACTS.md §3.5-6/8, §3.6: GE cannot run these)
 _CHECKPOINT_OPS = frozenset(
     {
         "SaveV2",

@@ -1,11 +1,11 @@
 """Which ops the adapter offloads: candidate seeding and the host-propagation rules.
 
-This follows today's adapter (``OMPartitionSubgraphsPass``, ADAPTER-FACTS §3.1–§3.4): a node is a
-device *candidate* when its op type is declared by the op table (and, in mixed computing, not marked
-``isGray``), it is not inside ``without_npu_compile_scope`` (honoured in every mode today; older
-adapters only honoured it in mixed computing), and a handful of structural rules hold. Host nodes then
-pull neighbours to the host across string/resource/variant and ref edges until nothing changes.
-Clustering and the full-offload "largest cluster only" rule live in :mod:`partition`.
+This follows today's adapter (``OMPartitionSubgraphsPass``, tests/data/reference/ADAPTER-FACTS.md §3.1–§3.4): a node is
+a device *candidate* when its op type is declared by the op table (and, in mixed computing, not marked ``isGray``), it
+is not inside ``without_npu_compile_scope`` (honoured in every mode today; older adapters only honoured it in mixed
+computing), and a handful of structural rules hold. Host nodes then pull neighbours to the host across
+string/resource/variant and ref edges until nothing changes. Clustering and the full-offload "largest cluster only" rule
+live in :mod:`partition`.
 
 Every decision carries a sentence for the person reading the plan, not an internal rule id.
 """

@@ -1,4 +1,4 @@
-"""Which dtype each offloaded op computes in, per precision mode (ADAPTER-FACTS §4).
+"""Which dtype each offloaded op computes in, per precision mode (tests/data/reference/ADAPTER-FACTS.md §4).
 
 The fusion engine picks, for every tensor of an AI Core op, a dtype from the kernel's supported set
 relative to the tensor's original dtype: *rise* (same or higher precision), *reduce* (lower precision,

@@ -1,10 +1,9 @@
 """Readers for the precision files a config names: modify_mixlist JSON, customize_dtypes, op_precision_mode.
 
-Each reader mirrors the checks of the component that reads the file on a real system (GE's fusion
-engine, ADAPTER-FACTS §4.4–§4.5) and returns the parsed rules plus the problems it found. A problem
-that makes GE refuse the file is an *error* (the real compile fails); one it only logs is a *warning*.
-Op names are matched against both Ascend IR types (``MatMulV2``) and TensorFlow types (``MatMul``)
-because users write either.
+Each reader mirrors the checks of the component that reads the file on a real system (GE's fusion engine,
+tests/data/reference/ADAPTER-FACTS.md §4.4–§4.5) and returns the parsed rules plus the problems it found. A problem that
+makes GE refuse the file is an *error* (the real compile fails); one it only logs is a *warning*. Op names are matched
+against both Ascend IR types (``MatMulV2``) and TensorFlow types (``MatMul``) because users write either.
 """
 
 from __future__ import annotations
@@ -257,7 +256,7 @@ def read_customize_dtypes(path: str, lib: OpLibrary) -> tuple[dict[str, DtypeRul
     """(rules by op name, rules by IR op type, findings); any malformed line rejects the whole file.
 
     Blank and ``#`` lines are rejected too: the fusion engine's parser does not skip them, although a
-    documentation example shows comments (ADAPTER-FACTS §4.5, inferred).
+    documentation example shows comments (tests/data/reference/ADAPTER-FACTS.md §4.5, inferred).
     """
     findings = FileFindings()
     text = _read_text(path, "customize_dtypes", findings)

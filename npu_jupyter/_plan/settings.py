@@ -4,7 +4,7 @@
 enables the NpuOptimizer) or a plain mapping of parameter_map keys, and turns it into one
 ``ConfigSnapshot`` here (:func:`checked_config`). Reading every option once into a frozen
 :class:`PlanSettings` keeps the rule modules free of ``None`` checks; the defaults come from the
-option catalogue (ADAPTER-FACTS §1.2).
+option catalogue (tests/data/reference/ADAPTER-FACTS.md §1.2).
 
 Validation (:func:`checked_config`) follows the options package so a plan never silently accepts
 what the adapter refuses:

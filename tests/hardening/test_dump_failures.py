@@ -1,4 +1,6 @@
-"""Failure injection for dumps and profiles (SPEC §5): bad paths, a full disk, a budget, a killed process.
+"""Failure injection for dumps and profiles: bad paths, a full disk, a budget, a killed process.
+
+The promise tested is in docs/contract.md, Dumps and profiles.
 
 What must hold: a bad ``dump_path`` (or profiling output) is a clear error before anything runs and
 nothing is written; when space runs out (the runtime's size budget, or a real 1 MB tmpfs) the error or

@@ -1,4 +1,4 @@
-"""Hostile op names, attribute strings and paths through every Python renderer (SPEC §6).
+"""Hostile op names, attribute strings and paths through every Python renderer (docs/contract.md, Notebook).
 
 Names such as ``<script>``, ``<img src=x onerror=...>``, quotes, ``</details>`` and RTL marks are put
 into a real GraphDef (TensorFlow itself refuses them as node names, a GraphDef proto does not), into

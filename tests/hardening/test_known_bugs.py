@@ -1,10 +1,10 @@
 """Exact inputs for the bugs the hardening fuzzers found, one test each.
 
-Each test states the behaviour the product promises (SPEC §1/§3/§6: one clear ``NpuConfigError`` or
-``UsageError`` and no change, exact proto round trip, no traceback from a file an option names). A bug
-not fixed yet is marked xfail(strict=True): the test fails for that reason until the owning module is
-fixed, then the strict mark turns it red and the mark (and any matching skip in the fuzzers, see
-``config_invariants.py``) is deleted. Fixed bugs keep their test, unmarked, as regression tests.
+Each test states the behaviour the product promises (docs/contract.md, Options, Plans and Notebook: one clear
+``NpuConfigError`` or ``UsageError`` and no change, exact proto round trip, no traceback from a file an option names). A
+bug not fixed yet is marked xfail(strict=True): the test fails for that reason until the owning module is fixed, then
+the strict mark turns it red and the mark (and any matching skip in the fuzzers, see ``config_invariants.py``) is
+deleted. Fixed bugs keep their test, unmarked, as regression tests.
 """
 
 from __future__ import annotations

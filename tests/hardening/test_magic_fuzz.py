@@ -1,4 +1,4 @@
-"""Fuzzing ``%npu`` lines and ``%%npu`` flag strings in a real IPython shell (SPEC §6).
+"""Fuzzing ``%npu`` lines and ``%%npu`` flag strings in a real IPython shell (docs/contract.md, Notebook).
 
 Lines are built from a grammar of valid pieces (subcommands, KEY=VALUE with real keys and values,
 flags) mixed with garbage (shlex-breaking quotes, unknown flags, ``=`` without a key, unicode, NUL).

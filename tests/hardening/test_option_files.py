@@ -1,4 +1,4 @@
-"""Fuzzing the small languages and files that options name (SPEC §1, §3, §5).
+"""Fuzzing the small languages and files that options name (docs/contract.md, Options, Plans, Dumps and profiles).
 
 The config checks a value when it is set; the planner and the runtime read the same value later. These
 tests hold the two readings together: whatever the config accepts, the reader accepts too (no error

@@ -1,4 +1,4 @@
-"""Fuzzing every option setter, ``update`` and ``from_config_proto`` of ``NpuConfig`` (SPEC §1).
+"""Fuzzing every option setter, ``update`` and ``from_config_proto`` of ``NpuConfig`` (docs/contract.md, Options).
 
 Invariants, for every generated input:
 - the only exception is ``NpuConfigError`` (a ValueError) whose message names the option and the value;

@@ -1,4 +1,4 @@
-"""The panel edited from another thread while a ``%%npu`` cell runs (SPEC §6).
+"""The panel edited from another thread while a ``%%npu`` cell runs (docs/contract.md, Notebook).
 
 The cell must run with one consistent snapshot of the shared config, taken when it starts: a change
 made meanwhile (here through the panel's own drop-down, as a user clicking it would) shows in the

@@ -1,4 +1,4 @@
-"""Device candidates and host propagation (ADAPTER-FACTS §3.2–§3.4) on real TF graphs."""
+"""Device candidates and host propagation (tests/data/reference/ADAPTER-FACTS.md §3.2–§3.4) on real TF graphs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Precision decisions per mode, lists, files and scopes (ADAPTER-FACTS §4) on real TF graphs."""
+"""Precision decisions per mode, lists, files and scopes on real TF graphs (tests/data/reference/ADAPTER-FACTS.md §4)."""
 
 from __future__ import annotations
 

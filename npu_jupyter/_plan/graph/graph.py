@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from npu_jupyter._plan.graph.graph_exec import GraphExecConfig
     from npu_jupyter._tf_types import Graph
 
-# Attribute names the adapter's scopes and helpers set (ADAPTER-FACTS §3.2, §3.3, §4.5).
+# Attribute names the adapter's scopes and helpers set (tests/data/reference/ADAPTER-FACTS.md §3.2, §3.3, §4.5).
 WITHOUT_NPU_COMPILE = "_without_npu_compile"
 KEEP_DTYPE = "_keep_dtype"
 OP_MAX_SIZE = "_op_max_size"

@@ -15,10 +15,10 @@ A run that only initialises variables is never traced (an init run plus 3 traini
 traces); when ``fp_point``/``bp_point`` name ops, only runs whose plan holds one of them are traced, as
 those points mark the training iteration the adapter's training trace measures.
 
-``profiling_options`` follows the adapter's JSON (ADAPTER-FACTS §2.2). ``output`` picks the folder;
-``training_trace`` with ``fp_point``/``bp_point`` adds markers at those ops; the remaining keys
-(``task_trace``, ``aicpu``, ``aic_metrics``, ...) are recorded in the trace metadata, since a CPU has no
-AI Core pipeline counters to sample.
+``profiling_options`` follows the adapter's JSON (tests/data/reference/ADAPTER-FACTS.md §2.2). ``output`` picks the
+folder; ``training_trace`` with ``fp_point``/``bp_point`` adds markers at those ops; the remaining keys (``task_trace``,
+``aicpu``, ``aic_metrics``, ...) are recorded in the trace metadata, since a CPU has no AI Core pipeline counters to
+sample.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The session options the emulator acts on at run time, read once per config snapshot.
 
-Dump, overflow detection, profiling and the ExperimentalConfig emulations each read a few options;
-collecting them into one frozen object (with the adapter's defaults from the option catalogue,
-ADAPTER-FACTS §1.2) keeps the run loop free of ``None`` checks and validates paths once, before the
-first step runs.
+Dump, overflow detection, profiling and the ExperimentalConfig emulations each read a few options; collecting them into
+one frozen object (with the adapter's defaults from the option catalogue, tests/data/reference/ADAPTER-FACTS.md §1.2)
+keeps the run loop free of ``None`` checks and validates paths once, before the first step runs.
 """
 
 from __future__ import annotations

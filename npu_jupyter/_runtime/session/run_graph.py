@@ -2,7 +2,7 @@
 
 The adapter decides per *run graph*, the subgraph one ``Session.run`` reaches (its fetches' ancestors,
 cut at fed tensors; ``om_partition_subgraphs_pass.cc`` sees only that graph). Its whole-graph exits
-(ADAPTER-FACTS §3.1) therefore apply per run: ``sess.run(iterator.initializer)`` is a dataset
+(tests/data/reference/ADAPTER-FACTS.md §3.1) therefore apply per run: ``sess.run(iterator.initializer)`` is a dataset
 initialisation graph and stays float32, while ``sess.run(train_op)`` in the same ``tf.Graph`` is planned
 and lowered normally. Deciding once for the whole ``tf.Graph`` gets that wrong.
 

@@ -32,9 +32,9 @@ def config_error(message: str) -> Exception:
 def check_dump_path(path: str | None) -> str:
     """The adapter's dump_path checks, with its messages; returns the real path.
 
-    The adapter refuses an unset path, a path that is not an existing directory, and a directory
-    without read/write permission (ADAPTER-FACTS §1.2). We check before the first run, so a bad path
-    leaves nothing behind.
+    The adapter refuses an unset path, a path that is not an existing directory, and a directory without read/write
+    permission (tests/data/reference/ADAPTER-FACTS.md §1.2). We check before the first run, so a bad path leaves nothing
+    behind.
     """
     if not path:
         raise config_error("if use dump function, dump_path must be set.")
