@@ -50,3 +50,59 @@ def test_the_check_sees_an_annotation_without_the_future_import():
     assert _has_annotations(ast.parse("def f(x: list[int]) -> None: ..."))
     assert not _has_future_annotations(ast.parse("def f(x: list[int]) -> None: ..."))
     assert _has_future_annotations(ast.parse("from __future__ import annotations\n"))
+
+
+_BUILTIN_GENERICS = {"tuple", "list", "dict", "set", "frozenset", "type"}
+
+
+def _annotation_nodes(tree: ast.AST) -> set[int]:
+    """ids of every node inside an annotation or an ``if TYPE_CHECKING:`` block (never evaluated on 3.7)."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        roots: list[ast.AST] = []
+        if isinstance(node, ast.AnnAssign):
+            roots.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            every = getattr(args, "posonlyargs", []) + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
+            roots.extend(a.annotation for a in every if a is not None and a.annotation is not None)
+            if node.returns is not None:
+                roots.append(node.returns)
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            roots.append(node)
+        for root in roots:
+            inside.update(id(sub) for sub in ast.walk(root))
+    return inside
+
+
+def _evaluated_builtin_generics(tree: ast.AST) -> list[str]:
+    """``tuple[...]``-style subscripts Python evaluates at run time (a TypeError on 3.7 and 3.8)."""
+    skip = _annotation_nodes(tree)
+    return [
+        f"line {node.lineno}: {ast.unparse(node)}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in _BUILTIN_GENERICS
+        and id(node) not in skip
+    ]
+
+
+def test_no_builtin_generic_is_evaluated_at_run_time():
+    """A module-level alias such as ``Fetches = Union[tuple[str, ...], None]`` broke the TF 1.15 leg."""
+    found = {}
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        hits = _evaluated_builtin_generics(ast.parse(path.read_text(encoding="utf-8")))
+        if hits:
+            found[str(path.relative_to(PACKAGE_DIR))] = hits
+    assert not found, f"use typing.Tuple/List/Dict/... where Python evaluates the subscript: {found}"
+
+
+def test_the_generic_check_sees_an_alias_and_passes_annotations():
+    assert _evaluated_builtin_generics(ast.parse("from typing import Union\nX = Union[tuple[int, ...], None]\n"))
+    assert not _evaluated_builtin_generics(
+        ast.parse("def f(x: tuple[int, ...]) -> dict[str, int]: ...\ny: list[int] = []\n")
+    )
+    assert not _evaluated_builtin_generics(
+        ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    X = tuple[int, ...]\n")
+    )

@@ -10,7 +10,7 @@ across sessions.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Hashable, Union
+from typing import TYPE_CHECKING, Callable, Hashable, Tuple, Union
 
 from npu_jupyter._options.snapshot import ConfigSnapshot
 from npu_jupyter._runtime.observe.run_settings import RunSettings, read_run_settings
@@ -26,7 +26,7 @@ CACHE_LIMIT = 256
 #: What a session's ``config`` may hold: the user's editable config or a frozen snapshot of one.
 SessionConfig = Union["NpuConfig", ConfigSnapshot]
 PlanFn = Callable[..., "Plan"]
-Fetches = Union[tuple[Hashable, ...], None]
+Fetches = Union[Tuple[Hashable, ...], None]  # typing.Tuple: evaluated at import on Python 3.7
 
 
 def snapshot_of(config: SessionConfig | None) -> ConfigSnapshot:
