@@ -664,6 +664,41 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def drive_browser(
+    script: str, config: dict[str, Any], lab_server: dict[str, Any], *, timeout: float = 600, show_seen: bool = False
+) -> dict[str, Any]:
+    """Run one browser driver (``tests/ui/<script>``) over ``config``; return the JSON it printed last.
+
+    The config gets the Lab server's address and token, Chromium's path and the artifacts folder. A
+    driver that crashed, printed nothing or reported ``fatal`` fails the test with its stderr and the
+    Lab log (and, with ``show_seen``, what it had observed so far).
+    """
+    node = shutil.which("node")
+    if node is None or not (UI_DIR / "node_modules" / "playwright-core").is_dir() or not CHROMIUM.exists():
+        pytest.fail("the browser test needs node, tests/ui/node_modules and /usr/bin/chromium: run .ci/ui_setup.sh")
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = lab_server["root"].parent / (Path(script).stem + ".json")
+    base = {"base": lab_server["base"], "token": lab_server["token"], "chromium": str(CHROMIUM)}
+    path.write_text(json.dumps({**base, "artifacts": str(ARTIFACTS), **config}))
+    done = subprocess.run(
+        [node, str(UI_DIR / script), str(path)],
+        cwd=UI_DIR,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != 0 or not done.stdout.strip():
+        pytest.fail(f"browser driver failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    results: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    if "fatal" in results:
+        seen = f"seen so far: {json.dumps(results)[:3000]}\n" if show_seen else ""
+        pytest.fail(
+            f"browser driver stopped: {results['fatal']}\n{seen}lab log:\n{lab_server['log'].read_text()[-3000:]}"
+        )
+    return results
+
+
 @pytest.fixture(scope="session")
 def ui_helpers() -> SimpleNamespace:
     """This module's notebook writers and plans, for browser-test modules (conftest is not importable)."""
@@ -671,6 +706,7 @@ def ui_helpers() -> SimpleNamespace:
         artifacts=ARTIFACTS,
         chromium=CHROMIUM,
         ui_dir=UI_DIR,
+        drive_browser=drive_browser,
         small_training_plan=small_training_plan,
         write_payload_notebook=write_payload_notebook,
         write_report_notebook=write_report_notebook,
@@ -680,9 +716,6 @@ def ui_helpers() -> SimpleNamespace:
 @pytest.fixture(scope="module")
 def browser_run(lab_server: dict[str, Any]) -> dict[str, Any]:
     """Write the three report notebooks, drive Chromium over them once, return what it observed."""
-    node = shutil.which("node")
-    if node is None or not (UI_DIR / "node_modules" / "playwright-core").is_dir() or not CHROMIUM.exists():
-        pytest.fail("the browser test needs node, tests/ui/node_modules and /usr/bin/chromium: run .ci/ui_setup.sh")
     root: Path = lab_server["root"]
     bundles = {
         "report": write_report_notebook(root / "report.ipynb", small_training_plan()),
@@ -696,41 +729,22 @@ def browser_run(lab_server: dict[str, Any]) -> dict[str, Any]:
     }
     (root / "npu_dump").mkdir()
     (root / "npu_dump" / "step_0.json").write_text("{}")
-    ARTIFACTS.mkdir(exist_ok=True)
-    config = root.parent / "driver.json"
-    config.write_text(
-        json.dumps(
-            {
-                "base": lab_server["base"],
-                "token": lab_server["token"],
-                "chromium": str(CHROMIUM),
-                "artifacts": str(ARTIFACTS),
-                "notebooks": {
-                    "report": "report.ipynb",
-                    "hostile": "hostile.ipynb",
-                    "big": "resnet50_train.ipynb",
-                    "parity": "parity.ipynb",
-                    "wide": "wide.ipynb",
-                    "keras": "keras_run.ipynb",
-                    "compare": "compare.ipynb",
-                    "sweep": "sweep.ipynb",
-                },
-                "clickOp": "gradients/dense/Relu_grad/ReluGrad",
-            }
-        )
+    results = drive_browser(
+        "lab_renderer.mjs",
+        {
+            "notebooks": {
+                "report": "report.ipynb",
+                "hostile": "hostile.ipynb",
+                "big": "resnet50_train.ipynb",
+                "parity": "parity.ipynb",
+                "wide": "wide.ipynb",
+                "keras": "keras_run.ipynb",
+                "compare": "compare.ipynb",
+                "sweep": "sweep.ipynb",
+            },
+            "clickOp": "gradients/dense/Relu_grad/ReluGrad",
+        },
+        lab_server,
     )
-    done = subprocess.run(
-        [node, str(UI_DIR / "lab_renderer.mjs"), str(config)],
-        cwd=UI_DIR,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if done.returncode != 0 or not done.stdout.strip():
-        pytest.fail(f"browser driver failed ({done.returncode}):\n{done.stderr[-4000:]}")
-    results = json.loads(done.stdout.strip().splitlines()[-1])
-    if "fatal" in results:
-        pytest.fail(f"browser driver stopped: {results['fatal']}\nlab log:\n{lab_server['log'].read_text()[-3000:]}")
     results["bundles"] = bundles
     return results

@@ -8,23 +8,13 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { launchChromium } from './chromium.mjs';
+import { fileBrowserOpen, launchChromium } from './chromium.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const RENDER_TIMEOUT = 120_000;
 
 const browser = await launchChromium(cfg.chromium);
 const results = { pageErrors: [] };
-
-/** Open JupyterLab's file browser in the left sidebar, as a user has it (the cell gets narrower). */
-async function fileBrowserOpen(page) {
-  const width = () => page.evaluate(() => document.querySelector('#filebrowser')?.getBoundingClientRect().width ?? 0);
-  if ((await width()) < 50) {
-    await page.locator('.jp-SideBar.jp-mod-left [data-id="filebrowser"]').first().click().catch(() => {});
-    await page.waitForTimeout(500);
-  }
-  return width();
-}
 
 /** The graph as a person first sees it: label sizes of the boxes on screen, the lead op, scale and scroll. */
 function measure(el) {

@@ -8,7 +8,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { launchChromium } from './chromium.mjs';
+import { fileBrowserOpen, launchChromium } from './chromium.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const RENDER_TIMEOUT = 120_000;
@@ -75,16 +75,6 @@ async function firstView(report) {
       text: el.textContent
     };
   });
-}
-
-/** Open JupyterLab's file browser in the left sidebar (as a user has it); return its width in px. */
-async function fileBrowserOpen(page) {
-  const width = () => page.evaluate(() => document.querySelector('#filebrowser')?.getBoundingClientRect().width ?? 0);
-  if ((await width()) < 50) {
-    await page.locator('.jp-SideBar.jp-mod-left [data-id="filebrowser"]').first().click().catch(() => {});
-    await page.waitForTimeout(500);
-  }
-  return width();
 }
 
 async function pwned(page) {

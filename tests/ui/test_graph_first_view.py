@@ -10,9 +10,6 @@ the issue's user had it, and reports how large the box labels render and what is
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -60,40 +57,12 @@ def keras3_train_payload() -> dict[str, Any]:
 def first_views(lab_server: dict[str, Any], ui_helpers: SimpleNamespace) -> dict[str, Any]:
     """Write the Keras and the small notebook, let Chromium look at each, return what it measured."""
     ui = ui_helpers
-    node = shutil.which("node")
-    if node is None or not (ui.ui_dir / "node_modules" / "playwright-core").is_dir() or not ui.chromium.exists():
-        pytest.fail("the browser test needs node, tests/ui/node_modules and /usr/bin/chromium: run .ci/ui_setup.sh")
     root: Path = lab_server["root"]
     keras = keras3_train_payload()
     ui.write_payload_notebook(root / "keras3_fit.ipynb", keras)
     ui.write_report_notebook(root / "small.ipynb", ui.small_training_plan())
-    ui.artifacts.mkdir(exist_ok=True)
-    config = root.parent / "first_view.json"
     notebooks = {"keras": "keras3_fit.ipynb", "small": "small.ipynb"}
-    config.write_text(
-        json.dumps(
-            {
-                "base": lab_server["base"],
-                "token": lab_server["token"],
-                "chromium": str(ui.chromium),
-                "artifacts": str(ui.artifacts),
-                "notebooks": notebooks,
-            }
-        )
-    )
-    done = subprocess.run(
-        [node, str(ui.ui_dir / "graph_first_view.mjs"), str(config)],
-        cwd=ui.ui_dir,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if done.returncode != 0 or not done.stdout.strip():
-        pytest.fail(f"browser driver failed ({done.returncode}):\n{done.stderr[-4000:]}")
-    results: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    if "fatal" in results:
-        pytest.fail(f"browser driver stopped: {results['fatal']}\nlab log:\n{lab_server['log'].read_text()[-3000:]}")
+    results = ui.drive_browser("graph_first_view.mjs", {"notebooks": notebooks}, lab_server)
     results["ops"] = len(keras["ops"])
     return results
 

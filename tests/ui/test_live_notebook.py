@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -23,7 +22,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 UI_DIR = Path(__file__).resolve().parent
 ARTIFACTS = UI_DIR.parents[1] / "test-artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
 
 START_PRECISION = "allow_mix_precision"
 PANEL_PRECISION = "allow_fp32_to_fp16"
@@ -90,44 +88,21 @@ def _write_notebook(path: Path) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def live_run(lab_server: dict[str, Any]) -> dict[str, Any]:
+def live_run(lab_server: dict[str, Any], ui_helpers: SimpleNamespace) -> dict[str, Any]:
     """Run the notebook once in Chromium on a live kernel and return what the page showed."""
-    node = shutil.which("node")
-    if node is None or not (UI_DIR / "node_modules" / "playwright-core").is_dir() or not CHROMIUM.exists():
-        pytest.fail("the browser test needs node, tests/ui/node_modules and /usr/bin/chromium: run .ci/ui_setup.sh")
     root: Path = lab_server["root"]
     index = _write_notebook(root / "first_steps.ipynb")
-    ARTIFACTS.mkdir(exist_ok=True)
-    config = root.parent / "live_driver.json"
-    config.write_text(
-        json.dumps(
-            {
-                "base": lab_server["base"],
-                "token": lab_server["token"],
-                "chromium": str(CHROMIUM),
-                "artifacts": str(ARTIFACTS),
-                "notebook": "first_steps.ipynb",
-                "cells": {name: index[name] for name in ("error", "panel", "graph", "train", "explain", "probe")},
-                "newPrecision": PANEL_PRECISION,
-            }
-        )
-    )
-    done = subprocess.run(
-        [node, str(UI_DIR / "live_notebook.mjs"), str(config)],
-        cwd=UI_DIR,
-        capture_output=True,
-        text=True,
+    results = ui_helpers.drive_browser(
+        "live_notebook.mjs",
+        {
+            "notebook": "first_steps.ipynb",
+            "cells": {name: index[name] for name in ("error", "panel", "graph", "train", "explain", "probe")},
+            "newPrecision": PANEL_PRECISION,
+        },
+        lab_server,
         timeout=400,
-        check=False,
+        show_seen=True,
     )
-    if done.returncode != 0 or not done.stdout.strip():
-        pytest.fail(f"browser driver failed ({done.returncode}):\n{done.stderr[-4000:]}")
-    results: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    if "fatal" in results:
-        pytest.fail(
-            f"browser driver stopped: {results['fatal']}\n"
-            f"seen so far: {json.dumps(results)[:3000]}\nlab log:\n{lab_server['log'].read_text()[-3000:]}"
-        )
     print(f"\nlive notebook timings (ms since page open): {json.dumps(results['timings'])}")
     for name in ("train", "explain"):
         print(
