@@ -76,7 +76,7 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
             Fact(
                 "run.reference_wall_ms",
                 "float32 reference",
-                f"{run['reference_wall_ms']:.2f} ms{per} ({measured_label(payload)})",
+                f"{run['reference_wall_ms']:.2f} ms{per} (CPU time of the float32 reference run)",
             )
         )
     if run.get("first_overflow"):
@@ -206,7 +206,7 @@ def _plan_facts(payload: Mapping[str, Any]) -> list[Fact]:
             Fact(
                 "summary.approximate",
                 "Approximate",
-                f"{_plural(approximate, 'decision')} rest on approximate op tables or the host-kept "
+                f"{_plural(approximate, 'decision')} {'rests' if approximate == 1 else 'rest'} on approximate op tables or the host-kept "
                 "list, not on the published CANN tables (marked ≈ per op)",
                 "warn",
             )

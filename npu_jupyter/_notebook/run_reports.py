@@ -60,6 +60,7 @@ def collapse(reports: list[RunReport]) -> RunReport:
         steps=steps,
         wall_ms=_weighted(reports, lambda r: r.wall_ms) or 0.0,  # every report has a wall time: never None
         reference_wall_ms=_weighted(reports, lambda r: r.reference_wall_ms),
+        reference_steps=sum(r.reference_steps for r in reports),
         op_times_us=_mean_times(reports),
         overflow_ops=overflow,
         first_overflow=next((r.first_overflow for r in reports if r.first_overflow), None),

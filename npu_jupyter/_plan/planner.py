@@ -172,10 +172,9 @@ def plan(
         from npu_jupyter._plan.tf2 import placement as tf2_placement
 
         settings, unread = tf2_placement.tf2_settings(settings, config_changes(config))
-        if config is not None:  # a value npu_device refuses raises as it would there
-            from npu_jupyter._options.tf2 import tf2_options
+        from npu_jupyter._options.tf2 import tf2_options
 
-            tf2_options(config)
+        tf2_options(config)  # a value npu_device refuses raises as it would there
     lib = library_for(settings.soc)
     # Planning allocates many small acyclic objects; the cyclic collector would only rescan them.
     was_enabled = gc.isenabled()

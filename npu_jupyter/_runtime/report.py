@@ -36,6 +36,7 @@ class RunReport:
     steps: int = 1
     wall_ms: float = 0.0  # mean per step (per call), CPU time measured on this machine
     reference_wall_ms: float | None = None
+    reference_steps: int = 0  # the steps whose float32 reference ran (reference_wall_ms is their mean)
     op_times_us: dict[str, float] = field(default_factory=dict)
     drift: dict[str, dict[str, float]] = field(default_factory=dict)  # op -> {max_abs, max_rel, cos}
     overflow_ops: list[str] = field(default_factory=list)

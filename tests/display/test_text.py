@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from npu_jupyter._display import text
 from npu_jupyter._display.mime import report_payload
 from npu_jupyter._plan.model import OpDecision, Plan
@@ -102,3 +104,17 @@ def test_a_launch_bound_step_says_why_it_shows_one_times_float32():
     assert "(1.00× float32: over 99% of it" in _cost_line(
         {"step_ms": 0.05, "step_ratio_fp32": 1.0, "launch_share": 1.0}
     )
+
+
+def test_the_approximate_line_agrees_in_number_with_its_count():
+    one = Plan(ops={"a": replace(_op("a"), approximate=True)})
+    two = Plan(ops={name: replace(_op(name), approximate=True) for name in ("a", "b")})
+    assert "Approximate: 1 decision rests on approximate op tables" in text.render(report_payload(one))
+    assert "Approximate: 2 decisions rest on approximate op tables" in text.render(report_payload(two))
+
+
+def test_the_reference_time_is_labelled_as_the_reference_runs_cpu_time():
+    run = RunReport(plan=Plan(ops={"a": _op("a")}), steps=3, wall_ms=14.0, reference_wall_ms=2.0, reference_steps=3)
+    out = text.render(report_payload(run))
+    assert "float32 reference: 2.00 ms per step (CPU time of the float32 reference run)" in out
+    assert "14.00 ms per step (CPU time of the emulation)" in out

@@ -77,6 +77,20 @@ def test_after_step_reads_the_record_a_step_hands_over():
     assert report.reference_wall_ms == 7.5
 
 
+def test_the_reference_time_is_the_mean_over_the_steps_that_ran_it():
+    """The schema and the report say "per step": a mean over the reference runs, not the last one's."""
+    watch = Watch("scaled", "output", 0, "float16", True)
+    observers = StepObservers(graph=None, dump_budget=None)  # type: ignore[arg-type]
+    report = RunReport(plan=None)  # type: ignore[arg-type]
+    for index, ms in enumerate((56.0, 2.0, 2.0)):
+        values = StepValues((watch,), {watch.key: [np.array([1.0])]}, {watch.key: [np.array([1.0])]}, ms)
+        observers.after_step(report, RunSettings(), StepRecord("step", "scaled:0", index, None, 1.0, watched=values))
+    without = StepRecord("step", "scaled:0", 3, None, 1.0)  # a step without a reference leaves the mean alone
+    observers.after_step(report, RunSettings(), without)
+    assert report.reference_steps == 3
+    assert report.reference_wall_ms == pytest.approx(20.0)
+
+
 def test_a_session_step_is_one_record_numbered_by_its_graph(tf, hand, monkeypatch):
     seen = _spy(monkeypatch, report_book)
     g = _overflowing_graph(tf)

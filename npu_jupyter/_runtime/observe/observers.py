@@ -198,7 +198,10 @@ def _record_drift(report: RunReport, watched: StepValues) -> None:
             if old is None or not (row["max_abs"] <= old["max_abs"]):
                 drift[w.op] = row
     report.drift = drift
-    report.reference_wall_ms = watched.reference_ms
+    if watched.reference_ms is not None:  # a mean per step, as the schema says, not the last step's
+        report.reference_steps += 1
+        previous = report.reference_wall_ms or 0.0
+        report.reference_wall_ms = previous + (watched.reference_ms - previous) / report.reference_steps
 
 
 def note_overflow(report: RunReport, step: int, names: list[str], first: str) -> None:
