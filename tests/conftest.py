@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from collections import OrderedDict
 from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -13,16 +15,41 @@ if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
 
+#: Test modules whose tests share a costly module-scoped fixture or cache (a venv with the built wheel,
+#: the plan digests computed in a subprocess, a TF2 script's run): split over workers, or reordered,
+#: each worker would build it again.
+MODULE_UNITS = ("tests/test_lab_package.py", "tests/plan/test_plan_digests.py", "tests/corpus/test_tf2_corpus.py")
+
+
 def _work_unit(nodeid: str) -> str:
     """What one pytest-xdist worker runs together: a notebook's cells (nbval runs them in order in one
-    kernel) and the browser tests (one JupyterLab server, one built labextension); any other test alone.
+    kernel), the browser tests (one JupyterLab server, one built labextension) and the tests of each of
+    :data:`MODULE_UNITS`; any other test alone.
     """
     path = nodeid.split("::", 1)[0]
-    if path.endswith(".ipynb"):
+    if path.endswith(".ipynb") or path in MODULE_UNITS:
         return path
     if path.startswith("tests/ui/"):
         return "tests/ui"
     return nodeid
+
+
+#: Seconds of the work units CI measured as slow (data in unit_seconds.json); any other test counts this.
+DEFAULT_TEST_SECONDS = 0.1
+
+
+def unit_seconds(path: Path = TESTS_DIR / "unit_seconds.json") -> dict[str, float]:
+    """The work units' expected seconds (setup + call in CI) the scheduler starts longest first."""
+    return {unit: float(s) for unit, s in json.loads(path.read_text(encoding="utf-8"))["seconds"].items()}
+
+
+def heaviest_first(units: dict[str, list[str]], seconds: dict[str, float]) -> list[str]:
+    """Work units in the order to start them: longest expected first (a unit's listed seconds, else
+    :data:`DEFAULT_TEST_SECONDS` per test), so the long corpus models do not start last and leave one
+    worker running alone at the end; equal units keep their given order.
+    """
+    weight = {unit: seconds.get(unit, DEFAULT_TEST_SECONDS * len(tests)) for unit, tests in units.items()}
+    return sorted(units, key=lambda unit: -weight[unit])
 
 
 try:
@@ -31,12 +58,35 @@ except ImportError:  # the legacy legs run without pytest-xdist
     pass
 else:
 
-    class _Scheduling(LoadScopeScheduling):
-        """Load scheduling in the units of :func:`_work_unit`, the largest units first.
+    class _HeaviestFirstQueue(OrderedDict):  # type: ignore[type-arg]
+        """xdist's work queue, whose next unit (``popitem(last=False)``) is the longest expected one."""
 
-        pytest-xdist's ``--dist loadgroup`` would do this from marks, but it renames node ids in a way
+        def __init__(self, seconds: dict[str, float]) -> None:
+            super().__init__()
+            self.seconds = seconds
+            self.ordered = True
+
+        def __setitem__(self, unit: str, tests: dict[str, bool]) -> None:
+            super().__setitem__(unit, tests)
+            self.ordered = False  # reordered once before the next unit is handed out
+
+        def popitem(self, last: bool = True) -> tuple[str, dict[str, bool]]:
+            if not last and not self.ordered:
+                for unit in heaviest_first({u: list(tests) for u, tests in self.items()}, self.seconds):
+                    self.move_to_end(unit)
+                self.ordered = True
+            return super().popitem(last)
+
+    class _Scheduling(LoadScopeScheduling):
+        """Load scheduling in the units of :func:`_work_unit`, the longest expected units first.
+
+        pytest-xdist's ``--dist loadgroup`` would do the units from marks, but it renames node ids in a way
         pytest 9 no longer reads, so the groups are made from the node ids here.
         """
+
+        def __init__(self, config, log=None):
+            super().__init__(config, log)
+            self.workqueue = _HeaviestFirstQueue(unit_seconds())
 
         def _split_scope(self, nodeid: str) -> str:
             return _work_unit(nodeid)

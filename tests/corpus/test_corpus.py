@@ -3,7 +3,8 @@
 Per model (slow), built once: three plain float32 steps; one ``plan()`` on the script's own fetches with
 no plan errors; three emulated steps under the script's config (nothing switched on), with precision
 applied wherever the plan lowers it and a finite loss, or the report naming the first non-finite op; then
-a separate debug run (dump of its last step, overflow detection, profiling) read back with ``load_dump``.
+a separate one-step debug run (dump, overflow detection, profiling) read back with ``load_dump``: the
+graph it opens is the training step's (it fetches the loss) and holds the loss op's tensors.
 The emulator/plain ratio is taken from the plain emulated run, the debug run's ratio is its own column.
 Figures go to ``test-artifacts/corpus.md`` (times measured on this CPU, placements and precision
 predicted by the planner). Fast: the corpus covers every idiom/architecture.
@@ -209,7 +210,7 @@ def test_model_plans_and_trains_emulated_with_dump_overflow_and_profiling(module
         problems.append("debug run (dump, overflow, profiling): " + _first_line(exc))
     else:
         row[DEBUG_RATIO] = f"{debug.median_s / plain.median_s:.1f}x"
-        problems += _check_debug(row, out)
+        problems += _check_debug(row, out, model.loss)
     row["problem"] = "; ".join(problems) or row.get("problem", "")  # keep an explained non-finite loss
     assert not problems, "\n".join(problems)
 
@@ -242,16 +243,25 @@ def _check_emulated(row: dict[str, Any], model: Any, plain: runner.Training, emu
     return problems
 
 
-def _check_debug(row: dict[str, Any], out: Path) -> list[str]:
-    """The debug run's dump reads back with ``load_dump`` and its profiling wrote files."""
+def _check_debug(row: dict[str, Any], out: Path, loss: str) -> list[str]:
+    """The debug run's dump reads back with ``load_dump`` and its profiling wrote files.
+
+    The dump holds step 0 of every run graph (the initialiser's too), so the graph ``load_dump`` opens
+    must be the training step's: the one whose fetches hold the loss, with the loss op dumped.
+    """
     from npu_jupyter import load_dump
 
     problems = []
     row["dump / profile files"] = f"{runner.files_under(out / 'dump')} / {runner.files_under(out / 'profiling')}"
     try:
         dump = load_dump(out / "dump")
-        if not dump.steps or not dump[dump.steps[-1]].tensors:
+        fetches = dump.graph_info(dump.graph_id).get("fetches", []) if dump.graphs else []
+        if loss not in fetches:
+            problems.append(f"load_dump opened graph {dump.graph_id} (fetches {fetches[:5]}), not the training step's")
+        elif not dump.steps or not dump[dump.steps[-1]].tensors:
             problems.append("load_dump found no dumped training step with tensors")
+        elif loss.rpartition(":")[0] not in dump[dump.steps[-1]]:
+            problems.append(f"the dumped training step has no tensor of the loss op {loss}")
     except Exception as exc:
         problems.append("load_dump: " + _first_line(exc))
     if runner.files_under(out / "profiling") == 0:
