@@ -98,7 +98,7 @@ case "$cmd" in
         (cd labextension && npm test --silent)
         bash .ci/python_floor.sh
         # The main suite on up to 4 cores (pytest-xdist; the scheduler in tests/conftest.py keeps a notebook's
-        # cells and the browser tests in one worker). NPU_JUPYTER_TEST_WORKERS=0 runs it in this process.
+        # cells and the browser tests in one worker and starts the longest units first). NPU_JUPYTER_TEST_WORKERS=0 runs it in this process.
         cores=$(nproc 2>/dev/null || echo 2)
         workers=${NPU_JUPYTER_TEST_WORKERS:-$(( cores < 4 ? cores : 4 ))}
         xdist=()
