@@ -58,10 +58,15 @@ export interface Op {
   /** Dtype after the precision decision. */
   d1: string;
   /**
-   * The dtype the device reads float inputs in when only the inputs are lowered (d0 == d1; force_fp32 cube ops,
-   * customize_dtypes "float16 in, float32 out"): counted as changed.
+   * The dtype the device reads float inputs in when only the inputs are lowered at this op (d0 == d1; a cast
+   * before it: force_fp32 cube ops, customize_dtypes "float16 in, float32 out"): counted as changed.
    */
   rd?: string;
+  /**
+   * The dtype the op reads float inputs in as their producers already wrote them (d0 == d1; no cast before it,
+   * e.g. ArgMax after a float16 op under allow_mix_precision): shown, not counted as changed.
+   */
+  rf?: string;
   /** Index into `clusters`, or -1 on the host. */
   c: number;
   /** Index into `reasons`: the placement reason. */
@@ -88,14 +93,21 @@ export interface Op {
 export interface Drift {
   /** Largest |a - b|. */
   max_abs: number | null;
-  /** Largest |a - b| / |b|. */
+  /** Largest |a - b| / |b| (noisy where b is near 0: shown only for rows without rel_rmse). */
   max_rel: number | null;
   /** Cosine similarity; 1 is the same direction. */
   cos: number | null;
-  /** Root mean square of a - b (written by the reference runs; the views show the three above). */
+  /** Root mean square of a - b (written by the reference runs; the views show rel_rmse, max_abs and cos). */
   rmse?: number | null;
-  /** Sum of (a - b) / sum of |b| (written by the reference runs; the views show the three above). */
+  /** Sum of (a - b) / sum of |b| (written by the reference runs; the views show rel_rmse, max_abs and cos). */
   accumulated_rel?: number | null;
+  /**
+   * Relative RMSE: root mean square of a - b over that of b; what the views rank ops by (written by reference runs
+   * since rows have a step).
+   */
+  rel_rmse?: number | null;
+  /** The step (a function's call) the row was measured in: the op's worst over the steps that ran a reference. */
+  step?: number;
 }
 
 export interface Transfer {
@@ -197,8 +209,16 @@ export interface RunInfo {
   dump_steps?: number[];
   /** Steps dump_step selected but not written. */
   dump_skipped?: DumpSkip[];
-  /** Traced functions: tensors the emulation rounded to the plan's half precision (in every function). */
+  /**
+   * Traced functions: rounding casts the emulation inserted, one per op input or output the plan stores in half
+   * precision (in every function); not a count of ops or of distinct tensors.
+   */
   rounded_tensors?: number;
+  /**
+   * Reference runs: indices into `ops` of the ops that drifted most from float32, worst first (by `rel_rmse`; no
+   * zero drift, no copy of an op listed for the same drift); empty when none drifted.
+   */
+  drift_worst?: number[];
   /** The first inf/NaN found. */
   nonfinite?: NonFinite;
   /** Ascend backend (else null): says placement and precision above are the planner's prediction. */

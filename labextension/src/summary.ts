@@ -71,13 +71,13 @@ export function summaryBar(report: Report): HTMLElement {
     if (r.first_overflow !== null) {
       bar.append(chip('first overflow', r.first_overflow, 'npu-chip-error'));
     }
-    const [worst] = worstDrift(report, 1);
+    const [worst] = worstDrift(report);
     if (worst !== undefined) {
       // The header's worst-drift summary; the facts below list the top three with the units.
-      const rel = report.ops[worst].dr!.max_rel;
-      const value = rel === null ? 'inf/NaN' : `${g3(rel)} rel`;
+      const rel = report.ops[worst].dr!.rel_rmse;
+      const value = rel === null || rel === undefined ? 'inf/NaN' : `${g3(rel)} rel. RMSE`;
       const item = chip(`worst drift vs float32: ${report.ops[worst].n}`, value, 'npu-chip-drift');
-      item.title = `largest relative difference |a \u2212 b| / |b| from float32 (${DRIFT_UNITS})`;
+      item.title = `the op that drifted most from float32 (${DRIFT_UNITS})`;
       bar.append(item);
     }
   }

@@ -93,7 +93,7 @@ function details(report: Report, op: number | null): HTMLElement[] {
     field('type', o.t),
     field('engine', `${ENGINE_LABELS[o.e]}${o.c >= 0 ? ` (cluster ${report.clusters[o.c].name})` : ''}`),
     field('placement', report.reasons[o.pr]),
-    field('precision', `${o.rd ? dtypeText(o) : `${o.d0 || '-'} \u2192 ${o.d1 || '-'}`}: ${report.reasons[o.xr]}`),
+    field('precision', `${o.rd || o.rf ? dtypeText(o) : `${o.d0 || '-'} \u2192 ${o.d1 || '-'}`}: ${report.reasons[o.xr]}`),
     field('inputs', inputs.length ? inputs.join(', ') : 'none'),
     o.us !== undefined && field('time', `${o.us.toFixed(1)} \u00b5s per run (${measuredLabel(report, 'us')})`),
     o.est_us !== undefined && field('estimate', `${o.est_us.toFixed(1)} \u00b5s (${estimateLabel(report)})`),

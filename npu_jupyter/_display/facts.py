@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from npu_jupyter._display.chart import costliest
+from npu_jupyter._display.drift import DRIFT_UNITS, drift_text, worst_drift
 from npu_jupyter._units import format_bytes
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -68,7 +69,10 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], 'step')} · {wall}")]
     if run.get("rounded_tensors") is not None:
         scope = " (in every function it calls too)" if len(payload.get("functions") or []) > 1 else ""
-        text = f"{_plural(run['rounded_tensors'], 'tensor')} rounded to the plan's half precision{scope}"
+        text = (
+            f"{_plural(run['rounded_tensors'], 'rounding cast')} inserted (one per op input or output the plan "
+            f"stores in half precision, not a count of ops){scope}"
+        )
         facts.append(Fact("run.rounded_tensors", "Emulated", text))
     facts += adapter_facts(run)
     if run.get("reference_wall_ms") is not None:
@@ -100,29 +104,21 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     if top:
         listed = ", ".join(f"{op_label(payload, op)} {op['us']:.1f} µs" for op in top)
         facts.append(Fact("ops.us", f"Costliest ops (mean per run, {measured_label(payload, 'us')})", listed))
-    drifted = worst_drift(payload["ops"], 3)
-    if drifted:
-        listed = "; ".join(f"{op_label(payload, op)} {drift_text(op['dr'])}" for op in drifted)
-        facts.append(Fact("ops.dr", f"Largest drift vs float32 ({DRIFT_UNITS})", listed))
+    facts += _drift_facts(payload)
     return facts
 
 
-#: What the three drift numbers are, said wherever drift is shown.
-DRIFT_UNITS = "abs: largest |a − b|; rel: largest |a − b| / |b|; cos: cosine similarity, 1 = same direction"
-
-
-def worst_drift(ops: list[dict[str, Any]], top: int = 3) -> list[dict[str, Any]]:
-    """The ``top`` ops that drifted most from float32 by max relative error (as the sweep's worst op).
-
-    A non-finite error (stored as null) ranks first: an op that went inf/NaN only here is the worst.
-    """
-    drifted = [(k, op) for k, op in enumerate(ops) if op.get("dr")]
-
-    def rank(item: tuple[int, dict[str, Any]]) -> tuple[float, int]:
-        rel = item[1]["dr"].get("max_rel")
-        return (-float("inf") if rel is None else -float(rel), item[0])
-
-    return [op for _, op in sorted(drifted, key=rank)[:top]]
+def _drift_facts(payload: Mapping[str, Any]) -> list[Fact]:
+    """The ops that drifted most from float32 (:mod:`.drift`), or that none did, when a reference ran."""
+    ops = payload["ops"]
+    if not any(op.get("dr") for op in ops):
+        return []  # no reference ran
+    run = payload.get("run") or {}
+    shown = run["drift_worst"] if "drift_worst" in run else worst_drift(ops)
+    if not shown:
+        return [Fact("ops.dr", "Largest drift vs float32", "none: every compared output equals its float32 reference")]
+    listed = "; ".join(f"{op_label(payload, ops[k])} {drift_text(ops[k]['dr'])}" for k in shown)
+    return [Fact("ops.dr", f"Largest drift vs float32, each op's worst step ({DRIFT_UNITS})", listed)]
 
 
 def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
@@ -254,16 +250,6 @@ def _launch_note(cost: dict[str, Any]) -> str:
         return ""
     part = "over 99%" if share >= 0.995 else f"{share:.0%}"  # not "100%": the kernels take some time
     return f": {part} of it is the fixed per-op launch cost, which precision does not change"
-
-
-def drift_text(drift: dict[str, Any]) -> str:
-    """``"0.0123 abs, 0.456 rel, cos 0.9876"``: the drift of an op's output against float32."""
-    parts = [f"{drift['max_abs']:.3g} abs"] if drift.get("max_abs") is not None else []
-    if drift.get("max_rel") is not None:
-        parts.append(f"{drift['max_rel']:.3g} rel")
-    if drift.get("cos") is not None:
-        parts.append(f"cos {drift['cos']:.4f}")
-    return ", ".join(parts)
 
 
 def op_function(payload: Mapping[str, Any], op: dict[str, Any]) -> str:

@@ -20,10 +20,9 @@ from typing import Any
 from urllib.parse import quote
 
 from npu_jupyter._display.chart import cost_bars
+from npu_jupyter._display.drift import DRIFT_UNITS, drift_text
 from npu_jupyter._display.facts import (
-    DRIFT_UNITS,
     Fact,
-    drift_text,
     measured_label,
     op_function,
     op_label,
@@ -107,11 +106,15 @@ def changed_precision(op: dict[str, Any]) -> bool:
 
 
 def dtype_text(op: dict[str, Any], arrow: str) -> str:
-    """``float32 → float16``; ``float32 (reads float16)`` for input-only lowering; else the dtype."""
+    """``float32 → float16``; ``float32 (reads float16)`` for input-only lowering; ``inputs float16, output
+    int64`` for an op reading what its producers lowered (not a change of its own); else the dtype.
+    """
     if op["d0"] != op["d1"]:
         return f"{op['d0']}{arrow}{op['d1']}"
     if op.get("rd"):  # an op without outputs (a variable update) only reads
         return f"{op['d0']} (reads {op['rd']})" if op["d0"] else f"reads {op['rd']}"
+    if op.get("rf"):  # reads what its producers wrote in half precision (ArgMax after a float16 op)
+        return f"inputs {op['rf']}, output {op['d0']}" if op["d0"] else f"inputs {op['rf']}"
     return str(op["d0"])
 
 

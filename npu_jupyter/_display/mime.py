@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from npu_jupyter._display.drift import worst_drift_names
 from npu_jupyter._display.payload import SCHEMA, VERSION, build_payload
 from npu_jupyter._display.run_payload import shown_path
 
@@ -123,6 +124,7 @@ def _ranked(plan: Plan, run: RunReport | None) -> list[str]:
     Ties keep topological order (``sorted`` is stable), so the choice is deterministic.
     """
     overflow = set(run.overflow_ops) if run else set()
+    overflow |= set(worst_drift_names(plan, run)) if run else set()  # the ops the "Largest drift" line names
     times = run.op_times_us if run else {}
 
     def rank(item: tuple[int, str]) -> tuple[int, float, int]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from npu_jupyter._display.drift import worst_drift_names
 from npu_jupyter._display.facts import report_facts
 from npu_jupyter._display.run_payload import MAX_ITEMS, round_number, run_block
 
@@ -78,6 +79,8 @@ def build_payload(plan: Plan, run: RunReport | None, keep: list[str], *, truncat
         payload["functions"] = _functions_block(plan, functions)
     if run is not None:
         payload["run"] = run_block(run)
+        if run.drift:  # the ops the "Largest drift" line lists (mime keeps them in the payload)
+            payload["run"]["drift_worst"] = [index[name] for name in worst_drift_names(plan, run) if name in index]
     payload["facts"] = [
         {"key": fact.key, "label": fact.label, "text": fact.text, "tone": fact.tone} for fact in report_facts(payload)
     ]
@@ -226,7 +229,7 @@ def _op_entry(
         if us is not None:  # a time that is not finite is not written (every view shows none)
             entry["us"] = us
         if d.name in run.drift:  # the reference's metrics by name (Drift lists them)
-            entry["dr"] = cast("Drift", {k: round_number(v, 6) for k, v in sorted(run.drift[d.name].items())})
+            entry["dr"] = _drift_entry(run.drift[d.name])
         if d.name in run.overflow_ops:
             entry["ov"] = True
         estimate = run.estimate
@@ -239,7 +242,22 @@ def _op_entry(
     reads = list(getattr(d, "lowered_reads", []) or [])
     if reads and entry["d0"] == entry["d1"]:  # reads lowered, writes its declared dtype
         entry["rd"] = "/".join(reads)
+    followed = list(getattr(d, "followed_reads", []) or [])
+    if followed and not reads and entry["d0"] == entry["d1"]:  # reads what its producers lowered: not a change
+        entry["rf"] = "/".join(followed)
     return entry
+
+
+def _drift_entry(row: dict[str, float]) -> Drift:
+    """An op's drift row: six significant digits (a 3e-7 difference must not read 0), the step as is."""
+    out: dict[str, float | int | None] = {}
+    for key, value in sorted(row.items()):
+        if key == "step":
+            out[key] = int(value)
+        else:
+            number = round_number(value, 300)  # None when not finite
+            out[key] = None if number is None else float(f"{number:.6g}")
+    return cast("Drift", out)
 
 
 def _transfers(plan: Plan, index: dict[str, int]) -> list[Transfer]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from npu_jupyter._display.facts import DRIFT_UNITS, drift_text, op_label, op_marks, shipped_facts
+from npu_jupyter._display.drift import DRIFT_UNITS, drift_text
+from npu_jupyter._display.facts import op_label, op_marks, shipped_facts
 from npu_jupyter._display.html import HEADING, dtype_text, interesting_ops, summary_line
 
 _SUMMARY_ROWS = 20

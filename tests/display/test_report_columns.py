@@ -9,7 +9,7 @@ the table with its units, AI CPU ops among the ops shown first, and the non-fini
 from __future__ import annotations
 
 from npu_jupyter._display import html, text
-from npu_jupyter._display.facts import DRIFT_UNITS
+from npu_jupyter._display.drift import DRIFT_UNITS
 from npu_jupyter._display.mime import report_payload
 from npu_jupyter._plan.model import OpDecision, Plan, Subgraph
 from npu_jupyter._runtime.report import RunReport
@@ -37,8 +37,9 @@ def _run(**kw: object) -> RunReport:
     base: dict[str, object] = {
         "plan": plan,
         "drift": {
-            "conv": {"max_abs": 0.0227, "max_rel": 7.99, "cos": 0.99999},
-            "relu": {"max_abs": 0.0018, "max_rel": 91.0, "cos": 0.99998},
+            "conv": {"max_abs": 0.0227, "max_rel": 7.99, "cos": 0.9995, "rel_rmse": 0.031, "step": 2},
+            # a noisy element-wise relative error (one value near zero) on a tensor that barely drifted
+            "relu": {"max_abs": 0.0018, "max_rel": 91.0, "cos": 0.99998, "rel_rmse": 0.0006, "step": 0},
         },
         "cost": CostEstimate(est_us={"conv": 5.1, "relu": 5.0, "shape": 4.2}),
     }
@@ -66,7 +67,10 @@ def test_the_worst_drift_is_summarised_above_the_table_with_its_units():
     page = html.render(payload)
     summary = page.index("Largest drift vs float32")
     assert summary < page.index("<table")
-    assert page.index("relu 0.0018 abs, 91 rel") < page.index("conv 0.0227 abs, 7.99 rel")  # worst (max rel) first
+    # ranked by the relative RMSE it shows, not by the largest element-wise relative error
+    assert page.index("conv rel. RMSE 0.031, max abs 0.0227, cos 0.9995, step 2") < page.index(
+        "relu rel. RMSE 0.0006, max abs 0.0018, cos 1.0000, step 0"
+    )
     assert f"Drift vs float32: {DRIFT_UNITS}" in page.replace("&#x27;", "'")
     plain = text.render(payload)
     assert "Largest drift vs float32" in plain and DRIFT_UNITS in plain

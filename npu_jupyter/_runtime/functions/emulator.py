@@ -384,7 +384,7 @@ class FunctionEmulation:
 
         tree, main = set(self._trees.get(key, [])), report.function.plan_function if report.function else key
         rows = self._drift_log.drain() if self._drift_log is not None else []
-        merge_drift(report, rows, lambda fn, op: op_name(fn, op, main) if fn in tree else None)
+        merge_drift(report, rows, lambda fn, op: op_name(fn, op, main) if fn in tree else None, report.steps - 1)
         if DRIFT_NOTE not in report.notes:
             report.notes.append(DRIFT_NOTE)
 

@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import numpy as np
 
 from npu_jupyter._runtime.functions.observe_nodes import _callees, _control_return, _enum
-from npu_jupyter._runtime.observe.compare import cosine
+from npu_jupyter._runtime.observe.compare import cosine, relative_rmse
+from npu_jupyter._runtime.observe.observers import keep_worse
 
 if TYPE_CHECKING:
     from npu_jupyter._runtime.functions.rewrite import StoredRefs
@@ -240,36 +241,36 @@ def merge_drift(
     report: RunReport,
     rows: list[tuple[str, list[tuple[str, int]], np.ndarray]],
     names: Callable[[str, str], str | None],
+    step: int,
 ) -> None:
-    """Fold one call's sums into ``report.drift``: per op, the worst output of any call (by max_abs).
+    """Fold call ``step``'s sums into ``report.drift``: per op, the worst output of any call.
 
+    Worst as a session step's drift is (:func:`~npu_jupyter._runtime.observe.observers.keep_worse`);
     ``names(function, op)`` is the op's name in the report; rows of functions it returns None for
     belong to another report.
     """
     for function, watched, sums in rows:
         for (op, _slot), row in zip(watched, np.asarray(sums).reshape(-1, len(_SUMS))):
             name = names(function, op)
-            if name is None:
-                continue
-            drift = finish(row)
-            old = report.drift.get(name)
-            if old is None or not (drift["max_abs"] <= old["max_abs"]):  # NaN counts as worse
-                report.drift[name] = drift
+            if name is not None:
+                keep_worse(report.drift, name, {**finish(row), "step": step})
 
 
 def finish(sums: Iterable[float]) -> dict[str, float]:
     """The report's drift row (``compare.metrics``'s definitions) from one tensor's nine sums."""
     values = dict(zip(_SUMS, (float(v) for v in sums)))
     if values["size"] == 0:
-        return {"max_abs": 0.0, "max_rel": 0.0, "cos": 1.0, "rmse": 0.0, "accumulated_rel": 0.0}
+        return {"max_abs": 0.0, "max_rel": 0.0, "cos": 1.0, "rmse": 0.0, "accumulated_rel": 0.0, "rel_rmse": 0.0}
     na, nb = math.sqrt(values["norm2_a"]), math.sqrt(values["norm2_b"])
     identical = values["max_abs"] == 0 and math.isfinite(values["norm2_a"])  # no element differs
+    rmse = math.sqrt(values["sum_sq_diff"] / values["size"])
     return {
         "max_abs": values["max_abs"],
         "max_rel": values["max_rel"],
         "cos": cosine(values["dot"], na, nb, identical),
-        "rmse": math.sqrt(values["sum_sq_diff"] / values["size"]),
+        "rmse": rmse,
         "accumulated_rel": values["sum_diff"] / max(values["sum_abs_ref"], _EPS),
+        "rel_rmse": relative_rmse(rmse, values["norm2_b"] / values["size"]),
     }
 
 
