@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from npu_jupyter._options.config import NpuConfig
 from npu_jupyter._runtime.session.emulator import EmulatorSession
@@ -44,3 +45,24 @@ def test_a_sparse_dataset_element_reaches_the_reference_without_running_its_iter
     # The reference decoded the same sparse ids: the lookup, upstream of every rounding, matches exactly.
     assert report.drift["lookup"]["max_abs"] == 0.0
     assert report.drift["logits"]["max_abs"] > 0.0  # and the float16 MatMul drifted
+
+
+def test_each_ops_drift_is_its_worst_over_the_steps_with_a_reference_not_the_last_steps(tf, hand):
+    """A report of 3 steps showed the last step's drift although its docstring said "worst of any output"."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [1, 2], name="x")
+        w = tf.compat.v1.get_variable("w", initializer=tf.constant([[0.5], [0.25]]))
+        tf.matmul(x, w, name="y")
+        init = tf.compat.v1.global_variables_initializer()
+    feeds = [[[1.0, 2.0]], [[1.0001, 2.0]], [[1.0, 2.0]]]  # only step 1's 1.0001 is not a float16 value
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"MatMul"}), reference=True) as sess:
+        sess.run(init)
+        for feed in feeds:
+            sess.run("y:0", {x: feed})
+        report = sess.last_report
+    row = report.drift["y"]
+    assert report.steps == 3 and report.reference_steps == 3
+    assert row["step"] == 1  # the step that drifted, not the last one (which matched float32 exactly)
+    assert row["max_abs"] == pytest.approx(0.5e-4, rel=0.05)
+    assert row["rel_rmse"] == pytest.approx(0.5e-4 / 1.00005, rel=0.05)
