@@ -27,7 +27,10 @@ export interface Summary {
   ai_cpu: number;
   /** Ops left on the host. */
   host: number;
-  /** Ops whose dtype after the decision differs from the declared one, or whose inputs are read lowered. */
+  /**
+   * Ops whose dtype after the decision differs from the declared one, or that read an input lowered through a cast
+   * before them (`rd`); not an op reading what its producer already wrote in half precision (`rf`).
+   */
   precision_changed: number;
   /** Device subgraphs (GeOps). */
   clusters: number;

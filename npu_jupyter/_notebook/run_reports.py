@@ -50,11 +50,16 @@ def collapse(reports: list[RunReport]) -> RunReport:
     """One RunReport standing for several runs of the same thing (the last run's records and estimate)."""
     if len(reports) == 1:
         return reports[0]
+    from npu_jupyter._runtime.observe.observers import keep_worse  # numpy and the dump writer: not at load
+
     last = reports[-1]
     steps = sum(max(1, r.steps) for r in reports)
     overflow: list[str] = []
+    drift: dict[str, dict[str, float]] = {}
     for r in reports:
         overflow += [name for name in r.overflow_ops if name not in overflow]
+        for op, row in r.drift.items():  # each op's worst step of every run, not the last run's
+            keep_worse(drift, op, row)
     return dataclasses.replace(
         last,
         steps=steps,
@@ -63,6 +68,7 @@ def collapse(reports: list[RunReport]) -> RunReport:
         reference_steps=sum(r.reference_steps for r in reports),
         op_times_us=_mean_times(reports),
         overflow_ops=overflow,
+        drift=drift,
         first_overflow=next((r.first_overflow for r in reports if r.first_overflow), None),
         dump_dir=next((r.dump_dir for r in reversed(reports) if r.dump_dir), None),
         trace_file=next((r.trace_file for r in reversed(reports) if r.trace_file), None),

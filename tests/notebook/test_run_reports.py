@@ -72,6 +72,16 @@ def test_collapse_weights_times_by_steps_and_keeps_every_overflow():
     assert merged.trace_file == "/tmp/trace.json"
 
 
+def test_collapse_keeps_each_ops_worst_drift_of_every_run_not_the_last_runs():
+    plan = _plan("a", "b")
+    worse = {"max_abs": 0.5, "max_rel": 1.0, "cos": 0.99, "rel_rmse": 0.02, "step": 1}
+    better = {"max_abs": 0.9, "max_rel": 9.0, "cos": 1.0, "rel_rmse": 0.001, "step": 4}
+    one = RunReport(plan, steps=3, drift={"a": worse, "b": better})
+    two = RunReport(plan, steps=2, drift={"a": better})
+    merged = collapse([one, two])
+    assert merged.drift == {"a": worse, "b": better}
+
+
 @pytest.fixture(scope="module")
 def training_plans():
     """Plans of a real TF1 training graph: its initialiser, Adam's minimize op, a Saver restore."""

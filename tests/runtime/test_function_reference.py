@@ -358,3 +358,38 @@ def test_a_consumer_that_rounds_nothing_itself_reads_the_rounded_output():
     (report,) = emulation.reports.values()
     assert "mm" in report.emulation and "pass" not in report.emulation
     np.testing.assert_array_equal(out, _half(_half(x_value) @ _half(w_value)))
+
+
+def test_the_same_nan_in_the_shadow_is_no_drift_but_a_float16_overflow_still_is():
+    """A NaN the float32 program makes by design (dropped later by a select) ranked as the worst drift."""
+    import tensorflow as tf
+
+    @tf.function
+    def masked(x):
+        with_nan = tf.add(tf.constant([np.nan, 0.0, 0.0]), x, name="with_nan")  # NaN in float32 too
+        big = tf.multiply(x, 30000.0, name="big")  # 2.5 x 30000 overflows float16 only
+        return tf.where(tf.math.is_nan(with_nan), tf.zeros_like(x), with_nan) + big
+
+    with functions.FunctionEmulation({"precision_mode": "force_fp16"}, reference=True) as emulation:
+        masked(tf.constant([1.0, 2.0, 2.5]))
+    (report,) = emulation.reports.values()
+    same = report.drift["with_nan"]
+    assert same["max_abs"] == pytest.approx(0.0) and same["rel_rmse"] == pytest.approx(0.0) and same["cos"] == 1.0
+    assert report.drift["big"]["max_abs"] == np.inf  # only the emulation went inf: still a drift
+
+
+def test_a_non_finite_finding_with_the_reference_on_does_not_say_float32_was_not_checked():
+    import tensorflow as tf
+
+    big = tf.constant([[60000.0, 70000.0]])
+
+    @tf.function
+    def scale():
+        return tf.matmul(big, tf.constant([[2.0], [2.0]]), name="scaled") * 1.0
+
+    with functions.FunctionEmulation({"precision_mode": "force_fp16"}, reference=True) as emulation:
+        scale()
+    (report,) = emulation.reports.values()
+    assert report.non_finite is not None and report.non_finite.where.endswith("scaled")
+    assert "not checked" not in report.non_finite.message
+    assert "drift against the float32 shadow" in report.non_finite.message

@@ -122,7 +122,7 @@ class FunctionEmulation:
         self._saved: Callable[..., Any] | None = None
         self.settings = read_run_settings(self.config)  # a bad dump_path fails here, before any call
         self._log = CallLog()
-        self._findings = FunctionFindings(self.settings, dump_budget_bytes)
+        self._findings = FunctionFindings(self.settings, dump_budget_bytes, reference=reference)
         self._observers: dict[str, FunctionObserver] = {}  # function name -> its observer (observed ones)
         self._trees: dict[str, list[str]] = {}  # top-level function -> the functions of its call tree
         self._xla_off: list[str] = []  # functions whose jit_compile mark the emulation removed
@@ -189,7 +189,7 @@ class FunctionEmulation:
         snapshot = as_snapshot(config)
         settings = read_run_settings(snapshot)
         self.config, self.settings = snapshot, settings
-        self._findings = FunctionFindings(settings, self._findings.dump_budget)
+        self._findings = FunctionFindings(settings, self._findings.dump_budget, reference=self.reference)
 
     # ----------------------------------------------------------------------------- per function
     def _prepare(self, function: AtomicFunction) -> None:

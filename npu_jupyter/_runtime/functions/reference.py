@@ -371,11 +371,10 @@ class _Builder:
     def sums(self, stored: str, reference: str, dtype: str) -> str:
         """The nine float64 sums of :data:`_SUMS` comparing ``stored`` with ``reference``."""
         f64 = _enum("float64")
-        a, b = self._flat64(stored, dtype), self._flat64(reference, dtype)
+        a, b, kept = self._compared(self._flat64(stored, dtype), self._flat64(reference, dtype))
         diff = self._unary("Abs", self._binary("Sub", a, b), T=f64)
         abs_b = self._unary("Abs", b, T=f64)
         rel = self._binary("RealDiv", diff, self._binary("Maximum", abs_b, self.const(np.array(_EPS, np.float64))))
-        size = self.add("size", "Size", [a], T=f64, out_type=_enum("int64"))
         values = [
             self._reduce("Max", diff),
             self._reduce("Max", rel),
@@ -385,9 +384,27 @@ class _Builder:
             self._reduce("Sum", self._binary("Mul", a, b)),
             self._reduce("Sum", self._binary("Mul", a, a)),
             self._reduce("Sum", self._binary("Mul", b, b)),
-            self._unary("Cast", f"{size}:output:0", SrcT=_enum("int64"), DstT=f64, Truncate=False),
+            self._reduce("Sum", self._unary("Cast", kept, SrcT=_enum("bool"), DstT=f64, Truncate=False)),
         ]
         return f"{self.add('sums', 'Pack', values, T=f64, N=len(values), axis=0)}:output:0"
+
+    def _compared(self, a: str, b: str) -> tuple[str, str, str]:
+        """``a`` and ``b`` with zeros where both hold the same inf or NaN, and where they do not (the kept).
+
+        The same non-finite value in both is what the float32 program computes by design (a NaN a
+        ``Select`` drops later): no difference, left out as ``compare.metrics`` leaves it out.
+        """
+        f64, flag = _enum("float64"), "incompatible_shape_error"
+        not_finite = self._unary("LogicalNot", self._unary("IsFinite", b, T=f64))
+        both_nan = self._logical("LogicalAnd", self._unary("IsNan", a, T=f64), self._unary("IsNan", b, T=f64))
+        equal = f"{self.add('equal', 'Equal', [a, b], T=f64, **{flag: True})}:z:0"
+        same = self._logical("LogicalAnd", not_finite, self._logical("LogicalOr", equal, both_nan))
+        zero = self.const(np.array(0.0, np.float64))
+        a, b = (f"{self.add('select', 'SelectV2', [same, zero, x], T=f64)}:output:0" for x in (a, b))
+        return a, b, self._unary("LogicalNot", same)
+
+    def _logical(self, op: str, x: str, y: str) -> str:
+        return f"{self.add(op.lower(), op, [x, y])}:z:0"
 
 
 __all__ = ["DRIFT_NOTE", "REF_SUFFIX", "DriftLog", "FunctionReference", "finish", "merge_drift"]
