@@ -55,9 +55,19 @@ def collapse(reports: list[RunReport]) -> RunReport:
     overflow: list[str] = []
     for r in reports:
         overflow += [name for name in r.overflow_ops if name not in overflow]
+    timing = reports[0].timing
+    for r in reports[1:]:
+        timing = timing.then(r.timing)
+    labels = dict(last.labels)
+    if last.backend == "emulator" and timing.first_ms is not None:  # the label of the folded steps, not the last's
+        from npu_jupyter._runtime.observe.step_record import time_label
+
+        labels["wall_ms"] = time_label("call" if last.function is not None else "step", steps, timing)
     return dataclasses.replace(
         last,
         steps=steps,
+        timing=timing,
+        labels=labels,
         wall_ms=_weighted(reports, lambda r: r.wall_ms) or 0.0,  # every report has a wall time: never None
         reference_wall_ms=_weighted(reports, lambda r: r.reference_wall_ms),
         reference_steps=sum(r.reference_steps for r in reports),

@@ -61,6 +61,18 @@ class Timing:
             max_ms=wall_ms if self.max_ms is None else max(self.max_ms, wall_ms),
         )
 
+    def then(self, later: Timing) -> Timing:
+        """The timing of these steps followed by ``later``'s (two reports of one run folded into one)."""
+        known = [t for t in (self, later) if t.first_ms is not None]
+        if len(known) < 2:
+            return known[0] if known else self
+        return Timing(
+            total_ms=self.total_ms + later.total_ms,
+            first_ms=self.first_ms,
+            min_ms=min(self.min_ms or 0.0, later.min_ms or 0.0),
+            max_ms=max(self.max_ms or 0.0, later.max_ms or 0.0),
+        )
+
 
 @dataclass(frozen=True)
 class SessionRecord:

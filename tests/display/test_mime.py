@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from npu_jupyter._display import text
 from npu_jupyter._display.mime import BUDGET_BYTES, MIME_TYPE, mimebundle, report_payload
 from npu_jupyter._plan.model import OpDecision, Plan, Subgraph, Transfer
 from npu_jupyter._runtime.report import RunReport
@@ -289,3 +290,16 @@ def test_optional_facts_come_from_the_reports_typed_records():
     assert payload["run"]["dump_skipped"] == [{"step": 5, "reason": "over budget"}]
     assert payload["run"]["nonfinite"] == {"first_op": HOSTILE, "step": 1, "reason": "inf"}
     assert "dump budget exceeded" in payload["warnings"]
+
+
+def test_the_dump_folder_is_the_reports_own_graph_folder_not_the_cells_dump_root(tmp_path):
+    """Review: a training run's report showed dump/ (whose step_0 is the init graph's), not dump/graph_1."""
+    root = tmp_path / "dump"
+    run = RunReport(
+        plan=_small_plan(), dump_dir=str(root), dump=DumpRecord(steps=(0, 1), graph_dir=str(root / "graph_1"))
+    )
+    payload = report_payload(run)
+    assert payload["run"]["dump_dir"] == str(root / "graph_1")
+    assert f"Dump folder: {root / 'graph_1'}" in text.render(payload)
+    first = RunReport(plan=_small_plan(), dump_dir=str(root), dump=DumpRecord(steps=(0,), graph_dir=str(root)))
+    assert report_payload(first)["run"]["dump_dir"] == str(root)  # the first graph's steps are in the root
