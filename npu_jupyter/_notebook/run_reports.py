@@ -89,8 +89,10 @@ def _reports_of(session: object) -> list[RunReport]:
     return [last] if last is not None else []
 
 
-def _plan_key(plan: Plan, memo: dict[int, tuple[Hashable, ...]]) -> tuple[Hashable, ...]:
+def _plan_key(plan: Plan | None, memo: dict[int, tuple[Hashable, ...]]) -> tuple[Hashable, ...]:
     """Identity of a plan by content (a re-planned identical graph is the same plan), memoised by id."""
+    if plan is None:  # a traced function without a plannable graph: its runs group by their fetches
+        return ()
     key = memo.get(id(plan))
     if key is None:
         key = memo[id(plan)] = (tuple(plan.ops), plan.precision_mode, plan.soc)
@@ -130,7 +132,7 @@ def is_initializer_run(report: RunReport) -> bool:
     """
     if report.function is not None and report.function.helper == "initializer":  # initialize_variables
         return True
-    return is_initializer_plan(report.plan, report.fetches)
+    return report.plan is not None and is_initializer_plan(report.plan, report.fetches)
 
 
 def arrange(reports: list[RunReport]) -> tuple[list[RunReport], list[RunReport]]:
@@ -149,10 +151,11 @@ def initializer_note(reports: list[RunReport]) -> str:
     parts = []
     for r in reports:
         runs = f", {r.steps} runs" if r.steps > 1 else ""
+        ops = len(r.plan.ops) if r.plan is not None else 0
         if r.function is not None and r.function.helper:  # "variable initialisation (initialize_variables), ..."
-            parts.append(f"{r.function.label} ({len(r.plan.ops)} ops{runs})")
+            parts.append(f"{r.function.label} ({ops} ops{runs})")
         else:
-            parts.append(f"{', '.join(r.fetches)} (variable initialisation, {len(r.plan.ops)} ops{runs})")
+            parts.append(f"{', '.join(r.fetches)} (variable initialisation, {ops} ops{runs})")
     return "also ran: " + "; ".join(parts)
 
 
@@ -171,6 +174,9 @@ def dedupe_warnings(reports: list[RunReport]) -> list[RunReport]:
     shown_notes: set[str] = set()
     for report in _notes_once(reports, shown_notes):
         plan = report.plan
+        if plan is None:  # nothing planned, nothing repeated
+            out.append(report)
+            continue
         warnings = []
         for message in plan.warnings:
             where = first_seen.get(message)

@@ -142,3 +142,21 @@ def test_a_warning_repeated_by_later_reports_is_shown_in_full_once():
         "something new",
     ]
     assert again.plan.warnings == [text, "something new"]  # the session's own report is untouched
+
+
+def test_a_function_report_without_a_plan_passes_through_the_cells_steps():
+    """``RunReport.plan`` is None for a traced function with no plannable graph: nothing here may fail on it."""
+    from npu_jupyter._runtime.report_records import FunctionInfo
+
+    info = FunctionInfo("step", "__inference_step_3")
+    bare = [RunReport(None, fetches=["__inference_step_3"], function=info, steps=2, wall_ms=ms) for ms in (1.0, 3.0)]
+    planned = RunReport(_plan("a"), fetches=["a"], warnings=[])
+    (folded, other) = cell_reports([_Session([bare[0], planned, bare[1]])])
+    assert folded.plan is None and (folded.steps, folded.wall_ms) == (4, 2.0)
+    shown, init = arrange([folded, other])
+    assert (shown, init) == ([folded, other], [])
+    assert dedupe_warnings(shown)[0] is folded
+    helper = FunctionInfo("variable initialisation", "__inference_initialize_variables_1", helper="initializer")
+    init_run = RunReport(None, fetches=["__inference_initialize_variables_1"], function=helper)
+    assert arrange([init_run, folded]) == ([folded], [init_run])
+    assert initializer_note([init_run]) == "also ran: variable initialisation (0 ops)"
