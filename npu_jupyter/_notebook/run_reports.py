@@ -59,6 +59,13 @@ def collapse(reports: list[RunReport]) -> RunReport:
     for r in reports[1:]:
         timing = timing.then(r.timing)
     labels = dict(last.labels)
+    profile = reports[0].profile
+    for r in reports[1:]:
+        profile = profile.then(r.profile)
+    if "us" in labels and profile.steps:  # which steps the folded per-op times are the mean of
+        from npu_jupyter._runtime.observe.profile import CPU_TIME
+
+        labels["us"] = profile.label(CPU_TIME)
     if last.backend == "emulator" and timing.first_ms is not None:  # the label of the folded steps, not the last's
         from npu_jupyter._runtime.observe.step_record import time_label
 
@@ -68,6 +75,7 @@ def collapse(reports: list[RunReport]) -> RunReport:
         steps=steps,
         timing=timing,
         labels=labels,
+        profile=profile,
         wall_ms=_weighted(reports, lambda r: r.wall_ms) or 0.0,  # every report has a wall time: never None
         reference_wall_ms=_weighted(reports, lambda r: r.reference_wall_ms),
         reference_steps=sum(r.reference_steps for r in reports),
@@ -109,14 +117,21 @@ def _weighted(reports: list[RunReport], value: Callable[[RunReport], float | Non
 
 
 def _mean_times(reports: list[RunReport]) -> dict[str, float]:
-    """Per-op µs, the mean per run over every run of the reports."""
+    """Per-op µs, the mean per run over the runs the reports' times are the mean of.
+
+    A report's per-op times are the mean over its profiled steps after the warm-up (``profile``), so
+    each weighs by those; a report holding only the warm-up's times weighs nothing once another has
+    timed steps (the warm-up stays out, as the label says). Without profile records, by ``steps``.
+    """
+    timed = any(r.profile.timed_steps for r in reports)
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
     for r in reports:
+        weight = r.profile.timed_steps if timed else (r.profile.steps or max(1, r.steps))
         for name, us in r.op_times_us.items():
-            sums[name] = sums.get(name, 0.0) + us * max(1, r.steps)
-            counts[name] = counts.get(name, 0) + max(1, r.steps)
-    return {name: sums[name] / counts[name] for name in sums}
+            sums[name] = sums.get(name, 0.0) + us * weight
+            counts[name] = counts.get(name, 0) + weight
+    return {name: sums[name] / counts[name] for name in sums if counts[name]}
 
 
 # -- initialiser runs ---------------------------------------------------------------------------

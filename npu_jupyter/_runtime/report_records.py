@@ -153,6 +153,15 @@ class ProfileRecord:
             sums[name] = sums.get(name, 0.0) + us
         return ProfileRecord(self.steps + 1, self.timed_steps + 1, cast_us, self.warmup_op_times_us, sums)
 
+    def then(self, later: ProfileRecord) -> ProfileRecord:
+        """These profiled steps followed by ``later``'s (two reports of one run graph folded into one)."""
+        sums = dict(self.op_time_sums)
+        for name, us in later.op_time_sums.items():
+            sums[name] = sums.get(name, 0.0) + us
+        warmup = self.warmup_op_times_us if self.warmup_op_times_us is not None else later.warmup_op_times_us
+        cast_us = later.cast_us if later.steps else self.cast_us
+        return ProfileRecord(self.steps + later.steps, self.timed_steps + later.timed_steps, cast_us, warmup, sums)
+
     def op_times_us(self) -> dict[str, float]:
         """Per-op CPU µs: the mean over the timed steps, else the warm-up's."""
         if self.timed_steps:

@@ -153,6 +153,31 @@ def test_costliest_ops_leave_the_warm_up_call_out_and_say_so(ip, tmp_path):
     assert "step 0 (warm-up) left out" in _text(cap)
 
 
+def test_alternating_runs_fold_into_reports_whose_op_times_leave_the_warm_up_out(ip, tmp_path):
+    """Alternating train/loss runs fold per fetch: the folded per-op times said "over 1 profiled step"
+    and averaged the warm-up step's times in (a 21 ms MatMul among 20 µs ones)."""
+    ip.run_cell(TF1_TRAINING)
+    cell = (
+        "with tf.compat.v1.Session(graph=g) as sess:\n"
+        "    sess.run(init)\n"
+        "    for i in range(3):\n"
+        "        sess.run(train, {x: np.ones((4, 8), np.float32)})\n"
+        "        sess.run(loss, {x: np.ones((4, 8), np.float32)})\n"
+    )
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", f"--profile {tmp_path}", cell)
+    payloads = _reports(cap)
+    assert [p["run"]["steps"] for p in payloads] == [3, 3]
+    for payload in payloads:
+        assert payload["labels"]["us"].startswith("over 2 profiled steps, step 0 (warm-up) left out")
+        assert payload["labels"]["wall_ms"].startswith("mean per step over 3 steps: ")
+    (report,) = [p for p in payloads if p["title"].startswith("Run of loss:0")]
+    per_step = _op_summary_us(Path(report["run"]["op_summary_csv"]).parent, "mm")
+    assert sorted(per_step) == [0, 1, 2]
+    (mm,) = [op for op in report["ops"] if op["n"] == "mm"]
+    assert mm["us"] == pytest.approx((per_step[1] + per_step[2]) / 2, rel=1e-3, abs=2e-3)
+
+
 def test_a_single_profiled_warm_up_step_is_labelled_as_such(ip, tmp_path):
     ip.run_cell(TF1_TRAINING)
     once = TF1_STEPS.replace("range(3)", "range(1)")
