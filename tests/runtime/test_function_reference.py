@@ -393,3 +393,11 @@ def test_a_non_finite_finding_with_the_reference_on_does_not_say_float32_was_not
     assert report.non_finite is not None and report.non_finite.where.endswith("scaled")
     assert "not checked" not in report.non_finite.message
     assert "drift against the float32 shadow" in report.non_finite.message
+
+
+def test_the_drift_note_is_whole_sentences_that_say_where_the_shadows_time_goes():
+    """Review: the note ended mid-sentence ("… the shadow's CPU time is part of each call's")."""
+    from npu_jupyter._runtime.functions.reference import DRIFT_NOTE
+
+    assert DRIFT_NOTE.endswith(".") and not DRIFT_NOTE.endswith("call's")
+    assert "each call's CPU time includes it; the per-op times leave it out." in DRIFT_NOTE
