@@ -77,7 +77,7 @@ def collapse(reports: list[RunReport]) -> RunReport:
         labels=labels,
         profile=profile,
         wall_ms=_weighted(reports, lambda r: r.wall_ms) or 0.0,  # every report has a wall time: never None
-        reference_wall_ms=_weighted(reports, lambda r: r.reference_wall_ms),
+        reference_wall_ms=_reference_mean(reports),
         reference_steps=sum(r.reference_steps for r in reports),
         op_times_us=_mean_times(reports),
         overflow_ops=overflow,
@@ -114,6 +114,19 @@ def _weighted(reports: list[RunReport], value: Callable[[RunReport], float | Non
     if len(known) < len(values):
         return None
     return sum(v * n for v, n in known) / sum(n for _, n in known)
+
+
+def _reference_mean(reports: list[RunReport]) -> float | None:
+    """The float32 reference's mean per step over the steps that ran one (None: none did).
+
+    A report's ``reference_wall_ms`` is the mean over its ``reference_steps``; a report whose steps ran
+    no reference (the reference was off for those runs, or skipped) adds nothing rather than hiding
+    the others' time, and a report with many steps but one reference step weighs one.
+    """
+    known = [(r.reference_wall_ms, r.reference_steps) for r in reports if r.reference_wall_ms is not None]
+    known = [(ms, n) for ms, n in known if n > 0]
+    steps = sum(n for _, n in known)
+    return sum(ms * n for ms, n in known) / steps if steps else None
 
 
 def _mean_times(reports: list[RunReport]) -> dict[str, float]:

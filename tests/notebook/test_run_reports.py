@@ -89,6 +89,18 @@ def test_collapse_weights_times_by_steps_and_keeps_every_overflow():
     assert merged.trace_file == "/tmp/trace.json"
 
 
+def test_a_folded_reference_time_is_the_mean_over_the_steps_that_ran_a_reference():
+    """Was dropped when any folded report had none, and weighted by steps rather than reference steps."""
+    plan = _plan("a")
+    with_ref = RunReport(plan, steps=4, wall_ms=1.0, reference_wall_ms=2.0, reference_steps=1)
+    without = RunReport(plan, steps=3, wall_ms=1.0)
+    more_ref = RunReport(plan, steps=1, wall_ms=1.0, reference_wall_ms=6.0, reference_steps=3)
+    merged = collapse([with_ref, without, more_ref])
+    assert merged.reference_steps == 4
+    assert merged.reference_wall_ms == pytest.approx((2.0 * 1 + 6.0 * 3) / 4)
+    assert collapse([without, RunReport(plan, steps=2, wall_ms=1.0)]).reference_wall_ms is None
+
+
 @pytest.fixture(scope="module")
 def training_plans():
     """Plans of a real TF1 training graph: its initialiser, Adam's minimize op, a Saver restore."""
