@@ -30,7 +30,7 @@ class Fact(NamedTuple):
 
 
 def measured_label(payload: Mapping[str, Any], field: str = "wall_ms") -> str:
-    """What a measured number of this report is ("CPU time of the emulation", "measured on the device")."""
+    """What a measured number of this report is ("wall-clock time of the emulation on this CPU", …)."""
     labels = payload.get("labels") or {}
     return str(labels.get(field) or labels.get("wall_ms") or "measured")
 
@@ -39,10 +39,23 @@ def time_tag(payload: Mapping[str, Any]) -> str:
     """One word said next to each per-op time where it stands ("31.0 µs CPU"): whose clock it is.
 
     The emulator times ops on this CPU, never on an NPU; the op list shows the number away from the
-    headings that say so, so the number itself carries the word.
+    headings that say so, so the number itself carries the word. The ascend backend puts no per-op
+    times in its report (the adapter's profiling writes the device's own to its output folder, which
+    the report lists): were one there, it would not be called a device time unread.
     """
     backend = (payload.get("run") or {}).get("backend", "emulator")
-    return {"emulator": "CPU", "ascend": "device"}.get(backend, "measured")
+    return "CPU" if backend == "emulator" else "measured"
+
+
+def step_word(payload: Mapping[str, Any]) -> str:
+    """What a report counts: a traced function's calls, else a run graph's steps."""
+    return "call" if payload.get("functions") else "step"
+
+
+def reference_label(payload: Mapping[str, Any]) -> str:
+    """What ``run.reference_wall_ms`` is: its own label, else (payloads written before it) the old words."""
+    labels = payload.get("labels") or {}
+    return str(labels.get("reference_wall_ms") or "wall-clock time of the float32 reference run on this CPU")
 
 
 def estimate_label(payload: Mapping[str, Any]) -> str:
@@ -73,11 +86,12 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     run = payload.get("run")
     if not run:
         return []
-    per = " per step" if run["steps"] != 1 else ""
+    step = step_word(payload)
+    per = f" per {step}" if run["steps"] != 1 else ""
     label = measured_label(payload)
     # A label that says its aggregate ("mean per step over 4 steps: …") is not preceded by "per step".
     wall = f"{run['wall_ms']:.2f} ms{'' if label.startswith('mean per ') else per} ({label})"
-    facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], 'step')} · {wall}")]
+    facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], step)} · {wall}")]
     if run.get("rounded_tensors") is not None:
         scope = " (in every function it calls too)" if len(payload.get("functions") or []) > 1 else ""
         text = f"{_plural(run['rounded_tensors'], 'tensor')} rounded to the plan's half precision{scope}"
@@ -88,7 +102,7 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
             Fact(
                 "run.reference_wall_ms",
                 "float32 reference",
-                f"{run['reference_wall_ms']:.2f} ms{' mean' if per else ''}{per} (CPU time of the float32 reference run)",
+                f"{run['reference_wall_ms']:.2f} ms ({reference_label(payload)})",
             )
         )
     if run.get("first_overflow"):
@@ -111,7 +125,8 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     top = costliest(payload["ops"], 5)
     if top:
         listed = ", ".join(f"{op_label(payload, op)} {op['us']:.1f} µs" for op in top)
-        facts.append(Fact("ops.us", f"Costliest ops (mean per run, {measured_label(payload, 'us')})", listed))
+        head = f"Costliest ops (mean per {step_word(payload)}, {measured_label(payload, 'us')})"
+        facts.append(Fact("ops.us", head, listed))
     drifted = worst_drift(payload["ops"], 3)
     if drifted:
         listed = "; ".join(f"{op_label(payload, op)} {drift_text(op['dr'])}" for op in drifted)
@@ -155,7 +170,7 @@ def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
     facts.append(
         Fact(
             "run.actual",
-            "Actual (GE compiled graph, measured on the device)",
+            "Actual (read from the GE compiled-graph dump)",
             f"{actual['compared']} ops compared, {actual['differ']} differ from the prediction, "
             f"{actual['missing']} predicted device ops not in the dump",
         )
@@ -203,7 +218,8 @@ def _plan_facts(payload: Mapping[str, Any]) -> list[Fact]:
     if estimated:
         top = sorted(estimated, key=lambda item: (-item[1]["est_us"], item[0]))[:5]
         listed = ", ".join(f"{op_label(payload, op)} {op['est_us']:.1f} µs" for _, op in top)
-        facts.append(Fact("ops.est_us", f"Estimated costliest ops ({estimate_label(payload)}, not measured)", listed))
+        head = f"Estimated costliest ops (NPU time per {step_word(payload)}, {estimate_label(payload)}, not measured)"
+        facts.append(Fact("ops.est_us", head, listed))
     if len(payload.get("functions") or []) > 1:
         facts.append(Fact("functions", "Functions", functions_text(payload)))
     if payload["transfers"]:

@@ -22,6 +22,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Callable, Hashable
 
 from npu_jupyter._runtime.observe.initializers import is_initializer_plan
+from npu_jupyter._runtime.report_records import CLOCKS
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter._plan.model import Plan
@@ -66,10 +67,10 @@ def collapse(reports: list[RunReport]) -> RunReport:
         from npu_jupyter._runtime.observe.profile import CPU_TIME
 
         labels["us"] = profile.label(CPU_TIME)
-    if last.backend == "emulator" and timing.first_ms is not None:  # the label of the folded steps, not the last's
+    if last.backend in CLOCKS and timing.first_ms is not None:  # the label of the folded steps, not the last's
         from npu_jupyter._runtime.observe.step_record import time_label
 
-        labels["wall_ms"] = time_label("call" if last.function is not None else "step", steps, timing)
+        labels["wall_ms"] = time_label("call" if last.function is not None else "step", steps, timing, last.backend)
     return dataclasses.replace(
         last,
         steps=steps,

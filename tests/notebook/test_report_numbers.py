@@ -78,9 +78,9 @@ def test_a_functions_time_is_the_mean_per_call_with_its_fastest_and_slowest_call
     assert report.wall_ms == pytest.approx(timing.total_ms / 6)
     assert timing.min_ms <= report.wall_ms <= timing.max_ms < timing.total_ms
     label = payload["labels"]["wall_ms"]
-    assert label.startswith("mean per call over 6 calls: min ") and "CPU time of the emulation" in label
+    assert label.startswith("mean per call over 6 calls: min ") and "wall-clock time of the emulation" in label
     shown = re.search(
-        r"6 steps · ([0-9.]+) ms \(mean per call over 6 calls: min ([0-9.]+) ms, max ([0-9.]+)", _text(cap)
+        r"6 calls · ([0-9.]+) ms \(mean per call over 6 calls: min ([0-9.]+) ms, max ([0-9.]+)", _text(cap)
     )
     assert shown is not None, _text(cap)
     mean, low, high = (float(v) for v in shown.groups())
@@ -101,7 +101,7 @@ def test_a_session_time_is_the_mean_per_step_with_its_fastest_slowest_and_first_
     expected = (
         f"3 steps · {report.wall_ms:.2f} ms (mean per step over 3 steps: min {timing.min_ms:.2f} ms, "
         f"max {timing.max_ms:.2f} ms, the first {timing.first_ms:.2f} ms (TensorFlow's warm-up); "
-        "CPU time of the emulation on this machine)"
+        "wall-clock time of the emulation on this CPU)"
     )
     assert f"Run: backend emulator · {expected}" in _text(cap)
     assert payload["labels"]["wall_ms"].startswith("mean per step over 3 steps: ")
@@ -149,7 +149,7 @@ def test_costliest_ops_leave_the_warm_up_call_out_and_say_so(ip, tmp_path):
     later = [per_step[k] for k in range(1, 6)]
     assert matmul["us"] == pytest.approx(sum(later) / len(later), rel=1e-3, abs=2e-3)
     label = payload["labels"]["us"]
-    assert "over 5 profiled steps, step 0 (warm-up) left out" in label and "CPU time of the emulation" in label
+    assert "over 5 profiled steps, step 0 (warm-up) left out" in label and "wall-clock time of the emulation" in label
     assert "step 0 (warm-up) left out" in _text(cap)
 
 

@@ -100,7 +100,7 @@ def test_lab_view_in_chromium_shows_every_report_field(browser_run: dict[str, An
         "Dump folder: /dump-dir-marker",
         "Trace (open in Perfetto): /trace-marker.json",
         "Op summary CSV: /csv-marker.csv",
-        "Costliest ops (mean per run, us-label-marker): core/op-marker",
+        "Costliest ops (mean per call, us-label-marker): core/op-marker",
         "First overflow (inf/NaN): overflow-op-marker",
         "Dump skipped step 53: skip-reason-marker",
     ):
