@@ -399,3 +399,44 @@ def test_an_initializer_dump_leaves_the_budget_to_the_training_steps(ip, tmp_pat
     assert init.graph_info(0)["role"] == "initializer" and init[0].manifest["dump_data"] == "stats"
     assert not list(tmp_path.glob("step_0/*.npy"))  # statistics only: no tensor files, no budget spent
     assert "budget" not in _text(cap)
+
+
+def _html(cap):
+    return "\n".join(out.data.get("text/html", "") for out in cap.outputs)
+
+
+def test_a_profiled_dumped_tf1_report_with_a_reference_labels_each_number_whose_and_how_aggregated(ip, tmp_path):
+    """Review of a whole `--profile --dump --reference` report: "CPU time" named wall-clock readings, the
+    reference's mean said no count, the costliest ops were "per run", the estimates said no unit of work
+    and the chart's shares said not of what."""
+    dump, prof = tmp_path / "dump", tmp_path / "prof"
+    ip.run_cell(TF1_TRAINING)
+    line = f"--precision allow_fp32_to_fp16 --reference --dump {dump} --dump-step 0|1|2 --profile {prof}"
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", line, TF1_STEPS)
+    out, page = _text(cap), _html(cap)
+    (payload,) = _reports(cap)
+    reference = payload["run"]["reference_wall_ms"]
+    assert (
+        f"float32 reference: {reference:.2f} ms (mean per step over the 3 steps that ran it; wall-clock time of "
+        "the float32 reference run on this CPU)" in out
+    )
+    assert "wall-clock time of the emulation on this CPU)\n" in out  # the Run line
+    assert "Costliest ops (mean per step, over 2 profiled steps, step 0 (warm-up) left out; wall-clock" in out
+    assert "Estimated costliest ops (NPU time per step, estimated by the cost model, not measured)" in out
+    assert re.search(r"[0-9.]+ µs \([0-9]+% of total\)", page)
+    for view in (out, page):
+        assert "CPU time" not in view and "per run" not in view and "measured on the device" not in view
+
+
+@needs_function_emulation
+def test_a_keras_fit_report_counts_calls_and_says_per_call(ip, tmp_path):
+    """A function's report counted its calls as "6 steps" next to "mean per call over 6 calls"."""
+    ip.run_cell(KERAS_FIT)
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", f"--precision allow_mix_precision --reference --profile {tmp_path}", "fit(epochs=2)\n")
+    out, page = _text(cap), _html(cap)
+    assert "Run: backend emulator · 6 calls · " in out and "6 steps" not in out
+    assert "Costliest ops (mean per call, over 5 profiled steps, step 0 (warm-up) left out; wall-clock" in out
+    for view in (out, page):
+        assert "CPU time" not in view and "per run" not in view
