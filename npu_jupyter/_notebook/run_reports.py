@@ -66,7 +66,7 @@ def collapse(reports: list[RunReport]) -> RunReport:
     if "us" in labels and profile.steps:  # which steps the folded per-op times are the mean of
         from npu_jupyter._runtime.observe.profile import CPU_TIME
 
-        labels["us"] = profile.label(CPU_TIME)
+        labels["us"] = profile.label(CPU_TIME, "call" if last.function is not None else "step")
     if last.backend in CLOCKS and timing.first_ms is not None:  # the label of the folded steps, not the last's
         from npu_jupyter._runtime.observe.step_record import time_label
 

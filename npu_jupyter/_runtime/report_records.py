@@ -186,10 +186,14 @@ class ProfileRecord:
             return {name: total / self.timed_steps for name, total in self.op_time_sums.items()}
         return dict(self.warmup_op_times_us or {})
 
-    def label(self, cpu_time: str) -> str:
-        """What the per-op times are: which steps they are the mean of (``cpu_time`` says whose clock)."""
+    def label(self, cpu_time: str, kind: str = "step") -> str:
+        """What the per-op times are: which steps (a function's: calls) they are the mean of.
+
+        ``cpu_time`` says whose clock; ``kind`` is what the report counts, so a function's report that
+        says "6 calls" does not call the same calls "profiled steps" a line below.
+        """
         if not self.timed_steps:
-            return f"step 0 only, TensorFlow's warm-up included; {cpu_time}"
+            return f"{kind} 0 only, TensorFlow's warm-up included; {cpu_time}"
         runs = self.timed_steps
-        left_out = ", step 0 (warm-up) left out" if self.warmup_op_times_us is not None else ""
-        return f"over {runs} profiled step{'s' if runs != 1 else ''}{left_out}; {cpu_time}"
+        left_out = f", {kind} 0 (warm-up) left out" if self.warmup_op_times_us is not None else ""
+        return f"over {runs} profiled {kind}{'s' if runs != 1 else ''}{left_out}; {cpu_time}"

@@ -46,7 +46,7 @@ def test_run_lines_name_first_overflow_and_costliest_ops():
     out = text.render(report_payload(run))
     assert "First overflow (inf/NaN): b" in out
     assert "Costliest ops (mean per step, wall-clock time of the emulation on this CPU): b 5.0 µs, a 1.0 µs" in out
-    assert "b [Mul] AI_CORE float32 (⚠ overflow; 5.0 µs CPU)" in out
+    assert "b [Mul] AI_CORE float32 (⚠ overflow; mean 5.0 µs CPU)" in out
 
 
 def test_a_per_op_time_in_the_op_list_says_it_is_cpu_time_where_it_stands():
@@ -54,7 +54,7 @@ def test_a_per_op_time_in_the_op_list_says_it_is_cpu_time_where_it_stands():
     plan = Plan(ops={"mm": _op("mm", after="float16")})
     run = RunReport(plan=plan, op_times_us={"mm": 31.0}, drift={"mm": {"max_abs": 0.5, "max_rel": 0.1, "cos": 1.0}})
     out = text.render(report_payload(run))
-    assert "mm [Mul] AI_CORE float32->float16 (31.0 µs CPU; drift 0.5 abs" in out
+    assert "mm [Mul] AI_CORE float32->float16 (mean 31.0 µs CPU; drift 0.5 abs" in out
 
 
 def test_drift_units_are_explained_once_per_report():

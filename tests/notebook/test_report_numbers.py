@@ -149,8 +149,8 @@ def test_costliest_ops_leave_the_warm_up_call_out_and_say_so(ip, tmp_path):
     later = [per_step[k] for k in range(1, 6)]
     assert matmul["us"] == pytest.approx(sum(later) / len(later), rel=1e-3, abs=2e-3)
     label = payload["labels"]["us"]
-    assert "over 5 profiled steps, step 0 (warm-up) left out" in label and "wall-clock time of the emulation" in label
-    assert "step 0 (warm-up) left out" in _text(cap)
+    assert "over 5 profiled calls, call 0 (warm-up) left out" in label and "wall-clock time of the emulation" in label
+    assert "call 0 (warm-up) left out" in _text(cap)
 
 
 def test_alternating_runs_fold_into_reports_whose_op_times_leave_the_warm_up_out(ip, tmp_path):
@@ -437,6 +437,6 @@ def test_a_keras_fit_report_counts_calls_and_says_per_call(ip, tmp_path):
         ip.run_cell_magic("npu", f"--precision allow_mix_precision --reference --profile {tmp_path}", "fit(epochs=2)\n")
     out, page = _text(cap), _html(cap)
     assert "Run: backend emulator · 6 calls · " in out and "6 steps" not in out
-    assert "Costliest ops (mean per call, over 5 profiled steps, step 0 (warm-up) left out; wall-clock" in out
+    assert "Costliest ops (mean per call, over 5 profiled calls, call 0 (warm-up) left out; wall-clock" in out
     for view in (out, page):
         assert "CPU time" not in view and "per run" not in view

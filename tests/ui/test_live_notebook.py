@@ -184,7 +184,9 @@ def test_dump_and_profile_run_shows_its_files_and_costliest_ops_in_the_lab_view(
     assert re.search(r"Dump folder: \S*npu_dump", facts), facts
     assert re.search(r"Trace \(open in Perfetto\): \S*npu_prof\S*", facts), facts
     # the label may also say which steps the mean covers ("over 2 profiled steps, step 0 (warm-up) left out")
-    assert re.search(r"Costliest ops \(mean per step, .*?wall-clock time of the emulation on this CPU\): \S+ [0-9.]+ µs", facts)
+    assert re.search(
+        r"Costliest ops \(mean per step, .*?wall-clock time of the emulation on this CPU\): \S+ [0-9.]+ µs", facts
+    )
 
 
 def test_run_times_are_labelled_as_wall_clock_time_of_the_emulation_on_this_cpu(live_run: dict[str, Any]) -> None:
