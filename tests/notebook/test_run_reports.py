@@ -172,3 +172,19 @@ def test_a_function_report_without_a_plan_passes_through_the_cells_steps():
     init_run = RunReport(None, fetches=["__inference_initialize_variables_1"], function=helper)
     assert arrange([init_run, folded]) == ([folded], [init_run])
     assert initializer_note([init_run]) == "also ran: variable initialisation (0 ops)"
+
+
+def test_folded_ascend_runs_keep_the_hosts_clock_in_their_label():
+    """Folding re-derived only the emulator's label: folded ascend runs kept the last part's count."""
+    plan = _plan("a", "b")
+    runs = []
+    for fetch, times in (("a", [900.0, 4.0]), ("b", [5.0]), ("a", [3.0])):
+        report = RunReport(plan, backend="ascend", fetches=[fetch], steps=0)
+        for index, ms in enumerate(times):
+            add_time(report, StepRecord("step", fetch, index, plan, ms))
+        runs.append(report)
+    a, _ = cell_reports([_Session(runs)])
+    assert a.labels["wall_ms"].startswith("mean per step over 3 steps: min 3.00 ms, max 900.00 ms, the first 900.00")
+    assert a.labels["wall_ms"].endswith(
+        "session.run measured on the host while the device ran the graph (not a device kernel time)"
+    )
