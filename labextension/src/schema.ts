@@ -116,8 +116,8 @@ export interface Fact {
   /** The payload field it shows, e.g. "run.dump_dir" ("transfers", "cost_model", "ops.us", ...). */
   key: string;
   /**
-   * What the value is, saying how a number was obtained ("CPU time of the emulation", "estimated by the cost
-   * model").
+   * What the value is, saying how a number was obtained ("wall-clock time of the emulation on this CPU",
+   * "estimated by the cost model").
    */
   label: string;
   /** The value as text (a path for tone "path"). */

@@ -2,7 +2,7 @@
 
 Everything a report says besides its op table — what a run measured and where it wrote files, notes,
 what rests on approximate data, the cost model's estimate — is listed here once, with the label that
-says what kind of number it is ("CPU time of the emulation", "estimated by the cost model").
+says what kind of number it is ("wall-clock time of the emulation on this CPU", "estimated by the cost model").
 :func:`report_facts` computes the list from a payload's other fields; ``report_payload`` ships it as
 the payload's ``facts``, and the HTML, text and JupyterLab (``labextension/src/facts.ts``) views draw
 those lines as they are, so they cannot drift apart (``tests/display/test_view_parity.py``).

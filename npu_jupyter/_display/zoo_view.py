@@ -15,7 +15,7 @@ from npu_jupyter._units import format_bytes
 
 PRED = "predicted by the planner"
 EST = "estimated by the cost model (not measured)"
-CPU = "CPU time of the emulation measured on this CPU (not NPU time)"
+CPU = "wall-clock time of the emulation measured on this CPU (not NPU time)"
 
 COLUMNS = (
     "entry",
@@ -31,7 +31,7 @@ COLUMNS = (
     "vs float32",
     "est. memory",
     "vs float32",
-    "CPU ms/step (emulation)",
+    "ms/step on this CPU (emulation)",
 )
 
 
