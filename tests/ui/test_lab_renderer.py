@@ -217,7 +217,7 @@ def test_compare_and_sweep_tables_fit_beside_the_file_browser(browser_run: dict[
 
 def test_sweep_keeps_its_cpu_column_and_shows_every_refusal(browser_run: dict[str, Any]) -> None:
     seen = browser_run["sweep"]
-    assert seen["headerRights"][-1][0] == "CPU ms/step (emulation)"
+    assert seen["headerRights"][-1][0] == "ms/step on this CPU (emulation)"
     refusals = [n for n in seen["notes"] if "the adapter would refuse this graph" in n["text"]]
     assert len(refusals) == 3, seen["notes"]
     for note in refusals:
