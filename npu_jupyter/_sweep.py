@@ -8,7 +8,7 @@ alongside (same weights, same random draws), and reports per mode:
   the SoC's published peak rates; an estimate, never a measurement) -- the main columns;
 * the number of ops whose precision changed, the fetches' drift from float32 and the op that drifted
   most;
-* the **CPU time of the emulation** per step: each mode is warmed up first (``warmup`` runs, untimed),
+* the **wall-clock time of the emulation on this CPU** per step: each mode is warmed up first (``warmup`` runs, untimed),
   then the median of ``steps`` timed runs. It includes the emulator's rounding casts, so it says
   nothing about NPU speed; it is shown last and labelled so.
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     #: ``sweep(feeds=...)``: one feed dict for every step, or a function giving each step's.
     Feeds = FeedDict | Callable[[], FeedDict] | None
 
-CPU_LABEL = "CPU time of the emulation (not NPU time)"
+CPU_LABEL = "wall-clock time of the emulation on this CPU (not NPU time)"
 EST_LABEL = "estimated by the cost model (not measured)"
 
 DEFAULT_MODES = ("force_fp32", "must_keep_origin_dtype", "allow_fp32_to_fp16", "allow_mix_precision", "force_fp16")
@@ -52,7 +52,7 @@ class SweepRow:
     """One precision mode's outcome."""
 
     mode: str
-    wall_ms: float  # median CPU ms per step of the emulation, after warm-up (CPU_LABEL)
+    wall_ms: float  # median wall-clock ms per step of the emulation on this CPU, after warm-up (CPU_LABEL)
     ops_changed: int
     max_abs: float
     max_rel: float

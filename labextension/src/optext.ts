@@ -30,7 +30,7 @@ export function dtypeText(op: Op): string {
   return op.d1 || '-';
 }
 
-/** What a measured number of this report is ("CPU time of the emulation", "measured on the device"). */
+/** What a measured number of this report is ("wall-clock time of the emulation on this CPU", \u2026). */
 export function measuredLabel(report: Report, field = 'wall_ms'): string {
   const labels = report.labels ?? {};
   return labels[field] || labels.wall_ms || 'measured';
@@ -38,11 +38,28 @@ export function measuredLabel(report: Report, field = 'wall_ms'): string {
 
 /**
  * One word said next to each per-op time where it stands ("mean CPU \u00b5s"): whose clock it is. The
- * emulator times ops on this CPU, never on an NPU (as `time_tag` in _display/facts.py).
+ * emulator times ops on this CPU, never on an NPU; the ascend backend puts no per-op times in its report
+ * (the adapter's profiling output has the device's), so it is never called a device time here (as
+ * `time_tag` in _display/facts.py).
  */
 export function timeTag(report: Report): string {
-  const backend = report.run?.backend ?? 'emulator';
-  return backend === 'emulator' ? 'CPU' : backend === 'ascend' ? 'device' : 'measured';
+  return (report.run?.backend ?? 'emulator') === 'emulator' ? 'CPU' : 'measured';
+}
+
+/** What a report counts: a traced function's calls, else a run graph's steps (as `step_word` in facts.py). */
+export function stepWord(report: Report): string {
+  return (report.functions ?? []).length > 0 ? 'call' : 'step';
+}
+
+/**
+ * The run's time with what it is, as the Python views' "Run" line says it: "12.3 ms (mean per step over
+ * 4 steps: \u2026; wall-clock time of the emulation on this CPU)", "per step" said when the label does not.
+ */
+export function wallTimeText(report: Report): { value: string; label: string } {
+  const run = report.run!;
+  const label = measuredLabel(report);
+  const per = run.steps !== 1 && !label.startsWith('mean per ') ? ` per ${stepWord(report)}` : '';
+  return { value: run.wall_ms.toFixed(1), label: `ms${per} (${label})` };
 }
 
 /** What an estimated number is; always says "estimate". */

@@ -131,8 +131,8 @@ export interface Fact {
   /** The payload field it shows, e.g. "run.dump_dir" ("transfers", "cost_model", "ops.us", ...). */
   key: string;
   /**
-   * What the value is, saying how a number was obtained ("CPU time of the emulation", "estimated by the cost
-   * model").
+   * What the value is, saying how a number was obtained ("wall-clock time of the emulation on this CPU",
+   * "estimated by the cost model").
    */
   label: string;
   /** The value as text (a path for tone "path"). */
@@ -166,11 +166,17 @@ export interface CostModel {
 /** What each kind of number is, by payload field; the run's own labels override the backend's defaults. */
 export interface Labels {
   /**
-   * `run.wall_ms` and `run.reference_wall_ms`: "CPU time of the emulation" (emulator) or "measured on the device"
-   * (ascend); an emulated report of several steps (a function's: calls) says it is their mean, over how many, and
-   * the fastest, slowest and first.
+   * `run.wall_ms`: whose clock it is, "wall-clock time of the emulation on this CPU" (emulator) or "wall-clock
+   * time of session.run measured on the host while the device ran the graph (not a device kernel time)" (ascend);
+   * a report of several steps (a function's: calls) says it is their mean, over how many, and the fastest, slowest
+   * and first.
    */
   wall_ms?: string;
+  /**
+   * `run.reference_wall_ms`: the mean over the steps that ran the float32 reference, how many, and whose clock
+   * ("wall-clock time of the float32 reference run on this CPU").
+   */
+  reference_wall_ms?: string;
   /** Per-op `us`: how they were measured and which steps they are the mean of. */
   us?: string;
   /** Per-op `est_us` and `cost_model`: "estimated by the cost model". */

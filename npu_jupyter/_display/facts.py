@@ -2,7 +2,7 @@
 
 Everything a report says besides its op table — what a run measured and where it wrote files, notes,
 what rests on approximate data, the cost model's estimate — is listed here once, with the label that
-says what kind of number it is ("CPU time of the emulation", "estimated by the cost model").
+says what kind of number it is ("wall-clock time of the emulation on this CPU", "estimated by the cost model").
 :func:`report_facts` computes the list from a payload's other fields; ``report_payload`` ships it as
 the payload's ``facts``, and the HTML, text and JupyterLab (``labextension/src/facts.ts``) views draw
 those lines as they are, so they cannot drift apart (``tests/display/test_view_parity.py``).
@@ -31,7 +31,7 @@ class Fact(NamedTuple):
 
 
 def measured_label(payload: Mapping[str, Any], field: str = "wall_ms") -> str:
-    """What a measured number of this report is ("CPU time of the emulation", "measured on the device")."""
+    """What a measured number of this report is ("wall-clock time of the emulation on this CPU", …)."""
     labels = payload.get("labels") or {}
     return str(labels.get(field) or labels.get("wall_ms") or "measured")
 
@@ -40,10 +40,23 @@ def time_tag(payload: Mapping[str, Any]) -> str:
     """One word said next to each per-op time where it stands ("31.0 µs CPU"): whose clock it is.
 
     The emulator times ops on this CPU, never on an NPU; the op list shows the number away from the
-    headings that say so, so the number itself carries the word.
+    headings that say so, so the number itself carries the word. The ascend backend puts no per-op
+    times in its report (the adapter's profiling writes the device's own to its output folder, which
+    the report lists): were one there, it would not be called a device time unread.
     """
     backend = (payload.get("run") or {}).get("backend", "emulator")
-    return {"emulator": "CPU", "ascend": "device"}.get(backend, "measured")
+    return "CPU" if backend == "emulator" else "measured"
+
+
+def step_word(payload: Mapping[str, Any]) -> str:
+    """What a report counts: a traced function's calls, else a run graph's steps."""
+    return "call" if payload.get("functions") else "step"
+
+
+def reference_label(payload: Mapping[str, Any]) -> str:
+    """What ``run.reference_wall_ms`` is: its own label, else (payloads written before it) the old words."""
+    labels = payload.get("labels") or {}
+    return str(labels.get("reference_wall_ms") or "wall-clock time of the float32 reference run on this CPU")
 
 
 def estimate_label(payload: Mapping[str, Any]) -> str:
@@ -74,11 +87,12 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     run = payload.get("run")
     if not run:
         return []
-    per = " per step" if run["steps"] != 1 else ""
+    step = step_word(payload)
+    per = f" per {step}" if run["steps"] != 1 else ""
     label = measured_label(payload)
     # A label that says its aggregate ("mean per step over 4 steps: …") is not preceded by "per step".
     wall = f"{run['wall_ms']:.2f} ms{'' if label.startswith('mean per ') else per} ({label})"
-    facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], 'step')} · {wall}")]
+    facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], step)} · {wall}")]
     if run.get("rounded_tensors") is not None:
         scope = " (in every function it calls too)" if len(payload.get("functions") or []) > 1 else ""
         text = (
@@ -92,7 +106,7 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
             Fact(
                 "run.reference_wall_ms",
                 "float32 reference",
-                f"{run['reference_wall_ms']:.2f} ms{' mean' if per else ''}{per} (CPU time of the float32 reference run)",
+                f"{run['reference_wall_ms']:.2f} ms ({reference_label(payload)})",
             )
         )
     if run.get("first_overflow"):
@@ -115,7 +129,8 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     top = costliest(payload["ops"], 5)
     if top:
         listed = ", ".join(f"{op_label(payload, op)} {op['us']:.1f} µs" for op in top)
-        facts.append(Fact("ops.us", f"Costliest ops (mean per run, {measured_label(payload, 'us')})", listed))
+        head = f"Costliest ops (mean per {step_word(payload)}, {measured_label(payload, 'us')})"
+        facts.append(Fact("ops.us", head, listed))
     facts += _drift_facts(payload)
     return facts
 
@@ -151,7 +166,7 @@ def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
     facts.append(
         Fact(
             "run.actual",
-            "Actual (GE compiled graph, measured on the device)",
+            "Actual (read from the GE compiled-graph dump)",
             f"{actual['compared']} ops compared, {actual['differ']} differ from the prediction, "
             f"{actual['missing']} predicted device ops not in the dump",
         )
@@ -199,7 +214,8 @@ def _plan_facts(payload: Mapping[str, Any]) -> list[Fact]:
     if estimated:
         top = sorted(estimated, key=lambda item: (-item[1]["est_us"], item[0]))[:5]
         listed = ", ".join(f"{op_label(payload, op)} {op['est_us']:.1f} µs" for _, op in top)
-        facts.append(Fact("ops.est_us", f"Estimated costliest ops ({estimate_label(payload)}, not measured)", listed))
+        head = f"Estimated costliest ops (NPU time per {step_word(payload)}, {estimate_label(payload)}, not measured)"
+        facts.append(Fact("ops.est_us", head, listed))
     if len(payload.get("functions") or []) > 1:
         facts.append(Fact("functions", "Functions", functions_text(payload)))
     if payload["transfers"]:

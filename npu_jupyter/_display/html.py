@@ -29,6 +29,7 @@ from npu_jupyter._display.facts import (
     op_marks,
     op_short_name,
     shipped_facts,
+    step_word,
     time_tag,
 )
 from npu_jupyter._display.fit_table import ALERT_ROW, Cell, Column, Note, Row, fit_table, text_cell
@@ -273,7 +274,7 @@ def _table(payload: Mapping[str, Any], ops: list[dict[str, Any]], cap: int | Non
     ]
     if timed:
         head = f"mean {time_tag(payload)} µs"  # a CPU time must not read as an NPU time, even in a header
-        columns.append(Column(head, "6em", True, f"mean µs per run, {measured_label(payload, 'us')}"))
+        columns.append(Column(head, "6em", True, f"mean µs per {step_word(payload)}, {measured_label(payload, 'us')}"))
     if drifted:
         columns.append(Column("Drift vs float32", "11em", title=DRIFT_UNITS))
     shown = ops if cap is None else ops[:cap]

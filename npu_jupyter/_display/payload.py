@@ -173,17 +173,20 @@ def _cost_block(cost: CostBlock) -> CostModel:
     }
 
 
-_MEASURED = {"emulator": "CPU time of the emulation", "ascend": "measured on the device"}
-
-
 def _labels(run: RunReport | None, estimated: bool) -> dict[str, str]:
     """What each number of a run is: defaults from the backend, overridden by the run's own ``labels``."""
     if run is None:
         return {}
-    measured = _MEASURED.get(run.backend, f"measured by the {run.backend} backend")
+    from npu_jupyter._runtime.report_records import clock
+
+    measured = clock(run.backend)  # whose clock: this CPU's (emulator), the host's around session.run (ascend)
     labels = {"wall_ms": measured}
     if run.op_times_us:
         labels["us"] = measured
+    if run.reference_wall_ms is not None:  # the mean over the steps that ran the reference, not over every step
+        n = run.reference_steps
+        over = "" if not n else "1 step ran it; " if n == 1 else f"mean per step over the {n} steps that ran it; "
+        labels["reference_wall_ms"] = f"{over}wall-clock time of the float32 reference run on this CPU"
     if estimated:
         labels["est_us"] = "estimated by the cost model"
     labels.update({str(k): str(v) for k, v in run.labels.items()})

@@ -50,7 +50,7 @@ def _op_line(payload: Mapping[str, Any], op: dict[str, Any]) -> str:
     reason = "; ".join(r for r in (placement, precision) if r)
     marks = op_marks(op)
     if op.get("us") is not None:
-        marks.append(f"{op['us']:.1f} µs {time_tag(payload)}")
+        marks.append(f"mean {op['us']:.1f} µs {time_tag(payload)}")  # the mean over the profiled steps
     if op.get("dr"):
         marks.append(f"drift {drift_text(op['dr'])}")
     extra = f" ({'; '.join(marks)})" if marks else ""

@@ -22,6 +22,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Callable, Hashable
 
 from npu_jupyter._runtime.observe.initializers import is_initializer_plan
+from npu_jupyter._runtime.report_records import CLOCKS
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter._plan.model import Plan
@@ -70,11 +71,11 @@ def collapse(reports: list[RunReport]) -> RunReport:
     if "us" in labels and profile.steps:  # which steps the folded per-op times are the mean of
         from npu_jupyter._runtime.observe.profile import CPU_TIME
 
-        labels["us"] = profile.label(CPU_TIME)
-    if last.backend == "emulator" and timing.first_ms is not None:  # the label of the folded steps, not the last's
+        labels["us"] = profile.label(CPU_TIME, "call" if last.function is not None else "step")
+    if last.backend in CLOCKS and timing.first_ms is not None:  # the label of the folded steps, not the last's
         from npu_jupyter._runtime.observe.step_record import time_label
 
-        labels["wall_ms"] = time_label("call" if last.function is not None else "step", steps, timing)
+        labels["wall_ms"] = time_label("call" if last.function is not None else "step", steps, timing, last.backend)
     return dataclasses.replace(
         last,
         steps=steps,
@@ -82,7 +83,7 @@ def collapse(reports: list[RunReport]) -> RunReport:
         labels=labels,
         profile=profile,
         wall_ms=_weighted(reports, lambda r: r.wall_ms) or 0.0,  # every report has a wall time: never None
-        reference_wall_ms=_weighted(reports, lambda r: r.reference_wall_ms),
+        reference_wall_ms=_reference_mean(reports),
         reference_steps=sum(r.reference_steps for r in reports),
         op_times_us=_mean_times(reports),
         overflow_ops=overflow,
@@ -120,6 +121,19 @@ def _weighted(reports: list[RunReport], value: Callable[[RunReport], float | Non
     if len(known) < len(values):
         return None
     return sum(v * n for v, n in known) / sum(n for _, n in known)
+
+
+def _reference_mean(reports: list[RunReport]) -> float | None:
+    """The float32 reference's mean per step over the steps that ran one (None: none did).
+
+    A report's ``reference_wall_ms`` is the mean over its ``reference_steps``; a report whose steps ran
+    no reference (the reference was off for those runs, or skipped) adds nothing rather than hiding
+    the others' time, and a report with many steps but one reference step weighs one.
+    """
+    known = [(r.reference_wall_ms, r.reference_steps) for r in reports if r.reference_wall_ms is not None]
+    known = [(ms, n) for ms, n in known if n > 0]
+    steps = sum(n for _, n in known)
+    return sum(ms * n for ms, n in known) / steps if steps else None
 
 
 def _mean_times(reports: list[RunReport]) -> dict[str, float]:

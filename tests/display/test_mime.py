@@ -253,9 +253,13 @@ def test_plan_payload_without_optional_facts_has_no_optional_keys_and_says_it_is
 def test_run_times_are_labelled_by_backend_and_the_run_can_override_a_label():
     plan = _small_plan()
     emulated = report_payload(RunReport(plan=plan, op_times_us={"x": 1.0}))
-    assert emulated["labels"] == {"us": "CPU time of the emulation", "wall_ms": "CPU time of the emulation"}
-    device = report_payload(RunReport(plan=plan, backend="ascend"))
-    assert device["labels"] == {"wall_ms": "measured on the device"}
+    clock = "wall-clock time of the emulation on this CPU"
+    assert emulated["labels"] == {"us": clock, "wall_ms": clock}
+    device = report_payload(RunReport(plan=plan, backend="ascend"))  # timed on the host around session.run
+    host = (
+        "wall-clock time of session.run measured on the host while the device ran the graph (not a device kernel time)"
+    )
+    assert device["labels"] == {"wall_ms": host}
     custom = report_payload(RunReport(plan=plan, labels={"wall_ms": "wall clock of the host"}))
     assert custom["labels"]["wall_ms"] == "wall clock of the host"
 

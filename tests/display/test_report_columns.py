@@ -54,14 +54,14 @@ def test_no_op_name_carries_the_cost_model_estimate_which_is_listed_once():
     for view in (html.render(payload), text.render(payload)):
         assert "(estimate)" not in view
         assert view.count("conv 5.1 µs") == 1
-        assert "Estimated costliest ops (estimated by the cost model, not measured)" in view
+        assert "Estimated costliest ops (NPU time per step, estimated by the cost model, not measured)" in view
 
 
 def test_columns_follow_what_the_run_measured():
     plain = html.render(report_payload(_run(drift={})))
-    assert "Drift vs float32" not in plain and "µs per run" not in plain
+    assert "Drift vs float32" not in plain and "µs per step" not in plain
     measured = html.render(report_payload(_run(op_times_us={"conv": 12.0})))
-    assert "µs per run" in measured and "Drift vs float32" in measured
+    assert "µs per step" in measured and "Drift vs float32" in measured
 
 
 def test_the_time_column_says_it_is_cpu_time_in_its_header():

@@ -147,7 +147,12 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
             "launch_share": 0.73,
             "basis": "basis-marker",
         },
-        "labels": {"wall_ms": "wall-label-marker", "us": "us-label-marker", "est_us": "est-label-marker"},
+        "labels": {
+            "wall_ms": "wall-label-marker",
+            "us": "us-label-marker",
+            "est_us": "est-label-marker",
+            "reference_wall_ms": "ref-label-marker",
+        },
         "functions": [
             {"name": "__inference_top-fn-marker_1", "label": "top-fn-marker", "ops": 2},
             {"name": "__inference_callee-fn-marker_2", "label": "callee-fn-marker", "ops": 1},
@@ -235,8 +240,9 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "labels.wall_ms": "wall-label-marker",
         "labels.us": "us-label-marker",
         "labels.est_us": "est-label-marker",
+        "labels.reference_wall_ms": "ref-label-marker",
         "run.backend": "backend-marker",
-        "run.steps": "3 steps",
+        "run.steps": "3 calls",  # a traced function's report counts calls
         "run.wall_ms": "9876.5",
         "run.reference_wall_ms": "5432.1",
         "run.first_overflow": "overflow-op-marker",

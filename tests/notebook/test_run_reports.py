@@ -99,6 +99,18 @@ def test_collapse_keeps_each_ops_worst_drift_of_every_run_not_the_last_runs():
     assert merged.drift == {"a": worse, "b": better}
 
 
+def test_a_folded_reference_time_is_the_mean_over_the_steps_that_ran_a_reference():
+    """Was dropped when any folded report had none, and weighted by steps rather than reference steps."""
+    plan = _plan("a")
+    with_ref = RunReport(plan, steps=4, wall_ms=1.0, reference_wall_ms=2.0, reference_steps=1)
+    without = RunReport(plan, steps=3, wall_ms=1.0)
+    more_ref = RunReport(plan, steps=1, wall_ms=1.0, reference_wall_ms=6.0, reference_steps=3)
+    merged = collapse([with_ref, without, more_ref])
+    assert merged.reference_steps == 4
+    assert merged.reference_wall_ms == pytest.approx((2.0 * 1 + 6.0 * 3) / 4)
+    assert collapse([without, RunReport(plan, steps=2, wall_ms=1.0)]).reference_wall_ms is None
+
+
 @pytest.fixture(scope="module")
 def training_plans():
     """Plans of a real TF1 training graph: its initialiser, Adam's minimize op, a Saver restore."""
@@ -170,3 +182,19 @@ def test_a_function_report_without_a_plan_passes_through_the_cells_steps():
     init_run = RunReport(None, fetches=["__inference_initialize_variables_1"], function=helper)
     assert arrange([init_run, folded]) == ([folded], [init_run])
     assert initializer_note([init_run]) == "also ran: variable initialisation (0 ops)"
+
+
+def test_folded_ascend_runs_keep_the_hosts_clock_in_their_label():
+    """Folding re-derived only the emulator's label: folded ascend runs kept the last part's count."""
+    plan = _plan("a", "b")
+    runs = []
+    for fetch, times in (("a", [900.0, 4.0]), ("b", [5.0]), ("a", [3.0])):
+        report = RunReport(plan, backend="ascend", fetches=[fetch], steps=0)
+        for index, ms in enumerate(times):
+            add_time(report, StepRecord("step", fetch, index, plan, ms))
+        runs.append(report)
+    a, _ = cell_reports([_Session(runs)])
+    assert a.labels["wall_ms"].startswith("mean per step over 3 steps: min 3.00 ms, max 900.00 ms, the first 900.00")
+    assert a.labels["wall_ms"].endswith(
+        "session.run measured on the host while the device ran the graph (not a device kernel time)"
+    )

@@ -400,4 +400,4 @@ def test_the_drift_note_is_whole_sentences_that_say_where_the_shadows_time_goes(
     from npu_jupyter._runtime.functions.reference import DRIFT_NOTE
 
     assert DRIFT_NOTE.endswith(".") and not DRIFT_NOTE.endswith("call's")
-    assert "each call's CPU time includes it; the per-op times leave it out." in DRIFT_NOTE
+    assert "each call's wall-clock time includes it; the per-op times leave it out." in DRIFT_NOTE

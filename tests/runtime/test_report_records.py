@@ -46,3 +46,4 @@ def test_timings_and_profiles_of_two_reports_of_one_run_fold_in_order():
     assert (profile.steps, profile.timed_steps, profile.cast_us) == (3, 2, 2.0)
     assert profile.op_times_us() == {"mm": 15.0}  # the warm-up's 900 µs stay out
     assert profile.label("CPU") == "over 2 profiled steps, step 0 (warm-up) left out; CPU"
+    assert profile.label("CPU", "call") == "over 2 profiled calls, call 0 (warm-up) left out; CPU"  # a function's

@@ -100,7 +100,7 @@ def test_lab_view_in_chromium_shows_every_report_field(browser_run: dict[str, An
         "Dump folder: /dump-dir-marker",
         "Trace (open in Perfetto): /trace-marker.json",
         "Op summary CSV: /csv-marker.csv",
-        "Costliest ops (mean per run, us-label-marker): core/op-marker",
+        "Costliest ops (mean per call, us-label-marker): core/op-marker",
         "First overflow (inf/NaN): overflow-op-marker",
         "Dump skipped step 53: skip-reason-marker",
     ):
@@ -217,7 +217,7 @@ def test_compare_and_sweep_tables_fit_beside_the_file_browser(browser_run: dict[
 
 def test_sweep_keeps_its_cpu_column_and_shows_every_refusal(browser_run: dict[str, Any]) -> None:
     seen = browser_run["sweep"]
-    assert seen["headerRights"][-1][0] == "CPU ms/step (emulation)"
+    assert seen["headerRights"][-1][0] == "ms/step on this CPU (emulation)"
     refusals = [n for n in seen["notes"] if "the adapter would refuse this graph" in n["text"]]
     assert len(refusals) == 3, seen["notes"]
     for note in refusals:

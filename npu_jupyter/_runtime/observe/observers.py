@@ -268,7 +268,7 @@ def add_profile(report: RunReport, prof: _profile.StepProfile) -> None:
     report.op_summary_csv = prof.op_summary_csv
     report.profile = report.profile.added(prof.step, prof.op_times_us(), prof.cast_us)
     report.op_times_us = report.profile.op_times_us()
-    report.labels["us"] = report.profile.label(_profile.CPU_TIME)
+    report.labels["us"] = report.profile.label(_profile.CPU_TIME, "call" if report.function is not None else "step")
 
 
 def _entries(plan: Plan, w: Watch, values: Sequence[np.ndarray], overflow: bool) -> list[_writer.DumpEntry]:
