@@ -8,6 +8,8 @@ out zero drift and a copy of an op that drifted as much.
 
 from __future__ import annotations
 
+from typing import Any
+
 from npu_jupyter._plan.model import OpDecision, Plan
 from npu_jupyter._runtime.report import RunReport
 
@@ -62,3 +64,24 @@ NOTHING_DRIFTED = {name: _row(0.0, 0.0, max_abs=0.0) for name in (ZEROS, "dnn/Ma
 def report(drift: dict[str, dict[str, float]]) -> RunReport:
     """A training step's report with that drift, fetching the loss and the train op."""
     return RunReport(plan=PLAN, fetches=list(FETCHES), steps=3, drift=drift)
+
+
+def old_results_file(entry: str = "/m/widedeep.py:zoo_entry") -> dict[str, Any]:
+    """A zoo results file written before the relative RMSE: its drift columns are max rel ones.
+
+    The widedeep rows as that version wrote them: force_fp16 named an op near zero with a NaN max rel,
+    force_fp32 named the zero-drift initializer with drift 0.
+    """
+    from npu_jupyter._zoo_check.task import empty_row
+
+    def old_row(mode: str, worst: str, worst_rel: object, fetch_rel: object) -> dict[str, Any]:
+        row = {k: v for k, v in empty_row(entry, {"precision_mode": mode}, 2).items() if "rel_rmse" not in k}
+        row.update(status="ok", compiles=True, steps_run=2, cpu_ms_per_step=12.5)
+        row.update(fetch_max_rel=fetch_rel, worst_op=worst, worst_op_max_rel=worst_rel)
+        return row
+
+    return {
+        "format": "npu_jupyter.zoo",
+        "version": 1,
+        "rows": [old_row("force_fp16", "dnn/near_zero", "nan", "inf"), old_row("force_fp32", ZEROS, 0.0, 0.0)],
+    }
