@@ -123,7 +123,7 @@ def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[in
             src_c = cluster_of[j]
             if src_c == dst_c or j in replicated:
                 continue
-            src, slot = n.inputs[pos]
+            src, slot = n.input_names[pos], n.input_slots[pos]
             tensor = f"{src}:{slot}"
             dtype = n.input_dtypes[pos]
             # OMSplitter looks at the *destination's* input type: a ref output read through a plain

@@ -87,7 +87,7 @@ def _function_problem(
 
 def _unsupported_resource(n: Node, view: GraphView) -> bool:
     """Mixed computing: resource ops must read a VarHandleOp directly (iterators, tables stay host)."""
-    for (src, _slot), dt in zip(n.inputs, n.input_dtypes):
+    for src, dt in zip(n.input_names, n.input_dtypes):
         if dt == "resource":
             p = view.nodes.get(src)
             return p is None or p.op != "VarHandleOp"
@@ -178,8 +178,8 @@ def _seed_data_pre_proc(view: GraphView, device: list[bool], reason: list[str]) 
         if n.op == "AdpGetNext":
             device[n.index] = True
             reason[n.index] = "AdpGetNext reads the device data queue (enable_data_pre_proc)"
-        elif n.op in _GETNEXT_OPS and n.inputs:
-            it = view.nodes.get(n.inputs[0][0])
+        elif n.op in _GETNEXT_OPS and n.input_names:
+            it = view.nodes.get(n.input_names[0])
             if it is not None and it.op in _ITERATOR_OPS and not n.without_npu_compile:
                 for m in (n, it):
                     device[m.index] = True
@@ -206,7 +206,7 @@ def _unpaired_reason(n: Node, view: GraphView) -> str:
         )
     if n.without_npu_compile:
         return "inside without_npu_compile_scope: runs on the host"
-    src = view.nodes.get(n.inputs[0][0]) if n.inputs else None
+    src = view.nodes.get(n.input_names[0]) if n.input_names else None
     what = f"the {src.op} {src.name!r}" if src is not None else "an iterator outside this graph"
     return (
         f"reads {what}, not an Iterator/IteratorV2: enable_data_pre_proc sinks only a GetNext fed by an "
@@ -323,7 +323,7 @@ def _frames(view: GraphView) -> tuple[list[str], dict[str, str]]:
     nodes = view.nodes
     for n in view.order:
         src = None
-        for name, _ in n.inputs:
+        for name in n.input_names:
             p = nodes.get(name)
             if p is not None and p.op not in ("NextIteration", "RefNextIteration"):
                 src = p

@@ -295,7 +295,7 @@ class _Decider:
         """Dtype a gray op follows: its first float input's producer, jumping over an up-cast."""
         nodes = self.view.nodes
         cluster = self.cluster_of[n.index]
-        for (src, slot), dt in zip(n.inputs, n.input_dtypes):
+        for src, slot, dt in zip(n.input_names, n.input_slots, n.input_dtypes):
             if dt not in FLOATS:
                 continue
             p = nodes.get(src)

@@ -46,7 +46,7 @@ class Node:
         "input_dtypes",
         "input_names",
         "input_refs",
-        "inputs",
+        "input_slots",
         "keep_dtype",
         "name",
         "no_need_optimize",
@@ -64,8 +64,8 @@ class Node:
         # Fields that are empty for many nodes start as the shared empty tuple and are replaced, never
         # mutated: a view of a large graph then holds far fewer objects for the garbage collector to
         # scan (a cold plan's collector passes cost about as much as building the view itself).
-        self.inputs: Sequence[tuple[str, int]] = ()  # (producer name, output slot)
         self.input_names: Sequence[str] = ()  # producer name of each data input
+        self.input_slots: Sequence[int] = ()  # producer output slot of each data input (shared tuples)
         self.input_dtypes: Sequence[str] = ()  # dtype of each data input as produced ("" if unknown)
         self.input_refs: list[bool] | None = None  # input arg is a ref type (None: no ref args)
         self.control_inputs: Sequence[str] = ()
@@ -80,6 +80,15 @@ class Node:
         self.frame_name = ""  # V1 while-loop frame an Enter node opens
         self.in_idx: Sequence[int] = ()  # producer index of each data input (-1: not in the view)
         self.ctrl_idx: Sequence[int] = ()  # index of each control input in the view
+
+    @property
+    def inputs(self) -> list[tuple[str, int]]:
+        """(producer name, output slot) of each data input.
+
+        Built on demand: the view stores names and slots apart, so that reading a graph creates no
+        tuple per edge (the slots of most nodes are one shared tuple of zeros).
+        """
+        return list(zip(self.input_names, self.input_slots))
 
     def __repr__(self) -> str:
         return f"Node({self.name!r}, {self.op!r})"
