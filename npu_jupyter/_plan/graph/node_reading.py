@@ -6,7 +6,7 @@ everything later reads the :class:`~npu_jupyter._plan.graph.graph.Node` it becom
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from npu_jupyter._plan.graph.graph import (
     KEEP_DTYPE,
@@ -89,7 +89,7 @@ def _shared_slots(slots: tuple[int, ...]) -> tuple[int, ...]:
     return _SLOTS.setdefault(slots, slots)
 
 
-def _read_inputs(n: Node, raw: list[str]) -> None:
+def _read_inputs(n: Node, raw: Sequence[str]) -> None:
     """Data inputs as producer names and slots; "^name" entries are control inputs.
 
     Most input lists name output 0 of each producer and hold no control input: one join and two
