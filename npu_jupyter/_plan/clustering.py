@@ -51,25 +51,28 @@ def group_candidates(
     parent = list(range(count))
     for i in range(count):
         ps = preds[i]
+        if not ps:
+            continue  # level 0, untainted, its own root
+        lv = 0
         if device[i]:
-            lv = 0
             for p in ps:
                 if device[p]:
                     lv = max(lv, level[p])
-                elif tainted[p] and level[p] + 1 > lv:
+                elif tainted[p] and level[p] >= lv:
                     lv = level[p] + 1
             level[i] = lv
             # i is still its own root here (unions only happen at a node's own step), so its root
             # is tracked instead of searched for: the same roots, half the _find calls.
             root = i
             for p in ps:
-                if device[p] and level[p] == lv and p not in kept_apart:
-                    a = _find(parent, p)
+                if device[p] and level[p] == lv and (not kept_apart or p not in kept_apart):
+                    a = parent[p]
+                    if parent[a] != a:  # most producers are one step from their root
+                        a = _find(parent, a)
                     if a != root:
                         parent[root] = a
                         root = a
         else:
-            lv = 0
             t = False
             for p in ps:
                 if device[p] or tainted[p]:
@@ -77,18 +80,20 @@ def group_candidates(
                     lv = max(lv, level[p])
             level[i] = lv
             tainted[i] = t
-    sources = [i for i in range(count) if device[i] and not preds[i]]
+    # one compression pass: every device node then points at its root, found once for the sizes
+    for i in range(count):
+        if device[i] and parent[i] != i:
+            parent[i] = _find(parent, i)
     size = [0] * count
     for i in range(count):
         if device[i] and preds[i]:
-            size[_find(parent, i)] += 1
-    for i in sources:
-        if i in kept_apart:
-            continue
-        roots = {_find(parent, j) for j in succs[i] if device[j] and preds[j]}
-        if len(roots) == 1 or (mix and roots):
-            target = max(roots, key=lambda r: (size[r], -r))
-            parent[_find(parent, i)] = target
+            size[parent[i]] += 1
+    for i in range(count):
+        if device[i] and not preds[i] and i not in kept_apart:
+            roots = {_find(parent, j) for j in succs[i] if device[j] and preds[j]}
+            if len(roots) == 1 or (mix and roots):
+                target = max(roots, key=lambda r: (size[r], -r))
+                parent[_find(parent, i)] = target
     groups: dict[int, list[int]] = {}
     for i in range(count):
         if device[i]:
