@@ -16,6 +16,8 @@ for the final merge step is exact.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 # --------------------------------------------------------------------------------------------
 # grouping candidates
 # --------------------------------------------------------------------------------------------
@@ -30,8 +32,8 @@ def _find(parent: list[int], i: int) -> int:
 
 def group_candidates(
     device: list[bool],
-    preds: list[list[int]],
-    succs: list[list[int]],
+    preds: Sequence[Sequence[int]],
+    succs: Sequence[Sequence[int]],
     mix: bool,
     kept_apart: frozenset[int] = frozenset(),
 ) -> list[list[int]]:
@@ -108,7 +110,10 @@ _MAX_BITSET_CLUSTERS = 4096
 
 
 def _rejoin(
-    groups: list[list[int]], device: list[bool], preds: list[list[int]], kept_apart: frozenset[int] = frozenset()
+    groups: list[list[int]],
+    device: list[bool],
+    preds: Sequence[Sequence[int]],
+    kept_apart: frozenset[int] = frozenset(),
 ) -> list[list[int]]:
     """Merge groups the level rule split although no path joins them through anything else.
 
@@ -172,7 +177,7 @@ def _rejoin(
 class _Reach:
     """Nodes reachable from / reaching a growing set of clusters; each node is visited once."""
 
-    def __init__(self, preds: list[list[int]], succs: list[list[int]]) -> None:
+    def __init__(self, preds: Sequence[Sequence[int]], succs: Sequence[Sequence[int]]) -> None:
         self.preds, self.succs = preds, succs
         self.fwd = bytearray(len(preds))
         self.bwd = bytearray(len(preds))
@@ -195,7 +200,7 @@ class _Reach:
 
 
 def merge_unreachable(
-    groups: list[list[int]], preds: list[list[int]], succs: list[list[int]], full_offload: bool
+    groups: list[list[int]], preds: Sequence[Sequence[int]], succs: Sequence[Sequence[int]], full_offload: bool
 ) -> tuple[list[list[int]], list[list[int]]]:
     """Merge mutually unreachable clusters; full offload returns the rest as cut off."""
     if not groups:
@@ -206,7 +211,7 @@ def merge_unreachable(
 
 
 def _merge_into_largest(
-    groups: list[list[int]], preds: list[list[int]], succs: list[list[int]]
+    groups: list[list[int]], preds: Sequence[Sequence[int]], succs: Sequence[Sequence[int]]
 ) -> tuple[list[list[int]], list[list[int]]]:
     """Full offload: the largest cluster absorbs every cluster unrelated to all it holds (§3.5-4).
 
@@ -225,7 +230,7 @@ def _merge_into_largest(
     return [sorted(members)], cut
 
 
-def _merge_all(groups: list[list[int]], preds: list[list[int]]) -> list[list[int]]:
+def _merge_all(groups: list[list[int]], preds: Sequence[Sequence[int]]) -> list[list[int]]:
     """Mixed computing: walking clusters by size, each absorbs those unrelated to it (§3.5-5).
 
     Which clusters reach which is computed once with one bitset per node (a Python int with one bit

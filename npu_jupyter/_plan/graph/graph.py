@@ -114,16 +114,27 @@ class GraphView:
     tf_graph: Graph | None = None  # the tf.Graph the view came from, for lazy static shapes
     exec_config: GraphExecConfig | None = None  # the graph's own dynamic config
     _consumers: list[list[tuple[int, int]]] | None = None
-    _preds: list[list[int]] | None = None
+    _preds: list[Sequence[int]] | None = None
     _succs: list[list[int]] | None = None
 
     # Edge lists depend on the graph only, so they are built once per view: a view is cached
     # across re-plans under other configs. Callers must not mutate them.
 
-    def preds(self) -> list[list[int]]:
-        """Per node: indices of data and control producers that come earlier in topological order."""
+    def preds(self) -> list[Sequence[int]]:
+        """Per node: indices of data and control producers that come earlier in topological order.
+
+        A node without control inputs whose producers all come earlier (nearly every node) shares
+        its ``in_idx`` list here instead of a copy: fewer objects for the garbage collector to scan.
+        """
         if self._preds is None:
-            self._preds = [[j for j in (*n.in_idx, *n.ctrl_idx) if 0 <= j < n.index] for n in self.order]
+            preds: list[Sequence[int]] = []
+            for n in self.order:
+                idx, ctrl, i = n.in_idx, n.ctrl_idx, n.index
+                if not ctrl and (not idx or (min(idx) >= 0 and max(idx) < i)):
+                    preds.append(idx)
+                else:
+                    preds.append([j for j in (*idx, *ctrl) if 0 <= j < i])
+            self._preds = preds
         return self._preds
 
     def succs(self) -> list[list[int]]:
