@@ -284,6 +284,7 @@ def plan(
             prec = decide_precision(view, placed.device, part.cluster_of, lib, settings)
             bar.advance()
         ops = _decisions(view, placed, part.cluster_of, prec.ops)
+        prec.ops = []  # now held by the decisions: freed before the collector runs, so never scanned
     finally:
         if was_enabled:
             gc.enable()

@@ -33,7 +33,11 @@ NO_NEED_OPTIMIZE = "_NoNeedOptimize"
 
 
 class Node:
-    """One op of the graph, reduced to what the rules need."""
+    """One op of the graph, reduced to what the rules need.
+
+    Nodes are read-only once the view is built: a view is reused across re-plans, and nodes share
+    list and tuple objects (the output dtypes of a single-output type, the input slots).
+    """
 
     __slots__ = (
         "body",
