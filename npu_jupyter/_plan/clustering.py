@@ -51,18 +51,22 @@ def group_candidates(
     level = [0] * count
     tainted = [False] * count  # host node with a device ancestor: a path may come back from it
     parent = list(range(count))
+    # Without a host node fed by a device node nothing is tainted and every level stays 0: the
+    # level bookkeeping is then skipped (the usual case in full offload).
+    levels = any(device[p] for i in range(count) if not device[i] for p in preds[i])
     for i in range(count):
         ps = preds[i]
         if not ps:
             continue  # level 0, untainted, its own root
         lv = 0
         if device[i]:
-            for p in ps:
-                if device[p]:
-                    lv = max(lv, level[p])
-                elif tainted[p] and level[p] >= lv:
-                    lv = level[p] + 1
-            level[i] = lv
+            if levels:
+                for p in ps:
+                    if device[p]:
+                        lv = max(lv, level[p])
+                    elif tainted[p] and level[p] >= lv:
+                        lv = level[p] + 1
+                level[i] = lv
             # i is still its own root here (unions only happen at a node's own step), so its root
             # is tracked instead of searched for: the same roots, half the _find calls.
             root = i
@@ -74,7 +78,7 @@ def group_candidates(
                     if a != root:
                         parent[root] = a
                         root = a
-        else:
+        elif levels:
             t = False
             for p in ps:
                 if device[p] or tainted[p]:
@@ -99,7 +103,10 @@ def group_candidates(
     groups: dict[int, list[int]] = {}
     for i in range(count):
         if device[i]:
-            groups.setdefault(_find(parent, i), []).append(i)
+            r = parent[i]
+            if parent[r] != r:  # only below a source that joined another cluster
+                r = _find(parent, r)
+            groups.setdefault(r, []).append(i)
     return _rejoin(list(groups.values()), device, preds, kept_apart)
 
 
