@@ -106,7 +106,11 @@ def group_candidates(
             r = parent[i]
             if parent[r] != r:  # only below a source that joined another cluster
                 r = _find(parent, r)
-            groups.setdefault(r, []).append(i)
+            members = groups.get(r)
+            if members is None:
+                groups[r] = [i]
+            else:
+                members.append(i)
     return _rejoin(list(groups.values()), device, preds, kept_apart)
 
 

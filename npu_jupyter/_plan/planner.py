@@ -107,23 +107,24 @@ def _decisions(
     _check_decision_fields()
     new = object.__new__
     ops: dict[str, OpDecision] = {}
-    device, engines, reasons = placed.device, placed.engine, placed.reason
+    device, reasons = placed.device, placed.reason
+    engines = cast("list[Engine]", placed.engine)  # placement engines are the three Engine names
     for n, p in zip(view.order, precisions):
         i = n.index
         on_device = device[i]
-        engine = engines[i] if on_device else "HOST"
+        engine: Engine = engines[i] if on_device else "HOST"
         reason = reasons[i]
         if on_device and p.engine is not None and p.engine != engine:
-            engine = p.engine
+            engine = cast("Engine", p.engine)
             reason = f"{reason}; {p.reason}"
         outs = n.output_dtypes
         k = 0 if outs and outs[0] in _FLOAT_NAMES else _first_float_index(outs)  # common case inline
         decided = p.output_dtypes
         d = new(OpDecision)
-        d.name = n.name
+        d.name = name = n.name
         d.op_type = n.op
         d.placement = "device" if on_device else "host"
-        d.engine = cast("Engine", engine)  # placement engines are the three Engine names
+        d.engine = engine
         d.placement_reason = reason
         d.dtype_before = outs[k] if k is not None else ""
         d.dtype_after = decided[k] if k is not None and k < len(decided) else ""
@@ -137,7 +138,7 @@ def _decisions(
         d.body_ops = list(n.body) if n.body else []
         d.approximate = False
         d.declared_input_dtypes = list(n.input_dtypes)
-        ops[n.name] = d
+        ops[name] = d
     return ops
 
 

@@ -57,7 +57,14 @@ def read_node(nd: NodeDef, library: dict[str, FunctionInfo], scoped: frozenset[s
     attrs = nd.attr
     raw = nd.input[:]  # a slice is a plain list, copied in C (iterating the field is slower)
     if raw:
-        _read_inputs(n, raw)
+        # Most input lists name output 0 of each producer and hold no control input: one join and
+        # two substring tests find that case, which then needs no per-edge parsing at all.
+        joined = "".join(raw)
+        if ":" in joined or "^" in joined:
+            _read_inputs(n, raw)
+        else:
+            n.input_names = raw
+            n.input_slots = _ZERO_SLOTS.get(len(raw)) or _shared_slots((0,) * len(raw))
     fn = library.get(op)
     if fn is not None:  # a direct call of a library function
         n.output_dtypes = list(fn.output_dtypes)
@@ -89,17 +96,11 @@ def _shared_slots(slots: tuple[int, ...]) -> tuple[int, ...]:
     return _SLOTS.setdefault(slots, slots)
 
 
-def _read_inputs(n: Node, raw: Sequence[str]) -> None:
-    """Data inputs as producer names and slots; "^name" entries are control inputs.
+_ZERO_SLOTS = {k: _shared_slots((0,) * k) for k in range(1, 9)}  # output 0 of each of k producers
 
-    Most input lists name output 0 of each producer and hold no control input: one join and two
-    substring tests find that case, which then needs no per-edge parsing at all.
-    """
-    joined = "".join(raw)
-    if ":" not in joined and "^" not in joined:
-        n.input_names = raw
-        n.input_slots = _shared_slots((0,) * len(raw))
-        return
+
+def _read_inputs(n: Node, raw: Sequence[str]) -> None:
+    """Data inputs as producer names and slots; "^name" entries are control inputs."""
     slots: list[int] = []
     names: list[str] = []
     control: list[str] = []
