@@ -12,8 +12,10 @@ from npu_jupyter._plan.graph.graph import Node
 _BACK_EDGE_OPS = frozenset({"NextIteration", "RefNextIteration"})
 
 
-def _positions(listed: list[Node]) -> bool:
-    """Fill ``in_idx``/``ctrl_idx`` (listed positions) and ``input_dtypes``; True when already sorted.
+def _positions(listed: list[Node]) -> int:
+    """Fill ``in_idx``/``ctrl_idx`` (listed positions) and ``input_dtypes``; return where the listing
+    stops being topological: the first node listed before one of its producers (back edges aside),
+    or the node count when there is none.
 
     One pass over the nodes: each input's dtype is read from its producer's declared outputs while
     its position is looked up (a missing producer or slot reads as "").
@@ -23,7 +25,8 @@ def _positions(listed: list[Node]) -> bool:
     outs = [n.output_dtypes for n in listed]
     first = [o[0] if o else "" for o in outs]  # what most inputs read: output 0
     first.append("")  # position -1, a producer outside the view, reads as ""
-    ordered = True
+    count = len(listed)
+    first_unsorted = count
     for k, n in enumerate(listed):
         names = n.input_names
         if names:
@@ -36,30 +39,36 @@ def _positions(listed: list[Node]) -> bool:
             else:
                 n.input_dtypes = [first[j] for j in idx]
             n.in_idx = idx
-            # max() runs in C: cheaper than a Python loop for the common all-earlier case
-            if ordered and max(idx) >= k:  # a later producer is fine only across a while-loop back edge
-                ordered = all(j < k or listed[j].op in _BACK_EDGE_OPS for j in idx)
+            # max() runs in C: cheaper than a Python loop for the common all-earlier case; a later
+            # producer is fine only across a while-loop back edge
+            if (
+                first_unsorted == count
+                and max(idx) >= k
+                and not all(j < k or listed[j].op in _BACK_EDGE_OPS for j in idx)
+            ):
+                first_unsorted = k
         if n.control_inputs:
             ctrl = [j for j in map(get, n.control_inputs) if j is not None]
             n.ctrl_idx = ctrl
-            if ordered and ctrl and max(ctrl) >= k:
-                ordered = False
-    return ordered
+            if first_unsorted == count and ctrl and max(ctrl) >= k:
+                first_unsorted = k
+    return first_unsorted
 
 
-def _topological_positions(listed: list[Node]) -> list[int]:
+def _topological_positions(listed: list[Node], start: int) -> list[int]:
     """Listed positions in an order where every producer precedes its consumers (back edges ignored).
 
     A depth-first repair rather than Kahn's algorithm: FuncGraph GraphDefs are almost sorted (often
     only the final output Identity waits on a later NoOp), and this keeps every node that is already
     in place where it is. Nodes on a cycle are emitted when first reached. A node whose producers
-    are all emitted is emitted at once without a stack: that is nearly every node.
+    are all emitted is emitted at once without a stack: that is nearly every node. The ``start``
+    nodes listed first are known to be in place (:func:`_positions`) and are emitted as they are.
     """
     count = len(listed)
     back = bytearray(n.op in _BACK_EDGE_OPS for n in listed)
-    state = bytearray(count)  # 0 new, 1 in progress, 2 emitted
-    order: list[int] = []
-    for k in range(count):
+    state = bytearray(b"\x02") * start + bytearray(count - start)  # 0 new, 1 in progress, 2 emitted
+    order = list(range(start))
+    for k in range(start, count):
         if state[k]:
             continue
         # Every position before k is emitted by now, so producers listed earlier need no stack.
@@ -100,15 +109,18 @@ def link(listed: list[Node]) -> list[Node]:
     Edges are numbered by listed position first; when the listing is not topological, the nodes
     are reordered and the edges into moved positions renumbered.
     """
-    if _positions(listed):
+    count = len(listed)
+    start = _positions(listed)
+    if start == count:
         for i, n in enumerate(listed):
             n.index = i
         return listed
-    positions = _topological_positions(listed)
+    positions = _topological_positions(listed, start)
     order = [listed[k] for k in positions]
-    new = [0] * len(listed)
-    first_moved = len(listed)  # edges to earlier positions keep their numbers
-    for i, k in enumerate(positions):
+    new = list(range(count))
+    first_moved = count  # edges to earlier positions keep their numbers
+    for i in range(start, count):
+        k = positions[i]
         new[k] = i
         if i != k and k < first_moved:
             first_moved = k
