@@ -295,6 +295,8 @@ def _initialize(sess: EmulatorSession, graph: Graph, init: object) -> None:
 
 
 def _row(mode: str, report: RunReport, wall_ms: float, graph: Graph, timed: int) -> SweepRow:
+    plan = report.plan
+    assert plan is not None  # noqa: S101 - narrows the type: a session step always runs under its plan
     drift = report.drift
     fetch_ops = [name.split(":")[0] for name in report.fetches]
     fetch_drift = [drift[n] for n in fetch_ops if n in drift]
@@ -309,14 +311,14 @@ def _row(mode: str, report: RunReport, wall_ms: float, graph: Graph, timed: int)
     row = SweepRow(
         mode=mode,
         wall_ms=wall_ms,
-        ops_changed=report.plan.summary()["precision_changed"],
+        ops_changed=plan.summary()["precision_changed"],
         max_abs=max_abs,
         max_rel=max_rel,
         cosine=cosine,
         worst_op=worst,
         first_overflow=report.first_overflow,
-        plan_errors=[str(e) for e in report.plan.errors],
-        approximate_ops=sum(bool(getattr(d, "approximate", False)) for d in report.plan.ops.values()),
+        plan_errors=[str(e) for e in plan.errors],
+        approximate_ops=sum(bool(getattr(d, "approximate", False)) for d in plan.ops.values()),
         timed_steps=timed,
     )
     _add_estimate(row, report, graph)

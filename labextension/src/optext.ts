@@ -30,6 +30,15 @@ export function measuredLabel(report: Report, field = 'wall_ms'): string {
   return labels[field] || labels.wall_ms || 'measured';
 }
 
+/**
+ * One word said next to each per-op time where it stands ("mean CPU \u00b5s"): whose clock it is. The
+ * emulator times ops on this CPU, never on an NPU (as `time_tag` in _display/facts.py).
+ */
+export function timeTag(report: Report): string {
+  const backend = report.run?.backend ?? 'emulator';
+  return backend === 'emulator' ? 'CPU' : backend === 'ascend' ? 'device' : 'measured';
+}
+
 /** What an estimated number is; always says "estimate". */
 export function estimateLabel(report: Report): string {
   return report.labels?.est_us || 'estimated by the cost model';

@@ -152,7 +152,8 @@ export interface CostModel {
 export interface Labels {
   /**
    * `run.wall_ms` and `run.reference_wall_ms`: "CPU time of the emulation" (emulator) or "measured on the device"
-   * (ascend); a function's report adds over how many calls.
+   * (ascend); an emulated report of several steps (a function's: calls) says it is their mean, over how many, and
+   * the fastest, slowest and first.
    */
   wall_ms?: string;
   /** Per-op `us`: how they were measured and which steps they are the mean of. */
@@ -187,7 +188,10 @@ export interface RunInfo {
   reference_wall_ms: number | null;
   /** The first op that produced inf/NaN. */
   first_overflow: string | null;
-  /** The dump folder. */
+  /**
+   * This report's dump folder: its graph's own folder inside the dump path (the dump path itself for the cell's
+   * first graph, `graph_<k>` after).
+   */
   dump_dir: string | null;
   /** The profile's trace (Chrome trace format, opens in Perfetto). */
   trace_file: string | null;

@@ -231,6 +231,13 @@ describe('renderReport', () => {
     expect(r.ok && subtitle(r.report, 'Plan on Ascend910')).toBe('precision_mode allow_fp32_to_fp16');
   });
 
+  it('heads the per-op time column as mean CPU time, so it never reads as an NPU time', () => {
+    renderReport(host, payload([{ n: 'model/dense/MatMul', t: 'MatMul', us: 31 }]));
+    const headers = [...host.querySelectorAll('.npu-table th')].map(th => th.textContent);
+    expect(headers).toContain('mean CPU \u00b5s');
+    expect(host.querySelector('.npu-table tr.npu-row')?.textContent).toContain('31.0');
+  });
+
   it('marks the root element with the MIME type, as JupyterLab renderers do', () => {
     renderReport(host, smallTraining());
     expect(host.getAttribute('data-mime-type')).toBe(MIME_TYPE);

@@ -35,6 +35,16 @@ def measured_label(payload: Mapping[str, Any], field: str = "wall_ms") -> str:
     return str(labels.get(field) or labels.get("wall_ms") or "measured")
 
 
+def time_tag(payload: Mapping[str, Any]) -> str:
+    """One word said next to each per-op time where it stands ("31.0 µs CPU"): whose clock it is.
+
+    The emulator times ops on this CPU, never on an NPU; the op list shows the number away from the
+    headings that say so, so the number itself carries the word.
+    """
+    backend = (payload.get("run") or {}).get("backend", "emulator")
+    return {"emulator": "CPU", "ascend": "device"}.get(backend, "measured")
+
+
 def estimate_label(payload: Mapping[str, Any]) -> str:
     """What an estimated number is; always says "estimate"."""
     return str((payload.get("labels") or {}).get("est_us") or "estimated by the cost model")
@@ -64,7 +74,9 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     if not run:
         return []
     per = " per step" if run["steps"] != 1 else ""
-    wall = f"{run['wall_ms']:.2f} ms{per} ({measured_label(payload)})"
+    label = measured_label(payload)
+    # A label that says its aggregate ("mean per step over 4 steps: …") is not preceded by "per step".
+    wall = f"{run['wall_ms']:.2f} ms{'' if label.startswith('mean per ') else per} ({label})"
     facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], 'step')} · {wall}")]
     if run.get("rounded_tensors") is not None:
         scope = " (in every function it calls too)" if len(payload.get("functions") or []) > 1 else ""
@@ -76,7 +88,7 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
             Fact(
                 "run.reference_wall_ms",
                 "float32 reference",
-                f"{run['reference_wall_ms']:.2f} ms{per} (CPU time of the float32 reference run)",
+                f"{run['reference_wall_ms']:.2f} ms{' mean' if per else ''}{per} (CPU time of the float32 reference run)",
             )
         )
     if run.get("first_overflow"):

@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-li
     from npu_jupyter._runtime.report import RunReport
 
 MIME_TYPE = "application/vnd.npu-jupyter.report+json"
+#: The title of a run report that has no plan: what ran is shown, no op is.
+NO_PLAN = "no plan (none of its functions had a graph the planner could read)"
 BUDGET_BYTES = 1_000_000
 
 
@@ -93,6 +95,8 @@ def _split(obj: object) -> tuple[Plan, RunReport | None]:
     plan = getattr(obj, "plan", None)
     if isinstance(plan, Plan):  # a RunReport (or a report type of the same shape)
         return plan, cast("RunReport", obj)
+    if plan is None and type(obj).__name__ == "RunReport":  # a traced function with no plannable graph
+        return Plan(ops={}, title=NO_PLAN), cast("RunReport", obj)
     raise TypeError(f"report_payload() takes a Plan or a RunReport, not {type(obj).__name__}")
 
 

@@ -266,7 +266,9 @@ def _title(plan: Plan, run: RunReport | None) -> str:
             from npu_jupyter._runtime.functions.labels import python_name
 
             names = [python_name(f) for f in run.fetches]
-            return f"Calls of {label}{'' if names == [label] else f' ({_names(names)})'}: {base}"
+            # "train_step" is its own label; "train_function" is what "Keras fit (train function)" says
+            restated = all(name == label or label.endswith(f"({name.replace('_', ' ')})") for name in names)
+            return f"Calls of {label}{'' if restated else f' ({_names(names)})'}: {base}"
         return f"Run of {_names(run.fetches)}: {base}"
     fetches = getattr(plan, "fetches", None)  # plans pickled by plan_cache before the field existed
     if run is None and fetches:

@@ -30,7 +30,7 @@ class RunReport:
     session's run) or ``function`` (a traced function's calls), and ``estimate`` (the cost model's).
     """
 
-    plan: Plan
+    plan: Plan | None  # None: a traced function whose plan could not be made (its report still renders)
     backend: str = "emulator"
     fetches: list[str] = field(default_factory=list)
     steps: int = 1

@@ -61,6 +61,18 @@ class Timing:
             max_ms=wall_ms if self.max_ms is None else max(self.max_ms, wall_ms),
         )
 
+    def then(self, later: Timing) -> Timing:
+        """The timing of these steps followed by ``later``'s (two reports of one run folded into one)."""
+        known = [t for t in (self, later) if t.first_ms is not None]
+        if len(known) < 2:
+            return known[0] if known else self
+        return Timing(
+            total_ms=self.total_ms + later.total_ms,
+            first_ms=self.first_ms,
+            min_ms=min(self.min_ms or 0.0, later.min_ms or 0.0),
+            max_ms=max(self.max_ms or 0.0, later.max_ms or 0.0),
+        )
+
 
 @dataclass(frozen=True)
 class SessionRecord:
@@ -140,6 +152,15 @@ class ProfileRecord:
         for name, us in op_times_us.items():
             sums[name] = sums.get(name, 0.0) + us
         return ProfileRecord(self.steps + 1, self.timed_steps + 1, cast_us, self.warmup_op_times_us, sums)
+
+    def then(self, later: ProfileRecord) -> ProfileRecord:
+        """These profiled steps followed by ``later``'s (two reports of one run graph folded into one)."""
+        sums = dict(self.op_time_sums)
+        for name, us in later.op_time_sums.items():
+            sums[name] = sums.get(name, 0.0) + us
+        warmup = self.warmup_op_times_us if self.warmup_op_times_us is not None else later.warmup_op_times_us
+        cast_us = later.cast_us if later.steps else self.cast_us
+        return ProfileRecord(self.steps + later.steps, self.timed_steps + later.timed_steps, cast_us, warmup, sums)
 
     def op_times_us(self) -> dict[str, float]:
         """Per-op CPU µs: the mean over the timed steps, else the warm-up's."""

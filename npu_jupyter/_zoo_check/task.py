@@ -153,6 +153,7 @@ def _close(npu: ZooRun) -> None:
 def _fill(row: dict[str, Any], report: RunReport, graph: Graph | None) -> None:
     """The planner's, the cost model's and the emulation's columns from the training run's report."""
     plan = report.plan
+    assert plan is not None  # noqa: S101 - narrows the type: training_run picks planned reports only
     summary = plan.summary()
     row.update(
         compiles=not plan.errors,

@@ -354,3 +354,11 @@ def test_a_consumer_that_rounds_nothing_itself_reads_the_rounded_output():
     (report,) = emulation.reports.values()
     assert "mm" in report.emulation and "pass" not in report.emulation
     np.testing.assert_array_equal(out, _half(_half(x_value) @ _half(w_value)))
+
+
+def test_the_drift_note_is_whole_sentences_that_say_where_the_shadows_time_goes():
+    """Review: the note ended mid-sentence ("… the shadow's CPU time is part of each call's")."""
+    from npu_jupyter._runtime.functions.reference import DRIFT_NOTE
+
+    assert DRIFT_NOTE.endswith(".") and not DRIFT_NOTE.endswith("call's")
+    assert "each call's CPU time includes it; the per-op times leave it out." in DRIFT_NOTE

@@ -218,8 +218,8 @@ class FunctionEmulation:
         from npu_jupyter._runtime.functions.findings import op_name
 
         emulation = {op_name(fn, op, main_name): how for fn, rw in rewrites for op, how in rw.emulation().items()}
-        # main is None when no function had a plannable graph; RunReport.plan is typed Plan (report.py)
-        report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)  # type: ignore[arg-type]
+        # main is None when no function had a plannable graph (its report still renders, without ops)
+        report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)
         report.emulation = emulation
         report.rounded_tensors = sum(len(rewritten.roundings) for _, rewritten in rewrites)
         report.notes = [TF2_RULE_NOTE]

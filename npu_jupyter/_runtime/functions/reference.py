@@ -56,8 +56,8 @@ REF_SUFFIX = "/_npu_emu_ref"
 DRIFT_NOTE = (
     "drift inside functions: each op is compared, in the same call, with a float32 shadow of the body "
     "(same weights, same batch, no rounding); calls, loops, branches, variable reads and iterators are "
-    "sources, so the reference starts again from their emulated values; the shadow's CPU time is part of "
-    "each call's"
+    "sources, so the reference starts again from their emulated values. The shadow runs inside each call, "
+    "so each call's CPU time includes it; the per-op times leave it out."
 )
 REFERENCE_SCOPE = "npu_emu_ref"
 _EPS = 1e-7  # the relative-error floor of compare.metrics

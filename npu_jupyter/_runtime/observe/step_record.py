@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from npu_jupyter._runtime.observe.dump.format import DumpGraph
     from npu_jupyter._runtime.observe.profile import StepProfile
     from npu_jupyter._runtime.report import RunReport
+    from npu_jupyter._runtime.report_records import Timing
     from npu_jupyter._runtime.session.watch import Watch
 
     #: A session step of a run graph, or a call of a traced function.
@@ -110,19 +111,29 @@ def add_time(report: RunReport, record: StepRecord) -> None:
     """Count one step or call in ``report`` and derive its times from the records' own ``wall_ms``.
 
     ``report.wall_ms`` is the mean per step (per call); the total, fastest, slowest and first are
-    kept in ``report.timing``. A function report's time label also says them: the first call of a
-    function instantiates it in TensorFlow's runtime, so it is often the slowest by far and a mean alone
-    would hide that. A session report keeps its plain "per step" label.
+    kept in ``report.timing``. An emulated report's time label also says them: the first step of a run
+    graph builds its executor, the first call of a function instantiates it in TensorFlow's runtime, so
+    it is often the slowest by far and a mean alone would hide that. (The ascend backend keeps its own
+    label: its time is not the emulation's.)
     """
     report.steps += 1
     timing = report.timing = report.timing.add(record.wall_ms)
     report.wall_ms = timing.total_ms / report.steps
-    if record.kind == "call" and report.steps > 1:
-        report.labels["wall_ms"] = (
-            f"mean per call over {report.steps} calls: min {timing.min_ms:.2f} ms, max "
-            f"{timing.max_ms:.2f} ms, the first {timing.first_ms:.2f} ms (TensorFlow's warm-up); "
-            f"{CPU_TIME}"
-        )
+    if report.backend == "emulator" and report.steps > 1:
+        report.labels["wall_ms"] = time_label(record.kind, report.steps, timing)
+
+
+def time_label(kind: StepKind, steps: int, timing: Timing) -> str:
+    """``"mean per step over 4 steps: min …, max …, the first … (TensorFlow's warm-up); CPU time …"``.
+
+    What an emulated report's ``wall_ms`` is, with the spread a mean would hide; said again by a
+    cell's report that folds several reports of one run (``_notebook.run_reports.collapse``).
+    """
+    return (
+        f"mean per {kind} over {steps} {kind}s: min {timing.min_ms or 0.0:.2f} ms, max "
+        f"{timing.max_ms or 0.0:.2f} ms, the first {timing.first_ms or 0.0:.2f} ms (TensorFlow's warm-up); "
+        f"{CPU_TIME} on this machine"
+    )
 
 
 __all__ = [
@@ -133,4 +144,5 @@ __all__ = [
     "has_inf_nan",
     "is_non_finite",
     "non_finite_indices",
+    "time_label",
 ]
