@@ -4,14 +4,14 @@ An entry's session makes many runs: the initialiser (once, the largest graph), t
 (``steps`` times), and -- with queue runners -- small enqueue graphs run from other threads far more
 often. The emulator folds only *consecutive* runs of the same fetches into one report, so a train step
 interleaved with enqueue runs is spread over many reports. Here runs of one session with the same
-fetches and plan are folded (steps summed, CPU time averaged per step, the worst drift per op, the first
-non-finite finding kept), and the training step is the largest run graph made at least ``steps`` times.
+fetches and plan are folded (steps summed, CPU time averaged per step, the worst drift per op by relative
+RMSE, the first non-finite finding kept), and the training step is the largest run graph made at least
+``steps`` times.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,15 +32,16 @@ def training_report(npu: ZooRun) -> tuple[RunReport, Graph | None] | None:
         candidates.extend(
             (report, npu.graphs.get(id(report.plan)))
             for report in emulation.reports.values()
-            # plan is None for a function with no plannable graph, though RunReport types it Plan (_runtime/functions/emulator.py)
-            if report.plan is not None and report.steps  # type: ignore[redundant-expr]
+            # plan is None for a function with no plannable graph (_runtime/functions/emulator.py)
+            if report.plan is not None and report.steps
         )
     if not candidates:
         return None
 
     def rank(i: int) -> tuple[bool, int, int, int]:
         report = candidates[i][0]
-        return (report.steps >= npu.steps, len(report.plan.ops), report.steps, i)
+        planned = len(report.plan.ops) if report.plan is not None else 0  # a session's report: always planned
+        return (report.steps >= npu.steps, planned, report.steps, i)
 
     return candidates[max(range(len(candidates)), key=rank)]
 
@@ -51,11 +52,12 @@ def fold(reports: list[RunReport]) -> RunReport:
         return reports[0]
     steps = sum(max(1, r.steps) for r in reports)
     wall = sum(r.wall_ms * max(1, r.steps) for r in reports) / steps
+    from npu_jupyter._runtime.observe.observers import keep_worse
+
     drift: dict[str, dict[str, float]] = {}
     for r in reports:
         for op, values in r.drift.items():
-            if op not in drift or _worse(values, drift[op]):
-                drift[op] = values
+            keep_worse(drift, op, values)  # the rank a session's steps keep their worst by (rel. RMSE)
     return dataclasses.replace(
         reports[-1],
         steps=steps,
@@ -64,13 +66,3 @@ def fold(reports: list[RunReport]) -> RunReport:
         first_overflow=next((r.first_overflow for r in reports if r.first_overflow), None),
         non_finite=next((r.non_finite for r in reports if r.non_finite is not None), None),
     )
-
-
-def _worse(a: dict[str, float], b: dict[str, float]) -> bool:
-    """Whether drift ``a`` is worse than ``b`` (a NaN relative error counts as infinite)."""
-
-    def rel(d: dict[str, float]) -> float:
-        value = d.get("max_rel", 0.0)
-        return math.inf if math.isnan(value) else value
-
-    return rel(a) > rel(b)
