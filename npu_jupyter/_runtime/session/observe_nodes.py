@@ -49,7 +49,8 @@ def add_observers(
         if next_iteration is not None:
             builder.capture((op, kind, slot), next_iteration)
     if observe.flagged:
-        builder.flags(list(observe.flagged), set(observe.guarded))
+        guarded = set(observe.guarded)
+        builder.flags(builder.needed_flags(list(observe.flagged), guarded), guarded)
 
 
 class _Builder:
@@ -170,6 +171,50 @@ class _Builder:
         finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=("type", f32))
         self.run.flags = (f"{self.run.prefix}{finite.name}:0", list(tensors))
 
+    def needed_flags(self, tensors: list[str], guarded: set[WatchKey]) -> list[str]:
+        """``tensors`` without those whose flag can never be the first false one (same answer, less work).
+
+        A flag is false when its tensor holds inf/NaN (or, for finite values, when their float32 sum
+        overflows). It is left out when the op passes on values it reads, exactly as they are checked,
+        from tensors checked earlier in the list: the same values in the same order
+        (:data:`_ALIASES`: the same sum, the same flag), or, when every input holds float16 values,
+        values picked among them or 0 (:data:`_PICKS`: their sum cannot overflow, so the flag is false
+        only when an input holds inf/NaN). Either way a false flag of it comes after a false flag of an
+        input, so the first false flag, the finding, is the same. Tensors that may be dead are kept.
+        """
+        from npu_jupyter._runtime.rewrite import held_values
+
+        held = held_values(self.user, self.run.roundings)[0]
+        order = {name: i for i, name in enumerate(tensors)}
+        kept = []
+        for name in tensors:
+            op = self.user.get_tensor_by_name(name).op
+            if not ((op.type in _ALIASES or op.type in _PICKS) and self._implied(name, op, order, guarded, held)):
+                kept.append(name)
+        return kept
+
+    def _implied(
+        self, name: str, op: Operation, order: dict[str, int], guarded: set[WatchKey], held: dict[str, str]
+    ) -> bool:
+        """True when ``name``'s flag follows from its op's inputs' flags (see :meth:`needed_flags`)."""
+        if self.tensor_map.get(name, name) != name or (op.name, "output", int(name.rpartition(":")[2])) in guarded:
+            return False  # its checked value is a rounding of it, or it may be dead
+        node = self.nodes.get(op.name)
+        floats = [(slot, t) for slot, t in enumerate(op.inputs) if t.dtype.is_floating]
+        if node is None or not floats:
+            return False
+        data = [ref for ref in node.input if not ref.startswith("^")]
+        for slot, t in floats:
+            checked = self.tensor_map.get(t.name, t.name)
+            if (
+                order.get(t.name, len(order)) >= order[name]
+                or (t.op.name, "output", t.value_index) in guarded
+                or data[slot] != _input_ref(checked)
+                or (op.type not in _ALIASES and held.get(t.name) != "float16")
+            ):
+                return False
+        return True
+
     def _before_writes(self, read: Operation, check: str) -> None:
         """Make the ops that write the ref variables ``read`` reads wait for ``check`` of its value.
 
@@ -190,6 +235,12 @@ class _Builder:
 
 
 _VARIABLE_READS = frozenset({"Identity", "RefIdentity", "IsVariableInitialized"})
+# Ops whose output is their (first) input's values in the same order: the same float32 sum.
+_ALIASES = frozenset({"ExpandDims", "Identity", "PreventGradient", "Reshape", "Snapshot", "Squeeze", "StopGradient"})
+# Ops whose output values are among their float inputs' values, or 0, or NaN (inf * 0).
+_PICKS = frozenset(
+    {"ConcatV2", "MaxPool", "Maximum", "Minimum", "Neg", "Pack", "Relu", "Relu6", "ReluGrad", "Relu6Grad", "Transpose"}
+)
 
 
 def _ancestors(op: Operation) -> set[Operation]:
