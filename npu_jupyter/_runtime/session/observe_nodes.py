@@ -49,8 +49,11 @@ def add_observers(
         if next_iteration is not None:
             builder.capture((op, kind, slot), next_iteration)
     if observe.flagged:
+        from npu_jupyter._runtime.rewrite import held_values
+
         guarded = set(observe.guarded)
-        builder.flags(builder.needed_flags(list(observe.flagged), guarded), guarded)
+        held = held_values(user_graph, run.roundings)[0]
+        builder.flags(builder.needed_flags(list(observe.flagged), guarded, held), guarded, held)
 
 
 class _Builder:
@@ -127,12 +130,14 @@ class _Builder:
         trigger = self._add(self._name("trigger"), "ControlTrigger", ["^" + func.name])
         self.nodes[next_iteration].input.append("^" + trigger.name)
 
-    def flags(self, tensors: list[str], guarded: set[WatchKey]) -> None:
+    def flags(self, tensors: list[str], guarded: set[WatchKey], held: dict[str, str]) -> None:
         """One bool vector: is each listed output all finite (a dead output counts as finite).
 
         Two cheap nodes per tensor: the float32 sum of its flattened values, which is inf/NaN exactly when
         a value is (or, for finite values, when the sum leaves the float32 range, ~3.4e38); one IsFinite
-        over all the sums. Static shapes are not trusted (the flattening shape is -1).
+        over all the sums. Static shapes are not trusted (the flattening shape is -1). A tensor ``held``
+        in float16 (|value| <= 65504) takes one node, ``L2Loss`` (half the sum of squares, no shape
+        input): it cannot overflow either, so it too is inf/NaN exactly when a value is.
         """
         import tensorflow as tf
 
@@ -159,6 +164,9 @@ class _Builder:
                 ref = self._add(
                     self._name("to_f32"), "Cast", [ref], SrcT=("type", enum), DstT=("type", f32), Truncate=False
                 ).name
+            if held.get(name) == "float16":
+                sums.append(self._add(self._name("sum"), "L2Loss", [ref], T=("type", f32)).name)
+                continue
             flat = self._add(self._name("flat"), "Reshape", [ref, minus_one.name], T=("type", f32), Tshape=int32)
             sums.append(
                 self._add(
@@ -171,7 +179,7 @@ class _Builder:
         finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=("type", f32))
         self.run.flags = (f"{self.run.prefix}{finite.name}:0", list(tensors))
 
-    def needed_flags(self, tensors: list[str], guarded: set[WatchKey]) -> list[str]:
+    def needed_flags(self, tensors: list[str], guarded: set[WatchKey], held: dict[str, str]) -> list[str]:
         """``tensors`` without those whose flag can never be the first false one (same answer, less work).
 
         A flag is false when its tensor holds inf/NaN (or, for finite values, when their float32 sum
@@ -181,17 +189,18 @@ class _Builder:
         values picked among them or 0 (:data:`_PICKS`: their sum cannot overflow, so the flag is false
         only when an input holds inf/NaN). Either way a false flag of it comes after a false flag of an
         input, so the first false flag, the finding, is the same. Tensors that may be dead are kept.
+        A constant whose values are finite (and whose sum is far from overflow) has a true flag in every
+        step, so it never is the first false one either.
         """
-        from npu_jupyter._runtime.rewrite import held_values
-
-        held = held_values(self.user, self.run.roundings)[0]
         order = {name: i for i, name in enumerate(tensors)}
         kept = []
         for name in tensors:
             op = self.user.get_tensor_by_name(name).op
+            if op.type == "Const" and self.tensor_map.get(name, name) == name and _always_finite(op):
+                continue  # its flag is true in every step
             if not ((op.type in _ALIASES or op.type in _PICKS) and self._implied(name, op, order, guarded, held)):
                 kept.append(name)
-        return kept
+        return kept or tensors[:1]  # one flag at least: "none went non-finite" stays a checked answer
 
     def _implied(
         self, name: str, op: Operation, order: dict[str, int], guarded: set[WatchKey], held: dict[str, str]
@@ -241,6 +250,14 @@ _ALIASES = frozenset({"ExpandDims", "Identity", "PreventGradient", "Reshape", "S
 _PICKS = frozenset(
     {"ConcatV2", "MaxPool", "Maximum", "Minimum", "Neg", "Pack", "Relu", "Relu6", "ReluGrad", "Relu6Grad", "Transpose"}
 )
+
+
+def _always_finite(const: Operation) -> bool:
+    """True when a Const's float32 sum is finite for sure: every value finite, the sum far from overflow."""
+    import tensorflow as tf
+
+    value = np.asarray(tf.make_ndarray(const.get_attr("value")), np.float64)
+    return bool(np.isfinite(value).all()) and float(np.abs(value).sum()) < 1e38
 
 
 def _ancestors(op: Operation) -> set[Operation]:
