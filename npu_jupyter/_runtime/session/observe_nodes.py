@@ -9,9 +9,11 @@
   frame hands each live iteration's value to Python; a ControlTrigger on it gates one of the frame's
   ``NextIteration`` ops so the capture runs every iteration (and stays out of the loop's liveness).
   Iterations are recorded in completion order.
-* **All-finite flags**: ``IsFinite(Sum(x))`` for each float output, packed into one bool vector the
-  emulator fetches with every step whose plan lowers precision, so the first op whose output became
-  inf/NaN is known without the user turning anything on.
+* **All-finite flags**: ``IsFinite(Sum(x))`` for each float output (``L2Loss(x)`` for a float16-held
+  one), packed into one bool vector the emulator fetches with every step whose plan lowers precision,
+  so the first op whose output became inf/NaN is known without the user turning anything on. Flags
+  that can never be the first false one (an op passing on values already checked, a finite constant)
+  are not computed: the first false flag, and so the finding, is the same.
 """
 
 from __future__ import annotations
