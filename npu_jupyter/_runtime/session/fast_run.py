@@ -64,11 +64,13 @@ class FastRuns:
             return None
         fed = tuple(feeds) if feeds else ()
         key = (shape, fed)
-        if key not in self._steps:
+        if key in self._steps:
+            step = self._steps.get(key)  # .get: another thread may have just cleared the cache (then remade)
+        else:  # (a queue runner's thread may make the same step at the same time: harmless)
+            step = self._make(fetches, fed)
             if len(self._steps) >= _LIMIT:
                 self._steps.clear()
-            self._steps[key] = self._make(fetches, fed)
-        step = self._steps[key]
+            self._steps[key] = step
         if step is None:
             return None
         values = list(feeds.values()) if feeds else []
