@@ -226,7 +226,7 @@ def insert_casts(graph_def: GraphDef, roundings: list[Rounding], graph: Graph | 
 
 ROUND_MARKER_SUFFIX = {"float16": "_f16/back", "bfloat16": "_bf16/back"}
 
-# Ops whose every output value is one of their float inputs' values, or 0, or NaN (from inf * 0): when
+# Ops whose every output value is one of their float inputs' values (or its negation), or 0, or NaN: when
 # those inputs are half-precision values, so is the output, and rounding it again changes nothing.
 # (Not MaxPool: a window of NaNs gives float32's lowest value, which float16 rounds to -inf.)
 _VALUE_PRESERVING = frozenset(

@@ -188,9 +188,10 @@ class _Builder:
         overflows). It is left out when the op passes on values it reads, exactly as they are checked,
         from tensors checked earlier in the list: the same values in the same order
         (:data:`_ALIASES`: the same sum, the same flag), or, when every input holds float16 values,
-        values picked among them or 0 (:data:`_PICKS`: their sum cannot overflow, so the flag is false
-        only when an input holds inf/NaN). Either way a false flag of it comes after a false flag of an
-        input, so the first false flag, the finding, is the same. Tensors that may be dead are kept.
+        values picked among them (or negated) or 0 (:data:`_PICKS`: their sum cannot overflow, so the
+        flag is false only when an input holds inf/NaN). Either way a false flag of it comes after a false
+        flag of an input, so the first false flag, the finding, is the same. Tensors that may be dead are
+        kept.
         A constant whose values are finite (and whose sum is far from overflow) has a true flag in every
         step, so it never is the first false one either.
         """
@@ -248,7 +249,7 @@ class _Builder:
 _VARIABLE_READS = frozenset({"Identity", "RefIdentity", "IsVariableInitialized"})
 # Ops whose output is their (first) input's values in the same order: the same float32 sum.
 _ALIASES = frozenset({"ExpandDims", "Identity", "PreventGradient", "Reshape", "Snapshot", "Squeeze", "StopGradient"})
-# Ops whose output values are among their float inputs' values, or 0, or NaN (inf * 0).
+# Ops whose output values are among their float inputs' values or their negations, or 0, or NaN (inf * 0).
 _PICKS = frozenset(
     {"ConcatV2", "MaxPool", "Maximum", "Minimum", "Neg", "Pack", "Relu", "Relu6", "ReluGrad", "Relu6Grad", "Transpose"}
 )
@@ -258,7 +259,10 @@ def _always_finite(const: Operation) -> bool:
     """True when a Const's float32 sum is finite for sure: every value finite, the sum far from overflow."""
     import tensorflow as tf
 
-    value = np.asarray(tf.make_ndarray(const.get_attr("value")), np.float64)
+    try:
+        value = np.asarray(tf.make_ndarray(const.get_attr("value")), np.float64)
+    except (TypeError, ValueError):  # a value numpy cannot read as float64: keep its flag
+        return False
     return bool(np.isfinite(value).all()) and float(np.abs(value).sum()) < 1e38
 
 
