@@ -184,3 +184,42 @@ def test_a_bfloat16_relu_keeps_its_flag(tf, hand):
         sess.run("loss:0", {"x:0": np.array([1.0, -1.0], np.float32)})
         flagged = _flagged(sess)
     assert "relu:0" in flagged and "same:0" not in flagged
+
+
+def _reductions_run(sess, fetches, feeds, tf):
+    """The flag reductions (sums) a traced step ran."""
+    meta = tf.compat.v1.RunMetadata()
+    options = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
+    value = sess.run(fetches, feeds, options=options, run_metadata=meta)
+    names = [n.node_name for d in meta.step_stats.dev_stats for n in d.node_stats]
+    return value, [n for n in names if "npu_emu_watch" in n and n.endswith("/sum")]
+
+
+def test_flags_are_reduced_only_in_a_step_whose_fetches_hold_inf_or_nan(tf, hand):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        big = tf.multiply(x, 1000.0, name="big")
+        tf.reduce_sum(tf.add(big, 1.0, name="shifted"), name="loss")
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul", "AddV2"})) as sess:
+        finite, skipped = _reductions_run(sess, "loss:0", {"x:0": np.array([1.0, 2.0], np.float32)}, tf)
+        assert np.isfinite(finite) and skipped == [] and sess.last_report.non_finite is None
+        overflow, reduced = _reductions_run(sess, "loss:0", {"x:0": np.array([70.0, 1.0], np.float32)}, tf)
+        finding = sess.last_report.non_finite
+    assert np.isinf(overflow) and len(reduced) >= 2  # computed from that step's own values
+    assert finding.first_op == "big" and finding.step == 1
+
+
+def test_a_fetched_ref_variable_turns_the_gate_off_and_the_finding_stays(tf, hand):
+    g = tf.Graph()
+    with g.as_default():
+        w = tf.compat.v1.get_variable("w", [2], initializer=tf.compat.v1.ones_initializer(), use_resource=False)
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        loss = tf.reduce_sum(tf.multiply(x, 1000.0, name="big") + w, name="loss")
+        init = tf.compat.v1.global_variables_initializer()
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        sess.run(init)
+        finite, reduced = _reductions_run(sess, [loss, w], {"x:0": np.array([1.0, 2.0], np.float32)}, tf)
+        assert reduced, "no gate: every step reduces its flags"
+        value, _ = _reductions_run(sess, [loss, w], {"x:0": np.array([70.0, 1.0], np.float32)}, tf)
+        assert np.isinf(value[0]) and sess.last_report.non_finite.first_op == "big"
