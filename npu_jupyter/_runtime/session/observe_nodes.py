@@ -145,9 +145,7 @@ class _Builder:
         The flags only matter in a step whose fetched float values (``gate``) hold inf/NaN. So each
         tensor reaches its reduction through a ``Switch`` on "every fetched value's sum is finite": in
         such a step nothing is reduced and a ``Merge`` hands back all-true flags; in any other step every
-        flag is computed from that step's own values, as without the gate. A tensor the fetches are
-        computed from is gated only when a later op reads it too (it is kept that long anyway), so the
-        gate never holds an inference step's activations. A tensor that must be checked
+        flag is computed from that step's own values, as without the gate. A tensor that must be checked
         before a variable update (:meth:`_before_writes`) is reduced at once and only its sum is gated:
         waiting for the fetches could wait for that update. A fetched ref variable disables the gate
         (its fetched value may be read after the step's update, the gate's before).
@@ -155,7 +153,6 @@ class _Builder:
         import tensorflow as tf
 
         ok = self._fetches_finite(gate, guarded)
-        before = self._feeding(gate) if ok is not None else set()
         sums = []
         for name in tensors:
             op, _, slot = name.rpartition(":")
@@ -163,12 +160,7 @@ class _Builder:
             tensor = self.user.get_tensor_by_name(name)
             ref = _input_ref(self.run.guards[key][0][len(self.run.prefix) :]) if key in guarded else self._ref(key)[0]
             early = any(t.dtype._is_ref_dtype for t in tensor.op.inputs)  # e.g. v/read: aliases the variable
-            # a tensor the fetches are computed from waits for them only if something later reads it anyway
-            # (a training step's backward pass): gating never keeps an inference step's activations alive
-            held_anyway = tensor.op not in before or any(
-                c.name in self.nodes and c not in before for c in tensor.consumers()
-            )
-            if ok is not None and not early and held_anyway:
+            if ok is not None and not early:
                 ref = self._gated(ref, ok, tensor.dtype.base_dtype.as_datatype_enum)
             total = self._reduce(ref, tensor.dtype.base_dtype.as_datatype_enum, held.get(name) == "float16")
             if early:
@@ -205,14 +197,6 @@ class _Builder:
         int32 = ("type", tf.int32.as_datatype_enum)
         every = self._add(self._name("all"), "All", [finite.name, self._const("zero", 0)], Tidx=int32, keep_dims=False)
         return every.name
-
-    def _feeding(self, gate: list[str]) -> set[Operation]:
-        """The ops of this run the gate's fetches are computed from (themselves included)."""
-        ops = {self.user.get_tensor_by_name(name).op for name in gate}
-        found = set(ops)
-        for op in ops:
-            found |= _ancestors(op)
-        return {op for op in found if op.name in self.nodes}
 
     def _gated(self, ref: str, ok: str, enum: int) -> str:
         """``ref`` passed on only in a step whose fetches are not all finite (the Switch's false side)."""
