@@ -252,7 +252,7 @@ class EmulatorSession(SessionInterface):
             dump_now = False
             watch = self._watch(plan, executed, fed, settings, False, want_ref)
         liveness = analyse(self._graph) if (watch or flagged) else None
-        observe = self._observe(watch, flagged, liveness, (plan_key, fed), names)
+        observe = self._observe(watch, flagged, liveness, (plan_key, fed))
         run = self._run_graph(ex, (tuple(names), fed), plan_key, plan, executed, observe, liveness)
         mapped = map_fetches(fetches, run, [])
         feeds = map_feeds(feed_dict, run)
@@ -382,19 +382,18 @@ class EmulatorSession(SessionInterface):
         return facts
 
     def _observe(
-        self, watch: list[Watch], flagged: list[str], liveness: Liveness | None, key: Hashable, names: list[str]
+        self, watch: list[Watch], flagged: list[str], liveness: Liveness | None, key: Hashable
     ) -> Observe | None:
         """What the run graph must observe; without watches it depends on the run facts only (cached)."""
         if liveness is None:
             return None
         if watch:
-            return observe_spec(watch, flagged, liveness, float_fetches(self._graph, names) if flagged else None)
+            return observe_spec(watch, flagged, liveness)
         observe = self._observes.get(key)
         if observe is None or observe[0] is not liveness:
             if len(self._observes) >= _CACHE_LIMIT:
                 self._observes.clear()
-            gate = float_fetches(self._graph, names) if flagged else None
-            observe = self._observes[key] = (liveness, observe_spec(watch, flagged, liveness, gate))
+            observe = self._observes[key] = (liveness, observe_spec(watch, flagged, liveness))
         return observe[1]
 
     def _run_graph(

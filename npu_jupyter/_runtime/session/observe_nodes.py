@@ -55,7 +55,7 @@ def add_observers(
 
         guarded = set(observe.guarded)
         held = held_values(user_graph, run.roundings)[0]
-        builder.flags(builder.needed_flags(list(observe.flagged), guarded, held), guarded, held, list(observe.gate))
+        builder.flags(builder.needed_flags(list(observe.flagged), guarded, held), guarded, held)
 
 
 class _Builder:
@@ -65,7 +65,6 @@ class _Builder:
         self.sub, self.run, self.tensor_map, self.user = sub, run, tensor_map, user_graph
         self.nodes = {node.name: node for node in sub.node}
         self.count = 0
-        self._consts: dict[str, str] = {}  # the flags' int32 constants by role
 
     def _name(self, what: str) -> str:
         self.count += 1
@@ -133,7 +132,7 @@ class _Builder:
         trigger = self._add(self._name("trigger"), "ControlTrigger", ["^" + func.name])
         self.nodes[next_iteration].input.append("^" + trigger.name)
 
-    def flags(self, tensors: list[str], guarded: set[WatchKey], held: dict[str, str], gate: list[str]) -> None:
+    def flags(self, tensors: list[str], guarded: set[WatchKey], held: dict[str, str]) -> None:
         """One bool vector: is each listed output all finite (a dead output counts as finite).
 
         Two cheap nodes per tensor: the float32 sum of its flattened values, which is inf/NaN exactly when
@@ -141,97 +140,46 @@ class _Builder:
         over all the sums. Static shapes are not trusted (the flattening shape is -1). A tensor ``held``
         in float16 (|value| <= 65504) takes one node, ``L2Loss`` (half the sum of squares, no shape
         input): it cannot overflow either, so it too is inf/NaN exactly when a value is.
-
-        The flags only matter in a step whose fetched float values (``gate``) hold inf/NaN. So each
-        tensor reaches its reduction through a ``Switch`` on "every fetched value's sum is finite": in
-        such a step nothing is reduced and a ``Merge`` hands back all-true flags; in any other step every
-        flag is computed from that step's own values, as without the gate. A tensor that must be checked
-        before a variable update (:meth:`_before_writes`) is reduced at once and only its sum is gated:
-        waiting for the fetches could wait for that update. A fetched ref variable disables the gate
-        (its fetched value may be read after the step's update, the gate's before).
         """
         import tensorflow as tf
 
-        ok = self._fetches_finite(gate, guarded)
+        int32 = ("type", tf.int32.as_datatype_enum)
+        f32 = tf.float32.as_datatype_enum
+        minus_one = self._add(
+            self._name("minus_one"),
+            "Const",
+            [],
+            dtype=int32,
+            value=tf.compat.v1.make_tensor_proto(np.array([-1], np.int32)),
+        )
+        zero = self._add(
+            self._name("zero"), "Const", [], dtype=int32, value=tf.compat.v1.make_tensor_proto(np.array(0, np.int32))
+        )
         sums = []
         for name in tensors:
             op, _, slot = name.rpartition(":")
             key = (op, "output", int(slot))
             tensor = self.user.get_tensor_by_name(name)
             ref = _input_ref(self.run.guards[key][0][len(self.run.prefix) :]) if key in guarded else self._ref(key)[0]
-            early = any(t.dtype._is_ref_dtype for t in tensor.op.inputs)  # e.g. v/read: aliases the variable
-            if ok is not None and not early:
-                ref = self._gated(ref, ok, tensor.dtype.base_dtype.as_datatype_enum)
-            total = self._reduce(ref, tensor.dtype.base_dtype.as_datatype_enum, held.get(name) == "float16")
-            if early:
-                self._before_writes(tensor.op, total)
-                total = total if ok is None else self._gated(total, ok, tf.float32.as_datatype_enum)
-            sums.append(total)
-        f32 = ("type", tf.float32.as_datatype_enum)
-        packed = self._add(self._name("sums"), "Pack", sums, T=f32, N=len(sums), axis=0)
-        finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=f32).name
-        if ok is not None:
-            boolean = ("type", tf.bool.as_datatype_enum)
-            every = tf.compat.v1.make_tensor_proto(np.ones(len(sums), np.bool_))
-            fallback = self._add(self._name("all_true"), "Const", [], dtype=boolean, value=every)
-            taken = self._add(self._name("when_finite"), "Switch", [fallback.name, ok], T=boolean)
-            finite = self._add(self._name("merged"), "Merge", [finite, f"{taken.name}:1"], T=boolean, N=2).name
-        self.run.flags = (f"{self.run.prefix}{finite}:0", list(tensors))
-
-    def _fetches_finite(self, gate: list[str], guarded: set[WatchKey]) -> str | None:
-        """A bool scalar: every fetched float value's float32 sum is finite (None: no gate)."""
-        import tensorflow as tf
-
-        if not gate or any(self.user.get_tensor_by_name(name).dtype._is_ref_dtype for name in gate):
-            return None
-        sums = []
-        for name in gate:
-            op, _, slot = name.rpartition(":")
-            key = (op, "output", int(slot))
-            ref = _input_ref(self.run.guards[key][0][len(self.run.prefix) :]) if key in guarded else self._ref(key)[0]
-            enum = self.user.get_tensor_by_name(name).dtype.base_dtype.as_datatype_enum
-            sums.append(self._reduce(ref, enum, False, "fetch_sum"))
-        f32 = ("type", tf.float32.as_datatype_enum)
-        packed = self._add(self._name("fetch_sums"), "Pack", sums, T=f32, N=len(sums), axis=0)
-        finite = self._add(self._name("fetches_finite"), "IsFinite", [packed.name], T=f32)
-        int32 = ("type", tf.int32.as_datatype_enum)
-        every = self._add(self._name("all"), "All", [finite.name, self._const("zero", 0)], Tidx=int32, keep_dims=False)
-        return every.name
-
-    def _gated(self, ref: str, ok: str, enum: int) -> str:
-        """``ref`` passed on only in a step whose fetches are not all finite (the Switch's false side)."""
-        return self._add(self._name("gate"), "Switch", [ref, ok], T=("type", enum)).name
-
-    def _reduce(self, ref: str, enum: int, half: bool, what: str = "sum") -> str:
-        """The float32 sum (or, for a float16-held tensor, ``L2Loss``) of ``ref``'s values."""
-        import tensorflow as tf
-
-        f32 = tf.float32.as_datatype_enum
-        if enum != f32:
-            ref = self._add(
-                self._name("to_f32"), "Cast", [ref], SrcT=("type", enum), DstT=("type", f32), Truncate=False
-            ).name
-        if half:
-            return self._add(self._name(what), "L2Loss", [ref], T=("type", f32)).name
-        int32 = ("type", tf.int32.as_datatype_enum)
-        flat = self._add(
-            self._name("flat"), "Reshape", [ref, self._const("minus_one", [-1])], T=("type", f32), Tshape=int32
-        )
-        total = self._add(
-            self._name(what), "Sum", [flat.name, self._const("zero", 0)], T=("type", f32), Tidx=int32, keep_dims=False
-        )
-        return total.name
-
-    def _const(self, what: str, value: int | list[int]) -> str:
-        """An int32 constant of the flags, made once per run graph."""
-        name = self._consts.get(what)
-        if name is None:
-            import tensorflow as tf
-
-            proto = tf.compat.v1.make_tensor_proto(np.array(value, np.int32))
-            node = self._add(self._name(what), "Const", [], dtype=("type", tf.int32.as_datatype_enum), value=proto)
-            name = self._consts[what] = node.name
-        return name
+            enum = tensor.dtype.base_dtype.as_datatype_enum
+            if enum != f32:
+                ref = self._add(
+                    self._name("to_f32"), "Cast", [ref], SrcT=("type", enum), DstT=("type", f32), Truncate=False
+                ).name
+            if held.get(name) == "float16":
+                sums.append(self._add(self._name("sum"), "L2Loss", [ref], T=("type", f32)).name)
+                continue
+            flat = self._add(self._name("flat"), "Reshape", [ref, minus_one.name], T=("type", f32), Tshape=int32)
+            sums.append(
+                self._add(
+                    self._name("sum"), "Sum", [flat.name, zero.name], T=("type", f32), Tidx=int32, keep_dims=False
+                ).name
+            )
+            if any(t.dtype._is_ref_dtype for t in tensor.op.inputs):  # e.g. v/read: aliases the variable
+                self._before_writes(tensor.op, sums[-1])
+        packed = self._add(self._name("sums"), "Pack", sums, T=("type", f32), N=len(sums), axis=0)
+        finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=("type", f32))
+        self.run.flags = (f"{self.run.prefix}{finite.name}:0", list(tensors))
 
     def needed_flags(self, tensors: list[str], guarded: set[WatchKey], held: dict[str, str]) -> list[str]:
         """``tensors`` without those whose flag can never be the first false one (same answer, less work).

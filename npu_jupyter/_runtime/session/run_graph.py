@@ -132,7 +132,6 @@ class Observe:
     guarded: tuple[WatchKey, ...] = ()  # (op, kind, slot) whose value may be dead: fetched through a guard
     captured: tuple[tuple[str, str, int, tuple[str, ...]], ...] = ()  # (op, kind, slot, frame path) in a loop
     flagged: tuple[str, ...] = ()  # user output tensor names (float, outside loops) to check for inf/NaN
-    gate: tuple[str, ...] = ()  # the run's fetched float tensors: flags are computed when one may be inf/NaN
 
     def __bool__(self) -> bool:
         return bool(self.guarded or self.captured or self.flagged)

@@ -96,19 +96,15 @@ def _add(
         watch.append(Watch(op, kind, slot, want, is_float))
 
 
-def observe_spec(watch: list[Watch], flagged: list[str], liveness: Liveness, gate: list[str] | None = None) -> Observe:
-    """The guards, captures and flags a run graph needs for ``watch`` and the finite flags.
-
-    ``gate`` are the run's fetched float tensors: the flags are only computed in a step where one of
-    them may hold inf/NaN (see :mod:`.observe_nodes`).
-    """
+def observe_spec(watch: list[Watch], flagged: list[str], liveness: Liveness) -> Observe:
+    """The guards, captures and flags a run graph needs for ``watch`` and the finite flags."""
     guarded = {w.key for w in watch if w.mode == "guard"}
     for name in flagged:
         op, _, slot = name.rpartition(":")
         if liveness.may_be_dead(op):
             guarded.add((op, "output", int(slot)))
     captured = sorted({(*w.key, w.frame) for w in watch if w.mode == "capture"})
-    return Observe(tuple(sorted(guarded)), tuple(captured), tuple(flagged), tuple(gate or ()) if flagged else ())
+    return Observe(tuple(sorted(guarded)), tuple(captured), tuple(flagged))
 
 
 def float_fetches(graph: Graph, names: list[str]) -> list[str]:
