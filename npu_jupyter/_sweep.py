@@ -8,7 +8,7 @@ alongside (same weights, same random draws), and reports per mode:
   the SoC's published peak rates; an estimate, never a measurement) -- the main columns;
 * the number of ops whose precision changed, the fetches' drift from float32 and the op that drifted
   most;
-* the **CPU time of the emulation** per step: each mode is warmed up first (``warmup`` runs, untimed),
+* the **wall-clock time of the emulation on this CPU** per step: each mode is warmed up first (``warmup`` runs, untimed),
   then the median of ``steps`` timed runs. It includes the emulator's rounding casts, so it says
   nothing about NPU speed; it is shown last and labelled so.
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     #: ``sweep(feeds=...)``: one feed dict for every step, or a function giving each step's.
     Feeds = FeedDict | Callable[[], FeedDict] | None
 
-CPU_LABEL = "CPU time of the emulation (not NPU time)"
+CPU_LABEL = "wall-clock time of the emulation on this CPU (not NPU time)"
 EST_LABEL = "estimated by the cost model (not measured)"
 
 DEFAULT_MODES = ("force_fp32", "must_keep_origin_dtype", "allow_fp32_to_fp16", "allow_mix_precision", "force_fp16")
@@ -52,7 +52,7 @@ class SweepRow:
     """One precision mode's outcome."""
 
     mode: str
-    wall_ms: float  # median CPU ms per step of the emulation, after warm-up (CPU_LABEL)
+    wall_ms: float  # median wall-clock ms per step of the emulation on this CPU, after warm-up (CPU_LABEL)
     ops_changed: int
     max_abs: float
     max_rel: float
@@ -295,6 +295,8 @@ def _initialize(sess: EmulatorSession, graph: Graph, init: object) -> None:
 
 
 def _row(mode: str, report: RunReport, wall_ms: float, graph: Graph, timed: int) -> SweepRow:
+    plan = report.plan
+    assert plan is not None  # noqa: S101 - narrows the type: a session step always runs under its plan
     drift = report.drift
     fetch_ops = [name.split(":")[0] for name in report.fetches]
     fetch_drift = [drift[n] for n in fetch_ops if n in drift]
@@ -309,14 +311,14 @@ def _row(mode: str, report: RunReport, wall_ms: float, graph: Graph, timed: int)
     row = SweepRow(
         mode=mode,
         wall_ms=wall_ms,
-        ops_changed=report.plan.summary()["precision_changed"],
+        ops_changed=plan.summary()["precision_changed"],
         max_abs=max_abs,
         max_rel=max_rel,
         cosine=cosine,
         worst_op=worst,
         first_overflow=report.first_overflow,
-        plan_errors=[str(e) for e in report.plan.errors],
-        approximate_ops=sum(bool(getattr(d, "approximate", False)) for d in report.plan.ops.values()),
+        plan_errors=[str(e) for e in plan.errors],
+        approximate_ops=sum(bool(getattr(d, "approximate", False)) for d in plan.ops.values()),
         timed_steps=timed,
     )
     _add_estimate(row, report, graph)

@@ -13,7 +13,10 @@ export function changedPrecision(op: Op): boolean {
   return op.d0 !== op.d1 || !!op.rd;
 }
 
-/** `float32 → float16`; `float32 (reads float16)` for input-only lowering; else the dtype. */
+/**
+ * `float32 → float16`; `float32 (reads float16)` for input-only lowering; `inputs float16, output int64`
+ * for an op reading what its producers lowered (not a change of its own); else the dtype.
+ */
 export function dtypeText(op: Op): string {
   if (op.d0 !== op.d1) {
     return `${op.d0 || '-'} \u2192 ${op.d1 || '-'}`;
@@ -21,13 +24,42 @@ export function dtypeText(op: Op): string {
   if (op.rd) {
     return op.d0 ? `${op.d0} (reads ${op.rd})` : `reads ${op.rd}`; // an op without outputs only reads
   }
+  if (op.rf) {
+    return op.d0 ? `inputs ${op.rf}, output ${op.d0}` : `inputs ${op.rf}`;
+  }
   return op.d1 || '-';
 }
 
-/** What a measured number of this report is ("CPU time of the emulation", "measured on the device"). */
+/** What a measured number of this report is ("wall-clock time of the emulation on this CPU", \u2026). */
 export function measuredLabel(report: Report, field = 'wall_ms'): string {
   const labels = report.labels ?? {};
   return labels[field] || labels.wall_ms || 'measured';
+}
+
+/**
+ * One word said next to each per-op time where it stands ("mean CPU \u00b5s"): whose clock it is. The
+ * emulator times ops on this CPU, never on an NPU; the ascend backend puts no per-op times in its report
+ * (the adapter's profiling output has the device's), so it is never called a device time here (as
+ * `time_tag` in _display/facts.py).
+ */
+export function timeTag(report: Report): string {
+  return (report.run?.backend ?? 'emulator') === 'emulator' ? 'CPU' : 'measured';
+}
+
+/** What a report counts: a traced function's calls, else a run graph's steps (as `step_word` in facts.py). */
+export function stepWord(report: Report): string {
+  return (report.functions ?? []).length > 0 ? 'call' : 'step';
+}
+
+/**
+ * The run's time with what it is, as the Python views' "Run" line says it: "12.3 ms (mean per step over
+ * 4 steps: \u2026; wall-clock time of the emulation on this CPU)", "per step" said when the label does not.
+ */
+export function wallTimeText(report: Report): { value: string; label: string } {
+  const run = report.run!;
+  const label = measuredLabel(report);
+  const per = run.steps !== 1 && !label.startsWith('mean per ') ? ` per ${stepWord(report)}` : '';
+  return { value: run.wall_ms.toFixed(1), label: `ms${per} (${label})` };
 }
 
 /** What an estimated number is; always says "estimate". */
@@ -35,31 +67,55 @@ export function estimateLabel(report: Report): string {
   return report.labels?.est_us || 'estimated by the cost model';
 }
 
-/** What the three drift numbers are, said wherever drift is shown (as _display/facts.py says it). */
-export const DRIFT_UNITS = 'abs: largest |a \u2212 b|; rel: largest |a \u2212 b| / |b|; cos: cosine similarity, 1 = same direction';
+/** What the drift figures are, said wherever drift is shown (as _display/drift.py says it). */
+export const DRIFT_UNITS =
+  'rel. RMSE: root mean square of a \u2212 b over that of the float32 value b, the figure ops are ranked by; ' +
+  'max abs: largest |a \u2212 b|; cos: cosine similarity, 1 = same direction; step: where the op drifted most';
 
 /**
- * The `top` ops that drifted most from float32 by max relative error (the sweep's "worst op" rule);
- * a non-finite error (null in the payload) ranks first.
+ * The ops the report's "Largest drift" line lists, worst first, as Python ranked them
+ * (`run.drift_worst`, _display/drift.py: no zero drift, no copy of a listed op); empty in a payload
+ * written before it existed.
  */
-export function worstDrift(report: Report, top = 3): number[] {
-  const drifted = report.ops.map((op, k) => k).filter(k => report.ops[k].dr !== undefined);
-  const rel = (k: number): number => {
-    const v = report.ops[k].dr!.max_rel;
-    return v === null ? Number.POSITIVE_INFINITY : v;
-  };
-  drifted.sort((a, b) => rel(b) - rel(a) || a - b);
-  return drifted.slice(0, top);
+export function worstDrift(report: Report): number[] {
+  return (report.run?.drift_worst ?? []).filter(k => k < report.ops.length && report.ops[k].dr !== undefined);
 }
 
-/** Python's `{:.3g}`: three significant digits, no trailing zeros. */
+/** Python's `{:.3g}`: three significant digits, no trailing zeros, an exponent below 1e-4 or from 1e3. */
 export function g3(v: number): string {
+  if (v === 0 || !Number.isFinite(v)) {
+    return String(v);
+  }
+  const [mantissa, power] = v.toExponential(2).split('e');
+  const exponent = Number(power);
+  if (exponent < -4 || exponent >= 3) {
+    const digits = mantissa.includes('.') ? mantissa.replace(/0+$/, '').replace(/\.$/, '') : mantissa;
+    return `${digits}e${exponent < 0 ? '-' : '+'}${String(Math.abs(exponent)).padStart(2, '0')}`;
+  }
   return String(Number(v.toPrecision(3)));
 }
 
-/** "0.0123 abs, 0.456 rel, cos 0.9876": the drift of an op's output against float32. */
+/** "rel. RMSE 0.0123, max abs 0.000784, cos 0.9999, step 2": one op's worst drift from float32. */
 export function driftText(d: Drift): string {
-  // A non-finite error is null in the payload (JSON has no inf): left out, as _display/facts.py does.
+  // A non-finite figure is null in the payload (JSON has no inf): said, as _display/drift.py does.
+  if (d.rel_rmse === undefined) {
+    return olderDriftText(d);
+  }
+  const parts = [d.rel_rmse === null ? 'not finite (inf/NaN)' : `rel. RMSE ${g3(d.rel_rmse)}`];
+  if (d.max_abs !== null) {
+    parts.push(`max abs ${g3(d.max_abs)}`);
+  }
+  if (d.cos !== null) {
+    parts.push(`cos ${d.cos.toFixed(4)}`);
+  }
+  if (d.step !== undefined) {
+    parts.push(`step ${d.step}`);
+  }
+  return parts.join(', ');
+}
+
+/** A row written before the relative RMSE existed reads as it did: largest abs and rel error, cosine. */
+function olderDriftText(d: Drift): string {
   const parts: string[] = [];
   if (d.max_abs !== null) {
     parts.push(`${g3(d.max_abs)} abs`);
@@ -70,7 +126,7 @@ export function driftText(d: Drift): string {
   if (d.cos !== null) {
     parts.push(`cos ${d.cos.toFixed(4)}`);
   }
-  return parts.join(', ');
+  return parts.join(', ') || 'not finite (inf/NaN)';
 }
 
 /** An op's name inside its own function (a called function's ops are named `<function>/<op>`). */

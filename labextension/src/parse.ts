@@ -212,7 +212,10 @@ function drift(v: Json, path: string): Drift {
     max_rel: nullable(o.max_rel, `${path}.max_rel`, num),
     cos: nullable(o.cos, `${path}.cos`, num),
     ...optional(o.rmse, `${path}.rmse`, num, 'rmse'),
-    ...optional(o.accumulated_rel, `${path}.accumulated_rel`, num, 'accumulated_rel')
+    ...optional(o.accumulated_rel, `${path}.accumulated_rel`, num, 'accumulated_rel'),
+    // null is a figure here (not finite: the op went inf/NaN); absent is a row written before it existed
+    ...(o.rel_rmse === undefined ? {} : { rel_rmse: nullable(o.rel_rmse, `${path}.rel_rmse`, num) }),
+    ...optional(o.step, `${path}.step`, count, 'step')
   };
 }
 
@@ -236,6 +239,9 @@ function op(v: Json, path: string, sizes: { ops: number; reasons: number; cluste
   };
   if (o.rd !== undefined && o.rd !== null) {
     result.rd = str(o.rd, `${path}.rd`);
+  }
+  if (o.rf !== undefined && o.rf !== null) {
+    result.rf = str(o.rf, `${path}.rf`);
   }
   if (o.us !== undefined && o.us !== null) {
     result.us = num(o.us, `${path}.us`);
@@ -282,6 +288,7 @@ function runInfo(v: Json, path: string): RunInfo {
     ...optional(o.dump_skipped, `${path}.dump_skipped`, (x, p) => arr(x, p, dumpSkip), 'dump_skipped'),
     ...optional(o.nonfinite, `${path}.nonfinite`, nonFinite, 'nonfinite'),
     ...optional(o.rounded_tensors, `${path}.rounded_tensors`, count, 'rounded_tensors'),
+    ...optional(o.drift_worst, `${path}.drift_worst`, (x, p) => arr(x, p, count), 'drift_worst'),
     // ascend backend only; absent in payloads written before it: read as null / empty
     prediction: nullable(o.prediction, `${path}.prediction`, str),
     adapter_outputs: arr(o.adapter_outputs ?? [], `${path}.adapter_outputs`, adapterOutput),

@@ -27,7 +27,10 @@ export interface Summary {
   ai_cpu: number;
   /** Ops left on the host. */
   host: number;
-  /** Ops whose dtype after the decision differs from the declared one, or whose inputs are read lowered. */
+  /**
+   * Ops whose dtype after the decision differs from the declared one, or that read an input lowered through a cast
+   * before them (`rd`); not an op reading what its producer already wrote in half precision (`rf`).
+   */
   precision_changed: number;
   /** Device subgraphs (GeOps). */
   clusters: number;
@@ -58,10 +61,15 @@ export interface Op {
   /** Dtype after the precision decision. */
   d1: string;
   /**
-   * The dtype the device reads float inputs in when only the inputs are lowered (d0 == d1; force_fp32 cube ops,
-   * customize_dtypes "float16 in, float32 out"): counted as changed.
+   * The dtype the device reads float inputs in when only the inputs are lowered at this op (d0 == d1; a cast
+   * before it: force_fp32 cube ops, customize_dtypes "float16 in, float32 out"): counted as changed.
    */
   rd?: string;
+  /**
+   * The dtype the op reads float inputs in as their producers already wrote them (d0 == d1; no cast before it,
+   * e.g. ArgMax after a float16 op under allow_mix_precision): shown, not counted as changed.
+   */
+  rf?: string;
   /** Index into `clusters`, or -1 on the host. */
   c: number;
   /** Index into `reasons`: the placement reason. */
@@ -88,14 +96,21 @@ export interface Op {
 export interface Drift {
   /** Largest |a - b|. */
   max_abs: number | null;
-  /** Largest |a - b| / |b|. */
+  /** Largest |a - b| / |b| (noisy where b is near 0: shown only for rows without rel_rmse). */
   max_rel: number | null;
   /** Cosine similarity; 1 is the same direction. */
   cos: number | null;
-  /** Root mean square of a - b (written by the reference runs; the views show the three above). */
+  /** Root mean square of a - b (written by the reference runs; the views show rel_rmse, max_abs and cos). */
   rmse?: number | null;
-  /** Sum of (a - b) / sum of |b| (written by the reference runs; the views show the three above). */
+  /** Sum of (a - b) / sum of |b| (written by the reference runs; the views show rel_rmse, max_abs and cos). */
   accumulated_rel?: number | null;
+  /**
+   * Relative RMSE: root mean square of a - b over that of b; what the views rank ops by (written by reference runs
+   * since rows have a step).
+   */
+  rel_rmse?: number | null;
+  /** The step (a function's call) the row was measured in: the op's worst over the steps that ran a reference. */
+  step?: number;
 }
 
 export interface Transfer {
@@ -116,8 +131,8 @@ export interface Fact {
   /** The payload field it shows, e.g. "run.dump_dir" ("transfers", "cost_model", "ops.us", ...). */
   key: string;
   /**
-   * What the value is, saying how a number was obtained ("CPU time of the emulation", "estimated by the cost
-   * model").
+   * What the value is, saying how a number was obtained ("wall-clock time of the emulation on this CPU",
+   * "estimated by the cost model").
    */
   label: string;
   /** The value as text (a path for tone "path"). */
@@ -151,10 +166,17 @@ export interface CostModel {
 /** What each kind of number is, by payload field; the run's own labels override the backend's defaults. */
 export interface Labels {
   /**
-   * `run.wall_ms` and `run.reference_wall_ms`: "CPU time of the emulation" (emulator) or "measured on the device"
-   * (ascend); a function's report adds over how many calls.
+   * `run.wall_ms`: whose clock it is, "wall-clock time of the emulation on this CPU" (emulator) or "wall-clock
+   * time of session.run measured on the host while the device ran the graph (not a device kernel time)" (ascend);
+   * a report of several steps (a function's: calls) says it is their mean, over how many, and the fastest, slowest
+   * and first.
    */
   wall_ms?: string;
+  /**
+   * `run.reference_wall_ms`: the mean over the steps that ran the float32 reference, how many, and whose clock
+   * ("wall-clock time of the float32 reference run on this CPU").
+   */
+  reference_wall_ms?: string;
   /** Per-op `us`: how they were measured and which steps they are the mean of. */
   us?: string;
   /** Per-op `est_us` and `cost_model`: "estimated by the cost model". */
@@ -187,7 +209,10 @@ export interface RunInfo {
   reference_wall_ms: number | null;
   /** The first op that produced inf/NaN. */
   first_overflow: string | null;
-  /** The dump folder. */
+  /**
+   * This report's dump folder: its graph's own folder inside the dump path (the dump path itself for the cell's
+   * first graph, `graph_<k>` after).
+   */
   dump_dir: string | null;
   /** The profile's trace (Chrome trace format, opens in Perfetto). */
   trace_file: string | null;
@@ -197,8 +222,16 @@ export interface RunInfo {
   dump_steps?: number[];
   /** Steps dump_step selected but not written. */
   dump_skipped?: DumpSkip[];
-  /** Traced functions: tensors the emulation rounded to the plan's half precision (in every function). */
+  /**
+   * Traced functions: rounding casts the emulation inserted, one per op input or output the plan stores in half
+   * precision (in every function); not a count of ops or of distinct tensors.
+   */
   rounded_tensors?: number;
+  /**
+   * Reference runs: indices into `ops` of the ops that drifted most from float32, worst first (by `rel_rmse`; no
+   * zero drift, no copy of an op listed for the same drift); empty when none drifted.
+   */
+  drift_worst?: number[];
   /** The first inf/NaN found. */
   nonfinite?: NonFinite;
   /** Ascend backend (else null): says placement and precision above are the planner's prediction. */

@@ -7,7 +7,7 @@ import { h } from './elements';
 import { ENGINE_LABELS, engineClass } from './palette';
 import { plural } from './labels';
 import type { Report } from './schema';
-import { DRIFT_UNITS, g3, measuredLabel, worstDrift } from './optext';
+import { DRIFT_UNITS, g3, stepWord, wallTimeText, worstDrift } from './optext';
 
 /** A count chip whose noun agrees with the count: "1 cluster", "2 clusters". */
 function countChip(n: number, singular: string, extraClass = '', many = `${singular}s`): HTMLElement {
@@ -67,17 +67,18 @@ export function summaryBar(report: Report): HTMLElement {
   }
   if (report.run) {
     const r = report.run;
-    bar.append(chip('backend', r.backend), countChip(r.steps, 'step'), chip(`ms wall (${measuredLabel(report)})`, r.wall_ms.toFixed(1)));
+    const time = wallTimeText(report); // one thing: what the number is and how it is aggregated
+    bar.append(chip('backend', r.backend), countChip(r.steps, stepWord(report)), chip(time.label, time.value));
     if (r.first_overflow !== null) {
       bar.append(chip('first overflow', r.first_overflow, 'npu-chip-error'));
     }
-    const [worst] = worstDrift(report, 1);
+    const [worst] = worstDrift(report);
     if (worst !== undefined) {
       // The header's worst-drift summary; the facts below list the top three with the units.
-      const rel = report.ops[worst].dr!.max_rel;
-      const value = rel === null ? 'inf/NaN' : `${g3(rel)} rel`;
+      const rel = report.ops[worst].dr!.rel_rmse;
+      const value = rel === null || rel === undefined ? 'inf/NaN' : `${g3(rel)} rel. RMSE`;
       const item = chip(`worst drift vs float32: ${report.ops[worst].n}`, value, 'npu-chip-drift');
-      item.title = `largest relative difference |a \u2212 b| / |b| from float32 (${DRIFT_UNITS})`;
+      item.title = `the op that drifted most from float32 (${DRIFT_UNITS})`;
       bar.append(item);
     }
   }

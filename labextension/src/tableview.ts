@@ -5,7 +5,7 @@
  */
 
 import { clear, h } from './elements';
-import { DRIFT_UNITS, driftText, dtypeText, measuredLabel, opMarks, opShortName } from './optext';
+import { DRIFT_UNITS, driftText, dtypeText, measuredLabel, opMarks, opShortName, stepWord, timeTag } from './optext';
 import { ENGINE_LABELS, opClasses } from './palette';
 import { ENGINES, Engine, Report } from './schema';
 import { plural } from './labels';
@@ -117,10 +117,10 @@ export class OpTable {
     if (ops.some(op => op.us !== undefined)) {
       columns.push({
         key: 'time',
-        label: '\u00b5s per run',
+        label: `mean ${timeTag(r)} \u00b5s`,
         cell: k => (ops[k].us === undefined ? '' : ops[k].us!.toFixed(1)),
         width: '5.5em',
-        help: `mean \u00b5s per run (${measuredLabel(r, 'us')})`
+        help: `mean \u00b5s per ${stepWord(r)} (${measuredLabel(r, 'us')})`
       });
     }
     if (ops.some(op => op.dr !== undefined)) {

@@ -6,7 +6,7 @@
 
 import { clear, h } from './elements';
 import { PathLinker, factsList } from './facts';
-import { driftText, dtypeText, estimateLabel, measuredLabel, opMarks } from './optext';
+import { driftText, dtypeText, estimateLabel, measuredLabel, opMarks, stepWord } from './optext';
 import { parseReport } from './parse';
 import { leadBox } from './lead';
 import { GraphView } from './graphview';
@@ -93,10 +93,10 @@ function details(report: Report, op: number | null): HTMLElement[] {
     field('type', o.t),
     field('engine', `${ENGINE_LABELS[o.e]}${o.c >= 0 ? ` (cluster ${report.clusters[o.c].name})` : ''}`),
     field('placement', report.reasons[o.pr]),
-    field('precision', `${o.rd ? dtypeText(o) : `${o.d0 || '-'} \u2192 ${o.d1 || '-'}`}: ${report.reasons[o.xr]}`),
+    field('precision', `${o.rd || o.rf ? dtypeText(o) : `${o.d0 || '-'} \u2192 ${o.d1 || '-'}`}: ${report.reasons[o.xr]}`),
     field('inputs', inputs.length ? inputs.join(', ') : 'none'),
-    o.us !== undefined && field('time', `${o.us.toFixed(1)} \u00b5s per run (${measuredLabel(report, 'us')})`),
-    o.est_us !== undefined && field('estimate', `${o.est_us.toFixed(1)} \u00b5s (${estimateLabel(report)})`),
+    o.us !== undefined && field('time', `${o.us.toFixed(1)} \u00b5s mean per ${stepWord(report)} (${measuredLabel(report, 'us')})`),
+    o.est_us !== undefined && field('estimate', `${o.est_us.toFixed(1)} \u00b5s NPU time per ${stepWord(report)} (${estimateLabel(report)})`),
     o.dr !== undefined &&
       field('drift', driftText(o.dr) || 'not finite (inf/NaN)'),
     opMarks(o).length > 0 && field('marks', opMarks(o).join(' \u00b7 '))

@@ -8,7 +8,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import { isOpenable } from '../src/elements';
-import { DRIFT_UNITS, opMarks } from '../src/optext';
+import { DRIFT_UNITS, driftText, g3, opMarks } from '../src/optext';
 import { renderReport } from '../src/view';
 import { payload } from './fixtures';
 
@@ -29,7 +29,13 @@ function kerasRun(): Record<string, unknown> {
     add(`sequential_1/conv2d_${k}/convolution`, 'Conv2D', { d1: 'float16', xr: 3, est_us: 5 });
     add(`sequential_1/conv2d_${k}/Relu`, 'Relu', { est_us: 5 });
   }
-  const deep = add('sequential_1/head/deep/scope/square_loss/Square', 'Square', { d1: 'float16', ov: true, dr: { max_abs: 1, max_rel: 99, cos: 0.5 } });
+  const deep = add('sequential_1/head/deep/scope/square_loss/Square', 'Square', {
+    d1: 'float16',
+    ov: true,
+    dr: { max_abs: 1, max_rel: 99, cos: 0.5, rel_rmse: 0.7, step: 1 }
+  });
+  // A noisy element-wise relative error on a tensor that barely drifted (cos 1.0000): ranked below.
+  const noisy = add('sequential_1/head/noisy/BiasAdd', 'BiasAdd', { dr: { max_abs: 1e-5, max_rel: 1000, cos: 1, rel_rmse: 1.2e-5, step: 0 } });
   const cpu = add('sequential_1/metrics/accuracy/Bitcast', 'Bitcast', { e: 'AI_CPU', pr: 2 });
   const p = payload([], { kind: 'run' });
   p.ops = ops;
@@ -42,14 +48,20 @@ function kerasRun(): Record<string, unknown> {
     first_overflow: ops[deep].n,
     dump_dir: 'npu_dump',
     trace_file: '/tmp/elsewhere/trace.json',
-    op_summary_csv: null
+    op_summary_csv: null,
+    drift_worst: [deep, noisy]
   };
   p.labels = { wall_ms: 'CPU time of the emulation', est_us: 'estimated by the cost model' };
   // The lines _display/facts.py ships for this run (their wording is checked in tests/display).
   p.facts = [
     { key: 'run.dump_dir', label: 'Dump folder', text: 'npu_dump', tone: 'path' },
     { key: 'run.trace_file', label: 'Trace (open in Perfetto)', text: '/tmp/elsewhere/trace.json', tone: 'path' },
-    { key: 'ops.dr', label: `Largest drift vs float32 (${DRIFT_UNITS})`, text: `${ops[deep].n} 1 abs, 99 rel, cos 0.5000`, tone: '' },
+    {
+      key: 'ops.dr',
+      label: `Largest drift vs float32, each op's worst step (${DRIFT_UNITS})`,
+      text: `${ops[deep].n} rel. RMSE 0.7, max abs 1, cos 0.5000, step 1`,
+      tone: ''
+    },
     { key: 'ops.est_us', label: 'Estimated costliest ops (estimated by the cost model, not measured)', text: 'x 5.0 \u00b5s', tone: '' }
   ];
   return Object.assign(p, { deep, cpu });
@@ -89,7 +101,7 @@ describe('what a run report puts first', () => {
   it('puts the worst drift in the header and explains the drift units on the column', () => {
     renderReport(host, kerasRun());
     const chip = host.querySelector('.npu-summary .npu-chip-drift');
-    expect(chip?.textContent).toContain('99 rel');
+    expect(chip?.textContent).toContain('0.7 rel. RMSE');
     expect(chip?.textContent).toContain('square_loss/Square');
     expect(host.querySelector('[data-fact="ops.dr"]')?.textContent).toContain(DRIFT_UNITS);
     const head = [...host.querySelectorAll('.npu-table th')].find(th => th.textContent?.startsWith('drift'));
@@ -98,7 +110,7 @@ describe('what a run report puts first', () => {
 
   it('renders a run whose overflowed op has non-finite drift (null in the payload)', () => {
     const p = kerasRun() as Record<string, unknown> & { deep: number };
-    (p.ops as Op[])[p.deep].dr = { max_abs: null, max_rel: null, cos: null };
+    (p.ops as Op[])[p.deep].dr = { max_abs: null, max_rel: null, cos: null, rel_rmse: null, step: 0 };
     const view = renderReport(host, p);
     expect(host.querySelector('.npu-message')).toBeNull();
     expect(view).not.toBeNull();
@@ -107,6 +119,33 @@ describe('what a run report puts first', () => {
     expect(host.querySelector('.npu-table')?.textContent).toContain('(inf/NaN)');
     view!.select(p.deep);
     expect(host.querySelector('.npu-details')?.textContent).toContain('not finite (inf/NaN)');
+  });
+
+  it('names in the header the op Python ranked first, not the largest element-wise relative error', () => {
+    const p = kerasRun() as Record<string, unknown> & { deep: number };
+    (p.run as Record<string, unknown>).drift_worst = [p.deep + 1];
+    renderReport(host, p);
+    const chip = host.querySelector('.npu-summary .npu-chip-drift');
+    expect(chip?.textContent).toContain('noisy/BiasAdd');
+    expect(chip?.textContent).toContain('1.2e-05 rel. RMSE');
+  });
+
+  it('writes an op drift as _display/drift.py does, with Python\'s {:.3g}', () => {
+    expect(driftText({ max_abs: 1e-5, max_rel: 1000, cos: 1, rel_rmse: 1.2e-5, step: 0 })).toBe(
+      'rel. RMSE 1.2e-05, max abs 1e-05, cos 1.0000, step 0'
+    );
+    expect(driftText({ max_abs: null, max_rel: null, cos: null, rel_rmse: null, step: 3 })).toBe('not finite (inf/NaN), step 3');
+    expect(driftText({ max_abs: 0.0123, max_rel: 0.456, cos: 0.9876 })).toBe('0.0123 abs, 0.456 rel, cos 0.9876'); // an older row
+    // Python: [f'{v:.3g}' for v in ...]
+    const values = [1.2e-5, 1234.5, 999.6, 0.0001, 0.000123456, 0.5, 12.34, 123456789, 0.00099996];
+    expect(values.map(g3)).toEqual(['1.2e-05', '1.23e+03', '1e+03', '0.0001', '0.000123', '0.5', '12.3', '1.23e+08', '0.001']);
+  });
+
+  it('shows no worst-drift chip when no op drifted (an init run: zero drift is no drift)', () => {
+    const p = kerasRun() as Record<string, unknown> & { deep: number };
+    (p.run as Record<string, unknown>).drift_worst = [];
+    renderReport(host, p);
+    expect(host.querySelector('.npu-summary .npu-chip-drift')).toBeNull();
   });
 
   it('keeps the cost model estimate off the op names and lists it once', () => {

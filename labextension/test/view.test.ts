@@ -222,6 +222,23 @@ describe('renderReport', () => {
     expect(host.querySelector('.npu-table-count')?.textContent).toBe('1 of 1 op');
   });
 
+  it('says in the time chip what the number is and how it is aggregated, as the Python views do', () => {
+    // Review: the chip read "ms wall (CPU time of the emulation)": wall and CPU time at once, no aggregate.
+    const clock = 'wall-clock time of the emulation on this CPU';
+    const run = { backend: 'emulator', steps: 3, wall_ms: 12.25, reference_wall_ms: null, first_overflow: null,
+      dump_dir: null, trace_file: null, op_summary_csv: null };
+    const chipText = (): string[] => [...host.querySelectorAll('.npu-summary .npu-chip')].map(c => c.textContent ?? '');
+    renderReport(host, payload([{ n: 'a' }], { kind: 'run', run, labels: { wall_ms: clock } }));
+    expect(chipText()).toContain(`12.3ms per step (${clock})`);
+    expect(chipText().join(' ')).not.toMatch(/ms wall|CPU time/);
+    const mean = `mean per step over 3 steps: min 1.00 ms, max 30.00 ms, the first 30.00 ms (TensorFlow's warm-up); ${clock}`;
+    renderReport(host, payload([{ n: 'a' }], { kind: 'run', run, labels: { wall_ms: mean } }));
+    expect(chipText()).toContain(`12.3ms (${mean})`); // the label says its aggregate: not "per step" twice
+    const functions = [{ name: '__inference_f_1', label: 'f', ops: 1 }];
+    renderReport(host, payload([{ n: 'a' }], { kind: 'run', run, functions, labels: { wall_ms: clock } }));
+    expect(chipText()).toEqual(expect.arrayContaining(['3calls', `12.3ms per call (${clock})`]));
+  });
+
   it('drops the subtitle when the title already names the SoC and precision mode', () => {
     renderReport(host, payload([{ n: 'a' }], { title: 'Plan of x \u00b7 allow_fp32_to_fp16 (precision_mode) \u00b7 Ascend910' }));
     expect(host.querySelector('.npu-subtitle')).toBeNull();
@@ -229,6 +246,13 @@ describe('renderReport', () => {
     expect(host.querySelector('.npu-subtitle')?.textContent).toBe('Ascend910 \u00b7 precision_mode allow_fp32_to_fp16');
     const r = parseReport(payload([{ n: 'a' }]));
     expect(r.ok && subtitle(r.report, 'Plan on Ascend910')).toBe('precision_mode allow_fp32_to_fp16');
+  });
+
+  it('heads the per-op time column as mean CPU time, so it never reads as an NPU time', () => {
+    renderReport(host, payload([{ n: 'model/dense/MatMul', t: 'MatMul', us: 31 }]));
+    const headers = [...host.querySelectorAll('.npu-table th')].map(th => th.textContent);
+    expect(headers).toContain('mean CPU \u00b5s');
+    expect(host.querySelector('.npu-table tr.npu-row')?.textContent).toContain('31.0');
   });
 
   it('marks the root element with the MIME type, as JupyterLab renderers do', () => {

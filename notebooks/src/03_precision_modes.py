@@ -174,7 +174,7 @@ for mode, p in plans.items():
 # tabulates first the **cost model's estimate** of the NPU step time and memory, each vs float32
 # (a roofline over the Ascend 910's published peak rates: an estimate, not a measurement, see
 # `docs/cost-model.md`), then the number of ops that changed precision, the output drift and the op
-# that drifted most, and last the **CPU time of the emulation** (each mode warmed up, median of 3 steps).
+# that drifted most, and last the **wall-clock time of the emulation on this CPU** (each mode warmed up, median of 3 steps).
 # That CPU time includes the emulator's rounding casts and says nothing about NPU speed. (Times vary
 # between runs, so this table is not compared by the notebook test.)
 

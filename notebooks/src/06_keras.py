@@ -54,7 +54,7 @@ print("float32 losses:", [round(x, 4) for x in float32_losses])
 # `%%npu` plans the traced train function as the adapter would (here: convolution and matmul on
 # AI Core in float16, the loss in float32) and runs it with every tensor the plan lowers rounded
 # through float16. The report below the cell is one per function, with its call count; its times are
-# CPU time of the emulation, not NPU time. (The report's numbers change from run to run, so the
+# wall-clock time of the emulation on this CPU, not NPU time. (The report's numbers change from run to run, so the
 # checks below compare the losses instead.)
 
 # %%

@@ -25,16 +25,20 @@ def costliest(ops: list[dict[str, Any]], top: int = 10) -> list[dict[str, Any]]:
     return [op for _, op in timed[:top]]
 
 
+_SHARE = "share of the sum of every timed op's mean time"
+
+
 def cost_bars(
     ops: list[dict[str, Any]],
     top: int = 10,
     *,
-    heading: str = "Costliest ops (mean per run)",
+    heading: str = "Costliest ops (mean per step)",
     name_of: Callable[[dict[str, Any]], str] | None = None,
 ) -> str:
-    """HTML for the costliest ops' mean time per run; "" when the run was not profiled.
+    """HTML for the costliest ops' mean time per step; "" when the run was not profiled.
 
-    ``heading`` says what the times are (CPU time of the emulation or device time); it is escaped.
+    ``heading`` says what the times are (whose clock, the mean over which steps); it is escaped. Each
+    op's share is of the total of every timed op's mean, and says so.
     ``name_of`` gives the name shown for an op (its short name and function in a call tree's report).
     """
     chosen = costliest(ops, top)
@@ -50,7 +54,7 @@ def cost_bars(
         rows.append(
             f'<div style="{_ROW}"><span style="{_LABEL}" title="{name}">{name}</span>'
             f'<span style="flex:1 1 auto"><div style="{_BAR};width:{width:.1f}%"></div></span>'
-            f'<span style="flex:0 0 auto;min-width:9em;text-align:right">'
-            f"{op['us']:.1f} µs ({share:.0f}%) {escape(op['t'])}</span></div>"
+            f'<span style="flex:0 0 auto;min-width:13em;text-align:right" title="{_SHARE}">'
+            f"{op['us']:.1f} µs ({share:.0f}% of total) {escape(op['t'])}</span></div>"
         )
     return f'<div style="margin:6px 0"><div style="font-weight:600">{escape(heading)}</div>{"".join(rows)}</div>'

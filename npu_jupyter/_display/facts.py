@@ -2,7 +2,7 @@
 
 Everything a report says besides its op table — what a run measured and where it wrote files, notes,
 what rests on approximate data, the cost model's estimate — is listed here once, with the label that
-says what kind of number it is ("CPU time of the emulation", "estimated by the cost model").
+says what kind of number it is ("wall-clock time of the emulation on this CPU", "estimated by the cost model").
 :func:`report_facts` computes the list from a payload's other fields; ``report_payload`` ships it as
 the payload's ``facts``, and the HTML, text and JupyterLab (``labextension/src/facts.ts``) views draw
 those lines as they are, so they cannot drift apart (``tests/display/test_view_parity.py``).
@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from npu_jupyter._display.chart import costliest
+from npu_jupyter._display.drift import DRIFT_UNITS, drift_text, worst_drift
 from npu_jupyter._units import format_bytes
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -30,9 +31,32 @@ class Fact(NamedTuple):
 
 
 def measured_label(payload: Mapping[str, Any], field: str = "wall_ms") -> str:
-    """What a measured number of this report is ("CPU time of the emulation", "measured on the device")."""
+    """What a measured number of this report is ("wall-clock time of the emulation on this CPU", …)."""
     labels = payload.get("labels") or {}
     return str(labels.get(field) or labels.get("wall_ms") or "measured")
+
+
+def time_tag(payload: Mapping[str, Any]) -> str:
+    """One word said next to each per-op time where it stands ("31.0 µs CPU"): whose clock it is.
+
+    The emulator times ops on this CPU, never on an NPU; the op list shows the number away from the
+    headings that say so, so the number itself carries the word. The ascend backend puts no per-op
+    times in its report (the adapter's profiling writes the device's own to its output folder, which
+    the report lists): were one there, it would not be called a device time unread.
+    """
+    backend = (payload.get("run") or {}).get("backend", "emulator")
+    return "CPU" if backend == "emulator" else "measured"
+
+
+def step_word(payload: Mapping[str, Any]) -> str:
+    """What a report counts: a traced function's calls, else a run graph's steps."""
+    return "call" if payload.get("functions") else "step"
+
+
+def reference_label(payload: Mapping[str, Any]) -> str:
+    """What ``run.reference_wall_ms`` is: its own label, else (payloads written before it) the old words."""
+    labels = payload.get("labels") or {}
+    return str(labels.get("reference_wall_ms") or "wall-clock time of the float32 reference run on this CPU")
 
 
 def estimate_label(payload: Mapping[str, Any]) -> str:
@@ -63,12 +87,18 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     run = payload.get("run")
     if not run:
         return []
-    per = " per step" if run["steps"] != 1 else ""
-    wall = f"{run['wall_ms']:.2f} ms{per} ({measured_label(payload)})"
-    facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], 'step')} · {wall}")]
+    step = step_word(payload)
+    per = f" per {step}" if run["steps"] != 1 else ""
+    label = measured_label(payload)
+    # A label that says its aggregate ("mean per step over 4 steps: …") is not preceded by "per step".
+    wall = f"{run['wall_ms']:.2f} ms{'' if label.startswith('mean per ') else per} ({label})"
+    facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], step)} · {wall}")]
     if run.get("rounded_tensors") is not None:
         scope = " (in every function it calls too)" if len(payload.get("functions") or []) > 1 else ""
-        text = f"{_plural(run['rounded_tensors'], 'tensor')} rounded to the plan's half precision{scope}"
+        text = (
+            f"{_plural(run['rounded_tensors'], 'rounding cast')} inserted (one per op input or output the plan "
+            f"stores in half precision, not a count of ops){scope}"
+        )
         facts.append(Fact("run.rounded_tensors", "Emulated", text))
     facts += adapter_facts(run)
     if run.get("reference_wall_ms") is not None:
@@ -76,7 +106,7 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
             Fact(
                 "run.reference_wall_ms",
                 "float32 reference",
-                f"{run['reference_wall_ms']:.2f} ms{per} (CPU time of the float32 reference run)",
+                f"{run['reference_wall_ms']:.2f} ms ({reference_label(payload)})",
             )
         )
     if run.get("first_overflow"):
@@ -99,30 +129,23 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     top = costliest(payload["ops"], 5)
     if top:
         listed = ", ".join(f"{op_label(payload, op)} {op['us']:.1f} µs" for op in top)
-        facts.append(Fact("ops.us", f"Costliest ops (mean per run, {measured_label(payload, 'us')})", listed))
-    drifted = worst_drift(payload["ops"], 3)
-    if drifted:
-        listed = "; ".join(f"{op_label(payload, op)} {drift_text(op['dr'])}" for op in drifted)
-        facts.append(Fact("ops.dr", f"Largest drift vs float32 ({DRIFT_UNITS})", listed))
+        head = f"Costliest ops (mean per {step_word(payload)}, {measured_label(payload, 'us')})"
+        facts.append(Fact("ops.us", head, listed))
+    facts += _drift_facts(payload)
     return facts
 
 
-#: What the three drift numbers are, said wherever drift is shown.
-DRIFT_UNITS = "abs: largest |a − b|; rel: largest |a − b| / |b|; cos: cosine similarity, 1 = same direction"
-
-
-def worst_drift(ops: list[dict[str, Any]], top: int = 3) -> list[dict[str, Any]]:
-    """The ``top`` ops that drifted most from float32 by max relative error (as the sweep's worst op).
-
-    A non-finite error (stored as null) ranks first: an op that went inf/NaN only here is the worst.
-    """
-    drifted = [(k, op) for k, op in enumerate(ops) if op.get("dr")]
-
-    def rank(item: tuple[int, dict[str, Any]]) -> tuple[float, int]:
-        rel = item[1]["dr"].get("max_rel")
-        return (-float("inf") if rel is None else -float(rel), item[0])
-
-    return [op for _, op in sorted(drifted, key=rank)[:top]]
+def _drift_facts(payload: Mapping[str, Any]) -> list[Fact]:
+    """The ops that drifted most from float32 (:mod:`.drift`), or that none did, when a reference ran."""
+    ops = payload["ops"]
+    if not any(op.get("dr") for op in ops):
+        return []  # no reference ran
+    run = payload.get("run") or {}
+    shown = run["drift_worst"] if "drift_worst" in run else worst_drift(ops)
+    if not shown:
+        return [Fact("ops.dr", "Largest drift vs float32", "none: every compared output equals its float32 reference")]
+    listed = "; ".join(f"{op_label(payload, ops[k])} {drift_text(ops[k]['dr'])}" for k in shown)
+    return [Fact("ops.dr", f"Largest drift vs float32, each op's worst step ({DRIFT_UNITS})", listed)]
 
 
 def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
@@ -143,7 +166,7 @@ def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
     facts.append(
         Fact(
             "run.actual",
-            "Actual (GE compiled graph, measured on the device)",
+            "Actual (read from the GE compiled-graph dump)",
             f"{actual['compared']} ops compared, {actual['differ']} differ from the prediction, "
             f"{actual['missing']} predicted device ops not in the dump",
         )
@@ -191,7 +214,8 @@ def _plan_facts(payload: Mapping[str, Any]) -> list[Fact]:
     if estimated:
         top = sorted(estimated, key=lambda item: (-item[1]["est_us"], item[0]))[:5]
         listed = ", ".join(f"{op_label(payload, op)} {op['est_us']:.1f} µs" for _, op in top)
-        facts.append(Fact("ops.est_us", f"Estimated costliest ops ({estimate_label(payload)}, not measured)", listed))
+        head = f"Estimated costliest ops (NPU time per {step_word(payload)}, {estimate_label(payload)}, not measured)"
+        facts.append(Fact("ops.est_us", head, listed))
     if len(payload.get("functions") or []) > 1:
         facts.append(Fact("functions", "Functions", functions_text(payload)))
     if payload["transfers"]:
@@ -254,16 +278,6 @@ def _launch_note(cost: dict[str, Any]) -> str:
         return ""
     part = "over 99%" if share >= 0.995 else f"{share:.0%}"  # not "100%": the kernels take some time
     return f": {part} of it is the fixed per-op launch cost, which precision does not change"
-
-
-def drift_text(drift: dict[str, Any]) -> str:
-    """``"0.0123 abs, 0.456 rel, cos 0.9876"``: the drift of an op's output against float32."""
-    parts = [f"{drift['max_abs']:.3g} abs"] if drift.get("max_abs") is not None else []
-    if drift.get("max_rel") is not None:
-        parts.append(f"{drift['max_rel']:.3g} rel")
-    if drift.get("cos") is not None:
-        parts.append(f"cos {drift['cos']:.4f}")
-    return ", ".join(parts)
 
 
 def op_function(payload: Mapping[str, Any], op: dict[str, Any]) -> str:

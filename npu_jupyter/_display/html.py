@@ -20,16 +20,17 @@ from typing import Any
 from urllib.parse import quote
 
 from npu_jupyter._display.chart import cost_bars
+from npu_jupyter._display.drift import DRIFT_UNITS, drift_text
 from npu_jupyter._display.facts import (
-    DRIFT_UNITS,
     Fact,
-    drift_text,
     measured_label,
     op_function,
     op_label,
     op_marks,
     op_short_name,
     shipped_facts,
+    step_word,
+    time_tag,
 )
 from npu_jupyter._display.fit_table import ALERT_ROW, Cell, Column, Note, Row, fit_table, text_cell
 from npu_jupyter._units import format_bytes  # re-exported: _display.html.format_bytes
@@ -107,11 +108,15 @@ def changed_precision(op: dict[str, Any]) -> bool:
 
 
 def dtype_text(op: dict[str, Any], arrow: str) -> str:
-    """``float32 → float16``; ``float32 (reads float16)`` for input-only lowering; else the dtype."""
+    """``float32 → float16``; ``float32 (reads float16)`` for input-only lowering; ``inputs float16, output
+    int64`` for an op reading what its producers lowered (not a change of its own); else the dtype.
+    """
     if op["d0"] != op["d1"]:
         return f"{op['d0']}{arrow}{op['d1']}"
     if op.get("rd"):  # an op without outputs (a variable update) only reads
         return f"{op['d0']} (reads {op['rd']})" if op["d0"] else f"reads {op['rd']}"
+    if op.get("rf"):  # reads what its producers wrote in half precision (ArgMax after a float16 op)
+        return f"inputs {op['rf']}, output {op['d0']}" if op["d0"] else f"inputs {op['rf']}"
     return str(op["d0"])
 
 
@@ -268,7 +273,8 @@ def _table(payload: Mapping[str, Any], ops: list[dict[str, Any]], cap: int | Non
         Column("Precision reason"),
     ]
     if timed:
-        columns.append(Column("µs per run", "6em", True, f"mean µs per run, {measured_label(payload, 'us')}"))
+        head = f"mean {time_tag(payload)} µs"  # a CPU time must not read as an NPU time, even in a header
+        columns.append(Column(head, "6em", True, f"mean µs per {step_word(payload)}, {measured_label(payload, 'us')}"))
     if drifted:
         columns.append(Column("Drift vs float32", "11em", title=DRIFT_UNITS))
     shown = ops if cap is None else ops[:cap]
@@ -298,5 +304,4 @@ def _table(payload: Mapping[str, Any], ops: list[dict[str, Any]], cap: int | Non
             f"<div><em>{len(ops) - cap} more not shown; "
             "<code>%config NpuMagics.detail = 'full'</code> shows every op.</em></div>"
         )
-    legend = f'<div style="opacity:.8">Drift vs float32: {escape(DRIFT_UNITS)}.</div>' if drifted else ""
-    return fit_table(columns, rows) + legend + more
+    return fit_table(columns, rows) + more

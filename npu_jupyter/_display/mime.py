@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from npu_jupyter._display.drift import worst_drift_names
 from npu_jupyter._display.payload import SCHEMA, VERSION, build_payload
 from npu_jupyter._display.run_payload import shown_path
 
@@ -33,6 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-li
     from npu_jupyter._runtime.report import RunReport
 
 MIME_TYPE = "application/vnd.npu-jupyter.report+json"
+#: The title of a run report that has no plan: what ran is shown, no op is.
+NO_PLAN = "no plan (none of its functions had a graph the planner could read)"
 BUDGET_BYTES = 1_000_000
 
 
@@ -93,6 +96,8 @@ def _split(obj: object) -> tuple[Plan, RunReport | None]:
     plan = getattr(obj, "plan", None)
     if isinstance(plan, Plan):  # a RunReport (or a report type of the same shape)
         return plan, cast("RunReport", obj)
+    if plan is None and type(obj).__name__ == "RunReport":  # a traced function with no plannable graph
+        return Plan(ops={}, title=NO_PLAN), cast("RunReport", obj)
     raise TypeError(f"report_payload() takes a Plan or a RunReport, not {type(obj).__name__}")
 
 
@@ -123,6 +128,7 @@ def _ranked(plan: Plan, run: RunReport | None) -> list[str]:
     Ties keep topological order (``sorted`` is stable), so the choice is deterministic.
     """
     overflow = set(run.overflow_ops) if run else set()
+    overflow |= set(worst_drift_names(plan, run)) if run else set()  # the ops the "Largest drift" line names
     times = run.op_times_us if run else {}
 
     def rank(item: tuple[int, str]) -> tuple[int, float, int]:

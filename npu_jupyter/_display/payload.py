@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from npu_jupyter._display.drift import worst_drift_names
 from npu_jupyter._display.facts import report_facts
 from npu_jupyter._display.run_payload import MAX_ITEMS, round_number, run_block
 
@@ -78,6 +79,8 @@ def build_payload(plan: Plan, run: RunReport | None, keep: list[str], *, truncat
         payload["functions"] = _functions_block(plan, functions)
     if run is not None:
         payload["run"] = run_block(run)
+        if run.drift:  # the ops the "Largest drift" line lists (mime keeps them in the payload)
+            payload["run"]["drift_worst"] = [index[name] for name in worst_drift_names(plan, run) if name in index]
     payload["facts"] = [
         {"key": fact.key, "label": fact.label, "text": fact.text, "tone": fact.tone} for fact in report_facts(payload)
     ]
@@ -170,17 +173,20 @@ def _cost_block(cost: CostBlock) -> CostModel:
     }
 
 
-_MEASURED = {"emulator": "CPU time of the emulation", "ascend": "measured on the device"}
-
-
 def _labels(run: RunReport | None, estimated: bool) -> dict[str, str]:
     """What each number of a run is: defaults from the backend, overridden by the run's own ``labels``."""
     if run is None:
         return {}
-    measured = _MEASURED.get(run.backend, f"measured by the {run.backend} backend")
+    from npu_jupyter._runtime.report_records import clock
+
+    measured = clock(run.backend)  # whose clock: this CPU's (emulator), the host's around session.run (ascend)
     labels = {"wall_ms": measured}
     if run.op_times_us:
         labels["us"] = measured
+    if run.reference_wall_ms is not None:  # the mean over the steps that ran the reference, not over every step
+        n = run.reference_steps
+        over = "" if not n else "1 step ran it; " if n == 1 else f"mean per step over the {n} steps that ran it; "
+        labels["reference_wall_ms"] = f"{over}wall-clock time of the float32 reference run on this CPU"
     if estimated:
         labels["est_us"] = "estimated by the cost model"
     labels.update({str(k): str(v) for k, v in run.labels.items()})
@@ -226,7 +232,7 @@ def _op_entry(
         if us is not None:  # a time that is not finite is not written (every view shows none)
             entry["us"] = us
         if d.name in run.drift:  # the reference's metrics by name (Drift lists them)
-            entry["dr"] = cast("Drift", {k: round_number(v, 6) for k, v in sorted(run.drift[d.name].items())})
+            entry["dr"] = _drift_entry(run.drift[d.name])
         if d.name in run.overflow_ops:
             entry["ov"] = True
         estimate = run.estimate
@@ -239,7 +245,22 @@ def _op_entry(
     reads = list(getattr(d, "lowered_reads", []) or [])
     if reads and entry["d0"] == entry["d1"]:  # reads lowered, writes its declared dtype
         entry["rd"] = "/".join(reads)
+    followed = list(getattr(d, "followed_reads", []) or [])
+    if followed and not reads and entry["d0"] == entry["d1"]:  # reads what its producers lowered: not a change
+        entry["rf"] = "/".join(followed)
     return entry
+
+
+def _drift_entry(row: dict[str, float]) -> Drift:
+    """An op's drift row: six significant digits (a 3e-7 difference must not read 0), the step as is."""
+    out: dict[str, float | int | None] = {}
+    for key, value in sorted(row.items()):
+        if key == "step":
+            out[key] = int(value)
+        else:
+            number = round_number(value, 300)  # None when not finite
+            out[key] = None if number is None else float(f"{number:.6g}")
+    return cast("Drift", out)
 
 
 def _transfers(plan: Plan, index: dict[str, int]) -> list[Transfer]:
@@ -266,7 +287,9 @@ def _title(plan: Plan, run: RunReport | None) -> str:
             from npu_jupyter._runtime.functions.labels import python_name
 
             names = [python_name(f) for f in run.fetches]
-            return f"Calls of {label}{'' if names == [label] else f' ({_names(names)})'}: {base}"
+            # "train_step" is its own label; "train_function" is what "Keras fit (train function)" says
+            restated = all(name == label or label.endswith(f"({name.replace('_', ' ')})") for name in names)
+            return f"Calls of {label}{'' if restated else f' ({_names(names)})'}: {base}"
         return f"Run of {_names(run.fetches)}: {base}"
     fetches = getattr(plan, "fetches", None)  # plans pickled by plan_cache before the field existed
     if run is None and fetches:

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         """The payload's ``Op`` object."""
 
         rd: str
+        rf: str
         us: float
         dr: Drift
         ov: bool
@@ -75,6 +76,8 @@ if TYPE_CHECKING:
 
         rmse: float | None
         accumulated_rel: float | None
+        rel_rmse: float | None
+        step: int
 
     class Transfer(TypedDict):
         """The payload's ``Transfer`` object."""
@@ -137,6 +140,7 @@ if TYPE_CHECKING:
         dump_steps: list[int]
         dump_skipped: list[DumpSkip]
         rounded_tensors: int
+        drift_worst: list[int]
         nonfinite: NonFinite
 
     class DumpSkip(TypedDict):

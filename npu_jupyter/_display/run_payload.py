@@ -28,7 +28,8 @@ def run_block(run: RunReport) -> RunInfo:
         "wall_ms": round(float(run.wall_ms), 3),  # a measured wall time is finite
         "reference_wall_ms": None if run.reference_wall_ms is None else round_number(run.reference_wall_ms, 3),
         "first_overflow": run.first_overflow,
-        "dump_dir": shown_path(run.dump_dir),
+        # this report's graph's own folder (dump_path/graph_<k> after the first graph), else dump_path
+        "dump_dir": shown_path(run.dump.graph_dir or run.dump_dir),
         "trace_file": shown_path(run.trace_file),
         "op_summary_csv": shown_path(run.op_summary_csv),
         # ascend backend only (null / empty otherwise): see docs/report-schema.md

@@ -79,7 +79,14 @@ def _columns(overflow: bool) -> list[Column]:
     ]
     if overflow:
         columns.append(Column("first overflow", title="first op whose output became inf/NaN"))
-    columns.append(Column("CPU ms/step (emulation)", "8em", True, "CPU time of the emulation (not NPU time)"))
+    columns.append(
+        Column(
+            "ms/step on this CPU (emulation)",
+            "8em",
+            True,
+            "wall-clock time of the emulation on this CPU (not NPU time)",
+        )
+    )
     return columns
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from npu_jupyter._display.facts import DRIFT_UNITS, drift_text, op_label, op_marks, shipped_facts
+from npu_jupyter._display.drift import drift_text
+from npu_jupyter._display.facts import op_label, op_marks, shipped_facts, time_tag
 from npu_jupyter._display.html import HEADING, dtype_text, interesting_ops, summary_line
 
 _SUMMARY_ROWS = 20
@@ -36,8 +37,6 @@ def render(payload: Mapping[str, Any], *, detail: str = "summary") -> str:
         lines += [_op_line(payload, op) for op in shown]
         if len(shown) < len(ops):
             lines.append(f"  … {len(ops) - len(shown)} more")
-        if any(op.get("dr") for op in shown):
-            lines.append(f"  (drift vs float32 — {DRIFT_UNITS})")
     if payload.get("truncated"):
         lines.append("(report truncated to stay under 1 MB)")
     return "\n".join(lines)
@@ -51,7 +50,7 @@ def _op_line(payload: Mapping[str, Any], op: dict[str, Any]) -> str:
     reason = "; ".join(r for r in (placement, precision) if r)
     marks = op_marks(op)
     if op.get("us") is not None:
-        marks.append(f"{op['us']:.1f} µs")
+        marks.append(f"mean {op['us']:.1f} µs {time_tag(payload)}")  # the mean over the profiled steps
     if op.get("dr"):
         marks.append(f"drift {drift_text(op['dr'])}")
     extra = f" ({'; '.join(marks)})" if marks else ""

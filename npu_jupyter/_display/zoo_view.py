@@ -15,7 +15,7 @@ from npu_jupyter._units import format_bytes
 
 PRED = "predicted by the planner"
 EST = "estimated by the cost model (not measured)"
-CPU = "CPU time of the emulation measured on this CPU (not NPU time)"
+CPU = "wall-clock time of the emulation measured on this CPU (not NPU time)"
 
 COLUMNS = (
     "entry",
@@ -31,7 +31,7 @@ COLUMNS = (
     "vs float32",
     "est. memory",
     "vs float32",
-    "CPU ms/step (emulation)",
+    "ms/step on this CPU (emulation)",
 )
 
 
@@ -92,7 +92,7 @@ def legend(rows: list[dict[str, Any]]) -> str:
         f"compiles, placement, ops lowered: {PRED} (compiles = the plan has no error). First non-finite op, "
         f"drift (max relative error vs a float32 reference of the same step): measured by the emulator. "
         f"est. NPU ms/step, est. memory: {EST}; vs float32: the same estimate with every float tensor in "
-        f"float32. CPU ms/step: {CPU}, mean over the {counted} training step(s) of each task, first step "
+        f"float32. ms/step on this CPU: {CPU}, mean over the {counted} training step(s) of each task, first step "
         f"included. One process per task."
     )
 

@@ -60,8 +60,8 @@ def emulated_functions(
         try:
             yield found
         finally:
-            # plan is None for a function with no plannable graph, though RunReport types it Plan (_runtime/functions/emulator.py)
-            found.reports = [r for r in emulation.reports.values() if r.plan is not None and r.steps]  # type: ignore[redundant-expr]
+            # plan is None for a function with no plannable graph (_runtime/functions/emulator.py)
+            found.reports = [r for r in emulation.reports.values() if r.plan is not None and r.steps]
 
 
 def _device_options(emulation: FunctionEmulation, layers: Layers | None) -> AbstractContextManager[object]:

@@ -22,6 +22,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Callable, Hashable
 
 from npu_jupyter._runtime.observe.initializers import is_initializer_plan
+from npu_jupyter._runtime.report_records import CLOCKS
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter._plan.model import Plan
@@ -50,19 +51,43 @@ def collapse(reports: list[RunReport]) -> RunReport:
     """One RunReport standing for several runs of the same thing (the last run's records and estimate)."""
     if len(reports) == 1:
         return reports[0]
+    from npu_jupyter._runtime.observe.observers import keep_worse  # numpy and the dump writer: not at load
+
     last = reports[-1]
     steps = sum(max(1, r.steps) for r in reports)
     overflow: list[str] = []
+    drift: dict[str, dict[str, float]] = {}
     for r in reports:
         overflow += [name for name in r.overflow_ops if name not in overflow]
+        for op, row in r.drift.items():  # each op's worst step of every run, not the last run's
+            keep_worse(drift, op, row)
+    timing = reports[0].timing
+    for r in reports[1:]:
+        timing = timing.then(r.timing)
+    labels = dict(last.labels)
+    profile = reports[0].profile
+    for r in reports[1:]:
+        profile = profile.then(r.profile)
+    if "us" in labels and profile.steps:  # which steps the folded per-op times are the mean of
+        from npu_jupyter._runtime.observe.profile import CPU_TIME
+
+        labels["us"] = profile.label(CPU_TIME, "call" if last.function is not None else "step")
+    if last.backend in CLOCKS and timing.first_ms is not None:  # the label of the folded steps, not the last's
+        from npu_jupyter._runtime.observe.step_record import time_label
+
+        labels["wall_ms"] = time_label("call" if last.function is not None else "step", steps, timing, last.backend)
     return dataclasses.replace(
         last,
         steps=steps,
+        timing=timing,
+        labels=labels,
+        profile=profile,
         wall_ms=_weighted(reports, lambda r: r.wall_ms) or 0.0,  # every report has a wall time: never None
-        reference_wall_ms=_weighted(reports, lambda r: r.reference_wall_ms),
+        reference_wall_ms=_reference_mean(reports),
         reference_steps=sum(r.reference_steps for r in reports),
         op_times_us=_mean_times(reports),
         overflow_ops=overflow,
+        drift=drift,
         first_overflow=next((r.first_overflow for r in reports if r.first_overflow), None),
         dump_dir=next((r.dump_dir for r in reversed(reports) if r.dump_dir), None),
         trace_file=next((r.trace_file for r in reversed(reports) if r.trace_file), None),
@@ -79,8 +104,10 @@ def _reports_of(session: object) -> list[RunReport]:
     return [last] if last is not None else []
 
 
-def _plan_key(plan: Plan, memo: dict[int, tuple[Hashable, ...]]) -> tuple[Hashable, ...]:
+def _plan_key(plan: Plan | None, memo: dict[int, tuple[Hashable, ...]]) -> tuple[Hashable, ...]:
     """Identity of a plan by content (a re-planned identical graph is the same plan), memoised by id."""
+    if plan is None:  # a traced function without a plannable graph: its runs group by their fetches
+        return ()
     key = memo.get(id(plan))
     if key is None:
         key = memo[id(plan)] = (tuple(plan.ops), plan.precision_mode, plan.soc)
@@ -96,15 +123,35 @@ def _weighted(reports: list[RunReport], value: Callable[[RunReport], float | Non
     return sum(v * n for v, n in known) / sum(n for _, n in known)
 
 
+def _reference_mean(reports: list[RunReport]) -> float | None:
+    """The float32 reference's mean per step over the steps that ran one (None: none did).
+
+    A report's ``reference_wall_ms`` is the mean over its ``reference_steps``; a report whose steps ran
+    no reference (the reference was off for those runs, or skipped) adds nothing rather than hiding
+    the others' time, and a report with many steps but one reference step weighs one.
+    """
+    known = [(r.reference_wall_ms, r.reference_steps) for r in reports if r.reference_wall_ms is not None]
+    known = [(ms, n) for ms, n in known if n > 0]
+    steps = sum(n for _, n in known)
+    return sum(ms * n for ms, n in known) / steps if steps else None
+
+
 def _mean_times(reports: list[RunReport]) -> dict[str, float]:
-    """Per-op µs, the mean per run over every run of the reports."""
+    """Per-op µs, the mean per run over the runs the reports' times are the mean of.
+
+    A report's per-op times are the mean over its profiled steps after the warm-up (``profile``), so
+    each weighs by those; a report holding only the warm-up's times weighs nothing once another has
+    timed steps (the warm-up stays out, as the label says). Without profile records, by ``steps``.
+    """
+    timed = any(r.profile.timed_steps for r in reports)
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
     for r in reports:
+        weight = r.profile.timed_steps if timed else (r.profile.steps or max(1, r.steps))
         for name, us in r.op_times_us.items():
-            sums[name] = sums.get(name, 0.0) + us * max(1, r.steps)
-            counts[name] = counts.get(name, 0) + max(1, r.steps)
-    return {name: sums[name] / counts[name] for name in sums}
+            sums[name] = sums.get(name, 0.0) + us * weight
+            counts[name] = counts.get(name, 0) + weight
+    return {name: sums[name] / counts[name] for name in sums if counts[name]}
 
 
 # -- initialiser runs ---------------------------------------------------------------------------
@@ -120,7 +167,7 @@ def is_initializer_run(report: RunReport) -> bool:
     """
     if report.function is not None and report.function.helper == "initializer":  # initialize_variables
         return True
-    return is_initializer_plan(report.plan, report.fetches)
+    return report.plan is not None and is_initializer_plan(report.plan, report.fetches)
 
 
 def arrange(reports: list[RunReport]) -> tuple[list[RunReport], list[RunReport]]:
@@ -139,10 +186,11 @@ def initializer_note(reports: list[RunReport]) -> str:
     parts = []
     for r in reports:
         runs = f", {r.steps} runs" if r.steps > 1 else ""
+        ops = len(r.plan.ops) if r.plan is not None else 0
         if r.function is not None and r.function.helper:  # "variable initialisation (initialize_variables), ..."
-            parts.append(f"{r.function.label} ({len(r.plan.ops)} ops{runs})")
+            parts.append(f"{r.function.label} ({ops} ops{runs})")
         else:
-            parts.append(f"{', '.join(r.fetches)} (variable initialisation, {len(r.plan.ops)} ops{runs})")
+            parts.append(f"{', '.join(r.fetches)} (variable initialisation, {ops} ops{runs})")
     return "also ran: " + "; ".join(parts)
 
 
@@ -161,6 +209,9 @@ def dedupe_warnings(reports: list[RunReport]) -> list[RunReport]:
     shown_notes: set[str] = set()
     for report in _notes_once(reports, shown_notes):
         plan = report.plan
+        if plan is None:  # nothing planned, nothing repeated
+            out.append(report)
+            continue
         warnings = []
         for message in plan.warnings:
             where = first_seen.get(message)

@@ -50,6 +50,8 @@ class OpDecision:
     body_ops: list[str] = field(default_factory=list)  # op types inside a called function or a fused unary chain
     approximate: bool = False  # rests on approximate op data (_plan/approximate.py)
     declared_input_dtypes: list[str] = field(default_factory=list)  # each data input's dtype in the graph
+    # each data input's dtype as its producer writes it on the device (decided), where the planner knows it
+    producer_dtypes: list[str] = field(default_factory=list)
 
     @property
     def precision_changed(self) -> bool:
@@ -63,11 +65,28 @@ class OpDecision:
 
     @property
     def lowered_reads(self) -> list[str]:
-        """The dtypes this op reads float inputs in where they differ from the declared ones (deduplicated)."""
+        """The dtypes this op reads float inputs in where they differ from the declared ones and from what
+        the producer writes: a cast before this op, so its computation sees rounded data (deduplicated).
+        """
+        return self._reads(cast_here=True)
+
+    @property
+    def followed_reads(self) -> list[str]:
+        """The lowered dtypes this op reads float inputs in as their producers already wrote them.
+
+        No cast sits before the op (the adapter inserts one only where producer and consumer dtypes
+        differ): an ``ArgMax`` or ``Equal`` after a float16 op under allow_mix_precision reads the
+        producer's float16 values unchanged, and its int64/bool output is what it is in float32 on those
+        values. The change is the producer's; this op's precision did not change.
+        """
+        return self._reads(cast_here=False)
+
+    def _reads(self, cast_here: bool) -> list[str]:
+        written = self.producer_dtypes or self.declared_input_dtypes  # plans built before producer_dtypes
         reads = [
             got
-            for got, declared in zip(self.input_dtypes, self.declared_input_dtypes)
-            if got != declared and got in _FLOATS and declared in _FLOATS
+            for got, declared, wrote in zip(self.input_dtypes, self.declared_input_dtypes, written)
+            if got != declared and got in _FLOATS and declared in _FLOATS and (got != wrote) == cast_here
         ]
         return list(dict.fromkeys(reads))
 

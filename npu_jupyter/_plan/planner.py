@@ -226,6 +226,10 @@ def plan(
                 inputs=list(n.input_names),
                 input_dtypes=p.input_dtypes,
                 declared_input_dtypes=list(n.input_dtypes),
+                producer_dtypes=[
+                    prec.ops[k].output_dtypes[slot] if k >= 0 and slot < len(prec.ops[k].output_dtypes) else dt
+                    for k, (_, slot), dt in zip(n.in_idx, n.inputs, n.input_dtypes)
+                ],
                 output_dtypes=decided,
                 impl_mode=p.impl_mode,
                 policy=p.policy,

@@ -30,11 +30,11 @@ class RunReport:
     session's run) or ``function`` (a traced function's calls), and ``estimate`` (the cost model's).
     """
 
-    plan: Plan
+    plan: Plan | None  # None: a traced function whose plan could not be made (its report still renders)
     backend: str = "emulator"
     fetches: list[str] = field(default_factory=list)
     steps: int = 1
-    wall_ms: float = 0.0  # mean per step (per call), CPU time measured on this machine
+    wall_ms: float = 0.0  # mean per step (per call), wall-clock ms on the backend's clock (report_records.CLOCKS)
     reference_wall_ms: float | None = None
     reference_steps: int = 0  # the steps whose float32 reference ran (reference_wall_ms is their mean)
     op_times_us: dict[str, float] = field(default_factory=dict)

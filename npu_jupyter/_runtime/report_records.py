@@ -12,6 +12,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+#: What an emulated run's times are (its steps' and its ops'): clocked on this CPU, never an NPU time.
+EMULATED_TIME = "wall-clock time of the emulation on this CPU"
+#: What the ascend backend's step time is: timed on the host around ``session.run``, whose wait includes
+#: the device's work, so it is neither a CPU time of this process nor a device kernel time.
+HOST_TIME = (
+    "wall-clock time of session.run measured on the host while the device ran the graph (not a device kernel time)"
+)
+#: Per backend: what its step times are, and what its first step includes that later ones do not.
+CLOCKS = {
+    "emulator": (EMULATED_TIME, "TensorFlow's warm-up"),
+    "ascend": (HOST_TIME, "the adapter builds and loads the graph in it"),
+}
+
+
+def clock(backend: str) -> str:
+    """What ``backend``'s measured times are ("wall-clock time of the emulation on this CPU")."""
+    return CLOCKS[backend][0] if backend in CLOCKS else f"measured by the {backend} backend"
+
 
 @dataclass(frozen=True)
 class NonFiniteFinding:
@@ -41,7 +59,7 @@ class NonFiniteFinding:
 
 @dataclass(frozen=True)
 class Timing:
-    """CPU wall time of a report's steps (a function's calls), as measured on this CPU.
+    """Wall-clock time of a report's steps (a function's calls), as its backend clocks them (:data:`CLOCKS`).
 
     ``RunReport.wall_ms`` is the mean per step; this keeps the total and the first, fastest and slowest
     step, which a mean alone would hide (the first call of a function also instantiates it).
@@ -59,6 +77,18 @@ class Timing:
             first_ms=wall_ms if self.first_ms is None else self.first_ms,
             min_ms=wall_ms if self.min_ms is None else min(self.min_ms, wall_ms),
             max_ms=wall_ms if self.max_ms is None else max(self.max_ms, wall_ms),
+        )
+
+    def then(self, later: Timing) -> Timing:
+        """The timing of these steps followed by ``later``'s (two reports of one run folded into one)."""
+        known = [t for t in (self, later) if t.first_ms is not None]
+        if len(known) < 2:
+            return known[0] if known else self
+        return Timing(
+            total_ms=self.total_ms + later.total_ms,
+            first_ms=self.first_ms,
+            min_ms=min(self.min_ms or 0.0, later.min_ms or 0.0),
+            max_ms=max(self.max_ms or 0.0, later.max_ms or 0.0),
         )
 
 
@@ -141,16 +171,29 @@ class ProfileRecord:
             sums[name] = sums.get(name, 0.0) + us
         return ProfileRecord(self.steps + 1, self.timed_steps + 1, cast_us, self.warmup_op_times_us, sums)
 
+    def then(self, later: ProfileRecord) -> ProfileRecord:
+        """These profiled steps followed by ``later``'s (two reports of one run graph folded into one)."""
+        sums = dict(self.op_time_sums)
+        for name, us in later.op_time_sums.items():
+            sums[name] = sums.get(name, 0.0) + us
+        warmup = self.warmup_op_times_us if self.warmup_op_times_us is not None else later.warmup_op_times_us
+        cast_us = later.cast_us if later.steps else self.cast_us
+        return ProfileRecord(self.steps + later.steps, self.timed_steps + later.timed_steps, cast_us, warmup, sums)
+
     def op_times_us(self) -> dict[str, float]:
         """Per-op CPU µs: the mean over the timed steps, else the warm-up's."""
         if self.timed_steps:
             return {name: total / self.timed_steps for name, total in self.op_time_sums.items()}
         return dict(self.warmup_op_times_us or {})
 
-    def label(self, cpu_time: str) -> str:
-        """What the per-op times are: which steps they are the mean of (``cpu_time`` says whose clock)."""
+    def label(self, cpu_time: str, kind: str = "step") -> str:
+        """What the per-op times are: which steps (a function's: calls) they are the mean of.
+
+        ``cpu_time`` says whose clock; ``kind`` is what the report counts, so a function's report that
+        says "6 calls" does not call the same calls "profiled steps" a line below.
+        """
         if not self.timed_steps:
-            return f"step 0 only, TensorFlow's warm-up included; {cpu_time}"
+            return f"{kind} 0 only, TensorFlow's warm-up included; {cpu_time}"
         runs = self.timed_steps
-        left_out = ", step 0 (warm-up) left out" if self.warmup_op_times_us is not None else ""
-        return f"over {runs} profiled step{'s' if runs != 1 else ''}{left_out}; {cpu_time}"
+        left_out = f", {kind} 0 (warm-up) left out" if self.warmup_op_times_us is not None else ""
+        return f"over {runs} profiled {kind}{'s' if runs != 1 else ''}{left_out}; {cpu_time}"

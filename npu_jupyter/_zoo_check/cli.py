@@ -20,7 +20,7 @@ def parser() -> argparse.ArgumentParser:
         description=(
             "Run training entries (fn(npu, steps) -> loss) under precision modes and option sets, one "
             "process per task, and print one table: compiles, placement, ops lowered, first non-finite "
-            "op, drift vs float32, estimated NPU time and memory vs float32, CPU time of the emulation."
+            "op, drift vs float32, estimated NPU time and memory vs float32, wall-clock time of the emulation on this CPU."
         ),
     )
     p.add_argument("entries", nargs="+", help="file.py[:function] (default function zoo_entry) or module:function")

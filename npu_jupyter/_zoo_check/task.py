@@ -9,7 +9,7 @@ What a row holds, and what kind of number each is (the table's legend says it ag
   step all in float32 (``npu_jupyter.cost``: a roofline over published peak rates, never measured);
 * **measured on this CPU** -- the emulation's results: ``loss``, ``first_non_finite`` (the first op
   whose output went inf/NaN), drift against a float32 reference of the same step, and times:
-  ``cpu_ms_per_step`` (mean over the training steps, CPU time of the emulation, not NPU time),
+  ``cpu_ms_per_step`` (mean over the training steps, wall-clock time of the emulation on this CPU, not NPU time),
   ``plan_ms`` (the planner, total), ``startup_s`` (interpreter and TensorFlow import), ``entry_s``,
   ``finish_s`` (closing the sessions, the cost model and the row after the entry returned),
   ``task_s`` (the whole process, measured by its parent) and ``peak_rss_mb`` (its peak resident memory).
@@ -153,6 +153,7 @@ def _close(npu: ZooRun) -> None:
 def _fill(row: dict[str, Any], report: RunReport, graph: Graph | None) -> None:
     """The planner's, the cost model's and the emulation's columns from the training run's report."""
     plan = report.plan
+    assert plan is not None  # noqa: S101 - narrows the type: training_run picks planned reports only
     summary = plan.summary()
     row.update(
         compiles=not plan.errors,

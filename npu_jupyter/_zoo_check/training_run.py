@@ -32,15 +32,16 @@ def training_report(npu: ZooRun) -> tuple[RunReport, Graph | None] | None:
         candidates.extend(
             (report, npu.graphs.get(id(report.plan)))
             for report in emulation.reports.values()
-            # plan is None for a function with no plannable graph, though RunReport types it Plan (_runtime/functions/emulator.py)
-            if report.plan is not None and report.steps  # type: ignore[redundant-expr]
+            # plan is None for a function with no plannable graph (_runtime/functions/emulator.py)
+            if report.plan is not None and report.steps
         )
     if not candidates:
         return None
 
     def rank(i: int) -> tuple[bool, int, int, int]:
         report = candidates[i][0]
-        return (report.steps >= npu.steps, len(report.plan.ops), report.steps, i)
+        planned = len(report.plan.ops) if report.plan is not None else 0  # a session's report: always planned
+        return (report.steps >= npu.steps, planned, report.steps, i)
 
     return candidates[max(range(len(candidates)), key=rank)]
 

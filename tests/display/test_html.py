@@ -94,8 +94,8 @@ def test_run_section_shows_first_overflow_paths_and_costliest_ops_bars():
         op_summary_csv="/tmp/ops.csv",
     )
     page = html.render(report_payload(run))
-    assert "2 steps · 3.50 ms per step (CPU time of the emulation)" in page
-    assert "Costliest ops (mean per run, CPU time of the emulation)" in page
+    assert "2 steps · 3.50 ms per step (wall-clock time of the emulation on this CPU)" in page
+    assert "Costliest ops (mean per step, wall-clock time of the emulation on this CPU)" in page
     assert "First overflow" in page and "<code" in page
     assert "/tmp/t &lt;1&gt;.json" in page and "/tmp/ops.csv" in page
     assert page.index("Costliest ops") < page.index("Ops that left the AI Core")

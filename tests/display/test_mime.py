@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from npu_jupyter._display import text
 from npu_jupyter._display.mime import BUDGET_BYTES, MIME_TYPE, mimebundle, report_payload
 from npu_jupyter._plan.model import OpDecision, Plan, Subgraph, Transfer
 from npu_jupyter._runtime.report import RunReport
@@ -252,9 +253,13 @@ def test_plan_payload_without_optional_facts_has_no_optional_keys_and_says_it_is
 def test_run_times_are_labelled_by_backend_and_the_run_can_override_a_label():
     plan = _small_plan()
     emulated = report_payload(RunReport(plan=plan, op_times_us={"x": 1.0}))
-    assert emulated["labels"] == {"us": "CPU time of the emulation", "wall_ms": "CPU time of the emulation"}
-    device = report_payload(RunReport(plan=plan, backend="ascend"))
-    assert device["labels"] == {"wall_ms": "measured on the device"}
+    clock = "wall-clock time of the emulation on this CPU"
+    assert emulated["labels"] == {"us": clock, "wall_ms": clock}
+    device = report_payload(RunReport(plan=plan, backend="ascend"))  # timed on the host around session.run
+    host = (
+        "wall-clock time of session.run measured on the host while the device ran the graph (not a device kernel time)"
+    )
+    assert device["labels"] == {"wall_ms": host}
     custom = report_payload(RunReport(plan=plan, labels={"wall_ms": "wall clock of the host"}))
     assert custom["labels"]["wall_ms"] == "wall clock of the host"
 
@@ -289,3 +294,34 @@ def test_optional_facts_come_from_the_reports_typed_records():
     assert payload["run"]["dump_skipped"] == [{"step": 5, "reason": "over budget"}]
     assert payload["run"]["nonfinite"] == {"first_op": HOSTILE, "step": 1, "reason": "inf"}
     assert "dump budget exceeded" in payload["warnings"]
+
+
+def test_the_dump_folder_is_the_reports_own_graph_folder_not_the_cells_dump_root(tmp_path):
+    """Review: a training run's report showed dump/ (whose step_0 is the init graph's), not dump/graph_1."""
+    root = tmp_path / "dump"
+    run = RunReport(
+        plan=_small_plan(), dump_dir=str(root), dump=DumpRecord(steps=(0, 1), graph_dir=str(root / "graph_1"))
+    )
+    payload = report_payload(run)
+    assert payload["run"]["dump_dir"] == str(root / "graph_1")
+    assert f"Dump folder: {root / 'graph_1'}" in text.render(payload)
+    first = RunReport(plan=_small_plan(), dump_dir=str(root), dump=DumpRecord(steps=(0,), graph_dir=str(root)))
+    assert report_payload(first)["run"]["dump_dir"] == str(root)  # the first graph's steps are in the root
+
+
+def test_a_function_report_without_a_plan_renders_what_ran():
+    """A traced function with no plannable graph has ``plan=None``; its report said TypeError instead."""
+    from npu_jupyter._display.mime import NO_PLAN
+    from npu_jupyter._runtime.observe.step_record import StepRecord, add_time
+    from npu_jupyter._runtime.report_records import FunctionInfo
+
+    run = RunReport(plan=None, fetches=["__inference_step_7"], function=FunctionInfo("step", "__inference_step_7"))
+    run.steps = 0
+    for index, ms in enumerate([9.0, 2.0]):
+        add_time(run, StepRecord("call", "step", index, None, ms))
+    bundle = mimebundle(run)
+    payload = bundle[MIME_TYPE]
+    assert payload["ops"] == [] and payload["run"]["steps"] == 2
+    assert payload["title"] == f"Calls of step: {NO_PLAN}"
+    assert "5.50 ms (mean per call over 2 calls: min 2.00 ms, max 9.00 ms" in bundle["text/plain"]
+    assert NO_PLAN in bundle["text/html"] and str(run) == bundle["text/plain"]

@@ -8,8 +8,10 @@ the table with its units, AI CPU ops among the ops shown first, and the non-fini
 
 from __future__ import annotations
 
+import re
+
 from npu_jupyter._display import html, text
-from npu_jupyter._display.facts import DRIFT_UNITS
+from npu_jupyter._display.drift import DRIFT_UNITS
 from npu_jupyter._display.mime import report_payload
 from npu_jupyter._plan.model import OpDecision, Plan, Subgraph
 from npu_jupyter._runtime.report import RunReport
@@ -37,8 +39,9 @@ def _run(**kw: object) -> RunReport:
     base: dict[str, object] = {
         "plan": plan,
         "drift": {
-            "conv": {"max_abs": 0.0227, "max_rel": 7.99, "cos": 0.99999},
-            "relu": {"max_abs": 0.0018, "max_rel": 91.0, "cos": 0.99998},
+            "conv": {"max_abs": 0.0227, "max_rel": 7.99, "cos": 0.9995, "rel_rmse": 0.031, "step": 2},
+            # a noisy element-wise relative error (one value near zero) on a tensor that barely drifted
+            "relu": {"max_abs": 0.0018, "max_rel": 91.0, "cos": 0.99998, "rel_rmse": 0.0006, "step": 0},
         },
         "cost": CostEstimate(est_us={"conv": 5.1, "relu": 5.0, "shape": 4.2}),
     }
@@ -51,14 +54,21 @@ def test_no_op_name_carries_the_cost_model_estimate_which_is_listed_once():
     for view in (html.render(payload), text.render(payload)):
         assert "(estimate)" not in view
         assert view.count("conv 5.1 µs") == 1
-        assert "Estimated costliest ops (estimated by the cost model, not measured)" in view
+        assert "Estimated costliest ops (NPU time per step, estimated by the cost model, not measured)" in view
 
 
 def test_columns_follow_what_the_run_measured():
     plain = html.render(report_payload(_run(drift={})))
-    assert "Drift vs float32" not in plain and "µs per run" not in plain
+    assert "Drift vs float32" not in plain and "µs per step" not in plain
     measured = html.render(report_payload(_run(op_times_us={"conv": 12.0})))
-    assert "µs per run" in measured and "Drift vs float32" in measured
+    assert "µs per step" in measured and "Drift vs float32" in measured
+
+
+def test_the_time_column_says_it_is_cpu_time_in_its_header():
+    """Review: a per-op time under "µs per run" read as an NPU time; only the heading above said CPU."""
+    page = html.render(report_payload(_run(op_times_us={"conv": 12.0})))
+    headers = [re.sub("<[^>]+>", "", cell) for cell in re.findall(r"<th\b.*?</th>", page, flags=re.DOTALL)]
+    assert "mean CPU µs" in headers
 
 
 def test_the_worst_drift_is_summarised_above_the_table_with_its_units():
@@ -66,10 +76,19 @@ def test_the_worst_drift_is_summarised_above_the_table_with_its_units():
     page = html.render(payload)
     summary = page.index("Largest drift vs float32")
     assert summary < page.index("<table")
-    assert page.index("relu 0.0018 abs, 91 rel") < page.index("conv 0.0227 abs, 7.99 rel")  # worst (max rel) first
-    assert f"Drift vs float32: {DRIFT_UNITS}" in page.replace("&#x27;", "'")
+    # ranked by the relative RMSE it shows, not by the largest element-wise relative error
+    assert page.index("conv rel. RMSE 0.031, max abs 0.0227, cos 0.9995, step 2") < page.index(
+        "relu rel. RMSE 0.0006, max abs 0.0018, cos 1.0000, step 0"
+    )
     plain = text.render(payload)
     assert "Largest drift vs float32" in plain and DRIFT_UNITS in plain
+
+
+def test_the_drift_units_are_said_once_in_the_page_not_again_under_each_table():
+    """Review: the units stood in the facts line and again under the op table (under every table)."""
+    page = html.render(report_payload(_run(op_times_us={"conv": 12.0})), detail="full")
+    shown = re.sub(r'title="[^"]*"', "", page.replace("&#x27;", "'"))  # a header's hover text is not prose
+    assert shown.count(DRIFT_UNITS) == 1
 
 
 def test_an_ai_cpu_op_is_among_the_ops_shown_first():
@@ -101,6 +120,16 @@ def test_a_traced_function_report_is_titled_by_its_python_name_not_tensorflows()
         fetches=["__inference_train_step_1036"], function=FunctionInfo("train_step", "__inference_train_step_1036")
     )
     assert report_payload(plain)["title"].startswith("Calls of train_step: ")  # not "train_step (train_step)"
+
+
+def test_a_keras_function_named_as_its_label_says_is_not_named_twice_in_the_title():
+    """Review: "Calls of Keras fit (train function) (train_function)"."""
+    fit = FunctionInfo("Keras fit (train function)", "__inference_train_function_812")
+    title = report_payload(_run(fetches=["__inference_train_function_812"], function=fit))["title"]
+    assert title.startswith("Calls of Keras fit (train function): ")
+    evaluate = FunctionInfo("Keras evaluate (test function)", "__inference_train_function_812")
+    title = report_payload(_run(fetches=["__inference_train_function_812"], function=evaluate))["title"]
+    assert title.startswith("Calls of Keras evaluate (test function) (train_function): ")  # tells something
 
 
 def test_run_files_read_alike_and_the_ones_inside_the_notebook_folder_are_links(tmp_path, monkeypatch):

@@ -45,7 +45,7 @@ def test_the_sweep_fits_the_cell_and_keeps_the_cpu_column_last():
     assert page is not None
     assert "table-layout:fixed;width:100%" in page
     headers = re.findall(r"<th[^>]*>([^<]*)</th>", page)
-    assert headers[-1] == "CPU ms/step (emulation)"
+    assert headers[-1] == "ms/step on this CPU (emulation)"
     assert len(headers) <= 8, headers
     assert "0.0307<br>0.99× fp32" in page  # an estimate and its float32 ratio share one cell
     assert "rel 0.002<br>abs 0.002<br>cos 0.999990" in page

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from npu_jupyter._display import text
+from npu_jupyter._display.facts import DRIFT_UNITS
 from npu_jupyter._display.mime import report_payload
 from npu_jupyter._plan.model import OpDecision, Plan
 from npu_jupyter._runtime.report import RunReport
@@ -44,8 +45,23 @@ def test_run_lines_name_first_overflow_and_costliest_ops():
     run = RunReport(plan=plan, op_times_us={"a": 1.0, "b": 5.0}, first_overflow="b", overflow_ops=["b"])
     out = text.render(report_payload(run))
     assert "First overflow (inf/NaN): b" in out
-    assert "Costliest ops (mean per run, CPU time of the emulation): b 5.0 µs, a 1.0 µs" in out
-    assert "b [Mul] AI_CORE float32 (⚠ overflow; 5.0 µs)" in out
+    assert "Costliest ops (mean per step, wall-clock time of the emulation on this CPU): b 5.0 µs, a 1.0 µs" in out
+    assert "b [Mul] AI_CORE float32 (⚠ overflow; mean 5.0 µs CPU)" in out
+
+
+def test_a_per_op_time_in_the_op_list_says_it_is_cpu_time_where_it_stands():
+    """Review: "MatMul … AI_CORE … (31.0 µs; drift …)" read as an NPU time; only a heading said CPU."""
+    plan = Plan(ops={"mm": _op("mm", after="float16")})
+    run = RunReport(plan=plan, op_times_us={"mm": 31.0}, drift={"mm": {"max_abs": 0.5, "max_rel": 0.1, "cos": 1.0}})
+    out = text.render(report_payload(run))
+    assert "mm [Mul] AI_CORE float32->float16 (mean 31.0 µs CPU; drift 0.5 abs" in out
+
+
+def test_drift_units_are_explained_once_per_report():
+    plan = Plan(ops={"mm": _op("mm", after="float16")})
+    run = RunReport(plan=plan, drift={"mm": {"max_abs": 0.5, "max_rel": 0.1, "cos": 1.0}})
+    out = text.render(report_payload(run))
+    assert out.count(DRIFT_UNITS) == 1 and "Largest drift vs float32" in out
 
 
 def test_str_of_a_plan_is_the_text_report_and_repr_stays_the_dataclass():
@@ -113,8 +129,13 @@ def test_the_approximate_line_agrees_in_number_with_its_count():
     assert "Approximate: 2 decisions rest on approximate op tables" in text.render(report_payload(two))
 
 
-def test_the_reference_time_is_labelled_as_the_reference_runs_cpu_time():
-    run = RunReport(plan=Plan(ops={"a": _op("a")}), steps=3, wall_ms=14.0, reference_wall_ms=2.0, reference_steps=3)
+def test_the_reference_time_is_labelled_as_the_reference_runs_time_over_the_steps_that_ran_it():
+    """Review: "2.00 ms mean per step" said neither over how many steps (those that ran the reference)
+    nor whose clock; "CPU time" named a wall-clock reading."""
+    run = RunReport(plan=Plan(ops={"a": _op("a")}), steps=3, wall_ms=14.0, reference_wall_ms=2.0, reference_steps=2)
     out = text.render(report_payload(run))
-    assert "float32 reference: 2.00 ms per step (CPU time of the float32 reference run)" in out
-    assert "14.00 ms per step (CPU time of the emulation)" in out
+    assert (
+        "float32 reference: 2.00 ms (mean per step over the 2 steps that ran it; wall-clock time of the float32 "
+        "reference run on this CPU)" in out
+    )
+    assert "14.00 ms per step (wall-clock time of the emulation on this CPU)" in out

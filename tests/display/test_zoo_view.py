@@ -49,10 +49,10 @@ def test_every_view_labels_predicted_estimated_and_cpu_numbers():
     for view in (text(_rows()), render_html(_rows())):
         assert "predicted by the planner" in view
         assert "estimated by the cost model (not measured)" in view
-        assert "CPU time of the emulation measured on this CPU (not NPU time)" in view
+        assert "wall-clock time of the emulation measured on this CPU (not NPU time)" in view
         assert "mean over the 2 training step(s)" in view
     page = render_html(_rows())
-    assert page.index("est. NPU ms/step") < page.index("CPU ms/step (emulation)")
+    assert page.index("est. NPU ms/step") < page.index("ms/step on this CPU (emulation)")
 
 
 def test_text_shows_counts_ratios_and_problems_under_their_row():

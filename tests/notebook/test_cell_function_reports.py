@@ -116,7 +116,8 @@ def test_a_tf_keras_loss_scale_optimizer_fit_reports_the_train_function_not_a_co
     )
     reports, _ = _run(ip, "--precision allow_mix_precision", "m.fit(x, y, epochs=1, batch_size=16, verbose=0)\n", setup)
     (report,) = [r for r in reports if "Keras fit" in r["title"]]
-    assert report["title"].startswith("Calls of Keras fit (train function) (train_function): ")
+    # review: "Calls of Keras fit (train function) (train_function)" said the function's name twice
+    assert report["title"].startswith("Calls of Keras fit (train function): ")
     assert report["functions"][0]["label"] == "train_function"
     assert any(f["label"].startswith("cond") for f in report["functions"][1:])  # its branches are callees
     own = [op for op in report["ops"] if "f" not in op]

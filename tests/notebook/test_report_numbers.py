@@ -78,13 +78,46 @@ def test_a_functions_time_is_the_mean_per_call_with_its_fastest_and_slowest_call
     assert report.wall_ms == pytest.approx(timing.total_ms / 6)
     assert timing.min_ms <= report.wall_ms <= timing.max_ms < timing.total_ms
     label = payload["labels"]["wall_ms"]
-    assert label.startswith("mean per call over 6 calls: min ") and "CPU time of the emulation" in label
+    assert label.startswith("mean per call over 6 calls: min ") and "wall-clock time of the emulation" in label
     shown = re.search(
-        r"6 steps · ([0-9.]+) ms per step \(mean per call over 6 calls: min ([0-9.]+) ms, max ([0-9.]+)", _text(cap)
+        r"6 calls · ([0-9.]+) ms \(mean per call over 6 calls: min ([0-9.]+) ms, max ([0-9.]+)", _text(cap)
     )
     assert shown is not None, _text(cap)
     mean, low, high = (float(v) for v in shown.groups())
     assert low <= mean <= high
+
+
+def test_a_session_time_is_the_mean_per_step_with_its_fastest_slowest_and_first_step(ip):
+    """Review: "14.77 ms per step" was a mean that included the warm-up step, and said neither."""
+    import npu_jupyter
+
+    ip.run_cell(TF1_TRAINING)
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision allow_fp32_to_fp16", TF1_STEPS)
+    (payload,) = _reports(cap)
+    (report,) = [r for r in npu_jupyter.last_reports() if r.fetches != ["init"]]  # the init run is folded away
+    timing = report.timing
+    assert report.steps == 3 and report.wall_ms == pytest.approx(timing.total_ms / 3)
+    expected = (
+        f"3 steps · {report.wall_ms:.2f} ms (mean per step over 3 steps: min {timing.min_ms:.2f} ms, "
+        f"max {timing.max_ms:.2f} ms, the first {timing.first_ms:.2f} ms (TensorFlow's warm-up); "
+        "wall-clock time of the emulation on this CPU)"
+    )
+    assert f"Run: backend emulator · {expected}" in _text(cap)
+    assert payload["labels"]["wall_ms"].startswith("mean per step over 3 steps: ")
+    assert "ms per step (" not in _text(cap)  # the label says the aggregate; "per step" is not said twice
+
+
+def test_a_later_graphs_report_shows_its_own_dump_folder(ip, tmp_path):
+    """Review: the training run's report showed the cell's dump root, whose step_0 is the init graph's."""
+    dump = tmp_path / "dump"
+    ip.run_cell(TF1_TRAINING)
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", f"--precision allow_fp32_to_fp16 --dump {dump} --dump-step 0|1|2", TF1_STEPS)
+    (payload,) = _reports(cap)
+    assert payload["run"]["dump_dir"] == str(dump / "graph_1")
+    assert sorted(p.name for p in (dump / "graph_1").iterdir()) == ["step_0", "step_1", "step_2"]
+    assert f"Dump folder: {dump / 'graph_1'}" in _text(cap)
 
 
 def _op_summary_us(folder: Path, op: str) -> dict[int, float]:
@@ -116,8 +149,33 @@ def test_costliest_ops_leave_the_warm_up_call_out_and_say_so(ip, tmp_path):
     later = [per_step[k] for k in range(1, 6)]
     assert matmul["us"] == pytest.approx(sum(later) / len(later), rel=1e-3, abs=2e-3)
     label = payload["labels"]["us"]
-    assert "over 5 profiled steps, step 0 (warm-up) left out" in label and "CPU time of the emulation" in label
-    assert "step 0 (warm-up) left out" in _text(cap)
+    assert "over 5 profiled calls, call 0 (warm-up) left out" in label and "wall-clock time of the emulation" in label
+    assert "call 0 (warm-up) left out" in _text(cap)
+
+
+def test_alternating_runs_fold_into_reports_whose_op_times_leave_the_warm_up_out(ip, tmp_path):
+    """Alternating train/loss runs fold per fetch: the folded per-op times said "over 1 profiled step"
+    and averaged the warm-up step's times in (a 21 ms MatMul among 20 µs ones)."""
+    ip.run_cell(TF1_TRAINING)
+    cell = (
+        "with tf.compat.v1.Session(graph=g) as sess:\n"
+        "    sess.run(init)\n"
+        "    for i in range(3):\n"
+        "        sess.run(train, {x: np.ones((4, 8), np.float32)})\n"
+        "        sess.run(loss, {x: np.ones((4, 8), np.float32)})\n"
+    )
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", f"--profile {tmp_path}", cell)
+    payloads = _reports(cap)
+    assert [p["run"]["steps"] for p in payloads] == [3, 3]
+    for payload in payloads:
+        assert payload["labels"]["us"].startswith("over 2 profiled steps, step 0 (warm-up) left out")
+        assert payload["labels"]["wall_ms"].startswith("mean per step over 3 steps: ")
+    (report,) = [p for p in payloads if p["title"].startswith("Run of loss:0")]
+    per_step = _op_summary_us(Path(report["run"]["op_summary_csv"]).parent, "mm")
+    assert sorted(per_step) == [0, 1, 2]
+    (mm,) = [op for op in report["ops"] if op["n"] == "mm"]
+    assert mm["us"] == pytest.approx((per_step[1] + per_step[2]) / 2, rel=1e-3, abs=2e-3)
 
 
 def test_a_single_profiled_warm_up_step_is_labelled_as_such(ip, tmp_path):
@@ -341,3 +399,44 @@ def test_an_initializer_dump_leaves_the_budget_to_the_training_steps(ip, tmp_pat
     assert init.graph_info(0)["role"] == "initializer" and init[0].manifest["dump_data"] == "stats"
     assert not list(tmp_path.glob("step_0/*.npy"))  # statistics only: no tensor files, no budget spent
     assert "budget" not in _text(cap)
+
+
+def _html(cap):
+    return "\n".join(out.data.get("text/html", "") for out in cap.outputs)
+
+
+def test_a_profiled_dumped_tf1_report_with_a_reference_labels_each_number_whose_and_how_aggregated(ip, tmp_path):
+    """Review of a whole `--profile --dump --reference` report: "CPU time" named wall-clock readings, the
+    reference's mean said no count, the costliest ops were "per run", the estimates said no unit of work
+    and the chart's shares said not of what."""
+    dump, prof = tmp_path / "dump", tmp_path / "prof"
+    ip.run_cell(TF1_TRAINING)
+    line = f"--precision allow_fp32_to_fp16 --reference --dump {dump} --dump-step 0|1|2 --profile {prof}"
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", line, TF1_STEPS)
+    out, page = _text(cap), _html(cap)
+    (payload,) = _reports(cap)
+    reference = payload["run"]["reference_wall_ms"]
+    assert (
+        f"float32 reference: {reference:.2f} ms (mean per step over the 3 steps that ran it; wall-clock time of "
+        "the float32 reference run on this CPU)" in out
+    )
+    assert "wall-clock time of the emulation on this CPU)\n" in out  # the Run line
+    assert "Costliest ops (mean per step, over 2 profiled steps, step 0 (warm-up) left out; wall-clock" in out
+    assert "Estimated costliest ops (NPU time per step, estimated by the cost model, not measured)" in out
+    assert re.search(r"[0-9.]+ µs \([0-9]+% of total\)", page)
+    for view in (out, page):
+        assert "CPU time" not in view and "per run" not in view and "measured on the device" not in view
+
+
+@needs_function_emulation
+def test_a_keras_fit_report_counts_calls_and_says_per_call(ip, tmp_path):
+    """A function's report counted its calls as "6 steps" next to "mean per call over 6 calls"."""
+    ip.run_cell(KERAS_FIT)
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", f"--precision allow_mix_precision --reference --profile {tmp_path}", "fit(epochs=2)\n")
+    out, page = _text(cap), _html(cap)
+    assert "Run: backend emulator · 6 calls · " in out and "6 steps" not in out
+    assert "Costliest ops (mean per call, over 5 profiled calls, call 0 (warm-up) left out; wall-clock" in out
+    for view in (out, page):
+        assert "CPU time" not in view and "per run" not in view

@@ -13,6 +13,7 @@ from npu_jupyter._notebook.run_reports import (
     is_initializer_run,
 )
 from npu_jupyter._plan.model import OpDecision, Plan
+from npu_jupyter._runtime.observe.step_record import StepRecord, add_time
 from npu_jupyter._runtime.report import RunReport
 
 
@@ -48,6 +49,22 @@ def test_alternating_fetches_collapse_per_fetch_in_first_run_order():
     assert [(r.fetches, r.steps, r.wall_ms) for r in reports] == [(["a"], 2, 2.0), (["b"], 2, 6.0)]
 
 
+def test_a_folded_reports_time_label_counts_every_folded_step_and_its_spread():
+    """Alternating runs fold into one report: its label must not keep the last part's count and spread."""
+    plan = _plan("a", "b")
+    runs = []
+    for fetch, times in (("a", [9.0, 1.0]), ("b", [5.0]), ("a", [3.0, 2.0]), ("b", [7.0])):
+        report = RunReport(plan, fetches=[fetch], steps=0)
+        for index, ms in enumerate(times):
+            add_time(report, StepRecord("step", fetch, index, plan, ms))
+        runs.append(report)
+    a, b = cell_reports([_Session(runs)])
+    assert (a.steps, a.wall_ms) == (4, pytest.approx(3.75))
+    assert (a.timing.total_ms, a.timing.first_ms, a.timing.min_ms, a.timing.max_ms) == (15.0, 9.0, 1.0, 9.0)
+    assert a.labels["wall_ms"].startswith("mean per step over 4 steps: min 1.00 ms, max 9.00 ms, the first 9.00 ms")
+    assert b.labels["wall_ms"].startswith("mean per step over 2 steps: min 5.00 ms, max 7.00 ms, the first 5.00 ms")
+
+
 def test_same_fetches_on_a_replanned_identical_graph_are_one_report_but_other_sessions_are_not():
     first, again = _plan("a"), _plan("a")
     reports = cell_reports(
@@ -70,6 +87,28 @@ def test_collapse_weights_times_by_steps_and_keeps_every_overflow():
     assert merged.op_times_us == {"a": 8.0}
     assert merged.overflow_ops == ["b", "a"] and merged.first_overflow == "b"
     assert merged.trace_file == "/tmp/trace.json"
+
+
+def test_collapse_keeps_each_ops_worst_drift_of_every_run_not_the_last_runs():
+    plan = _plan("a", "b")
+    worse = {"max_abs": 0.5, "max_rel": 1.0, "cos": 0.99, "rel_rmse": 0.02, "step": 1}
+    better = {"max_abs": 0.9, "max_rel": 9.0, "cos": 1.0, "rel_rmse": 0.001, "step": 4}
+    one = RunReport(plan, steps=3, drift={"a": worse, "b": better})
+    two = RunReport(plan, steps=2, drift={"a": better})
+    merged = collapse([one, two])
+    assert merged.drift == {"a": worse, "b": better}
+
+
+def test_a_folded_reference_time_is_the_mean_over_the_steps_that_ran_a_reference():
+    """Was dropped when any folded report had none, and weighted by steps rather than reference steps."""
+    plan = _plan("a")
+    with_ref = RunReport(plan, steps=4, wall_ms=1.0, reference_wall_ms=2.0, reference_steps=1)
+    without = RunReport(plan, steps=3, wall_ms=1.0)
+    more_ref = RunReport(plan, steps=1, wall_ms=1.0, reference_wall_ms=6.0, reference_steps=3)
+    merged = collapse([with_ref, without, more_ref])
+    assert merged.reference_steps == 4
+    assert merged.reference_wall_ms == pytest.approx((2.0 * 1 + 6.0 * 3) / 4)
+    assert collapse([without, RunReport(plan, steps=2, wall_ms=1.0)]).reference_wall_ms is None
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +164,37 @@ def test_a_warning_repeated_by_later_reports_is_shown_in_full_once():
         "something new",
     ]
     assert again.plan.warnings == [text, "something new"]  # the session's own report is untouched
+
+
+def test_a_function_report_without_a_plan_passes_through_the_cells_steps():
+    """``RunReport.plan`` is None for a traced function with no plannable graph: nothing here may fail on it."""
+    from npu_jupyter._runtime.report_records import FunctionInfo
+
+    info = FunctionInfo("step", "__inference_step_3")
+    bare = [RunReport(None, fetches=["__inference_step_3"], function=info, steps=2, wall_ms=ms) for ms in (1.0, 3.0)]
+    planned = RunReport(_plan("a"), fetches=["a"], warnings=[])
+    (folded, other) = cell_reports([_Session([bare[0], planned, bare[1]])])
+    assert folded.plan is None and (folded.steps, folded.wall_ms) == (4, 2.0)
+    shown, init = arrange([folded, other])
+    assert (shown, init) == ([folded, other], [])
+    assert dedupe_warnings(shown)[0] is folded
+    helper = FunctionInfo("variable initialisation", "__inference_initialize_variables_1", helper="initializer")
+    init_run = RunReport(None, fetches=["__inference_initialize_variables_1"], function=helper)
+    assert arrange([init_run, folded]) == ([folded], [init_run])
+    assert initializer_note([init_run]) == "also ran: variable initialisation (0 ops)"
+
+
+def test_folded_ascend_runs_keep_the_hosts_clock_in_their_label():
+    """Folding re-derived only the emulator's label: folded ascend runs kept the last part's count."""
+    plan = _plan("a", "b")
+    runs = []
+    for fetch, times in (("a", [900.0, 4.0]), ("b", [5.0]), ("a", [3.0])):
+        report = RunReport(plan, backend="ascend", fetches=[fetch], steps=0)
+        for index, ms in enumerate(times):
+            add_time(report, StepRecord("step", fetch, index, plan, ms))
+        runs.append(report)
+    a, _ = cell_reports([_Session(runs)])
+    assert a.labels["wall_ms"].startswith("mean per step over 3 steps: min 3.00 ms, max 900.00 ms, the first 900.00")
+    assert a.labels["wall_ms"].endswith(
+        "session.run measured on the host while the device ran the graph (not a device kernel time)"
+    )

@@ -137,6 +137,29 @@ def test_gray_op_jumps_over_an_up_cast_to_follow_the_float16_before_it():
     assert _after(p, "relu") == "float16"
 
 
+def test_an_argmax_reading_its_float16_producer_did_not_change_precision():
+    """Reviewer: ArgMax counted as "changed precision" under allow_mix_precision, though its int64 output
+    does not change and it reads the float16 its producer wrote: the adapter inserts a Cast only where
+    producer and consumer dtypes differ (FE dtype selection, ADAPTER-FACTS 4.2), so none is before it."""
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [4, 8], name="x")
+        w = v1.placeholder(tf.float32, [8, 3], name="w")
+        logits = tf.matmul(x, w, name="mm")
+        tf.argmax(logits, 1, name="pred")
+    p = plan(g, {"precision_mode": "allow_mix_precision"})
+    pred = p.ops["pred"]
+    assert _after(p, "mm") == "float16" and pred.input_dtypes[0] == "float16" and pred.dtype_after == "int64"
+    assert pred.followed_reads == ["float16"] and pred.lowered_reads == [] and not pred.precision_changed
+    assert p.summary()["precision_changed"] == 1  # the MatMul only
+
+
+def test_a_cast_before_an_op_is_still_a_precision_change_of_that_op(conv_net):
+    """force_fp32 cube ops read float16 of a float32 producer: rounded at that op, so counted (issue 19)."""
+    mm = plan(conv_net, {"precision_mode": "force_fp32"}).ops["mm"]
+    assert mm.producer_dtypes[0] == "float32" and mm.lowered_reads == ["float16"] and mm.followed_reads == []
+
+
 def test_bf16_modes_are_refused_on_ascend910_and_applied_on_ascend910b(conv_net):
     p910 = plan(conv_net, {"precision_mode": "allow_mix_precision_bf16"})
     assert any("Current soc not support dtype of BFloat16" in e for e in p910.errors)

@@ -82,10 +82,10 @@ def test_with_ge_graph_dumps_the_report_sets_actual_next_to_predicted(monkeypatc
     )
     assert actual["compared"] == 3 and actual["differ"] == sum(not r["same"] for r in actual["rows"])
     page = html.render(report_payload(report))
-    assert "Actual (GE compiled graph, measured on the device)" in page
+    assert "Actual (read from the GE compiled-graph dump)" in page  # GE's decisions, not a measurement
     assert f"mm:</strong> predicted {rows['mm']['pe']}" in page
     assert ("[DIFFERS]" in page) == (actual["differ"] > 0)
-    assert "measured on the device" in text.render(report_payload(report))
+    assert "measured on the device" not in text.render(report_payload(report))
 
 
 def test_ge_dumps_switched_on_but_absent_say_so(monkeypatch, tmp_path):

@@ -23,3 +23,36 @@ def test_ascend_session_is_a_real_tf_session_that_records_reports(tf):
         assert report.estimate is not None and report.estimate.block is not None
         opt = sess._config.graph_options.rewrite_options.custom_optimizers[0]
         assert opt.name == "NpuOptimizer"
+
+
+def test_an_ascend_reports_time_says_it_is_the_hosts_wall_time_of_session_run_in_every_view(tf):
+    """Review: the time, taken on the host around session.run, read "measured on the device"."""
+    from npu_jupyter._display import html, text
+    from npu_jupyter._display.mime import report_payload
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        y = tf.multiply(x, 2.0, name="y")
+    cfg = NpuConfig()
+    with AscendSession(cfg, graph=g, config=cfg.to_config_proto()) as sess:
+        for _ in range(3):
+            sess.run(y, {x: [1.0, 2.0]})
+        payload = report_payload(sess.last_report)
+    host = (
+        "wall-clock time of session.run measured on the host while the device ran the graph (not a device kernel time)"
+    )
+    assert payload["labels"]["wall_ms"].startswith("mean per step over 3 steps: ")
+    assert payload["labels"]["wall_ms"].endswith(host)
+    for view in (text.render(payload), html.render(payload)):
+        assert "measured on the device" not in view and "Wall time is measured on the device" not in view
+        assert f"3 steps · {payload['run']['wall_ms']:.2f} ms (mean per step over 3 steps: " in view
+        assert "not a device kernel time" in view
+
+
+def test_a_per_op_time_of_a_non_emulated_report_is_not_called_a_device_time():
+    """The ascend backend reads no per-op times; were one in a payload it would not say "device" unread."""
+    from npu_jupyter._display.facts import time_tag
+
+    assert time_tag({"run": {"backend": "ascend"}}) == "measured"
+    assert time_tag({"run": {"backend": "emulator"}}) == "CPU"

@@ -25,7 +25,14 @@ def test_identical_tensors_have_cosine_one_and_no_error(size):
     # dot(x, x) / |x|^2 rounds to 1 +- 2.2e-16 for most of these sizes (which ones depends on the BLAS
     # and the CPU): the metric of identical tensors is exact by definition, on every machine.
     x = np.linspace(-3, 3, size)
-    assert metrics(x, x) == {"cosine": 1.0, "max_abs": 0.0, "max_rel": 0.0, "accumulated_rel": 0.0, "rmse": 0.0}
+    assert metrics(x, x) == {
+        "cosine": 1.0,
+        "max_abs": 0.0,
+        "max_rel": 0.0,
+        "accumulated_rel": 0.0,
+        "rmse": 0.0,
+        "rel_rmse": 0.0,
+    }
 
 
 @pytest.mark.parametrize("size", [2, 3, 4, 7, 14, 41, 50])
@@ -104,3 +111,23 @@ def test_comparing_something_that_is_not_a_dump_names_what_compare_takes(tmp_pat
     writer.write_step(0, [DumpEntry("a", "Add", "output", 0, np.ones(3, np.float32), "float32")])
     with pytest.raises(TypeError, match=r"dump folders .*loaded dumps .*RunReports; got"):
         compare(str(tmp_path), bad)
+
+
+def test_the_same_non_finite_values_in_both_runs_are_no_drift():
+    """The zoo's Wide & Deep: a warm-up rate 0/0 is NaN in float32 too (a cond drops it); it ranked as the
+    worst drift. The same inf/NaN at the same place is no difference; one only in ``actual`` still is."""
+    same = metrics([np.nan, np.inf, 1.0], [np.nan, np.inf, 1.0])
+    assert same["max_abs"] == 0.0 and same["rel_rmse"] == 0.0 and same["cosine"] == 1.0
+    partly = metrics([np.nan, 2.0], [np.nan, 1.0])
+    assert partly["max_abs"] == 1.0 and partly["rel_rmse"] == 1.0
+    overflowed = metrics([np.inf, 1.0], [70000.0, 1.0])
+    assert overflowed["max_abs"] == np.inf and np.isnan(overflowed["cosine"])
+
+
+def test_relative_rmse_weighs_every_element_where_max_rel_follows_one_near_zero():
+    b = np.array([1.0, -1.0, 1e-6, 2.0])
+    a = b + np.array([1e-3, 0.0, 1e-5, 0.0])
+    found = metrics(a, b)
+    assert found["max_rel"] > 9  # the element near zero
+    assert found["rel_rmse"] == pytest.approx(np.sqrt(np.mean((a - b) ** 2)) / np.sqrt(np.mean(b**2)))
+    assert found["rel_rmse"] < 1e-3

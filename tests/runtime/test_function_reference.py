@@ -54,7 +54,9 @@ def test_drift_of_a_rounded_matmul_is_its_float16_error_against_a_plain_float32_
     assert got["accumulated_rel"] == pytest.approx(expected["accumulated_rel"], rel=1e-3)
     assert got["cos"] == pytest.approx(expected["cosine"], abs=1e-9)
     assert 1e-4 < got["accumulated_rel"] < 2e-3  # float16 keeps ~11 bits: relative error ~ 1e-3
-    assert set(got) == {"max_abs", "max_rel", "cos", "rmse", "accumulated_rel"}  # the session path's keys
+    assert got["rel_rmse"] == pytest.approx(expected["rel_rmse"], rel=1e-3)
+    assert got["step"] == 0  # the call it was measured in
+    assert set(got) == {"max_abs", "max_rel", "cos", "rmse", "accumulated_rel", "rel_rmse", "step"}  # as sessions
 
 
 def test_nothing_rounded_means_zero_drift():
@@ -283,7 +285,7 @@ def test_the_in_graph_sums_finish_into_compare_metrics():
     for a, ref in [(b + rng.normal(size=100) * 1e-3, b), (np.zeros(4), np.zeros(4)), (np.zeros(3), b[:3])]:
         got, want = finish(sums(a, ref)), metrics(a, ref)
         assert got["cos"] == pytest.approx(want["cosine"], abs=1e-12)
-        for key in ("max_abs", "max_rel", "rmse", "accumulated_rel"):
+        for key in ("max_abs", "max_rel", "rmse", "accumulated_rel", "rel_rmse"):
             assert got[key] == pytest.approx(want[key], rel=1e-12, abs=1e-300)
     assert finish(sums([], []))["max_abs"] == 0.0 and finish(sums([], []))["cos"] == 1.0
     for size in (2, 3, 4, 41):  # identical tensors: cosine exactly 1 whatever dot / |a||b| rounds to
@@ -293,24 +295,26 @@ def test_the_in_graph_sums_finish_into_compare_metrics():
     assert overflowed["max_abs"] == np.inf and np.isnan(overflowed["cos"])
 
 
-def test_each_op_keeps_its_worst_drift_over_calls():
+def test_each_op_keeps_its_worst_drift_over_calls_and_the_call_it_came_from():
     from types import SimpleNamespace
 
     from npu_jupyter._runtime.functions.reference import merge_drift
 
-    def row(max_abs):
-        return [max_abs, max_abs, max_abs, 1.0, max_abs**2, 1.0, 1.0, 1.0, 1.0]
+    def row(rel, max_abs=0.1):  # the reference's scale is 1 (norm2_b = size): rmse = rel
+        return [max_abs, 5.0, rel, 1.0, rel**2, 1.0, 1.0, 1.0, 1.0]
 
     report = SimpleNamespace(drift={})
     names = {"f": lambda op: op, "g": lambda op: f"g/{op}"}
-    merge_drift(report, [("f", [("a", 0), ("a", 1)], np.array([row(0.1), row(0.3)]))], lambda fn, op: names[fn](op))
-    merge_drift(report, [("f", [("a", 0)], np.array([row(0.2)]))], lambda fn, op: names[fn](op))
-    merge_drift(report, [("g", [("b", 0)], np.array([row(0.5)]))], lambda fn, op: names[fn](op))
-    merge_drift(report, [("h", [("c", 0)], np.array([row(9.0)]))], lambda fn, op: None)  # another report's
-    assert report.drift["a"]["max_abs"] == 0.3 and report.drift["g/b"]["max_abs"] == 0.5
+    merge_drift(report, [("f", [("a", 0), ("a", 1)], np.array([row(0.1), row(0.3)]))], lambda fn, op: names[fn](op), 0)
+    merge_drift(report, [("f", [("a", 0)], np.array([row(0.2, max_abs=9.0)]))], lambda fn, op: names[fn](op), 1)
+    merge_drift(report, [("g", [("b", 0)], np.array([row(0.5)]))], lambda fn, op: names[fn](op), 2)
+    merge_drift(report, [("h", [("c", 0)], np.array([row(9.0)]))], lambda fn, op: None, 3)  # another report's
+    # worst by relative RMSE (not by max_abs: call 1's larger max_abs has the smaller rel. RMSE)
+    assert report.drift["a"]["rel_rmse"] == pytest.approx(0.3) and report.drift["a"]["step"] == 0
+    assert report.drift["g/b"]["rel_rmse"] == pytest.approx(0.5) and report.drift["g/b"]["step"] == 2
     assert set(report.drift) == {"a", "g/b"}
-    merge_drift(report, [("f", [("a", 0)], np.array([row(np.nan)]))], lambda fn, op: names[fn](op))
-    assert np.isnan(report.drift["a"]["max_abs"])  # NaN counts as worse
+    merge_drift(report, [("f", [("a", 0)], np.array([row(np.nan)]))], lambda fn, op: names[fn](op), 4)
+    assert np.isnan(report.drift["a"]["rel_rmse"]) and report.drift["a"]["step"] == 4  # NaN counts as worse
 
 
 def test_a_float16_overflow_shows_as_infinite_drift_against_the_finite_float32_shadow():
@@ -354,3 +358,46 @@ def test_a_consumer_that_rounds_nothing_itself_reads_the_rounded_output():
     (report,) = emulation.reports.values()
     assert "mm" in report.emulation and "pass" not in report.emulation
     np.testing.assert_array_equal(out, _half(_half(x_value) @ _half(w_value)))
+
+
+def test_the_same_nan_in_the_shadow_is_no_drift_but_a_float16_overflow_still_is():
+    """A NaN the float32 program makes by design (dropped later by a select) ranked as the worst drift."""
+    import tensorflow as tf
+
+    @tf.function
+    def masked(x):
+        with_nan = tf.add(tf.constant([np.nan, 0.0, 0.0]), x, name="with_nan")  # NaN in float32 too
+        big = tf.multiply(x, 30000.0, name="big")  # 2.5 x 30000 overflows float16 only
+        return tf.where(tf.math.is_nan(with_nan), tf.zeros_like(x), with_nan) + big
+
+    with functions.FunctionEmulation({"precision_mode": "force_fp16"}, reference=True) as emulation:
+        masked(tf.constant([1.0, 2.0, 2.5]))
+    (report,) = emulation.reports.values()
+    same = report.drift["with_nan"]
+    assert same["max_abs"] == pytest.approx(0.0) and same["rel_rmse"] == pytest.approx(0.0) and same["cos"] == 1.0
+    assert report.drift["big"]["max_abs"] == np.inf  # only the emulation went inf: still a drift
+
+
+def test_a_non_finite_finding_with_the_reference_on_does_not_say_float32_was_not_checked():
+    import tensorflow as tf
+
+    big = tf.constant([[60000.0, 70000.0]])
+
+    @tf.function
+    def scale():
+        return tf.matmul(big, tf.constant([[2.0], [2.0]]), name="scaled") * 1.0
+
+    with functions.FunctionEmulation({"precision_mode": "force_fp16"}, reference=True) as emulation:
+        scale()
+    (report,) = emulation.reports.values()
+    assert report.non_finite is not None and report.non_finite.where.endswith("scaled")
+    assert "not checked" not in report.non_finite.message
+    assert "drift against the float32 shadow" in report.non_finite.message
+
+
+def test_the_drift_note_is_whole_sentences_that_say_where_the_shadows_time_goes():
+    """Review: the note ended mid-sentence ("… the shadow's CPU time is part of each call's")."""
+    from npu_jupyter._runtime.functions.reference import DRIFT_NOTE
+
+    assert DRIFT_NOTE.endswith(".") and not DRIFT_NOTE.endswith("call's")
+    assert "each call's wall-clock time includes it; the per-op times leave it out." in DRIFT_NOTE

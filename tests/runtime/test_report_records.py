@@ -31,3 +31,19 @@ def test_per_op_times_leave_the_warm_up_out_once_a_later_step_was_profiled():
     assert timed.label("CPU time") == "over 2 profiled steps, step 0 (warm-up) left out; CPU time"
     later_only = ProfileRecord().added(4, {"mm": 40.0}, 1.0)
     assert later_only.label("CPU time") == "over 1 profiled step; CPU time"
+
+
+def test_timings_and_profiles_of_two_reports_of_one_run_fold_in_order():
+    from npu_jupyter._runtime.report_records import ProfileRecord, Timing
+
+    first, later = Timing().add(9.0).add(1.0), Timing().add(5.0)
+    folded = first.then(later)
+    assert (folded.total_ms, folded.first_ms, folded.min_ms, folded.max_ms) == (15.0, 9.0, 1.0, 9.0)
+    assert Timing().then(later) == later and first.then(Timing()) == first
+    warm = ProfileRecord().added(0, {"mm": 900.0}, 1.0).added(1, {"mm": 20.0}, 1.0)
+    after = ProfileRecord().added(2, {"mm": 10.0}, 2.0)
+    profile = warm.then(after)
+    assert (profile.steps, profile.timed_steps, profile.cast_us) == (3, 2, 2.0)
+    assert profile.op_times_us() == {"mm": 15.0}  # the warm-up's 900 µs stay out
+    assert profile.label("CPU") == "over 2 profiled steps, step 0 (warm-up) left out; CPU"
+    assert profile.label("CPU", "call") == "over 2 profiled calls, call 0 (warm-up) left out; CPU"  # a function's

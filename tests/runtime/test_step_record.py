@@ -47,15 +47,38 @@ def test_add_time_derives_the_mean_total_and_spread_from_the_records_alone():
     assert (timing.total_ms, timing.first_ms, timing.min_ms, timing.max_ms) == (60.0, 30.0, 10.0, 30.0)
     label = report.labels["wall_ms"]
     assert label.startswith("mean per call over 3 calls: min 10.00 ms, max 30.00 ms, the first 30.00 ms")
-    assert label.endswith("CPU time of the emulation")  # measured on this CPU, never an NPU time
+    assert label.endswith("wall-clock time of the emulation on this CPU")  # measured on this CPU, never an NPU time
 
 
-def test_a_session_step_keeps_the_plain_per_step_label():
+def test_a_session_steps_label_says_mean_per_step_with_its_spread_and_first_step():
+    """Review: "14.77 ms per step" was a mean including the warm-up step and said neither."""
     report = RunReport(plan=None, steps=0, wall_ms=0.0)  # type: ignore[arg-type]
-    for index, ms in enumerate([4.0, 2.0]):
+    for index, ms in enumerate([40.0, 2.0, 3.0]):
         add_time(report, StepRecord("step", "y:0", index, None, ms))
-    assert report.steps == 2 and report.wall_ms == pytest.approx(3.0)
-    assert "wall_ms" not in report.labels  # the session report's time label is the view's default
+    assert report.steps == 3 and report.wall_ms == pytest.approx(15.0)
+    assert report.labels["wall_ms"] == (
+        "mean per step over 3 steps: min 2.00 ms, max 40.00 ms, the first 40.00 ms (TensorFlow's warm-up); "
+        "wall-clock time of the emulation on this CPU"
+    )
+
+
+def test_one_step_keeps_its_plain_label():
+    one = RunReport(plan=None, steps=0, wall_ms=0.0)  # type: ignore[arg-type]
+    add_time(one, StepRecord("step", "y:0", 0, None, 4.0))
+    assert "wall_ms" not in one.labels  # the view's default label
+
+
+def test_an_ascend_runs_mean_says_it_is_the_hosts_wall_time_of_session_run_not_a_device_time():
+    """Review: the ascend time, taken on the host around session.run, read "measured on the device" and
+    kept that plain label over many steps (a mean that did not say so, its GE build step hidden)."""
+    device = RunReport(plan=None, backend="ascend", steps=0, wall_ms=0.0)  # type: ignore[arg-type]
+    for index, ms in enumerate([900.0, 4.0]):
+        add_time(device, StepRecord("step", "y:0", index, None, ms))
+    assert device.labels["wall_ms"] == (
+        "mean per step over 2 steps: min 4.00 ms, max 900.00 ms, the first 900.00 ms (the adapter builds and "
+        "loads the graph in it); wall-clock time of session.run measured on the host while the device ran "
+        "the graph (not a device kernel time)"
+    )
 
 
 def test_non_finite_values_are_judged_alike_for_numpy_fetches_and_tensors(tf):

@@ -60,10 +60,10 @@ def test_every_view_labels_cpu_time_as_emulation_and_leads_with_the_estimate():
     table = sweep(_build, feeds=FEEDS, modes=["must_keep_origin_dtype", "force_fp16"], steps=1)
     text, page = repr(table), table._repr_html_()
     for view in (text, page):
-        assert "CPU time of the emulation (not NPU time)" in view
+        assert "wall-clock time of the emulation on this CPU (not NPU time)" in view
         assert "estimated by the cost model (not measured)" in view
         assert "vs first" not in view
-    assert page.index("est. NPU ms/step") < page.index("CPU ms/step (emulation)")
+    assert page.index("est. NPU ms/step") < page.index("ms/step on this CPU (emulation)")
     fp16, keep = table["force_fp16"], table["must_keep_origin_dtype"]
     assert fp16.est_step_ms is not None and fp16.est_step_ms > 0
     assert fp16.est_memory_vs_fp32 < 1.0 and keep.est_memory_vs_fp32 == pytest.approx(1.0)

@@ -100,7 +100,7 @@ def test_lab_view_in_chromium_shows_every_report_field(browser_run: dict[str, An
         "Dump folder: /dump-dir-marker",
         "Trace (open in Perfetto): /trace-marker.json",
         "Op summary CSV: /csv-marker.csv",
-        "Costliest ops (mean per run, us-label-marker): core/op-marker",
+        "Costliest ops (mean per call, us-label-marker): core/op-marker",
         "First overflow (inf/NaN): overflow-op-marker",
         "Dump skipped step 53: skip-reason-marker",
     ):
@@ -217,7 +217,7 @@ def test_compare_and_sweep_tables_fit_beside_the_file_browser(browser_run: dict[
 
 def test_sweep_keeps_its_cpu_column_and_shows_every_refusal(browser_run: dict[str, Any]) -> None:
     seen = browser_run["sweep"]
-    assert seen["headerRights"][-1][0] == "CPU ms/step (emulation)"
+    assert seen["headerRights"][-1][0] == "ms/step on this CPU (emulation)"
     refusals = [n for n in seen["notes"] if "the adapter would refuse this graph" in n["text"]]
     assert len(refusals) == 3, seen["notes"]
     for note in refusals:
@@ -247,7 +247,7 @@ def test_keras_run_table_fits_with_the_columns_the_cell_asked_for(browser_run: d
     assert seen["tableScrollWidth"] <= seen["tableClientWidth"] + 1, seen
     assert seen["reportRight"] <= seen["outputRight"] + 1
     assert "cluster" not in seen["headers"] and len(seen["headers"]) <= 9, seen["headers"]
-    assert "µs per run" in seen["headers"] and any(h.startswith("drift") for h in seen["headers"])
+    assert "mean CPU µs" in seen["headers"] and any(h.startswith("drift") for h in seen["headers"])
     assert "(estimate)" not in seen["tableText"]
     assert seen["placementReasonWidth"] > 150, seen["placementReasonWidth"]
     assert seen["driftChip"] and "worst drift vs float32" in seen["driftChip"], seen["driftChip"]

@@ -48,7 +48,7 @@ def test_the_command_prints_the_table_and_writes_json_and_csv(tmp_path):
         timeout=600,
     )
     assert done.returncode == 0, done.stderr
-    assert "entries.py:tiny" in done.stdout and "CPU time of the emulation measured on this CPU" in done.stdout
+    assert "entries.py:tiny" in done.stdout and "wall-clock time of the emulation measured on this CPU" in done.stdout
     assert "[1/1] entries.py:tiny force_fp16: ok" in done.stderr
     assert '"status": "ok"' in out.read_text(encoding="utf-8")
     header = sheet.read_text(encoding="utf-8").splitlines()[0].split(",")

@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 
 PREDICTION_NOTE = (
     "Placement and precision shown are the planner's prediction of what the adapter decides; the Ascend "
-    "adapter and graph engine made the real decisions on the device. Wall time is measured on the device "
-    "host. The adapter's own outputs are listed below."
+    "adapter and graph engine made the real decisions on the device. The run's time is the wall-clock time "
+    "of session.run measured on the host while the device ran the graph, not a device kernel time: per-op "
+    "device times are in the adapter's profiling output. The adapter's own outputs are listed below."
 )
 
 

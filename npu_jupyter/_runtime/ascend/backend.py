@@ -3,7 +3,9 @@
 The adapter does the work (placement, precision, dump, profiling happen on the device and land in
 ``dump_path`` / ``profiling_options.output`` as the adapter writes them). This subclass only adds what
 the notebook shows for either backend: a :class:`RunReport` per run, with the planner's *prediction*
-of the adapter's decisions and the measured wall time, on ``last_report`` / ``reports``.
+of the adapter's decisions and the wall-clock time of each ``session.run`` measured on the host (the
+device's work is inside it, but it is not a device kernel time: the adapter's profiling output has
+those), on ``last_report`` / ``reports``.
 
 Imported only by :func:`npu_jupyter._runtime.backends.session` (TensorFlow is needed by then).
 """
@@ -49,7 +51,7 @@ class AscendSession(Session):
     def run(
         self, fetches: object, feed_dict: FeedDict | None = None, options: object = None, run_metadata: object = None
     ) -> Any:  # noqa: ANN401 - the fetched values, in the structure of ``fetches``
-        """Run on the real adapter and record a report of the run (CPU wall time of the call, measured here)."""
+        """Run on the real adapter and record a report of the run (the host's wall-clock time of the call)."""
         start = time.perf_counter()
         results = super().run(fetches, feed_dict, options, run_metadata)
         wall = (time.perf_counter() - start) * 1000.0

@@ -122,7 +122,7 @@ class FunctionEmulation:
         self._saved: Callable[..., Any] | None = None
         self.settings = read_run_settings(self.config)  # a bad dump_path fails here, before any call
         self._log = CallLog()
-        self._findings = FunctionFindings(self.settings, dump_budget_bytes)
+        self._findings = FunctionFindings(self.settings, dump_budget_bytes, reference=reference)
         self._observers: dict[str, FunctionObserver] = {}  # function name -> its observer (observed ones)
         self._trees: dict[str, list[str]] = {}  # top-level function -> the functions of its call tree
         self._xla_off: list[str] = []  # functions whose jit_compile mark the emulation removed
@@ -189,7 +189,7 @@ class FunctionEmulation:
         snapshot = as_snapshot(config)
         settings = read_run_settings(snapshot)
         self.config, self.settings = snapshot, settings
-        self._findings = FunctionFindings(settings, self._findings.dump_budget)
+        self._findings = FunctionFindings(settings, self._findings.dump_budget, reference=self.reference)
 
     # ----------------------------------------------------------------------------- per function
     def _prepare(self, function: AtomicFunction) -> None:
@@ -218,8 +218,8 @@ class FunctionEmulation:
         from npu_jupyter._runtime.functions.findings import op_name
 
         emulation = {op_name(fn, op, main_name): how for fn, rw in rewrites for op, how in rw.emulation().items()}
-        # main is None when no function had a plannable graph; RunReport.plan is typed Plan (report.py)
-        report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)  # type: ignore[arg-type]
+        # main is None when no function had a plannable graph (its report still renders, without ops)
+        report = RunReport(plan=main, backend="emulator", fetches=[key], steps=0, wall_ms=0.0)
         report.emulation = emulation
         report.rounded_tensors = sum(len(rewritten.roundings) for _, rewritten in rewrites)
         report.notes = [TF2_RULE_NOTE]
@@ -384,7 +384,7 @@ class FunctionEmulation:
 
         tree, main = set(self._trees.get(key, [])), report.function.plan_function if report.function else key
         rows = self._drift_log.drain() if self._drift_log is not None else []
-        merge_drift(report, rows, lambda fn, op: op_name(fn, op, main) if fn in tree else None)
+        merge_drift(report, rows, lambda fn, op: op_name(fn, op, main) if fn in tree else None, report.steps - 1)
         if DRIFT_NOTE not in report.notes:
             report.notes.append(DRIFT_NOTE)
 

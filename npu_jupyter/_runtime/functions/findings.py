@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 class FunctionFindings:
     """The dump writer and per-function dump state of one emulation, and the per-call findings."""
 
-    def __init__(self, settings: RunSettings, dump_budget: int | None = None) -> None:
+    def __init__(self, settings: RunSettings, dump_budget: int | None = None, *, reference: bool = False) -> None:
         self.settings = settings
+        self.reference = reference  # a float32 shadow runs beside each call (its drift says what float32 did)
         self.dump_budget = dump_budget
         self.dump = DumpSink(settings.dump_path, dump_budget, stats_only=settings.dump_data == "stats")
         self._graphs: dict[str, DumpGraph] = {}
@@ -74,7 +75,15 @@ class FunctionFindings:
         reached = _design_reaching(function, observations, observers, design) if first is None else None
         if (bad_outputs or first is not None or reached is not None) and report.non_finite is None:
             _note_non_finite(
-                report, function, main, first or reached, step, bad_outputs, bool(observers), first is None
+                report,
+                function,
+                main,
+                first or reached,
+                step,
+                bad_outputs,
+                bool(observers),
+                first is None,
+                reference=self.reference,
             )
         elif design and not report.non_finite_by_design:  # seen, not reported: they reach nothing
             report.non_finite_by_design = sorted({op_name(fn, w.op, main) for fn, w in design})
@@ -276,6 +285,8 @@ def _note_non_finite(
     bad_outputs: list[int],
     observed: bool,
     designed: bool = False,
+    *,
+    reference: bool = False,
 ) -> None:
     """A call returned or computed inf/NaN: name the first op, as a session report does (``report.non_finite``).
 
@@ -314,8 +325,13 @@ def _note_non_finite(
             message = (
                 f"{head} The first op whose output became non-finite (topological order) is {where} "
                 f"({w.op_type}, output {w.slot}{in_function}): {non_finite_cause(w.rounded, w.decided_dtype)}. "
-                f"Whether float32 stays finite was not checked: run with reference=True (%%npu --reference) to "
-                f"compare each op with a float32 shadow of the function (report.drift)."
+                + (
+                    "Its drift against the float32 shadow of the function is in the drift column and the "
+                    "Largest drift line (report.drift)."
+                    if reference
+                    else "Whether float32 stays finite was not checked: run with reference=True (%%npu --reference) "
+                    "to compare each op with a float32 shadow of the function (report.drift)."
+                )
             )
         report.non_finite = NonFiniteFinding(
             step,

@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import numpy as np
 
 from npu_jupyter._runtime.functions.observe_nodes import _callees, _control_return, _enum
-from npu_jupyter._runtime.observe.compare import cosine
+from npu_jupyter._runtime.observe.compare import cosine, relative_rmse
+from npu_jupyter._runtime.observe.observers import keep_worse
 
 if TYPE_CHECKING:
     from npu_jupyter._runtime.functions.rewrite import StoredRefs
@@ -56,8 +57,8 @@ REF_SUFFIX = "/_npu_emu_ref"
 DRIFT_NOTE = (
     "drift inside functions: each op is compared, in the same call, with a float32 shadow of the body "
     "(same weights, same batch, no rounding); calls, loops, branches, variable reads and iterators are "
-    "sources, so the reference starts again from their emulated values; the shadow's CPU time is part of "
-    "each call's"
+    "sources, so the reference starts again from their emulated values. The shadow runs inside each call, "
+    "so each call's wall-clock time includes it; the per-op times leave it out."
 )
 REFERENCE_SCOPE = "npu_emu_ref"
 _EPS = 1e-7  # the relative-error floor of compare.metrics
@@ -240,36 +241,36 @@ def merge_drift(
     report: RunReport,
     rows: list[tuple[str, list[tuple[str, int]], np.ndarray]],
     names: Callable[[str, str], str | None],
+    step: int,
 ) -> None:
-    """Fold one call's sums into ``report.drift``: per op, the worst output of any call (by max_abs).
+    """Fold call ``step``'s sums into ``report.drift``: per op, the worst output of any call.
 
+    Worst as a session step's drift is (:func:`~npu_jupyter._runtime.observe.observers.keep_worse`);
     ``names(function, op)`` is the op's name in the report; rows of functions it returns None for
     belong to another report.
     """
     for function, watched, sums in rows:
         for (op, _slot), row in zip(watched, np.asarray(sums).reshape(-1, len(_SUMS))):
             name = names(function, op)
-            if name is None:
-                continue
-            drift = finish(row)
-            old = report.drift.get(name)
-            if old is None or not (drift["max_abs"] <= old["max_abs"]):  # NaN counts as worse
-                report.drift[name] = drift
+            if name is not None:
+                keep_worse(report.drift, name, {**finish(row), "step": step})
 
 
 def finish(sums: Iterable[float]) -> dict[str, float]:
     """The report's drift row (``compare.metrics``'s definitions) from one tensor's nine sums."""
     values = dict(zip(_SUMS, (float(v) for v in sums)))
     if values["size"] == 0:
-        return {"max_abs": 0.0, "max_rel": 0.0, "cos": 1.0, "rmse": 0.0, "accumulated_rel": 0.0}
+        return {"max_abs": 0.0, "max_rel": 0.0, "cos": 1.0, "rmse": 0.0, "accumulated_rel": 0.0, "rel_rmse": 0.0}
     na, nb = math.sqrt(values["norm2_a"]), math.sqrt(values["norm2_b"])
     identical = values["max_abs"] == 0 and math.isfinite(values["norm2_a"])  # no element differs
+    rmse = math.sqrt(values["sum_sq_diff"] / values["size"])
     return {
         "max_abs": values["max_abs"],
         "max_rel": values["max_rel"],
         "cos": cosine(values["dot"], na, nb, identical),
-        "rmse": math.sqrt(values["sum_sq_diff"] / values["size"]),
+        "rmse": rmse,
         "accumulated_rel": values["sum_diff"] / max(values["sum_abs_ref"], _EPS),
+        "rel_rmse": relative_rmse(rmse, values["norm2_b"] / values["size"]),
     }
 
 
@@ -370,11 +371,10 @@ class _Builder:
     def sums(self, stored: str, reference: str, dtype: str) -> str:
         """The nine float64 sums of :data:`_SUMS` comparing ``stored`` with ``reference``."""
         f64 = _enum("float64")
-        a, b = self._flat64(stored, dtype), self._flat64(reference, dtype)
+        a, b, kept = self._compared(self._flat64(stored, dtype), self._flat64(reference, dtype))
         diff = self._unary("Abs", self._binary("Sub", a, b), T=f64)
         abs_b = self._unary("Abs", b, T=f64)
         rel = self._binary("RealDiv", diff, self._binary("Maximum", abs_b, self.const(np.array(_EPS, np.float64))))
-        size = self.add("size", "Size", [a], T=f64, out_type=_enum("int64"))
         values = [
             self._reduce("Max", diff),
             self._reduce("Max", rel),
@@ -384,9 +384,27 @@ class _Builder:
             self._reduce("Sum", self._binary("Mul", a, b)),
             self._reduce("Sum", self._binary("Mul", a, a)),
             self._reduce("Sum", self._binary("Mul", b, b)),
-            self._unary("Cast", f"{size}:output:0", SrcT=_enum("int64"), DstT=f64, Truncate=False),
+            self._reduce("Sum", self._unary("Cast", kept, SrcT=_enum("bool"), DstT=f64, Truncate=False)),
         ]
         return f"{self.add('sums', 'Pack', values, T=f64, N=len(values), axis=0)}:output:0"
+
+    def _compared(self, a: str, b: str) -> tuple[str, str, str]:
+        """``a`` and ``b`` with zeros where both hold the same inf or NaN, and where they do not (the kept).
+
+        The same non-finite value in both is what the float32 program computes by design (a NaN a
+        ``Select`` drops later): no difference, left out as ``compare.metrics`` leaves it out.
+        """
+        f64, flag = _enum("float64"), "incompatible_shape_error"
+        not_finite = self._unary("LogicalNot", self._unary("IsFinite", b, T=f64))
+        both_nan = self._logical("LogicalAnd", self._unary("IsNan", a, T=f64), self._unary("IsNan", b, T=f64))
+        equal = f"{self.add('equal', 'Equal', [a, b], T=f64, **{flag: True})}:z:0"
+        same = self._logical("LogicalAnd", not_finite, self._logical("LogicalOr", equal, both_nan))
+        zero = self.const(np.array(0.0, np.float64))
+        a, b = (f"{self.add('select', 'SelectV2', [same, zero, x], T=f64)}:output:0" for x in (a, b))
+        return a, b, self._unary("LogicalNot", same)
+
+    def _logical(self, op: str, x: str, y: str) -> str:
+        return f"{self.add(op.lower(), op, [x, y])}:z:0"
 
 
 __all__ = ["DRIFT_NOTE", "REF_SUFFIX", "DriftLog", "FunctionReference", "finish", "merge_drift"]

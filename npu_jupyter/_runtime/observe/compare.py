@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Union
 
@@ -31,33 +32,67 @@ if TYPE_CHECKING:
 # Relative errors divide by |reference|; this floor keeps exact zeros in the reference from turning a
 # tiny absolute difference into an infinite relative one (the comparison tool does the same).
 _EPS = 1e-7
-METRICS = ("cosine", "max_abs", "max_rel", "accumulated_rel", "rmse")
+METRICS = ("cosine", "max_abs", "max_rel", "accumulated_rel", "rmse")  # a Row's, as the comparison tool has them
 
 
 def metrics(actual: ArrayLike, expected: ArrayLike) -> dict[str, float]:
-    """The five metrics of ``actual`` against ``expected`` (same shape; compared in float64).
+    """The :data:`METRICS` of ``actual`` against ``expected`` (same shape; compared in float64), and the
+    relative RMSE drift is ranked by (:func:`relative_rmse`).
 
     Non-finite values propagate: an inf in ``actual`` where ``expected`` is finite gives inf errors and
-    a NaN cosine, which is what a person comparing an overflowed float16 run needs to see.
+    a NaN cosine, which is what a person comparing an overflowed float16 run needs to see. A position
+    where both hold the same non-finite value (NaN and NaN, inf and inf: values the float32 program
+    makes by design) is no difference and is left out, so a tensor equal to its reference has no drift.
     """
     a = np.asarray(actual, dtype=np.float64).ravel()
     b = np.asarray(expected, dtype=np.float64).ravel()
     if a.shape != b.shape:
         raise ValueError(f"cannot compare tensors of {a.size} and {b.size} elements")
+    with np.errstate(all="ignore"):
+        same_non_finite = ~np.isfinite(b) & ((a == b) | (np.isnan(a) & np.isnan(b)))
+    if same_non_finite.any():
+        a, b = a[~same_non_finite], b[~same_non_finite]
     if a.size == 0:
-        return {"cosine": 1.0, "max_abs": 0.0, "max_rel": 0.0, "accumulated_rel": 0.0, "rmse": 0.0}
+        return {"cosine": 1.0, "max_abs": 0.0, "max_rel": 0.0, "accumulated_rel": 0.0, "rmse": 0.0, "rel_rmse": 0.0}
     with np.errstate(all="ignore"):
         diff = np.abs(a - b)
         rel = diff / np.maximum(np.abs(b), _EPS)
         identical = bool(np.array_equal(a, b) and np.isfinite(a).all())
         cos = cosine(float(np.dot(a, b)), float(np.linalg.norm(a)), float(np.linalg.norm(b)), identical)
+        rmse = float(math.sqrt(float(np.mean(diff * diff))))
         return {
             "cosine": cos,
             "max_abs": float(np.max(diff)),
             "max_rel": float(np.max(rel)),
             "accumulated_rel": float(np.sum(diff) / max(float(np.sum(np.abs(b))), _EPS)),
-            "rmse": float(math.sqrt(float(np.mean(diff * diff)))),
+            "rmse": rmse,
+            "rel_rmse": relative_rmse(rmse, float(np.mean(b * b))),
         }
+
+
+def relative_rmse(rmse: float, mean_square_reference: float) -> float:
+    """RMSE over the reference's root mean square: how far a tensor is from float32, relative to its scale.
+
+    Why this ranks drift: the largest element-wise relative error divides by the reference's smallest
+    values, so one element near zero reads "1.16 rel" on a tensor whose cosine is 1.0000; this figure
+    weighs every element and reads 0.001 when the error is a thousandth of the tensor's size. The
+    reference's scale has the floor of the relative errors, so an all-zero reference does not divide by 0.
+    """
+    if rmse == 0.0:
+        return 0.0
+    return rmse / max(math.sqrt(mean_square_reference), _EPS)
+
+
+def drift_rank(row: Mapping[str, float | None]) -> float:
+    """How much a drift row drifted, for ranking: its relative RMSE, a non-finite one (inf/NaN, or None
+    in a payload) counting as infinite, so an op that went inf/NaN only in the emulation ranks first.
+
+    A row written before the relative RMSE existed (a stored payload) ranks by its max relative error.
+    """
+    value = row.get("rel_rmse" if "rel_rmse" in row else "max_rel")  # a row written before rel_rmse existed
+    if value is None or math.isnan(value):
+        return math.inf
+    return float(value)
 
 
 def cosine(dot: float, norm_a: float, norm_b: float, identical: bool) -> float:
@@ -202,7 +237,8 @@ def _compare_tables(a: _Table, b: _Table, what: str) -> Comparison:
         if va.shape != vb.shape:
             continue
         step, op, slot = key
-        rows.append(Row(step, op, slot, tuple(va.shape), **metrics(va, vb)))
+        found = metrics(va, vb)
+        rows.append(Row(step, op, slot, tuple(va.shape), **{m: found[m] for m in METRICS}))
     only_a = sorted({f"{k[1]}:{k[2]}" for k in a if k not in b})
     only_b = sorted({f"{k[1]}:{k[2]}" for k in b if k not in a})
     return Comparison(rows, only_a, only_b, title=f"Comparison of two {what}")

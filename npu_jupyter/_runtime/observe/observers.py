@@ -94,7 +94,7 @@ class StepObservers:
             ]
             self._write_dump(report, settings, record.index, entries, overflow_now, graph=graph)
         if watched.reference is not None:
-            _record_drift(report, watched)
+            _record_drift(report, watched, record.index)
         if record.profile is not None:
             options = settings.profile_options()
             out_dir = str(graph.folder(str(options.get("output") or "./")))  # graph_<k> after the first graph
@@ -174,12 +174,15 @@ class StepObservers:
         )
 
 
-def _record_drift(report: RunReport, watched: StepValues) -> None:
-    """Per op, the worst drift of any output (and any loop iteration) against the float32 reference."""
+def _record_drift(report: RunReport, watched: StepValues, step: int) -> None:
+    """Per op, the worst drift of any output, loop iteration and step against the float32 reference.
+
+    Worst by :func:`~npu_jupyter._runtime.observe.compare.drift_rank` (relative RMSE, inf/NaN first);
+    the row keeps the step it came from, so a report of many steps says where its figure was measured.
+    """
     from npu_jupyter._runtime.observe.compare import metrics
 
     reference = watched.reference or {}
-    drift: dict[str, dict[str, float]] = {}
     for w in watched.watch:
         if w.kind != "output" or not w.is_float:
             continue
@@ -193,15 +196,23 @@ def _record_drift(report: RunReport, watched: StepValues) -> None:
                 "cos": m["cosine"],
                 "rmse": m["rmse"],
                 "accumulated_rel": m["accumulated_rel"],
+                "rel_rmse": m["rel_rmse"],
+                "step": step,
             }
-            old = drift.get(w.op)
-            if old is None or not (row["max_abs"] <= old["max_abs"]):
-                drift[w.op] = row
-    report.drift = drift
+            keep_worse(report.drift, w.op, row)
     if watched.reference_ms is not None:  # a mean per step, as the schema says, not the last step's
         report.reference_steps += 1
         previous = report.reference_wall_ms or 0.0
         report.reference_wall_ms = previous + (watched.reference_ms - previous) / report.reference_steps
+
+
+def keep_worse(drift: dict[str, dict[str, float]], op: str, row: dict[str, float]) -> None:
+    """Put ``row`` in ``drift[op]`` unless the row there drifted more (the earlier step wins a tie)."""
+    from npu_jupyter._runtime.observe.compare import drift_rank
+
+    old = drift.get(op)
+    if old is None or drift_rank(row) > drift_rank(old):
+        drift[op] = row
 
 
 def note_overflow(report: RunReport, step: int, names: list[str], first: str) -> None:
@@ -257,7 +268,7 @@ def add_profile(report: RunReport, prof: _profile.StepProfile) -> None:
     report.op_summary_csv = prof.op_summary_csv
     report.profile = report.profile.added(prof.step, prof.op_times_us(), prof.cast_us)
     report.op_times_us = report.profile.op_times_us()
-    report.labels["us"] = report.profile.label(_profile.CPU_TIME)
+    report.labels["us"] = report.profile.label(_profile.CPU_TIME, "call" if report.function is not None else "step")
 
 
 def _entries(plan: Plan, w: Watch, values: Sequence[np.ndarray], overflow: bool) -> list[_writer.DumpEntry]:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from npu_jupyter._options import catalogue
 from npu_jupyter._options.profiling import ProfilingOptionsError, adapter_profiling_fields
+from npu_jupyter._runtime.report_records import EMULATED_TIME
 from npu_jupyter._tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,7 +51,7 @@ DEFAULT_OPTIONS = catalogue.profiling_default()
 # Task ID, Stream ID, Task Wait Time, Block Dim and Input/Output Formats are left out: a CPU run has no
 # streams, tasks, blocks or device formats, and constants under those names read as measurements.
 #: What every measured time of the emulator is (the report's label; never an NPU time).
-CPU_TIME = "CPU time of the emulation"
+CPU_TIME = EMULATED_TIME  # "wall-clock time of the emulation on this CPU"
 
 # The times are CPU times of the emulated step and the column names say so.
 CSV_COLUMNS = [

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 
-from npu_jupyter._runtime.observe.profile import CPU_TIME
+from npu_jupyter._runtime.report_records import CLOCKS
 
 if TYPE_CHECKING:
     from typing import Literal  # novermin (never imported at run time)
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from npu_jupyter._runtime.observe.dump.format import DumpGraph
     from npu_jupyter._runtime.observe.profile import StepProfile
     from npu_jupyter._runtime.report import RunReport
+    from npu_jupyter._runtime.report_records import Timing
     from npu_jupyter._runtime.session.watch import Watch
 
     #: A session step of a run graph, or a call of a traced function.
@@ -51,7 +52,7 @@ class StepValues:
 class StepRecord:
     """One step of a session's run graph or one call of a traced function, after it ran.
 
-    ``wall_ms`` is this step's (or call's) CPU time, measured once around it; every mean, total and
+    ``wall_ms`` is this step's (or call's) wall-clock time, measured once around it; every mean, total and
     spread a report shows is derived from these records by :func:`add_time`. ``outputs`` are what the
     step returned (a session's fetched values in flattening order, a function's outputs); which of
     them hold inf/NaN is computed once, on first use (:attr:`non_finite_outputs`).
@@ -61,7 +62,7 @@ class StepRecord:
     name: str  # what ran: the function's name, or the run graph's fetches joined by ", "
     index: int  # the graph's own step, or the function's call index (from 0)
     plan: Plan | None  # the decided dtypes the step ran in
-    wall_ms: float  # CPU time of this step or call on this machine
+    wall_ms: float  # wall-clock ms of this step or call (the emulator: on this CPU; ascend: on the host)
     outputs: tuple[object, ...] = ()
     graph: DumpGraph | None = None  # a session step's run graph (dump and profile folders go by it)
     dump_now: bool = False  # ``dump_step`` selects this step and the dump budget had room
@@ -110,19 +111,29 @@ def add_time(report: RunReport, record: StepRecord) -> None:
     """Count one step or call in ``report`` and derive its times from the records' own ``wall_ms``.
 
     ``report.wall_ms`` is the mean per step (per call); the total, fastest, slowest and first are
-    kept in ``report.timing``. A function report's time label also says them: the first call of a
-    function instantiates it in TensorFlow's runtime, so it is often the slowest by far and a mean alone
-    would hide that. A session report keeps its plain "per step" label.
+    kept in ``report.timing``. The time label also says them: the first step of a run graph builds its
+    executor (on the ascend backend the adapter builds and loads the graph), the first call of a
+    function instantiates it in TensorFlow's runtime, so it is often the slowest by far and a mean
+    alone would hide that. Each backend says whose clock it is (:data:`report_records.CLOCKS`).
     """
     report.steps += 1
     timing = report.timing = report.timing.add(record.wall_ms)
     report.wall_ms = timing.total_ms / report.steps
-    if record.kind == "call" and report.steps > 1:
-        report.labels["wall_ms"] = (
-            f"mean per call over {report.steps} calls: min {timing.min_ms:.2f} ms, max "
-            f"{timing.max_ms:.2f} ms, the first {timing.first_ms:.2f} ms (TensorFlow's warm-up); "
-            f"{CPU_TIME}"
-        )
+    if report.backend in CLOCKS and report.steps > 1:
+        report.labels["wall_ms"] = time_label(record.kind, report.steps, timing, report.backend)
+
+
+def time_label(kind: StepKind, steps: int, timing: Timing, backend: str = "emulator") -> str:
+    """``"mean per step over 4 steps: min …, max …, the first … (TensorFlow's warm-up); wall-clock time …"``.
+
+    What a report's ``wall_ms`` is, with the spread a mean would hide and whose clock it is; said
+    again by a cell's report that folds several reports of one run (``_notebook.run_reports.collapse``).
+    """
+    what, first = CLOCKS[backend]
+    return (
+        f"mean per {kind} over {steps} {kind}s: min {timing.min_ms or 0.0:.2f} ms, max "
+        f"{timing.max_ms or 0.0:.2f} ms, the first {timing.first_ms or 0.0:.2f} ms ({first}); {what}"
+    )
 
 
 __all__ = [
@@ -133,4 +144,5 @@ __all__ = [
     "has_inf_nan",
     "is_non_finite",
     "non_finite_indices",
+    "time_label",
 ]

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
 _PREFIX = "npu_jupyter_plan_"
 FORMAT = "npu-jupyter.plan"
-VERSION = 2  # 2: OpDecision.declared_input_dtypes (input-only lowering counts as a precision change)
+VERSION = (
+    3  # 2: OpDecision.declared_input_dtypes (input-only lowering counts as a precision change); 3: producer_dtypes
+)
 
 
 class PlanCacheError(ValueError):

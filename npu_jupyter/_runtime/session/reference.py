@@ -22,7 +22,7 @@ from npu_jupyter._runtime.session.variables import write_variables
 from npu_jupyter._runtime.session.watch import Watch, fetch_names, observe_spec, read_values
 
 if TYPE_CHECKING:
-    from npu_jupyter._tf_types import ConfigProto, Graph
+    from npu_jupyter._tf_types import ConfigProto, Graph, Operation
 
 
 @dataclass(frozen=True)
@@ -105,10 +105,29 @@ _SOURCE_TYPES = frozenset(
 
 
 def data_sources(graph: Graph, executed: set[str]) -> list[str]:
-    """Output tensors of the executed data-source ops (fetchable kinds only)."""
+    """Output tensors of the executed data-source ops (fetchable kinds only).
+
+    A variant output (a dataset element holding a SparseTensor) can be neither fetched nor fed, and
+    one unfed output makes the reference run the source, whose iterator it never initialised: the
+    fetchable outputs of the executed ops that decode it (``DeserializeSparse``) are fed instead.
+    """
     out: list[str] = []
     for name in sorted(executed):
         op = graph.get_operation_by_name(name)
         if op.type in _SOURCE_TYPES:
-            out.extend(t.name for t in op.outputs if t.dtype.base_dtype.name not in ("resource", "variant"))
+            out.extend(_fetchable(op, executed))
+    return list(dict.fromkeys(out))
+
+
+def _fetchable(op: Operation, executed: set[str]) -> list[str]:
+    """``op``'s fetchable outputs, and for a variant one those of its executed readers, recursively."""
+    out: list[str] = []
+    for t in op.outputs:
+        kind = t.dtype.base_dtype.name
+        if kind == "variant":
+            out.extend(
+                name for reader in t.consumers() if reader.name in executed for name in _fetchable(reader, executed)
+            )
+        elif kind != "resource":
+            out.append(t.name)
     return out

@@ -1,0 +1,68 @@
+"""The float32 reference of a session step (``_runtime/session/reference.py``) reads the step's own data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.session.emulator import EmulatorSession
+
+
+def _sparse_iterator_graph(tf):
+    """A TF1 input pipeline as the zoo's Wide & Deep builds it: an initializable iterator whose element
+    holds a SparseTensor (a variant output of ``IteratorGetNext``, decoded by ``DeserializeSparse``)."""
+    v1 = tf.compat.v1
+    g = tf.Graph()
+    with g.as_default():
+        dense = np.random.default_rng(0).normal(size=(32, 4)).astype(np.float32)
+        ids = tf.sparse.from_dense(np.tile(np.array([[1, 0, 2]], np.int64), (32, 1)))
+        labels = (np.arange(32) % 2).astype(np.float32).reshape(-1, 1)
+        ds = tf.data.Dataset.from_tensor_slices(({"x": dense, "ids": ids}, labels)).repeat().batch(4)
+        iterator = v1.data.make_initializable_iterator(ds)
+        features, y = iterator.get_next()
+        table = v1.get_variable("emb", [3, 2], initializer=v1.glorot_uniform_initializer(seed=1))
+        emb = tf.nn.embedding_lookup_sparse(table, features["ids"], None, combiner="mean", name="lookup")
+        w = v1.get_variable("w", [6, 1], initializer=v1.glorot_uniform_initializer(seed=2))
+        logits = tf.matmul(tf.concat([features["x"], emb], 1), w, name="logits")
+        loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits), name="loss")
+        train = v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+        init = [v1.global_variables_initializer(), iterator.initializer]
+    return g, init, loss, train
+
+
+def test_a_sparse_dataset_element_reaches_the_reference_without_running_its_iterator(tf):
+    """Zoo widedeep: 'IteratorGetNext … not initialized' with the reference on (its variant outputs went unfed)."""
+    g, init, loss, train = _sparse_iterator_graph(tf)
+    types = [t.dtype.name for t in g.get_operation_by_name("IteratorGetNext").outputs]
+    assert "variant" in types  # the case under test: the sparse element is a variant output
+    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g, reference=True) as sess:
+        sess.run(init)
+        losses = [sess.run([loss, train])[0] for _ in range(2)]
+        report = sess.last_report
+    assert np.isfinite(losses).all()
+    assert report.reference_steps == 2
+    # The reference decoded the same sparse ids: the lookup, upstream of every rounding, matches exactly.
+    assert report.drift["lookup"]["max_abs"] == 0.0
+    assert report.drift["logits"]["max_abs"] > 0.0  # and the float16 MatMul drifted
+
+
+def test_each_ops_drift_is_its_worst_over_the_steps_with_a_reference_not_the_last_steps(tf, hand):
+    """A report of 3 steps showed the last step's drift although its docstring said "worst of any output"."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [1, 2], name="x")
+        w = tf.compat.v1.get_variable("w", initializer=tf.constant([[0.5], [0.25]]))
+        tf.matmul(x, w, name="y")
+        init = tf.compat.v1.global_variables_initializer()
+    feeds = [[[1.0, 2.0]], [[1.0001, 2.0]], [[1.0, 2.0]]]  # only step 1's 1.0001 is not a float16 value
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"MatMul"}), reference=True) as sess:
+        sess.run(init)
+        for feed in feeds:
+            sess.run("y:0", {x: feed})
+        report = sess.last_report
+    row = report.drift["y"]
+    assert report.steps == 3 and report.reference_steps == 3
+    assert row["step"] == 1  # the step that drifted, not the last one (which matched float32 exactly)
+    assert row["max_abs"] == pytest.approx(0.5e-4, rel=0.05)
+    assert row["rel_rmse"] == pytest.approx(0.5e-4 / 1.00005, rel=0.05)
