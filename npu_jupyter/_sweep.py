@@ -7,7 +7,9 @@ alongside (same weights, same random draws), and reports per mode:
 * the **estimated NPU step time and memory**, each vs float32 (``npu_jupyter.cost``: a roofline over
   the SoC's published peak rates; an estimate, never a measurement) -- the main columns;
 * the number of ops whose precision changed, the fetches' drift from float32 and the op that drifted
-  most;
+  most, both by relative RMSE and picked as the report's "Largest drift" line picks them
+  (:mod:`npu_jupyter._runtime.observe.drift_ranking`: each op's worst step, copies and ops with no
+  drift left out, so a mode where nothing drifted has no worst op);
 * the **wall-clock time of the emulation on this CPU** per step: each mode is warmed up first (``warmup`` runs, untimed),
   then the median of ``steps`` timed runs. It includes the emulator's rounding casts, so it says
   nothing about NPU speed; it is shown last and labelled so.
@@ -42,6 +44,11 @@ if TYPE_CHECKING:
     Feeds = FeedDict | Callable[[], FeedDict] | None
 
 CPU_LABEL = "wall-clock time of the emulation on this CPU (not NPU time)"
+DRIFT_LABEL = (
+    "rel. RMSE = root mean square of a − b over that of the float32 value b (the fetches: the worst fetch's); "
+    'the worst op is ranked by it over the steps, as the report\'s "Largest drift" line ranks (copies of a '
+    "drifting op and ops with no drift left out; none: no op drifted)"
+)
 EST_LABEL = "estimated by the cost model (not measured)"
 
 DEFAULT_MODES = ("force_fp32", "must_keep_origin_dtype", "allow_fp32_to_fp16", "allow_mix_precision", "force_fp16")
@@ -55,9 +62,9 @@ class SweepRow:
     wall_ms: float  # median wall-clock ms per step of the emulation on this CPU, after warm-up (CPU_LABEL)
     ops_changed: int
     max_abs: float
-    max_rel: float
+    max_rel: float  # the fetches' largest element-wise relative error (kept in the records; noisy near 0)
     cosine: float
-    worst_op: str
+    worst_op: str  # the op that drifted most by relative RMSE, as the report ranks; "" when none drifted
     first_overflow: str | None
     error: str | None = None  # the emulator could not run this mode at all
     plan_errors: list[str] = field(default_factory=list)  # why the adapter would refuse this graph
@@ -67,6 +74,8 @@ class SweepRow:
     est_memory_vs_fp32: float | None = None
     approximate_ops: int = 0  # decisions resting on approximate op data
     timed_steps: int = 0  # runs the CPU median is taken over (after warm-up)
+    rel_rmse: float | None = None  # the fetches' drift by the figure ops are ranked by (the worst fetch's)
+    worst_op_rel_rmse: float | None = None  # worst_op's relative RMSE; worst_op is "" when no op drifted
 
     @property
     def refused(self) -> bool:
@@ -100,7 +109,7 @@ class SweepTable:
         lines = [
             (
                 f"{'mode':28} {'est ms/step':>11} {'vs fp32':>7} {'est memory':>11} {'vs fp32':>7} "
-                f"{'changed':>7} {'max_rel':>10} {'cos':>9} {'CPU ms':>8}  worst op"
+                f"{'changed':>7} {'rel. RMSE':>10} {'cos':>9} {'CPU ms':>8}  worst op (rel. RMSE)"
             )
         ]
         for r in self.rows:
@@ -110,7 +119,7 @@ class SweepTable:
             step, step_ratio, memory, memory_ratio, cpu = _times(r)
             lines.append(
                 f"{r.mode:28} {step:>11} {step_ratio:>7} {memory:>11} {memory_ratio:>7} {r.ops_changed:7d} "
-                f"{r.max_rel:10.3g} {r.cosine:9.6f} {cpu:>8}  {r.worst_op}"
+                f"{_num(r.rel_rmse, '.3g'):>10} {r.cosine:9.6f} {cpu:>8}  {worst_op_text(r)}"
             )
             if r.plan_errors:
                 lines.append(
@@ -127,7 +136,7 @@ class SweepTable:
             f"est ms/step, est memory: {EST_LABEL}, from the plan and published peak rates "
             f"(docs/cost-model.md); vs fp32: the same estimate with every float tensor in float32. "
             f"CPU ms: {CPU_LABEL}, median of {timed} step(s) after warm-up, including the emulator's "
-            f"rounding casts."
+            f"rounding casts. Drift vs the float32 reference: {DRIFT_LABEL}."
         )
         if approx:
             text += f" Up to {approx} op decision(s) per mode rest on approximate op data."
@@ -135,6 +144,15 @@ class SweepTable:
 
     def _repr_html_(self) -> str | None:
         return render_html(self)
+
+
+def worst_op_text(row: SweepRow) -> str:
+    """``"dense/MatMul (rel. RMSE 0.00123)"``, or ``"none"`` when the reference found no op that drifted."""
+    if not row.worst_op:
+        return "none"
+    if row.worst_op_rel_rmse is None:
+        return row.worst_op
+    return f"{row.worst_op} (rel. RMSE {row.worst_op_rel_rmse:.3g})"
 
 
 def _times(row: SweepRow) -> tuple[str, str, str, str, str]:
@@ -295,6 +313,8 @@ def _initialize(sess: EmulatorSession, graph: Graph, init: object) -> None:
 
 
 def _row(mode: str, report: RunReport, wall_ms: float, graph: Graph, timed: int) -> SweepRow:
+    from npu_jupyter._runtime.observe.drift_ranking import worst_fetch_drift, worst_ops
+
     plan = report.plan
     assert plan is not None  # noqa: S101 - narrows the type: a session step always runs under its plan
     drift = report.drift
@@ -303,11 +323,8 @@ def _row(mode: str, report: RunReport, wall_ms: float, graph: Graph, timed: int)
     max_abs = max((d["max_abs"] for d in fetch_drift), default=0.0)
     max_rel = max((d["max_rel"] for d in fetch_drift), default=0.0)
     cosine = min((d["cos"] for d in fetch_drift), default=1.0)
-    worst = max(
-        drift.items(),
-        key=lambda kv: kv[1]["max_rel"] if not math.isnan(kv[1]["max_rel"]) else math.inf,
-        default=("", {}),
-    )[0]
+    worst_fetch = worst_fetch_drift(drift, report.fetches)
+    worst = next(iter(worst_ops(plan, drift, 1)), "")
     row = SweepRow(
         mode=mode,
         wall_ms=wall_ms,
@@ -320,6 +337,8 @@ def _row(mode: str, report: RunReport, wall_ms: float, graph: Graph, timed: int)
         plan_errors=[str(e) for e in plan.errors],
         approximate_ops=sum(bool(getattr(d, "approximate", False)) for d in plan.ops.values()),
         timed_steps=timed,
+        rel_rmse=None if worst_fetch is None else worst_fetch.get("rel_rmse"),
+        worst_op_rel_rmse=drift[worst].get("rel_rmse") if worst else None,
     )
     _add_estimate(row, report, graph)
     return row

@@ -4,7 +4,7 @@
  */
 
 import { changedPrecision } from './optext';
-import type { Engine, Op, Report } from './schema';
+import type { Drift, Engine, Op, Report } from './schema';
 import { leadRanks } from './lead';
 import { precisionCategory } from './palette';
 
@@ -67,6 +67,11 @@ export function searchTexts(report: Report): string[] {
 
 type Cmp = (a: number, b: number) => number;
 
+/** The figure an op's drift is shown and ranked by: relative RMSE, or max rel on rows written before it. */
+function driftFigure(d: Drift): number | null {
+  return d.rel_rmse === undefined ? d.max_rel : d.rel_rmse;
+}
+
 function byText(f: (op: Op) => string, report: Report): Cmp {
   return (a, b) => {
     const x = f(report.ops[a]);
@@ -114,8 +119,9 @@ function comparator(report: Report, key: SortKey, descending: boolean): Cmp {
     case 'time':
       return byNumber(op => op.us, report, descending);
     case 'drift':
-      // A non-finite error (null) is the largest drift of all.
-      return byNumber(op => (op.dr === undefined ? undefined : op.dr.max_rel ?? Number.POSITIVE_INFINITY), report, descending);
+      // By the figure the column shows: relative RMSE (the report's ranking, _runtime/observe/drift_ranking.py),
+      // max rel only for rows written before it. A non-finite error (null) is the largest drift of all.
+      return byNumber(op => (op.dr === undefined ? undefined : driftFigure(op.dr) ?? Number.POSITIVE_INFINITY), report, descending);
   }
 }
 

@@ -99,4 +99,15 @@ describe('a report on a call tree', () => {
     const r = tree();
     expect(selectRows(r, { ...DEFAULT_QUERY, text: 'inner', sort: 'index' })).toEqual([5, 6, 7]);
   });
+
+  it('sorts the drift column by relative RMSE, the figure it shows, not by the noisy max rel', () => {
+    const p = smallTraining();
+    const ops = p.ops as Record<string, unknown>[];
+    // 1 barely drifted (max rel is large only near zero); 3 drifted as a tensor; 5 is a row written before rel_rmse.
+    ops[1] = { ...ops[1], dr: { max_abs: 1e-5, max_rel: 1000, cos: 1, rel_rmse: 1e-5, step: 0 } };
+    ops[3] = { ...ops[3], dr: { max_abs: 1, max_rel: 2, cos: 0.5, rel_rmse: 0.7, step: 1 } };
+    ops[5] = { ...ops[5], dr: { max_abs: 0.1, max_rel: 0.01, cos: 0.99 } };
+    const drifted = report(p);
+    expect(selectRows(drifted, { ...DEFAULT_QUERY, sort: 'drift', descending: true }).slice(0, 3)).toEqual([3, 5, 1]);
+  });
 });

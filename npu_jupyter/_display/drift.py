@@ -10,6 +10,8 @@ no news and are never listed as a largest drift:
 * a pure copy (``Identity``, ``Snapshot``, ``ReadVariableOp``, a loop's ``Enter`` ...) of an op that
   drifted at least as much: it shows its producer's drift again, so the producer is listed instead.
 
+The rule lives in :mod:`npu_jupyter._runtime.observe.drift_ranking`, below the display, so the
+precision sweep and the zoo table name the same worst op as this report's line.
 The list is computed here once: :mod:`.mime` keeps its ops in a truncated payload, the payload ships
 their indices (``run.drift_worst``, the Lab view's header chip) and :mod:`.facts` its labelled line.
 """
@@ -20,7 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from npu_jupyter._runtime.observe.compare import drift_rank
+from npu_jupyter._runtime.observe import drift_ranking
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from npu_jupyter._plan.model import Plan
@@ -28,13 +30,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 #: How many ops the "Largest drift" line lists.
 SHOWN = 3
-#: Op types whose output holds the values of an input unchanged: their drift is their producer's.
-COPY_TYPES = frozenset(
-    {"Identity", "IdentityN", "Snapshot", "StopGradient", "PreventGradient", "CheckNumerics", "EnsureShape"}
-    | {"ReadVariableOp", "RefIdentity", "Reshape", "Squeeze", "ExpandDims"}
-    | {"Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration", "Switch", "RefSwitch"}
-    | {"Merge", "RefMerge"}
-)
 #: What the drift figures are, said wherever drift is shown (labextension/src/optext.ts says the same).
 DRIFT_UNITS = (
     "rel. RMSE: root mean square of a − b over that of the float32 value b, the figure ops are ranked by; "
@@ -42,50 +37,18 @@ DRIFT_UNITS = (
 )
 
 
-def drifted(row: Mapping[str, Any] | None) -> bool:
-    """The row records a difference from float32 (a non-finite one counts): zero drift is no drift."""
-    return row is not None and bool(row) and row.get("max_abs") != 0
-
-
 def worst_drift(ops: Sequence[Mapping[str, Any]], top: int = SHOWN) -> list[int]:
     """Indices of the ``top`` ops that drifted most, worst first (payload-shaped ops: ``t``, ``i``, ``dr``).
 
-    Ties keep graph order. A copy is left out when an op it copies (through other copies) drifted at
-    least as much.
+    The rule (relative RMSE; zero drift and copies of a producer left out) is
+    :func:`~npu_jupyter._runtime.observe.drift_ranking.worst_drift`, shared with the sweep and the zoo table.
     """
-    ranks = {k: drift_rank(op["dr"]) for k, op in enumerate(ops) if drifted(op.get("dr"))}
-    kept = [k for k in ranks if not _repeats_a_producer(ops, k, ranks)]
-    return sorted(kept, key=lambda k: (-ranks[k], k))[:top]
-
-
-def _repeats_a_producer(ops: Sequence[Mapping[str, Any]], k: int, ranks: dict[int, float]) -> bool:
-    """Op ``k`` is a copy whose drift an op it copies already shows (at least as large)."""
-    if ops[k].get("t") not in COPY_TYPES:
-        return False
-    seen, todo = {k}, list(ops[k].get("i") or [])
-    while todo:
-        src = todo.pop()
-        if src in seen or not 0 <= src < len(ops):
-            continue
-        seen.add(src)
-        if src in ranks and ranks[src] >= ranks[k] * (1 - 1e-9):
-            return True
-        if ops[src].get("t") in COPY_TYPES:
-            todo += list(ops[src].get("i") or [])
-    return False
+    return drift_ranking.worst_drift(ops, top)
 
 
 def worst_drift_names(plan: Plan, run: RunReport, top: int = SHOWN) -> list[str]:
     """The ops :func:`worst_drift` lists for a whole report, before the payload's budget drops any."""
-    if not run.drift:
-        return []
-    names = list(plan.ops)
-    index = {name: k for k, name in enumerate(names)}
-    ops = [
-        {"t": d.op_type, "i": [index[s] for s in d.inputs if s in index], "dr": run.drift.get(name)}
-        for name, d in plan.ops.items()
-    ]
-    return [names[k] for k in worst_drift(ops, top)]
+    return drift_ranking.worst_ops(plan, run.drift, top)
 
 
 def drift_text(drift: Mapping[str, Any]) -> str:

@@ -3,7 +3,7 @@
 Twelve one-number columns ran past the right edge of a notebook cell beside JupyterLab's file
 browser, taking the CPU time and the "adapter would refuse" notes with them. Here each estimate and
 its float32 ratio share a cell, one per line ("0.0307" over "0.99× fp32"), so do the three drift
-metrics; the first-overflow column appears only when a mode overflowed, names wrap, and the table
+metrics (rel. RMSE, the figure the worst op is ranked by, first); the first-overflow column appears only when a mode overflowed, names wrap, and the table
 takes the cell's width (:mod:`npu_jupyter._display.fit_table`).
 A mode the adapter would refuse is marked in its mode cell and explained on a line under it.
 """
@@ -73,9 +73,14 @@ def _columns(overflow: bool) -> list[Column]:
             "output drift vs float32",
             "8.5em",
             True,
-            "rel: largest |a − b| / |b|; abs: largest |a − b|; cos: cosine similarity (1 = same)",
+            "rel. RMSE: root mean square of a − b over that of the float32 value b (the worst fetch's); "
+            "max abs: largest |a − b|; cos: cosine similarity (1 = same)",
         ),
-        Column("worst op", title="the op whose output drifted most from float32 (max rel)"),
+        Column(
+            "worst op",
+            title="the op that drifted most from float32 by rel. RMSE, as the report's Largest drift line ranks; "
+            "none: no op drifted",
+        ),
     ]
     if overflow:
         columns.append(Column("first overflow", title="first op whose output became inf/NaN"))
@@ -105,13 +110,30 @@ def _cells(r: SweepRow, overflow: bool) -> list[Cell]:
         Cell(step),
         Cell(_lines("refused") if r.refused else _lines(memory, _ratio(r.est_memory_vs_fp32))),
         Cell(str(r.ops_changed)),
-        Cell(_lines(f"rel {_num(r.max_rel, '.3g')}", f"abs {_num(r.max_abs, '.3g')}", f"cos {_num(r.cosine, '.6f')}")),
-        text_cell(r.worst_op, mono=True),
+        Cell(
+            _lines(
+                f"rel. RMSE {_num(r.rel_rmse, '.3g')}",
+                f"max abs {_num(r.max_abs, '.3g')}",
+                f"cos {_num(r.cosine, '.6f')}",
+            )
+        ),
+        _worst_cell(r),
     ]
     if overflow:
         cells.append(text_cell(r.first_overflow or "", mono=True))
     cells.append(Cell("refused" if r.refused else _num(r.wall_ms, ".3f")))
     return cells
+
+
+def _worst_cell(r: SweepRow) -> Cell:
+    """The worst op's name with the figure it was ranked by under it, or "none" when no op drifted."""
+    if not r.worst_op:
+        return Cell("none", "no op drifted from float32")
+    name = text_cell(r.worst_op, mono=True)
+    if r.worst_op_rel_rmse is None:
+        return name
+    figure = "rel. RMSE " + _num(r.worst_op_rel_rmse, ".3g")
+    return Cell(f"{name.html}<br>{escape(figure)}", f"{r.worst_op} ({figure})")
 
 
 def _lines(*parts: str) -> str:

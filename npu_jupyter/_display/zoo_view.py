@@ -16,6 +16,13 @@ from npu_jupyter._units import format_bytes
 PRED = "predicted by the planner"
 EST = "estimated by the cost model (not measured)"
 CPU = "wall-clock time of the emulation measured on this CPU (not NPU time)"
+DRIFT = (
+    "rel. RMSE: root mean square of a − b over that of the float32 value b (fetches: the worst fetch's); "
+    "the worst op is ranked by it as the notebook report's Largest drift line ranks (copies of a drifting op "
+    "and ops with no drift left out; none: no op drifted)"
+)
+#: The drift figure of rows written before the relative RMSE (a results file from an older version).
+OLD_FIGURE = "max rel"
 
 COLUMNS = (
     "entry",
@@ -25,14 +32,17 @@ COLUMNS = (
     "AI Core / AI CPU / host",
     "ops lowered",
     "first non-finite op",
-    "drift of fetches (max rel)",
-    "worst op (max rel)",
+    "drift of fetches",
+    "worst op",
     "est. NPU ms/step",
     "vs float32",
     "est. memory",
     "vs float32",
     "ms/step on this CPU (emulation)",
 )
+
+#: The worst op's column (its text keeps the end of a long name, where the op's figure is).
+WORST = COLUMNS.index("worst op")
 
 
 def entry_label(entry: str) -> str:
@@ -55,7 +65,6 @@ def cells(row: dict[str, Any]) -> tuple[str, ...]:
         "n/a" if row.get("ops") is None else f"{row['ai_core']} / {row['ai_cpu']} / {row['host']} of {row['ops']}"
     )
     compiles = {True: "yes", False: "no", None: "n/a"}[row.get("compiles")]
-    worst = row.get("worst_op")
     return (
         entry_label(row["entry"]),
         options_label(row["options"]),
@@ -64,14 +73,40 @@ def cells(row: dict[str, Any]) -> tuple[str, ...]:
         placement,
         _int(row.get("ops_lowered")),
         row.get("first_non_finite") or "",
-        _g(row.get("fetch_max_rel")),
-        "" if worst is None else f"{worst} ({_g(row.get('worst_op_max_rel'))})",
+        fetch_drift_text(row),
+        worst_op_text(row),
         _g(row.get("est_step_ms")),
         _ratio(row.get("est_step_vs_fp32")),
         "n/a" if row.get("est_memory_bytes") is None else format_bytes(int(row["est_memory_bytes"])),
         _ratio(row.get("est_memory_vs_fp32")),
         "n/a" if row.get("cpu_ms_per_step") is None else f"{row['cpu_ms_per_step']:.1f}",
     )
+
+
+def fetch_drift_text(row: dict[str, Any]) -> str:
+    """``rel. RMSE 0.00123``: the fetches' drift, named by its figure (``max rel`` in an older results file)."""
+    if "fetch_rel_rmse" in row or "fetch_max_rel" not in row:
+        value = row.get("fetch_rel_rmse")
+        return "n/a" if value is None else f"rel. RMSE {_g(value)}"
+    return "n/a" if row["fetch_max_rel"] is None else f"{OLD_FIGURE} {_g(row['fetch_max_rel'])}"
+
+
+def worst_op_text(row: dict[str, Any]) -> str:
+    """``dense/MatMul (rel. RMSE 0.0123)``; ``none`` when a reference ran and no op drifted; '' without one.
+
+    A row from a results file written before the relative RMSE keeps its op and figure, labelled
+    ``max rel``; one whose figure is 0 (it named an op with no drift at all) reads ``none`` too.
+    """
+    worst = row.get("worst_op")
+    if "worst_op_rel_rmse" in row or "worst_op_max_rel" not in row:
+        name, figure, value = worst, "rel. RMSE", row.get("worst_op_rel_rmse")
+    else:
+        name, figure, value = worst, OLD_FIGURE, row["worst_op_max_rel"]
+    if value is None:
+        return ""
+    if name is None or value == 0:
+        return "none"
+    return f"{name} ({figure} {_g(value)})"
 
 
 def problem(row: dict[str, Any]) -> str:
@@ -88,10 +123,12 @@ def legend(rows: list[dict[str, Any]]) -> str:
     """What kind of number each column is."""
     steps = sorted({r["steps_run"] for r in rows if r.get("steps_run")})
     counted = "/".join(map(str, steps)) or "0"
+    drift = f"drift vs a float32 reference of the same step: measured by the emulator; {DRIFT}"
+    if any("worst_op_max_rel" in r and "worst_op_rel_rmse" not in r for r in rows):
+        drift += f"; {OLD_FIGURE}: largest |a − b| / |b|, in rows of an older results file"
     return (
         f"compiles, placement, ops lowered: {PRED} (compiles = the plan has no error). First non-finite op, "
-        f"drift (max relative error vs a float32 reference of the same step): measured by the emulator. "
-        f"est. NPU ms/step, est. memory: {EST}; vs float32: the same estimate with every float tensor in "
+        f"{drift}. est. NPU ms/step, est. memory: {EST}; vs float32: the same estimate with every float tensor in "
         f"float32. ms/step on this CPU: {CPU}, mean over the {counted} training step(s) of each task, first step "
         f"included. One process per task."
     )
@@ -103,7 +140,7 @@ def text(rows: list[dict[str, Any]]) -> str:
     widths = [min(40, max(len(line[i]) for line in table)) for i in range(len(COLUMNS))]
     lines = []
     for number, line in enumerate(table):
-        lines.append("  ".join(_fit(value, widths[i]) for i, value in enumerate(line)).rstrip())
+        lines.append("  ".join(_fit(value, widths[i], i == WORST) for i, value in enumerate(line)).rstrip())
         why = problem(rows[number - 1]) if number else ""
         if why:
             lines.append(f"    {why}")
@@ -144,8 +181,11 @@ def csv_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return flat
 
 
-def _fit(value: str, width: int) -> str:
-    return value if len(value) <= width else value[: width - 1] + "…"
+def _fit(value: str, width: int, keep_end: bool = False) -> str:
+    """``value`` cut to ``width``; the worst op's cell keeps its end (the op's own name and its figure)."""
+    if len(value) <= width:
+        return value
+    return "…" + value[len(value) - width + 1 :] if keep_end else value[: width - 1] + "…"
 
 
 def _int(value: object) -> str:

@@ -38,8 +38,14 @@ def mark_approximate(ops: dict[str, OpDecision], library: OpLibrary, mix_compile
     if not getattr(library, "approximate", False):
         return 0
     count = 0
+    # the reason depends on the op type, engine and decided dtype only: one answer per distinct triple
+    seen: dict[tuple[str, str, str], bool] = {}
     for decision in ops.values():
-        flagged = bool(approximate_reason(decision, library.caps(decision.op_type), mix_compile_mode))
+        key = (decision.op_type, decision.engine, decision.dtype_after)
+        flagged = seen.get(key)
+        if flagged is None:
+            caps = library.caps(decision.op_type)
+            flagged = seen[key] = bool(approximate_reason(decision, caps, mix_compile_mode))
         decision.approximate = flagged
         count += flagged
     return count

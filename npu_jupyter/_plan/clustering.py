@@ -16,6 +16,8 @@ for the final merge step is exact.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 # --------------------------------------------------------------------------------------------
 # grouping candidates
 # --------------------------------------------------------------------------------------------
@@ -30,8 +32,8 @@ def _find(parent: list[int], i: int) -> int:
 
 def group_candidates(
     device: list[bool],
-    preds: list[list[int]],
-    succs: list[list[int]],
+    preds: Sequence[Sequence[int]],
+    succs: Sequence[Sequence[int]],
     mix: bool,
     kept_apart: frozenset[int] = frozenset(),
 ) -> list[list[int]]:
@@ -49,27 +51,34 @@ def group_candidates(
     level = [0] * count
     tainted = [False] * count  # host node with a device ancestor: a path may come back from it
     parent = list(range(count))
+    # Without a host node fed by a device node nothing is tainted and every level stays 0: the
+    # level bookkeeping is then skipped (the usual case in full offload).
+    levels = any(device[p] for i in range(count) if not device[i] for p in preds[i])
     for i in range(count):
         ps = preds[i]
+        if not ps:
+            continue  # level 0, untainted, its own root
+        lv = 0
         if device[i]:
-            lv = 0
-            for p in ps:
-                if device[p]:
-                    lv = max(lv, level[p])
-                elif tainted[p] and level[p] + 1 > lv:
-                    lv = level[p] + 1
-            level[i] = lv
+            if levels:
+                for p in ps:
+                    if device[p]:
+                        lv = max(lv, level[p])
+                    elif tainted[p] and level[p] >= lv:
+                        lv = level[p] + 1
+                level[i] = lv
             # i is still its own root here (unions only happen at a node's own step), so its root
             # is tracked instead of searched for: the same roots, half the _find calls.
             root = i
             for p in ps:
-                if device[p] and level[p] == lv and p not in kept_apart:
-                    a = _find(parent, p)
+                if device[p] and level[p] == lv and (not kept_apart or p not in kept_apart):
+                    a = parent[p]
+                    if parent[a] != a:  # most producers are one step from their root
+                        a = _find(parent, a)
                     if a != root:
                         parent[root] = a
                         root = a
-        else:
-            lv = 0
+        elif levels:
             t = False
             for p in ps:
                 if device[p] or tainted[p]:
@@ -77,22 +86,31 @@ def group_candidates(
                     lv = max(lv, level[p])
             level[i] = lv
             tainted[i] = t
-    sources = [i for i in range(count) if device[i] and not preds[i]]
+    # one compression pass: every device node then points at its root, found once for the sizes
+    for i in range(count):
+        if device[i] and parent[i] != i:
+            parent[i] = _find(parent, i)
     size = [0] * count
     for i in range(count):
         if device[i] and preds[i]:
-            size[_find(parent, i)] += 1
-    for i in sources:
-        if i in kept_apart:
-            continue
-        roots = {_find(parent, j) for j in succs[i] if device[j] and preds[j]}
-        if len(roots) == 1 or (mix and roots):
-            target = max(roots, key=lambda r: (size[r], -r))
-            parent[_find(parent, i)] = target
+            size[parent[i]] += 1
+    for i in range(count):
+        if device[i] and not preds[i] and i not in kept_apart:
+            roots = {_find(parent, j) for j in succs[i] if device[j] and preds[j]}
+            if len(roots) == 1 or (mix and roots):
+                target = max(roots, key=lambda r: (size[r], -r))
+                parent[_find(parent, i)] = target
     groups: dict[int, list[int]] = {}
     for i in range(count):
         if device[i]:
-            groups.setdefault(_find(parent, i), []).append(i)
+            r = parent[i]
+            if parent[r] != r:  # only below a source that joined another cluster
+                r = _find(parent, r)
+            members = groups.get(r)
+            if members is None:
+                groups[r] = [i]
+            else:
+                members.append(i)
     return _rejoin(list(groups.values()), device, preds, kept_apart)
 
 
@@ -103,7 +121,10 @@ _MAX_BITSET_CLUSTERS = 4096
 
 
 def _rejoin(
-    groups: list[list[int]], device: list[bool], preds: list[list[int]], kept_apart: frozenset[int] = frozenset()
+    groups: list[list[int]],
+    device: list[bool],
+    preds: Sequence[Sequence[int]],
+    kept_apart: frozenset[int] = frozenset(),
 ) -> list[list[int]]:
     """Merge groups the level rule split although no path joins them through anything else.
 
@@ -167,7 +188,7 @@ def _rejoin(
 class _Reach:
     """Nodes reachable from / reaching a growing set of clusters; each node is visited once."""
 
-    def __init__(self, preds: list[list[int]], succs: list[list[int]]) -> None:
+    def __init__(self, preds: Sequence[Sequence[int]], succs: Sequence[Sequence[int]]) -> None:
         self.preds, self.succs = preds, succs
         self.fwd = bytearray(len(preds))
         self.bwd = bytearray(len(preds))
@@ -190,7 +211,7 @@ class _Reach:
 
 
 def merge_unreachable(
-    groups: list[list[int]], preds: list[list[int]], succs: list[list[int]], full_offload: bool
+    groups: list[list[int]], preds: Sequence[Sequence[int]], succs: Sequence[Sequence[int]], full_offload: bool
 ) -> tuple[list[list[int]], list[list[int]]]:
     """Merge mutually unreachable clusters; full offload returns the rest as cut off."""
     if not groups:
@@ -201,7 +222,7 @@ def merge_unreachable(
 
 
 def _merge_into_largest(
-    groups: list[list[int]], preds: list[list[int]], succs: list[list[int]]
+    groups: list[list[int]], preds: Sequence[Sequence[int]], succs: Sequence[Sequence[int]]
 ) -> tuple[list[list[int]], list[list[int]]]:
     """Full offload: the largest cluster absorbs every cluster unrelated to all it holds (§3.5-4).
 
@@ -220,7 +241,7 @@ def _merge_into_largest(
     return [sorted(members)], cut
 
 
-def _merge_all(groups: list[list[int]], preds: list[list[int]]) -> list[list[int]]:
+def _merge_all(groups: list[list[int]], preds: Sequence[Sequence[int]]) -> list[list[int]]:
     """Mixed computing: walking clusters by size, each absorbs those unrelated to it (§3.5-5).
 
     Which clusters reach which is computed once with one bitset per node (a Python int with one bit

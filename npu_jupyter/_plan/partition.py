@@ -9,7 +9,7 @@ then list every tensor that crosses a GeOp boundary (tests/data/reference/ADAPTE
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from npu_jupyter._ops.variable_ops import VARIABLE_OPS
 from npu_jupyter._plan.clustering import group_candidates, merge_unreachable
@@ -123,7 +123,7 @@ def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[in
             src_c = cluster_of[j]
             if src_c == dst_c or j in replicated:
                 continue
-            src, slot = n.inputs[pos]
+            src, slot = n.input_names[pos], n.input_slots[pos]
             tensor = f"{src}:{slot}"
             dtype = n.input_dtypes[pos]
             # OMSplitter looks at the *destination's* input type: a ref output read through a plain
@@ -167,7 +167,9 @@ def _record(
     part.transfers.append(t)
 
 
-def _is_checkpoint_plumbing(view: GraphView, group: list[int], preds: list[list[int]], succs: list[list[int]]) -> bool:
+def _is_checkpoint_plumbing(
+    view: GraphView, group: list[int], preds: Sequence[Sequence[int]], succs: Sequence[Sequence[int]]
+) -> bool:
     """True when a cut-off cluster only carries a Saver's checkpoint paths and control.
 
     Every ``tf.compat.v1.train.Saver`` adds such clusters (filename consts, ``save/control_dependency``;
@@ -210,14 +212,14 @@ def _checkpoint_note(view: GraphView, groups: list[list[int]]) -> str:
 
 
 def _cut_off_warning(
-    view: GraphView, cut: list[int], device: list[bool], preds: list[list[int]], succs: list[list[int]]
+    view: GraphView, cut: list[int], device: list[bool], preds: Sequence[Sequence[int]], succs: Sequence[Sequence[int]]
 ) -> str:
     """Name the ops cut off and the host ops that separate them from the GeOp."""
     cut_set = set(cut)
     blockers: list[str] = []
     seen: set[int] = set()
     for i in cut:
-        for j in preds[i] + succs[i]:
+        for j in (*preds[i], *succs[i]):
             if j not in cut_set and not device[j] and j not in seen and view.order[j].op != "Const":
                 seen.add(j)
                 blockers.append(view.order[j].name)

@@ -20,6 +20,7 @@ from npu_jupyter._options.grammars import parse_in_out_pair  # one reading of th
 from npu_jupyter._plan import rewrites
 from npu_jupyter._plan.graph.graph import GraphView, Node
 from npu_jupyter._plan.settings import PlanSettings
+from npu_jupyter._plan.while_frames import frame_rule
 
 if TYPE_CHECKING:
     from npu_jupyter._ops.library import OpCaps, OpLibrary
@@ -87,7 +88,7 @@ def _function_problem(
 
 def _unsupported_resource(n: Node, view: GraphView) -> bool:
     """Mixed computing: resource ops must read a VarHandleOp directly (iterators, tables stay host)."""
-    for (src, _slot), dt in zip(n.inputs, n.input_dtypes):
+    for src, dt in zip(n.input_names, n.input_dtypes):
         if dt == "resource":
             p = view.nodes.get(src)
             return p is None or p.op != "VarHandleOp"
@@ -178,8 +179,8 @@ def _seed_data_pre_proc(view: GraphView, device: list[bool], reason: list[str]) 
         if n.op == "AdpGetNext":
             device[n.index] = True
             reason[n.index] = "AdpGetNext reads the device data queue (enable_data_pre_proc)"
-        elif n.op in _GETNEXT_OPS and n.inputs:
-            it = view.nodes.get(n.inputs[0][0])
+        elif n.op in _GETNEXT_OPS and n.input_names:
+            it = view.nodes.get(n.input_names[0])
             if it is not None and it.op in _ITERATOR_OPS and not n.without_npu_compile:
                 for m in (n, it):
                     device[m.index] = True
@@ -206,7 +207,7 @@ def _unpaired_reason(n: Node, view: GraphView) -> str:
         )
     if n.without_npu_compile:
         return "inside without_npu_compile_scope: runs on the host"
-    src = view.nodes.get(n.inputs[0][0]) if n.inputs else None
+    src = view.nodes.get(n.input_names[0]) if n.input_names else None
     what = f"the {src.op} {src.name!r}" if src is not None else "an iterator outside this graph"
     return (
         f"reads {what}, not an Iterator/IteratorV2: enable_data_pre_proc sinks only a GetNext fed by an "
@@ -314,51 +315,6 @@ def _place_in_out_pair(view: GraphView, lib: OpLibrary, s: PlanSettings, collect
 # --------------------------------------------------------------------------------------------
 # propagation (§3.3)
 # --------------------------------------------------------------------------------------------
-
-
-def _frames(view: GraphView) -> tuple[list[str], dict[str, str]]:
-    """V1 while-loop frame of every node and each frame's parent ("" is the root)."""
-    frame = [""] * len(view.order)
-    parent: dict[str, str] = {}
-    nodes = view.nodes
-    for n in view.order:
-        src = None
-        for name, _ in n.inputs:
-            p = nodes.get(name)
-            if p is not None and p.op not in ("NextIteration", "RefNextIteration"):
-                src = p
-                break
-        if src is None and n.control_inputs:
-            src = nodes.get(n.control_inputs[0])
-        f = frame[src.index] if src is not None else ""
-        if n.op in ("Enter", "RefEnter"):
-            child = f"{f}/{n.frame_name}"
-            parent.setdefault(child, f)
-            f = child
-        elif n.op in ("Exit", "RefExit"):
-            f = parent.get(f, "")
-        frame[n.index] = f
-    return frame, parent
-
-
-def _frame_rule(view: GraphView, out: Placement, skipped: list[bool]) -> None:
-    """Mixed computing: a host node inside a V1 while frame pulls the whole frame to the host."""
-    if not any(n.op in ("Enter", "RefEnter") for n in view.order):
-        return
-    frame, parent = _frames(view)
-    bad: set[str] = set()
-    for n in view.order:
-        f = frame[n.index]
-        if f and not out.device[n.index] and not skipped[n.index] and n.op != "Const":
-            while f:
-                bad.add(f)
-                f = parent.get(f, "")
-    for n in view.order:
-        if out.device[n.index] and frame[n.index] in bad:
-            out.device[n.index] = False
-            out.reason[n.index] = (
-                "inside a while loop that also holds host ops: mixed computing keeps the whole loop frame on the host"
-            )
 
 
 def _propagate(view: GraphView, s: PlanSettings, out: Placement, skipped: list[bool]) -> None:
@@ -482,11 +438,20 @@ def place(view: GraphView, lib: OpLibrary, s: PlanSettings) -> Placement:
     if not s.enable_data_pre_proc and any(n.op in _GETNEXT_OPS and "string" in n.output_dtypes for n in view.order):
         out.warnings.append("Dataset outputs have string output_type, please set enable_data_pre_proc=True.")
     memo: dict[str, str | None] = {}
+    by_type: dict[str, tuple[bool | None, str]] = {}
     skipped = [False] * count
+    mix = s.mix_compile_mode
     for n in view.order:
-        if n.op == "Const":
+        op = n.op
+        if op == "Const":
             continue
-        ok, why = _seed(n, view, lib, s, memo)
+        if _typical(n, mix):  # seeded like every other typical node of its type
+            seeded = by_type.get(op)
+            if seeded is None:
+                seeded = by_type[op] = _seed(n, view, lib, s, memo)
+            ok, why = seeded
+        else:
+            ok, why = _seed(n, view, lib, s, memo)
         i = n.index
         if ok is None:
             skipped[i] = True
@@ -496,12 +461,39 @@ def place(view: GraphView, lib: OpLibrary, s: PlanSettings) -> Placement:
     if s.enable_data_pre_proc:
         _seed_data_pre_proc(view, out.device, out.reason)
     if s.mix_compile_mode:
-        _frame_rule(view, out, skipped)
+        frame_rule(view, out.device, out.reason, skipped)
     _propagate(view, s, out, skipped)
     _add_consts(view, out)
-    for n in view.order:
-        if out.device[n.index]:
-            out.engine[n.index] = _engine(n, lib)
-            if n.op == rewrites.ACCUMULATE:
-                out.reason[n.index] += f"; {rewrites.accumulate_note(n)}"
+    _set_engines(view, lib, out)
     return out
+
+
+def _typical(n: Node, mix: bool) -> bool:
+    """Whether :func:`_seed` decides this node from its op type alone.
+
+    True for a node without scope flags or called functions, not a fused unary chain, and (in
+    mixed computing, which tests resource edges) without resource inputs or outputs. A training
+    graph is almost all such nodes, so ``place`` seeds each op type once.
+    """
+    if n.no_need_optimize or n.without_npu_compile or n.functions or n.op == rewrites.UNARY_COMPOSITION:
+        return False
+    return not (mix and ("resource" in n.input_dtypes or "resource" in n.output_dtypes))
+
+
+def _set_engines(view: GraphView, lib: OpLibrary, out: Placement) -> None:
+    """The engine of every device node (looked up once per op type but for fused unary chains)."""
+    engine_of: dict[str, str] = {}
+    device, engine = out.device, out.engine
+    for n in view.order:
+        i = n.index
+        if not device[i]:
+            continue
+        op = n.op
+        got = engine_of.get(op)
+        if got is None:
+            got = _engine(n, lib)
+            if op != rewrites.UNARY_COMPOSITION:
+                engine_of[op] = got
+        engine[i] = got
+        if op == rewrites.ACCUMULATE:
+            out.reason[i] += f"; {rewrites.accumulate_note(n)}"

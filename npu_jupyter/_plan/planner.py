@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from npu_jupyter._options.config import ConfigSource
     from npu_jupyter._plan.graph.graph import GraphView
     from npu_jupyter._plan.model import Engine
+    from npu_jupyter._plan.placement import Placement
+    from npu_jupyter._plan.precision import OpPrecision
     from npu_jupyter._progress import Progress
     from npu_jupyter._tf_types import ConcreteFunction, Graph, GraphDef
 
@@ -90,6 +92,93 @@ def _first_float_index(dtypes: list[str]) -> int | None:
         if d in _FLOAT_NAMES:
             return k
     return 0
+
+
+def _decisions(
+    view: GraphView, placed: Placement, clusters: list[str | None], precisions: list[OpPrecision]
+) -> dict[str, OpDecision]:
+    """One OpDecision per node, in topological order, from the three stages' per-index answers.
+
+    The decisions are filled in attribute by attribute on a bare instance: calling the dataclass's
+    generated ``__init__`` with 17 keyword arguments costs about four times as much, which is a
+    tenth of a cold plan of a large graph. :func:`_check_decision_fields` (run once per process)
+    makes sure a field added to OpDecision later cannot be left unset here.
+    """
+    _check_decision_fields()
+    new = object.__new__
+    ops: dict[str, OpDecision] = {}
+    device, reasons = placed.device, placed.reason
+    engines = cast("list[Engine]", placed.engine)  # placement engines are the three Engine names
+    for n, p in zip(view.order, precisions):
+        i = n.index
+        on_device = device[i]
+        engine: Engine = engines[i] if on_device else "HOST"
+        reason = reasons[i]
+        if on_device and p.engine is not None and p.engine != engine:
+            engine = cast("Engine", p.engine)
+            reason = f"{reason}; {p.reason}"
+        outs = n.output_dtypes
+        k = 0 if outs and outs[0] in _FLOAT_NAMES else _first_float_index(outs)  # common case inline
+        decided = p.output_dtypes
+        d = new(OpDecision)
+        d.name = name = n.name
+        d.op_type = n.op
+        d.placement = "device" if on_device else "host"
+        d.engine = engine
+        d.placement_reason = reason
+        d.dtype_before = outs[k] if k is not None else ""
+        d.dtype_after = decided[k] if k is not None and k < len(decided) else ""
+        d.precision_reason = p.reason
+        d.cluster = clusters[i]
+        d.inputs = list(n.input_names)
+        d.input_dtypes = p.input_dtypes
+        d.output_dtypes = decided
+        d.impl_mode = p.impl_mode
+        d.policy = p.policy
+        d.body_ops = list(n.body) if n.body else []
+        d.approximate = False
+        d.declared_input_dtypes = list(n.input_dtypes)
+        d.producer_dtypes = [
+            precisions[j].output_dtypes[slot] if j >= 0 and slot < len(precisions[j].output_dtypes) else dt
+            for j, slot, dt in zip(n.in_idx, n.input_slots, n.input_dtypes)
+        ]
+        ops[name] = d
+    return ops
+
+
+_DECISION_FIELDS = (
+    "name",
+    "op_type",
+    "placement",
+    "engine",
+    "placement_reason",
+    "dtype_before",
+    "dtype_after",
+    "precision_reason",
+    "cluster",
+    "inputs",
+    "input_dtypes",
+    "output_dtypes",
+    "impl_mode",
+    "policy",
+    "body_ops",
+    "approximate",
+    "declared_input_dtypes",
+    "producer_dtypes",
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _check_decision_fields() -> None:
+    """Fail loudly when OpDecision's fields and the ones :func:`_decisions` sets differ."""
+    from dataclasses import fields
+
+    declared = {f.name for f in fields(OpDecision)}
+    if declared != set(_DECISION_FIELDS):
+        raise AssertionError(
+            f"planner._decisions sets {sorted(_DECISION_FIELDS)} but OpDecision has {sorted(declared)}: "
+            "set every field there"
+        )
 
 
 # Plans of real models (tens of thousands of ops) take seconds; smaller ones never show a bar.
@@ -200,41 +289,8 @@ def plan(
             bar.describe("precision")
             prec = decide_precision(view, placed.device, part.cluster_of, lib, settings)
             bar.advance()
-        ops: dict[str, OpDecision] = {}
-        device, engines, reasons, clusters = placed.device, placed.engine, placed.reason, part.cluster_of
-        for n, p in zip(view.order, prec.ops):
-            i = n.index
-            on_device = device[i]
-            engine = engines[i] if on_device else "HOST"
-            reason = reasons[i]
-            if on_device and p.engine is not None and p.engine != engine:
-                engine = p.engine
-                reason = f"{reason}; {p.reason}"
-            outs = n.output_dtypes
-            k = 0 if outs and outs[0] in _FLOAT_NAMES else _first_float_index(outs)  # common case inline
-            decided = p.output_dtypes
-            ops[n.name] = OpDecision(
-                name=n.name,
-                op_type=n.op,
-                placement="device" if on_device else "host",
-                engine=cast("Engine", engine),  # placement engines are the three Engine names
-                placement_reason=reason,
-                dtype_before=outs[k] if k is not None else "",
-                dtype_after=decided[k] if k is not None and k < len(decided) else "",
-                precision_reason=p.reason,
-                cluster=clusters[i],
-                inputs=list(n.input_names),
-                input_dtypes=p.input_dtypes,
-                declared_input_dtypes=list(n.input_dtypes),
-                producer_dtypes=[
-                    prec.ops[k].output_dtypes[slot] if k >= 0 and slot < len(prec.ops[k].output_dtypes) else dt
-                    for k, (_, slot), dt in zip(n.in_idx, n.inputs, n.input_dtypes)
-                ],
-                output_dtypes=decided,
-                impl_mode=p.impl_mode,
-                policy=p.policy,
-                body_ops=list(n.body) if n.body else [],
-            )
+        ops = _decisions(view, placed, part.cluster_of, prec.ops)
+        prec.ops = []  # now held by the decisions: freed before the collector runs, so never scanned
     finally:
         if was_enabled:
             gc.enable()

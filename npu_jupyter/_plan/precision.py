@@ -295,7 +295,7 @@ class _Decider:
         """Dtype a gray op follows: its first float input's producer, jumping over an up-cast."""
         nodes = self.view.nodes
         cluster = self.cluster_of[n.index]
-        for (src, slot), dt in zip(n.inputs, n.input_dtypes):
+        for src, slot, dt in zip(n.input_names, n.input_slots, n.input_dtypes):
             if dt not in FLOATS:
                 continue
             p = nodes.get(src)
@@ -466,10 +466,13 @@ class _Decider:
     def _same(
         self, n: Node, orig: str, din: str, reason: str, policy: str | None, impl: str | None, dout: str | None = None
     ) -> OpPrecision:
-        """Apply one decided dtype to every tensor of the op's original float dtype."""
+        """Apply one decided dtype to every tensor of the op's original float dtype.
+
+        Most ops keep their dtype: a plain copy (in C) then replaces the per-tensor comparison.
+        """
         dout = din if dout is None else dout
-        ins = [din if d == orig else d for d in n.input_dtypes]
-        outs = [dout if d == orig else d for d in n.output_dtypes]
+        ins = list(n.input_dtypes) if din == orig else [din if d == orig else d for d in n.input_dtypes]
+        outs = list(n.output_dtypes) if dout == orig else [dout if d == orig else d for d in n.output_dtypes]
         return OpPrecision(ins, outs, reason, policy, impl)
 
     def _customized(self, n: Node, rule: DtypeRule, impl: str | None) -> OpPrecision:

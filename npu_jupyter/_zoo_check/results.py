@@ -71,7 +71,8 @@ def _jsonable(value: object) -> object:
     return value
 
 
-NUMERIC = ("loss", "fetch_max_rel", "worst_op_max_rel")
+#: Columns that can be non-finite; ``*_max_rel`` are the drift columns of rows written before rel. RMSE.
+NUMERIC = ("loss", "fetch_rel_rmse", "worst_op_rel_rmse", "fetch_max_rel", "worst_op_max_rel")
 
 
 def _restore(row: dict[str, Any]) -> dict[str, Any]:

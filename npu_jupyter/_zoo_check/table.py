@@ -50,7 +50,9 @@ class ZooTable:
         records = csv_rows(self.rows)
         buffer = io.StringIO()
         if records:
-            writer = csv.DictWriter(buffer, fieldnames=list(records[0]), extrasaction="ignore")
+            # every row's columns: rows of an older results file have other drift columns than new ones
+            fields = list(dict.fromkeys(key for record in records for key in record))
+            writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore")
             writer.writeheader()
             writer.writerows(records)
         if path is not None:

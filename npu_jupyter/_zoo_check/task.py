@@ -8,7 +8,8 @@ What a row holds, and what kind of number each is (the table's legend says it ag
 * **estimated by the cost model** -- ``est_step_ms``/``est_memory_bytes`` and their ratios to the same
   step all in float32 (``npu_jupyter.cost``: a roofline over published peak rates, never measured);
 * **measured on this CPU** -- the emulation's results: ``loss``, ``first_non_finite`` (the first op
-  whose output went inf/NaN), drift against a float32 reference of the same step, and times:
+  whose output went inf/NaN), drift against a float32 reference of the same step (``fetch_rel_rmse``,
+  ``worst_op``, ``worst_op_rel_rmse``: relative RMSE, ranked as the notebook report ranks), and times:
   ``cpu_ms_per_step`` (mean over the training steps, wall-clock time of the emulation on this CPU, not NPU time),
   ``plan_ms`` (the planner, total), ``startup_s`` (interpreter and TensorFlow import), ``entry_s``,
   ``finish_s`` (closing the sessions, the cost model and the row after the entry returned),
@@ -27,6 +28,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from npu_jupyter._plan.model import Plan
     from npu_jupyter._runtime.report import RunReport
     from npu_jupyter._tf_types import Graph, Operation
@@ -59,9 +62,9 @@ def empty_row(entry: str, options: dict[str, Any], steps: int) -> dict[str, Any]
         "ops_lowered": None,
         "loss": None,
         "first_non_finite": None,
-        "fetch_max_rel": None,
+        "fetch_rel_rmse": None,
         "worst_op": None,
-        "worst_op_max_rel": None,
+        "worst_op_rel_rmse": None,
         "est_step_ms": None,
         "est_step_vs_fp32": None,
         "est_memory_bytes": None,
@@ -167,7 +170,7 @@ def _fill(row: dict[str, Any], report: RunReport, graph: Graph | None) -> None:
         cpu_ms_per_step=report.wall_ms,
         first_non_finite=_first_non_finite(report, row["loss"]),
     )
-    _fill_drift(row, report)
+    _fill_drift(row, report, plan)
     _fill_estimate(row, plan, graph)
 
 
@@ -182,29 +185,29 @@ def _first_non_finite(report: RunReport, loss: float | None) -> str | None:
     return None
 
 
-def _fill_drift(row: dict[str, Any], report: RunReport) -> None:
-    """Worst drift from float32: over the fetches, and the op that drifted most (reference runs only)."""
+def _fill_drift(row: dict[str, Any], report: RunReport, plan: Plan) -> None:
+    """Drift from float32 as the notebook report ranks it (reference runs only): relative RMSE.
+
+    ``fetch_rel_rmse``: the fetch that drifted most; ``worst_op``: the op the report's "Largest drift"
+    line names first (:mod:`npu_jupyter._runtime.observe.drift_ranking`), with its ``worst_op_rel_rmse``.
+    When no op drifted, ``worst_op`` stays None and ``worst_op_rel_rmse`` is 0 (the table says "none").
+    """
+    from npu_jupyter._runtime.observe.drift_ranking import worst_fetch_drift, worst_ops
+
     drift = report.drift
     if not drift:
         return
-    fetch_ops = [name.split(":")[0] for name in report.fetches]
-    fetch_rel = [drift[n]["max_rel"] for n in fetch_ops if n in drift]
-    row["fetch_max_rel"] = _finite_max(fetch_rel)
-    worst, worst_rel = None, -1.0
-    for name, values in drift.items():
-        rel = values["max_rel"]
-        rel = math.inf if math.isnan(rel) else rel
-        if rel > worst_rel:
-            worst, worst_rel = name, rel
+    fetch = worst_fetch_drift(drift, report.fetches)
+    row["fetch_rel_rmse"] = None if fetch is None else _rel_rmse(fetch)
+    worst = next(iter(worst_ops(plan, drift, 1)), None)
     row["worst_op"] = worst
-    row["worst_op_max_rel"] = None if worst is None else worst_rel
+    row["worst_op_rel_rmse"] = 0.0 if worst is None else _rel_rmse(drift[worst])
 
 
-def _finite_max(values: list[float]) -> float | None:
-    """The largest value, NaN counting as infinite drift (a NaN against a finite float32 value)."""
-    if not values:
-        return None
-    return max(math.inf if math.isnan(v) else v for v in values)
+def _rel_rmse(drift: Mapping[str, Any]) -> float:
+    """The relative RMSE of a drift row; NaN when not finite or missing (the results file keeps it as "nan")."""
+    value = drift.get("rel_rmse")
+    return math.nan if value is None else float(value)
 
 
 def _fill_estimate(row: dict[str, Any], plan: Plan, graph: Graph | None) -> None:

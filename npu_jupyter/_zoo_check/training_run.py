@@ -4,14 +4,14 @@ An entry's session makes many runs: the initialiser (once, the largest graph), t
 (``steps`` times), and -- with queue runners -- small enqueue graphs run from other threads far more
 often. The emulator folds only *consecutive* runs of the same fetches into one report, so a train step
 interleaved with enqueue runs is spread over many reports. Here runs of one session with the same
-fetches and plan are folded (steps summed, CPU time averaged per step, the worst drift per op, the first
-non-finite finding kept), and the training step is the largest run graph made at least ``steps`` times.
+fetches and plan are folded (steps summed, CPU time averaged per step, the worst drift per op by relative
+RMSE, the first non-finite finding kept), and the training step is the largest run graph made at least
+``steps`` times.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -52,11 +52,12 @@ def fold(reports: list[RunReport]) -> RunReport:
         return reports[0]
     steps = sum(max(1, r.steps) for r in reports)
     wall = sum(r.wall_ms * max(1, r.steps) for r in reports) / steps
+    from npu_jupyter._runtime.observe.observers import keep_worse
+
     drift: dict[str, dict[str, float]] = {}
     for r in reports:
         for op, values in r.drift.items():
-            if op not in drift or _worse(values, drift[op]):
-                drift[op] = values
+            keep_worse(drift, op, values)  # the rank a session's steps keep their worst by (rel. RMSE)
     return dataclasses.replace(
         reports[-1],
         steps=steps,
@@ -65,13 +66,3 @@ def fold(reports: list[RunReport]) -> RunReport:
         first_overflow=next((r.first_overflow for r in reports if r.first_overflow), None),
         non_finite=next((r.non_finite for r in reports if r.non_finite is not None), None),
     )
-
-
-def _worse(a: dict[str, float], b: dict[str, float]) -> bool:
-    """Whether drift ``a`` is worse than ``b`` (a NaN relative error counts as infinite)."""
-
-    def rel(d: dict[str, float]) -> float:
-        value = d.get("max_rel", 0.0)
-        return math.inf if math.isnan(value) else value
-
-    return rel(a) > rel(b)

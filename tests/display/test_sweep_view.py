@@ -18,6 +18,8 @@ def _row(mode: str, **kw: object) -> SweepRow:
         cosine=0.99999,
         worst_op="relu",
         first_overflow=None,
+        rel_rmse=1.5e-3,
+        worst_op_rel_rmse=0.0123,
         est_step_ms=0.0307,
         est_step_vs_fp32=0.99,
         est_memory_bytes=510_000,
@@ -48,7 +50,17 @@ def test_the_sweep_fits_the_cell_and_keeps_the_cpu_column_last():
     assert headers[-1] == "ms/step on this CPU (emulation)"
     assert len(headers) <= 8, headers
     assert "0.0307<br>0.99× fp32" in page  # an estimate and its float32 ratio share one cell
-    assert "rel 0.002<br>abs 0.002<br>cos 0.999990" in page
+    assert "rel. RMSE 0.0015<br>max abs 0.002<br>cos 0.999990" in page
+
+
+def test_the_worst_op_shows_the_figure_it_is_ranked_by_and_none_when_nothing_drifted():
+    table = SweepTable([_row("force_fp16", worst_op="a/<b>"), _row("force_fp32", worst_op="")], ["loss:0"])
+    page, text = render(table), repr(table)
+    assert ">a/&lt;b&gt;</code><br>rel. RMSE 0.0123<" in page and "a/<b>" not in page
+    assert "a/<b> (rel. RMSE 0.0123)" in text
+    fp32_line = next(line for line in text.splitlines() if line.startswith("force_fp32"))
+    assert fp32_line.endswith("  none") and 'title="no op drifted from float32">none</td>' in page
+    assert "ranked by it over the steps, as the report" in page and "ranked by it over the steps" in text
 
 
 def test_refused_modes_are_named_in_the_header_marked_in_their_row_and_explained_once():

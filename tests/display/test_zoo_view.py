@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from npu_jupyter._display.zoo_view import entry_label, options_label, render_html, text
+from npu_jupyter._display.zoo_view import cells, entry_label, options_label, render_html, text
 from npu_jupyter._zoo_check.table import ZooTable
 from npu_jupyter._zoo_check.task import empty_row
 
@@ -22,9 +22,9 @@ def _rows() -> list[dict]:
         host=1,
         ops_lowered=4,
         first_non_finite=f"scope/{HOSTILE}",
-        fetch_max_rel=math.inf,
+        fetch_rel_rmse=math.inf,
         worst_op=f"w/{HOSTILE}",
-        worst_op_max_rel=math.nan,
+        worst_op_rel_rmse=math.nan,
         est_step_ms=1.25,
         est_step_vs_fp32=0.5,
         est_memory_bytes=2048,
@@ -77,7 +77,7 @@ def test_the_table_renders_through_the_display_layer_and_writes_csv(tmp_path):
     assert (tmp_path / "rows.csv").read_bytes().decode("utf-8") == sheet
     assert sheet.splitlines()[0].startswith("entry,options,steps,status,error")
     assert "traceback" not in sheet.splitlines()[0]
-    assert '"fetch_max_rel": "inf"' in table.to_json(tmp_path / "rows.json")
+    assert '"fetch_rel_rmse": "inf"' in table.to_json(tmp_path / "rows.json")
 
 
 def test_ipython_shows_the_table_as_html_with_a_text_fallback():
@@ -86,3 +86,32 @@ def test_ipython_shows_the_table_as_html_with_a_text_fallback():
     data, _ = DisplayFormatter().format(ZooTable(_rows()))
     assert data["text/html"].startswith("<table><caption>zoo check</caption>")
     assert data["text/plain"] == text(_rows())
+
+
+def test_drift_cells_name_their_figure_and_none_when_no_op_drifted():
+    ok, refused, _ = _rows()
+    assert cells(ok)[7] == "rel. RMSE inf" and cells(ok)[8] == f"w/{HOSTILE} (rel. RMSE nan)"
+    quiet = dict(ok, fetch_rel_rmse=0.0, worst_op=None, worst_op_rel_rmse=0.0)
+    assert cells(quiet)[7:9] == ("rel. RMSE 0", "none")
+    assert cells(refused)[7:9] == ("n/a", "")  # no reference ran: no drift columns
+    legend = text([ok])
+    assert "ranked by it as the notebook report's Largest drift line ranks" in legend
+    assert "older results file" not in legend
+
+
+def test_rows_of_an_older_results_file_keep_their_max_rel_labelled_and_a_zero_drift_op_is_not_named():
+    from drift_cases import old_results_file
+
+    fp16, fp32 = old_results_file()["rows"]
+    fp16.update(fetch_max_rel=math.inf, worst_op_max_rel=math.nan)  # as the file reads them back
+    assert cells(fp16)[7:9] == ("max rel inf", "dnn/near_zero (max rel nan)")
+    assert cells(fp32)[7:9] == ("max rel 0", "none")
+    for view in (text([fp16, fp32]), render_html([fp16, fp32])):
+        assert "max rel: largest |a − b| / |b|, in rows of an older results file" in view
+
+
+def test_a_long_worst_op_keeps_its_own_name_and_figure_in_the_text_table():
+    ok = _rows()[0]
+    ok.update(worst_op="wide_deep/dnn/hiddenlayer_2/" + "x" * 30 + "/MatMul", worst_op_rel_rmse=0.0123)
+    line = text([ok]).splitlines()[1]
+    assert "…" in line and "/MatMul (rel. RMSE 0.0123)" in line

@@ -12,9 +12,9 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from npu_jupyter._display import html, text
-from npu_jupyter._display.drift import COPY_TYPES
 from npu_jupyter._display.mime import MIME_TYPE, report_payload
 from npu_jupyter._runtime.functions.emulator import supported as _function_emulation_supported
+from npu_jupyter._runtime.observe.drift_ranking import COPY_TYPES
 
 tf = pytest.importorskip("tensorflow")
 

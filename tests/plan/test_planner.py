@@ -69,6 +69,31 @@ def test_every_decision_has_reasons_and_per_tensor_dtypes(conv_net):
         assert len(d.input_dtypes) == len(d.inputs)
 
 
+def test_every_decision_field_is_set_and_equals_a_keyword_built_decision(conv_net):
+    # the planner fills decisions attribute by attribute (faster than the generated __init__)
+    from dataclasses import fields
+
+    from npu_jupyter._plan.model import OpDecision
+
+    names = [f.name for f in fields(OpDecision)]
+    p = plan(conv_net, {"precision_mode": "allow_mix_precision"})
+    for d in p.ops.values():
+        assert list(vars(d)) == names
+        assert d == OpDecision(**{k: getattr(d, k) for k in names})
+
+
+def test_a_decision_field_the_planner_does_not_set_is_one_clear_error(monkeypatch):
+    from npu_jupyter._plan import planner
+
+    planner._check_decision_fields.cache_clear()
+    monkeypatch.setattr(planner, "_DECISION_FIELDS", planner._DECISION_FIELDS[:-1])
+    try:
+        with pytest.raises(AssertionError, match="set every field there"):
+            planner._check_decision_fields()
+    finally:
+        planner._check_decision_fields.cache_clear()
+
+
 def test_hostile_op_names_survive_planning_unchanged(conv_net):
     gd = conv_net.as_graph_def()
     evil = "<script>alert(1)</script>"

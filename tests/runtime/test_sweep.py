@@ -33,6 +33,27 @@ def test_sweep_reports_time_and_drift_per_mode():
     assert fp16.ops_changed > 0 and fp16.max_rel > 0 and fp16.cosine == pytest.approx(1.0, abs=1e-3)
     assert all(r["wall_ms"] > 0 for r in records)
     assert all(r["timed_steps"] == 2 for r in records)
+    # ranked as the report ranks: by relative RMSE, and a mode where nothing drifted names no op
+    assert fp16.rel_rmse > 0 and fp16.worst_op and fp16.worst_op_rel_rmse > 0
+    assert keep.rel_rmse == 0.0 and keep.worst_op == "" and keep.worst_op_rel_rmse is None
+    keep_line = next(line for line in repr(table).splitlines() if line.startswith("must_keep_origin_dtype"))
+    assert keep_line.endswith("  none"), keep_line
+    assert f"{fp16.worst_op} (rel. RMSE {fp16.worst_op_rel_rmse:.3g})" in repr(table)
+
+
+def test_the_worst_op_is_the_one_the_reports_largest_drift_line_names(monkeypatch):
+    """A widedeep-like step: max rel would name the op near zero, or an all-zero initializer."""
+    from drift_cases import DRIFTED, NOTHING_DRIFTED, report
+
+    from npu_jupyter import _sweep as sweep_module
+    from npu_jupyter._display.drift import worst_drift_names
+
+    monkeypatch.setattr(sweep_module, "_add_estimate", lambda row, report, graph: None)  # no graph here
+    row = sweep_module._row("allow_mix_precision", report(DRIFTED), 1.0, None, 1)
+    assert row.worst_op == worst_drift_names(report(DRIFTED).plan, report(DRIFTED))[0] == "dnn/MatMul"
+    assert row.worst_op_rel_rmse == 0.01 and row.rel_rmse == 2e-4 and row.max_rel == 3e-4
+    quiet = sweep_module._row("force_fp32", report(NOTHING_DRIFTED), 1.0, None, 1)
+    assert quiet.worst_op == "" and quiet.worst_op_rel_rmse is None and quiet.rel_rmse == 0.0
 
 
 def test_cpu_times_exclude_the_warm_up_and_are_the_median_of_the_timed_steps(monkeypatch):

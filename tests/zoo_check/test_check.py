@@ -155,3 +155,36 @@ def test_rows_are_stored_as_they_finish_and_the_bar_advances(tmp_path, monkeypat
     ]
     (bar,) = bars
     assert bar.total == 2 and bar.done == 2 and bar.title == "zoo check"
+
+
+def test_a_results_file_from_before_the_relative_rmse_resumes_and_renders(tmp_path, monkeypatch):
+    """Its finished tasks are not rerun; its rows keep their max rel figures, labelled so, beside new rows."""
+    from drift_cases import old_results_file
+
+    from npu_jupyter._display.zoo_view import text
+    from npu_jupyter._zoo_check import check
+    from npu_jupyter._zoo_check.task import empty_row
+
+    entry = f"{ENTRIES}:tiny"
+    path = tmp_path / "zoo.json"
+    path.write_text(json.dumps(old_results_file(entry)), encoding="utf-8")
+    ran: list[str] = []
+
+    def engine(tasks, timeout, workers, on_row):
+        for task in tasks:
+            ran.append(task["options"]["precision_mode"])
+            row = empty_row(task["entry"], task["options"], task["steps"])
+            row.update(status="ok", compiles=True, fetch_rel_rmse=2e-4, worst_op="dnn/MatMul", worst_op_rel_rmse=0.01)
+            on_row(row)
+
+    monkeypatch.setattr(check, "run_local", engine)
+    table = zoo([entry], ["force_fp16", "force_fp32", "allow_mix_precision"], results=path, progress=False)
+    assert ran == ["allow_mix_precision"]  # the two finished tasks were kept
+    shown = text(table.rows)
+    lines = {mode: next(line for line in shown.splitlines() if f" {mode} " in line) for mode in [*ran, "force_fp16"]}
+    assert "max rel inf" in lines["force_fp16"] and "dnn/near_zero (max rel nan)" in lines["force_fp16"]
+    assert "rel. RMSE 0.0002" in lines["allow_mix_precision"] and "dnn/MatMul (rel. RMSE 0.01)" in shown
+    fp32 = next(line for line in shown.splitlines() if " force_fp32 " in line)
+    assert "Initializer/zeros" not in fp32 and " none " in fp32  # drift 0 named no op, old row or not
+    assert "max rel: largest |a − b| / |b|, in rows of an older results file" in shown
+    assert {"fetch_max_rel", "fetch_rel_rmse"} <= set(table.to_csv().splitlines()[0].split(","))

@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from drift_cases import old_results_file
 
 from npu_jupyter._zoo_check.results import ResultsFile, task_key
 from npu_jupyter._zoo_check.task import empty_row
@@ -20,12 +21,12 @@ def _row(entry: str, mode: str, **values) -> dict:
 def test_rows_survive_a_reload_with_non_finite_numbers(tmp_path):
     path = tmp_path / "zoo.json"
     store = ResultsFile(path)
-    store.add(_row("a.py:f", "force_fp16", status="non-finite", loss=math.inf, fetch_max_rel=math.nan))
+    store.add(_row("a.py:f", "force_fp16", status="non-finite", loss=math.inf, fetch_rel_rmse=math.nan))
     document = json.loads(path.read_text(encoding="utf-8"))  # strict JSON: no Infinity/NaN literals
     assert document["format"] == "npu_jupyter.zoo" and document["rows"][0]["loss"] == "inf"
     again = ResultsFile(path)
     row = again.rows[task_key("a.py:f", {"precision_mode": "force_fp16"})]
-    assert row["loss"] == math.inf and math.isnan(row["fetch_max_rel"])
+    assert row["loss"] == math.inf and math.isnan(row["fetch_rel_rmse"])
 
 
 def test_the_key_ignores_option_order_but_not_values():
@@ -56,3 +57,11 @@ def test_no_path_keeps_rows_in_memory_only(tmp_path):
     store = ResultsFile(None)
     store.add(_row("a.py:f", "force_fp16"))
     assert len(store.rows) == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_a_file_written_before_the_relative_rmse_loads_with_its_max_rel_figures(tmp_path):
+    path = tmp_path / "zoo.json"
+    path.write_text(json.dumps(old_results_file()), encoding="utf-8")
+    rows = list(ResultsFile(path).rows.values())
+    assert math.isnan(rows[0]["worst_op_max_rel"]) and rows[0]["fetch_max_rel"] == math.inf
+    assert rows[1]["worst_op"].endswith("Initializer/zeros") and rows[1]["worst_op_max_rel"] == 0.0

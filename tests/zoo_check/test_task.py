@@ -26,7 +26,10 @@ def test_a_float16_mode_lowers_ops_drifts_and_estimates_less_memory():
     assert fp32["compiles"] and fp16["compiles"] and fp16["plan_errors"] == []
     assert fp32["ops_lowered"] == 0 and fp16["ops_lowered"] > 0
     assert fp16["ops"] == fp16["ai_core"] + fp16["ai_cpu"] + fp16["host"] > 0
-    assert fp32["fetch_max_rel"] == 0.0 and fp16["fetch_max_rel"] > 0.0
+    assert fp32["fetch_rel_rmse"] == 0.0 and fp16["fetch_rel_rmse"] > 0.0
+    # nothing drifted under must_keep_origin_dtype: no op is named (the initializer's zeros were, by max rel)
+    assert fp32["worst_op"] is None and fp32["worst_op_rel_rmse"] == 0.0
+    assert fp16["worst_op"] and fp16["worst_op_rel_rmse"] > 0.0
     assert fp16["est_memory_vs_fp32"] < 1.0 and fp32["est_memory_vs_fp32"] == pytest.approx(1.0)
     assert fp16["steps_run"] == 2 and fp16["cpu_ms_per_step"] > 0 and fp16["plan_ms"] > 0
     assert math.isfinite(fp16["loss"]) and fp16["first_non_finite"] is None
@@ -45,7 +48,7 @@ def test_the_options_are_laid_over_the_scripts_own_config():
 def test_the_training_step_is_reported_not_a_side_graph_run_more_often():
     row = _row("busy_side_runs", "force_fp16", steps=2)
     assert row["status"] == "ok" and row["steps_run"] == 2  # the side graph ran 8 times
-    assert row["ops_lowered"] > 0 and row["fetch_max_rel"] > 0  # the regression's step, lowered and drifting
+    assert row["ops_lowered"] > 0 and row["fetch_rel_rmse"] > 0  # the regression's step, lowered and drifting
 
 
 def test_an_entry_that_raises_is_an_error_row_with_its_message():
@@ -61,7 +64,8 @@ def test_an_entry_that_runs_no_emulated_step_says_what_the_contract_asks():
 
 def test_without_reference_there_are_no_drift_columns():
     row = _row("tiny", "force_fp16", reference=False)
-    assert row["status"] == "ok" and row["fetch_max_rel"] is None and row["worst_op"] is None
+    assert row["status"] == "ok" and row["fetch_rel_rmse"] is None and row["worst_op"] is None
+    assert row["worst_op_rel_rmse"] is None
 
 
 def test_tf2_functions_are_emulated_through_npu_functions():
@@ -96,3 +100,19 @@ def test_every_row_has_every_column_and_cpu_times_are_named():
     row = empty_row("a.py:f", {"precision_mode": "force_fp16"}, 3)
     assert set(CPU_TIME_FIELDS) <= set(MACHINE_FIELDS) <= set(row)
     assert row["status"] == "error" and row["compiles"] is None
+
+
+def test_the_worst_op_is_the_one_the_reports_largest_drift_line_names():
+    """A widedeep-like step: max rel would name the op near zero, or the all-zero initializer."""
+    from drift_cases import DRIFTED, NOTHING_DRIFTED, PLAN, report
+
+    from npu_jupyter._display.drift import worst_drift_names
+    from npu_jupyter._zoo_check.task import _fill_drift
+
+    row = empty_row("a.py:f", {"precision_mode": "allow_mix_precision"}, 3)
+    _fill_drift(row, report(DRIFTED), PLAN)
+    assert row["worst_op"] == worst_drift_names(PLAN, report(DRIFTED))[0] == "dnn/MatMul"
+    assert row["worst_op_rel_rmse"] == 0.01 and row["fetch_rel_rmse"] == 2e-4
+    quiet = empty_row("a.py:f", {"precision_mode": "force_fp32"}, 3)
+    _fill_drift(quiet, report(NOTHING_DRIFTED), PLAN)
+    assert quiet["worst_op"] is None and quiet["worst_op_rel_rmse"] == 0.0 and quiet["fetch_rel_rmse"] == 0.0

@@ -26,3 +26,12 @@ def test_folded_runs_sum_steps_average_time_and_keep_the_worst_drift():
     assert folded.drift["a"]["max_rel"] == 0.5 and math.isnan(folded.drift["b"]["max_rel"])
     assert folded.first_overflow == "b" and folded.non_finite is second.non_finite
     assert fold([first]) is first
+
+
+def test_folded_runs_keep_each_ops_worst_step_by_relative_rmse_as_a_session_does():
+    """One element near zero gives the first run the larger max rel; the second drifted more overall."""
+    plan = Plan(ops={})
+    noisy = {"max_abs": 1e-4, "max_rel": 5.0, "rel_rmse": 1e-4, "step": 0}
+    broad = {"max_abs": 1e-2, "max_rel": 0.1, "rel_rmse": 0.02, "step": 1}
+    folded = fold([RunReport(plan=plan, drift={"a": noisy}), RunReport(plan=plan, drift={"a": broad})])
+    assert folded.drift["a"] is broad

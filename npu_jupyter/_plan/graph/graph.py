@@ -33,7 +33,11 @@ NO_NEED_OPTIMIZE = "_NoNeedOptimize"
 
 
 class Node:
-    """One op of the graph, reduced to what the rules need."""
+    """One op of the graph, reduced to what the rules need.
+
+    Nodes are read-only once the view is built: a view is reused across re-plans, and nodes share
+    list and tuple objects (the output dtypes of a single-output type, the input slots).
+    """
 
     __slots__ = (
         "body",
@@ -46,7 +50,7 @@ class Node:
         "input_dtypes",
         "input_names",
         "input_refs",
-        "inputs",
+        "input_slots",
         "keep_dtype",
         "name",
         "no_need_optimize",
@@ -64,8 +68,8 @@ class Node:
         # Fields that are empty for many nodes start as the shared empty tuple and are replaced, never
         # mutated: a view of a large graph then holds far fewer objects for the garbage collector to
         # scan (a cold plan's collector passes cost about as much as building the view itself).
-        self.inputs: Sequence[tuple[str, int]] = ()  # (producer name, output slot)
         self.input_names: Sequence[str] = ()  # producer name of each data input
+        self.input_slots: Sequence[int] = ()  # producer output slot of each data input (shared tuples)
         self.input_dtypes: Sequence[str] = ()  # dtype of each data input as produced ("" if unknown)
         self.input_refs: list[bool] | None = None  # input arg is a ref type (None: no ref args)
         self.control_inputs: Sequence[str] = ()
@@ -80,6 +84,15 @@ class Node:
         self.frame_name = ""  # V1 while-loop frame an Enter node opens
         self.in_idx: Sequence[int] = ()  # producer index of each data input (-1: not in the view)
         self.ctrl_idx: Sequence[int] = ()  # index of each control input in the view
+
+    @property
+    def inputs(self) -> list[tuple[str, int]]:
+        """(producer name, output slot) of each data input.
+
+        Built on demand: the view stores names and slots apart, so that reading a graph creates no
+        tuple per edge (the slots of most nodes are one shared tuple of zeros).
+        """
+        return list(zip(self.input_names, self.input_slots))
 
     def __repr__(self) -> str:
         return f"Node({self.name!r}, {self.op!r})"
@@ -105,16 +118,27 @@ class GraphView:
     tf_graph: Graph | None = None  # the tf.Graph the view came from, for lazy static shapes
     exec_config: GraphExecConfig | None = None  # the graph's own dynamic config
     _consumers: list[list[tuple[int, int]]] | None = None
-    _preds: list[list[int]] | None = None
+    _preds: list[Sequence[int]] | None = None
     _succs: list[list[int]] | None = None
 
     # Edge lists depend on the graph only, so they are built once per view: a view is cached
     # across re-plans under other configs. Callers must not mutate them.
 
-    def preds(self) -> list[list[int]]:
-        """Per node: indices of data and control producers that come earlier in topological order."""
+    def preds(self) -> list[Sequence[int]]:
+        """Per node: indices of data and control producers that come earlier in topological order.
+
+        A node without control inputs whose producers all come earlier (nearly every node) shares
+        its ``in_idx`` list here instead of a copy: fewer objects for the garbage collector to scan.
+        """
         if self._preds is None:
-            self._preds = [[j for j in (*n.in_idx, *n.ctrl_idx) if 0 <= j < n.index] for n in self.order]
+            preds: list[Sequence[int]] = []
+            for n in self.order:
+                idx, ctrl, i = n.in_idx, n.ctrl_idx, n.index
+                if not ctrl and (not idx or (min(idx) >= 0 and max(idx) < i)):
+                    preds.append(idx)
+                else:
+                    preds.append([j for j in (*idx, *ctrl) if 0 <= j < i])
+            self._preds = preds
         return self._preds
 
     def succs(self) -> list[list[int]]:

@@ -55,9 +55,16 @@ def read_node(nd: NodeDef, library: dict[str, FunctionInfo], scoped: frozenset[s
     op = nd.op
     n = Node(nd.name, op)
     attrs = nd.attr
-    raw = nd.input
+    raw = nd.input[:]  # a slice is a plain list, copied in C (iterating the field is slower)
     if raw:
-        _read_inputs(n, raw)
+        # Most input lists name output 0 of each producer and hold no control input: one join and
+        # two substring tests find that case, which then needs no per-edge parsing at all.
+        joined = "".join(raw)
+        if ":" in joined or "^" in joined:
+            _read_inputs(n, raw)
+        else:
+            n.input_names = raw
+            n.input_slots = _ZERO_SLOTS.get(len(raw)) or _shared_slots((0,) * len(raw))
     fn = library.get(op)
     if fn is not None:  # a direct call of a library function
         n.output_dtypes = list(fn.output_dtypes)
@@ -67,7 +74,7 @@ def read_node(nd: NodeDef, library: dict[str, FunctionInfo], scoped: frozenset[s
         if recipe.known:
             n.output_dtypes, n.output_refs = output_dtypes(attrs, recipe)
             if recipe.has_ref_input:
-                n.input_refs = input_refs(attrs, recipe, len(n.inputs))
+                n.input_refs = input_refs(attrs, recipe, len(n.input_names))
             if recipe.func_attrs:
                 n.functions = called_functions(attrs, recipe)
     if scoped:
@@ -80,9 +87,21 @@ def read_node(nd: NodeDef, library: dict[str, FunctionInfo], scoped: frozenset[s
     return n
 
 
+# Slot tuples shared by every node with the same slots: most nodes read output 0 of each producer.
+_SLOTS: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+
+def _shared_slots(slots: tuple[int, ...]) -> tuple[int, ...]:
+    """One tuple object per distinct slot sequence, so a large view holds few of them."""
+    return _SLOTS.setdefault(slots, slots)
+
+
+_ZERO_SLOTS = {k: _shared_slots((0,) * k) for k in range(1, 9)}  # output 0 of each of k producers
+
+
 def _read_inputs(n: Node, raw: Sequence[str]) -> None:
-    """Data inputs as (producer, slot) plus producer names; "^name" entries are control inputs."""
-    inputs: list[tuple[str, int]] = []
+    """Data inputs as producer names and slots; "^name" entries are control inputs."""
+    slots: list[int] = []
     names: list[str] = []
     control: list[str] = []
     for text in raw:
@@ -92,13 +111,13 @@ def _read_inputs(n: Node, raw: Sequence[str]) -> None:
         # inlined fetches.split_tensor_name: this loop runs once per edge of the graph
         name, sep, slot = text.rpartition(":")
         if sep and slot.isdigit():
-            inputs.append((name, int(slot)))
             names.append(name)
+            slots.append(int(slot))
         else:
-            inputs.append((text, 0))
             names.append(text)
-    if inputs:
-        n.inputs, n.input_names = inputs, names
+            slots.append(0)
+    if names:
+        n.input_names, n.input_slots = names, _shared_slots(tuple(slots))
     if control:
         n.control_inputs = control
 

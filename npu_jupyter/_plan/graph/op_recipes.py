@@ -85,18 +85,32 @@ def _attr(attrs: AttrMap, recipe: Recipe, key: str) -> AttrValue | None:
     return v if v is not None else recipe.defaults.get(key)
 
 
+# (dtypes, refs) of a single output per DataType enum, one pair of lists shared by every node with
+# that output: views are never mutated, and a large graph then holds a few dozen of these lists
+# instead of one or two per node (fewer objects to allocate and for the garbage collector to scan).
+_SINGLE_OUTPUT: dict[int, tuple[list[str], list[bool] | None]] = {}
+
+
+def _single_output(enum: int) -> tuple[list[str], list[bool] | None]:
+    """The shared (dtypes, refs) lists of one output of DataType ``enum``."""
+    hit = _SINGLE_OUTPUT.get(enum)
+    if hit is None:
+        name, ref = dtype_of(enum)
+        hit = _SINGLE_OUTPUT[enum] = ([name], [True] if ref else None)
+    return hit
+
+
 def output_dtypes(attrs: AttrMap, recipe: Recipe) -> tuple[list[str], list[bool] | None]:
     """Output dtypes of a node from its attrs, and which outputs are refs (None: none are)."""
     single = recipe.single
     if single is not None:
         fixed, type_attr = single
         if fixed:
-            return [dtype_of(fixed)[0]], None
+            return _single_output(fixed)
         v = attrs.get(type_attr)
         if v is None:
             v = recipe.defaults.get(type_attr)
-        name, ref = dtype_of(v.type if v is not None else 0)
-        return [name], ([True] if ref else None)
+        return _single_output(v.type if v is not None else 0)
     dtypes: list[str] = []
     refs: list[bool] = []
     any_ref = False

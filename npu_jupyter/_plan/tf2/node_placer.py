@@ -63,7 +63,7 @@ def copyable(dtype: str) -> bool:
 
 def is_arg(n: Node) -> bool:
     """True for a function argument (a traced graph's input Placeholder; NodePlacer's ``_Arg``)."""
-    return n.op == "Placeholder" and not n.inputs
+    return n.op == "Placeholder" and not n.input_names
 
 
 def supported_reason(n: Node, lib: OpLibrary) -> str:

@@ -1,0 +1,87 @@
+"""A widedeep-like run's drift, shared by the sweep's, the zoo's and the ranking's tests.
+
+What the zoo got wrong on a widedeep run: ranked by the largest element-wise relative error it named an
+op whose values sit near zero (one element's error over a tiny reference), or, when nothing drifted, a
+zero-drift initializer (``.../Initializer/zeros``, drift 0). The report ranks by relative RMSE, leaves
+out zero drift and a copy of an op that drifted as much.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from npu_jupyter._plan.model import OpDecision, Plan
+from npu_jupyter._runtime.report import RunReport
+
+ZEROS = "linear/linear_model/weights/Initializer/zeros"
+FETCHES = ["loss:0", "train"]
+
+
+def _op(name: str, op_type: str, *inputs: str) -> OpDecision:
+    return OpDecision(
+        name=name,
+        op_type=op_type,
+        placement="device",
+        engine="AI_CORE",
+        placement_reason="supported",
+        dtype_before="float32",
+        dtype_after="float16",
+        precision_reason="white list",
+        inputs=list(inputs),
+    )
+
+
+def _row(rel_rmse: float, max_rel: float, max_abs: float = 1e-3) -> dict[str, float]:
+    return {"max_abs": max_abs, "max_rel": max_rel, "cos": 0.9999, "rmse": 1e-4, "rel_rmse": rel_rmse, "step": 1}
+
+
+PLAN = Plan(
+    ops={
+        d.name: d
+        for d in (
+            _op(ZEROS, "Const"),
+            _op("x", "Placeholder"),
+            _op("dnn/MatMul", "MatMul", "x"),
+            _op("dnn/MatMul/copy", "Identity", "dnn/MatMul"),
+            _op("dnn/near_zero", "Sub", "dnn/MatMul"),
+            _op("loss", "Mean", "dnn/near_zero"),
+            _op("train", "NoOp"),
+        )
+    }
+)
+#: Every row a widedeep step's reference leaves: the initializer matched float32 exactly.
+DRIFTED = {
+    ZEROS: _row(0.0, 0.0, max_abs=0.0),
+    "dnn/MatMul": _row(0.01, 0.05),
+    "dnn/MatMul/copy": _row(0.01, 0.05),
+    "dnn/near_zero": _row(0.001, 5.0),  # one element near zero: the largest max rel, a small rel. RMSE
+    "loss": _row(2e-4, 3e-4),
+}
+#: A mode under which nothing drifted (force_fp32): every row is zero drift.
+NOTHING_DRIFTED = {name: _row(0.0, 0.0, max_abs=0.0) for name in (ZEROS, "dnn/MatMul", "loss")}
+
+
+def report(drift: dict[str, dict[str, float]]) -> RunReport:
+    """A training step's report with that drift, fetching the loss and the train op."""
+    return RunReport(plan=PLAN, fetches=list(FETCHES), steps=3, drift=drift)
+
+
+def old_results_file(entry: str = "/m/widedeep.py:zoo_entry") -> dict[str, Any]:
+    """A zoo results file written before the relative RMSE: its drift columns are max rel ones.
+
+    The widedeep rows as that version wrote them: force_fp16 named an op near zero with a NaN max rel,
+    force_fp32 named the zero-drift initializer with drift 0.
+    """
+    from npu_jupyter._zoo_check.task import empty_row
+
+    def old_row(mode: str, worst: str, worst_rel: object, fetch_rel: object) -> dict[str, Any]:
+        row = {k: v for k, v in empty_row(entry, {"precision_mode": mode}, 2).items() if "rel_rmse" not in k}
+        row.update(status="ok", compiles=True, steps_run=2, cpu_ms_per_step=12.5)
+        row.update(fetch_max_rel=fetch_rel, worst_op=worst, worst_op_max_rel=worst_rel)
+        return row
+
+    return {
+        "format": "npu_jupyter.zoo",
+        "version": 1,
+        "rows": [old_row("force_fp16", "dnn/near_zero", "nan", "inf"), old_row("force_fp32", ZEROS, 0.0, 0.0)],
+    }
