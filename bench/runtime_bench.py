@@ -5,11 +5,13 @@ Run: ``TF_CPP_MIN_LOG_LEVEL=2 .venv/bin/python bench/runtime_bench.py [--quick]`
 1. Emulator vs a plain ``tf.compat.v1.Session`` on the same graph and feeds, for a 6-layer 256-wide MLP
    training step (batch 64) and a ResNet-50 training step (raw TF1 ops, batch 2 at 112x112):
    float32-preserving (``must_keep_origin_dtype``) and ``allow_mix_precision``.
-   Targets: float32-preserving ≤ 1.10× (goal 1.05×).
+   Targets: float32-preserving ≤ 1.10× (goal 1.05×); ``allow_mix_precision`` ≤ 1.3× (issue #23).
 2. Dump throughput: the emulator's dump writer (atomic step folder, fsync, manifest) against raw
    ``np.save`` of the same tensors into a folder. Target ≥ 0.8× raw.
 3. Profiling: an emulated step with ``profiling_mode`` (FULL_TRACE + Chrome trace + op_summary CSV)
    against a plain session running with FULL_TRACE alone.
+4. Breakdown (``--only breakdown``): what the ``allow_mix_precision`` overhead is made of (the
+   storage-rounding Casts, the finite flags, the emulator's own Python), each a paired CPU-time ratio.
 
 Timings interleave the two sides in short blocks and report medians, because the machine is shared.
 The overhead rows also give the median of paired per-block CPU-time ratios, the steadier figure on a
@@ -185,6 +187,42 @@ def bench_overhead(tf, name, build, modes, blocks, per_block) -> None:
     default.close()
 
 
+def bench_breakdown(tf, name, build, blocks, per_block) -> None:
+    """What the emulator's ``allow_mix_precision`` overhead is made of, as paired CPU-time ratios to a plain run.
+
+    The same step four ways, each a compiled callable (no ``Session.run`` Python in any of them) except the
+    plain baseline and the emulator themselves: the user's graph; the emulated run graph without its
+    finite flags (storage-rounding Casts only); with them; and the emulator's whole ``run``.
+    """
+    from npu_jupyter._options.config import NpuConfig
+    from npu_jupyter._runtime.session.emulator import EmulatorSession
+    from npu_jupyter._runtime.session.fast_run import FastRuns
+
+    g, fetches, feeds, init = build(tf)
+    cfg = NpuConfig(precision_mode="allow_mix_precision")
+    plain = tf.compat.v1.Session(graph=g, config=cfg.to_config_proto())
+    plain.run(init)
+    emu = EmulatorSession(cfg, g)
+    emu.run(init)
+    emu.run(fetches, feeds)
+    ex = emu._exec
+    run = next(r for r in ex.runs.values() if r.flags is not None)
+    steps = [run.tensor_name(fetches[0]), run.op_name(fetches[1])]
+    private_feeds = {run.feed_name(k): v for k, v in feeds.items()}
+    plain_fast = FastRuns(plain, g)
+    sides = {
+        "user graph, callable": lambda: plain_fast.run([fetches, []], feeds),
+        "+ Casts (no flags)": lambda: ex.fast.run([steps, []], private_feeds),
+        "+ Casts + flags": lambda: ex.fast.run([steps, [run.flags[0]]], private_feeds),
+        "emulator run()": lambda: emu.run(fetches, feeds),
+    }
+    base = lambda: plain.run(fetches, feeds)  # noqa: E731
+    parts = ", ".join(f"{k} {paired_cpu_ratio(base, f, blocks, per_block):5.3f}x" for k, f in sides.items())
+    print(f"{name:9} breakdown vs plain Session.run (paired CPU): {parts}  ({len(run.flags[1])} flags)")
+    emu.close()
+    plain.close()
+
+
 def bench_fixed_cost(tf, blocks: int) -> None:
     """Per-run fixed cost on a one-op graph: what the emulator adds to every ``run`` in absolute terms."""
     from npu_jupyter._options.config import NpuConfig
@@ -297,7 +335,7 @@ def bench_profile(tf, blocks: int, per_block: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, skip ResNet-50")
-    parser.add_argument("--only", choices=["fixed", "overhead", "dump", "profile"], help="run one part")
+    parser.add_argument("--only", choices=["fixed", "overhead", "breakdown", "dump", "profile"], help="run one part")
     parser.add_argument(
         "--single-thread", action="store_true", help="one TensorFlow thread (steadier ratios on a shared machine)"
     )
@@ -307,13 +345,17 @@ def main() -> None:
     import tensorflow as tf
 
     blocks = 5 if args.quick else 15
-    parts = [args.only] if args.only else ["fixed", "overhead", "dump", "profile"]
+    parts = [args.only] if args.only else ["fixed", "overhead", "breakdown", "dump", "profile"]
     if "fixed" in parts:
         bench_fixed_cost(tf, blocks)
     if "overhead" in parts:
         bench_overhead(tf, "mlp", mlp, ["must_keep_origin_dtype", "allow_mix_precision"], blocks, 40)
         if not args.quick:
             bench_overhead(tf, "resnet50", resnet50, ["must_keep_origin_dtype", "allow_mix_precision"], 5, 2)
+    if "breakdown" in parts:
+        bench_breakdown(tf, "mlp", mlp, blocks * 2, 40)
+        if not args.quick:
+            bench_breakdown(tf, "resnet50", resnet50, 5, 2)
     if "dump" in parts:
         bench_dump(tf, blocks)
     if "profile" in parts:

@@ -48,7 +48,8 @@ export function timeTag(report: Report): string {
 
 /** What a report counts: a traced function's calls, else a run graph's steps (as `step_word` in facts.py). */
 export function stepWord(report: Report): string {
-  return (report.functions ?? []).length > 0 ? 'call' : 'step';
+  // run.unit says it; payloads written before it fall back to the call tree (absent for a function calling none).
+  return report.run?.unit ?? ((report.functions ?? []).length > 0 ? 'call' : 'step');
 }
 
 /**

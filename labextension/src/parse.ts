@@ -278,6 +278,7 @@ function runInfo(v: Json, path: string): RunInfo {
   return {
     backend: str(o.backend, `${path}.backend`),
     steps: count(o.steps, `${path}.steps`),
+    ...optional(o.unit, `${path}.unit`, (x, p) => (x === 'step' || x === 'call' ? x : fail(p, '"step" or "call"')), 'unit'),
     wall_ms: num(o.wall_ms, `${path}.wall_ms`),
     reference_wall_ms: nullable(o.reference_wall_ms, `${path}.reference_wall_ms`, num),
     first_overflow: nullable(o.first_overflow, `${path}.first_overflow`, str),

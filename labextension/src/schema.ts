@@ -203,6 +203,11 @@ export interface RunInfo {
   backend: string;
   /** Steps run (a traced function's report: its calls). */
   steps: number;
+  /**
+   * What `steps` counts: a run graph's steps, or a traced function's calls (payloads written before it:
+   * `functions` decides).
+   */
+  unit?: 'step' | 'call';
   /** Mean wall time per step (per call for a function), ms. */
   wall_ms: number;
   /** The float32 reference run's mean per step, ms (null without `--reference`). */

@@ -237,6 +237,9 @@ describe('renderReport', () => {
     const functions = [{ name: '__inference_f_1', label: 'f', ops: 1 }];
     renderReport(host, payload([{ n: 'a' }], { kind: 'run', run, functions, labels: { wall_ms: clock } }));
     expect(chipText()).toEqual(expect.arrayContaining(['3calls', `12.3ms per call (${clock})`]));
+    // A function calling no other function has no call tree: run.unit says it counts calls.
+    renderReport(host, payload([{ n: 'a' }], { kind: 'run', run: { ...run, unit: 'call' }, labels: { wall_ms: clock } }));
+    expect(chipText()).toEqual(expect.arrayContaining(['3calls', `12.3ms per call (${clock})`]));
   });
 
   it('drops the subtitle when the title already names the SoC and precision mode', () => {

@@ -49,7 +49,14 @@ def time_tag(payload: Mapping[str, Any]) -> str:
 
 
 def step_word(payload: Mapping[str, Any]) -> str:
-    """What a report counts: a traced function's calls, else a run graph's steps."""
+    """What a report counts: a traced function's calls, else a run graph's steps.
+
+    ``run.unit`` says it; a payload written before that field falls back to its call tree, which a
+    function that calls no other function does not have.
+    """
+    unit = (payload.get("run") or {}).get("unit")
+    if unit is not None:
+        return str(unit)
     return "call" if payload.get("functions") else "step"
 
 

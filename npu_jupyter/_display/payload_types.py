@@ -137,6 +137,7 @@ if TYPE_CHECKING:
         folder) when inside it -- the views then link them -- else absolute (`mime.shown_path`).
         """
 
+        unit: Literal["step", "call"]  # novermin (a string annotation)
         dump_steps: list[int]
         dump_skipped: list[DumpSkip]
         rounded_tensors: int

@@ -25,6 +25,7 @@ def run_block(run: RunReport) -> RunInfo:
     out: RunInfo = {
         "backend": run.backend,
         "steps": run.steps,
+        "unit": "call" if run.function is not None else "step",
         "wall_ms": round(float(run.wall_ms), 3),  # a measured wall time is finite
         "reference_wall_ms": None if run.reference_wall_ms is None else round_number(run.reference_wall_ms, 3),
         "first_overflow": run.first_overflow,

@@ -111,7 +111,7 @@ def group_candidates(
                 groups[r] = [i]
             else:
                 members.append(i)
-    return _rejoin(list(groups.values()), device, preds, kept_apart)
+    return _rejoin(list(groups.values()), device, preds, succs, kept_apart)
 
 
 _REJOIN_PASSES = 8
@@ -124,6 +124,7 @@ def _rejoin(
     groups: list[list[int]],
     device: list[bool],
     preds: Sequence[Sequence[int]],
+    succs: Sequence[Sequence[int]],
     kept_apart: frozenset[int] = frozenset(),
 ) -> list[list[int]]:
     """Merge groups the level rule split although no path joins them through anything else.
@@ -145,7 +146,7 @@ def _rejoin(
                 gid[i] = c
         cross = [
             (gid[p], gid[i])
-            for i in range(count)
+            for i in _crossing_candidates(groups, succs, count)
             if gid[i] >= 0
             for p in preds[i]
             if gid[p] >= 0 and gid[p] != gid[i] and p not in kept_apart
@@ -183,6 +184,27 @@ def _rejoin(
             joined.setdefault(parent[c], []).extend(g)
         groups = [sorted(g) for g in joined.values()]
     return sorted(groups, key=lambda g: (-len(g), g[0]))
+
+
+def _crossing_candidates(groups: list[list[int]], succs: Sequence[Sequence[int]], count: int) -> Sequence[int]:
+    """The consumers an edge between two groups can end at, in ascending order.
+
+    Such an edge ends in a group other than the largest, or starts in one: its consumer is a member
+    or a successor of a member of the smaller groups. A full-offload graph usually has one group of
+    nearly every node and a few tiny ones, so listing these few beats scanning every edge; when the
+    smaller groups are not small, every node is listed (same edges, same order).
+    """
+    largest = max(range(len(groups)), key=lambda c: len(groups[c]))
+    rest = count - len(groups[largest])
+    if rest * 8 > count:
+        return range(count)
+    found: set[int] = set()
+    for c, g in enumerate(groups):
+        if c != largest:
+            found.update(g)
+            for i in g:
+                found.update(succs[i])
+    return sorted(found)
 
 
 class _Reach:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from npu_jupyter._ops.library import OpLibrary
     from npu_jupyter._options.config import ConfigSource
-    from npu_jupyter._plan.graph.graph import GraphView
+    from npu_jupyter._plan.graph.graph import GraphView, Node
     from npu_jupyter._plan.model import Engine
     from npu_jupyter._plan.placement import Placement
     from npu_jupyter._plan.precision import OpPrecision
@@ -109,6 +109,10 @@ def _decisions(
     ops: dict[str, OpDecision] = {}
     device, reasons = placed.device, placed.reason
     engines = cast("list[Engine]", placed.engine)  # placement engines are the three Engine names
+    decided_of = [p.output_dtypes for p in precisions]
+    # what most inputs read: output 0 of a producer in the view (None: no output, or position -1)
+    first = [o[0] if o else None for o in decided_of]
+    first.append(None)
     for n, p in zip(view.order, precisions):
         i = n.index
         on_device = device[i]
@@ -138,12 +142,25 @@ def _decisions(
         d.body_ops = list(n.body) if n.body else []
         d.approximate = False
         d.declared_input_dtypes = list(n.input_dtypes)
-        d.producer_dtypes = [
-            precisions[j].output_dtypes[slot] if j >= 0 and slot < len(precisions[j].output_dtypes) else dt
-            for j, slot, dt in zip(n.in_idx, n.input_slots, n.input_dtypes)
-        ]
+        d.producer_dtypes = _producer_dtypes(n, decided_of, first) if n.in_idx else []
         ops[name] = d
     return ops
+
+
+def _producer_dtypes(n: Node, decided_of: list[list[str]], first: list[str | None]) -> list[str]:
+    """Each data input's dtype as its producer writes it (decided), else as the graph declares it.
+
+    Most inputs read output 0 of a producer in the view: ``first`` answers those with one list
+    lookup per input; only a node with another slot or an unknown producer takes the full rule.
+    """
+    idx = n.in_idx
+    produced = [first[j] for j in idx]
+    if None not in produced and not any(n.input_slots):
+        return cast("list[str]", produced)
+    return [
+        decided_of[j][slot] if j >= 0 and slot < len(decided_of[j]) else dt
+        for j, slot, dt in zip(idx, n.input_slots, n.input_dtypes)
+    ]
 
 
 _DECISION_FIELDS = (

@@ -185,13 +185,18 @@ def _slots_of(op: Operation, args: Sequence[ArgDef], keep: str) -> set[int]:
     return slots
 
 
-def insert_casts(graph_def: GraphDef, roundings: list[Rounding]) -> dict[str, str]:
-    """Add Cast pairs to ``graph_def`` in place; return user tensor -> rounded tensor for outputs."""
+def insert_casts(graph_def: GraphDef, roundings: list[Rounding], graph: Graph | None = None) -> dict[str, str]:
+    """Add Cast pairs to ``graph_def`` in place; return user tensor -> rounded tensor for outputs.
+
+    With the user's ``graph``, roundings that cannot change a value are left out (:func:`held_values`):
+    same numbers, fewer Cast nodes. The ``roundings`` (what the report says is rounded) stay as they are.
+    """
     nodes = {node.name: node for node in graph_def.node}
     dtypes = _float_dtype_enums()
     tensor_map: dict[str, str] = {}
+    held, kept = held_values(graph, roundings) if graph is not None else ({}, set())
     for r in roundings:
-        if r.kind == "output":
+        if r.kind == "output" and r.tensor not in kept:
             src = r.tensor
             base = f"{r.op}/{ROUND_MARKER}_out{r.slot}"
             tensor_map[src] = _add_round_trip(graph_def, base, _input_ref(src), src, r.dtype, dtypes)
@@ -208,6 +213,8 @@ def insert_casts(graph_def: GraphDef, roundings: list[Rounding]) -> dict[str, st
         current = node.input[index]
         if ROUND_MARKER in current and current.endswith(ROUND_MARKER_SUFFIX[r.dtype]):
             continue  # already read through a rounding to the same dtype: idempotent
+        if held.get(r.tensor) == r.dtype and current == _input_ref(r.tensor):
+            continue  # the producer's value already is a value of that dtype
         rounded = shared.get((current, r.dtype))
         if rounded is None:
             base = f"{r.op}/{ROUND_MARKER}_in{r.slot}"
@@ -218,6 +225,61 @@ def insert_casts(graph_def: GraphDef, roundings: list[Rounding]) -> dict[str, st
 
 
 ROUND_MARKER_SUFFIX = {"float16": "_f16/back", "bfloat16": "_bf16/back"}
+
+# Ops whose every output value is one of their float inputs' values (or its negation), or 0, or NaN: when
+# those inputs are half-precision values, so is the output, and rounding it again changes nothing.
+# (Not MaxPool: a window of NaNs gives float32's lowest value, which float16 rounds to -inf.)
+_VALUE_PRESERVING = frozenset(
+    {
+        "ConcatV2",
+        "ExpandDims",
+        "Identity",
+        "Maximum",
+        "Minimum",
+        "Neg",
+        "Pack",
+        "Relu",
+        "Relu6",
+        "Relu6Grad",
+        "ReluGrad",
+        "Reshape",
+        "Slice",
+        "Snapshot",
+        "Squeeze",
+        "StopGradient",
+        "StridedSlice",
+        "Tile",
+        "Transpose",
+    }
+)
+
+
+def held_values(graph: Graph, roundings: list[Rounding]) -> tuple[dict[str, str], set[str]]:
+    """(tensor -> the half dtype its values are already exact in, rounded outputs that need no Cast).
+
+    An op's output is exact in a half dtype when it is rounded to it, or when the op only passes on or
+    picks among its float inputs' values (:data:`_VALUE_PRESERVING`) and each of those inputs is read
+    through a rounding to that dtype or is itself exact in it. Rounding such an output again is the
+    identity (float32 -> float16 -> float32 of a float16 value, inf and NaN included), so its Cast pair
+    is left out, and so are input roundings of such values. ``roundings`` come in plan (topological)
+    order, so a producer is decided before its consumers; where they are not, a Cast is kept.
+    """
+    inputs = {(r.op, r.slot): r.dtype for r in roundings if r.kind == "input"}
+    held: dict[str, str] = {}
+    kept: set[str] = set()
+    for r in roundings:
+        if r.kind != "output":
+            continue
+        op = graph.get_operation_by_name(r.op)
+        floats = [(slot, t) for slot, t in enumerate(op.inputs) if t.dtype.is_floating]
+        if (
+            op.type in _VALUE_PRESERVING
+            and floats
+            and all(inputs.get((r.op, slot)) == r.dtype or held.get(t.name) == r.dtype for slot, t in floats)
+        ):
+            kept.add(r.tensor)
+        held[r.tensor] = r.dtype
+    return held, kept
 
 
 def _add_round_trip(

@@ -160,6 +160,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "run": {
             "backend": "backend-marker",
             "steps": 3,
+            "unit": "call",
             "wall_ms": 9876.5,
             "reference_wall_ms": 5432.1,
             "first_overflow": "overflow-op-marker",
@@ -243,6 +244,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "labels.reference_wall_ms": "ref-label-marker",
         "run.backend": "backend-marker",
         "run.steps": "3 calls",  # a traced function's report counts calls
+        "run.unit": "3 calls",  # what steps counts, shown with them
         "run.wall_ms": "9876.5",
         "run.reference_wall_ms": "5432.1",
         "run.first_overflow": "overflow-op-marker",

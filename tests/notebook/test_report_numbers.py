@@ -87,6 +87,32 @@ def test_a_functions_time_is_the_mean_per_call_with_its_fastest_and_slowest_call
     assert low <= mean <= high
 
 
+PLAIN_TRAIN_STEP = """
+import tensorflow as tf
+w = tf.Variable(tf.ones([4, 2]))
+@tf.function
+def train_step(x):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w)))
+    w.assign_sub(0.01 * tape.gradient(loss, w))
+    return loss
+"""
+
+
+@needs_function_emulation
+def test_a_function_calling_no_other_function_counts_calls_in_every_view(ip):
+    """A tf.function with no callees has no call tree in its payload: its report read "4 steps"
+    beside "mean per call over 4 calls", because the views guessed the unit from the call tree."""
+    ip.run_cell(PLAIN_TRAIN_STEP)
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "--precision force_fp16", "for _ in range(4):\n    train_step(tf.ones([3, 4]))\n")
+    (payload,) = _reports(cap)
+    assert payload["run"]["unit"] == "call" and payload["run"]["steps"] == 4
+    out, page = _text(cap), _html(cap)
+    assert "Run: backend emulator · 4 calls · " in out and "4 steps" not in out
+    assert "4 calls" in page and "4 steps" not in page
+
+
 def test_a_session_time_is_the_mean_per_step_with_its_fastest_slowest_and_first_step(ip):
     """Review: "14.77 ms per step" was a mean that included the warm-up step, and said neither."""
     import npu_jupyter

@@ -320,3 +320,29 @@ def test_a_ref_variable_read_through_a_plain_input_crosses_without_the_ref_error
         assert p.ops["w"].placement == "device" and p.ops["save/SaveV2"].placement == "host"
         assert not any(e.startswith("Ref Tensors") for e in p.errors), p.errors
         assert any(t.tensor == "w:0" and t.direction == "d2h" for t in p.transfers)
+
+
+def test_crossing_candidates_list_every_consumer_of_an_edge_between_groups() -> None:
+    """The shortcut past the largest group finds the same group-crossing consumers as a full scan."""
+    import random
+
+    from npu_jupyter._plan.clustering import _crossing_candidates
+
+    rng = random.Random(23)
+    for count, small in ((400, 30), (400, 200)):  # a few small groups; groups too large to list
+        preds = [sorted(rng.sample(range(i), min(i, 3))) for i in range(count)]
+        succs: list[list[int]] = [[] for _ in range(count)]
+        for i, ps in enumerate(preds):
+            for p in ps:
+                succs[p].append(i)
+        grouped = [i for i in range(count) if rng.random() < 0.9]
+        smalls = rng.sample(grouped, small)
+        groups = [[i for i in grouped if i not in smalls]] + [sorted(smalls[k::5]) for k in range(5)]
+        gid = [-1] * count
+        for c, g in enumerate(groups):
+            for i in g:
+                gid[i] = c
+        ends = [i for i in range(count) if gid[i] >= 0 and any(gid[p] >= 0 and gid[p] != gid[i] for p in preds[i])]
+        listed = list(_crossing_candidates(groups, succs, count))
+        assert listed == sorted(set(listed))
+        assert [i for i in listed if i in ends] == ends

@@ -135,3 +135,52 @@ def test_a_ref_variable_updated_later_in_the_step_is_checked_before_the_update(t
         finding = sess.last_report.non_finite
     assert finding.first_op == "big"
     assert finding.variable is None
+
+
+def _flagged(sess):
+    return [name for run in sess._exec.runs.values() if run.flags is not None for name in run.flags[1]]
+
+
+def test_flags_of_ops_passing_on_checked_values_are_left_out_and_the_first_op_stays_the_same(tf, hand):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        big = tf.multiply(x, 1000.0, name="big")  # 70000: inf in float16
+        picked = tf.identity(tf.reshape(tf.nn.relu(big, name="relu"), [2, 1], name="flat"), name="same")
+        tf.reduce_sum(picked, name="loss")
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul", "Relu", "Reshape", "Identity"})) as sess:
+        assert np.isinf(sess.run("loss:0", {"x:0": np.array([70.0, 1.0], np.float32)}))
+        finding = sess.last_report.non_finite
+        flagged = _flagged(sess)
+    assert finding.first_op == "big" and finding.rounded
+    assert "big:0" in flagged and not {"relu:0", "flat:0", "same:0"} & set(flagged)
+
+
+def test_an_op_reading_a_tensor_through_its_own_rounding_keeps_its_flag(tf, hand):
+    # y stays float32 (70000 is finite); the lowered Identity reads it through a float16 rounding (inf):
+    # the Identity is the first op whose output is non-finite, so its flag cannot be left out.
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        y = tf.multiply(x, 1000.0, name="y")
+        tf.reduce_sum(tf.identity(y, name="i"), name="loss")
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Identity"})) as sess:
+        assert np.isinf(sess.run("loss:0", {"x:0": np.array([70.0, 1.0], np.float32)}))
+        finding = sess.last_report.non_finite
+        assert "i:0" in _flagged(sess)
+    assert finding.first_op == "i" and finding.rounded
+
+
+def test_a_bfloat16_relu_keeps_its_flag(tf, hand):
+    # bfloat16 values reach float32's range, so a relu's sum may overflow where its input's does not:
+    # only aliases (same values, same sum) are left out then.
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        m = tf.multiply(x, 2.0, name="m")
+        tf.reduce_sum(tf.identity(tf.nn.relu(m, name="relu"), name="same"), name="loss")
+    plan_fn = hand.plan_fn({"Mul", "Relu", "Identity"}, dtype="bfloat16")
+    with EmulatorSession(NpuConfig(), g, plan_fn=plan_fn) as sess:
+        sess.run("loss:0", {"x:0": np.array([1.0, -1.0], np.float32)})
+        flagged = _flagged(sess)
+    assert "relu:0" in flagged and "same:0" not in flagged

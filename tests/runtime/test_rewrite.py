@@ -90,3 +90,34 @@ def test_consumers_of_one_tensor_share_a_single_rounding(tf, hand):
     with tf.compat.v1.Session(graph=private.graph) as sess:
         a, b = sess.run([private.tensor_name("a:0"), private.tensor_name("b:0")], {"x:0": [1e-4 + 1.0, 3.0]})
     assert a.tolist() == [2.0, 4.0] and b.tolist() == [3.0, 5.0]
+
+
+def test_roundings_that_cannot_change_a_value_get_no_cast_and_the_values_stay_the_same(tf, hand):
+    from npu_jupyter._runtime.rewrite import insert_casts, roundings
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [5], name="x")
+        m = tf.multiply(x, 3.0, name="m")
+        r = tf.nn.relu(m, name="r")
+        i = tf.identity(r, name="i")
+        tf.add(i, 1.0, name="out")
+    rounded = roundings(hand.plan(g, {"Mul", "Relu", "Identity", "AddV2"}), g)
+    every, lean = g.as_graph_def(), g.as_graph_def()
+    every_map, lean_map = insert_casts(every, rounded), insert_casts(lean, rounded, g)
+
+    def cast_owners(graph_def):
+        return {node.name.split("/")[0] for node in graph_def.node if node.op == "Cast"}
+
+    assert {"r", "i"} <= cast_owners(every) and not {"r", "i"} & cast_owners(lean)
+    assert "m" in cast_owners(lean) and "out" in cast_owners(lean)  # these roundings do change values
+    feeds = {"x:0": np.array([1.0001, -2.5, 30000.0, 1e-6, np.nan], np.float32)}  # 90000: inf in float16
+    outputs = {}
+    for name, graph_def, tensor_map in (("every", every, every_map), ("lean", lean, lean_map)):
+        copy = tf.Graph()
+        with copy.as_default():
+            tf.graph_util.import_graph_def(graph_def, name="")
+        with tf.compat.v1.Session(graph=copy) as sess:
+            outputs[name] = sess.run([tensor_map.get(t, t) for t in ("m:0", "r:0", "i:0", "out:0")], feeds)
+    for a, b in zip(outputs["every"], outputs["lean"]):
+        np.testing.assert_array_equal(a, b)

@@ -127,6 +127,7 @@ class EmulatorSession(SessionInterface):
         self._planner = SessionPlans(self._graph, lambda: self.config, plan_fn, self._observers.reset_dump)
         self._planner.settings()  # bad dump_path / dump_step / profiling options fail now, before any run
         self._facts: dict[Hashable, RunFacts] = {}  # (plan key, fed) -> (executed ops, rounds?, flagged)
+        self._observes: dict[Hashable, tuple[Liveness, Observe]] = {}  # (plan key, fed) -> observe, no watches
         self._copy = SessionCopy(self._graph, target, self._proto, lambda: self.reference)
         self._reference: Float32Reference | None = None
         self._capture_lock = threading.Lock()
@@ -251,7 +252,7 @@ class EmulatorSession(SessionInterface):
             dump_now = False
             watch = self._watch(plan, executed, fed, settings, False, want_ref)
         liveness = analyse(self._graph) if (watch or flagged) else None
-        observe = observe_spec(watch, flagged, liveness) if liveness is not None else None
+        observe = self._observe(watch, flagged, liveness, (plan_key, fed))
         run = self._run_graph(ex, (tuple(names), fed), plan_key, plan, executed, observe, liveness)
         mapped = map_fetches(fetches, run, [])
         feeds = map_feeds(feed_dict, run)
@@ -280,10 +281,11 @@ class EmulatorSession(SessionInterface):
         with self._capture_lock if run.captures else contextlib.nullcontext():
             run.clear_captures()
             start = time.perf_counter()
-            if extra:
-                results, fetched = ex.session.run([mapped, extra], feeds, run_options, meta)
-            else:
-                results, fetched = ex.session.run(mapped, feeds, run_options, meta), []
+            step_fetches: list[object] = [mapped, extra]
+            # a compiled callable when TensorFlow would run the step the same way (not with run options)
+            out = ex.fast.run(step_fetches, feeds) if run_options is None and meta is None else None
+            ran: list[Any] = out if out is not None else ex.session.run(step_fetches, feeds, run_options, meta)
+            results, fetched = ran
             wall = (time.perf_counter() - start) * 1000.0
             source_values = dict(zip(sources, fetched.pop())) if sources else {}
             flags = fetched[-1] if run.flags is not None else None
@@ -378,6 +380,21 @@ class EmulatorSession(SessionInterface):
                 self._facts.clear()
             facts = self._facts[key] = (executed, rounds, flagged)
         return facts
+
+    def _observe(
+        self, watch: list[Watch], flagged: list[str], liveness: Liveness | None, key: Hashable
+    ) -> Observe | None:
+        """What the run graph must observe; without watches it depends on the run facts only (cached)."""
+        if liveness is None:
+            return None
+        if watch:
+            return observe_spec(watch, flagged, liveness)
+        observe = self._observes.get(key)
+        if observe is None or observe[0] is not liveness:
+            if len(self._observes) >= _CACHE_LIMIT:
+                self._observes.clear()
+            observe = self._observes[key] = (liveness, observe_spec(watch, flagged, liveness))
+        return observe[1]
 
     def _run_graph(
         self,

@@ -9,9 +9,11 @@
   frame hands each live iteration's value to Python; a ControlTrigger on it gates one of the frame's
   ``NextIteration`` ops so the capture runs every iteration (and stays out of the loop's liveness).
   Iterations are recorded in completion order.
-* **All-finite flags**: ``IsFinite(Sum(x))`` for each float output, packed into one bool vector the
-  emulator fetches with every step whose plan lowers precision, so the first op whose output became
-  inf/NaN is known without the user turning anything on.
+* **All-finite flags**: ``IsFinite(Sum(x))`` for each float output (``L2Loss(x)`` for a float16-held
+  one), packed into one bool vector the emulator fetches with every step whose plan lowers precision,
+  so the first op whose output became inf/NaN is known without the user turning anything on. Flags
+  that can never be the first false one (an op passing on values already checked, a finite constant)
+  are not computed: the first false flag, and so the finding, is the same.
 """
 
 from __future__ import annotations
@@ -49,7 +51,11 @@ def add_observers(
         if next_iteration is not None:
             builder.capture((op, kind, slot), next_iteration)
     if observe.flagged:
-        builder.flags(list(observe.flagged), set(observe.guarded))
+        from npu_jupyter._runtime.rewrite import held_values
+
+        guarded = set(observe.guarded)
+        held = held_values(user_graph, run.roundings)[0]
+        builder.flags(builder.needed_flags(list(observe.flagged), guarded, held), guarded, held)
 
 
 class _Builder:
@@ -126,12 +132,14 @@ class _Builder:
         trigger = self._add(self._name("trigger"), "ControlTrigger", ["^" + func.name])
         self.nodes[next_iteration].input.append("^" + trigger.name)
 
-    def flags(self, tensors: list[str], guarded: set[WatchKey]) -> None:
+    def flags(self, tensors: list[str], guarded: set[WatchKey], held: dict[str, str]) -> None:
         """One bool vector: is each listed output all finite (a dead output counts as finite).
 
         Two cheap nodes per tensor: the float32 sum of its flattened values, which is inf/NaN exactly when
         a value is (or, for finite values, when the sum leaves the float32 range, ~3.4e38); one IsFinite
-        over all the sums. Static shapes are not trusted (the flattening shape is -1).
+        over all the sums. Static shapes are not trusted (the flattening shape is -1). A tensor ``held``
+        in float16 (|value| <= 65504) takes one node, ``L2Loss`` (half the sum of squares, no shape
+        input): it cannot overflow either, so it too is inf/NaN exactly when a value is.
         """
         import tensorflow as tf
 
@@ -158,6 +166,9 @@ class _Builder:
                 ref = self._add(
                     self._name("to_f32"), "Cast", [ref], SrcT=("type", enum), DstT=("type", f32), Truncate=False
                 ).name
+            if held.get(name) == "float16":
+                sums.append(self._add(self._name("sum"), "L2Loss", [ref], T=("type", f32)).name)
+                continue
             flat = self._add(self._name("flat"), "Reshape", [ref, minus_one.name], T=("type", f32), Tshape=int32)
             sums.append(
                 self._add(
@@ -169,6 +180,52 @@ class _Builder:
         packed = self._add(self._name("sums"), "Pack", sums, T=("type", f32), N=len(sums), axis=0)
         finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=("type", f32))
         self.run.flags = (f"{self.run.prefix}{finite.name}:0", list(tensors))
+
+    def needed_flags(self, tensors: list[str], guarded: set[WatchKey], held: dict[str, str]) -> list[str]:
+        """``tensors`` without those whose flag can never be the first false one (same answer, less work).
+
+        A flag is false when its tensor holds inf/NaN (or, for finite values, when their float32 sum
+        overflows). It is left out when the op passes on values it reads, exactly as they are checked,
+        from tensors checked earlier in the list: the same values in the same order
+        (:data:`_ALIASES`: the same sum, the same flag), or, when every input holds float16 values,
+        values picked among them (or negated) or 0 (:data:`_PICKS`: their sum cannot overflow, so the
+        flag is false only when an input holds inf/NaN). Either way a false flag of it comes after a false
+        flag of an input, so the first false flag, the finding, is the same. Tensors that may be dead are
+        kept.
+        A constant whose values are finite (and whose sum is far from overflow) has a true flag in every
+        step, so it never is the first false one either.
+        """
+        order = {name: i for i, name in enumerate(tensors)}
+        kept = []
+        for name in tensors:
+            op = self.user.get_tensor_by_name(name).op
+            if op.type == "Const" and self.tensor_map.get(name, name) == name and _always_finite(op):
+                continue  # its flag is true in every step
+            if not ((op.type in _ALIASES or op.type in _PICKS) and self._implied(name, op, order, guarded, held)):
+                kept.append(name)
+        return kept or tensors[:1]  # one flag at least: "none went non-finite" stays a checked answer
+
+    def _implied(
+        self, name: str, op: Operation, order: dict[str, int], guarded: set[WatchKey], held: dict[str, str]
+    ) -> bool:
+        """True when ``name``'s flag follows from its op's inputs' flags (see :meth:`needed_flags`)."""
+        if self.tensor_map.get(name, name) != name or (op.name, "output", int(name.rpartition(":")[2])) in guarded:
+            return False  # its checked value is a rounding of it, or it may be dead
+        node = self.nodes.get(op.name)
+        floats = [(slot, t) for slot, t in enumerate(op.inputs) if t.dtype.is_floating]
+        if node is None or not floats:
+            return False
+        data = [ref for ref in node.input if not ref.startswith("^")]
+        for slot, t in floats:
+            checked = self.tensor_map.get(t.name, t.name)
+            if (
+                order.get(t.name, len(order)) >= order[name]
+                or (t.op.name, "output", t.value_index) in guarded
+                or data[slot] != _input_ref(checked)
+                or (op.type not in _ALIASES and held.get(t.name) != "float16")
+            ):
+                return False
+        return True
 
     def _before_writes(self, read: Operation, check: str) -> None:
         """Make the ops that write the ref variables ``read`` reads wait for ``check`` of its value.
@@ -190,6 +247,23 @@ class _Builder:
 
 
 _VARIABLE_READS = frozenset({"Identity", "RefIdentity", "IsVariableInitialized"})
+# Ops whose output is their (first) input's values in the same order: the same float32 sum.
+_ALIASES = frozenset({"ExpandDims", "Identity", "PreventGradient", "Reshape", "Snapshot", "Squeeze", "StopGradient"})
+# Ops whose output values are among their float inputs' values or their negations, or 0, or NaN (inf * 0).
+_PICKS = frozenset(
+    {"ConcatV2", "MaxPool", "Maximum", "Minimum", "Neg", "Pack", "Relu", "Relu6", "ReluGrad", "Relu6Grad", "Transpose"}
+)
+
+
+def _always_finite(const: Operation) -> bool:
+    """True when a Const's float32 sum is finite for sure: every value finite, the sum far from overflow."""
+    import tensorflow as tf
+
+    try:
+        value = np.asarray(tf.make_ndarray(const.get_attr("value")), np.float64)
+    except (TypeError, ValueError):  # a value numpy cannot read as float64: keep its flag
+        return False
+    return bool(np.isfinite(value).all()) and float(np.abs(value).sum()) < 1e38
 
 
 def _ancestors(op: Operation) -> set[Operation]:

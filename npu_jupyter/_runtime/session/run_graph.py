@@ -161,7 +161,7 @@ def build_run_graph(
         return RunGraph(private)
     prefix = _free_prefix(private, index)
     sub = sub_graph_def(graph_def if graph_def is not None else user_graph.as_graph_def(), copied, prefix)
-    tensor_map = insert_casts(sub, rounded)
+    tensor_map = insert_casts(sub, rounded, user_graph)
     run = RunGraph(private, prefix, frozenset(copied), {u: prefix + n for u, n in tensor_map.items()}, rounded)
     from npu_jupyter._runtime.session.observe_nodes import add_observers
 

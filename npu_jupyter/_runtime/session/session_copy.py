@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from npu_jupyter._runtime.rewrite import PrivateGraph, build_private_graph
+from npu_jupyter._runtime.session.fast_run import FastRuns
 from npu_jupyter._runtime.session.run_graph import RunGraph, extend_copy
 from npu_jupyter._runtime.session.variables import read_variables, write_variables
 
@@ -37,6 +38,10 @@ class Executor:
     runs: dict[Hashable, RunGraph] = field(default_factory=dict)  # (signature, plan key, Observe) -> RunGraph
     graph_def: GraphDef | None = None  # the user's GraphDef the copy was made from (variants copy from it)
     proto: bytes = b""  # the inner session's ConfigProto, serialized
+    fast: FastRuns = field(init=False)  # the inner session's steps as compiled callables
+
+    def __post_init__(self) -> None:
+        self.fast = FastRuns(self.session, self.private.graph)
 
 
 class SessionCopy:

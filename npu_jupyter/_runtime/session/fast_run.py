@@ -1,0 +1,117 @@
+"""The inner session's steps as compiled callables: what ``Session.run`` re-derives every call, done once.
+
+``tf.compat.v1.Session.run`` rebuilds its fetch handler (walking the fetch structure, looking every
+name up in the graph) and converts and shape-checks every feed on each call: per step, that is a
+sizeable part of a small graph's time. An emulated step runs the same private fetches and feeds
+again and again, so it runs them through a callable of the inner session instead
+(``Session._make_callable_from_options``, TensorFlow's ``MakeCallable``), made once per run graph,
+fetch structure and fed tensors, with TensorFlow's own fetch handler kept to build the results.
+
+Only steps a callable runs exactly as ``Session.run`` would take this path: every fetch a graph name
+(no SparseTensor or handle), no fetched tensor also fed, every fed value a numpy array of the fed
+tensor's own dtype and a compatible shape, no run options or metadata. Anything else (and any step
+whose feeds need ``Session.run``'s conversion or its error for a wrong shape) goes through
+``Session.run`` unchanged. Errors are raised through the session's own ``_do_call``, so an op's
+failure reads as it does from ``Session.run``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Hashable, Mapping, NamedTuple
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from npu_jupyter._tf_types import Graph, Session
+
+# Callables per executor are dropped whole past this many (fetch structures are few in practice).
+_LIMIT = 256
+
+
+class _Step(NamedTuple):
+    """One compiled step: the callable, the fetch handler that shapes its results, what each feed must be."""
+
+    call: Callable[..., list[object]]
+    build: Callable[[Session, list[object]], list[object]]  # TensorFlow's _FetchHandler.build_results
+    feeds: tuple[tuple[np.dtype, tuple[int | None, ...] | None], ...]  # (dtype, static shape) per fed tensor
+
+
+def structure_key(fetches: object) -> Hashable | None:
+    """A hashable spelling of a fetch structure whose leaves are all graph names; None otherwise."""
+    if isinstance(fetches, str):
+        return fetches
+    if isinstance(fetches, (list, tuple)):
+        parts = tuple(structure_key(f) for f in fetches)
+        return None if None in parts else (type(fetches), parts)
+    if isinstance(fetches, dict):
+        values = tuple(structure_key(v) for v in fetches.values())
+        return None if None in values else (type(fetches), tuple(fetches), values)
+    return None
+
+
+class FastRuns:
+    """The compiled steps of one inner session, made on first use."""
+
+    def __init__(self, session: Session, graph: Graph) -> None:
+        self._session = session
+        self._graph = graph
+        self._steps: dict[Hashable, _Step | None] = {}  # None: this step cannot run as a callable
+
+    def run(self, fetches: list[object], feeds: Mapping[str, object] | None) -> list[object] | None:
+        """The results of ``fetches`` (a list) run as a callable; None when ``Session.run`` must run them."""
+        shape = structure_key(fetches)
+        if shape is None:
+            return None
+        fed = tuple(feeds) if feeds else ()
+        key = (shape, fed)
+        if key in self._steps:
+            step = self._steps.get(key)  # .get: another thread may have just cleared the cache (then remade)
+        else:  # (a queue runner's thread may make the same step at the same time: harmless)
+            step = self._make(fetches, fed)
+            if len(self._steps) >= _LIMIT:
+                self._steps.clear()
+            self._steps[key] = step
+        if step is None:
+            return None
+        values = list(feeds.values()) if feeds else []
+        if not all(_fits(v, spec) for v, spec in zip(values, step.feeds)):
+            return None
+        do_call: Callable[..., list[object]] = self._session._do_call  # type: ignore[attr-defined]  # TF's error rewriting
+        return step.build(self._session, do_call(step.call, *values))
+
+    def _make(self, fetches: object, fed: tuple[str, ...]) -> _Step | None:
+        """Compile the step, or None when a callable would not run it as ``Session.run`` does."""
+        from tensorflow.core.protobuf import config_pb2
+        from tensorflow.python.client.session import _FetchHandler
+
+        graph = self._graph
+        handler = _FetchHandler(graph, fetches, {})
+        fetched = handler.fetches()
+        if handler._fetch_handles or {t.name for t in fetched} & set(fed):  # session handles; a fed fetch
+            return None
+        specs = []
+        for name in fed:
+            tensor = graph.get_tensor_by_name(name)
+            if not graph.is_feedable(tensor):
+                return None  # Session.run raises its own error for it
+            dims = tensor.shape.as_list() if tensor.shape.rank is not None else None
+            specs.append((np.dtype(tensor.dtype.as_numpy_dtype), None if dims is None else tuple(dims)))
+        options = config_pb2.CallableOptions()
+        options.feed.extend(fed)
+        options.fetch.extend(t.name for t in fetched)
+        options.target.extend(op.name for op in handler.targets())
+        call = self._session._make_callable_from_options(options)  # type: ignore[attr-defined]
+        return _Step(call, handler.build_results, tuple(specs))
+
+
+def _fits(value: object, spec: tuple[np.dtype, tuple[int | None, ...] | None]) -> bool:
+    """A numpy array of exactly the fed tensor's dtype whose shape the tensor's static shape accepts."""
+    if type(value) is not np.ndarray:
+        return False
+    dtype, dims = spec
+    if value.dtype != dtype:
+        return False
+    if dims is None:
+        return True
+    shape = value.shape
+    return len(shape) == len(dims) and all(d is None or d == s for d, s in zip(dims, shape))

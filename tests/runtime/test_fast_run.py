@@ -1,0 +1,84 @@
+"""Emulated steps run as compiled callables of the inner session, with exactly Session.run's results and errors."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+from npu_jupyter._options.config import NpuConfig
+from npu_jupyter._runtime.session.emulator import EmulatorSession
+from npu_jupyter._runtime.session.fast_run import structure_key
+
+
+def _graph(tf):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 4], name="x")
+        w = tf.compat.v1.get_variable("w", [4, 3], initializer=tf.compat.v1.ones_initializer())
+        y = tf.matmul(x, w, name="y")
+        total = tf.reduce_sum(y, name="total")
+        step = tf.compat.v1.assign_add(w, tf.ones_like(w), name="step")
+        init = tf.compat.v1.global_variables_initializer()
+    return g, x, y, total, step, init
+
+
+def _compiled(sess):
+    return sum(step is not None for step in sess._exec.fast._steps.values())
+
+
+def test_repeated_steps_run_as_one_compiled_callable_with_session_run_results(tf):
+    g, x, y, total, step, init = _graph(tf)
+    feed = {x: np.ones((2, 4), np.float32)}
+    pair = collections.namedtuple("pair", "y total")
+    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g) as sess, tf.compat.v1.Session(
+        graph=g
+    ) as plain:
+        sess.run(init)
+        plain.run(init)
+        for fetches in ([y, total], (total, step), {"t": total, "s": step}, pair(y, total), total, step):
+            ours, theirs = sess.run(fetches, feed), plain.run(fetches, feed)
+            assert type(ours) is type(theirs)
+            assert str(ours) == str(theirs)
+        compiled = _compiled(sess)
+        assert compiled >= 6, "each fetch structure is compiled once"
+        for _ in range(3):
+            sess.run([y, total], feed)
+        assert _compiled(sess) == compiled, "and reused"
+        assert sess.last_report.steps == 3
+
+
+def test_feeds_session_run_would_convert_or_reject_go_through_session_run(tf):
+    g, x, y, total, _step, init = _graph(tf)
+    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g) as sess, tf.compat.v1.Session(
+        graph=g
+    ) as plain:
+        sess.run(init)
+        plain.run(init)
+        # float64 and a nested list are converted by Session.run, as for a plain session
+        for value in (np.ones((2, 4)), [[1.0, 2.0, 3.0, 4.0]]):
+            np.testing.assert_array_equal(sess.run(y, {x: value}), plain.run(y, {x: value}))
+        with pytest.raises(ValueError, match="Cannot feed value of shape"):
+            sess.run(y, {x: np.ones((2, 5), np.float32)})
+        # a fetched tensor that is also fed comes back as fed
+        fed = np.full((1, 3), 7.0, np.float32)
+        np.testing.assert_array_equal(sess.run(y, {x: np.ones((1, 4), np.float32), y: fed}), fed)
+
+
+def test_an_op_error_in_a_compiled_step_reads_as_session_runs(tf):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None], name="x")
+        checked = tf.debugging.check_numerics(x * 2.0, "bad value", name="checked")
+    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g) as sess:
+        sess.run(checked, {x: np.ones(2, np.float32)})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="bad value") as error:
+            sess.run(checked, {x: np.array([np.inf], np.float32)})
+    assert error.value.op is not None, "the failing op is named, as Session.run's errors name it"
+
+
+def test_structure_key_spells_nested_names_and_refuses_other_leaves():
+    assert structure_key(["a:0", ("b", {"k": "c:0"})]) == structure_key(["a:0", ("b", {"k": "c:0"})])
+    assert structure_key(["a:0"]) != structure_key(("a:0",))
+    assert structure_key(["a:0", object()]) is None
