@@ -71,7 +71,7 @@ def _columns(overflow: bool) -> list[Column]:
         Column("ops changed", "6em", True, "ops whose precision the mode changed"),
         Column(
             "output drift vs float32",
-            "8.5em",
+            "12em",
             True,
             "rel. RMSE: root mean square of a − b over that of the float32 value b (the worst fetch's); "
             "max abs: largest |a − b|; cos: cosine similarity (1 = same)",

@@ -435,6 +435,8 @@ def tutorial_sweep() -> Any:
             max_rel=0.00222,
             cosine=0.999998,
             worst_op="sequential_1/conv2d_1/Relu",
+            rel_rmse=0.000434,
+            worst_op_rel_rmse=0.000415,
             first_overflow="sequential_1/conv2d_1/Square" if mode == "force_fp16" else None,
             plan_errors=[refusals[mode]] if mode in refusals else [],
             est_step_ms=0.03066,

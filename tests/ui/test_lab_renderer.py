@@ -252,7 +252,7 @@ def test_keras_run_table_fits_with_the_columns_the_cell_asked_for(browser_run: d
     assert seen["placementReasonWidth"] > 150, seen["placementReasonWidth"]
     assert seen["driftChip"] and "worst drift vs float32" in seen["driftChip"], seen["driftChip"]
     assert "inf/NaN" in seen["driftChip"]  # the overflowed op's non-finite drift renders, and ranks worst
-    assert "rel: largest |a − b| / |b|" in (seen["driftHelp"] or "")
+    assert "rel. RMSE: root mean square of a − b" in (seen["driftHelp"] or "")
 
 
 def test_keras_run_fit_keeps_labels_readable(browser_run: dict[str, Any]) -> None:
