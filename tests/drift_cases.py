@@ -17,7 +17,8 @@ ZEROS = "linear/linear_model/weights/Initializer/zeros"
 FETCHES = ["loss:0", "train"]
 
 
-def _op(name: str, op_type: str, *inputs: str) -> OpDecision:
+def drift_op(name: str, op_type: str, *inputs: str) -> OpDecision:
+    """A device op lowered to float16 (white list): the shape every drift test needs."""
     return OpDecision(
         name=name,
         op_type=op_type,
@@ -39,13 +40,13 @@ PLAN = Plan(
     ops={
         d.name: d
         for d in (
-            _op(ZEROS, "Const"),
-            _op("x", "Placeholder"),
-            _op("dnn/MatMul", "MatMul", "x"),
-            _op("dnn/MatMul/copy", "Identity", "dnn/MatMul"),
-            _op("dnn/near_zero", "Sub", "dnn/MatMul"),
-            _op("loss", "Mean", "dnn/near_zero"),
-            _op("train", "NoOp"),
+            drift_op(ZEROS, "Const"),
+            drift_op("x", "Placeholder"),
+            drift_op("dnn/MatMul", "MatMul", "x"),
+            drift_op("dnn/MatMul/copy", "Identity", "dnn/MatMul"),
+            drift_op("dnn/near_zero", "Sub", "dnn/MatMul"),
+            drift_op("loss", "Mean", "dnn/near_zero"),
+            drift_op("train", "NoOp"),
         )
     }
 )

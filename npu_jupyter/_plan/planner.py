@@ -101,10 +101,9 @@ def _decisions(
 
     The decisions are filled in attribute by attribute on a bare instance: calling the dataclass's
     generated ``__init__`` with 17 keyword arguments costs about four times as much, which is a
-    tenth of a cold plan of a large graph. :func:`_check_decision_fields` (run once per process)
-    makes sure a field added to OpDecision later cannot be left unset here.
+    tenth of a cold plan of a large graph. :func:`_check_decision_fields` (on the first decision of
+    each plan) makes sure a field added to OpDecision later cannot be left unset here.
     """
-    _check_decision_fields()
     new = object.__new__
     ops: dict[str, OpDecision] = {}
     device, reasons = placed.device, placed.reason
@@ -144,6 +143,8 @@ def _decisions(
         d.declared_input_dtypes = list(n.input_dtypes)
         d.producer_dtypes = _producer_dtypes(n, decided_of, first) if n.in_idx else []
         ops[name] = d
+    if ops:
+        _check_decision_fields(next(iter(ops.values())))
     return ops
 
 
@@ -163,39 +164,18 @@ def _producer_dtypes(n: Node, decided_of: list[list[str]], first: list[str | Non
     ]
 
 
-_DECISION_FIELDS = (
-    "name",
-    "op_type",
-    "placement",
-    "engine",
-    "placement_reason",
-    "dtype_before",
-    "dtype_after",
-    "precision_reason",
-    "cluster",
-    "inputs",
-    "input_dtypes",
-    "output_dtypes",
-    "impl_mode",
-    "policy",
-    "body_ops",
-    "approximate",
-    "declared_input_dtypes",
-    "producer_dtypes",
-)
+def _check_decision_fields(decision: OpDecision) -> None:
+    """Fail loudly when a decision :func:`_decisions` built lacks a field OpDecision declares.
 
-
-@functools.lru_cache(maxsize=1)
-def _check_decision_fields() -> None:
-    """Fail loudly when OpDecision's fields and the ones :func:`_decisions` sets differ."""
+    Compared with the dataclass's own field list, so a field added to OpDecision later and not set
+    in :func:`_decisions` is one clear error, not an AttributeError wherever it is first read.
+    """
     from dataclasses import fields
 
     declared = {f.name for f in fields(OpDecision)}
-    if declared != set(_DECISION_FIELDS):
-        raise AssertionError(
-            f"planner._decisions sets {sorted(_DECISION_FIELDS)} but OpDecision has {sorted(declared)}: "
-            "set every field there"
-        )
+    missing = declared - vars(decision).keys()
+    if missing:
+        raise AssertionError(f"planner._decisions leaves OpDecision's {sorted(missing)} unset: set every field there")
 
 
 # Plans of real models (tens of thousands of ops) take seconds; smaller ones never show a bar.

@@ -7,25 +7,13 @@ op it copies, and an init run listed zero-drift constants as its largest drift.
 
 from __future__ import annotations
 
+from drift_cases import drift_op
+
 from npu_jupyter._display import html, text
 from npu_jupyter._display.drift import worst_drift
 from npu_jupyter._display.mime import report_payload
-from npu_jupyter._plan.model import OpDecision, Plan
+from npu_jupyter._plan.model import Plan
 from npu_jupyter._runtime.report import RunReport
-
-
-def _op(name: str, op_type: str, inputs: tuple[str, ...] = ()) -> OpDecision:
-    return OpDecision(
-        name=name,
-        op_type=op_type,
-        placement="device",
-        engine="AI_CORE",
-        placement_reason="supported",
-        dtype_before="float32",
-        dtype_after="float16",
-        precision_reason="white list",
-        inputs=list(inputs),
-    )
 
 
 def _row(rel_rmse: float, max_abs: float = 1e-3, step: int = 0) -> dict[str, float]:
@@ -34,13 +22,13 @@ def _row(rel_rmse: float, max_abs: float = 1e-3, step: int = 0) -> dict[str, flo
 
 def _report(drift: dict[str, dict[str, float]]) -> RunReport:
     ops = [
-        _op("x", "Placeholder"),
-        _op("mm", "MatMul", ("x",)),
-        _op("mm/copy", "Identity", ("mm",)),
-        _op("mm/copy/copy", "Snapshot", ("mm/copy",)),
-        _op("bias", "BiasAdd", ("mm",)),
-        _op("read", "ReadVariableOp"),
-        _op("loss", "Mean", ("bias",)),
+        drift_op("x", "Placeholder"),
+        drift_op("mm", "MatMul", "x"),
+        drift_op("mm/copy", "Identity", "mm"),
+        drift_op("mm/copy/copy", "Snapshot", "mm/copy"),
+        drift_op("bias", "BiasAdd", "mm"),
+        drift_op("read", "ReadVariableOp"),
+        drift_op("loss", "Mean", "bias"),
     ]
     return RunReport(plan=Plan(ops={d.name: d for d in ops}), steps=3, drift=drift)
 
