@@ -19,7 +19,10 @@ def _graph(tf):
         w = tf.compat.v1.get_variable("w", [4, 3], initializer=tf.compat.v1.ones_initializer())
         y = tf.matmul(x, w, name="y")
         total = tf.reduce_sum(y, name="total")
-        step = tf.compat.v1.assign_add(w, tf.ones_like(w), name="step")
+        # The update waits for the sum, so fetching both in one run has one answer (without the
+        # dependency TensorFlow may run them in either order, in either session).
+        with tf.control_dependencies([total]):
+            step = tf.compat.v1.assign_add(w, tf.ones_like(w), name="step")
         init = tf.compat.v1.global_variables_initializer()
     return g, x, y, total, step, init
 
