@@ -32,6 +32,21 @@ OP_MAX_SIZE = "_op_max_size"
 NO_NEED_OPTIMIZE = "_NoNeedOptimize"
 
 
+# One empty list for every plan field with nothing to list (a node without inputs, an op without a body).
+# Plans and views are read-only once built, so one shared object serves them all: a per-node empty list
+# would be one more object for the garbage collector to scan after every cold plan.
+NO_STRINGS: list[str] = []
+
+
+def listed(values: Sequence[str]) -> list[str]:
+    """``values`` itself when it is a list (shared, read-only), else the shared empty list.
+
+    View fields start as the empty tuple and become lists when filled (:class:`Node`), so the only
+    non-list a caller can pass is an empty sequence.
+    """
+    return values if values.__class__ is list else NO_STRINGS  # type: ignore[return-value]
+
+
 class Node:
     """One op of the graph, reduced to what the rules need.
 
@@ -73,7 +88,7 @@ class Node:
         self.input_dtypes: Sequence[str] = ()  # dtype of each data input as produced ("" if unknown)
         self.input_refs: list[bool] | None = None  # input arg is a ref type (None: no ref args)
         self.control_inputs: Sequence[str] = ()
-        self.output_dtypes: list[str] = []
+        self.output_dtypes: list[str] = NO_STRINGS  # replaced (often by a list shared per op type)
         self.output_refs: list[bool] | None = None
         self.without_npu_compile = False
         self.keep_dtype = False
