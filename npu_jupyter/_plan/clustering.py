@@ -10,12 +10,18 @@ candidates with the same level can never be joined by a path through a host node
 connected same-level group of candidates is cycle-free, and the whole step is one pass in topological
 order (linear). The level rule can split an edge the adapter would contract (a host node on a
 parallel branch raises one end's level); a repair pass then rejoins such groups when no path through
-anything else connects them, using one bitset per node over groups. Reachability between clusters
-for the final merge step is exact.
+anything else connects them. Reachability between clusters for the final merge step is exact.
+
+Where one cluster holds nearly every candidate (the usual training graph), the reachability questions
+are about a few small clusters: they are answered by searches from those clusters that stop at the
+first node answering them, within a budget of one visit per node of the graph; past it, whole-graph
+passes (one bitset per node over clusters, or marks from everything held) give the same answers.
 """
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import not_
 from typing import Sequence
 
 # --------------------------------------------------------------------------------------------
@@ -28,6 +34,15 @@ def _find(parent: list[int], i: int) -> int:
         parent[i] = parent[parent[i]]
         i = parent[i]
     return i
+
+
+def _root(parent: list[int], i: int) -> int:
+    """Root of ``i``: most nodes are one or two steps from theirs, which is answered without a call."""
+    r = parent[i]
+    b = parent[r]
+    if b == r:
+        return r
+    return b if parent[b] == b else _find(parent, b)
 
 
 def group_candidates(
@@ -48,73 +63,134 @@ def group_candidates(
     every GeOp that uses them).
     """
     count = len(device)
-    level = [0] * count
-    tainted = [False] * count  # host node with a device ancestor: a path may come back from it
     parent = list(range(count))
-    # Without a host node fed by a device node nothing is tainted and every level stays 0: the
-    # level bookkeeping is then skipped (the usual case in full offload).
-    levels = any(device[p] for i in range(count) if not device[i] for p in preds[i])
-    for i in range(count):
-        ps = preds[i]
-        if not ps:
-            continue  # level 0, untainted, its own root
-        lv = 0
-        if device[i]:
-            if levels:
-                for p in ps:
-                    if device[p]:
-                        lv = max(lv, level[p])
-                    elif tainted[p] and level[p] >= lv:
-                        lv = level[p] + 1
-                level[i] = lv
-            # i is still its own root here (unions only happen at a node's own step), so its root
-            # is tracked instead of searched for: the same roots, half the _find calls.
-            root = i
-            for p in ps:
-                if device[p] and level[p] == lv and (not kept_apart or p not in kept_apart):
-                    a = parent[p]
-                    if parent[a] != a:  # most producers are one step from their root
-                        a = _find(parent, a)
-                    if a != root:
-                        parent[root] = a
-                        root = a
-        elif levels:
-            t = False
-            for p in ps:
-                if device[p] or tainted[p]:
-                    t = True
-                    lv = max(lv, level[p])
-            level[i] = lv
-            tainted[i] = t
-    # one compression pass: every device node then points at its root, found once for the sizes
-    for i in range(count):
-        if device[i] and parent[i] != i:
-            parent[i] = _find(parent, i)
-    size = [0] * count
-    for i in range(count):
-        if device[i] and preds[i]:
-            size[parent[i]] += 1
-    for i in range(count):
-        if device[i] and not preds[i] and i not in kept_apart:
-            roots = {_find(parent, j) for j in succs[i] if device[j] and preds[j]}
-            if len(roots) == 1 or (mix and roots):
-                target = max(roots, key=lambda r: (size[r], -r))
-                parent[_find(parent, i)] = target
+    size = [0] * count  # per root: candidates with inputs in its tree (sizes before sources join)
+    sources = _union_by_level(device, preds, parent, size, kept_apart)
+    _join_sources(sources, device, preds, succs, parent, size, mix, kept_apart)
     groups: dict[int, list[int]] = {}
-    for i in range(count):
-        if device[i]:
-            r = parent[i]
-            if parent[r] != r:  # only below a source that joined another cluster
-                r = _find(parent, r)
-            members = groups.get(r)
-            if members is None:
-                groups[r] = [i]
-            else:
-                members.append(i)
+    for i in compress(range(count), device):
+        r = parent[i]
+        b = parent[r]
+        if b != r:  # only below a root that joined another tree
+            r = b if parent[b] == b else _find(parent, b)
+        members = groups.get(r)
+        if members is None:
+            groups[r] = [i]
+        else:
+            members.append(i)
     return _rejoin(list(groups.values()), device, preds, succs, kept_apart)
 
 
+def _union_by_level(
+    device: list[bool],
+    preds: Sequence[Sequence[int]],
+    parent: list[int],
+    size: list[int],
+    kept_apart: frozenset[int],
+) -> list[int]:
+    """Join each candidate with its device producers of the same level; return the source candidates.
+
+    Levels come from :func:`_levels`; see the module docstring for why equal levels cannot form a
+    cycle. A candidate is still its own root at its step (unions only happen at a node's own step), so its
+    root is tracked instead of searched for. The tree joined last gives the root, which decides ties
+    between equal-sized clusters later (:func:`_join_sources`): the order of the producers matters.
+    """
+    count = len(device)
+    level = _levels(device, preds)
+    sources: list[int] = []
+    for i in compress(range(count), device):
+        ps = preds[i]
+        if not ps:  # level 0, its own root
+            sources.append(i)
+            continue
+        lv = level[i]
+        root = i
+        size[i] = 1
+        for p in ps:
+            if device[p] and (not lv or level[p] == lv) and (not kept_apart or p not in kept_apart):
+                a = parent[p]
+                b = parent[a]
+                if b != a:  # most producers are one step from their root
+                    a = b if parent[b] == b else _find(parent, b)
+                    parent[p] = a
+                if a != root:
+                    parent[root] = a
+                    size[a] += size[root]
+                    root = a
+    return sources
+
+
+def _levels(device: list[bool], preds: Sequence[Sequence[int]]) -> list[int]:
+    """Per node: the largest number of tainted host nodes on any path reaching it.
+
+    A host node is tainted when it has a device ancestor: a path may come back from it. Without a
+    host node fed by a device node nothing is tainted and every level is 0, the usual case in full
+    offload: the walk is skipped then.
+    """
+    count = len(device)
+    level = [0] * count
+    if not any(device[p] for i in compress(range(count), map(not_, device)) for p in preds[i]):
+        return level
+    tainted = [False] * count
+    for i in range(count):
+        lv = 0
+        if device[i]:
+            for p in preds[i]:
+                if device[p]:
+                    if level[p] > lv:  # noqa: PLR1730 - a call to max() per edge costs a tenth of the walk
+                        lv = level[p]
+                elif tainted[p] and level[p] >= lv:
+                    lv = level[p] + 1
+        else:
+            t = False
+            for p in preds[i]:
+                if device[p] or tainted[p]:
+                    t = True
+                    if level[p] > lv:  # noqa: PLR1730 - as above
+                        lv = level[p]
+            tainted[i] = t
+        level[i] = lv
+    return level
+
+
+def _join_sources(
+    sources: list[int],
+    device: list[bool],
+    preds: Sequence[Sequence[int]],
+    succs: Sequence[Sequence[int]],
+    parent: list[int],
+    size: list[int],
+    mix: bool,
+    kept_apart: frozenset[int],
+) -> None:
+    """Sources join the one cluster their consumers form (mixed computing: the largest of several).
+
+    Ties go to the smaller root index; sizes are those before any source joined.
+    """
+    for i in sources:
+        if kept_apart and i in kept_apart:
+            continue
+        ss = succs[i]
+        if len(ss) == 1:  # most consts and variables feed one op
+            j = ss[0]
+            if not (device[j] and preds[j]):
+                continue
+            target = _root(parent, j)
+        else:
+            roots = {_root(parent, j) for j in ss if device[j] and preds[j]}
+            if len(roots) == 1:
+                target = roots.pop()
+            elif mix and roots:
+                target = max(roots, key=lambda r: (size[r], -r))
+            else:
+                continue
+        parent[_root(parent, i)] = target
+
+
 _REJOIN_PASSES = 8
+# Nodes the searches of :class:`_Entering` (per rejoin pass) and :class:`_Held` may visit, per node of
+# the graph, before whole-graph passes answer instead (the answers are the same either way).
+SEARCH_BUDGET = 1
 # Above this many groups, per-node bitsets would not fit comfortably in memory: groups stay as they
 # are (possibly finer than the adapter's clusters, never cyclic).
 _MAX_BITSET_CLUSTERS = 4096
@@ -130,10 +206,10 @@ def _rejoin(
     """Merge groups the level rule split although no path joins them through anything else.
 
     The level rule splits candidate edge a→b when b is also fed by a host node that has *some* device
-    ancestor, even one unrelated to a. The adapter merges such edges (no cycle arises), so: for each
-    group, collect the groups that reach it through an outside predecessor (bitsets, one topological
-    pass); a→b may merge when a's group is not among them for b's group. Merges in one pass form a
-    matching (each group at most once) so the reachability used stays exact; passes repeat.
+    ancestor, even one unrelated to a. The adapter merges such edges (no cycle arises), so a→b may
+    merge when no path leads from a's group into b's group through a node outside b's group
+    (:class:`_Entering`). Merges in one pass form a matching (each group at most once) so the
+    reachability used stays exact; passes repeat.
     """
     count = len(device)
     for _ in range(_REJOIN_PASSES):
@@ -153,26 +229,12 @@ def _rejoin(
         ]
         if not cross:
             break
-        up = [0] * count
-        for i in range(count):
-            acc = (1 << gid[i]) if gid[i] >= 0 else 0
-            for p in preds[i]:
-                acc |= up[p]
-            up[i] = acc
-        entering = [0] * k  # groups with a path into group c through a node outside it
-        for i in range(count):
-            c = gid[i]
-            if c < 0:
-                continue
-            for p in preds[i]:
-                d = gid[p]
-                if d != c:
-                    entering[c] |= up[p] & ~(1 << d) if d >= 0 else up[p]
+        entering = _Entering(groups, gid, preds)
         parent = list(range(k))
         touched = bytearray(k)
         merged_any = False
         for a, b in cross:
-            if touched[a] or touched[b] or entering[b] >> a & 1:
+            if touched[a] or touched[b] or entering.reaches(a, b):
                 continue
             touched[a] = touched[b] = 1
             parent[b] = a
@@ -186,29 +248,95 @@ def _rejoin(
     return sorted(groups, key=lambda g: (-len(g), g[0]))
 
 
+class _Entering:
+    """Whether group a has a path into group b through a node outside b, for :func:`_rejoin`.
+
+    Asked for only the few (a, b) pairs of a pass, so each is first answered by a search backwards
+    from b's outside producers that stops at the first node of a. A pass whose searches together
+    visit more nodes than the graph has computes, once, every group's entering set instead (one
+    bitset per node, one topological pass): the same answers, never more than twice the work.
+    """
+
+    def __init__(self, groups: list[list[int]], gid: list[int], preds: Sequence[Sequence[int]]) -> None:
+        self.groups, self.gid, self.preds = groups, gid, preds
+        self.budget = len(gid) * SEARCH_BUDGET
+        self.bitsets: list[int] | None = None
+
+    def reaches(self, a: int, b: int) -> bool:
+        """True when a path leaves a and enters b from a node outside b (and not a direct a→b edge)."""
+        if self.bitsets is None:
+            found = self._search(a, b)
+            if found is not None:
+                return found
+            self.bitsets = self._all()
+        return bool(self.bitsets[b] >> a & 1)
+
+    def _search(self, a: int, b: int) -> bool | None:
+        """Search from b's producers outside a and b towards a; None once the budget is spent."""
+        gid, preds = self.gid, self.preds
+        seen = {p for i in self.groups[b] for p in preds[i] if gid[p] != b and gid[p] != a}
+        stack = list(seen)
+        while stack:
+            x = stack.pop()
+            for p in preds[x]:
+                if gid[p] == a:
+                    return True
+                if p not in seen:
+                    seen.add(p)
+                    stack.append(p)
+            self.budget -= 1
+            if self.budget < 0:
+                return None
+        return False
+
+    def _all(self) -> list[int]:
+        """Per group: the groups with a path into it through a node outside it (bitsets)."""
+        gid, preds = self.gid, self.preds
+        up: list[int] = []  # per node: groups with a path to it, itself included
+        for i, ps in enumerate(preds):
+            acc = (1 << gid[i]) if gid[i] >= 0 else 0
+            for p in ps:
+                acc |= up[p]
+            up.append(acc)
+        entering = [0] * len(self.groups)
+        for i, ps in enumerate(preds):
+            c = gid[i]
+            if c < 0:
+                continue
+            for p in ps:
+                d = gid[p]
+                if d != c:
+                    entering[c] |= up[p] & ~(1 << d) if d >= 0 else up[p]
+        return entering
+
+
 def _crossing_candidates(groups: list[list[int]], succs: Sequence[Sequence[int]], count: int) -> Sequence[int]:
     """The consumers an edge between two groups can end at, in ascending order.
 
     Such an edge ends in a group other than the largest, or starts in one: its consumer is a member
-    or a successor of a member of the smaller groups. A full-offload graph usually has one group of
-    nearly every node and a few tiny ones, so listing these few beats scanning every edge; when the
-    smaller groups are not small, every node is listed (same edges, same order).
+    or a successor of a member of the smaller groups. A graph usually has one group of nearly every
+    candidate and a few tiny ones, so listing these few beats scanning every edge; when the smaller
+    groups are not small, every node is listed (same edges, same order).
     """
     largest = max(range(len(groups)), key=lambda c: len(groups[c]))
-    rest = count - len(groups[largest])
+    rest = sum(len(g) for g in groups) - len(groups[largest])
     if rest * 8 > count:
         return range(count)
-    found: set[int] = set()
+    found = bytearray(count)
     for c, g in enumerate(groups):
         if c != largest:
-            found.update(g)
             for i in g:
-                found.update(succs[i])
-    return sorted(found)
+                found[i] = 1
+                for j in succs[i]:
+                    found[j] = 1
+    return list(compress(range(count), found))
 
 
 class _Reach:
-    """Nodes reachable from / reaching a growing set of clusters; each node is visited once."""
+    """Nodes reachable from / reaching a growing set of clusters; each node is visited once.
+
+    Reachability sets only grow as clusters join, so each node is visited at most once per direction.
+    """
 
     def __init__(self, preds: Sequence[Sequence[int]], succs: Sequence[Sequence[int]]) -> None:
         self.preds, self.succs = preds, succs
@@ -246,21 +374,71 @@ def merge_unreachable(
 def _merge_into_largest(
     groups: list[list[int]], preds: Sequence[Sequence[int]], succs: Sequence[Sequence[int]]
 ) -> tuple[list[list[int]], list[list[int]]]:
-    """Full offload: the largest cluster absorbs every cluster unrelated to all it holds (§3.5-4).
-
-    Reachability sets only grow as clusters join, so each node is visited at most once per direction.
-    """
-    reach = _Reach(preds, succs)
-    reach.add(groups[0])
-    members = list(groups[0])
+    """Full offload: the largest cluster absorbs every cluster unrelated to all it holds (§3.5-4)."""
+    held = _Held(groups[0], preds, succs)
     cut: list[list[int]] = []
     for g in groups[1:]:
-        if reach.unrelated(g):
-            reach.add(g)
-            members.extend(g)
-        else:
+        if held.related(g):
             cut.append(g)
-    return [sorted(members)], cut
+        else:
+            held.add(g)
+    return [sorted(held.members)], cut
+
+
+class _Held:
+    """The clusters the full-offload GeOp holds, and whether another cluster is related to them.
+
+    Nearly every candidate is usually in the largest cluster, so a small cluster is first checked by
+    searching from it, both ways, until the first held node. Once those searches have visited as many
+    nodes as the graph has, whole-graph reachability marks (:class:`_Reach`) answer the rest, each node
+    visited at most once per direction: the same answers, never much more than twice the work.
+    """
+
+    def __init__(self, members: list[int], preds: Sequence[Sequence[int]], succs: Sequence[Sequence[int]]) -> None:
+        self.preds, self.succs = preds, succs
+        self.members = list(members)
+        self.mark = bytearray(len(preds))
+        for i in members:
+            self.mark[i] = 1
+        self.budget = len(preds) * SEARCH_BUDGET
+        self.reach: _Reach | None = None
+
+    def related(self, group: list[int]) -> bool:
+        """True when a path leads from a held node to ``group`` or back."""
+        if self.reach is None:
+            found = self._meets(group, self.succs)
+            if found is False:
+                found = self._meets(group, self.preds)
+            if found is not None:
+                return found
+            self.reach = _Reach(self.preds, self.succs)
+            self.reach.add(self.members)
+        return not self.reach.unrelated(group)
+
+    def add(self, group: list[int]) -> None:
+        """Hold ``group`` too."""
+        self.members.extend(group)
+        if self.reach is not None:
+            self.reach.add(group)
+        for i in group:
+            self.mark[i] = 1
+
+    def _meets(self, group: list[int], nxt: Sequence[Sequence[int]]) -> bool | None:
+        """Whether a search from ``group`` along ``nxt`` meets a held node; None once over budget."""
+        mark = self.mark
+        seen = set(group)
+        stack = list(group)
+        while stack:
+            for j in nxt[stack.pop()]:
+                if mark[j]:
+                    return True
+                if j not in seen:
+                    seen.add(j)
+                    stack.append(j)
+            self.budget -= 1
+            if self.budget < 0:
+                return None
+        return False
 
 
 def _merge_all(groups: list[list[int]], preds: Sequence[Sequence[int]]) -> list[list[int]]:
@@ -279,12 +457,11 @@ def _merge_all(groups: list[list[int]], preds: Sequence[Sequence[int]]) -> list[
         bit = 1 << c
         for i in g:
             own[i] = bit
-    up = [0] * count  # clusters with a path to the node (itself included)
-    for i in range(count):
-        acc = own[i]
-        for p in preds[i]:
+    up: list[int] = []  # clusters with a path to the node (itself included); preds come earlier
+    for acc, ps in zip(own, preds):
+        for p in ps:
             acc |= up[p]
-        up[i] = acc
+        up.append(acc)
     ancestors = [0] * k  # clusters that reach cluster c
     for c, g in enumerate(groups):
         acc = 0

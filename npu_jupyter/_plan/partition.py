@@ -9,7 +9,9 @@ then list every tensor that crosses a GeOp boundary (tests/data/reference/ADAPTE
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from itertools import compress, repeat
+from operator import ne
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from npu_jupyter._ops.variable_ops import VARIABLE_OPS
 from npu_jupyter._plan.clustering import group_candidates, merge_unreachable
@@ -64,18 +66,21 @@ class Partition:
 # --------------------------------------------------------------------------------------------
 
 
-def _bytes(view: GraphView, tensor: str, dtype: str, cache: dict[str, int | None]) -> int | None:
-    if tensor in cache:
-        return cache[tensor]
-    shape = view.shape(tensor)
+def _bytes(view: GraphView, src: str, slot: int, dtype: str) -> int | None:
+    """Bytes of output ``slot`` of ``src`` from its static shape, None when not fully known."""
     size = _DTYPE_BYTES.get(dtype)
-    out = None
-    if shape is not None and size is not None:
-        out = size
-        for d in shape:
-            out *= d
-    cache[tensor] = out
-    return out
+    if size is None:
+        return None
+    shape = view.output_shape(src, slot)
+    if shape is None:
+        return None
+    for d in shape:
+        size *= d
+    return size
+
+
+# Const and variables: the ops mixed computing copies into each GeOp that reads them
+_REPLICABLE = VARIABLE_OPS | {"Const"}
 
 
 def _replicated(view: GraphView, cluster_of: list[str | None], s: PlanSettings, part: Partition) -> set[int]:
@@ -85,17 +90,20 @@ def _replicated(view: GraphView, cluster_of: list[str | None], s: PlanSettings, 
     cons = view.consumers()
     out: set[int] = set()
     for n in view.order:
+        if n.op not in _REPLICABLE:
+            continue
         i = n.index
-        if cluster_of[i] is None or (n.op not in VARIABLE_OPS and n.op != "Const"):
+        if cluster_of[i] is None:
             continue
-        if n.op in VARIABLE_OPS and s.variable_placement == "Host":
+        variable = n.op != "Const"
+        if variable and s.variable_placement == "Host":
             continue
-        targets = sorted({c for c in (cluster_of[j] for j, _ in cons[i]) if c is not None})
-        if len(targets) > 1:
+        if _reaches_two_clusters(cons[i], cluster_of):
+            targets = sorted({c for c in (cluster_of[j] for j, _ in cons[i]) if c is not None})
             out.add(i)
-            kind = "constant" if n.op == "Const" else "variable"
+            kind = "variable" if variable else "constant"
             part.notes.append(f"{kind} {n.name} is replicated into each GeOp that uses it: {', '.join(targets)}")
-        if n.op in VARIABLE_OPS:
+        if variable:
             for j, pos in cons[i]:
                 d = view.order[j]
                 reads_ref = (d.input_refs is not None and d.input_refs[pos]) or d.input_dtypes[pos] == "resource"
@@ -105,6 +113,39 @@ def _replicated(view: GraphView, cluster_of: list[str | None], s: PlanSettings, 
     return out
 
 
+def _reaches_two_clusters(uses: list[tuple[int, int]], cluster_of: list[str | None]) -> bool:
+    """True when the consumers in ``uses`` lie in two or more GeOps (most consts feed one op)."""
+    first = None
+    for j, _ in uses:
+        c = cluster_of[j]
+        if c is not None and c != first:
+            if first is not None:
+                return True
+            first = c
+    return False
+
+
+def _boundary_consumers(view: GraphView, cluster_of: list[str | None], clusters: list[list[int]]) -> Iterable[int]:
+    """The nodes an edge crossing a GeOp boundary can end at, in ascending order.
+
+    Such an edge has an end outside the largest GeOp, so its consumer is a node outside it or a
+    consumer of one. In full offload nearly every node is in the one GeOp, so listing the few beats
+    scanning every edge; when more than half the nodes are outside, every node is listed.
+    """
+    count = len(cluster_of)
+    largest = max(clusters, key=len, default=None)
+    if not largest or (count - len(largest)) * 2 > count:
+        return range(count)
+    name = cluster_of[largest[0]]
+    cons = view.consumers()
+    found = bytearray(count)
+    for i in compress(range(count), map(ne, cluster_of, repeat(name))):
+        found[i] = 1
+        for j, _ in cons[i]:
+            found[j] = 1
+    return compress(range(count), found)
+
+
 def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[int], part: Partition) -> None:
     """One Transfer per tensor leaving a GeOp (d2h) and per (tensor, GeOp) it enters (h2d).
 
@@ -112,10 +153,11 @@ def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[in
     counted in ``transfer_bytes``, once; later readers are appended to ``consumers``.
     """
     order = view.order
-    cache: dict[str, int | None] = {}
+    sizes: dict[str, int | None] = {}
     seen: dict[tuple[str, str | None], Transfer] = {}
-    for n in order:
-        dst_c = cluster_of[n.index]
+    for i in _boundary_consumers(view, cluster_of, part.clusters):
+        n = order[i]
+        dst_c = cluster_of[i]
         # producer indices, not names: most edges stay inside one cluster and are skipped cheaply
         for pos, j in enumerate(n.in_idx):
             if j < 0:  # producer not in the (pruned) graph
@@ -125,19 +167,20 @@ def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[in
                 continue
             src, slot = n.input_names[pos], n.input_slots[pos]
             tensor = f"{src}:{slot}"
-            dtype = n.input_dtypes[pos]
+            if tensor not in sizes:
+                sizes[tensor] = _bytes(view, src, slot, n.input_dtypes[pos])
             # OMSplitter looks at the *destination's* input type: a ref output read through a plain
             # input (SaveV2 reading a VariableV2) is cast to a value and crosses without complaint
             is_ref = n.input_refs is not None and n.input_refs[pos]
             if src_c is not None:
-                _record(seen, part, (tensor, None), view, n.name, tensor, src, dtype, "d2h", cache)
+                _record(seen, part, (tensor, None), n, pos, tensor, "d2h", sizes[tensor])
                 if is_ref:
                     part.errors.append(
                         f"Ref Tensors (e.g., Variables) are not supported as results: "
                         f"{tensor} of {src_c} read by {n.name}"
                     )
             if dst_c is not None:
-                _record(seen, part, (tensor, dst_c), view, n.name, tensor, src, dtype, "h2d", cache)
+                _record(seen, part, (tensor, dst_c), n, pos, tensor, "h2d", sizes[tensor])
                 if is_ref:
                     part.errors.append(
                         f"Ref Tensors (e.g., Variables) are not supported as args: {tensor} read by {n.name} in {dst_c}"
@@ -148,21 +191,21 @@ def _record(
     seen: dict[tuple[str, str | None], Transfer],
     part: Partition,
     key: tuple[str, str | None],
-    view: GraphView,
-    consumer: str,
+    consumer: Node,
+    pos: int,
     tensor: str,
-    src: str,
-    dtype: str,
     direction: Literal["h2d", "d2h"],  # novermin (a string annotation)
-    cache: dict[str, int | None],
+    size: int | None,
 ) -> None:
-    """Add ``consumer`` to the transfer of ``key``, creating it (and sizing it) on first sight."""
+    """Add ``consumer`` to the transfer of ``key``, creating it on first sight."""
+    name = consumer.name
     t = seen.get(key)
     if t is not None:
-        if t.consumers[-1] != consumer:  # one op reading the tensor twice is still one consumer
-            t.consumers.append(consumer)
+        if t.consumers[-1] != name:  # one op reading the tensor twice is still one consumer
+            t.consumers.append(name)
         return
-    t = Transfer(src, consumer, tensor, dtype, direction, _bytes(view, tensor, dtype, cache), [consumer])
+    src, dtype = consumer.input_names[pos], consumer.input_dtypes[pos]
+    t = Transfer(src, name, tensor, dtype, direction, size, [name])
     seen[key] = t
     part.transfers.append(t)
 
@@ -290,11 +333,12 @@ def partition(view: GraphView, placed: Placement, s: PlanSettings) -> Partition:
             part.warnings.append(_cut_off_warning(view, worth_warning, device, preds, succs))
         if plumbing:
             part.notes.append(_checkpoint_note(view, plumbing))
+    order = view.order
     for k, members in enumerate(merged):
         name = f"GeOp{GRAPH_COUNTER}_{k}"
         for i in members:
             part.cluster_of[i] = name
-        part.subgraphs.append(Subgraph(name, [view.order[i].name for i in members]))
+        part.subgraphs.append(Subgraph(name, [order[i].name for i in members]))
     replicated = _replicated(view, part.cluster_of, s, part)
     _transfers(view, part.cluster_of, replicated, part)
     return part
