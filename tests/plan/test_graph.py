@@ -139,6 +139,30 @@ def test_static_shapes_are_looked_up_from_a_tf_graph_only():
     assert build_view(g.as_graph_def()).shape("mm:0") is None
 
 
+def test_static_shapes_are_known_only_when_every_dimension_is():
+    """The view's op lookup (TensorFlow's unchecked one where it has one) answers as the tensor would."""
+    g = tf.Graph()
+    with g.as_default():
+        v1.placeholder(tf.float32, None, name="unknown_rank")
+        v1.placeholder(tf.float32, [None, 3], name="partly_known")
+        tf.constant(1.0, name="scalar")
+        tf.split(tf.ones([4, 6]), [2, 4], axis=1, name="split")
+    view = build_view(g)
+    expected = {
+        "unknown_rank:0": None,
+        "partly_known:0": None,
+        "scalar:0": (),
+        "split:0": (4, 2),
+        "split:1": (4, 4),  # another output of the same op
+        "split:2": None,  # no such output
+        "missing:0": None,  # no such op
+        "split": None,  # no output slot
+        "split:first": None,
+    }
+    assert {t: view.shape(t) for t in expected} == expected
+    assert view.output_shape("split", 1) == (4, 4)
+
+
 def test_concrete_function_calls_list_the_ops_of_their_body():
     @tf.function
     def inner(a):
