@@ -83,13 +83,15 @@ def _bytes(view: GraphView, src: str, slot: int, dtype: str) -> int | None:
 _REPLICABLE = VARIABLE_OPS | {"Const"}
 
 
-def _replicated(view: GraphView, cluster_of: list[str | None], s: PlanSettings, part: Partition) -> set[int]:
+def _replicated(
+    view: GraphView, cluster_of: list[str | None], s: PlanSettings, part: Partition, outside: list[int] | None
+) -> set[int]:
     """Mixed computing: variables and consts feeding several GeOps are copied into each one."""
     if not s.mix_compile_mode or len(part.clusters) < 2:
         return set()
     cons = view.consumers()
     out: set[int] = set()
-    for n in view.order:
+    for n in _producers_of(view, outside):
         if n.op not in _REPLICABLE:
             continue
         i = n.index
@@ -125,28 +127,52 @@ def _reaches_two_clusters(uses: list[tuple[int, int]], cluster_of: list[str | No
     return False
 
 
-def _boundary_consumers(view: GraphView, cluster_of: list[str | None], clusters: list[list[int]]) -> Iterable[int]:
-    """The nodes an edge crossing a GeOp boundary can end at, in ascending order.
+# Every edge crossing a GeOp boundary has an end outside the largest GeOp. In a training graph nearly
+# every node is in one GeOp, so the boundary checks look only around the nodes outside it.
 
-    Such an edge has an end outside the largest GeOp, so its consumer is a node outside it or a
-    consumer of one. In full offload nearly every node is in the one GeOp, so listing the few beats
-    scanning every edge; when more than half the nodes are outside, every node is listed.
-    """
+
+def _outside_largest(cluster_of: list[str | None], clusters: list[list[int]]) -> list[int] | None:
+    """Nodes outside the largest GeOp in ascending order; None when they are over half the graph."""
     count = len(cluster_of)
     largest = max(clusters, key=len, default=None)
     if not largest or (count - len(largest)) * 2 > count:
+        return None
+    return list(compress(range(count), map(ne, cluster_of, repeat(cluster_of[largest[0]]))))
+
+
+def _producers_of(view: GraphView, outside: list[int] | None) -> Iterable[Node]:
+    """Nodes with a consumer outside the largest GeOp, in topological order (all, without a list).
+
+    Only those can feed two GeOps or feed the host from a GeOp.
+    """
+    order = view.order
+    if outside is None:
+        return order
+    found = bytearray(len(order))
+    for i in outside:
+        for j in order[i].in_idx:
+            if j >= 0:
+                found[j] = 1
+    return map(order.__getitem__, compress(range(len(order)), found))
+
+
+def _boundary_consumers(view: GraphView, outside: list[int] | None) -> Iterable[int]:
+    """The nodes an edge crossing a GeOp boundary can end at: outside the largest GeOp or fed from there."""
+    count = len(view.order)
+    if outside is None:
         return range(count)
-    name = cluster_of[largest[0]]
     cons = view.consumers()
     found = bytearray(count)
-    for i in compress(range(count), map(ne, cluster_of, repeat(name))):
+    for i in outside:
         found[i] = 1
         for j, _ in cons[i]:
             found[j] = 1
     return compress(range(count), found)
 
 
-def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[int], part: Partition) -> None:
+def _transfers(
+    view: GraphView, cluster_of: list[str | None], replicated: set[int], part: Partition, outside: list[int] | None
+) -> None:
     """One Transfer per tensor leaving a GeOp (d2h) and per (tensor, GeOp) it enters (h2d).
 
     Keyed like the adapter's ``_Retval``/``_Arg`` so that a tensor read by several ops is moved, and
@@ -155,7 +181,7 @@ def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[in
     order = view.order
     sizes: dict[str, int | None] = {}
     seen: dict[tuple[str, str | None], Transfer] = {}
-    for i in _boundary_consumers(view, cluster_of, part.clusters):
+    for i in _boundary_consumers(view, outside):
         n = order[i]
         dst_c = cluster_of[i]
         # producer indices, not names: most edges stay inside one cluster and are skipped cheaply
@@ -339,6 +365,7 @@ def partition(view: GraphView, placed: Placement, s: PlanSettings) -> Partition:
         for i in members:
             part.cluster_of[i] = name
         part.subgraphs.append(Subgraph(name, [order[i].name for i in members]))
-    replicated = _replicated(view, part.cluster_of, s, part)
-    _transfers(view, part.cluster_of, replicated, part)
+    outside = _outside_largest(part.cluster_of, merged)
+    replicated = _replicated(view, part.cluster_of, s, part, outside)
+    _transfers(view, part.cluster_of, replicated, part, outside)
     return part

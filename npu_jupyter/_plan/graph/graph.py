@@ -199,12 +199,9 @@ class GraphView:
         if self._find_op is None:
             self._find_op = _op_finder(self.tf_graph)
         try:
-            dims = self._find_op(op).outputs[slot].shape
-        except (KeyError, ValueError, IndexError):
+            out = self._find_op(op).outputs[slot].shape.as_list()
+        except (KeyError, ValueError, IndexError):  # ValueError: unknown rank
             return None
-        if dims.rank is None:
-            return None
-        out = dims.as_list()
         if None in out or (out and min(cast("list[int]", out)) < 0):
             return None
         return tuple(cast("list[int]", out))
