@@ -38,15 +38,6 @@ NO_NEED_OPTIMIZE = "_NoNeedOptimize"
 NO_STRINGS: list[str] = []
 
 
-def listed(values: Sequence[str]) -> list[str]:
-    """``values`` itself when it is a list (shared, read-only), else the shared empty list.
-
-    View fields start as the empty tuple and become lists when filled (:class:`Node`), so the only
-    non-list a caller can pass is an empty sequence.
-    """
-    return values if values.__class__ is list else NO_STRINGS  # type: ignore[return-value]
-
-
 class Node:
     """One op of the graph, reduced to what the rules need.
 
@@ -80,20 +71,20 @@ class Node:
     op_max_size = False
     no_need_optimize = False
     functions: Sequence[str] = ()  # library functions this node calls (attrs or op type)
-    body: Sequence[str] = ()  # op types inside the called functions (for display)
+    body: list[str] = NO_STRINGS  # op types inside the called functions (for display)
     frame_name = ""  # V1 while-loop frame an Enter node opens
 
     def __init__(self, name: str, op: str) -> None:
         self.name = name
         self.op = op
         self.index = -1  # position in GraphView.order (topological)
-        # Fields that are empty for many nodes start as the shared empty tuple and are replaced, never
-        # mutated: a view of a large graph then holds far fewer objects for the garbage collector to
-        # scan (a cold plan's collector passes cost about as much as building the view itself).
-        self.input_names: Sequence[str] = ()  # producer name of each data input
+        # Fields that are empty for many nodes start as a shared empty list or tuple and are replaced,
+        # never mutated: a view of a large graph then holds far fewer objects for the garbage collector
+        # to scan (a cold plan's collector passes cost about as much as building the view itself).
+        self.input_names: list[str] = NO_STRINGS  # producer name of each data input
         self.input_slots: Sequence[int] = ()  # producer output slot of each data input (shared tuples)
-        self.input_dtypes: Sequence[str] = ()  # dtype of each data input as produced ("" if unknown)
-        self.control_inputs: Sequence[str] = ()
+        self.input_dtypes: list[str] = NO_STRINGS  # dtype of each data input as produced ("" if unknown)
+        self.control_inputs: list[str] = NO_STRINGS
         self.output_dtypes: list[str] = NO_STRINGS  # replaced (often by a list shared per op type)
         self.in_idx: Sequence[int] = ()  # producer index of each data input (-1: not in the view)
         self.ctrl_idx: Sequence[int] = ()  # index of each control input in the view

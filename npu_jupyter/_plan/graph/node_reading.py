@@ -86,7 +86,7 @@ def read_nodes(node_defs: Iterable[NodeDef], library: dict[str, FunctionInfo], s
             if ":" in joined or "^" in joined:
                 _read_inputs(n, raw)
             else:
-                n.input_names = raw
+                n.input_names = raw  # type: ignore[assignment]  # the slice of a repeated field is a list
                 n.input_slots = _ZERO_SLOTS.get(len(raw)) or _shared_slots((0,) * len(raw))
         recipe = recipes.get(op)
         single = recipe.plain if recipe is not None and simple else None
