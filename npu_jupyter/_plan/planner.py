@@ -14,7 +14,6 @@ import os
 import weakref
 from typing import TYPE_CHECKING, cast
 
-from npu_jupyter._plan.graph.graph import listed
 from npu_jupyter._plan.model import OpDecision, Plan
 
 if TYPE_CHECKING:
@@ -134,14 +133,14 @@ def _decisions(
         d.dtype_after = decided[k] if k is not None and k < len(decided) else ""
         d.precision_reason = p.reason
         d.cluster = clusters[i]
-        d.inputs = listed(n.input_names)
+        d.inputs = n.input_names
         d.input_dtypes = p.input_dtypes
         d.output_dtypes = decided
         d.impl_mode = p.impl_mode
         d.policy = p.policy
-        d.body_ops = listed(n.body)
+        d.body_ops = n.body
         d.approximate = False
-        d.declared_input_dtypes = declared = listed(n.input_dtypes)
+        d.declared_input_dtypes = declared = n.input_dtypes
         d.producer_dtypes = _producer_dtypes(n, decided_of, first, p.input_dtypes, declared) if n.in_idx else declared
         ops[name] = d
     if ops:

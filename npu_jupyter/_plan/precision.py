@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from npu_jupyter._options import catalogue
 from npu_jupyter._options.rules import MIXED_PRECISION_MODES, MIXED_PRECISION_V2
-from npu_jupyter._plan.graph.graph import GraphView, Node, listed
+from npu_jupyter._plan.graph.graph import GraphView, Node
 from npu_jupyter._plan.precision_files import (
     DtypeRule,
     FileFindings,
@@ -331,7 +331,7 @@ class _Decider:
     def decide(self, n: Node, decided: list[OpPrecision | None]) -> OpPrecision:
         i = n.index
         if not self.device[i]:
-            return OpPrecision(listed(n.input_dtypes), n.output_dtypes, "runs on the host in its original dtype")
+            return OpPrecision(n.input_dtypes, n.output_dtypes, "runs on the host in its original dtype")
         caps = self.lib.caps(n.op)
         ir = caps.ir_type if caps is not None else None
         impl = self._impl_mode(n, ir) if self._any_impl else None
@@ -342,7 +342,7 @@ class _Decider:
         orig = _original_float(n)
         if orig is None:
             return OpPrecision(
-                listed(n.input_dtypes), n.output_dtypes, "no floating-point tensors: dtypes unchanged", None, impl
+                n.input_dtypes, n.output_dtypes, "no floating-point tensors: dtypes unchanged", None, impl
             )
         policy = None
         strategy, label = self.mode.strategy, self.mode.name
@@ -358,7 +358,7 @@ class _Decider:
         dtype_sensitive = n.op == "Cast" or not _COMPLEX.isdisjoint(n.input_dtypes)
         if dtype_sensitive:
             return OpPrecision(
-                listed(n.input_dtypes),
+                n.input_dtypes,
                 n.output_dtypes,
                 "Cast is dtype-sensitive: keeps its own source and target dtypes"
                 if n.op == "Cast"
@@ -473,7 +473,7 @@ class _Decider:
         with every other op whose decided dtypes are the same (:meth:`_shared`).
         """
         dout = din if dout is None else dout
-        ins = listed(n.input_dtypes) if din == orig else self._shared([din if d == orig else d for d in n.input_dtypes])
+        ins = n.input_dtypes if din == orig else self._shared([din if d == orig else d for d in n.input_dtypes])
         outs = n.output_dtypes if dout == orig else self._shared([dout if d == orig else d for d in n.output_dtypes])
         return OpPrecision(ins, outs, reason, policy, impl)
 
