@@ -87,8 +87,8 @@ def _random_graph(rng: random.Random, count: int, p_device: float) -> tuple[Grap
             idx = [rng.randrange(i) for _ in range(rng.randint(1, 3))]
             if rng.random() < 0.03:
                 idx.append(-1)  # a producer pruned from the view
-            if op == "Merge" and i + 1 < count:
-                idx.append(rng.randrange(i + 1, count))  # a loop's back edge
+            if op == "Merge":
+                idx.append(rng.randrange(i, count))  # a loop's back edge (or the node itself)
             n.in_idx = idx
             n.input_names = [f"n{j}" if j >= 0 else "pruned" for j in idx]
             n.input_slots = [rng.choice((0, 0, 0, 1)) for _ in idx]
@@ -126,7 +126,9 @@ REFERENCE = {
     "group_candidates": ref.group_candidates,
     "merge_unreachable": ref.merge_unreachable,
     "_replicated": lambda view, cluster_of, s, part, _outside: ref._replicated(view, cluster_of, s, part),
-    "_transfers": lambda view, cluster_of, replicated, part, _outside: ref._transfers(view, cluster_of, replicated, part),
+    "_transfers": lambda view, cluster_of, replicated, part, _outside: ref._transfers(
+        view, cluster_of, replicated, part
+    ),
 }
 
 
@@ -160,3 +162,10 @@ def test_partition_decides_as_the_plain_reference_on_random_graphs(monkeypatch: 
             seen["notes"] += bool(part["notes"])
     # the random graphs reach every rule compared above, not just the easy cases
     assert min(seen.values()) >= 5, seen
+
+
+def test_view_producer_lists_are_the_earlier_data_and_control_inputs() -> None:
+    """``GraphView.preds`` (what clustering walks) on graphs with pruned producers and back edges."""
+    for view, _ in _graphs():
+        for n, ps in zip(view.order, view.preds()):
+            assert list(ps) == [j for j in (*n.in_idx, *n.ctrl_idx) if 0 <= j < n.index]

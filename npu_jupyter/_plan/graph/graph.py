@@ -139,7 +139,15 @@ class GraphView:
             preds: list[Sequence[int]] = []
             for n in self.order:
                 idx, ctrl, i = n.in_idx, n.ctrl_idx, n.index
-                if not ctrl and (not idx or (min(idx) >= 0 and max(idx) < i)):
+                k = len(idx)
+                # one or two inputs (most nodes) are compared inline: min() and max() calls cost more
+                if not ctrl and (
+                    k == 0
+                    or (
+                        0 <= idx[0] < i
+                        and (k == 1 or (0 <= idx[1] < i and (k == 2 or (min(idx) >= 0 and max(idx) < i))))
+                    )
+                ):
                     preds.append(idx)
                 else:
                     preds.append([j for j in (*idx, *ctrl) if 0 <= j < i])
