@@ -41,16 +41,7 @@ def group_candidates(
     mix: bool,
     kept_apart: frozenset[int] = frozenset(),
 ) -> list[list[int]]:
-    """Cycle-free clusters: connected candidates with equal host-crossing level (one linear pass).
-
-    ``kept_apart`` holds nodes whose out-edges are never contracted (a GetNext under lazy_recompile):
-    they and their consumers end up in different clusters.
-
-    Source candidates (no inputs: consts, variables, random shapes) have level 0 whatever they feed;
-    they join their consumers' cluster instead when that adds no path (all consumers in one cluster),
-    or, in mixed computing, the largest consumer cluster (the adapter copies consts and variables into
-    every GeOp that uses them).
-    """
+    """Cycle-free clusters: connected candidates with equal host-crossing level (one linear pass)."""
     count = len(device)
     level = [0] * count
     tainted = [False] * count  # host node with a device ancestor: a path may come back from it
@@ -125,14 +116,7 @@ def _rejoin(
     succs: Sequence[Sequence[int]],
     kept_apart: frozenset[int] = frozenset(),
 ) -> list[list[int]]:
-    """Merge groups the level rule split although no path joins them through anything else.
-
-    The level rule splits candidate edge a→b when b is also fed by a host node that has *some* device
-    ancestor, even one unrelated to a. The adapter merges such edges (no cycle arises), so: for each
-    group, collect the groups that reach it through an outside predecessor (bitsets, one topological
-    pass); a→b may merge when a's group is not among them for b's group. Merges in one pass form a
-    matching (each group at most once) so the reachability used stays exact; passes repeat.
-    """
+    """Merge groups the level rule split although no path joins them through anything else."""
     count = len(device)
     for _ in range(_REJOIN_PASSES):
         k = len(groups)
@@ -185,13 +169,7 @@ def _rejoin(
 
 
 def _crossing_candidates(groups: list[list[int]], succs: Sequence[Sequence[int]], count: int) -> Sequence[int]:
-    """The consumers an edge between two groups can end at, in ascending order.
-
-    Such an edge ends in a group other than the largest, or starts in one: its consumer is a member
-    or a successor of a member of the smaller groups. A full-offload graph usually has one group of
-    nearly every node and a few tiny ones, so listing these few beats scanning every edge; when the
-    smaller groups are not small, every node is listed (same edges, same order).
-    """
+    """The consumers an edge between two groups can end at, in ascending order."""
     largest = max(range(len(groups)), key=lambda c: len(groups[c]))
     rest = count - len(groups[largest])
     if rest * 8 > count:
@@ -219,10 +197,7 @@ def merge_unreachable(
 def _merge_into_largest(
     groups: list[list[int]], preds: Sequence[Sequence[int]], succs: Sequence[Sequence[int]]
 ) -> tuple[list[list[int]], list[list[int]]]:
-    """Full offload: the largest cluster absorbs every cluster unrelated to all it holds (§3.5-4).
-
-    Reachability sets only grow as clusters join, so each node is visited at most once per direction.
-    """
+    """Full offload: the largest cluster absorbs every cluster unrelated to all it holds (§3.5-4)."""
     reach = _Reach(preds, succs)
     reach.add(groups[0])
     members = list(groups[0])
@@ -278,11 +253,7 @@ def _replicated(view: GraphView, cluster_of: list[str | None], s: PlanSettings, 
 
 
 def _transfers(view: GraphView, cluster_of: list[str | None], replicated: set[int], part: Partition) -> None:
-    """One Transfer per tensor leaving a GeOp (d2h) and per (tensor, GeOp) it enters (h2d).
-
-    Keyed like the adapter's ``_Retval``/``_Arg`` so that a tensor read by several ops is moved, and
-    counted in ``transfer_bytes``, once; later readers are appended to ``consumers``.
-    """
+    """One Transfer per tensor leaving a GeOp (d2h) and per (tensor, GeOp) it enters (h2d)."""
     order = view.order
     cache: dict[str, int | None] = {}
     seen: dict[tuple[str, str | None], Transfer] = {}

@@ -64,7 +64,7 @@ def group_candidates(
     """
     count = len(device)
     parent = list(range(count))
-    size = [0] * count  # per root: candidates with inputs in its tree (sizes before sources join)
+    size = [1] * count  # per root: candidates with inputs in its tree (sizes before sources join)
     sources = _union_by_level(device, preds, parent, size, kept_apart)
     _join_sources(sources, device, preds, succs, parent, size, mix, kept_apart)
     groups: dict[int, list[int]] = {}
@@ -100,12 +100,12 @@ def _union_by_level(
     sources: list[int] = []
     for i in compress(range(count), device):
         ps = preds[i]
-        if not ps:  # level 0, its own root
+        if not ps:  # level 0, its own root, counted in no size
             sources.append(i)
+            size[i] = 0
             continue
         lv = level[i]
         root = i
-        size[i] = 1
         for p in ps:
             if device[p] and (not lv or level[p] == lv) and (not kept_apart or p not in kept_apart):
                 a = parent[p]
@@ -265,29 +265,13 @@ class _Entering:
     def reaches(self, a: int, b: int) -> bool:
         """True when a path leaves a and enters b from a node outside b (and not a direct a→b edge)."""
         if self.bitsets is None:
-            found = self._search(a, b)
+            gid = self.gid
+            starts = {p for i in self.groups[b] for p in self.preds[i] if gid[p] != b and gid[p] != a}
+            found, self.budget = _meets(starts, self.preds, gid, a, self.budget)
             if found is not None:
                 return found
             self.bitsets = self._all()
         return bool(self.bitsets[b] >> a & 1)
-
-    def _search(self, a: int, b: int) -> bool | None:
-        """Search from b's producers outside a and b towards a; None once the budget is spent."""
-        gid, preds = self.gid, self.preds
-        seen = {p for i in self.groups[b] for p in preds[i] if gid[p] != b and gid[p] != a}
-        stack = list(seen)
-        while stack:
-            x = stack.pop()
-            for p in preds[x]:
-                if gid[p] == a:
-                    return True
-                if p not in seen:
-                    seen.add(p)
-                    stack.append(p)
-            self.budget -= 1
-            if self.budget < 0:
-                return None
-        return False
 
     def _all(self) -> list[int]:
         """Per group: the groups with a path into it through a node outside it (bitsets)."""
@@ -406,9 +390,9 @@ class _Held:
     def related(self, group: list[int]) -> bool:
         """True when a path leads from a held node to ``group`` or back."""
         if self.reach is None:
-            found = self._meets(group, self.succs)
+            found, self.budget = _meets(set(group), self.succs, self.mark, 1, self.budget)
             if found is False:
-                found = self._meets(group, self.preds)
+                found, self.budget = _meets(set(group), self.preds, self.mark, 1, self.budget)
             if found is not None:
                 return found
             self.reach = _Reach(self.preds, self.succs)
@@ -423,22 +407,28 @@ class _Held:
         for i in group:
             self.mark[i] = 1
 
-    def _meets(self, group: list[int], nxt: Sequence[Sequence[int]]) -> bool | None:
-        """Whether a search from ``group`` along ``nxt`` meets a held node; None once over budget."""
-        mark = self.mark
-        seen = set(group)
-        stack = list(group)
-        while stack:
-            for j in nxt[stack.pop()]:
-                if mark[j]:
-                    return True
-                if j not in seen:
-                    seen.add(j)
-                    stack.append(j)
-            self.budget -= 1
-            if self.budget < 0:
-                return None
-        return False
+
+def _meets(
+    starts: set[int], nxt: Sequence[Sequence[int]], label: Sequence[int], target: int, budget: int
+) -> tuple[bool | None, int]:
+    """Whether a search from ``starts`` along ``nxt`` reaches a node labelled ``target``; the budget left.
+
+    None (and a spent budget) once it has expanded more than ``budget`` nodes. ``starts`` grows into
+    the set of nodes seen.
+    """
+    seen = starts
+    stack = list(starts)
+    while stack:
+        for j in nxt[stack.pop()]:
+            if label[j] == target:
+                return True, budget
+            if j not in seen:
+                seen.add(j)
+                stack.append(j)
+        budget -= 1
+        if budget < 0:
+            return None, budget
+    return False, budget
 
 
 def _merge_all(groups: list[list[int]], preds: Sequence[Sequence[int]]) -> list[list[int]]:
