@@ -141,7 +141,7 @@ def _outside_largest(cluster_of: list[str | None], clusters: list[list[int]]) ->
 
 
 def _producers_of(view: GraphView, outside: list[int] | None) -> Iterable[Node]:
-    """Nodes with a consumer outside the largest GeOp, in topological order (all, without a list).
+    """Nodes with a consumer outside the largest GeOp, in topological order (every node without a list).
 
     Only those can feed two GeOps or feed the host from a GeOp.
     """
