@@ -34,7 +34,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runtime_bench import resnet50  # noqa: E402 - after the path set-up above
+from runtime_bench import resnet50
 
 #: (label, what it fetches) of the new small fetch sets, run after training in this order.
 SMALL = ("queue close", "variable read", "global_step read", "init op")
@@ -110,7 +110,9 @@ def main() -> None:
         f"ResNet-50 ({len(g.get_operations())} ops), {args.precision}, {args.rounds} rounds, "
         f"load average {os.getloadavg()[0]:.2f}; medians per run, measured on this CPU"
     )
-    print(f"{'run':24} {'plain CPU s':>11} {'emu CPU s':>10} {'CPU ratio':>9}   {'plain wall s':>12} {'emu wall s':>10} {'wall ratio':>10}")
+    print(
+        f"{'run':24} {'plain CPU s':>11} {'emu CPU s':>10} {'CPU ratio':>9}   {'plain wall s':>12} {'emu wall s':>10} {'wall ratio':>10}"
+    )
     for row in times["plain"][0]:
         plain = [statistics.median(t[row][i] for t in times["plain"]) for i in (0, 1)]
         emu = [statistics.median(t[row][i] for t in times["emulator"]) for i in (0, 1)]
