@@ -54,7 +54,7 @@ def _same(a, b):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_run_planned_from_its_ancestors_is_the_plan_of_the_whole_graph(tf, mode):
-    from models import dataset_pipeline_v1
+    from models import cnn_v1, dataset_pipeline_v1, mlp_v1
 
     from npu_jupyter._plan.planner import plan
 
@@ -63,11 +63,28 @@ def test_a_run_planned_from_its_ancestors_is_the_plan_of_the_whole_graph(tf, mod
     pipeline = dataset_pipeline_v1()
     cases = [(script, names) for names in sets.values()]
     cases += [(pipeline.graph, list(pipeline.fetches)), (pipeline.graph, [pipeline.init_ops[0]])]
+    for model in (mlp_v1(), cnn_v1()):  # graphs without library functions: read op by op
+        cases += [(model.graph, list(model.init_ops)), (model.graph, list(model.fetches)), (model.graph, ["loss:0"])]
     for graph, names in cases:
         cut = planner_input(graph, tuple(names), share=1.0)
         assert isinstance(cut, RunGraphView), names
         assert len(cut.as_graph_def().node) < len(graph.as_graph_def().node) or names == sets["train"]
         _same(plan(cut, cfg, fetches=names), plan(graph, cfg, fetches=names))
+
+
+def test_the_cut_graph_def_is_the_whole_graph_def_pruned(tf):
+    from models import cnn_v1
+
+    from npu_jupyter._runtime.session.plan_input import ancestors
+
+    g, sets = _script(tf)
+    cnn = cnn_v1().graph
+    for graph, names in [(g, sets["train"]), (g, sets["close"]), (cnn, ["loss:0"]), (cnn, ["train"])]:
+        keep = ancestors(graph, names, 10**6)
+        cut = planner_input(graph, tuple(names), share=1.0).as_graph_def()
+        whole = graph.as_graph_def()
+        assert list(cut.node) == [n for n in whole.node if n.name in keep]
+        assert cut.versions == whole.versions and cut.library == whole.library
 
 
 def test_a_large_run_plans_from_the_graph_itself_and_unknown_names_reach_the_planner(tf):

@@ -87,8 +87,9 @@ def ancestors(graph: Graph, names: list[str], limit: int) -> set[str] | None:
 def _cut_graph_def(graph: Graph, ops: list[Operation], keep: set[str]) -> GraphDef:
     """A GraphDef of the ``keep`` ops in graph order, with the graph's versions and function library.
 
-    A graph without library functions is read op by op (only the kept NodeDefs are serialized); one
-    with functions is serialized whole once, for its library, and cut.
+    A graph without library functions is read op by op (only the kept NodeDefs are serialized), each
+    NodeDef as ``as_graph_def`` writes it; one with functions is serialized whole once, for its
+    library, and cut.
     """
     from tensorflow.core.framework import graph_pb2
 
@@ -101,5 +102,24 @@ def _cut_graph_def(graph: Graph, ops: list[Operation], keep: set[str]) -> GraphD
     else:
         user: Any = graph  # graph_def_versions: a tf.Graph property the typing protocol leaves out
         cut.versions.CopyFrom(user.graph_def_versions)
-        cut.node.extend(op.node_def for op in ops if op.name in keep)
+        cut.node.extend(op.node_def for op in _in_graph_order(graph, ops, keep))
+        for node in cut.node:  # as_graph_def lists control inputs by name, after the data inputs
+            controls = [ref for ref in node.input if ref.startswith("^")]
+            if len(controls) > 1:
+                data = [ref for ref in node.input if not ref.startswith("^")]
+                del node.input[:]
+                node.input.extend(data + sorted(controls))
     return cast("GraphDef", cut)
+
+
+def _in_graph_order(graph: Graph, ops: list[Operation], keep: set[str]) -> list[Operation]:
+    """The ``keep`` ops in the order the graph holds them (``as_graph_def`` order: by op id).
+
+    Sorting the few kept ops by id beats testing every op of a large graph; ``ops`` is the fallback
+    where an op has no ``_id`` (TensorFlow's own attribute, present from 2.6 on).
+    """
+    kept = [graph.get_operation_by_name(name) for name in keep]
+    try:
+        return sorted(kept, key=lambda op: op._id)  # type: ignore[attr-defined]
+    except AttributeError:
+        return [op for op in ops if op.name in keep]
