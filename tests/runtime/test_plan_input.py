@@ -120,6 +120,9 @@ def test_closing_the_queue_after_training_plans_two_ops_not_the_model(tf, monkey
         sess.run(sets["train"])
         sess.run(sets["global step"])
         sess.run(sets["close"])
+    from npu_jupyter._plan import planner
+
+    assert not any(isinstance(g, RunGraphView) for g in list(planner._VIEW_CACHE)), "no cut view is kept"
     read = {tuple(names): count for names, count in seen}
     assert read[tuple(sets["close"])] == 2, "the close op and its queue"
     assert read[tuple(sets["global step"])] <= 3

@@ -31,7 +31,11 @@ class RunGraphView:
     """The user's ``tf.Graph`` as the planner reads it, with ``as_graph_def()`` holding one run's ancestors.
 
     Anything else is the graph's own attribute, so static shapes and op lookups answer as the graph does.
+    Not weak-referenceable (``__slots__``), so the planner's per-graph view cache, whose entries hold
+    their graph, keeps none of these views (it skips objects it cannot weakly reference).
     """
+
+    __slots__ = ("_graph", "_graph_def")
 
     def __init__(self, graph: Graph, graph_def: GraphDef) -> None:
         self._graph = graph
