@@ -200,6 +200,7 @@ class _Decider:
         # same few dozen types repeat thousands of times in a training graph.
         self._policies: dict[str, tuple[str, str]] = {}
         self._choices: dict[tuple[Any, ...], tuple[str, str, str] | None] = {}
+        self._lists: dict[tuple[str, ...], list[str]] = {}
         self._check_mode()
         self._load_files()
         # most configs set no implementation mode: skip the per-op lookup then
@@ -330,7 +331,7 @@ class _Decider:
     def decide(self, n: Node, decided: list[OpPrecision | None]) -> OpPrecision:
         i = n.index
         if not self.device[i]:
-            return OpPrecision(list(n.input_dtypes), list(n.output_dtypes), "runs on the host in its original dtype")
+            return OpPrecision(n.input_dtypes, n.output_dtypes, "runs on the host in its original dtype")
         caps = self.lib.caps(n.op)
         ir = caps.ir_type if caps is not None else None
         impl = self._impl_mode(n, ir) if self._any_impl else None
@@ -341,7 +342,7 @@ class _Decider:
         orig = _original_float(n)
         if orig is None:
             return OpPrecision(
-                list(n.input_dtypes), list(n.output_dtypes), "no floating-point tensors: dtypes unchanged", None, impl
+                n.input_dtypes, n.output_dtypes, "no floating-point tensors: dtypes unchanged", None, impl
             )
         policy = None
         strategy, label = self.mode.strategy, self.mode.name
@@ -357,8 +358,8 @@ class _Decider:
         dtype_sensitive = n.op == "Cast" or not _COMPLEX.isdisjoint(n.input_dtypes)
         if dtype_sensitive:
             return OpPrecision(
-                list(n.input_dtypes),
-                list(n.output_dtypes),
+                n.input_dtypes,
+                n.output_dtypes,
                 "Cast is dtype-sensitive: keeps its own source and target dtypes"
                 if n.op == "Cast"
                 else "complex inputs are dtype-sensitive: original dtypes kept",
@@ -468,12 +469,21 @@ class _Decider:
     ) -> OpPrecision:
         """Apply one decided dtype to every tensor of the op's original float dtype.
 
-        Most ops keep their dtype: a plain copy (in C) then replaces the per-tensor comparison.
+        Most ops keep their dtype: they share the node's own lists then. A changed list is shared too,
+        with every other op whose decided dtypes are the same (:meth:`_shared`).
         """
         dout = din if dout is None else dout
-        ins = list(n.input_dtypes) if din == orig else [din if d == orig else d for d in n.input_dtypes]
-        outs = list(n.output_dtypes) if dout == orig else [dout if d == orig else d for d in n.output_dtypes]
+        ins = n.input_dtypes if din == orig else self._shared([din if d == orig else d for d in n.input_dtypes])
+        outs = n.output_dtypes if dout == orig else self._shared([dout if d == orig else d for d in n.output_dtypes])
         return OpPrecision(ins, outs, reason, policy, impl)
+
+    def _shared(self, dtypes: list[str]) -> list[str]:
+        """One list object per distinct dtype sequence of this plan (plans are read-only).
+
+        A training graph has a few dozen distinct sequences over thousands of ops: sharing them
+        leaves the garbage collector far fewer objects to scan after the plan.
+        """
+        return self._lists.setdefault(tuple(dtypes), dtypes)
 
     def _customized(self, n: Node, rule: DtypeRule, impl: str | None) -> OpPrecision:
         ins = list(n.input_dtypes)

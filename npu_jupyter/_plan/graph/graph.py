@@ -32,56 +32,60 @@ OP_MAX_SIZE = "_op_max_size"
 NO_NEED_OPTIMIZE = "_NoNeedOptimize"
 
 
+# One empty list for every plan field with nothing to list (a node without inputs, an op without a body).
+# Plans and views are read-only once built, so one shared object serves them all: a per-node empty list
+# would be one more object for the garbage collector to scan after every cold plan.
+NO_STRINGS: list[str] = []
+
+
 class Node:
     """One op of the graph, reduced to what the rules need.
 
     Nodes are read-only once the view is built: a view is reused across re-plans, and nodes share
     list and tuple objects (the output dtypes of a single-output type, the input slots).
+
+    Fields most nodes leave at their default (scope flags, called functions, a while frame, ref
+    arguments) are class attributes: a node stores them only when its NodeDef sets them, so reading
+    a graph writes five fields per node instead of nineteen.
     """
 
     __slots__ = (
-        "body",
+        "__dict__",  # holds the rare fields below, created only for a node that sets one
         "control_inputs",
         "ctrl_idx",
-        "frame_name",
-        "functions",
         "in_idx",
         "index",
         "input_dtypes",
         "input_names",
-        "input_refs",
         "input_slots",
-        "keep_dtype",
         "name",
-        "no_need_optimize",
         "op",
-        "op_max_size",
         "output_dtypes",
-        "output_refs",
-        "without_npu_compile",
     )
+
+    # Rare fields: the class-level value is the default every node reads until it sets its own.
+    input_refs: list[bool] | None = None  # input arg is a ref type (None: no ref args)
+    output_refs: list[bool] | None = None
+    without_npu_compile = False
+    keep_dtype = False
+    op_max_size = False
+    no_need_optimize = False
+    functions: Sequence[str] = ()  # library functions this node calls (attrs or op type)
+    body: list[str] = NO_STRINGS  # op types inside the called functions (for display)
+    frame_name = ""  # V1 while-loop frame an Enter node opens
 
     def __init__(self, name: str, op: str) -> None:
         self.name = name
         self.op = op
         self.index = -1  # position in GraphView.order (topological)
-        # Fields that are empty for many nodes start as the shared empty tuple and are replaced, never
-        # mutated: a view of a large graph then holds far fewer objects for the garbage collector to
-        # scan (a cold plan's collector passes cost about as much as building the view itself).
-        self.input_names: Sequence[str] = ()  # producer name of each data input
+        # Fields that are empty for many nodes start as a shared empty list or tuple and are replaced,
+        # never mutated: a view of a large graph then holds far fewer objects for the garbage collector
+        # to scan (a cold plan's collector passes cost about as much as building the view itself).
+        self.input_names: list[str] = NO_STRINGS  # producer name of each data input
         self.input_slots: Sequence[int] = ()  # producer output slot of each data input (shared tuples)
-        self.input_dtypes: Sequence[str] = ()  # dtype of each data input as produced ("" if unknown)
-        self.input_refs: list[bool] | None = None  # input arg is a ref type (None: no ref args)
-        self.control_inputs: Sequence[str] = ()
-        self.output_dtypes: list[str] = []
-        self.output_refs: list[bool] | None = None
-        self.without_npu_compile = False
-        self.keep_dtype = False
-        self.op_max_size = False
-        self.no_need_optimize = False
-        self.functions: Sequence[str] = ()  # library functions this node calls (attrs or op type)
-        self.body: Sequence[str] = ()  # op types inside the called functions (for display)
-        self.frame_name = ""  # V1 while-loop frame an Enter node opens
+        self.input_dtypes: list[str] = NO_STRINGS  # dtype of each data input as produced ("" if unknown)
+        self.control_inputs: list[str] = NO_STRINGS
+        self.output_dtypes: list[str] = NO_STRINGS  # replaced (often by a list shared per op type)
         self.in_idx: Sequence[int] = ()  # producer index of each data input (-1: not in the view)
         self.ctrl_idx: Sequence[int] = ()  # index of each control input in the view
 

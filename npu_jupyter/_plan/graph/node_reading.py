@@ -6,7 +6,7 @@ everything later reads the :class:`~npu_jupyter._plan.graph.graph.Node` it becom
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from npu_jupyter._plan.graph.graph import (
     KEEP_DTYPE,
@@ -16,7 +16,16 @@ from npu_jupyter._plan.graph.graph import (
     FunctionInfo,
     Node,
 )
-from npu_jupyter._plan.graph.op_recipes import RECIPES, called_functions, dtype_of, input_refs, output_dtypes, recipe_of
+from npu_jupyter._plan.graph.op_recipes import (
+    RECIPES,
+    SINGLE_OUTPUT,
+    called_functions,
+    dtype_of,
+    input_refs,
+    output_dtypes,
+    recipe_of,
+    single_output_of,
+)
 from npu_jupyter._plan.rewrites import UNARY_COMPOSITION, composed_ops
 
 if TYPE_CHECKING:
@@ -50,21 +59,56 @@ def scope_attrs_in(serialized: bytes | None) -> frozenset[str]:
     return frozenset(k for k in _SCOPE_ATTRS if k.encode() in serialized)
 
 
-def read_node(nd: NodeDef, library: dict[str, FunctionInfo], scoped: frozenset[str]) -> Node:
-    """Convert one NodeDef; ``scoped`` lists the scope attribute keys worth testing for."""
-    op = nd.op
-    n = Node(nd.name, op)
-    attrs = nd.attr
-    raw = nd.input[:]  # a slice is a plain list, copied in C (iterating the field is slower)
-    if raw:
-        # Most input lists name output 0 of each producer and hold no control input: one join and
-        # two substring tests find that case, which then needs no per-edge parsing at all.
-        joined = "".join(raw)
-        if ":" in joined or "^" in joined:
-            _read_inputs(n, raw)
+# Op types whose NodeDef holds more than dtypes for the rules: a while frame, a fused op chain.
+_READ_IN_FULL = frozenset({"Enter", "RefEnter", UNARY_COMPOSITION})
+
+
+def read_nodes(node_defs: Iterable[NodeDef], library: dict[str, FunctionInfo], scoped: frozenset[str]) -> list[Node]:
+    """Convert every NodeDef; ``scoped`` lists the scope attribute keys worth testing for.
+
+    One loop with the common case inline: a node whose op type has one output of a fixed or
+    attr-given dtype, and which calls no function, needs no other attribute read. Every other node
+    takes the full rule (:func:`_read_rest`).
+    """
+    out: list[Node] = []
+    append = out.append
+    recipes = RECIPES
+    single_output = SINGLE_OUTPUT
+    simple = not (library or scoped)
+    for nd in node_defs:
+        op = nd.op
+        n = Node(nd.name, op)
+        raw = nd.input[:]  # a slice is a plain list, copied in C (iterating the field is slower)
+        if raw:
+            # Most input lists name output 0 of each producer and hold no control input: one join
+            # and two substring tests find that case, which then needs no per-edge parsing at all.
+            joined = "".join(raw)
+            if ":" in joined or "^" in joined:
+                _read_inputs(n, raw)
+            else:
+                n.input_names = raw  # type: ignore[assignment]  # the slice of a repeated field is a list
+                n.input_slots = _ZERO_SLOTS.get(len(raw)) or _shared_slots((0,) * len(raw))
+        recipe = recipes.get(op)
+        single = recipe.plain if recipe is not None and simple else None
+        if single is None or op in _READ_IN_FULL:
+            _read_rest(n, nd, library, scoped)
         else:
-            n.input_names = raw
-            n.input_slots = _ZERO_SLOTS.get(len(raw)) or _shared_slots((0,) * len(raw))
+            fixed, type_attr = single
+            if not fixed:
+                v = nd.attr.get(type_attr)
+                fixed = v.type if v is not None else recipe.default_type  # type: ignore[union-attr]
+            hit = single_output.get(fixed) or single_output_of(fixed)
+            n.output_dtypes = hit[0]
+            if hit[1] is not None:  # a ref dtype (float32_ref): the output is a ref
+                n.output_refs = hit[1]
+        append(n)
+    return out
+
+
+def _read_rest(n: Node, nd: NodeDef, library: dict[str, FunctionInfo], scoped: frozenset[str]) -> None:
+    """Output dtypes, ref inputs, called functions and scope attributes: the full rule for one node."""
+    op = n.op
+    attrs = nd.attr
     fn = library.get(op)
     if fn is not None:  # a direct call of a library function
         n.output_dtypes = list(fn.output_dtypes)
@@ -72,7 +116,9 @@ def read_node(nd: NodeDef, library: dict[str, FunctionInfo], scoped: frozenset[s
     else:
         recipe = RECIPES.get(op) or recipe_of(op)
         if recipe.known:
-            n.output_dtypes, n.output_refs = output_dtypes(attrs, recipe)
+            n.output_dtypes, refs = output_dtypes(attrs, recipe)
+            if refs is not None:
+                n.output_refs = refs
             if recipe.has_ref_input:
                 n.input_refs = input_refs(attrs, recipe, len(n.input_names))
             if recipe.func_attrs:
@@ -84,7 +130,6 @@ def read_node(nd: NodeDef, library: dict[str, FunctionInfo], scoped: frozenset[s
     if op in {"Enter", "RefEnter"}:
         v = attrs.get("frame_name")
         n.frame_name = v.s.decode(errors="replace") if v is not None else ""
-    return n
 
 
 # Slot tuples shared by every node with the same slots: most nodes read output 0 of each producer.

@@ -36,7 +36,17 @@ def dtype_of(enum: int) -> tuple[str, bool]:
 class Recipe:
     """How to read output dtypes, ref inputs and function attrs of one op type from its NodeDef."""
 
-    __slots__ = ("defaults", "func_attrs", "has_ref_input", "inputs", "known", "outputs", "single")
+    __slots__ = (
+        "default_type",
+        "defaults",
+        "func_attrs",
+        "has_ref_input",
+        "inputs",
+        "known",
+        "outputs",
+        "plain",
+        "single",
+    )
 
     def __init__(self, op_def: OpDef | None) -> None:
         self.known = op_def is not None
@@ -45,6 +55,9 @@ class Recipe:
         self.func_attrs: list[str] = []
         self.defaults: dict[str, AttrValue] = {}
         self.has_ref_input = False
+        self.single: tuple[int, str] | None = None
+        self.plain: tuple[int, str] | None = None
+        self.default_type = 0
         if op_def is None:
             return
         for arg in op_def.output_arg:
@@ -58,11 +71,15 @@ class Recipe:
             if attr.HasField("default_value"):
                 self.defaults[attr.name] = attr.default_value
         # Most ops have one output typed by one attr (T) or a fixed type: read it without the loop.
-        self.single: tuple[int, str] | None = None
         if len(self.outputs) == 1:
             fixed, type_attr, number_attr, list_attr, is_ref = self.outputs[0]
             if not (number_attr or list_attr or is_ref) and (fixed or type_attr):
                 self.single = (fixed, type_attr)
+        # The same, for an op type that also takes no ref input and calls no function: reading such a
+        # node needs its type attr at most (node_reading.read_nodes' inline case).
+        self.plain = self.single if not (self.has_ref_input or self.func_attrs) else None
+        default = self.defaults.get(self.single[1]) if self.single is not None and self.single[1] else None
+        self.default_type = default.type if default is not None else 0
 
 
 def recipe_of(op: str) -> Recipe:
@@ -88,15 +105,15 @@ def _attr(attrs: AttrMap, recipe: Recipe, key: str) -> AttrValue | None:
 # (dtypes, refs) of a single output per DataType enum, one pair of lists shared by every node with
 # that output: views are never mutated, and a large graph then holds a few dozen of these lists
 # instead of one or two per node (fewer objects to allocate and for the garbage collector to scan).
-_SINGLE_OUTPUT: dict[int, tuple[list[str], list[bool] | None]] = {}
+SINGLE_OUTPUT: dict[int, tuple[list[str], list[bool] | None]] = {}
 
 
-def _single_output(enum: int) -> tuple[list[str], list[bool] | None]:
+def single_output_of(enum: int) -> tuple[list[str], list[bool] | None]:
     """The shared (dtypes, refs) lists of one output of DataType ``enum``."""
-    hit = _SINGLE_OUTPUT.get(enum)
+    hit = SINGLE_OUTPUT.get(enum)
     if hit is None:
         name, ref = dtype_of(enum)
-        hit = _SINGLE_OUTPUT[enum] = ([name], [True] if ref else None)
+        hit = SINGLE_OUTPUT[enum] = ([name], [True] if ref else None)
     return hit
 
 
@@ -106,11 +123,11 @@ def output_dtypes(attrs: AttrMap, recipe: Recipe) -> tuple[list[str], list[bool]
     if single is not None:
         fixed, type_attr = single
         if fixed:
-            return _single_output(fixed)
+            return single_output_of(fixed)
         v = attrs.get(type_attr)
         if v is None:
             v = recipe.defaults.get(type_attr)
-        return _single_output(v.type if v is not None else 0)
+        return single_output_of(v.type if v is not None else 0)
     dtypes: list[str] = []
     refs: list[bool] = []
     any_ref = False

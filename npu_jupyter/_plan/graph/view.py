@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 from npu_jupyter._plan.graph.fetches import fetch_names
 from npu_jupyter._plan.graph.graph import GraphView
 from npu_jupyter._plan.graph.graph_exec import graph_config
-from npu_jupyter._plan.graph.node_reading import read_library, read_node, scope_attrs_in
+from npu_jupyter._plan.graph.node_reading import read_library, read_nodes, scope_attrs_in
 from npu_jupyter._plan.graph.topology import link, prune
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def view_of(
     """
     library = read_library(graph_def) if graph_def.library.function else {}
     scoped = scope_attrs_in(serialized)
-    listed = [read_node(nd, library, scoped) for nd in graph_def.node]
+    listed = read_nodes(graph_def.node, library, scoped)
     nodes = {n.name: n for n in listed}
     wanted = fetch_names(fetches)
     if wanted:
