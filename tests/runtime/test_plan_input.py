@@ -150,3 +150,42 @@ def test_emulated_runs_and_reports_match_planning_the_whole_graph(tf):
         assert (a.fetches, a.steps, a.emulation, a.warnings) == (b.fetches, b.steps, b.emulation, b.warnings)
         assert a.session.first_step == b.session.first_step and a.session.last_step == b.session.last_step
     assert any(r.emulation for r in our_reports), "the training step is emulated (rounded) in both"
+
+
+def test_dump_overflow_and_profiling_runs_match_planning_the_whole_graph(tf, tmp_path):
+    """With dump (every step, all tensors), overflow detection and profiling on, the cut plans write the
+    same dump files with the same values, and the same overflow findings, as whole-graph plans."""
+    import json
+
+    from npu_jupyter._plan.planner import plan
+
+    g, sets = _script(tf)
+    order = ["init", "enqueue", "train", "global step", "variable read", "close"]
+    seen = []
+    for side, plan_fn in (("cut", None), ("whole", plan)):
+        out = tmp_path / side
+        (out / "profiling").mkdir(parents=True)
+        cfg = NpuConfig(
+            precision_mode="allow_mix_precision",
+            enable_dump=True,
+            dump_path=str(out),
+            dump_mode="all",
+            enable_dump_debug=True,
+            dump_debug_mode="all",
+            profiling_mode=True,
+            profiling_options=json.dumps({"output": str(out / "profiling"), "training_trace": "on"}),
+        )
+        with EmulatorSession(cfg, g, plan_fn=plan_fn) as sess:
+            for k in order:
+                sess.run(sets[k])
+            reports = [(r.fetches, r.overflow_ops, r.dump.steps, r.emulation) for r in sess.reports]
+        files = {
+            p.relative_to(out).as_posix(): p.read_bytes()
+            for p in sorted(out.rglob("*.npy"))  # tensor files: names and bytes
+        }
+        seen.append((reports, files))
+    (cut_reports, cut_files), (whole_reports, whole_files) = seen
+    assert cut_files, "the steps were dumped"
+    assert cut_reports == whole_reports
+    assert cut_files.keys() == whole_files.keys()
+    assert all(cut_files[k] == whole_files[k] for k in cut_files)
