@@ -28,7 +28,8 @@ def _graph(tf):
 
 
 def _compiled(sess):
-    return sum(step is not None for step in sess._exec.fast._steps.values())
+    """Steps holding a callable (each one a TensorFlow executor of its run graph)."""
+    return sum(step is not None and step.call is not None for step in sess._exec.fast._steps.values())
 
 
 def test_repeated_steps_run_as_one_compiled_callable_with_session_run_results(tf):
@@ -67,6 +68,27 @@ def test_feeds_session_run_would_convert_or_reject_go_through_session_run(tf):
         # a fetched tensor that is also fed comes back as fed
         fed = np.full((1, 3), 7.0, np.float32)
         np.testing.assert_array_equal(sess.run(y, {x: np.ones((1, 4), np.float32), y: fed}), fed)
+
+
+def test_a_step_whose_feeds_need_session_run_never_makes_a_callable(tf):
+    """A callable is a second executor of the run graph (tens of seconds for a large model) that such a
+    step would never use: a script feeding a Python float (a learning rate) runs through Session.run only."""
+    g, x, y, total, _step, init = _graph(tf)
+    with g.as_default():
+        rate = tf.compat.v1.placeholder(tf.float32, [], name="rate")
+        scaled = tf.multiply(total, rate, name="scaled")
+    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g) as sess, tf.compat.v1.Session(
+        graph=g
+    ) as plain:
+        sess.run(init)
+        plain.run(init)
+        made = _compiled(sess)  # the initializer's step: no feeds, compiled
+        feeds = [{x: np.ones((2, 4), np.float32), rate: 0.5}, {x: np.ones((2, 4), np.float32), rate: np.float32(2)}]
+        for feed in [*feeds, {x: np.ones((2, 4), np.float32), rate: np.array(3.0, np.float32)}]:
+            np.testing.assert_array_equal(sess.run(scaled, feed), plain.run(scaled, feed))
+        assert _compiled(sess) == made, "the step ran through Session.run first: it keeps its one executor there"
+        sess.run(y, {x: np.ones((2, 4), np.float32)})
+        assert _compiled(sess) == made + 1, "a step whose feeds fit from its first run is compiled"
 
 
 def test_an_op_error_in_a_compiled_step_reads_as_session_runs(tf):
