@@ -163,6 +163,29 @@ def test_static_shapes_are_known_only_when_every_dimension_is():
     assert view.output_shape("split", 1) == (4, 4)
 
 
+def test_a_cached_view_that_looked_up_shapes_does_not_keep_its_graph_alive():
+    """Boundary tensors' bytes read static shapes through the view; the cached view must still let the graph go."""
+    import gc
+    import weakref
+
+    import numpy as np
+
+    from npu_jupyter._plan.planner import plan
+
+    g = tf.Graph()
+    with g.as_default():  # no tensor kept in a local: it would keep the graph alive itself
+        host = v1.py_func(np.tanh, [tf.nn.relu(v1.placeholder(tf.float32, [4, 8], name="x"), name="relu")], tf.float32)
+        host.set_shape([4, 8])
+        tf.exp(host, name="exp")
+        del host
+    transfers = plan(g, {"mix_compile_mode": True}).transfers
+    assert [t.bytes for t in transfers] == [128, 128]  # relu:0 to the host, the PyFunc's back: 4 x 8 float32
+    alive = weakref.ref(g)
+    del g
+    gc.collect()
+    assert alive() is None
+
+
 def test_concrete_function_calls_list_the_ops_of_their_body():
     @tf.function
     def inner(a):

@@ -124,7 +124,7 @@ class GraphView:
     _consumers: list[list[tuple[int, int]]] | None = None
     _preds: list[Sequence[int]] | None = None
     _succs: list[list[int]] | None = None
-    _find_op: Callable[[str], Operation] | None = None  # the tf_graph's op lookup (:func:`_op_finder`)
+    _find_op: str | None = None  # name of the tf_graph's op lookup method (:func:`_op_finder`)
 
     # Edge lists depend on the graph only, so they are built once per view: a view is cached
     # across re-plans under other configs. Callers must not mutate them.
@@ -189,14 +189,17 @@ class GraphView:
 
         Asked once per tensor crossing a GeOp boundary (thousands in a mixed-computing plan), so
         the op is found by TensorFlow's unchecked name lookup where it has one (see
-        :func:`_op_finder`), about a fifth of ``get_tensor_by_name``'s cost.
+        :func:`_op_finder`), about a fifth of ``get_tensor_by_name``'s cost. The view keeps the
+        lookup's name, not the bound method: that would hold on to a graph the view cache reaches
+        only through a weak proxy.
         """
         if self.tf_graph is None:
             return None
         if self._find_op is None:
             self._find_op = _op_finder(self.tf_graph)
+        find: Callable[[str], Operation] = getattr(self.tf_graph, self._find_op)
         try:
-            out = self._find_op(op).outputs[slot].shape.as_list()
+            out = find(op).outputs[slot].shape.as_list()
         except (KeyError, ValueError, IndexError):  # ValueError: unknown rank
             return None
         if None in out or (out and min(cast("list[int]", out)) < 0):
@@ -204,14 +207,13 @@ class GraphView:
         return tuple(cast("list[int]", out))
 
 
-def _op_finder(graph: Graph) -> Callable[[str], Operation]:
-    """The graph's fastest op-by-name lookup raising KeyError for an unknown name.
+def _op_finder(graph: Graph) -> str:
+    """Name of the graph's fastest op-by-name lookup raising KeyError for an unknown name.
 
     TF 2.x's C++ graph has ``_get_operation_by_name``, TF 1.15 and 2.6 ``_get_operation_by_name_unsafe``;
     the public ``get_operation_by_name`` (which first checks the name's type and form) serves otherwise.
     """
     for private in ("_get_operation_by_name", "_get_operation_by_name_unsafe"):
-        find = getattr(graph, private, None)
-        if callable(find):
-            return cast("Callable[[str], Operation]", find)
-    return graph.get_operation_by_name
+        if callable(getattr(graph, private, None)):
+            return private
+    return "get_operation_by_name"
