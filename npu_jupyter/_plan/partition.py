@@ -156,18 +156,36 @@ def _producers_of(view: GraphView, outside: list[int] | None) -> Iterable[Node]:
     return map(order.__getitem__, compress(range(len(order)), found))
 
 
-def _boundary_consumers(view: GraphView, outside: list[int] | None) -> Iterable[int]:
-    """The nodes an edge crossing a GeOp boundary can end at: outside the largest GeOp or fed from there."""
-    count = len(view.order)
+def _crossing_edges(
+    view: GraphView, cluster_of: list[str | None], clusters: list[list[int]], outside: list[int] | None
+) -> Iterable[tuple[int, int]]:
+    """(consumer, input position) of every data edge between two GeOps or a GeOp and the host, in order.
+
+    Such an edge ends outside the largest GeOp, or starts outside it and ends inside: the in-edges
+    of the nodes outside it and their out-edges into it, sorted. Without that list, every edge is
+    looked at.
+    """
+    order = view.order
     if outside is None:
-        return range(count)
+        return (
+            (i, pos)
+            for i, n in enumerate(order)
+            for pos, j in enumerate(n.in_idx)
+            if j >= 0 and cluster_of[j] != cluster_of[i]
+        )
+    largest = cluster_of[max(clusters, key=len)[0]]
     cons = view.consumers()
-    found = bytearray(count)
+    edges: list[tuple[int, int]] = []
     for i in outside:
-        found[i] = 1
-        for j, _ in cons[i]:
-            found[j] = 1
-    return compress(range(count), found)
+        c = cluster_of[i]
+        for pos, j in enumerate(order[i].in_idx):
+            if j >= 0 and cluster_of[j] != c:
+                edges.append((i, pos))
+        for use in cons[i]:
+            if cluster_of[use[0]] == largest:
+                edges.append(use)
+    edges.sort()
+    return edges
 
 
 def _transfers(
@@ -181,36 +199,31 @@ def _transfers(
     order = view.order
     sizes: dict[str, int | None] = {}
     seen: dict[tuple[str, str | None], Transfer] = {}
-    for i in _boundary_consumers(view, outside):
+    for i, pos in _crossing_edges(view, cluster_of, part.clusters, outside):
         n = order[i]
-        dst_c = cluster_of[i]
-        # producer indices, not names: most edges stay inside one cluster and are skipped cheaply
-        for pos, j in enumerate(n.in_idx):
-            if j < 0:  # producer not in the (pruned) graph
-                continue
-            src_c = cluster_of[j]
-            if src_c == dst_c or j in replicated:
-                continue
-            src, slot = n.input_names[pos], n.input_slots[pos]
-            tensor = f"{src}:{slot}"
-            if tensor not in sizes:
-                sizes[tensor] = _bytes(view, src, slot, n.input_dtypes[pos])
-            # OMSplitter looks at the *destination's* input type: a ref output read through a plain
-            # input (SaveV2 reading a VariableV2) is cast to a value and crosses without complaint
-            is_ref = n.input_refs is not None and n.input_refs[pos]
-            if src_c is not None:
-                _record(seen, part, (tensor, None), n, pos, tensor, "d2h", sizes[tensor])
-                if is_ref:
-                    part.errors.append(
-                        f"Ref Tensors (e.g., Variables) are not supported as results: "
-                        f"{tensor} of {src_c} read by {n.name}"
-                    )
-            if dst_c is not None:
-                _record(seen, part, (tensor, dst_c), n, pos, tensor, "h2d", sizes[tensor])
-                if is_ref:
-                    part.errors.append(
-                        f"Ref Tensors (e.g., Variables) are not supported as args: {tensor} read by {n.name} in {dst_c}"
-                    )
+        j = n.in_idx[pos]
+        if j in replicated:
+            continue
+        src_c, dst_c = cluster_of[j], cluster_of[i]
+        src, slot = n.input_names[pos], n.input_slots[pos]
+        tensor = f"{src}:{slot}"
+        if tensor not in sizes:
+            sizes[tensor] = _bytes(view, src, slot, n.input_dtypes[pos])
+        # OMSplitter looks at the *destination's* input type: a ref output read through a plain
+        # input (SaveV2 reading a VariableV2) is cast to a value and crosses without complaint
+        is_ref = n.input_refs is not None and n.input_refs[pos]
+        if src_c is not None:
+            _record(seen, part, (tensor, None), n, pos, tensor, "d2h", sizes[tensor])
+            if is_ref:
+                part.errors.append(
+                    f"Ref Tensors (e.g., Variables) are not supported as results: {tensor} of {src_c} read by {n.name}"
+                )
+        if dst_c is not None:
+            _record(seen, part, (tensor, dst_c), n, pos, tensor, "h2d", sizes[tensor])
+            if is_ref:
+                part.errors.append(
+                    f"Ref Tensors (e.g., Variables) are not supported as args: {tensor} read by {n.name} in {dst_c}"
+                )
 
 
 def _record(
