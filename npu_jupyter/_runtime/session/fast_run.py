@@ -14,7 +14,8 @@ keeps running there, so no run graph gets two executors for a few microseconds p
 
 Only steps a callable runs exactly as ``Session.run`` would take this path: every fetch a graph name
 (no SparseTensor or handle), no fetched tensor also fed, every fed value a numpy array of the fed
-tensor's own dtype and a compatible shape, no run options or metadata. Anything else (and any step
+tensor's own dtype or a Python float, int or bool (converted as ``Session.run`` converts it), of a
+compatible shape, no run options or metadata. Anything else (and any step
 whose feeds need ``Session.run``'s conversion or its error for a wrong shape) goes through
 ``Session.run`` unchanged. Errors are raised through the session's own ``_do_call``, so an op's
 failure reads as it does from ``Session.run``.
@@ -23,7 +24,7 @@ failure reads as it does from ``Session.run``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Hashable, Mapping
+from typing import TYPE_CHECKING, Callable, Hashable, Mapping, cast
 
 import numpy as np
 
@@ -84,8 +85,8 @@ class FastRuns:
             self._steps[key] = step
         if step is None:
             return None
-        values = list(feeds.values()) if feeds else []
-        if not all(_fits(v, spec) for v, spec in zip(values, step.feeds)):
+        values = [_fitted(v, spec) for v, spec in zip(feeds.values(), step.feeds)] if feeds else []
+        if any(v is None for v in values):
             if step.call is None:  # Session.run builds this run graph's executor: it stays the only one
                 self._steps[key] = None
             return None
@@ -118,14 +119,36 @@ class FastRuns:
         return _Step(options, handler.build_results, tuple(specs))
 
 
-def _fits(value: object, spec: tuple[np.dtype, tuple[int | None, ...] | None]) -> bool:
-    """A numpy array of exactly the fed tensor's dtype whose shape the tensor's static shape accepts."""
-    if type(value) is not np.ndarray:
-        return False
+#: Python scalars a script feeds (a learning rate, a training flag, a step number), converted as
+#: ``Session.run`` converts them: ``np.asarray(value, dtype=<the fed tensor's numpy dtype>)``.
+_SCALARS = (float, int, bool)
+
+
+def _fitted(value: object, spec: tuple[np.dtype, tuple[int | None, ...] | None]) -> np.ndarray | None:
+    """The array the callable is fed for ``value``, or None when ``Session.run`` must take the feed.
+
+    A numpy array must already have the fed tensor's dtype. A Python float, int or bool is converted as
+    ``Session.run`` converts it; an int the dtype cannot hold exactly is left to ``Session.run``, which
+    raises its own TypeError for it. The result's shape must fit the tensor's static shape, else
+    ``Session.run`` raises its own ValueError.
+    """
     dtype, dims = spec
-    if value.dtype != dtype:
-        return False
+    kind = type(value)
+    if kind is np.ndarray:
+        array = cast("np.ndarray", value)
+        if array.dtype != dtype:
+            return None
+    elif kind in _SCALARS:
+        try:
+            array = np.asarray(value, dtype=dtype)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if kind is int and array.item() != value:
+            return None
+    else:
+        return None
     if dims is None:
-        return True
-    shape = value.shape
-    return len(shape) == len(dims) and all(d is None or d == s for d, s in zip(dims, shape))
+        return array
+    shape = array.shape
+    fits = len(shape) == len(dims) and all(d is None or d == s for d, s in zip(dims, shape))
+    return array if fits else None
