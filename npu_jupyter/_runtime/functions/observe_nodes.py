@@ -14,7 +14,8 @@ output of the ``Cast`` round trip), the original tensor elsewhere. Per execution
 * **Finite flags** (the plan lowers precision, or ``enable_dump_debug``): per float output of a
   non-constant op one ``DebugNumericSummaryV2`` node ("any inf/NaN"), packed into one bool vector
   for the *head* callback, which opens the body's :class:`Observation` and notes which outputs went
-  inf/NaN. Only a few bytes cross into Python.
+  inf/NaN. Only a few bytes cross into Python. Without ``enable_dump_debug`` the flags that can never
+  be the first false one are left out (:mod:`.needed_flags`): the same finding, fewer nodes.
 * **Values** (``enable_dump``: the tensors ``dump_mode`` / ``dump_layer`` select; ``enable_dump_debug``:
   every float output, for the overflow dump): each goes through a ``Switch`` whose predicate is "some
   flag is false, or this call is dumped" (a third callback answers the latter), into the *values*
@@ -149,6 +150,8 @@ class FunctionObserver:
             self.dumped = _dump_tensors(plan, graph, rounded, settings)
         self.values = list(dict.fromkeys(self.checked + self.dumped))
         self.provenance = Provenance(graph, plan, rounded) if self.flagged else None
+        self._graph = graph
+        self._thinned = flags and not settings.enable_dump_debug  # dump_debug lists every overflowing op
         self.callees: dict[str, list[str]] = {}
         self.tokens: list[str] = []
         self._callbacks: list[Callable[..., object]] = []  # the registry keeps only weak references
@@ -168,6 +171,10 @@ class FunctionObserver:
         for call in self.callees:  # a callee's observer runs only if its call is a control return too
             _control_return(fdef, call)
         self.flagged = [w for w in self.flagged if refs.has_node(w.op)]
+        if self._thinned and self.provenance is not None:
+            from npu_jupyter._runtime.functions.needed_flags import needed_flags
+
+            self.flagged = needed_flags(self.flagged, self._graph, refs, self.provenance, self.callees)
         self.values = [w for w in self.values if refs.has_node(w.op) and refs.ref(w.op, w.kind, w.slot)]
         if not self.active:
             return

@@ -46,6 +46,7 @@ import numpy as np
 from npu_jupyter._runtime.functions.observe_nodes import _callees, _control_return, _enum
 from npu_jupyter._runtime.observe.compare import cosine, relative_rmse
 from npu_jupyter._runtime.observe.observers import keep_worse
+from npu_jupyter._runtime.value_ops import SAME_VALUES
 
 if TYPE_CHECKING:
     from npu_jupyter._runtime.functions.rewrite import StoredRefs
@@ -289,15 +290,11 @@ def _shadowable(node: NodeDef, op: Operation | None) -> bool:
     return not any(t.dtype.base_dtype.name in _SOURCE_DTYPES for t in tensors)
 
 
-#: Ops whose output holds the elements of one input unchanged: output slot -> input slot.
-_VIEWS = frozenset({"Identity", "Snapshot", "StopGradient", "PreventGradient", "Reshape", "Squeeze", "ExpandDims"})
-
-
 def _viewed(op: Operation, slot: int) -> int | None:
     """The input whose elements output ``slot`` of ``op`` holds unchanged, or None."""
     if op.type == "IdentityN":
         return slot
-    return 0 if op.type in _VIEWS and slot == 0 else None
+    return 0 if op.type in SAME_VALUES and slot == 0 else None
 
 
 def _shadow_ref(ref: str, shadowed: set[str]) -> str:
