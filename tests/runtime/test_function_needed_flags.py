@@ -103,3 +103,29 @@ def test_enable_dump_debug_keeps_every_flag_so_every_overflowing_op_is_listed(ha
         step(tf.constant([70.0, 1.0]))
     (report,) = emulation.reports.values()
     assert {"big", "relu", "same"} <= set(report.overflow_ops)
+
+
+@pytest.mark.parametrize(("scale", "first"), [(70.0, "scalar_big"), (1.0, "vector_big")])
+def test_scalar_flags_share_one_node_and_the_first_non_finite_op_stays_exact(hand, scale, first):
+    import tensorflow as tf
+
+    @tf.function
+    def step(x, s):
+        vector = tf.multiply(x, 2.0, name="vector")
+        scalar = tf.multiply(s, 1000.0, name="scalar_big")  # 70 -> 70000: inf in float16
+        late = tf.multiply(vector, 1000.0, name="vector_big")  # 2 * 40 * 1000: inf in float16
+        return tf.reduce_sum(late) + tf.sqrt(scalar, name="root")
+
+    def plan_fn(graph, config, soc=None):
+        return hand.plan(graph, {"Mul", "Sqrt"})
+
+    with functions.FunctionEmulation({"precision_mode": "allow_mix_precision"}, plan_fn=plan_fn) as emulation:
+        step(tf.constant([40.0, 1.0]), tf.constant(scale))
+    (report,) = emulation.reports.values()
+    assert report.non_finite.first_op == first
+    (observer,) = emulation._observers.values()
+    (rewritten, _) = emulation._handled[observer.name]
+    health = [n for n in rewritten.definition.node_def if n.op == "DebugNumericSummaryV2"]
+    graph = emulation._graphs[observer.name]
+    scalars = [w.op for w in observer.flagged if graph.get_operation_by_name(w.op).outputs[w.slot].shape.rank == 0]
+    assert {"scalar_big", "root"} <= set(scalars) and len(health) == len(observer.flagged) - len(scalars)

@@ -180,7 +180,8 @@ class FunctionObserver:
             return
         builder = _NodeBuilder(fdef)
         bool_type, id_type = _enum("bool"), _enum("int64")
-        flags = builder.flags([cast_ref(refs, w) for w in self.flagged], [w.dtype for w in self.flagged])
+        scalars = [_rank(self._graph, w) == 0 for w in self.flagged]
+        flags = builder.flags([cast_ref(refs, w) for w in self.flagged], [w.dtype for w in self.flagged], scalars)
         head = builder.py_func(
             "head", self._register(self.head), [flags] if flags else [], [bool_type] if flags else [], [id_type]
         )
@@ -302,6 +303,12 @@ def _watched(
     )
 
 
+def _rank(graph: Graph, w: Watched) -> int | None:
+    """The static rank of a watched output (None when unknown)."""
+    op = _op(graph, w.op)
+    return op.outputs[w.slot].shape.rank if op is not None else None
+
+
 def _op(graph: Graph, name: str) -> Operation | None:
     try:
         return graph.get_operation_by_name(name)
@@ -371,16 +378,52 @@ class _NodeBuilder:
         either = self.add("either", "LogicalOr", [f"{some_bad.name}:y:0", other])
         return f"{either.name}:z:0"
 
-    def flags(self, refs: list[str], dtypes: list[str]) -> str:
-        """One bool vector: whether each tensor is all finite; "" for none.
+    def flags(self, refs: list[str], dtypes: list[str], scalars: list[bool]) -> str:
+        """One bool vector: whether each tensor is all finite, in the order of ``refs``; "" for none.
 
         One ``DebugNumericSummaryV2`` node per tensor (the kernel ``tf.debugging`` dumps use), in its
         ``CURT_HEALTH`` mode: ``[tensor_id, 1.0 if any inf/NaN else 0.0]``. With every id 0, the row
         maximum of the packed summaries is the tensor's "any inf/NaN". One node per tensor keeps a graph
-        of many small ops (a Transformer) from doubling its op count.
+        of many small ops (a Transformer) from doubling its op count. Scalars (``scalars``: their static
+        shape is ``[]``; an optimizer's per-variable step arithmetic is a third of a Transformer's flags)
+        take no node each: packed per dtype into one vector, one ``IsFinite`` answers for all of them.
         """
         if not refs:
             return ""
+        parts: list[str] = []
+        order: list[int] = []  # the tensor behind each entry of the joined parts
+        by_dtype: dict[str, list[int]] = {}
+        for index, (dtype, scalar) in enumerate(zip(dtypes, scalars)):
+            if scalar:
+                by_dtype.setdefault(dtype, []).append(index)
+        for dtype, indices in by_dtype.items():
+            kind = ("type", _enum(dtype))
+            packed = self.add("scalars", "Pack", [refs[i] for i in indices], T=kind, N=len(indices), axis=0)
+            parts.append(f"{self.add('finite', 'IsFinite', [f'{packed.name}:output:0'], T=kind).name}:y:0")
+            order += indices
+        rest = [i for i, scalar in enumerate(scalars) if not scalar]
+        if rest:
+            parts.append(self._health_flags([refs[i] for i in rest], [dtypes[i] for i in rest]))
+            order += rest
+        if len(parts) == 1:
+            return parts[0]  # one part holds every tensor in the order given
+        int32 = ("type", _enum("int32"))
+        axis = self.const("axis", np.array(0, np.int32))
+        joined = self.add("joined", "ConcatV2", [*parts, axis], T=("type", _enum("bool")), N=len(parts), Tidx=int32)
+        positions = np.argsort(np.array(order, np.int64)).astype(np.int32)  # tensor i sits at positions[i]
+        gathered = self.add(
+            "flags",
+            "GatherV2",
+            [f"{joined.name}:output:0", self.const("positions", positions), axis],
+            Tparams=("type", _enum("bool")),
+            Tindices=int32,
+            Taxis=int32,
+            batch_dims=0,
+        )
+        return f"{gathered.name}:output:0"
+
+    def _health_flags(self, refs: list[str], dtypes: list[str]) -> str:
+        """The flags of ``refs`` from one ``DebugNumericSummaryV2`` node each (see :meth:`flags`)."""
         f32 = _enum("float32")
         summaries = [
             f"{self.add('health', 'DebugNumericSummaryV2', [ref], T=('type', _enum(dtype)), output_dtype=('type', f32), tensor_debug_mode=_CURT_HEALTH, tensor_id=0).name}:output:0"
