@@ -12,7 +12,8 @@ What is observed is what the device would store: the rounded tensor where the pl
 output of the ``Cast`` round trip), the original tensor elsewhere. Per execution of a body:
 
 * **Finite flags** (the plan lowers precision, or ``enable_dump_debug``): per float output of a
-  non-constant op one ``DebugNumericSummaryV2`` node ("any inf/NaN"), packed into one bool vector
+  non-constant op one ``DebugNumericSummaryV2`` node ("any inf/NaN"; scalars share one ``IsFinite``
+  per dtype), packed into one bool vector
   for the *head* callback, which opens the body's :class:`Observation` and notes which outputs went
   inf/NaN. Only a few bytes cross into Python. Without ``enable_dump_debug`` the flags that can never
   be the first false one are left out (:mod:`.needed_flags`): the same finding, fewer nodes.
