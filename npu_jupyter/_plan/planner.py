@@ -74,7 +74,10 @@ def _view(graph: object, fetches: object) -> GraphView:
         return view_of(graph_def, tf_graph, fetches, serialized)
     if hit is not None and hit[0] == key:
         return hit[1]
-    view = view_of(graph_def, tf_graph, fetches, serialized)
+    # The cached view reaches its graph through a weak proxy: a view holding the graph itself would
+    # keep the cache's weak key alive, so every graph ever planned would stay in memory. The entry
+    # goes with the graph, so the proxy is never read after the graph is gone.
+    view = view_of(graph_def, cast("Graph", weakref.proxy(tf_graph)), fetches, serialized)
     _VIEW_CACHE[tf_graph] = (key, view)
     return view
 

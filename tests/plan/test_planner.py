@@ -159,6 +159,24 @@ def test_replanning_sees_attributes_set_after_the_first_plan():
     assert plan(g, cfg, soc="Ascend910B").ops["mm"].dtype_after == "float32"
 
 
+def test_a_planned_graph_is_freed_once_the_user_drops_it_and_its_cached_view_goes_with_it():
+    import gc
+    import weakref
+
+    from npu_jupyter._plan import planner
+
+    g = tf.Graph()
+    with g.as_default():
+        tf.matmul(v1.placeholder(tf.float32, [2, 2], name="x"), tf.ones([2, 2]), name="mm")
+    plan(g)
+    assert planner._VIEW_CACHE.get(g) is not None, "the view is cached for re-plans of the same graph"
+    assert plan(g, {"precision_mode": "force_fp16"}).ops["mm"].dtype_after == "float16"  # the cached view's shapes
+    alive = weakref.ref(g)
+    del g
+    gc.collect()
+    assert alive() is None, "the planner's view cache must not keep the user's graph alive"
+
+
 def test_npu_jupyter_plan_stays_callable_after_a_plan_submodule_was_imported(conv_net):
     import npu_jupyter
     import npu_jupyter._plan.model

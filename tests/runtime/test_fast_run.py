@@ -28,7 +28,8 @@ def _graph(tf):
 
 
 def _compiled(sess):
-    return sum(step is not None for step in sess._exec.fast._steps.values())
+    """Steps holding a callable (each one a TensorFlow executor of its run graph)."""
+    return sum(step is not None and step.call is not None for step in sess._exec.fast._steps.values())
 
 
 def test_repeated_steps_run_as_one_compiled_callable_with_session_run_results(tf):
@@ -67,6 +68,55 @@ def test_feeds_session_run_would_convert_or_reject_go_through_session_run(tf):
         # a fetched tensor that is also fed comes back as fed
         fed = np.full((1, 3), 7.0, np.float32)
         np.testing.assert_array_equal(sess.run(y, {x: np.ones((1, 4), np.float32), y: fed}), fed)
+
+
+def test_a_step_whose_feeds_need_session_run_never_makes_a_callable(tf):
+    """A callable is a second executor of the run graph (tens of seconds for a large model) that such a
+    step would never use: a step first fed a nested list (Session.run converts it) stays there."""
+    g, x, y, total, _step, init = _graph(tf)
+    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g) as sess, tf.compat.v1.Session(
+        graph=g
+    ) as plain:
+        sess.run(init)
+        plain.run(init)
+        made = _compiled(sess)  # the initializer's step: no feeds, compiled
+        for value in ([[1.0] * 4] * 2, np.ones((2, 4), np.float32), np.full((2, 4), 3.0, np.float32)):
+            np.testing.assert_array_equal(sess.run(total, {x: value}), plain.run(total, {x: value}))
+        assert _compiled(sess) == made, "the step ran through Session.run first: it keeps its one executor there"
+        sess.run(y, {x: np.ones((2, 4), np.float32)})
+        assert _compiled(sess) == made + 1, "a step whose feeds fit from its first run is compiled"
+
+
+def test_python_scalar_feeds_run_compiled_with_session_runs_values_and_errors(tf):
+    """Scripts feed a learning rate as a Python float, a flag as a bool, a step as an int: such steps run
+    as a callable, fed what Session.run would convert them to, and what Session.run refuses it still refuses."""
+    g, x, _y, total, _step, init = _graph(tf)
+    with g.as_default():
+        rate = tf.compat.v1.placeholder(tf.float32, [], name="rate")
+        flag = tf.compat.v1.placeholder(tf.bool, [], name="flag")
+        count = tf.compat.v1.placeholder(tf.int32, [], name="count")
+        pair = tf.compat.v1.placeholder(tf.float32, [2], name="pair")
+        out = tf.where(flag, total * rate, total) + tf.cast(count, tf.float32)
+    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g) as sess, tf.compat.v1.Session(
+        graph=g
+    ) as plain:
+        sess.run(init)
+        plain.run(init)
+        made = _compiled(sess)
+        ones = np.ones((2, 4), np.float32)
+        for value, on, k in ((0.1, True, 3), (0.7, False, 5), (1e-3, True, -2), (0.1, 1, True)):
+            feed = {x: ones, rate: value, flag: on, count: k}
+            np.testing.assert_array_equal(sess.run(out, feed), plain.run(out, feed))
+        assert _compiled(sess) == made + 1, "the scalar-fed step is compiled once and reused"
+        for bad, error in (({count: 2**40}, (TypeError, OverflowError)), ({rate: np.ones(2, np.float32)}, ValueError)):
+            feed = {x: ones, rate: 0.1, flag: True, count: 1, **bad}
+            with pytest.raises(error) as ours:
+                sess.run(out, feed)
+            with pytest.raises(error) as theirs:
+                plain.run(out, feed)
+            assert type(ours.value) is type(theirs.value) and str(ours.value) == str(theirs.value)
+        with pytest.raises(ValueError, match="Cannot feed value of shape"):
+            sess.run(pair * 2.0, {pair: 0.5})
 
 
 def test_an_op_error_in_a_compiled_step_reads_as_session_runs(tf):

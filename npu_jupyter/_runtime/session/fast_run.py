@@ -6,10 +6,16 @@ sizeable part of a small graph's time. An emulated step runs the same private fe
 again and again, so it runs them through a callable of the inner session instead
 (``Session._make_callable_from_options``, TensorFlow's ``MakeCallable``), made once per run graph,
 fetch structure and fed tensors, with TensorFlow's own fetch handler kept to build the results.
+The callable is made on the first run whose feeds it can take, not before: making one builds a
+TensorFlow executor for the run graph (tens of seconds for a large model's rewritten graph), and a
+step whose feeds always go through ``Session.run`` (a script feeding a Python float learning rate)
+would build a second executor there. A step that ran through ``Session.run`` before it had a callable
+keeps running there, so no run graph gets two executors for a few microseconds per step.
 
 Only steps a callable runs exactly as ``Session.run`` would take this path: every fetch a graph name
 (no SparseTensor or handle), no fetched tensor also fed, every fed value a numpy array of the fed
-tensor's own dtype and a compatible shape, no run options or metadata. Anything else (and any step
+tensor's own dtype or a Python float, int or bool (converted as ``Session.run`` converts it), of a
+compatible shape, no run options or metadata. Anything else (and any step
 whose feeds need ``Session.run``'s conversion or its error for a wrong shape) goes through
 ``Session.run`` unchanged. Errors are raised through the session's own ``_do_call``, so an op's
 failure reads as it does from ``Session.run``.
@@ -17,7 +23,8 @@ failure reads as it does from ``Session.run``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Hashable, Mapping, NamedTuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Hashable, Mapping, cast
 
 import numpy as np
 
@@ -28,12 +35,17 @@ if TYPE_CHECKING:
 _LIMIT = 256
 
 
-class _Step(NamedTuple):
-    """One compiled step: the callable, the fetch handler that shapes its results, what each feed must be."""
+@dataclass
+class _Step:
+    """One step: what each feed must be, the fetch handler that shapes its results, and its callable.
 
-    call: Callable[..., list[object]]
+    ``call`` is made on the step's first run whose feeds fit (:meth:`FastRuns.run`), from ``options``.
+    """
+
+    options: object  # CallableOptions: the fed, fetched and target names
     build: Callable[[Session, list[object]], list[object]]  # TensorFlow's _FetchHandler.build_results
     feeds: tuple[tuple[np.dtype, tuple[int | None, ...] | None], ...]  # (dtype, static shape) per fed tensor
+    call: Callable[..., list[object]] | None = None
 
 
 def structure_key(fetches: object) -> Hashable | None:
@@ -73,14 +85,18 @@ class FastRuns:
             self._steps[key] = step
         if step is None:
             return None
-        values = list(feeds.values()) if feeds else []
-        if not all(_fits(v, spec) for v, spec in zip(values, step.feeds)):
+        values = [_fitted(v, spec) for v, spec in zip(feeds.values(), step.feeds)] if feeds else []
+        if any(v is None for v in values):
+            if step.call is None:  # Session.run builds this run graph's executor: it stays the only one
+                self._steps[key] = None
             return None
+        if step.call is None:  # (two threads may make it at once: harmless, one is kept)
+            step.call = self._session._make_callable_from_options(step.options)  # type: ignore[attr-defined]
         do_call: Callable[..., list[object]] = self._session._do_call  # type: ignore[attr-defined]  # TF's error rewriting
         return step.build(self._session, do_call(step.call, *values))
 
     def _make(self, fetches: object, fed: tuple[str, ...]) -> _Step | None:
-        """Compile the step, or None when a callable would not run it as ``Session.run`` does."""
+        """The step (its callable made later), or None when a callable would not run it as ``Session.run`` does."""
         from tensorflow.core.protobuf import config_pb2
         from tensorflow.python.client.session import _FetchHandler
 
@@ -100,18 +116,39 @@ class FastRuns:
         options.feed.extend(fed)
         options.fetch.extend(t.name for t in fetched)
         options.target.extend(op.name for op in handler.targets())
-        call = self._session._make_callable_from_options(options)  # type: ignore[attr-defined]
-        return _Step(call, handler.build_results, tuple(specs))
+        return _Step(options, handler.build_results, tuple(specs))
 
 
-def _fits(value: object, spec: tuple[np.dtype, tuple[int | None, ...] | None]) -> bool:
-    """A numpy array of exactly the fed tensor's dtype whose shape the tensor's static shape accepts."""
-    if type(value) is not np.ndarray:
-        return False
+#: Python scalars a script feeds (a learning rate, a training flag, a step number), converted as
+#: ``Session.run`` converts them: ``np.asarray(value, dtype=<the fed tensor's numpy dtype>)``.
+_SCALARS = (float, int, bool)
+
+
+def _fitted(value: object, spec: tuple[np.dtype, tuple[int | None, ...] | None]) -> np.ndarray | None:
+    """The array the callable is fed for ``value``, or None when ``Session.run`` must take the feed.
+
+    A numpy array must already have the fed tensor's dtype. A Python float, int or bool is converted as
+    ``Session.run`` converts it; an int the dtype cannot hold exactly is left to ``Session.run``, which
+    raises its own TypeError for it. The result's shape must fit the tensor's static shape, else
+    ``Session.run`` raises its own ValueError.
+    """
     dtype, dims = spec
-    if value.dtype != dtype:
-        return False
+    kind = type(value)
+    if kind is np.ndarray:
+        array = cast("np.ndarray", value)
+        if array.dtype != dtype:
+            return None
+    elif kind in _SCALARS:
+        try:
+            array = np.asarray(value, dtype=dtype)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if kind is int and array.item() != value:
+            return None
+    else:
+        return None
     if dims is None:
-        return True
-    shape = value.shape
-    return len(shape) == len(dims) and all(d is None or d == s for d, s in zip(dims, shape))
+        return array
+    shape = array.shape
+    fits = len(shape) == len(dims) and all(d is None or d == s for d, s in zip(dims, shape))
+    return array if fits else None

@@ -5,7 +5,8 @@ its :class:`~npu_jupyter._options.snapshot.ConfigSnapshot` (``NpuConfig.snapshot
 an option changes, so this costs a comparison), and plans and run settings are cached against the
 snapshot's key. Nothing is stored on the config object. ``accelerate_train_mode`` plans its
 reduced-precision phase with its own snapshot. A ``graph_compiler_cache_dir`` keeps plans on disk
-across sessions.
+across sessions. The default planner is handed only the run graph's ancestors (:mod:`.plan_input`), so
+a small new fetch set of a large model plans in proportion to itself.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Callable, Hashable, Tuple, Union
 
 from npu_jupyter._options.snapshot import ConfigSnapshot
 from npu_jupyter._runtime.observe.run_settings import RunSettings, read_run_settings
+from npu_jupyter._runtime.session.plan_input import planner_input
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter._options.config import NpuConfig
@@ -95,19 +97,19 @@ class SessionPlans:
             return cached
         cfg = self.effective_config(reduced)
         plan_fn = self._plan_fn or _default_plan_fn()
+
+        def compute() -> Plan:
+            # the default planner reads only the run graph's ancestors (plan_input): the same plan, sooner
+            graph = self._graph if self._plan_fn else planner_input(self._graph, fetches)
+            return plan_fn(graph, cfg, fetches=list(fetches) if fetches else None)
+
         cache_dir = self.settings().plan_cache_dir
         if cache_dir:
             from npu_jupyter._runtime.session.plan_cache import cached_plan
 
-            plan: Plan = cached_plan(
-                cache_dir,
-                self._graph,
-                f"{key[1]}|reduced={reduced}",
-                fetches,
-                lambda: plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None),
-            )
+            plan = cached_plan(cache_dir, self._graph, f"{key[1]}|reduced={reduced}", fetches, compute)
         else:
-            plan = plan_fn(self._graph, cfg, fetches=list(fetches) if fetches else None)
+            plan = compute()
         if len(self.plans) >= CACHE_LIMIT:
             self.plans.clear()
         self.plans[key] = plan
