@@ -39,7 +39,8 @@ LAYERS = {
 RUNTIME_LAYERS = {
     "__init__": 0,
     "report_records": 0,
-    "rewrite": 0,
+    "value_ops": 0,
+    "rewrite": 1,
     "report": 1,
     "observe": 2,
     "session": 3,

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Collection, Sequence
 
+from npu_jupyter._runtime.value_ops import HALF_EXACT
 from npu_jupyter._tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -226,39 +227,12 @@ def insert_casts(graph_def: GraphDef, roundings: list[Rounding], graph: Graph | 
 
 ROUND_MARKER_SUFFIX = {"float16": "_f16/back", "bfloat16": "_bf16/back"}
 
-# Ops whose every output value is one of their float inputs' values (or its negation), or 0, or NaN: when
-# those inputs are half-precision values, so is the output, and rounding it again changes nothing.
-# (Not MaxPool: a window of NaNs gives float32's lowest value, which float16 rounds to -inf.)
-_VALUE_PRESERVING = frozenset(
-    {
-        "ConcatV2",
-        "ExpandDims",
-        "Identity",
-        "Maximum",
-        "Minimum",
-        "Neg",
-        "Pack",
-        "Relu",
-        "Relu6",
-        "Relu6Grad",
-        "ReluGrad",
-        "Reshape",
-        "Slice",
-        "Snapshot",
-        "Squeeze",
-        "StopGradient",
-        "StridedSlice",
-        "Tile",
-        "Transpose",
-    }
-)
-
 
 def held_values(graph: Graph, roundings: list[Rounding]) -> tuple[dict[str, str], set[str]]:
     """(tensor -> the half dtype its values are already exact in, rounded outputs that need no Cast).
 
     An op's output is exact in a half dtype when it is rounded to it, or when the op only passes on or
-    picks among its float inputs' values (:data:`_VALUE_PRESERVING`) and each of those inputs is read
+    picks among its float inputs' values (:data:`~npu_jupyter._runtime.value_ops.HALF_EXACT`) and each of those inputs is read
     through a rounding to that dtype or is itself exact in it. Rounding such an output again is the
     identity (float32 -> float16 -> float32 of a float16 value, inf and NaN included), so its Cast pair
     is left out, and so are input roundings of such values. ``roundings`` come in plan (topological)
@@ -273,7 +247,7 @@ def held_values(graph: Graph, roundings: list[Rounding]) -> tuple[dict[str, str]
         op = graph.get_operation_by_name(r.op)
         floats = [(slot, t) for slot, t in enumerate(op.inputs) if t.dtype.is_floating]
         if (
-            op.type in _VALUE_PRESERVING
+            op.type in HALF_EXACT
             and floats
             and all(inputs.get((r.op, slot)) == r.dtype or held.get(t.name) == r.dtype for slot, t in floats)
         ):

@@ -401,3 +401,36 @@ def test_the_drift_note_is_whole_sentences_that_say_where_the_shadows_time_goes(
 
     assert DRIFT_NOTE.endswith(".") and not DRIFT_NOTE.endswith("call's")
     assert "each call's wall-clock time includes it; the per-op times leave it out." in DRIFT_NOTE
+
+
+def test_the_shared_inf_nan_are_masked_only_on_calls_where_a_sum_is_not_finite_with_the_same_numbers():
+    """The dozen masking ops per tensor sit behind a Switch; a masked call and an unmasked one agree."""
+    import tensorflow as tf
+
+    from npu_jupyter._runtime.functions.reference import REFERENCE_SCOPE
+
+    @tf.function
+    def scaled(x):
+        return tf.multiply(x, 30000.0, name="big") + 1.0
+
+    def drift(values):
+        with functions.FunctionEmulation({"precision_mode": "force_fp16"}, reference=True) as emulation:
+            scaled(tf.constant(values))
+        (report,) = emulation.reports.values()
+        definition = emulation._handled[report.fetches[0]][0].definition
+        return {k: v for k, v in report.drift["big"].items() if k != "step"}, definition
+
+    with_nan, definition = drift([np.nan, 1.7])  # NaN in the shadow too: masked, then compared
+    finite, _ = drift([1.7])
+    assert with_nan == finite and finite["max_abs"] > 0
+    nodes = {node.name: node for node in definition.node_def}
+
+    def behind_a_switch(name, seen=()):  # a node with a dead input is dead (not run)
+        node = nodes[name]
+        inputs = [ref.lstrip("^").split(":")[0] for ref in node.input]
+        return node.op == "Switch" or any(
+            behind_a_switch(i, (*seen, name)) for i in inputs if i in nodes and i not in seen
+        )
+
+    masking = [n.name for n in definition.node_def if REFERENCE_SCOPE in n.name and n.op in ("IsNan", "SelectV2")]
+    assert masking and all(behind_a_switch(name) for name in masking)

@@ -12,9 +12,11 @@ What is observed is what the device would store: the rounded tensor where the pl
 output of the ``Cast`` round trip), the original tensor elsewhere. Per execution of a body:
 
 * **Finite flags** (the plan lowers precision, or ``enable_dump_debug``): per float output of a
-  non-constant op one ``DebugNumericSummaryV2`` node ("any inf/NaN"), packed into one bool vector
+  non-constant op one ``DebugNumericSummaryV2`` node ("any inf/NaN"; scalars share one ``IsFinite``
+  per dtype), packed into one bool vector
   for the *head* callback, which opens the body's :class:`Observation` and notes which outputs went
-  inf/NaN. Only a few bytes cross into Python.
+  inf/NaN. Only a few bytes cross into Python. Without ``enable_dump_debug`` the flags that can never
+  be the first false one are left out (:mod:`.needed_flags`): the same finding, fewer nodes.
 * **Values** (``enable_dump``: the tensors ``dump_mode`` / ``dump_layer`` select; ``enable_dump_debug``:
   every float output, for the overflow dump): each goes through a ``Switch`` whose predicate is "some
   flag is false, or this call is dumped" (a third callback answers the latter), into the *values*
@@ -149,6 +151,8 @@ class FunctionObserver:
             self.dumped = _dump_tensors(plan, graph, rounded, settings)
         self.values = list(dict.fromkeys(self.checked + self.dumped))
         self.provenance = Provenance(graph, plan, rounded) if self.flagged else None
+        self._graph = graph
+        self._thinned = flags and not settings.enable_dump_debug  # dump_debug lists every overflowing op
         self.callees: dict[str, list[str]] = {}
         self.tokens: list[str] = []
         self._callbacks: list[Callable[..., object]] = []  # the registry keeps only weak references
@@ -168,12 +172,17 @@ class FunctionObserver:
         for call in self.callees:  # a callee's observer runs only if its call is a control return too
             _control_return(fdef, call)
         self.flagged = [w for w in self.flagged if refs.has_node(w.op)]
+        if self._thinned and self.provenance is not None:
+            from npu_jupyter._runtime.functions.needed_flags import needed_flags
+
+            self.flagged = needed_flags(self.flagged, self._graph, refs, self.provenance, self.callees)
         self.values = [w for w in self.values if refs.has_node(w.op) and refs.ref(w.op, w.kind, w.slot)]
         if not self.active:
             return
         builder = _NodeBuilder(fdef)
         bool_type, id_type = _enum("bool"), _enum("int64")
-        flags = builder.flags([cast_ref(refs, w) for w in self.flagged], [w.dtype for w in self.flagged])
+        scalars = [_rank(self._graph, w) == 0 for w in self.flagged]
+        flags = builder.flags([cast_ref(refs, w) for w in self.flagged], [w.dtype for w in self.flagged], scalars)
         head = builder.py_func(
             "head", self._register(self.head), [flags] if flags else [], [bool_type] if flags else [], [id_type]
         )
@@ -295,6 +304,12 @@ def _watched(
     )
 
 
+def _rank(graph: Graph, w: Watched) -> int | None:
+    """The static rank of a watched output (None when unknown)."""
+    op = _op(graph, w.op)
+    return op.outputs[w.slot].shape.rank if op is not None else None
+
+
 def _op(graph: Graph, name: str) -> Operation | None:
     try:
         return graph.get_operation_by_name(name)
@@ -364,16 +379,52 @@ class _NodeBuilder:
         either = self.add("either", "LogicalOr", [f"{some_bad.name}:y:0", other])
         return f"{either.name}:z:0"
 
-    def flags(self, refs: list[str], dtypes: list[str]) -> str:
-        """One bool vector: whether each tensor is all finite; "" for none.
+    def flags(self, refs: list[str], dtypes: list[str], scalars: list[bool]) -> str:
+        """One bool vector: whether each tensor is all finite, in the order of ``refs``; "" for none.
 
         One ``DebugNumericSummaryV2`` node per tensor (the kernel ``tf.debugging`` dumps use), in its
         ``CURT_HEALTH`` mode: ``[tensor_id, 1.0 if any inf/NaN else 0.0]``. With every id 0, the row
         maximum of the packed summaries is the tensor's "any inf/NaN". One node per tensor keeps a graph
-        of many small ops (a Transformer) from doubling its op count.
+        of many small ops (a Transformer) from doubling its op count. Scalars (``scalars``: their static
+        shape is ``[]``; an optimizer's per-variable step arithmetic is a third of a Transformer's flags)
+        take no node each: packed per dtype into one vector, one ``IsFinite`` answers for all of them.
         """
         if not refs:
             return ""
+        parts: list[str] = []
+        order: list[int] = []  # the tensor behind each entry of the joined parts
+        by_dtype: dict[str, list[int]] = {}
+        for index, (dtype, scalar) in enumerate(zip(dtypes, scalars)):
+            if scalar:
+                by_dtype.setdefault(dtype, []).append(index)
+        for dtype, indices in by_dtype.items():
+            kind = ("type", _enum(dtype))
+            packed = self.add("scalars", "Pack", [refs[i] for i in indices], T=kind, N=len(indices), axis=0)
+            parts.append(f"{self.add('finite', 'IsFinite', [f'{packed.name}:output:0'], T=kind).name}:y:0")
+            order += indices
+        rest = [i for i, scalar in enumerate(scalars) if not scalar]
+        if rest:
+            parts.append(self._health_flags([refs[i] for i in rest], [dtypes[i] for i in rest]))
+            order += rest
+        if len(parts) == 1:
+            return parts[0]  # one part holds every tensor in the order given
+        int32 = ("type", _enum("int32"))
+        axis = self.const("axis", np.array(0, np.int32))
+        joined = self.add("joined", "ConcatV2", [*parts, axis], T=("type", _enum("bool")), N=len(parts), Tidx=int32)
+        positions = np.argsort(np.array(order, np.int64)).astype(np.int32)  # tensor i sits at positions[i]
+        gathered = self.add(
+            "flags",
+            "GatherV2",
+            [f"{joined.name}:output:0", self.const("positions", positions), axis],
+            Tparams=("type", _enum("bool")),
+            Tindices=int32,
+            Taxis=int32,
+            batch_dims=0,
+        )
+        return f"{gathered.name}:output:0"
+
+    def _health_flags(self, refs: list[str], dtypes: list[str]) -> str:
+        """The flags of ``refs`` from one ``DebugNumericSummaryV2`` node each (see :meth:`flags`)."""
         f32 = _enum("float32")
         summaries = [
             f"{self.add('health', 'DebugNumericSummaryV2', [ref], T=('type', _enum(dtype)), output_dtype=('type', f32), tensor_debug_mode=_CURT_HEALTH, tensor_id=0).name}:output:0"

@@ -23,7 +23,8 @@ emulation inserts and the observer nodes are not ops of the original body, so th
 Per float output of the body (not constants; shadowed ops, and unshadowed ones whose output is
 rounded), small in-graph reductions compare the stored tensor (the rounded one where the plan rounds
 it) with its reference (the shadow, or the op's unrounded output) in float64 and pack nine sums per
-tensor; one stateful ``PyFunc`` (a control return, so the runtime runs it and with it the shadows)
+tensor (leaving out the inf/NaN both hold only on calls where some sum is not finite,
+:meth:`_Builder.rows`); one stateful ``PyFunc`` (a control return, so the runtime runs it and with it the shadows)
 hands that ``[n, 9]`` matrix to Python, which finishes :func:`npu_jupyter._runtime.observe.compare.metrics`'s
 five numbers. The report keeps, per op, the worst output over all calls (and loop iterations).
 
@@ -46,6 +47,7 @@ import numpy as np
 from npu_jupyter._runtime.functions.observe_nodes import _callees, _control_return, _enum
 from npu_jupyter._runtime.observe.compare import cosine, relative_rmse
 from npu_jupyter._runtime.observe.observers import keep_worse
+from npu_jupyter._runtime.value_ops import SAME_VALUES
 
 if TYPE_CHECKING:
     from npu_jupyter._runtime.functions.rewrite import StoredRefs
@@ -155,9 +157,8 @@ class FunctionReference:
         index = {w: i for i, w in enumerate(self.watched)}
         self._alias_rows = [index[target] for _, target in self.aliases]
         builder = _Builder(fdef)
-        rows = [builder.sums(stored, reference, dtype) for stored, reference, dtype in pairs]
-        packed = builder.add("rows", "Pack", rows, T=_enum("float64"), N=len(rows), axis=0) if rows else ""
-        inputs = [f"{packed}:output:0"] if rows else []
+        rows = builder.rows(pairs)
+        inputs = [rows] if rows else []
         token = self._register()
         f64 = [_enum("float64")] if pairs else []
         call = builder.add("drift", "PyFunc", inputs, token=token, Tin=f64, Tout=[_enum("bool")])
@@ -289,15 +290,11 @@ def _shadowable(node: NodeDef, op: Operation | None) -> bool:
     return not any(t.dtype.base_dtype.name in _SOURCE_DTYPES for t in tensors)
 
 
-#: Ops whose output holds the elements of one input unchanged: output slot -> input slot.
-_VIEWS = frozenset({"Identity", "Snapshot", "StopGradient", "PreventGradient", "Reshape", "Squeeze", "ExpandDims"})
-
-
 def _viewed(op: Operation, slot: int) -> int | None:
     """The input whose elements output ``slot`` of ``op`` holds unchanged, or None."""
     if op.type == "IdentityN":
         return slot
-    return 0 if op.type in _VIEWS and slot == 0 else None
+    return 0 if op.type in SAME_VALUES and slot == 0 else None
 
 
 def _shadow_ref(ref: str, shadowed: set[str]) -> str:
@@ -368,10 +365,41 @@ class _Builder:
         shape = self.const(np.array([-1], np.int32))
         return f"{self.add('flat', 'Reshape', [cast, shape], T=f64, Tshape=_enum('int32'))}:output:0"
 
-    def sums(self, stored: str, reference: str, dtype: str) -> str:
-        """The nine float64 sums of :data:`_SUMS` comparing ``stored`` with ``reference``."""
+    def rows(self, pairs: list[tuple[str, str, str]]) -> str:
+        """The ``[n, 9]`` float64 sums of :data:`_SUMS`, one row per (stored, reference, dtype); "" for none.
+
+        Leaving out the inf/NaN both tensors hold (:meth:`_compared`) takes a dozen passes over each
+        tensor, and it changes nothing unless a reference value is inf/NaN: then that tensor's sum of
+        ``|reference|`` is not finite either (a sum that overflows takes the masked side too). So the sums
+        are computed as they are; only when one of them is not finite do the masked sums run, behind a
+        ``Switch`` whose other side is dead (not run) on the calls where all are finite, and a ``Merge``
+        takes whichever side ran. With every unmasked sum finite no element is masked, so both sides give
+        the same numbers, bit for bit.
+        """
+        if not pairs:
+            return ""
         f64 = _enum("float64")
-        a, b, kept = self._compared(self._flat64(stored, dtype), self._flat64(reference, dtype))
+        flats = [(self._flat64(stored, dtype), self._flat64(reference, dtype)) for stored, reference, dtype in pairs]
+        plain = self._pack("rows", [self._sums(a, b, self._size(a)) for a, b in flats])
+        finite = f"{self.add('finite', 'IsFinite', [plain], T=f64)}:y:0"
+        axes = self.const(np.array([0, 1], np.int32))
+        every = f"{self.add('all_finite', 'All', [finite, axes], Tidx=_enum('int32'), keep_dims=False)}:output:0"
+        masked = []
+        for a, b in flats:
+            a, b = (f"{self.add('switch', 'Switch', [x, every], T=f64)}:output_false:0" for x in (a, b))
+            a, b, kept = self._compared(a, b)
+            masked.append(
+                self._sums(
+                    a, b, self._reduce("Sum", self._unary("Cast", kept, SrcT=_enum("bool"), DstT=f64, Truncate=False))
+                )
+            )
+        fast = f"{self.add('switch', 'Switch', [plain, every], T=f64)}:output_true:0"
+        merged = self.add("rows", "Merge", [fast, self._pack("masked_rows", masked)], T=f64, N=2)
+        return f"{merged}:output:0"
+
+    def _sums(self, a: str, b: str, count: str) -> str:
+        """The nine sums comparing flat float64 ``a`` (stored) with ``b`` (reference); ``count``: elements kept."""
+        f64 = _enum("float64")
         diff = self._unary("Abs", self._binary("Sub", a, b), T=f64)
         abs_b = self._unary("Abs", b, T=f64)
         rel = self._binary("RealDiv", diff, self._binary("Maximum", abs_b, self.const(np.array(_EPS, np.float64))))
@@ -384,9 +412,17 @@ class _Builder:
             self._reduce("Sum", self._binary("Mul", a, b)),
             self._reduce("Sum", self._binary("Mul", a, a)),
             self._reduce("Sum", self._binary("Mul", b, b)),
-            self._reduce("Sum", self._unary("Cast", kept, SrcT=_enum("bool"), DstT=f64, Truncate=False)),
+            count,
         ]
         return f"{self.add('sums', 'Pack', values, T=f64, N=len(values), axis=0)}:output:0"
+
+    def _size(self, a: str) -> str:
+        """The element count of flat ``a`` as a float64 scalar."""
+        size = f"{self.add('size', 'Size', [a], T=_enum('float64'), out_type=_enum('int64'))}:output:0"
+        return self._unary("Cast", size, SrcT=_enum("int64"), DstT=_enum("float64"), Truncate=False)
+
+    def _pack(self, what: str, rows: list[str]) -> str:
+        return f"{self.add(what, 'Pack', rows, T=_enum('float64'), N=len(rows), axis=0)}:output:0"
 
     def _compared(self, a: str, b: str) -> tuple[str, str, str]:
         """``a`` and ``b`` with zeros where both hold the same inf or NaN, and where they do not (the kept).

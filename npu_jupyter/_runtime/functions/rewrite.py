@@ -3,7 +3,8 @@
 TF2 code (Keras ``fit``, GradientTape loops) runs graphs that live as ``FunctionDef`` protos in the
 eager context's function library, called by name. The emulator changes no TensorFlow code: it
 plans the function's graph, inserts the same ``Cast`` round trips the session emulator inserts
-(``rewrite.roundings`` / ``rewrite.insert_casts``, one rule for both), and hands back a FunctionDef of
+(``rewrite.roundings`` / ``rewrite.insert_casts``, one rule for both: no Cast pair where rounding cannot
+change a value, :func:`~npu_jupyter._runtime.rewrite.held_values`), and hands back a FunctionDef of
 the *same name*, which the caller then registers in place of the original for the duration of a cell.
 
 FunctionDef inputs spell tensors as ``node:output_arg:index``; TensorFlow's own converter gives a
@@ -100,7 +101,7 @@ def rewrite_function(
         return RewrittenFunction(fdef)
     graph_def, nested_to_flat = function_def_to_graph.function_def_to_graph_def(fdef)
     _canonical_inputs(graph_def)
-    tensor_map = insert_casts(graph_def, rounded) if rounded else {}
+    tensor_map = insert_casts(graph_def, rounded, graph) if rounded else {}  # no Cast where none can change a value
     flat_to_nested = _invert(nested_to_flat)
     args = {arg.name for arg in fdef.signature.input_arg}
     new = function_pb2.FunctionDef()

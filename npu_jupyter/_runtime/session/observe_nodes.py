@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from npu_jupyter._runtime.observe.node_defs import add_node
+from npu_jupyter._runtime.value_ops import SAME_VALUES, passes_on_values
 
 if TYPE_CHECKING:
     from npu_jupyter._runtime.session.liveness import Liveness
@@ -187,8 +188,8 @@ class _Builder:
         A flag is false when its tensor holds inf/NaN (or, for finite values, when their float32 sum
         overflows). It is left out when the op passes on values it reads, exactly as they are checked,
         from tensors checked earlier in the list: the same values in the same order
-        (:data:`_ALIASES`: the same sum, the same flag), or, when every input holds float16 values,
-        values picked among them (or negated) or 0 (:data:`_PICKS`: their sum cannot overflow, so the
+        (:data:`~npu_jupyter._runtime.value_ops.SAME_VALUES`: the same sum, the same flag), or, when every input holds float16 values,
+        values picked among them (or negated) or 0 (:data:`~npu_jupyter._runtime.value_ops.PICKED_VALUES`: their sum cannot overflow, so the
         flag is false only when an input holds inf/NaN). Either way a false flag of it comes after a false
         flag of an input, so the first false flag, the finding, is the same. Tensors that may be dead are
         kept.
@@ -201,7 +202,7 @@ class _Builder:
             op = self.user.get_tensor_by_name(name).op
             if op.type == "Const" and self.tensor_map.get(name, name) == name and _always_finite(op):
                 continue  # its flag is true in every step
-            if not ((op.type in _ALIASES or op.type in _PICKS) and self._implied(name, op, order, guarded, held)):
+            if not (passes_on_values(op.type) and self._implied(name, op, order, guarded, held)):
                 kept.append(name)
         return kept or tensors[:1]  # one flag at least: "none went non-finite" stays a checked answer
 
@@ -222,7 +223,7 @@ class _Builder:
                 order.get(t.name, len(order)) >= order[name]
                 or (t.op.name, "output", t.value_index) in guarded
                 or data[slot] != _input_ref(checked)
-                or (op.type not in _ALIASES and held.get(t.name) != "float16")
+                or (op.type not in SAME_VALUES and held.get(t.name) != "float16")
             ):
                 return False
         return True
@@ -247,12 +248,6 @@ class _Builder:
 
 
 _VARIABLE_READS = frozenset({"Identity", "RefIdentity", "IsVariableInitialized"})
-# Ops whose output is their (first) input's values in the same order: the same float32 sum.
-_ALIASES = frozenset({"ExpandDims", "Identity", "PreventGradient", "Reshape", "Snapshot", "Squeeze", "StopGradient"})
-# Ops whose output values are among their float inputs' values or their negations, or 0, or NaN (inf * 0).
-_PICKS = frozenset(
-    {"ConcatV2", "MaxPool", "Maximum", "Minimum", "Neg", "Pack", "Relu", "Relu6", "ReluGrad", "Relu6Grad", "Transpose"}
-)
 
 
 def _always_finite(const: Operation) -> bool:
