@@ -9,7 +9,7 @@ that overflows), and ``enable_dump`` with a ``dump_step`` no call reaches (the v
 behind a ``Switch``); ``allow_mix_precision`` (storage rounding plus the finite flags every
 precision-lowering plan gets, one ``DebugNumericSummaryV2`` node per float output); last the same with
 drift on (``reference=True``: a float32 shadow of each body and in-graph comparisons per float output).
-All times are CPU time of this machine, not NPU time.
+All times are wall-clock times measured on this CPU (perf_counter), not NPU times.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def main() -> None:
         "mix + drift": {"precision_mode": "allow_mix_precision"},
     }
     with_reference = {"mix + drift"}
-    print(f"load average before: {os.getloadavg()[0]:.2f} (CPU times of the emulation on this machine)")
+    print(f"load average before: {os.getloadavg()[0]:.2f} (wall-clock times of the emulation measured on this CPU, not NPU times)")
     for label, build in (("CNN", cnn), ("Transformer", transformer)):
         plain: list[float] = []
         timed: dict[str, list[float]] = {name: [] for name in sides}

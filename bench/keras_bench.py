@@ -8,7 +8,7 @@ data: plain, under :class:`npu_jupyter._runtime.functions.emulator.FunctionEmula
 mode (``must_keep_origin_dtype``: the function is planned but nothing is rewritten), and under
 ``allow_mix_precision`` (storage rounding). Each side is warmed (traced once), then timed over
 interleaved blocks of epochs; medians per step are compared. Target: float32-preserving ≤ 1.3×.
-All times are CPU time of this machine, not NPU time.
+All times are wall-clock times measured on this CPU (perf_counter), not NPU times.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer blocks (a smoke run)")
     args = parser.parse_args()
     blocks, epochs = (2, 1) if args.quick else (5, 2)
-    print(f"load average before: {os.getloadavg()[0]:.2f} (CPU times of the emulation on this machine)")
+    print(f"load average before: {os.getloadavg()[0]:.2f} (wall-clock times of the emulation measured on this CPU, not NPU times)")
     for label, build in (("CNN", cnn), ("Transformer", transformer)):
         plain, kept, mixed = [], [], []
         for _ in range(blocks):  # interleave the three sides so machine load hits them alike
