@@ -43,7 +43,9 @@ def main() -> None:
         "mix + drift": {"precision_mode": "allow_mix_precision"},
     }
     with_reference = {"mix + drift"}
-    print(f"load average before: {os.getloadavg()[0]:.2f} (wall-clock times of the emulation measured on this CPU, not NPU times)")
+    print(
+        f"load average before: {os.getloadavg()[0]:.2f} (wall-clock times of the emulation measured on this CPU, not NPU times)"
+    )
     for label, build in (("CNN", cnn), ("Transformer", transformer)):
         plain: list[float] = []
         timed: dict[str, list[float]] = {name: [] for name in sides}

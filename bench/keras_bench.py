@@ -86,7 +86,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer blocks (a smoke run)")
     args = parser.parse_args()
     blocks, epochs = (2, 1) if args.quick else (5, 2)
-    print(f"load average before: {os.getloadavg()[0]:.2f} (wall-clock times of the emulation measured on this CPU, not NPU times)")
+    print(
+        f"load average before: {os.getloadavg()[0]:.2f} (wall-clock times of the emulation measured on this CPU, not NPU times)"
+    )
     for label, build in (("CNN", cnn), ("Transformer", transformer)):
         plain, kept, mixed = [], [], []
         for _ in range(blocks):  # interleave the three sides so machine load hits them alike
