@@ -228,8 +228,9 @@ export interface RunInfo {
   /** Steps dump_step selected but not written. */
   dump_skipped?: DumpSkip[];
   /**
-   * Traced functions: rounding casts the emulation inserted, one per op input or output the plan stores in half
-   * precision (in every function); not a count of ops or of distinct tensors.
+   * Traced functions: half-precision roundings the emulation applied, one per op input or output the plan stores
+   * in half precision (in every function); not a count of ops, of distinct tensors or of Cast nodes (a value
+   * already exact in half precision needs no Cast node).
    */
   rounded_tensors?: number;
   /**

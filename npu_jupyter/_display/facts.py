@@ -103,8 +103,8 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     if run.get("rounded_tensors") is not None:
         scope = " (in every function it calls too)" if len(payload.get("functions") or []) > 1 else ""
         text = (
-            f"{_plural(run['rounded_tensors'], 'rounding cast')} inserted (one per op input or output the plan "
-            f"stores in half precision, not a count of ops){scope}"
+            f"{_plural(run['rounded_tensors'], 'half-precision rounding')} (one per op input or output the "
+            f"plan stores in half precision; not a count of ops or of Cast nodes){scope}"
         )
         facts.append(Fact("run.rounded_tensors", "Emulated", text))
     facts += adapter_facts(run)

@@ -258,7 +258,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "run.nonfinite.step": "at step 59",
         "run.nonfinite.reason": "nonfinite-reason-marker",
         "run.prediction": "prediction-marker",
-        "run.rounded_tensors": "83 rounding casts inserted",
+        "run.rounded_tensors": "83 half-precision roundings",
         "functions[].label": "top-fn-marker|callee-fn-marker|top-fn-marker and the 1 function it calls",
         "functions[].ops": "(2 ops) calls|(1 op)",
         "ops[].f": "callee-fn-marker",

@@ -121,7 +121,7 @@ def test_a_keras_fit_report_counts_rounding_casts_as_casts_and_lists_no_copy(ip)
     (payload,) = [out.data[MIME_TYPE] for out in cap.outputs if MIME_TYPE in out.data]
     (report,) = npu_jupyter.last_reports()
     casts = report.rounded_tensors
-    assert casts and f"Emulated: {casts} rounding casts inserted (one per op input or output" in text.render(payload)
+    assert casts and f"Emulated: {casts} half-precision roundings (one per op input or output" in text.render(payload)
     assert "tensors rounded" not in text.render(payload)
     ops = payload["ops"]
     assert payload["run"]["drift_worst"]
