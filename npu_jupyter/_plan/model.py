@@ -31,10 +31,6 @@ class OpDecision:
     the first output; "" for ops without outputs). ``input_dtypes`` gives the decided dtype of each
     data input as the device would read it, which is what the emulator casts to. Build it with
     keyword arguments: fields are added over time and 15 positional values are unreadable.
-
-    The list fields of a planned decision are read-only: the planner shares one list between the
-    decisions (and the cached graph view) that hold the same names or dtypes, so that a plan of a
-    large graph builds a few thousand objects, not several per op. Copy a list before changing it.
     """
 
     name: str

@@ -102,7 +102,9 @@ def _decisions(
 ) -> dict[str, OpDecision]:
     """One OpDecision per node, in topological order, from the three stages' per-index answers.
 
-    The decisions are filled in attribute by attribute on a bare instance: calling the dataclass's
+    Every list a decision holds is its own: the view's lists are shared by every plan of a cached
+    graph and the precision stage's by ops with the same dtypes, so a user annotating one decision's
+    list must not change another plan. The decisions are filled in attribute by attribute on a bare instance: calling the dataclass's
     generated ``__init__`` with 17 keyword arguments costs about four times as much, which is a
     tenth of a cold plan of a large graph. :func:`_check_decision_fields` (on the first decision of
     each plan) makes sure a field added to OpDecision later cannot be left unset here.
@@ -136,41 +138,35 @@ def _decisions(
         d.dtype_after = decided[k] if k is not None and k < len(decided) else ""
         d.precision_reason = p.reason
         d.cluster = clusters[i]
-        d.inputs = n.input_names
-        d.input_dtypes = p.input_dtypes
-        d.output_dtypes = decided
+        d.inputs = list(n.input_names)
+        d.input_dtypes = list(p.input_dtypes)
+        d.output_dtypes = list(decided)
         d.impl_mode = p.impl_mode
         d.policy = p.policy
-        d.body_ops = n.body
+        d.body_ops = list(n.body)
         d.approximate = False
-        d.declared_input_dtypes = declared = n.input_dtypes
-        d.producer_dtypes = _producer_dtypes(n, decided_of, first, p.input_dtypes, declared) if n.in_idx else declared
+        d.declared_input_dtypes = list(n.input_dtypes)
+        d.producer_dtypes = _producer_dtypes(n, decided_of, first) if n.in_idx else []
         ops[name] = d
     if ops:
         _check_decision_fields(next(iter(ops.values())))
     return ops
 
 
-def _producer_dtypes(
-    n: Node, decided_of: list[list[str]], first: list[str | None], read: list[str], declared: list[str]
-) -> list[str]:
+def _producer_dtypes(n: Node, decided_of: list[list[str]], first: list[str | None]) -> list[str]:
     """Each data input's dtype as its producer writes it (decided), else as the graph declares it.
 
     Most inputs read output 0 of a producer in the view: ``first`` answers those with one list
     lookup per input; only a node with another slot or an unknown producer takes the full rule.
-    The answer nearly always equals the dtypes the op reads (``read``) or declares: that list is
-    shared then, not kept as one more list per op.
     """
     idx = n.in_idx
     produced = [first[j] for j in idx]
-    if None in produced or any(n.input_slots):
-        produced = [
-            decided_of[j][slot] if j >= 0 and slot < len(decided_of[j]) else dt
-            for j, slot, dt in zip(idx, n.input_slots, n.input_dtypes)
-        ]
-    if produced == read:
-        return read
-    return declared if produced == declared else cast("list[str]", produced)
+    if None not in produced and not any(n.input_slots):
+        return cast("list[str]", produced)
+    return [
+        decided_of[j][slot] if j >= 0 and slot < len(decided_of[j]) else dt
+        for j, slot, dt in zip(idx, n.input_slots, n.input_dtypes)
+    ]
 
 
 def _check_decision_fields(decision: OpDecision) -> None:

@@ -200,7 +200,6 @@ class _Decider:
         # same few dozen types repeat thousands of times in a training graph.
         self._policies: dict[str, tuple[str, str]] = {}
         self._choices: dict[tuple[Any, ...], tuple[str, str, str] | None] = {}
-        self._lists: dict[tuple[str, ...], list[str]] = {}
         self._check_mode()
         self._load_files()
         # most configs set no implementation mode: skip the per-op lookup then
@@ -469,21 +468,13 @@ class _Decider:
     ) -> OpPrecision:
         """Apply one decided dtype to every tensor of the op's original float dtype.
 
-        Most ops keep their dtype: they share the node's own lists then. A changed list is shared too,
-        with every other op whose decided dtypes are the same (:meth:`_shared`).
+        Most ops keep their dtype: the answer holds the node's own lists then (the decisions copy
+        them, :func:`~npu_jupyter._plan.planner._decisions`).
         """
         dout = din if dout is None else dout
-        ins = n.input_dtypes if din == orig else self._shared([din if d == orig else d for d in n.input_dtypes])
-        outs = n.output_dtypes if dout == orig else self._shared([dout if d == orig else d for d in n.output_dtypes])
+        ins = n.input_dtypes if din == orig else [din if d == orig else d for d in n.input_dtypes]
+        outs = n.output_dtypes if dout == orig else [dout if d == orig else d for d in n.output_dtypes]
         return OpPrecision(ins, outs, reason, policy, impl)
-
-    def _shared(self, dtypes: list[str]) -> list[str]:
-        """One list object per distinct dtype sequence of this plan (plans are read-only).
-
-        A training graph has a few dozen distinct sequences over thousands of ops: sharing them
-        leaves the garbage collector far fewer objects to scan after the plan.
-        """
-        return self._lists.setdefault(tuple(dtypes), dtypes)
 
     def _customized(self, n: Node, rule: DtypeRule, impl: str | None) -> OpPrecision:
         ins = list(n.input_dtypes)

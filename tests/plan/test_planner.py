@@ -177,6 +177,36 @@ def test_a_planned_graph_is_freed_once_the_user_drops_it_and_its_cached_view_goe
     assert alive() is None, "the planner's view cache must not keep the user's graph alive"
 
 
+def test_changing_a_decisions_lists_changes_no_other_decision_or_later_plan():
+    """A user may annotate a plan in a notebook: each decision's lists are its own, not the cached view's
+    or another op's, so a later plan of the same graph or of another graph reads what the graph says."""
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [2, 2], name="x")
+        a = tf.matmul(x, x, name="a")
+        tf.matmul(a, a, name="b")
+    cfg = {"precision_mode": "allow_fp32_to_fp16"}
+    first = plan(g, cfg)
+    expected = {name: (list(d.inputs), list(d.input_dtypes), list(d.output_dtypes)) for name, d in first.ops.items()}
+    for d in first.ops.values():
+        for field in (
+            "inputs",
+            "input_dtypes",
+            "output_dtypes",
+            "body_ops",
+            "declared_input_dtypes",
+            "producer_dtypes",
+        ):
+            getattr(d, field).append("annotated")
+    assert first.ops["a"].input_dtypes.count("annotated") == 1, "no two fields of a plan share a list"
+    again = plan(g, cfg)  # the cached view
+    other = tf.Graph()
+    with other.as_default():
+        v1.placeholder(tf.float32, [2], name="y")
+    assert {n: (d.inputs, d.input_dtypes, d.output_dtypes) for n, d in again.ops.items()} == expected
+    assert plan(other).ops["y"].inputs == [] and plan(other).ops["y"].body_ops == []
+
+
 def test_npu_jupyter_plan_stays_callable_after_a_plan_submodule_was_imported(conv_net):
     import npu_jupyter
     import npu_jupyter._plan.model

@@ -119,6 +119,23 @@ def test_python_scalar_feeds_run_compiled_with_session_runs_values_and_errors(tf
             sess.run(pair * 2.0, {pair: 0.5})
 
 
+def test_a_scalar_fed_to_a_string_tensor_raises_session_runs_type_error(tf):
+    g = tf.Graph()
+    with g.as_default():
+        text = tf.compat.v1.placeholder(tf.string, [], name="text")
+        length = tf.strings.length(text)
+    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g) as sess, tf.compat.v1.Session(
+        graph=g
+    ) as plain:
+        assert sess.run(length, {text: np.array(b"abc", dtype=object)}) == 3  # a step that runs compiled
+        for value in (5, True):
+            with pytest.raises(TypeError) as ours:
+                sess.run(length, {text: value})
+            with pytest.raises(TypeError) as theirs:
+                plain.run(length, {text: value})
+            assert str(ours.value) == str(theirs.value)
+
+
 def test_an_op_error_in_a_compiled_step_reads_as_session_runs(tf):
     g = tf.Graph()
     with g.as_default():

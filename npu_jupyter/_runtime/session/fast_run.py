@@ -127,9 +127,10 @@ _SCALARS = (float, int, bool)
 def _fitted(value: object, spec: tuple[np.dtype, tuple[int | None, ...] | None]) -> np.ndarray | None:
     """The array the callable is fed for ``value``, or None when ``Session.run`` must take the feed.
 
-    A numpy array must already have the fed tensor's dtype. A Python float, int or bool is converted as
-    ``Session.run`` converts it; an int the dtype cannot hold exactly is left to ``Session.run``, which
-    raises its own TypeError for it. The result's shape must fit the tensor's static shape, else
+    A numpy array must already have the fed tensor's dtype. A Python float, int or bool fed to a numeric
+    or bool tensor is converted as ``Session.run`` converts it; an int or bool the dtype cannot hold
+    exactly, and any scalar fed to a string tensor, is left to ``Session.run``, which raises its own
+    TypeError for it. The result's shape must fit the tensor's static shape, else
     ``Session.run`` raises its own ValueError.
     """
     dtype, dims = spec
@@ -138,12 +139,12 @@ def _fitted(value: object, spec: tuple[np.dtype, tuple[int | None, ...] | None])
         array = cast("np.ndarray", value)
         if array.dtype != dtype:
             return None
-    elif kind in _SCALARS:
+    elif kind in _SCALARS and dtype.kind != "O":  # string tensors: Session.run's own check and error
         try:
             array = np.asarray(value, dtype=dtype)
         except (TypeError, ValueError, OverflowError):
             return None
-        if kind is int and array.item() != value:
+        if kind is not float and array.item() != value:  # Session.run refuses an int (or bool) it would change
             return None
     else:
         return None
