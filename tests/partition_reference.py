@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from npu_jupyter._ops.variable_ops import VARIABLE_OPS
-from npu_jupyter._plan.clustering import _MAX_BITSET_CLUSTERS, _REJOIN_PASSES, _merge_all, _Reach
+from npu_jupyter._plan.clustering import _MAX_BITSET_CLUSTERS, _REJOIN_PASSES, _Reach
 from npu_jupyter._plan.model import Transfer
 from npu_jupyter._units import DTYPE_BYTES
 
@@ -308,3 +308,64 @@ def _record(
     t = Transfer(src, consumer, tensor, dtype, direction, _bytes(view, tensor, dtype, cache), [consumer])
     seen[key] = t
     part.transfers.append(t)
+
+
+# As written before this round's speed-up (commit d4a7ca4), so the reference does not run the new one.
+def _merge_all(groups: list[list[int]], preds: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Mixed computing: walking clusters by size, each absorbs those unrelated to it (§3.5-5).
+
+    Which clusters reach which is computed once with one bitset per node (a Python int with one bit
+    per cluster) in topological order, so the merge costs O(edges * clusters / 64) word operations
+    instead of a graph search per cluster. Above ``_MAX_BITSET_CLUSTERS`` clusters are kept as they are.
+    """
+    k = len(groups)
+    if k == 1 or k > _MAX_BITSET_CLUSTERS:
+        return [sorted(g) for g in groups]
+    count = len(preds)
+    own = [0] * count
+    for c, g in enumerate(groups):
+        bit = 1 << c
+        for i in g:
+            own[i] = bit
+    up = [0] * count  # clusters with a path to the node (itself included)
+    for i in range(count):
+        acc = own[i]
+        for p in preds[i]:
+            acc |= up[p]
+        up[i] = acc
+    ancestors = [0] * k  # clusters that reach cluster c
+    for c, g in enumerate(groups):
+        acc = 0
+        for i in g:
+            acc |= up[i]
+        ancestors[c] = acc & ~(1 << c)
+    descendants = [0] * k  # clusters cluster c reaches (transpose of ancestors)
+    for c in range(k):
+        a = ancestors[c]
+        while a:
+            low = a & -a
+            descendants[low.bit_length() - 1] |= 1 << c
+            a ^= low
+    remaining = (1 << k) - 1
+    merged: list[list[int]] = []
+    for a in range(k):
+        if not remaining >> a & 1:
+            continue
+        remaining &= ~(1 << a)
+        held = 1 << a
+        related = ancestors[a] | descendants[a]
+        members = list(groups[a])
+        free = remaining & ~related
+        while free:
+            low = free & -free
+            free ^= low
+            b = low.bit_length() - 1
+            if (ancestors[b] | descendants[b]) & held or related & low:
+                continue
+            held |= low
+            related |= ancestors[b] | descendants[b]
+            remaining &= ~low
+            members.extend(groups[b])
+            free &= ~related
+        merged.append(sorted(members))
+    return merged
