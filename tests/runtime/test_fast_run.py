@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 
 import numpy as np
 import pytest
@@ -27,6 +28,18 @@ def _graph(tf):
     return g, x, y, total, step, init
 
 
+@contextlib.contextmanager
+def _emulated_and_plain(tf, g, init=None):
+    """An allow_mix_precision emulator session and a plain session on ``g``, both initialised by ``init``."""
+    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g) as sess, tf.compat.v1.Session(
+        graph=g
+    ) as plain:
+        if init is not None:
+            sess.run(init)
+            plain.run(init)
+        yield sess, plain
+
+
 def _compiled(sess):
     """Steps holding a callable (each one a TensorFlow executor of its run graph)."""
     return sum(step is not None and step.call is not None for step in sess._exec.fast._steps.values())
@@ -36,11 +49,7 @@ def test_repeated_steps_run_as_one_compiled_callable_with_session_run_results(tf
     g, x, y, total, step, init = _graph(tf)
     feed = {x: np.ones((2, 4), np.float32)}
     pair = collections.namedtuple("pair", "y total")
-    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g) as sess, tf.compat.v1.Session(
-        graph=g
-    ) as plain:
-        sess.run(init)
-        plain.run(init)
+    with _emulated_and_plain(tf, g, init) as (sess, plain):
         for fetches in ([y, total], (total, step), {"t": total, "s": step}, pair(y, total), total, step):
             ours, theirs = sess.run(fetches, feed), plain.run(fetches, feed)
             assert type(ours) is type(theirs)
@@ -55,11 +64,7 @@ def test_repeated_steps_run_as_one_compiled_callable_with_session_run_results(tf
 
 def test_feeds_session_run_would_convert_or_reject_go_through_session_run(tf):
     g, x, y, total, _step, init = _graph(tf)
-    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g) as sess, tf.compat.v1.Session(
-        graph=g
-    ) as plain:
-        sess.run(init)
-        plain.run(init)
+    with _emulated_and_plain(tf, g, init) as (sess, plain):
         # float64 and a nested list are converted by Session.run, as for a plain session
         for value in (np.ones((2, 4)), [[1.0, 2.0, 3.0, 4.0]]):
             np.testing.assert_array_equal(sess.run(y, {x: value}), plain.run(y, {x: value}))
@@ -74,11 +79,7 @@ def test_a_step_whose_feeds_need_session_run_never_makes_a_callable(tf):
     """A callable is a second executor of the run graph (tens of seconds for a large model) that such a
     step would never use: a step first fed a nested list (Session.run converts it) stays there."""
     g, x, y, total, _step, init = _graph(tf)
-    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g) as sess, tf.compat.v1.Session(
-        graph=g
-    ) as plain:
-        sess.run(init)
-        plain.run(init)
+    with _emulated_and_plain(tf, g, init) as (sess, plain):
         made = _compiled(sess)  # the initializer's step: no feeds, compiled
         for value in ([[1.0] * 4] * 2, np.ones((2, 4), np.float32), np.full((2, 4), 3.0, np.float32)):
             np.testing.assert_array_equal(sess.run(total, {x: value}), plain.run(total, {x: value}))
@@ -97,11 +98,7 @@ def test_python_scalar_feeds_run_compiled_with_session_runs_values_and_errors(tf
         count = tf.compat.v1.placeholder(tf.int32, [], name="count")
         pair = tf.compat.v1.placeholder(tf.float32, [2], name="pair")
         out = tf.where(flag, total * rate, total) + tf.cast(count, tf.float32)
-    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g) as sess, tf.compat.v1.Session(
-        graph=g
-    ) as plain:
-        sess.run(init)
-        plain.run(init)
+    with _emulated_and_plain(tf, g, init) as (sess, plain):
         made = _compiled(sess)
         ones = np.ones((2, 4), np.float32)
         for value, on, k in ((0.1, True, 3), (0.7, False, 5), (1e-3, True, -2), (0.1, 1, True)):
@@ -124,9 +121,7 @@ def test_a_scalar_fed_to_a_string_tensor_raises_session_runs_type_error(tf):
     with g.as_default():
         text = tf.compat.v1.placeholder(tf.string, [], name="text")
         length = tf.strings.length(text)
-    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), g) as sess, tf.compat.v1.Session(
-        graph=g
-    ) as plain:
+    with _emulated_and_plain(tf, g) as (sess, plain):
         assert sess.run(length, {text: np.array(b"abc", dtype=object)}) == 3  # a step that runs compiled
         for value in (5, True):
             with pytest.raises(TypeError) as ours:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from npu_jupyter._runtime.session.run_graph import op_closure
+
 if TYPE_CHECKING:
     from npu_jupyter._runtime.session.run_graph import GraphDefProto
     from npu_jupyter._tf_types import Graph, GraphDef, Operation
@@ -75,17 +77,7 @@ def ancestors(graph: Graph, names: list[str], limit: int) -> set[str] | None:
             stack.append(graph.get_operation_by_name(op_name))
         except (KeyError, ValueError):
             return None
-    seen: set[str] = set()
-    while stack:
-        op = stack.pop()
-        if op.name in seen:
-            continue
-        seen.add(op.name)
-        if len(seen) > limit:
-            return None
-        stack.extend(t.op for t in op.inputs)
-        stack.extend(op.control_inputs)
-    return seen
+    return op_closure(stack, limit=limit)
 
 
 def _cut_graph_def(graph: Graph, ops: list[Operation], keep: set[str]) -> GraphDef:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Hashable, cast
+from typing import TYPE_CHECKING, Any, Callable, Collection, Hashable, cast
 
 from npu_jupyter._runtime.observe.dump.format import DumpGraph
 from npu_jupyter._runtime.rewrite import Rounding, emulation_of, insert_casts, roundings
@@ -95,17 +95,28 @@ def executed_ops(graph: Graph, names: list[str], fed: set[str]) -> set[str]:
     for name in names:
         element = graph.as_graph_element(name, allow_tensor=True, allow_operation=True)
         stack.append(cast("Operation", element) if hasattr(element, "control_inputs") else element.op)
+    return cast("set[str]", op_closure(stack, fed))
+
+
+def op_closure(stack: list[Operation], fed: Collection[str] = (), limit: int | None = None) -> set[str] | None:
+    """Names of the ops in ``stack`` and every op they reach over data and control inputs.
+
+    The walk stops at a fed tensor (a fed placeholder still counts: its value is part of the step, dumped
+    as its output). None when more than ``limit`` ops are reached (the caller then needs no set).
+    """
     seen: set[str] = set()
     while stack:
         op = stack.pop()
         if op.name in seen:
             continue
         seen.add(op.name)
+        if limit is not None and len(seen) > limit:
+            return None
         for t in op.inputs:
             if t.name not in fed:
                 stack.append(t.op)
             elif t.op.type in _FEED_TYPES:
-                seen.add(t.op.name)  # a fed placeholder's value is part of the step (dumped as its output)
+                seen.add(t.op.name)
         stack.extend(op.control_inputs)
     return seen
 
