@@ -7,7 +7,7 @@ NextIteration back edges are not followed.
 
 from __future__ import annotations
 
-from npu_jupyter._plan.graph.graph import GraphView
+from npu_jupyter._plan.graph.graph import BACK_EDGE_OPS, GraphView
 
 
 def _frames(view: GraphView) -> tuple[list[str], dict[str, str]]:
@@ -19,7 +19,7 @@ def _frames(view: GraphView) -> tuple[list[str], dict[str, str]]:
         src = None
         for name in n.input_names:
             p = nodes.get(name)
-            if p is not None and p.op not in ("NextIteration", "RefNextIteration"):
+            if p is not None and p.op not in BACK_EDGE_OPS:
                 src = p
                 break
         if src is None and n.control_inputs:

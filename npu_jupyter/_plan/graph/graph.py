@@ -31,6 +31,9 @@ KEEP_DTYPE = "_keep_dtype"
 OP_MAX_SIZE = "_op_max_size"
 NO_NEED_OPTIMIZE = "_NoNeedOptimize"
 
+# V1 while-loop back edges: ignored by topological sort and by the adapter's cycle check.
+BACK_EDGE_OPS = frozenset({"NextIteration", "RefNextIteration"})
+
 
 # One empty list for every plan field with nothing to list (a node without inputs, an op without a body).
 # Plans and views are read-only once built, so one shared object serves them all: a per-node empty list

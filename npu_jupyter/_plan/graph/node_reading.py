@@ -6,11 +6,12 @@ everything later reads the :class:`~npu_jupyter._plan.graph.graph.Node` it becom
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence, cast
 
 from npu_jupyter._plan.graph.graph import (
     KEEP_DTYPE,
     NO_NEED_OPTIMIZE,
+    NO_STRINGS,
     OP_MAX_SIZE,
     WITHOUT_NPU_COMPILE,
     FunctionInfo,
@@ -26,6 +27,7 @@ from npu_jupyter._plan.graph.op_recipes import (
     recipe_of,
     single_output_of,
 )
+from npu_jupyter._plan.graph.topology import number_edges
 from npu_jupyter._plan.rewrites import UNARY_COMPOSITION, composed_ops
 
 if TYPE_CHECKING:
@@ -63,27 +65,56 @@ def scope_attrs_in(serialized: bytes | None) -> frozenset[str]:
 _READ_IN_FULL = frozenset({"Enter", "RefEnter", UNARY_COMPOSITION})
 
 
-def read_nodes(node_defs: Iterable[NodeDef], library: dict[str, FunctionInfo], scoped: frozenset[str]) -> list[Node]:
-    """Convert every NodeDef; ``scoped`` lists the scope attribute keys worth testing for.
+def read_nodes(
+    node_defs: Iterable[NodeDef], library: dict[str, FunctionInfo], scoped: frozenset[str]
+) -> tuple[list[Node], tuple[int, list[int]] | None]:
+    """Convert every NodeDef and number its edges; ``scoped`` lists the scope attribute keys worth testing for.
+
+    Returns the nodes as listed and what :func:`~npu_jupyter._plan.graph.topology.link` needs to
+    order them (:func:`~npu_jupyter._plan.graph.topology.number_edges`' answer; None when names repeat
+    and the listing must be numbered afresh).
 
     One loop with the common case inline: a node whose op type has one output of a fixed or
-    attr-given dtype, and which calls no function, needs no other attribute read. Every other node
-    takes the full rule (:func:`_read_rest`).
+    attr-given dtype, and which calls no function, needs no other attribute read (every other node
+    takes the full rule, :func:`_read_rest`); each input is resolved to the position of its producer
+    among the nodes read so far, and its dtype read from that producer's outputs, so a graph listed
+    producers first needs no second pass over its nodes. Inputs naming a node listed later (a while
+    loop's back edge, an unsorted GraphDef) are resolved after the loop (:func:`~npu_jupyter._plan.graph.topology.number_edges`).
     """
     out: list[Node] = []
     append = out.append
     recipes = RECIPES
     single_output = SINGLE_OUTPUT
     simple = not (library or scoped)
-    for nd in node_defs:
+    pos: dict[str, int] = {}
+    producer_at = pos.get
+    outs: list[list[str]] = []  # output dtypes per position, for inputs reading another slot
+    add_outs = outs.append
+    first: list[str] = []  # output 0's dtype per position: what most inputs read
+    add_first = first.append
+    first_of = first.__getitem__
+    late: list[int] = []
+    new = object.__new__
+    for k, nd in enumerate(node_defs):
         op = nd.op
-        n = Node(nd.name, op)
+        name = nd.name
+        n = new(Node)  # every slot is set below, without the call of Node.__init__
+        n.name = name
+        n.op = op
+        n.index = k
+        n.control_inputs = n.input_dtypes = NO_STRINGS
+        n.in_idx = n.ctrl_idx = ()
         raw = nd.input[:]  # a slice is a plain list, copied in C (iterating the field is slower)
-        if raw:
+        if not raw:
+            n.input_names = NO_STRINGS
+            n.input_slots = ()
+        else:
             # Most input lists name output 0 of each producer and hold no control input: one join
             # and two substring tests find that case, which then needs no per-edge parsing at all.
             joined = "".join(raw)
             if ":" in joined or "^" in joined:
+                n.input_names = NO_STRINGS
+                n.input_slots = ()
                 _read_inputs(n, raw)
             else:
                 n.input_names = raw  # type: ignore[assignment]  # the slice of a repeated field is a list
@@ -91,6 +122,7 @@ def read_nodes(node_defs: Iterable[NodeDef], library: dict[str, FunctionInfo], s
         recipe = recipes.get(op)
         single = recipe.plain if recipe is not None and simple else None
         if single is None or op in _READ_IN_FULL:
+            n.output_dtypes = NO_STRINGS
             _read_rest(n, nd, library, scoped)
         else:
             fixed, type_attr = single
@@ -101,8 +133,53 @@ def read_nodes(node_defs: Iterable[NodeDef], library: dict[str, FunctionInfo], s
             n.output_dtypes = hit[0]
             if hit[1] is not None:  # a ref dtype (float32_ref): the output is a ref
                 n.output_refs = hit[1]
+        o = n.output_dtypes
+        add_outs(o)
+        add_first(o[0] if o else "")
+        if raw:
+            names = n.input_names
+            slots = n.input_slots
+            count = len(names)
+            # one or two inputs reading output 0 (most nodes): resolved without building iterators
+            if count == 1 and not slots[0]:
+                j = producer_at(names[0])
+                if j is None:
+                    late.append(k)
+                else:
+                    n.in_idx = [j]
+                    n.input_dtypes = [first[j]]
+            elif count == 2 and not (slots[0] or slots[1]):
+                j = producer_at(names[0])
+                j2 = producer_at(names[1])
+                if j is None or j2 is None:
+                    late.append(k)
+                else:
+                    n.in_idx = [j, j2]
+                    n.input_dtypes = [first[j], first[j2]]
+            elif count:
+                found = list(map(producer_at, names))  # map() runs in C; None: not read (yet)
+                if None in found:
+                    late.append(k)
+                else:
+                    idx = cast("list[int]", found)  # no None, as just tested
+                    n.in_idx = idx
+                    if any(slots):
+                        n.input_dtypes = [outs[j][slot] if slot < len(outs[j]) else "" for slot, j in zip(slots, idx)]
+                    else:
+                        n.input_dtypes = list(map(first_of, idx))
+            control = n.control_inputs
+            if control:
+                ctrl = list(map(producer_at, control))
+                if None in ctrl:
+                    if not late or late[-1] != k:
+                        late.append(k)
+                else:
+                    n.ctrl_idx = ctrl  # type: ignore[assignment]  # no None, as just tested
+        pos[name] = k
         append(n)
-    return out
+    if len(pos) != len(out):  # duplicate names: let the ordering read the listing afresh
+        return out, None
+    return out, number_edges(out, late, pos, outs)
 
 
 def _read_rest(n: Node, nd: NodeDef, library: dict[str, FunctionInfo], scoped: frozenset[str]) -> None:

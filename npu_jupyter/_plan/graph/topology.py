@@ -6,53 +6,59 @@ renumbered to positions in the final order, so every later pass works on ints.
 
 from __future__ import annotations
 
-from npu_jupyter._plan.graph.graph import Node
+from typing import Iterable
 
-# V1 while-loop back edges: ignored by topological sort and by the adapter's cycle check.
-_BACK_EDGE_OPS = frozenset({"NextIteration", "RefNextIteration"})
+from npu_jupyter._plan.graph.graph import BACK_EDGE_OPS, Node
 
 
-def _positions(listed: list[Node]) -> int:
-    """Fill ``in_idx``/``ctrl_idx`` (listed positions) and ``input_dtypes``; return where the listing
-    stops being topological: the first node listed before one of its producers (back edges aside),
-    or the node count when there is none.
+def number_edges(
+    listed: list[Node], which: Iterable[int], pos: dict[str, int], outs: list[list[str]]
+) -> tuple[int, list[int]]:
+    """Fill ``in_idx``/``ctrl_idx`` (listed positions) and ``input_dtypes`` of the nodes at ``which``.
 
-    One pass over the nodes: each input's dtype is read from its producer's declared outputs while
-    its position is looked up (a missing producer or slot reads as "").
+    ``pos`` maps each name to its listed position and ``outs`` each position to its output dtypes;
+    a producer outside the listing reads as position -1 and dtype "". Returns where the listing
+    stops being topological (the first of these nodes listed before one of its producers, a while
+    loop's back edge aside; else the node count) and the positions of the nodes with an edge from a
+    later position (back edges included): only their edges can need renumbering (:func:`link`).
     """
-    pos = {n.name: k for k, n in enumerate(listed)}
-    get = pos.get
-    outs = [n.output_dtypes for n in listed]
-    first = [o[0] if o else "" for o in outs]  # what most inputs read: output 0
-    first.append("")  # position -1, a producer outside the view, reads as ""
     count = len(listed)
     first_unsorted = count
-    for k, n in enumerate(listed):
+    forward: list[int] = []
+    get = pos.get
+    for k in which:
+        n = listed[k]
         names = n.input_names
+        later = False
         if names:
             idx = [get(s, -1) for s in names]
+            n.in_idx = idx
             slots = n.input_slots
             if any(slots):
                 n.input_dtypes = [
                     outs[j][slot] if j >= 0 and slot < len(outs[j]) else "" for slot, j in zip(slots, idx)
                 ]
             else:
-                n.input_dtypes = [first[j] for j in idx]
-            n.in_idx = idx
-            # max() runs in C: cheaper than a Python loop for the common all-earlier case; a later
-            # producer is fine only across a while-loop back edge
-            if (
-                first_unsorted == count
-                and max(idx) >= k
-                and not all(j < k or listed[j].op in _BACK_EDGE_OPS for j in idx)
-            ):
-                first_unsorted = k
+                n.input_dtypes = [outs[j][0] if j >= 0 and outs[j] else "" for j in idx]
+            if max(idx) >= k:
+                later = True
+                if first_unsorted == count and not all(j < k or listed[j].op in BACK_EDGE_OPS for j in idx):
+                    first_unsorted = k
         if n.control_inputs:
             ctrl = [j for j in map(get, n.control_inputs) if j is not None]
             n.ctrl_idx = ctrl
-            if first_unsorted == count and ctrl and max(ctrl) >= k:
-                first_unsorted = k
-    return first_unsorted
+            if ctrl and max(ctrl) >= k:
+                later = True
+                first_unsorted = min(first_unsorted, k)
+        if later:
+            forward.append(k)
+    return first_unsorted, forward
+
+
+def _positions(listed: list[Node]) -> tuple[int, list[int]]:
+    """Number every node's edges by listed position (:func:`number_edges`)."""
+    pos = {n.name: k for k, n in enumerate(listed)}
+    return number_edges(listed, range(len(listed)), pos, [n.output_dtypes for n in listed])
 
 
 def _topological_positions(listed: list[Node], start: int) -> list[int]:
@@ -65,7 +71,7 @@ def _topological_positions(listed: list[Node], start: int) -> list[int]:
     nodes listed first are known to be in place (:func:`_positions`) and are emitted as they are.
     """
     count = len(listed)
-    back = bytearray(n.op in _BACK_EDGE_OPS for n in listed)
+    back = bytearray(n.op in BACK_EDGE_OPS for n in listed)
     state = bytearray(b"\x02") * start + bytearray(count - start)  # 0 new, 1 in progress, 2 emitted
     order = list(range(start))
     for k in range(start, count):
@@ -103,17 +109,21 @@ def _topological_positions(listed: list[Node], start: int) -> list[int]:
     return order
 
 
-def link(listed: list[Node]) -> list[Node]:
+def link(listed: list[Node], numbered: tuple[int, list[int]] | None = None) -> list[Node]:
     """Topological order with ``index``, ``in_idx``, ``ctrl_idx`` and ``input_dtypes`` filled in.
 
-    Edges are numbered by listed position first; when the listing is not topological, the nodes
+    ``numbered`` is what :func:`number_edges` returned when the reader has numbered edges and indices
+    by listed position already (:func:`~npu_jupyter._plan.graph.node_reading.read_nodes`); without
+    it (a pruned listing) they are numbered here. When the listing is not topological, the nodes
     are reordered and the edges into moved positions renumbered.
     """
     count = len(listed)
-    start = _positions(listed)
-    if start == count:
+    if numbered is None:
+        numbered = _positions(listed)
         for i, n in enumerate(listed):
             n.index = i
+    start, forward = numbered
+    if start == count:
         return listed
     positions = _topological_positions(listed, start)
     order = [listed[k] for k in positions]
@@ -124,14 +134,17 @@ def link(listed: list[Node]) -> list[Node]:
         new[k] = i
         if i != k and k < first_moved:
             first_moved = k
-    for i, n in enumerate(order):
-        n.index = i
+    # Nodes before ``start`` keep their place; of them, only those with an edge from a later position
+    # (a back edge) can point into a moved position.
+    for n in [listed[k] for k in forward if k < start] + order[start:]:
         idx = n.in_idx
         if idx and max(idx) >= first_moved:
             n.in_idx = [new[j] if j >= 0 else -1 for j in idx]
         ctrl = n.ctrl_idx
         if ctrl and max(ctrl) >= first_moved:
             n.ctrl_idx = [new[j] for j in ctrl]
+    for i in range(start, count):
+        order[i].index = i
     return order
 
 

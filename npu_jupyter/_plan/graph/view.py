@@ -51,14 +51,15 @@ def view_of(
     """
     library = read_library(graph_def) if graph_def.library.function else {}
     scoped = scope_attrs_in(serialized)
-    listed = read_nodes(graph_def.node, library, scoped)
+    listed, numbered = read_nodes(graph_def.node, library, scoped)
     nodes = {n.name: n for n in listed}
     wanted = fetch_names(fetches)
-    if wanted:
+    if wanted:  # the reader numbered edges among all nodes: the pruned listing is numbered afresh
         listed = prune(nodes, listed, wanted)
         nodes = {n.name: n for n in listed}
+        numbered = None
     exec_config = graph_config(graph_def, set(nodes) if wanted else None, serialized)
-    order = link(listed)
+    order = link(listed, numbered)
     if library:
         for n in order:
             if n.functions:
