@@ -204,6 +204,12 @@ class _Decider:
         self._load_files()
         # most configs set no implementation mode: skip the per-op lookup then
         self._any_impl = self._impl_configured()
+        # Whole answers per (op type, input dtypes, output dtypes) for device ops, where nothing else
+        # decides: not with per-name rules (customize_dtypes, op_precision_mode by name). See decide().
+        self._answers: dict[tuple[str | None, ...], OpPrecision] | None = (
+            None if (self.cust_name or self.cust_type or self.impl_by_name) else {}
+        )
+        self._mix_strategy = self.mode.strategy in ("MIX_FP16", "MIX_BF16")
 
     # ---- setup ----------------------------------------------------------------------------
     def _impl_configured(self) -> bool:
@@ -328,9 +334,36 @@ class _Decider:
         )
 
     def decide(self, n: Node, decided: list[OpPrecision | None]) -> OpPrecision:
-        i = n.index
-        if not self.device[i]:
+        """The op's dtypes and reason; one answer shared by device ops that only their dtypes tell apart.
+
+        A training graph repeats a few dozen (op type, dtypes) thousands of times. The answer is
+        reused only where the node itself cannot matter: on the device, outside a keep_dtype scope,
+        and not one whose answer reported an error naming it; a gray-list op under mixed precision
+        follows its producer, so its producer's dtype is part of the key. The shared answer's lists equal the node's own in content, and
+        nothing mutates an answer (the decisions copy its lists).
+        """
+        if not self.device[n.index]:
             return OpPrecision(n.input_dtypes, n.output_dtypes, "runs on the host in its original dtype")
+        answers = self._answers
+        if answers is None or n.keep_dtype:
+            return self._decide(n, decided)
+        key: tuple[str | None, ...] = (n.op, *n.input_dtypes, None, *n.output_dtypes)  # None parts the lists
+        follows = False
+        if self._mix_strategy:
+            policy = self._policies.get(n.op)
+            if policy is not None and policy[0] == "gray":  # a gray op's answer also rests on its producer's dtype
+                key = (*key, self._producer_dtype(n, decided))
+                follows = True
+        hit = answers.get(key)
+        if hit is not None:
+            return hit
+        errors = len(self.errors)
+        got = self._decide(n, decided)
+        if len(self.errors) == errors and (follows or not (self._mix_strategy and got.policy == "gray")):
+            answers[key] = got
+        return got
+
+    def _decide(self, n: Node, decided: list[OpPrecision | None]) -> OpPrecision:
         caps = self.lib.caps(n.op)
         ir = caps.ir_type if caps is not None else None
         impl = self._impl_mode(n, ir) if self._any_impl else None

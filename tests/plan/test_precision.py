@@ -332,3 +332,73 @@ def test_op_precision_mode_file_wins_over_op_select_implmode(conv_net, tmp_path)
     assert p.ops["probs"].impl_mode == "high_performance"
     assert p.ops["relu"].impl_mode == "high_precision"
     assert p.ops["mm"].impl_mode == "high_precision_for_all"
+
+
+# ---- one answer per (op type, dtypes) ------------------------------------------------------------
+
+
+def _mixed_dtype_graph():
+    """The same op types on float32 and float16 data, from the device and from the host, one in a
+    keep_dtype scope, and two convolutions that are a compile error under must_keep_origin_dtype."""
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [4, 8], name="x")
+        w = tf.constant(0.5, tf.float32, [8, 8], name="w")
+        a = tf.matmul(x, w, name="mm32")
+        h = tf.cast(a, tf.float16, name="to16")
+        b = tf.matmul(h, tf.cast(w, tf.float16), name="mm16")
+        host = v1.py_func(lambda t: t, [a], tf.float32, name="host")
+        host.set_shape([4, 8])
+        tf.add(a, a, name="add_after_mm")  # gray: follows a white-list producer under mixed precision
+        tf.add(host, host, name="add_after_host")  # gray, fed from the host
+        tf.add(tf.cast(b, tf.float32), 1.0, name="add_after_up_cast")
+        with keep_dtype_scope():
+            tf.matmul(a, w, name="mm_kept")
+        tf.nn.relu(b, name="relu16")
+        tf.nn.relu(a, name="relu32")
+        tf.cast(tf.argmax(b, 1), tf.float32, name="argmax_then_cast")
+        image = tf.reshape(x, [1, 4, 8, 1])
+        f = tf.constant(0.1, tf.float32, [3, 3, 1, 1])
+        for name in ("conv_a", "conv_b"):  # an error names each op: no float32 conv kernel on Ascend910
+            tf.nn.conv2d(image, f, strides=1, padding="SAME", name=name)
+    return g
+
+
+@pytest.mark.parametrize(
+    ("options", "soc"),
+    [
+        ({}, "Ascend910"),
+        ({"precision_mode": "force_fp16"}, "Ascend910"),
+        ({"precision_mode": "must_keep_origin_dtype"}, "Ascend910"),
+        ({"precision_mode": "must_keep_origin_dtype"}, "Ascend910B"),
+        ({"precision_mode": "allow_mix_precision"}, "Ascend910"),
+        ({"precision_mode": "allow_mix_precision", "mix_compile_mode": True}, "Ascend910"),
+        ({"precision_mode": "force_fp32"}, "Ascend910B"),
+        ({"precision_mode": "allow_fp32_to_bf16"}, "Ascend910B"),
+        ({"precision_mode_v2": "mixed_bfloat16"}, "Ascend910B"),
+        ({"op_select_implmode": "high_precision", "optypelist_for_implmode": "MatMul"}, "Ascend910"),
+    ],
+)
+def test_answers_shared_by_op_type_and_dtypes_equal_deciding_every_op(monkeypatch, options, soc):
+    """The planner reuses one answer for ops that only their type and dtypes tell apart; deciding
+    every op on its own (no shared answers) must give the same plan, findings included."""
+    import models
+
+    from npu_jupyter._plan import precision
+
+    graphs = [_mixed_dtype_graph(), models.mlp_v1().graph, models.cnn_v1().graph]
+    shared = [plan(g, options, soc=soc) for g in graphs]
+    shared_answers = []
+    decide_all = precision._Decider.__init__
+
+    def every_op_decided(self, *args, **kwargs):
+        decide_all(self, *args, **kwargs)
+        shared_answers.append(self._answers)
+        self._answers = None
+
+    monkeypatch.setattr(precision._Decider, "__init__", every_op_decided)
+    alone = [plan(g, options, soc=soc) for g in graphs]
+    assert all(answers is not None for answers in shared_answers)  # the config allows sharing
+    for s, a in zip(shared, alone):
+        assert s.ops == a.ops
+        assert (s.errors, s.warnings) == (a.errors, a.warnings)
