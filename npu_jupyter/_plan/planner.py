@@ -117,6 +117,7 @@ def _decisions(
     # what most inputs read: output 0 of a producer in the view (None: no output, or position -1)
     first = [o[0] if o else None for o in decided_of]
     first.append(None)
+    first_at = first.__getitem__
     for n, p in zip(view.order, precisions):
         i = n.index
         on_device = device[i]
@@ -128,7 +129,20 @@ def _decisions(
         outs = n.output_dtypes
         k = 0 if outs and outs[0] in _FLOAT_NAMES else _first_float_index(outs)  # common case inline
         decided = p.output_dtypes
-        d = new(OpDecision)
+        idx = n.in_idx
+        if idx:
+            # most inputs read output 0 of a producer in the view: one lookup per input
+            found = list(map(first_at, idx))
+            produced = (
+                _producer_dtypes(n, decided_of)
+                if None in found or any(n.input_slots)
+                else cast("list[str]", found)  # no None, as just tested
+            )
+            inputs, input_dtypes, declared = n.input_names[:], p.input_dtypes[:], n.input_dtypes[:]
+        else:
+            produced, inputs, input_dtypes, declared = [], [], [], []
+        body = n.body
+        d = new(OpDecision)  # fields in declaration order, as the generated __init__ sets them
         d.name = name = n.name
         d.op_type = n.op
         d.placement = "device" if on_device else "host"
@@ -138,34 +152,26 @@ def _decisions(
         d.dtype_after = decided[k] if k is not None and k < len(decided) else ""
         d.precision_reason = p.reason
         d.cluster = clusters[i]
-        d.inputs = list(n.input_names)
-        d.input_dtypes = list(p.input_dtypes)
-        d.output_dtypes = list(decided)
+        d.inputs = inputs  # slices: each decision owns its lists (see above)
+        d.input_dtypes = input_dtypes
+        d.output_dtypes = decided[:]
         d.impl_mode = p.impl_mode
         d.policy = p.policy
-        d.body_ops = list(n.body)
+        d.body_ops = body[:] if body else []
         d.approximate = False
-        d.declared_input_dtypes = list(n.input_dtypes)
-        d.producer_dtypes = _producer_dtypes(n, decided_of, first) if n.in_idx else []
+        d.declared_input_dtypes = declared
+        d.producer_dtypes = produced
         ops[name] = d
     if ops:
         _check_decision_fields(next(iter(ops.values())))
     return ops
 
 
-def _producer_dtypes(n: Node, decided_of: list[list[str]], first: list[str | None]) -> list[str]:
-    """Each data input's dtype as its producer writes it (decided), else as the graph declares it.
-
-    Most inputs read output 0 of a producer in the view: ``first`` answers those with one list
-    lookup per input; only a node with another slot or an unknown producer takes the full rule.
-    """
-    idx = n.in_idx
-    produced = [first[j] for j in idx]
-    if None not in produced and not any(n.input_slots):
-        return cast("list[str]", produced)
+def _producer_dtypes(n: Node, decided_of: list[list[str]]) -> list[str]:
+    """Each data input's dtype as its producer writes it (decided), else as the graph declares it."""
     return [
         decided_of[j][slot] if j >= 0 and slot < len(decided_of[j]) else dt
-        for j, slot, dt in zip(idx, n.input_slots, n.input_dtypes)
+        for j, slot, dt in zip(n.in_idx, n.input_slots, n.input_dtypes)
     ]
 
 
