@@ -320,6 +320,8 @@ def _getnexts_kept_apart(view: GraphView, device: list[bool], s: PlanSettings) -
     """Device GetNexts whose out-edges the adapter does not contract (lazy_recompile + enable_dp)."""
     if not (s.lazy_recompile and s.enable_data_pre_proc):
         return frozenset()
+    if "IteratorGetNext" not in view.op_counts():
+        return frozenset()
     return frozenset(n.index for n in view.order if n.op == "IteratorGetNext" and device[n.index])
 
 

@@ -225,7 +225,7 @@ def _early_exit(view: GraphView, s: PlanSettings) -> str | None:
         return "use_off_line is False: the adapter runs the whole graph as plain TensorFlow"
     if s.job in ("ps", "default"):
         return f"job={s.job!r}: the adapter does not partition this graph"
-    ops = {n.op for n in view.order}
+    ops = view.op_counts().keys()
     if "OutfeedDequeueOp" in ops:
         return "the graph contains OutfeedDequeueOp: a host-call graph runs wholly on the host"
     if ops & _ITERATOR_OPS and any("MakeIterator" in op for op in ops):
@@ -424,18 +424,23 @@ def place(view: GraphView, lib: OpLibrary, s: PlanSettings) -> Placement:
                 out.in_out_pair = True
                 _place_in_out_pair(view, lib, s, collected, out)
                 return out
-    getnexts = sum(n.op == "IteratorGetNext" for n in view.order)
+    counts = view.op_counts()
+    getnexts = counts.get("IteratorGetNext", 0)
     if s.input_shape and s.dynamic_dims and getnexts > 1:
         out.errors.append(
             f"dynamic dims func can not support graph with {getnexts} IteratorGetNext node. (input_shape "
             "+ dynamic_dims need exactly one GetNext in the run graph; the adapter aborts the process)"
         )
-    if s.iterations_per_loop != 1 and any(n.op == "OneShotIterator" for n in view.order):
+    if s.iterations_per_loop != 1 and "OneShotIterator" in counts:
         out.errors.append(
             f"iterator_per_loop only support 1 when using OneShotIterator (iterations_per_loop is "
             f"{s.iterations_per_loop}; the adapter aborts the process: use an initializable iterator)"
         )
-    if not s.enable_data_pre_proc and any(n.op in _GETNEXT_OPS and "string" in n.output_dtypes for n in view.order):
+    if (
+        not s.enable_data_pre_proc
+        and not _GETNEXT_OPS.isdisjoint(counts)
+        and any(n.op in _GETNEXT_OPS and "string" in n.output_dtypes for n in view.order)
+    ):
         out.warnings.append("Dataset outputs have string output_type, please set enable_data_pre_proc=True.")
     memo: dict[str, str | None] = {}
     by_type: dict[str, tuple[bool | None, str]] = {}

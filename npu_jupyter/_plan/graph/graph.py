@@ -18,7 +18,9 @@ reader (:mod:`node_reading`), per-op-type OpDef recipes (:mod:`op_recipes`) and 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TYPE_CHECKING, Callable, Sequence, cast
 
 if TYPE_CHECKING:
@@ -128,9 +130,18 @@ class GraphView:
     _preds: list[Sequence[int]] | None = None
     _succs: list[list[int]] | None = None
     _find_op: str | None = None  # name of the tf_graph's op lookup method (:func:`_op_finder`)
+    _op_counts: dict[str, int] | None = None
 
     # Edge lists depend on the graph only, so they are built once per view: a view is cached
     # across re-plans under other configs. Callers must not mutate them.
+
+    def op_counts(self) -> dict[str, int]:
+        """How many nodes of each op type the view holds: whole-graph tests ("is there a GetNext?")
+        read this instead of walking every node again.
+        """
+        if self._op_counts is None:
+            self._op_counts = Counter(map(attrgetter("op"), self.order))
+        return self._op_counts
 
     def preds(self) -> list[Sequence[int]]:
         """Per node: indices of data and control producers that come earlier in topological order.

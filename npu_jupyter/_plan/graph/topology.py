@@ -71,7 +71,6 @@ def _topological_positions(listed: list[Node], start: int) -> list[int]:
     nodes listed first are known to be in place (:func:`_positions`) and are emitted as they are.
     """
     count = len(listed)
-    back = bytearray(n.op in BACK_EDGE_OPS for n in listed)
     state = bytearray(b"\x02") * start + bytearray(count - start)  # 0 new, 1 in progress, 2 emitted
     order = list(range(start))
     for k in range(start, count):
@@ -91,7 +90,7 @@ def _topological_positions(listed: list[Node], start: int) -> list[int]:
             n = listed[top]
             pending = None
             for j in n.in_idx:
-                if j >= 0 and state[j] == 0 and not back[j]:
+                if j >= 0 and state[j] == 0 and listed[j].op not in BACK_EDGE_OPS:
                     pending = j
                     break
             if pending is None:
