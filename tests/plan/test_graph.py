@@ -329,3 +329,101 @@ def test_view_of_the_resnet50_training_graph_matches_tensorflows_own_operations(
 
     fn = models.resnet50_train_step()
     _assert_view_matches_references(fn.graph, build_view(fn))
+
+
+def _v1_while_graph(monkeypatch):
+    """A V1 while loop (Enter/Merge/NextIteration back edges) after the small graph's ops."""
+    from tensorflow.python.ops import control_flow_util
+
+    monkeypatch.setattr(control_flow_util, "ENABLE_CONTROL_FLOW_V2", False)
+    g = _small_graph()
+    with g.as_default():
+        x = g.get_tensor_by_name("mm:0")
+        _, out = v1.while_loop(
+            lambda i, acc: i < 3, lambda i, acc: (i + 1, acc * 2.0), [tf.constant(0), x], name="loop"
+        )
+        tf.nn.relu(out, name="after_loop")
+    assert any(op.type == "NextIteration" for op in g.get_operations())
+    return g
+
+
+def _edges_by_name(view):
+    return {
+        n.name: (
+            [view.order[j].name if j >= 0 else None for j in n.in_idx],
+            list(n.input_dtypes),
+            [view.order[j].name for j in n.ctrl_idx],
+        )
+        for n in view.order
+    }
+
+
+@pytest.mark.parametrize("listing", ["as exported", "shuffled", "loop constant last"])
+def test_edges_numbered_while_reading_equal_edges_numbered_afresh(monkeypatch, listing):
+    """The reader numbers edges against the nodes read so far and resolves the rest after the loop;
+    a pruned listing is numbered afresh by the ordering. Both must give the same edges, input dtypes
+    (a back edge's included) and a producers-first order: listed as exported, shuffled, or with the
+    loop body's constant listed last (the repair then moves the NextIteration a Merge listed before
+    the first unsorted node points back to)."""
+    import random
+
+    from npu_jupyter._plan.graph.view import view_of
+
+    g = _v1_while_graph(monkeypatch)
+    gd = g.as_graph_def()
+    nodes = list(gd.node)
+    if listing == "shuffled":
+        random.Random(3).shuffle(nodes)
+    elif listing == "loop constant last":
+        mul = next(nd for nd in nodes if nd.name.startswith("loop/") and nd.op == "Mul")
+        const = next(nd for nd in nodes if nd.name == mul.input[1])
+        assert const.op == "Const"
+        nodes.remove(const)
+        nodes.append(const)
+    del gd.node[:]
+    gd.node.extend(nodes)
+    read = view_of(gd)
+    afresh = view_of(gd, fetches=[nd.name for nd in gd.node])  # prunes nothing, numbers afresh
+    assert [n.name for n in read.order] == [n.name for n in afresh.order] == _reference_order(gd)
+    assert _edges_by_name(read) == _edges_by_name(afresh)
+    reference = _reference_nodes(g)
+    for n in read.order:
+        assert list(n.input_dtypes) == reference[n.name][2], n.name  # back edges read their producer's dtype
+        assert read.order[n.index] is n
+        back = {j for j in n.in_idx if read.order[j].op == "NextIteration"}
+        assert all(j < n.index for j in (*n.in_idx, *n.ctrl_idx) if j not in back)
+
+
+def test_every_node_field_is_set_on_each_reading_path():
+    """Nodes are built without Node.__init__: whichever way a NodeDef is read (no inputs, control
+    inputs only, another output slot, an op type TensorFlow does not know, a function call), every
+    field must be set."""
+    from tensorflow.core.framework import attr_value_pb2
+
+    from npu_jupyter._plan.graph.graph import Node
+    from npu_jupyter._plan.graph.view import view_of
+
+    @tf.function
+    def called(t):
+        return t * 2.0
+
+    g = _small_graph()
+    with g.as_default():
+        fn = called.get_concrete_function(tf.TensorSpec([4, 8], tf.float32))
+        fn.add_to_graph(g)
+        with tf.control_dependencies([g.get_operation_by_name("out")]):
+            tf.constant(1.0, name="after_ctrl")
+    gd = g.as_graph_def()
+    unknown = gd.node.add(name="unknown_op", op="NotAnOpTensorFlowKnows")
+    unknown.input.extend(["split:1", "^x"])
+    unknown.attr["T"].CopyFrom(attr_value_pb2.AttrValue(type=tf.float32.as_datatype_enum))
+    call = gd.node.add(name="call", op=fn.name.decode() if isinstance(fn.name, bytes) else fn.name)
+    call.input.append("x")
+    view = view_of(gd)
+    slots = [s for s in Node.__slots__ if s != "__dict__"]
+    for n in view.order:
+        for slot in slots:
+            assert hasattr(n, slot), f"{n.name} ({n.op}) has no {slot}"
+    assert view.nodes["unknown_op"].output_dtypes == [] and view.nodes["unknown_op"].inputs == [("split", 1)]
+    assert view.nodes["call"].functions == [view.nodes["call"].op]
+    assert view.nodes["after_ctrl"].control_inputs == ["out"]
