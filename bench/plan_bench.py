@@ -8,7 +8,9 @@ Run: ``.venv/bin/python bench/plan_bench.py [--repeat N] [--sizes 10000,30000,10
    graph in the same process. Target (issue #23): ratio <= 0.05 for a cold plan (the first plan of
    the graph: its cached view is dropped before each, outside the clock), CPU and wall. Grappler is
    TensorFlow's own whole-graph pass pipeline, i.e. the cost a session already pays per graph; the
-   plan should be small next to it.
+   plan should be small next to it.  The row "of which TensorFlow's GraphDef export" times
+   ``graph.as_graph_def()`` alone: TensorFlow's own C++ export, which every cold plan of a tf.Graph
+   runs first and which is the same however the planner is written.
 2. Synthetic training-like graphs of 10k / 30k / 100k nodes built directly as GraphDefs (MatMul /
    BiasAdd / Relu layers with constant weights, a host-only PyFunc every 40 layers so partitioning has
    real work): time and time per node, which should stay roughly flat if the planner is linear.
@@ -141,6 +143,7 @@ def main() -> None:
         t_amp = best_of(lambda: plan(fn, {"precision_mode": "allow_mix_precision"}), args.repeat, forget)
         plan(fn)
         t_warm = best_of(lambda: plan(fn, {"precision_mode": "force_fp16"}), args.repeat)
+        t_export = best_of(fn.graph.as_graph_def, args.repeat)
         print(
             f"ResNet-50 training step: {nodes} nodes (plan best of {args.repeat}, grappler best of "
             f"{max(3, args.repeat // 2)})"
@@ -158,6 +161,11 @@ def main() -> None:
                 f"  plan ({label:19s}) {t[0] * 1e3:8.1f} ms {t[1] * 1e3:8.1f} ms"
                 f"   {t[0] / t_grappler[0]:.3f}x     {t[1] / t_grappler[1]:.3f}x"
             )
+        print(
+            f"  of which TensorFlow's GraphDef export {t_export[0] * 1e3:8.1f} ms {t_export[1] * 1e3:8.1f} ms"
+            f"   {t_export[0] / t_grappler[0]:.3f}x     {t_export[1] / t_grappler[1]:.3f}x"
+            "   (graph.as_graph_def(), inside each cold plan)"
+        )
         print("  target ratio <= 0.050; the first three convert the graph (cold: a first plan), the last")
         print("  re-plans the same graph under another config (cached view, as the panel and magics do)")
 
