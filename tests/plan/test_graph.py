@@ -427,3 +427,77 @@ def test_every_node_field_is_set_on_each_reading_path():
     assert view.nodes["unknown_op"].output_dtypes == [] and view.nodes["unknown_op"].inputs == [("split", 1)]
     assert view.nodes["call"].functions == [view.nodes["call"].op]
     assert view.nodes["after_ctrl"].control_inputs == ["out"]
+
+
+def _hostile_listing(kind: str):
+    """The small graph's GraphDef made hostile in one way (or all ways, listed backwards)."""
+    gd = _small_graph().as_graph_def()
+    by_name = {nd.name: nd for nd in gd.node}
+    if kind in ("duplicate names", "everything, reversed"):
+        twin = gd.node.add(name="mm", op="Identity")  # a second "mm", listed after its consumers
+        twin.input.append("x")
+        twin.attr["T"].type = tf.float32.as_datatype_enum
+        early = type(twin)()
+        early.CopyFrom(by_name["x"])
+        gd.node.insert(0, early)  # and a second "x" listed first
+    if kind in ("missing producers", "everything, reversed"):
+        by_name["host_add"].input[1] = "not_in_graph"
+        by_name["kept_relu"].input[0] = "not_in_graph_either:2"
+    if kind in ("control inputs naming missing, later and own nodes", "everything, reversed"):
+        by_name["mm"].input.extend(["^no_such_op", "^reset"])
+        by_name["x"].input.append("^x")
+        by_name["after"].input.append("^missing")
+    if kind in ("a data self-loop, an unknown op, a slot the producer lacks", "everything, reversed"):
+        by_name["out"].input[2] = "out"
+        by_name["split"].op = "NotAnOpTensorFlowKnows"
+        by_name["host_add"].input[0] = "mm:4"
+    if kind == "everything, reversed":
+        nodes = list(gd.node)[::-1]
+        del gd.node[:]
+        gd.node.extend(nodes)
+    return gd
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "duplicate names",
+        "missing producers",
+        "control inputs naming missing, later and own nodes",
+        "a data self-loop, an unknown op, a slot the producer lacks",
+        "everything, reversed",
+    ],
+)
+def test_hostile_listings_number_edges_as_a_fresh_numbering_does(kind):
+    """The reader resolves inputs against the nodes read so far and leaves the rest (producers
+    listed later or missing, control inputs naming missing or own nodes) to one pass after its loop,
+    and hands names that repeat to the ordering. Whatever the listing, the view must equal the one
+    the ordering numbers afresh (a pruned listing: every node fetched), node for node."""
+    from npu_jupyter._plan.graph.view import view_of
+
+    gd = _hostile_listing(kind)
+    read = view_of(gd)
+    afresh = view_of(gd, fetches=sorted({nd.name for nd in gd.node}))
+
+    def edges(view):
+        return [
+            (
+                n.name,
+                n.op,
+                [(view.order[j].name, view.order[j].op) if j >= 0 else None for j in n.in_idx],
+                list(n.input_dtypes),
+                [(view.order[j].name, view.order[j].op) for j in n.ctrl_idx],
+            )
+            for n in view.order
+        ]
+
+    assert edges(read) == edges(afresh)
+    assert len(read.order) == len(gd.node)
+    last = {nd.name: nd.op for nd in gd.node}  # a repeated name reads its last listed node
+    for k, (n, (name, _, data, _, ctrl)) in enumerate(zip(read.order, edges(read))):
+        assert n.index == k
+        assert len(n.input_dtypes) == len(n.input_names)
+        assert data == [(s, last[s]) if s in last else None for s in n.input_names], name
+        assert ctrl == [(s, last[s]) for s in n.control_inputs if s in last], name
+        # producers first: only a node's edge to itself points at or after it
+        assert all(j < k or read.order[j] is n for j in (*n.in_idx, *n.ctrl_idx)), name
