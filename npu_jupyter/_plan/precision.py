@@ -339,8 +339,9 @@ class _Decider:
         A training graph repeats a few dozen (op type, dtypes) thousands of times. The answer is
         reused only where the node itself cannot matter: on the device, outside a keep_dtype scope,
         and not one whose answer reported an error naming it; a gray-list op under mixed precision
-        follows its producer, so its producer's dtype is part of the key. The shared answer's lists equal the node's own in content, and
-        nothing mutates an answer (the decisions copy its lists).
+        follows its producer, so its producer's dtype is part of the key. The shared answer's lists
+        equal the node's own in content, and nothing mutates an answer (the decisions copy its lists).
+        ``tests/plan/test_precision.py`` compares the plans with deciding every op on its own.
         """
         if not self.device[n.index]:
             return OpPrecision(n.input_dtypes, n.output_dtypes, "runs on the host in its original dtype")
