@@ -61,3 +61,27 @@ def test_a_function_calling_nothing_keeps_its_plan():
     top = _plan([_op("x")], "1 ops · whole · m · S")
     joined = tree_plan([("f_1", top)])
     assert joined.ops == top.ops and joined.title == top.title and joined.functions == ["f_1"]
+
+
+def test_a_mixed_callers_title_counts_the_npu_clusters_of_every_function_as_the_counts_line_does():
+    """npu_device's title words name the called function's clusters; the tree's title must give the
+    tree's count, the one ``summary()["clusters"]`` (the report's counts line) gives."""
+    top = _plan(
+        [_op("x", engine="HOST"), _op("call", inputs=["x"])],
+        "2 ops · TF2 adapter (npu_device): mixed, 1 NPU cluster(s) · allow_mix_precision (precision_mode) · Ascend910",
+    )
+    top.subgraphs = [Subgraph("c0", ["call"])]
+    inner = _plan(
+        [_op("mm"), _op("add", inputs=["mm"], cluster="c1")],
+        "2 ops · TF2 adapter (npu_device): mixed, 2 NPU cluster(s) · m · S",
+    )
+    inner.subgraphs = [Subgraph("c0", ["mm"]), Subgraph("c1", ["add"])]
+    joined = tree_plan([("outer_1", top), ("inner_2", inner)])
+    assert joined.summary()["clusters"] == 3
+    assert joined.title == (
+        "4 ops in 2 functions · TF2 adapter (npu_device): mixed, 3 NPU cluster(s) · allow_mix_precision "
+        "(precision_mode) · Ascend910"
+    )
+    assert top.title.startswith(
+        "2 ops · TF2 adapter (npu_device): mixed, 1 NPU cluster(s)"
+    )  # the called plan is unchanged

@@ -127,9 +127,20 @@ class Tf2Placement:
     @property
     def mode_word(self) -> str:
         """The plan title's placement words: whole function on the NPU, or mixed with N clusters."""
-        if self.whole:
-            return "TF2 adapter (npu_device): whole function on the NPU"
-        return f"TF2 adapter (npu_device): mixed, {len(self.part.subgraphs)} NPU cluster(s)"
+        return npu_device_words(self.whole, len(self.part.subgraphs))
+
+
+#: How every npu_device plan title's placement words begin (:func:`npu_device_words`).
+NPU_DEVICE_WORDS = "TF2 adapter (npu_device):"
+
+
+def npu_device_words(whole: bool, clusters: int) -> str:
+    """A plan title's placement words under npu_device: the whole function on the NPU, or mixed
+    with ``clusters`` NPU clusters (a call tree's title counts the clusters of every function in it).
+    """
+    if whole:
+        return f"{NPU_DEVICE_WORDS} whole function on the NPU"
+    return f"{NPU_DEVICE_WORDS} mixed, {clusters} NPU cluster(s)"
 
 
 def place_tf2(view: GraphView, lib: OpLibrary, s: PlanSettings) -> Tf2Placement:

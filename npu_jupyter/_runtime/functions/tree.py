@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 
 from npu_jupyter._plan.model import Plan, Subgraph, Transfer
+from npu_jupyter._plan.tf2.placement import NPU_DEVICE_WORDS, npu_device_words
 from npu_jupyter._runtime.functions.labels import python_name
 
 
@@ -50,9 +51,6 @@ def tree_plan(plans: list[tuple[str, Plan]]) -> Plan:
         warnings += [who + message for message in plan.warnings]
         errors += [who + message for message in plan.errors]
         notes += [who + note for note in plan.notes]
-    count = len(plans)
-    head, _, tail = top.title.partition(" · ")
-    title = f"{len(ops)} ops in {count} functions · {tail}" if head.endswith(" ops") else top.title
     return dataclasses.replace(
         top,
         ops=ops,
@@ -61,9 +59,24 @@ def tree_plan(plans: list[tuple[str, Plan]]) -> Plan:
         warnings=list(dict.fromkeys(warnings)),
         errors=list(dict.fromkeys(errors)),
         notes=list(dict.fromkeys(notes)),
-        title=title,
+        title=_tree_title(top.title, len(ops), len(plans), whole is not None, len(subgraphs)),
         functions=[name for name, _ in plans],
     )
+
+
+def _tree_title(title: str, ops: int, functions: int, whole: bool, clusters: int) -> str:
+    """The called function's plan title restated for the whole call tree.
+
+    Its op count and, under npu_device, its NPU cluster count become the tree's, so the title agrees
+    with the counts line under it ("2 device clusters" must not sit under "mixed, 1 NPU cluster(s)").
+    """
+    head, _, tail = title.partition(" · ")
+    if not head.endswith(" ops"):
+        return title
+    mode, sep, rest = tail.partition(" · ")
+    if mode.startswith(NPU_DEVICE_WORDS):
+        mode = npu_device_words(whole, clusters)
+    return f"{ops} ops in {functions} functions · {mode}{sep}{rest}"
 
 
 def _whole(plan: Plan) -> Subgraph | None:
