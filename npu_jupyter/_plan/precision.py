@@ -349,22 +349,27 @@ class _Decider:
         if answers is None or n.keep_dtype:
             return self._decide(n, decided)
         key: tuple[str | None, ...] = (n.op, *n.input_dtypes, None, *n.output_dtypes)  # None parts the lists
-        follows = False
+        followed: tuple[str | None] | None = None  # the producer's dtype a gray op follows, once found
         if self._mix_strategy:
             policy = self._policies.get(n.op)
             if policy is not None and policy[0] == "gray":  # a gray op's answer also rests on its producer's dtype
-                key = (*key, self._producer_dtype(n, decided))
-                follows = True
+                followed = (self._producer_dtype(n, decided),)
+                key = (*key, *followed)
         hit = answers.get(key)
         if hit is not None:
             return hit
         errors = len(self.errors)
-        got = self._decide(n, decided)
-        if len(self.errors) == errors and (follows or not (self._mix_strategy and got.policy == "gray")):
+        got = self._decide(n, decided, followed)
+        if len(self.errors) == errors and (followed is not None or not (self._mix_strategy and got.policy == "gray")):
             answers[key] = got
         return got
 
-    def _decide(self, n: Node, decided: list[OpPrecision | None]) -> OpPrecision:
+    def _decide(
+        self, n: Node, decided: list[OpPrecision | None], followed: tuple[str | None] | None = None
+    ) -> OpPrecision:
+        """The op's dtypes and reason, decided from its own data (``followed``: its producer's dtype, when
+        :meth:`decide` has looked it up already).
+        """
         caps = self.lib.caps(n.op)
         ir = caps.ir_type if caps is not None else None
         impl = self._impl_mode(n, ir) if self._any_impl else None
@@ -404,7 +409,9 @@ class _Decider:
             got = _allow_to_low(orig, sup, False, FP16, "ALLOW_FP32_TO_FP16", "keep_dtype_scope")
             return self._same(n, orig, got[0], got[2] + " (_keep_dtype overrides " + label + ")", policy, impl, got[1])
         if strategy in ("MIX_FP16", "MIX_BF16"):
-            follow = self._producer_dtype(n, decided) if policy == "gray" else None
+            follow = None
+            if policy == "gray":
+                follow = followed[0] if followed is not None else self._producer_dtype(n, decided)
             key: tuple[Any, ...] = (n.op, orig, follow)
             if key in self._choices:
                 got = self._choices[key]
