@@ -94,3 +94,61 @@ else:
     def pytest_xdist_make_scheduler(config, log):
         """Schedule by :func:`_work_unit` when the main suite runs on several workers (``./dev.sh test``)."""
         return _Scheduling(config, log)
+
+
+#: Entries of the repository's top folder (and the working folder) when the session started.
+_TOP_LEVEL_AT_START: dict[Path, set[str]] = {}
+
+
+def _top_folders() -> list[Path]:
+    """Where a test writing to a relative path would leave files: the repository and the working folder."""
+    return list(dict.fromkeys([TESTS_DIR.parent, Path.cwd().resolve()]))
+
+
+def pytest_sessionstart(session):
+    """Record the top folders' entries, so :func:`pytest_sessionfinish` can name what the tests left."""
+    for folder in _top_folders():
+        _TOP_LEVEL_AT_START[folder] = set(os.listdir(folder))
+
+
+def _left_behind(folder: Path, before: set[str]) -> list[str]:
+    """New entries of ``folder`` that git neither tracks nor ignores (caches such as .hypothesis are ignored).
+
+    Empty folders count: ``git status`` does not show them, which is how a test that made a folder named
+    after a fuzzed option value in the working folder went unnoticed.
+    """
+    import subprocess
+
+    new = sorted(set(os.listdir(folder)) - before)
+    if not new:
+        return []
+    try:
+        ignored = subprocess.run(
+            ["git", "-C", str(folder), "check-ignore", "--stdin", "-z"],
+            input="\0".join(new) + "\0",
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:  # no git: nothing to tell caches from leftovers
+        return []
+    if ignored.returncode not in (0, 1):  # 128: not a git repository
+        return []
+    return [name for name in new if name not in set(ignored.stdout.split("\0"))]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run when tests left files or folders in the repository or the working folder.
+
+    Every test writes under a temporary folder; the check runs once, in the process that started the
+    session (under pytest-xdist, the controller, after every worker finished).
+    """
+    if hasattr(session.config, "workerinput"):
+        return
+    leftovers = {folder: _left_behind(folder, before) for folder, before in _TOP_LEVEL_AT_START.items()}
+    text = "; ".join(f"{folder}: {', '.join(repr(n) for n in names)}" for folder, names in leftovers.items() if names)
+    if text:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"tests left these behind (write under tmp_path): {text}", red=True)
+        session.exitstatus = 1

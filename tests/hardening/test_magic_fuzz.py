@@ -247,9 +247,10 @@ cell_lines = st.lists(flag, max_size=4).map(" ".join)
 @fuzz_settings(800)
 @given(flags=cell_lines, base=base_configs)
 @example(flags="$0", base={})  # found by the legacy leg's Hypothesis: IPython expands `$0` to `0`
-def test_any_cell_flag_string_runs_the_cell_once_or_not_at_all(ip, tmp_path_factory, flags, base):
+def test_any_cell_flag_string_runs_the_cell_once_or_not_at_all(ip, tmp_path_factory, monkeypatch, flags, base):
     tried("%%npu flag strings")
     folder = tmp_path_factory.mktemp("cell")
+    monkeypatch.chdir(folder)  # `--profile on`, `--profile 'a b'`: the folders these name are made here
     (folder / "file").write_text("not a directory")
     line = flags.replace("DUMPDIR", str(folder)).replace("FILE", str(folder / "file"))
     config = current_config()
