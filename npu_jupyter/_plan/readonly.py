@@ -36,18 +36,19 @@ class ReadOnlyList(list):  # type: ignore[type-arg]  # of str: its one use, and 
 #: The empty list every field with nothing to list holds (a node without inputs, an op without a body).
 NO_STRINGS = ReadOnlyList()
 
-_DTYPE_LISTS: dict[tuple[str, ...], ReadOnlyList] = {(): NO_STRINGS}
+#: dtype sequence -> its shared list, filled by :func:`dtype_list`; a loop that runs once per node may
+#: read it inline (``DTYPE_LISTS.get(key) or dtype_list(key)``) to save the call.
+DTYPE_LISTS: dict[tuple[str, ...], ReadOnlyList] = {(): NO_STRINGS}
 
-#: dtype -> its shared one-element list, for loops that look one up per edge without building a tuple;
-#: filled by :func:`dtype_list` (read it as ``ONE_DTYPE.get(d) or dtype_list((d,))``).
+#: dtype -> its shared one-element list, the same objects keyed without building a tuple.
 ONE_DTYPE: dict[str, ReadOnlyList] = {}
 
 
 def dtype_list(dtypes: tuple[str, ...]) -> ReadOnlyList:
     """The one shared list of this dtype sequence (a graph has a few dozen distinct ones)."""
-    hit = _DTYPE_LISTS.get(dtypes)
+    hit = DTYPE_LISTS.get(dtypes)
     if hit is None:
-        hit = _DTYPE_LISTS[dtypes] = ReadOnlyList(dtypes)
+        hit = DTYPE_LISTS[dtypes] = ReadOnlyList(dtypes)
         if len(dtypes) == 1:
             ONE_DTYPE[dtypes[0]] = hit
     return hit

@@ -27,7 +27,7 @@ from npu_jupyter._plan.graph.op_recipes import (
     single_output_of,
 )
 from npu_jupyter._plan.graph.topology import number_edges
-from npu_jupyter._plan.readonly import NO_STRINGS, ONE_DTYPE, ReadOnlyList, dtype_list
+from npu_jupyter._plan.readonly import DTYPE_LISTS, NO_STRINGS, ONE_DTYPE, ReadOnlyList, dtype_list
 from npu_jupyter._plan.rewrites import UNARY_COMPOSITION, composed_ops
 
 if TYPE_CHECKING:
@@ -95,7 +95,8 @@ def read_nodes(
     first_of = first.__getitem__
     late: list[int] = []
     new = object.__new__
-    ones = ONE_DTYPE  # shared one-dtype lists: what most nodes' input dtypes are
+    ones = ONE_DTYPE  # shared dtype lists (readonly.py): what most nodes' input dtypes are
+    lists = DTYPE_LISTS
     for k, nd in enumerate(node_defs):
         op = nd.op
         name = nd.name
@@ -157,7 +158,8 @@ def read_nodes(
                     late.append(k)
                 else:
                     n.in_idx = [j, j2]
-                    n.input_dtypes = dtype_list((first[j], first[j2]))
+                    pair = (first[j], first[j2])
+                    n.input_dtypes = lists.get(pair) or dtype_list(pair)
             elif count:
                 found = list(map(producer_at, names))  # map() runs in C; None: not read (yet)
                 if None in found:
