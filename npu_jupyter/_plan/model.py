@@ -64,6 +64,11 @@ class OpDecision:
         for name in _LIST_FIELDS:
             value = getattr(self, name)
             if type(value) is not ReadOnlyList:
+                if isinstance(value, (str, bytes)):  # ReadOnlyList("mm") would be ["m", "m"]
+                    raise TypeError(
+                        f"OpDecision.{name} takes a list of strings, not the single "
+                        f"{type(value).__name__} {value!r}: write [{value!r}] for one"
+                    )
                 setattr(self, name, ReadOnlyList(value) if value else NO_STRINGS)
 
     @property

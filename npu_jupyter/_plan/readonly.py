@@ -11,7 +11,7 @@ refuse to change, saying how to get a list of one's own.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, NoReturn
+from typing import Any, NoReturn
 
 
 class ReadOnlyList(list):  # type: ignore[type-arg]  # of str: its one use, and list[str] is not a base before Python 3.9
@@ -52,8 +52,3 @@ def dtype_list(dtypes: tuple[str, ...]) -> ReadOnlyList:
         if len(dtypes) == 1:
             ONE_DTYPE[dtypes[0]] = hit
     return hit
-
-
-def read_only(values: Iterable[str]) -> ReadOnlyList:
-    """``values`` as a read-only list (the same object when it is one already)."""
-    return values if type(values) is ReadOnlyList else ReadOnlyList(values)

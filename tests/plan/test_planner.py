@@ -247,6 +247,20 @@ def test_a_decision_built_by_hand_has_read_only_lists_as_the_planners_have():
         d.body_ops.append("Relu")
 
 
+@pytest.mark.parametrize("value", ["mm", b"mm"])
+def test_a_decision_built_by_hand_refuses_one_string_for_a_list_instead_of_splitting_it(value):
+    """``inputs="mm"`` (one producer name where a list belongs) must not become ``["m", "m"]``."""
+    from npu_jupyter._plan.model import OpDecision
+
+    with pytest.raises(
+        TypeError, match=r"OpDecision\.inputs takes a list of strings, not the single (str|bytes) b?'mm'"
+    ):
+        OpDecision(
+            name="x", op_type="Relu", placement="device", engine="AI_CORE", placement_reason="",
+            dtype_before="float32", dtype_after="float32", precision_reason="", inputs=value,
+        )  # fmt: skip
+
+
 def test_npu_jupyter_plan_stays_callable_after_a_plan_submodule_was_imported(conv_net):
     import npu_jupyter
     import npu_jupyter._plan.model
