@@ -8,9 +8,10 @@ plan can be pickled, cached on disk (``graph_compiler_cache_dir``) and rendered 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from npu_jupyter._plan.readonly import NO_STRINGS, ReadOnlyList
 from npu_jupyter._renderers import render_text
 
 if TYPE_CHECKING:  # typing.Literal is Python 3.8+; annotations here are strings, never evaluated
@@ -31,6 +32,11 @@ class OpDecision:
     the first output; "" for ops without outputs). ``input_dtypes`` gives the decided dtype of each
     data input as the device would read it, which is what the emulator casts to. Build it with
     keyword arguments: fields are added over time and 15 positional values are unreadable.
+
+    Its lists are read-only (:class:`~npu_jupyter._plan.readonly.ReadOnlyList`): one list object
+    serves every decision with the same values and every plan of the same graph, so changing one
+    would change them all. They read like any list; ``list(decision.inputs)`` is a copy of one's own,
+    and :meth:`Plan.to_records` gives plain lists.
     """
 
     name: str
@@ -52,6 +58,18 @@ class OpDecision:
     declared_input_dtypes: list[str] = field(default_factory=list)  # each data input's dtype in the graph
     # each data input's dtype as its producer writes it on the device (decided), where the planner knows it
     producer_dtypes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        """Make the lists read-only, as the planner's are (it builds decisions without this call)."""
+        for name in _LIST_FIELDS:
+            value = getattr(self, name)
+            if type(value) is not ReadOnlyList:
+                if isinstance(value, (str, bytes)):  # ReadOnlyList("mm") would be ["m", "m"]
+                    raise TypeError(
+                        f"OpDecision.{name} takes a list of strings, not the single "
+                        f"{type(value).__name__} {value!r}: write [{value!r}] for one"
+                    )
+                setattr(self, name, ReadOnlyList(value) if value else NO_STRINGS)
 
     @property
     def precision_changed(self) -> bool:
@@ -89,6 +107,19 @@ class OpDecision:
             if got != declared and got in _FLOATS and declared in _FLOATS and (got != wrote) == cast_here
         ]
         return list(dict.fromkeys(reads))
+
+
+# the fields annotated as lists (annotations are strings here: ``from __future__ import annotations``)
+_LIST_FIELDS = tuple(f.name for f in fields(OpDecision) if str(f.type).startswith("list["))
+
+
+def _record(decision: OpDecision) -> dict[str, Any]:
+    """One decision as a flat dict whose lists are plain copies (the decision's are read-only)."""
+    out = {}
+    for f in fields(decision):
+        value = getattr(decision, f.name)
+        out[f.name] = list(value) if isinstance(value, list) else value
+    return out
 
 
 @dataclass
@@ -165,7 +196,7 @@ class Plan:
 
     def to_records(self) -> list[dict[str, Any]]:
         """One flat dict per op, ready for ``pandas.DataFrame`` or a CSV writer."""
-        return [asdict(d) for d in self.ops.values()]
+        return [_record(d) for d in self.ops.values()]
 
     def __str__(self) -> str:
         """``print(plan)`` shows the readable text report once ``npu_jupyter._display`` has registered

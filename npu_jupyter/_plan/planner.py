@@ -15,6 +15,7 @@ import weakref
 from typing import TYPE_CHECKING, cast
 
 from npu_jupyter._plan.model import OpDecision, Plan
+from npu_jupyter._plan.readonly import NO_STRINGS, dtype_list
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -102,12 +103,17 @@ def _decisions(
 ) -> dict[str, OpDecision]:
     """One OpDecision per node, in topological order, from the three stages' per-index answers.
 
-    Every list a decision holds is its own: the view's lists are shared by every plan of a cached
-    graph and the precision stage's by ops with the same dtypes, so a user annotating one decision's
-    list must not change another plan. The decisions are filled in attribute by attribute on a bare instance: calling the dataclass's
-    generated ``__init__`` with 17 keyword arguments costs about four times as much, which is a
-    tenth of a cold plan of a large graph. :func:`_check_decision_fields` (on the first decision of
-    each plan) makes sure a field added to OpDecision later cannot be left unset here.
+    The decisions hold the view's and the precision stage's lists as they are: every one is a
+    read-only list (:mod:`npu_jupyter._plan.readonly`), shared by every plan of a cached graph and by
+    ops with the same dtypes, so no decision can change another's or a later plan's. Copying them
+    instead made five lists per op, a tenth of a cold plan of ResNet-50's training step with the
+    collector's scan of them. Producer dtypes are the one list made here, and only where they differ
+    from both the decided and the declared input dtypes (an input cast by the adapter).
+
+    The decisions are filled in attribute by attribute on a bare instance: calling the dataclass's
+    generated ``__init__`` with 17 keyword arguments costs about four times as much.
+    :func:`_check_decision_fields` (on the first decision of each plan) makes sure a field added to
+    OpDecision later cannot be left unset here.
     """
     new = object.__new__
     ops: dict[str, OpDecision] = {}
@@ -130,18 +136,22 @@ def _decisions(
         k = 0 if outs and outs[0] in _FLOAT_NAMES else _first_float_index(outs)  # common case inline
         decided = p.output_dtypes
         idx = n.in_idx
+        input_dtypes, declared = p.input_dtypes, n.input_dtypes
         if idx:
             # most inputs read output 0 of a producer in the view: one lookup per input
             found = list(map(first_at, idx))
-            produced = (
+            written = (
                 _producer_dtypes(n, decided_of)
                 if None in found or any(n.input_slots)
                 else cast("list[str]", found)  # no None, as just tested
             )
-            inputs, input_dtypes, declared = n.input_names[:], p.input_dtypes[:], n.input_dtypes[:]
+            # what the op reads is what its producers write, unless the adapter casts in between
+            if written == input_dtypes:
+                produced = input_dtypes
+            else:
+                produced = declared if written == declared else dtype_list(tuple(written))
         else:
-            produced, inputs, input_dtypes, declared = [], [], [], []
-        body = n.body
+            produced = NO_STRINGS
         d = new(OpDecision)  # fields in declaration order, as the generated __init__ sets them
         d.name = name = n.name
         d.op_type = n.op
@@ -152,12 +162,12 @@ def _decisions(
         d.dtype_after = decided[k] if k is not None and k < len(decided) else ""
         d.precision_reason = p.reason
         d.cluster = clusters[i]
-        d.inputs = inputs  # slices: each decision owns its lists (see above)
+        d.inputs = n.input_names  # read-only lists, shared (see above)
         d.input_dtypes = input_dtypes
-        d.output_dtypes = decided[:]
+        d.output_dtypes = decided
         d.impl_mode = p.impl_mode
         d.policy = p.policy
-        d.body_ops = body[:] if body else []
+        d.body_ops = n.body
         d.approximate = False
         d.declared_input_dtypes = declared
         d.producer_dtypes = produced

@@ -24,6 +24,7 @@ from npu_jupyter._plan.precision_files import (
     read_mixlist,
     read_op_precision_mode,
 )
+from npu_jupyter._plan.readonly import dtype_list
 from npu_jupyter._plan.settings import PlanSettings
 
 if TYPE_CHECKING:
@@ -340,7 +341,8 @@ class _Decider:
         reused only where the node itself cannot matter: on the device, outside a keep_dtype scope,
         and not one whose answer reported an error naming it; a gray-list op under mixed precision
         follows its producer, so its producer's dtype is part of the key. The shared answer's lists
-        equal the node's own in content, and nothing mutates an answer (the decisions copy its lists).
+        equal the node's own in content and are read-only (:mod:`npu_jupyter._plan.readonly`): the
+        decisions hold them as they are.
         ``tests/plan/test_precision.py`` compares the plans with deciding every op on its own.
         """
         if not self.device[n.index]:
@@ -509,12 +511,13 @@ class _Decider:
     ) -> OpPrecision:
         """Apply one decided dtype to every tensor of the op's original float dtype.
 
-        Most ops keep their dtype: the answer holds the node's own lists then (the decisions copy
-        them, :func:`~npu_jupyter._plan.planner._decisions`).
+        Most ops keep their dtype: the answer holds the node's own read-only lists then, and a changed
+        list is the one shared list of its dtypes; the decisions hold either as it is
+        (:func:`~npu_jupyter._plan.planner._decisions`).
         """
         dout = din if dout is None else dout
-        ins = n.input_dtypes if din == orig else [din if d == orig else d for d in n.input_dtypes]
-        outs = n.output_dtypes if dout == orig else [dout if d == orig else d for d in n.output_dtypes]
+        ins = n.input_dtypes if din == orig else dtype_list(tuple(din if d == orig else d for d in n.input_dtypes))
+        outs = n.output_dtypes if dout == orig else dtype_list(tuple(dout if d == orig else d for d in n.output_dtypes))
         return OpPrecision(ins, outs, reason, policy, impl)
 
     def _customized(self, n: Node, rule: DtypeRule, impl: str | None) -> OpPrecision:
@@ -526,7 +529,8 @@ class _Decider:
         for k, d in enumerate(rule.outputs):
             if d is not None and k < len(outs):
                 outs[k] = d
-        return OpPrecision(ins, outs, f"customize_dtypes line {rule.line}: {rule.text}", None, impl)
+        reason = f"customize_dtypes line {rule.line}: {rule.text}"
+        return OpPrecision(dtype_list(tuple(ins)), dtype_list(tuple(outs)), reason, None, impl)
 
 
 def decide_precision(

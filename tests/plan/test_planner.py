@@ -177,9 +177,26 @@ def test_a_planned_graph_is_freed_once_the_user_drops_it_and_its_cached_view_goe
     assert alive() is None, "the planner's view cache must not keep the user's graph alive"
 
 
-def test_changing_a_decisions_lists_changes_no_other_decision_or_later_plan():
-    """A user may annotate a plan in a notebook: each decision's lists are its own, not the cached view's
-    or another op's, so a later plan of the same graph or of another graph reads what the graph says."""
+_CHANGES = {
+    "append": lambda xs: xs.append("annotated"),
+    "extend": lambda xs: xs.extend(["annotated"]),
+    "insert": lambda xs: xs.insert(0, "annotated"),
+    "item": lambda xs: xs.__setitem__(slice(0, 0), ["annotated"]),
+    "+=": lambda xs: xs.__iadd__(["annotated"]),
+    "*=": lambda xs: xs.__imul__(2),
+    "sort": lambda xs: xs.sort(),
+    "reverse": lambda xs: xs.reverse(),
+    "clear": lambda xs: xs.clear(),
+    "del": lambda xs: xs.__delitem__(slice(None)),
+    "pop": lambda xs: xs.pop(),
+    "remove": lambda xs: xs.remove("annotated"),
+}
+
+
+def test_a_decisions_lists_refuse_every_change_so_no_other_decision_or_later_plan_can_change():
+    """A user may try to annotate a plan in a notebook. The decisions share their lists with each other
+    and with the cached view (readonly.py), so every change is refused with a message naming the way
+    out, nothing changes, and a copy of one's own is a plain list."""
     g = tf.Graph()
     with g.as_default():
         x = v1.placeholder(tf.float32, [2, 2], name="x")
@@ -187,24 +204,61 @@ def test_changing_a_decisions_lists_changes_no_other_decision_or_later_plan():
         tf.matmul(a, a, name="b")
     cfg = {"precision_mode": "allow_fp32_to_fp16"}
     first = plan(g, cfg)
-    expected = {name: (list(d.inputs), list(d.input_dtypes), list(d.output_dtypes)) for name, d in first.ops.items()}
+    fields = ("inputs", "input_dtypes", "output_dtypes", "body_ops", "declared_input_dtypes", "producer_dtypes")
+    expected = {name: [list(getattr(d, f)) for f in fields] for name, d in first.ops.items()}
+    assert expected["b"] == [
+        ["a", "a"],
+        ["float16", "float16"],
+        ["float16"],
+        [],
+        ["float32", "float32"],
+        ["float16", "float16"],
+    ]
     for d in first.ops.values():
-        for field in (
-            "inputs",
-            "input_dtypes",
-            "output_dtypes",
-            "body_ops",
-            "declared_input_dtypes",
-            "producer_dtypes",
-        ):
-            getattr(d, field).append("annotated")
-    assert first.ops["a"].input_dtypes.count("annotated") == 1, "no two fields of a plan share a list"
+        for field in fields:
+            for change in _CHANGES.values():
+                with pytest.raises(TypeError, match=r"read-only.*list\(decision\.inputs\)"):
+                    change(getattr(d, field))
+    assert {name: [list(getattr(d, f)) for f in fields] for name, d in first.ops.items()} == expected
     again = plan(g, cfg)  # the cached view
-    other = tf.Graph()
-    with other.as_default():
-        v1.placeholder(tf.float32, [2], name="y")
-    assert {n: (d.inputs, d.input_dtypes, d.output_dtypes) for n, d in again.ops.items()} == expected
-    assert plan(other).ops["y"].inputs == [] and plan(other).ops["y"].body_ops == []
+    assert {name: [getattr(d, f) for f in fields] for name, d in again.ops.items()} == expected
+    mine = list(first.ops["b"].inputs)
+    mine.append("annotated")
+    assert type(mine) is list and first.ops["b"].inputs == ["a", "a"]
+    records = first.to_records()
+    records[0]["inputs"].append("annotated")  # records are the user's own plain lists
+    assert all(type(r[f]) is list for r in records for f in fields)
+    copied = pickle.loads(pickle.dumps(first))  # a plan cached on disk: unpickling must not call extend
+    assert {name: [getattr(d, f) for f in fields] for name, d in copied.ops.items()} == expected
+    with pytest.raises(TypeError, match="read-only"):
+        copied.ops["b"].inputs.append("annotated")
+
+
+def test_a_decision_built_by_hand_has_read_only_lists_as_the_planners_have():
+    from npu_jupyter._plan.model import OpDecision
+    from npu_jupyter._plan.readonly import ReadOnlyList
+
+    d = OpDecision(
+        name="x", op_type="Relu", placement="device", engine="AI_CORE", placement_reason="",
+        dtype_before="float32", dtype_after="float32", precision_reason="", inputs=["a"],
+    )  # fmt: skip
+    assert d.inputs == ["a"] and type(d.inputs) is ReadOnlyList and type(d.body_ops) is ReadOnlyList
+    with pytest.raises(TypeError, match="read-only"):
+        d.body_ops.append("Relu")
+
+
+@pytest.mark.parametrize("value", ["mm", b"mm"])
+def test_a_decision_built_by_hand_refuses_one_string_for_a_list_instead_of_splitting_it(value):
+    """``inputs="mm"`` (one producer name where a list belongs) must not become ``["m", "m"]``."""
+    from npu_jupyter._plan.model import OpDecision
+
+    with pytest.raises(
+        TypeError, match=r"OpDecision\.inputs takes a list of strings, not the single (str|bytes) b?'mm'"
+    ):
+        OpDecision(
+            name="x", op_type="Relu", placement="device", engine="AI_CORE", placement_reason="",
+            dtype_before="float32", dtype_after="float32", precision_reason="", inputs=value,
+        )  # fmt: skip
 
 
 def test_npu_jupyter_plan_stays_callable_after_a_plan_submodule_was_imported(conv_net):

@@ -402,3 +402,9 @@ def test_answers_shared_by_op_type_and_dtypes_equal_deciding_every_op(monkeypatc
     for s, a in zip(shared, alone):
         assert s.ops == a.ops
         assert (s.errors, s.warnings) == (a.errors, a.warnings)
+    # sharing a list between decisions is safe only because no decision can change it
+    from npu_jupyter._plan.model import _LIST_FIELDS
+    from npu_jupyter._plan.readonly import ReadOnlyList
+
+    for p in shared + alone:
+        assert {type(getattr(d, f)) for d in p.ops.values() for f in _LIST_FIELDS} == {ReadOnlyList}

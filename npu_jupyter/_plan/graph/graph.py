@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Callable, Sequence, cast
 
+from npu_jupyter._plan.readonly import NO_STRINGS
+
 if TYPE_CHECKING:
     from npu_jupyter._plan.graph.graph_exec import GraphExecConfig
     from npu_jupyter._tf_types import Graph, Operation
@@ -37,17 +39,13 @@ NO_NEED_OPTIMIZE = "_NoNeedOptimize"
 BACK_EDGE_OPS = frozenset({"NextIteration", "RefNextIteration"})
 
 
-# One empty list for every plan field with nothing to list (a node without inputs, an op without a body).
-# Plans and views are read-only once built, so one shared object serves them all: a per-node empty list
-# would be one more object for the garbage collector to scan after every cold plan.
-NO_STRINGS: list[str] = []
-
-
 class Node:
     """One op of the graph, reduced to what the rules need.
 
     Nodes are read-only once the view is built: a view is reused across re-plans, and nodes share
-    list and tuple objects (the output dtypes of a single-output type, the input slots).
+    list and tuple objects (the output dtypes of a single-output type, the input slots). The lists a
+    plan's decisions show (input names, input and output dtypes, a body) are
+    :class:`~npu_jupyter._plan.readonly.ReadOnlyList` objects, which the decisions hold as they are.
 
     Fields most nodes leave at their default (scope flags, called functions, a while frame, ref
     arguments) are class attributes: a node stores them only when its NodeDef sets them, so reading

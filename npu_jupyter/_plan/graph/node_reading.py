@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Iterable, Sequence, cast
 from npu_jupyter._plan.graph.graph import (
     KEEP_DTYPE,
     NO_NEED_OPTIMIZE,
-    NO_STRINGS,
     OP_MAX_SIZE,
     WITHOUT_NPU_COMPILE,
     FunctionInfo,
@@ -28,6 +27,7 @@ from npu_jupyter._plan.graph.op_recipes import (
     single_output_of,
 )
 from npu_jupyter._plan.graph.topology import number_edges
+from npu_jupyter._plan.readonly import DTYPE_LISTS, NO_STRINGS, ONE_DTYPE, ReadOnlyList, dtype_list
 from npu_jupyter._plan.rewrites import UNARY_COMPOSITION, composed_ops
 
 if TYPE_CHECKING:
@@ -95,6 +95,8 @@ def read_nodes(
     first_of = first.__getitem__
     late: list[int] = []
     new = object.__new__
+    ones = ONE_DTYPE  # shared dtype lists (readonly.py): what most nodes' input dtypes are
+    lists = DTYPE_LISTS
     for k, nd in enumerate(node_defs):
         op = nd.op
         name = nd.name
@@ -117,7 +119,7 @@ def read_nodes(
                 n.input_slots = ()
                 _read_inputs(n, raw)
             else:
-                n.input_names = raw  # type: ignore[assignment]  # the slice of a repeated field is a list
+                n.input_names = ReadOnlyList(raw)
                 n.input_slots = _ZERO_SLOTS.get(len(raw)) or _shared_slots((0,) * len(raw))
         recipe = recipes.get(op)
         single = recipe.plain if recipe is not None and simple else None
@@ -147,7 +149,8 @@ def read_nodes(
                     late.append(k)
                 else:
                     n.in_idx = [j]
-                    n.input_dtypes = [first[j]]
+                    d = first[j]
+                    n.input_dtypes = ones.get(d) or dtype_list((d,))
             elif count == 2 and not (slots[0] or slots[1]):
                 j = producer_at(names[0])
                 j2 = producer_at(names[1])
@@ -155,7 +158,8 @@ def read_nodes(
                     late.append(k)
                 else:
                     n.in_idx = [j, j2]
-                    n.input_dtypes = [first[j], first[j2]]
+                    pair = (first[j], first[j2])
+                    n.input_dtypes = lists.get(pair) or dtype_list(pair)
             elif count:
                 found = list(map(producer_at, names))  # map() runs in C; None: not read (yet)
                 if None in found:
@@ -164,9 +168,11 @@ def read_nodes(
                     idx = cast("list[int]", found)  # no None, as just tested
                     n.in_idx = idx
                     if any(slots):
-                        n.input_dtypes = [outs[j][slot] if slot < len(outs[j]) else "" for slot, j in zip(slots, idx)]
+                        n.input_dtypes = dtype_list(
+                            tuple(outs[j][slot] if slot < len(outs[j]) else "" for slot, j in zip(slots, idx))
+                        )
                     else:
-                        n.input_dtypes = list(map(first_of, idx))
+                        n.input_dtypes = dtype_list(tuple(map(first_of, idx)))
             control = n.control_inputs
             if control:
                 ctrl = list(map(producer_at, control))
@@ -188,7 +194,7 @@ def _read_rest(n: Node, nd: NodeDef, library: dict[str, FunctionInfo], scoped: f
     attrs = nd.attr
     fn = library.get(op)
     if fn is not None:  # a direct call of a library function
-        n.output_dtypes = list(fn.output_dtypes)
+        n.output_dtypes = dtype_list(tuple(fn.output_dtypes))
         n.functions = [op]
     else:
         recipe = RECIPES.get(op) or recipe_of(op)
@@ -203,7 +209,7 @@ def _read_rest(n: Node, nd: NodeDef, library: dict[str, FunctionInfo], scoped: f
     if scoped:
         _read_scope_attrs(n, attrs, scoped)
     if op == UNARY_COMPOSITION:  # the adapter splits it back into these ops (_plan.rewrites)
-        n.body = composed_ops(attrs)
+        n.body = ReadOnlyList(composed_ops(attrs))
     if op in {"Enter", "RefEnter"}:
         v = attrs.get("frame_name")
         n.frame_name = v.s.decode(errors="replace") if v is not None else ""
@@ -239,7 +245,7 @@ def _read_inputs(n: Node, raw: Sequence[str]) -> None:
             names.append(text)
             slots.append(0)
     if names:
-        n.input_names, n.input_slots = names, _shared_slots(tuple(slots))
+        n.input_names, n.input_slots = ReadOnlyList(names), _shared_slots(tuple(slots))
     if control:
         n.control_inputs = control
 

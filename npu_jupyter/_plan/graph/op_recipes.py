@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from npu_jupyter._plan.readonly import dtype_list
+
 if TYPE_CHECKING:
     from npu_jupyter._tf_types import AttrMap, AttrValue, OpDef
 
@@ -113,7 +115,7 @@ def single_output_of(enum: int) -> tuple[list[str], list[bool] | None]:
     hit = SINGLE_OUTPUT.get(enum)
     if hit is None:
         name, ref = dtype_of(enum)
-        hit = SINGLE_OUTPUT[enum] = ([name], [True] if ref else None)
+        hit = SINGLE_OUTPUT[enum] = (dtype_list((name,)), [True] if ref else None)
     return hit
 
 
@@ -152,7 +154,7 @@ def output_dtypes(attrs: AttrMap, recipe: Recipe) -> tuple[list[str], list[bool]
             any_ref |= ref
             dtypes.append(name)
             refs.append(ref)
-    return dtypes, (refs if any_ref else None)
+    return dtype_list(tuple(dtypes)), (refs if any_ref else None)
 
 
 def input_refs(attrs: AttrMap, recipe: Recipe, n_inputs: int) -> list[bool] | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from npu_jupyter._plan.graph.graph import BACK_EDGE_OPS, Node
+from npu_jupyter._plan.readonly import dtype_list
 
 
 def number_edges(
@@ -35,11 +36,11 @@ def number_edges(
             n.in_idx = idx
             slots = n.input_slots
             if any(slots):
-                n.input_dtypes = [
-                    outs[j][slot] if j >= 0 and slot < len(outs[j]) else "" for slot, j in zip(slots, idx)
-                ]
+                n.input_dtypes = dtype_list(
+                    tuple(outs[j][slot] if j >= 0 and slot < len(outs[j]) else "" for slot, j in zip(slots, idx))
+                )
             else:
-                n.input_dtypes = [outs[j][0] if j >= 0 and outs[j] else "" for j in idx]
+                n.input_dtypes = dtype_list(tuple(outs[j][0] if j >= 0 and outs[j] else "" for j in idx))
             if max(idx) >= k:
                 later = True
                 if first_unsorted == count and not all(j < k or listed[j].op in BACK_EDGE_OPS for j in idx):

@@ -13,6 +13,7 @@ from npu_jupyter._plan.graph.graph import GraphView
 from npu_jupyter._plan.graph.graph_exec import graph_config
 from npu_jupyter._plan.graph.node_reading import read_library, read_nodes, scope_attrs_in
 from npu_jupyter._plan.graph.topology import link, prune
+from npu_jupyter._plan.readonly import ReadOnlyList
 
 if TYPE_CHECKING:
     from npu_jupyter._tf_types import Graph, GraphDef
@@ -68,5 +69,5 @@ def view_of(
                     info = library.get(fname)
                     if info is not None:
                         body.extend(info.op_types)
-                n.body = body
+                n.body = ReadOnlyList(body)
     return GraphView(nodes=nodes, order=order, functions=library, tf_graph=tf_graph, exec_config=exec_config)
