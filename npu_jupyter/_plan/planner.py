@@ -65,8 +65,8 @@ def _view(graph: object, fetches: object) -> GraphView:
     from npu_jupyter._plan.graph.view import graph_def_of, view_of
 
     graph_def, tf_graph = graph_def_of(graph)
-    if tf_graph is None:
-        return view_of(graph_def, None, fetches)
+    if tf_graph is None:  # a GraphDef is never cached; its bytes still spare the tests for absent scope keys
+        return view_of(graph_def, None, fetches, graph_def.SerializeToString())
     serialized = graph_def.SerializeToString(deterministic=True)
     key = (hash(serialized), tuple(fetch_names(fetches)))
     try:

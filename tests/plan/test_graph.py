@@ -501,3 +501,41 @@ def test_hostile_listings_number_edges_as_a_fresh_numbering_does(kind):
         assert ctrl == [(s, last[s]) for s in n.control_inputs if s in last], name
         # producers first: only a node's edge to itself points at or after it
         assert all(j < k or read.order[j] is n for j in (*n.in_idx, *n.ctrl_idx)), name
+
+
+@pytest.mark.parametrize(
+    ("op", "position"),
+    [("Relu", 0), ("MatMul", 0), ("AddN", 0), ("ConcatV2", 0), ("Select", 1), ("Cast", None), ("Shape", None)],
+)
+def test_an_op_types_output_is_read_from_the_input_its_opdef_types_by_the_same_attr(op, position):
+    """Relu's and AddN's output is typed T like input 0, Select's like input 1 (after the bool
+    condition); Cast (SrcT in, DstT out) and Shape (T in, out_type out) have no such input."""
+    from npu_jupyter._plan.graph.op_recipes import recipe_of
+
+    assert recipe_of(op).typed_input == position
+
+
+def test_when_names_repeat_output_dtypes_come_from_attrs_not_from_the_input_found_while_reading():
+    """The reader takes an op's output dtype from its input typed by the same attr, found by name among
+    the nodes read so far; with a repeated name the ordering resolves that name to the last node listed,
+    so the attrs decide, as for any other unusual listing."""
+    from tensorflow.core.framework import attr_value_pb2, graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    for name, op, dtype, inputs in (
+        ("x", "Placeholder", tf.float32, []),
+        ("r", "Relu", tf.float16, ["x"]),
+        ("x", "Placeholder", tf.float16, []),  # the same name again: the one "r" reads after ordering
+    ):
+        node = gd.node.add(name=name, op=op)
+        node.input.extend(inputs)
+        node.attr["dtype" if op == "Placeholder" else "T"].CopyFrom(
+            attr_value_pb2.AttrValue(type=dtype.as_datatype_enum)
+        )
+    from npu_jupyter._plan.graph.op_recipes import recipe_of
+    from npu_jupyter._plan.graph.view import view_of
+
+    recipe_of("Relu"), recipe_of("Placeholder")  # known types, and no scope key in the bytes: the inline reading
+    view = view_of(gd, None, None, gd.SerializeToString())
+    assert view.nodes["r"].output_dtypes == ["float16"]
+    assert view.nodes["r"].input_dtypes == ["float16"]

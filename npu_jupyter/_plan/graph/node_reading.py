@@ -94,6 +94,7 @@ def read_nodes(
     add_first = first.append
     first_of = first.__getitem__
     late: list[int] = []
+    derived: list[int] = []  # positions whose output dtype was read from an input (see below)
     new = object.__new__
     ones = ONE_DTYPE  # shared dtype lists (readonly.py): what most nodes' input dtypes are
     lists = DTYPE_LISTS
@@ -121,23 +122,6 @@ def read_nodes(
             else:
                 n.input_names = ReadOnlyList(raw)
                 n.input_slots = _ZERO_SLOTS.get(len(raw)) or _shared_slots((0,) * len(raw))
-        recipe = recipes.get(op)
-        single = recipe.plain if recipe is not None and simple else None
-        if single is None or op in _READ_IN_FULL:
-            n.output_dtypes = NO_STRINGS
-            _read_rest(n, nd, library, scoped)
-        else:
-            fixed, type_attr = single
-            if not fixed:
-                v = nd.attr.get(type_attr)
-                fixed = v.type if v is not None else recipe.default_type  # type: ignore[union-attr]
-            hit = single_output.get(fixed) or single_output_of(fixed)
-            n.output_dtypes = hit[0]
-            if hit[1] is not None:  # a ref dtype (float32_ref): the output is a ref
-                n.output_refs = hit[1]
-        o = n.output_dtypes
-        add_outs(o)
-        add_first(o[0] if o else "")
         if raw:
             names = n.input_names
             slots = n.input_slots
@@ -181,11 +165,55 @@ def read_nodes(
                         late.append(k)
                 else:
                     n.ctrl_idx = ctrl  # type: ignore[assignment]  # no None, as just tested
+        recipe = recipes.get(op)
+        single = recipe.plain if recipe is not None and simple else None
+        if single is None or op in _READ_IN_FULL:
+            n.output_dtypes = NO_STRINGS
+            _read_rest(n, nd, library, scoped)
+        else:
+            fixed, type_attr = single
+            typed = recipe.typed_input  # type: ignore[union-attr]  # single is None without a recipe
+            if not fixed and typed is not None and typed < len(n.input_dtypes) and n.input_dtypes[typed]:
+                # typed by the same attr as an input whose producer is read: no attr read (most ops)
+                d = n.input_dtypes[typed]
+                n.output_dtypes = ones.get(d) or dtype_list((d,))
+                derived.append(k)
+            else:
+                if not fixed:
+                    v = nd.attr.get(type_attr)
+                    fixed = v.type if v is not None else recipe.default_type  # type: ignore[union-attr]
+                hit = single_output.get(fixed) or single_output_of(fixed)
+                n.output_dtypes = hit[0]
+                if hit[1] is not None:  # a ref dtype (float32_ref): the output is a ref
+                    n.output_refs = hit[1]
+        o = n.output_dtypes
+        add_outs(o)
+        add_first(o[0] if o else "")
         pos[name] = k
         append(n)
     if len(pos) != len(out):  # duplicate names: let the ordering read the listing afresh
+        _output_dtypes_from_attrs(out, list(node_defs), derived)
         return out, None
     return out, number_edges(out, late, pos, outs)
+
+
+def _output_dtypes_from_attrs(nodes: list[Node], node_defs: Sequence[NodeDef], which: list[int]) -> None:
+    """Read the output dtypes of the nodes at ``which`` from their attrs after all.
+
+    :func:`read_nodes` takes a node's output dtype from the input typed by the same attr, found by
+    name among the nodes read so far. When names repeat, the ordering resolves a name to another
+    node than that (the last one listed): the attrs, which a valid graph keeps consistent with the
+    inputs, are then the only source that cannot disagree with it.
+    """
+    for k in which:
+        n, nd = nodes[k], node_defs[k]
+        recipe = RECIPES[n.op]
+        type_attr = cast("tuple[int, str]", recipe.plain)[1]  # only attr-typed outputs are derived
+        v = nd.attr.get(type_attr)
+        hit = single_output_of(v.type if v is not None else recipe.default_type)
+        n.output_dtypes = hit[0]
+        if hit[1] is not None:
+            n.output_refs = hit[1]
 
 
 def _read_rest(n: Node, nd: NodeDef, library: dict[str, FunctionInfo], scoped: frozenset[str]) -> None:

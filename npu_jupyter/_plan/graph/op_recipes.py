@@ -48,6 +48,7 @@ class Recipe:
         "outputs",
         "plain",
         "single",
+        "typed_input",
     )
 
     def __init__(self, op_def: OpDef | None) -> None:
@@ -59,6 +60,7 @@ class Recipe:
         self.has_ref_input = False
         self.single: tuple[int, str] | None = None
         self.plain: tuple[int, str] | None = None
+        self.typed_input: int | None = None
         self.default_type = 0
         if op_def is None:
             return
@@ -80,8 +82,25 @@ class Recipe:
         # The same, for an op type that also takes no ref input and calls no function: reading such a
         # node needs its type attr at most (node_reading.read_nodes' inline case).
         self.plain = self.single if not (self.has_ref_input or self.func_attrs) else None
+        if self.plain is not None and self.plain[1]:
+            self.typed_input = _typed_input(op_def, self.plain[1])
         default = self.defaults.get(self.single[1]) if self.single is not None and self.single[1] else None
         self.default_type = default.type if default is not None else 0
+
+
+def _typed_input(op_def: OpDef, type_attr: str) -> int | None:
+    """Position of the first input typed by ``type_attr`` (Relu's, MatMul's, AddN's ``T``), else None.
+
+    Its dtype is the output's: a node of a valid graph whose producer's dtype is known needs no attr
+    read for its output dtype (:func:`~npu_jupyter._plan.graph.node_reading.read_nodes`). Only args
+    of one tensor may come before it, so that the position is fixed.
+    """
+    for k, arg in enumerate(op_def.input_arg):
+        if arg.type_attr == type_attr and not arg.type_list_attr:
+            return k
+        if arg.number_attr or arg.type_list_attr:
+            return None
+    return None
 
 
 def recipe_of(op: str) -> Recipe:
