@@ -29,7 +29,7 @@ class ReadOnlyList(list):  # type: ignore[type-arg]  # of str: its one use, and 
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
 
     def __reduce__(self) -> tuple[type, tuple[list[Any]]]:
-        """Pickled as its values (a plan cached on disk): unpickling must not call the refused ``extend``."""
+        """Pickled as its values (a plan sent to another process or saved): unpickling must not call ``extend``."""
         return (ReadOnlyList, (list(self),))
 
 

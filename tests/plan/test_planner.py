@@ -228,7 +228,7 @@ def test_a_decisions_lists_refuse_every_change_so_no_other_decision_or_later_pla
     records = first.to_records()
     records[0]["inputs"].append("annotated")  # records are the user's own plain lists
     assert all(type(r[f]) is list for r in records for f in fields)
-    copied = pickle.loads(pickle.dumps(first))  # a plan cached on disk: unpickling must not call extend
+    copied = pickle.loads(pickle.dumps(first))  # a plan sent to another process: unpickling must not call extend
     assert {name: [getattr(d, f) for f in fields] for name, d in copied.ops.items()} == expected
     with pytest.raises(TypeError, match="read-only"):
         copied.ops["b"].inputs.append("annotated")

@@ -79,8 +79,9 @@ def read_nodes(
     producers first needs no second pass over its nodes. A node whose op type has one output of a
     fixed or attr-given dtype, and which calls no function, needs no other attribute read (every
     other node takes the full rule, :func:`_read_rest`), and none at all when the attr also types an
-    input whose producer is read (``Recipe.typed_input``): in a valid graph the two dtypes are one. Inputs naming a node listed later (a while
-    loop's back edge, an unsorted GraphDef) are resolved after the loop (:func:`~npu_jupyter._plan.graph.topology.number_edges`).
+    input whose producer is read (``Recipe.typed_input``): in a valid graph the two dtypes are one.
+    Inputs naming a node listed later (a while loop's back edge, an unsorted GraphDef) are resolved
+    after the loop (:func:`~npu_jupyter._plan.graph.topology.number_edges`).
     """
     out: list[Node] = []
     append = out.append
