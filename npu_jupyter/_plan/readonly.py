@@ -22,7 +22,7 @@ class ReadOnlyList(list):  # type: ignore[type-arg]  # of str: its one use, and 
     def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise TypeError(
             "a plan's lists are read-only: the same list serves every decision with these values and "
-            "later plans of the same graph; change a copy of your own: list(decision.inputs)"
+            "later plans of the same graph; change a copy of your own, e.g. list(decision.inputs)"
         )
 
     append = extend = insert = pop = remove = clear = sort = reverse = _refuse
