@@ -207,7 +207,7 @@ class _Decider:
         self._any_impl = self._impl_configured()
         # Whole answers per (op type, input dtypes, output dtypes) for device ops, where nothing else
         # decides: not with per-name rules (customize_dtypes, op_precision_mode by name). See decide().
-        self._answers: dict[tuple[str | None, ...], OpPrecision] | None = (
+        self._answers: dict[tuple[object, ...], OpPrecision] | None = (
             None if (self.cust_name or self.cust_type or self.impl_by_name) else {}
         )
         self._mix_strategy = self.mode.strategy in ("MIX_FP16", "MIX_BF16")
@@ -350,7 +350,10 @@ class _Decider:
         answers = self._answers
         if answers is None or n.keep_dtype:
             return self._decide(n, decided)
-        key: tuple[str | None, ...] = (n.op, *n.input_dtypes, None, *n.output_dtypes)  # None parts the lists
+        # The view's dtype lists are interned (readonly.dtype_list): equal dtypes are one object, so the
+        # lists' identities stand for their values. A list built by hand is its own object: no sharing,
+        # never a wrong one (the view keeps every list alive while the plan is built, so no id is reused).
+        key: tuple[object, ...] = (n.op, id(n.input_dtypes), id(n.output_dtypes))
         followed: tuple[str | None] | None = None  # the producer's dtype a gray op follows, once found
         if self._mix_strategy:
             policy = self._policies.get(n.op)
