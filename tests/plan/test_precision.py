@@ -408,3 +408,25 @@ def test_answers_shared_by_op_type_and_dtypes_equal_deciding_every_op(monkeypatc
 
     for p in shared + alone:
         assert {type(getattr(d, f)) for d in p.ops.values() for f in _LIST_FIELDS} == {ReadOnlyList}
+
+
+def test_device_ops_of_one_type_and_dtypes_share_one_answer(monkeypatch):
+    """Answers are keyed by the identities of the view's dtype lists, which are interned: were equal
+    dtypes ever two objects, every op would be decided on its own again (same plan, several times the
+    work), which the equivalence test above cannot see."""
+    import models
+
+    from npu_jupyter._plan import precision
+
+    deciders = []
+    init = precision._Decider.__init__
+
+    def kept(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        deciders.append(self)
+
+    monkeypatch.setattr(precision._Decider, "__init__", kept)
+    p = plan(models.cnn_v1().graph, {"precision_mode": "allow_fp32_to_fp16"})
+    on_device = sum(d.placement == "device" for d in p.ops.values())
+    assert on_device > 150
+    assert 0 < len(deciders[0]._answers) < on_device / 3  # 47 answers for 185 ops when written
