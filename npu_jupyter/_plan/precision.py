@@ -359,12 +359,14 @@ class _Decider:
             policy = self._policies.get(n.op)
             if policy is not None and policy[0] == "gray":  # a gray op's answer also rests on its producer's dtype
                 followed = (self._producer_dtype(n, decided),)
-                key = (*key, *followed)
+                key += followed
         hit = answers.get(key)
         if hit is not None:
             return hit
         errors = len(self.errors)
         got = self._decide(n, decided, followed)
+        # Not stored: an answer that reported an error naming this op, and a gray op's answer keyed without
+        # its producer's dtype (the first op of a type, whose list is looked up while deciding it).
         if len(self.errors) == errors and (followed is not None or not (self._mix_strategy and got.policy == "gray")):
             answers[key] = got
         return got

@@ -37,7 +37,7 @@ def _frames(view: GraphView) -> tuple[list[str], dict[str, str]]:
 
 def frame_rule(view: GraphView, device: list[bool], reason: list[str], skipped: list[bool]) -> None:
     """Mixed computing: a host node inside a V1 while frame pulls the whole frame to the host."""
-    if not ("Enter" in view.op_counts() or "RefEnter" in view.op_counts()):
+    if view.op_counts().keys().isdisjoint(("Enter", "RefEnter")):
         return
     frame, parent = _frames(view)
     bad: set[str] = set()
