@@ -80,7 +80,9 @@ def _resolve(name: str, lib: OpLibrary, option: str, findings: FileFindings) -> 
     """Keys an op-type name stands for: itself as an Ascend IR type and the IR type of the TF op.
 
     ``MatMul`` is both an IR type and the TF op whose IR type is ``MatMulV2``; users mean either, so
-    both match. An empty list (with a warning) when the name matches neither spelling.
+    both match. The key equal to ``name`` is the one GE matches literally; any other is our reading
+    of a TensorFlow name (see :func:`_literal_first`). An empty list (with a warning) when the name
+    matches neither spelling.
     """
     keys: list[str] = []
     ir = lib.ir_type(name)
@@ -94,6 +96,25 @@ def _resolve(name: str, lib: OpLibrary, option: str, findings: FileFindings) -> 
             f"{option} names {name!r}, which matches no Ascend IR op type and no TensorFlow op type: ignored"
         )
     return keys
+
+
+def _literal_first(names: list[str], lib: OpLibrary, option: str, findings: FileFindings) -> list[tuple[str, str]]:
+    """(name, IR key) pairs of a file's op-type names, a TensorFlow-name reading dropped where the file
+    names that IR type itself.
+
+    GE matches the names in these files literally, so a file naming both ``BatchMatMul`` and
+    ``BatchMatMulV2`` (as ModelZoo switch files do) has one entry per IR type. Reading ``BatchMatMul``
+    also as the TF op whose IR type is ``BatchMatMulV2`` must not make the two entries collide (a
+    false "repeats a rule", or GE's "invalid operation" for a black + white pair), nor let the first
+    line decide for the type the second line names: the literal entry wins, wherever it is.
+    """
+    literal = {name for name in names if lib.ir_type(name) == name}
+    pairs: list[tuple[str, str]] = []
+    for name in names:
+        for key in _resolve(name, lib, option, findings):
+            if key == name or key not in literal:
+                pairs.append((name, key))
+    return pairs
 
 
 # --------------------------------------------------------------------------------------------
@@ -143,13 +164,22 @@ def read_mixlist(path: str, lib: OpLibrary) -> tuple[dict[str, tuple[frozenset[s
         expected = " or ".join(repr(name) for name in _LIST_NAMES)
         findings.errors.append(f"Top level of json file {path!r} should be {expected}")
         return {}, findings
+    entries = [
+        (top, action, str(name))
+        for top, body in _level(doc, (), path, _LIST_NAMES, dict, findings)
+        for action, names in _level(body, (top,), path, _ACTIONS, list, findings)
+        for name in names
+    ]
+    keys: dict[str, list[str]] = {}
+    for name, ir in _literal_first(
+        list(dict.fromkeys(name for _, _, name in entries)), lib, "modify_mixlist", findings
+    ):
+        keys.setdefault(name, []).append(ir)
     ops: dict[str, tuple[set[str], set[str]]] = {}
-    for top, body in _level(doc, (), path, _LIST_NAMES, dict, findings):
-        for action, names in _level(body, (top,), path, _ACTIONS, list, findings):
-            for name in names:
-                for ir in _resolve(str(name), lib, "modify_mixlist", findings):
-                    adds, removes = ops.setdefault(ir, (set(), set()))
-                    (adds if action == "to-add" else removes).add(_LISTS[top])
+    for top, action, name in entries:
+        for ir in keys.get(name, []):
+            adds, removes = ops.setdefault(ir, (set(), set()))
+            (adds if action == "to-add" else removes).add(_LISTS[top])
     out: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
     for ir, (adds, removes) in ops.items():
         key = (frozenset(adds), frozenset(removes))
@@ -262,6 +292,7 @@ def read_customize_dtypes(path: str, lib: OpLibrary) -> tuple[dict[str, DtypeRul
     text = _read_text(path, "customize_dtypes", findings)
     by_name: dict[str, DtypeRule] = {}
     by_type: dict[str, DtypeRule] = {}
+    type_rules: list[tuple[str, DtypeRule]] = []  # (op type as written, rule), in file order
     if text is None:
         return by_name, by_type, findings
     bad = "The content format of the customization file is incorrect"
@@ -270,12 +301,11 @@ def read_customize_dtypes(path: str, lib: OpLibrary) -> tuple[dict[str, DtypeRul
         if len(raw) > _MAX_LINE:
             findings.errors.append(f"{bad}: line {lineno} is longer than {_MAX_LINE} characters")
             break
-        if line.startswith("OpType::"):
-            type_name, sep, spec = line[len("OpType::") :].partition(":")
-            key, table = type_name, by_type
+        is_type = line.startswith("OpType::")
+        if is_type:
+            key, sep, spec = line[len("OpType::") :].partition(":")
         else:
             key, sep, spec = line.partition("::")
-            table = by_name
         parsed = _parse_rule(spec, findings) if sep and key else None
         if parsed is None:
             hint = (
@@ -283,15 +313,32 @@ def read_customize_dtypes(path: str, lib: OpLibrary) -> tuple[dict[str, DtypeRul
             )
             findings.errors.append(f"{bad}: line {lineno}: {raw!r}{hint}")
             break
-        keys = _resolve(key, lib, "customize_dtypes", findings) if table is by_type else [key]
-        for k in keys:
-            if k in table:
-                findings.warnings.append(f"customize_dtypes line {lineno} repeats a rule for {k}: ignored")
-                continue
-            table[k] = DtypeRule(parsed[0], parsed[1], lineno, line)
+        rule = DtypeRule(parsed[0], parsed[1], lineno, line)
+        if is_type:
+            type_rules.append((key, rule))
+        else:
+            _keep_first(by_name, key, rule, findings)
     if findings.errors:
         return {}, {}, findings
+    first_of: dict[str, DtypeRule] = {}  # each op type's first line, in file order
+    for name, rule in type_rules:
+        if first_of.setdefault(name, rule) is not rule:
+            findings.warnings.append(_repeated(rule, first_of[name], name))
+    for name, key in _literal_first(list(first_of), lib, "customize_dtypes", findings):
+        _keep_first(by_type, key, first_of[name], findings)
     return by_name, by_type, findings
+
+
+def _keep_first(table: dict[str, DtypeRule], key: str, rule: DtypeRule, findings: FileFindings) -> None:
+    """Record ``rule`` for ``key`` unless a line has already set one: the fusion engine keeps the first."""
+    first = table.setdefault(key, rule)
+    if first is not rule:
+        findings.warnings.append(_repeated(rule, first, key))
+
+
+def _repeated(rule: DtypeRule, first: DtypeRule, key: str) -> str:
+    """The warning for a line that names an op (type) an earlier line has a rule for: both lines cited."""
+    return f"customize_dtypes line {rule.line} repeats line {first.line}'s rule for {key}: ignored (the first applies)"
 
 
 # --------------------------------------------------------------------------------------------

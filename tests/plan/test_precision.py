@@ -315,6 +315,60 @@ def test_customize_dtypes_keeps_the_op_dtype_for_a_ge_only_dtype(conv_net, tmp_p
     assert any("hifloat8" in w and "no TensorFlow equivalent" in w for w in p.warnings), p.warnings
 
 
+@pytest.fixture
+def batch_matmul_net():
+    """One MatMul (IR MatMulV2) and one rank-3 matmul (TF's BatchMatMulV2, IR BatchMatMulV2)."""
+    g = tf.Graph()
+    with g.as_default():
+        a = v1.placeholder(tf.float32, [2, 3, 4], name="a")
+        b = tf.constant(0.5, tf.float32, [2, 4, 5], name="b")
+        tf.matmul(a, b, name="bmm")
+        tf.matmul(v1.placeholder(tf.float32, [3, 4], name="x"), tf.constant(0.5, tf.float32, [4, 5]), name="mm")
+    return g
+
+
+# The ModelZoo's SVD_ID2019 switch_config.txt names the IR types MatMulV2, BatchMatMul and BatchMatMulV2, one
+# line each; the fusion engine matches these names literally, so no line repeats another.
+SVD_SWITCH = (
+    "OpType::MatMulV2:InputDtype:float16,float16,float32,OutputDtype:float32\n"
+    "OpType::BatchMatMul:InputDtype:float16,float16,OutputDtype:float32\n"
+    "OpType::BatchMatMulV2:InputDtype:float16,float16,OutputDtype:float32\n"
+)
+
+
+def test_customize_dtypes_lines_for_batchmatmul_and_batchmatmulv2_do_not_repeat_each_other(batch_matmul_net, tmp_path):
+    p = plan(batch_matmul_net, {"customize_dtypes": _write(tmp_path, "switch.txt", SVD_SWITCH)})
+    assert not p.errors and not [w for w in p.warnings if "repeats" in w], p.warnings
+    assert "customize_dtypes line 3: OpType::BatchMatMulV2" in p.ops["bmm"].precision_reason
+    assert "customize_dtypes line 1: OpType::MatMulV2" in p.ops["mm"].precision_reason
+
+
+@pytest.mark.parametrize("order", [("BatchMatMul", "BatchMatMulV2"), ("BatchMatMulV2", "BatchMatMul")])
+def test_customize_dtypes_rule_naming_the_ir_type_wins_over_a_tensorflow_name_reading(
+    batch_matmul_net, tmp_path, order
+):
+    dtype = {"BatchMatMul": "float16", "BatchMatMulV2": "float32"}
+    text = "".join(f"OpType::{t}:InputDtype:{dtype[t]},{dtype[t]},OutputDtype:{dtype[t]}\n" for t in order)
+    p = plan(batch_matmul_net, {"customize_dtypes": _write(tmp_path, "c.cfg", text), "precision_mode": "force_fp16"})
+    assert p.ops["bmm"].input_dtypes == ["float32", "float32"] and _after(p, "bmm") == "float32"
+    assert "OpType::BatchMatMulV2" in p.ops["bmm"].precision_reason and not p.warnings, p.warnings
+
+
+def test_customize_dtypes_still_warns_about_a_type_named_twice(batch_matmul_net, tmp_path):
+    text = "OpType::BatchMatMulV2:OutputDtype:float16\nOpType::BatchMatMulV2:OutputDtype:float32\n"
+    p = plan(batch_matmul_net, {"customize_dtypes": _write(tmp_path, "c.cfg", text), "precision_mode": "force_fp32"})
+    assert any("line 2 repeats line 1's rule for BatchMatMulV2: ignored" in w for w in p.warnings), p.warnings
+    assert _after(p, "bmm") == "float16"
+
+
+def test_modify_mixlist_may_put_batchmatmul_and_batchmatmulv2_on_different_lists(batch_matmul_net, tmp_path):
+    mix = _write(
+        tmp_path, "mix.json", '{"black-list": {"to-add": ["BatchMatMul"]}, "white-list": {"to-add": ["BatchMatMulV2"]}}'
+    )
+    p = plan(batch_matmul_net, {"precision_mode": "allow_mix_precision", "modify_mixlist": mix})
+    assert p.errors == [] and p.ops["bmm"].policy == "white"
+
+
 def test_unreadable_precision_file_is_an_error(conv_net, tmp_path):
     p = plan(conv_net, {"customize_dtypes": str(tmp_path / "missing.cfg")})
     assert any("customize_dtypes file" in e and "cannot be read" in e for e in p.errors)
