@@ -304,6 +304,8 @@ class RunMetadata(Protocol):
 class Session(Protocol):
     """``tf.compat.v1.Session``: runs a graph's fetches."""
 
+    @property
+    def graph(self) -> Graph: ...
     def close(self) -> None: ...
     def list_devices(self) -> list[object]: ...  # DeviceAttributes of TensorFlow's client
     def run(

@@ -159,6 +159,47 @@ def test_set_iteration_per_loop_runs_that_many_steps_per_run_and_says_so(emulate
         assert sess.run(step) == 7
 
 
+def test_a_looped_op_fed_its_data_says_every_step_reuses_the_feed(emulated):
+    # word2vec_ID0134 feeds each batch with feed_dict and loops 10 steps per sess.run
+    from npu_bridge.estimator.npu import util
+
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [2], name="x")
+        w = v1.get_variable("w", [2], initializer=v1.zeros_initializer())
+        step = v1.train.get_or_create_global_step()
+        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(tf.square(w - x)), global_step=step)
+    with v1.Session(graph=g) as sess:
+        sess.run(v1.global_variables_initializer())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loop_op = util.set_iteration_per_loop(sess, train_op, 3)
+        with pytest.warns(UserWarning, match="all 3 steps train on those same fed values, not on 3 batches"):
+            sess.run(loop_op, feed_dict={x: [1.0, 2.0]})
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # said once per op and session
+            sess.run(loop_op, feed_dict={x: [1.0, 2.0]})
+        assert sess.run(step) == 6
+
+
+def test_a_looped_op_reading_a_dataset_with_a_fed_rate_gives_no_feed_warning(emulated):
+    from npu_bridge.estimator.npu import util
+
+    g, batch, loss, step, _ = _train_graph()
+    with g.as_default():
+        rate = v1.placeholder_with_default(0.0, [], name="rate")
+        train_op = v1.train.GradientDescentOptimizer(rate).minimize(loss, global_step=step)
+    with v1.Session(graph=g) as sess:
+        sess.run(v1.global_variables_initializer())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loop_op = util.set_iteration_per_loop(sess, train_op, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            _, seen = sess.run([loop_op, batch], feed_dict={rate: 0.0})
+        assert seen == 1.0 and sess.run(step) == 2  # each step read its own batch
+
+
 def test_set_iteration_per_loop_checks_its_arguments_as_the_adapter(emulated):
     from npu_bridge.estimator.npu import util
 

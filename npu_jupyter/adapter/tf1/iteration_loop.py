@@ -7,8 +7,10 @@ On the adapter, the op these return (``IterationOp``, a group of the train op) r
 device loop, so the session runs the step ``iterations_per_loop`` times per ``sess.run`` of that op,
 each step reading the next batch as the device does: ``global_step``, the data consumed and
 ``dump_step`` count as the user counted, and the fetched values are those of the last step, as on the
-device. The adapter's loop-counter variables (``npu_runconfig/...``) are not created: nothing reads them
-here. The first loop of a session says so in a warning.
+device. Values fed with ``feed_dict`` are one set per ``sess.run``, so every step of a loop reuses them; a
+loop whose op reads no dataset iterator (its data is fed, as word2vec_ID0134 does) is told so once. The
+adapter's loop-counter variables (``npu_runconfig/...``) are not created: nothing reads them here. The
+first loop of a session says so in a warning.
 """
 
 from __future__ import annotations
@@ -84,12 +86,17 @@ def loop_on(sess: Session, op: Operation, steps: int) -> None:
     loops: dict[str, int] | None = getattr(sess, _LOOPS, None)
     if loops is None:
         loops = {}
+        fed: set[str] = set()  # IterationOps already warned about feed_dict in this session
         original = sess.run
 
         def run(
             fetches: object, feed_dict: object = None, options: object = None, run_metadata: object = None, **kw: Any
         ) -> Any:  # noqa: ANN401 - the fetched values, of the fetches' structure, as Session.run returns them
-            repeat = _steps_for(loops, fetches)
+            repeat, name = _steps_for(loops, fetches)
+            if repeat > 1 and feed_dict and name not in fed:
+                fed.add(name)
+                if not _reads_an_iterator(sess.graph.get_operation_by_name(name)):
+                    _warn_fed(name, repeat)
             for _ in range(repeat - 1):
                 original(fetches, feed_dict, options, run_metadata, **kw)
             return original(fetches, feed_dict, options, run_metadata, **kw)
@@ -100,20 +107,55 @@ def loop_on(sess: Session, op: Operation, steps: int) -> None:
         warnings.warn(
             f"util.set_iteration_per_loop (emulated): on the device one sess.run of {op.name!r} runs {steps} training "
             f"steps before returning to the host; the emulator has no device loop, so it runs the step {steps} times "
-            "per sess.run (each on the next batch). Steps, global_step and dump_step count as you counted them; the "
-            "fetched values are the last step's.",
+            "per sess.run (each on the next batch of a dataset iterator; values fed with feed_dict stay the same for "
+            "all of them). Steps, global_step and dump_step count as you counted them; the fetched values are the last "
+            "step's.",
             stacklevel=3,
         )
     loops[op.name] = steps
 
 
-def _steps_for(loops: dict[str, int], fetches: object) -> int:
-    """Steps per run: the loop count of an ``IterationOp`` among ``fetches``, else 1."""
+def _steps_for(loops: dict[str, int], fetches: object) -> tuple[int, str]:
+    """Steps per run and the ``IterationOp`` asking for them: the loop count of one among ``fetches``, else 1."""
     import tensorflow as tf
 
-    steps = 1
+    steps, loop_op = 1, ""
     for fetch in tf.nest.flatten(fetches):
         name = fetch if isinstance(fetch, str) else getattr(getattr(fetch, "op", fetch), "name", None)
         if isinstance(name, str):
-            steps = max(steps, loops.get(name.lstrip("^").split(":")[0], 1))
-    return steps
+            op_name = name.lstrip("^").split(":")[0]
+            if loops.get(op_name, 1) > steps:
+                steps, loop_op = loops[op_name], op_name
+    return steps, loop_op
+
+
+def _reads_an_iterator(op: Operation) -> bool:
+    """Whether ``op`` depends on a dataset iterator's GetNext: then each step of the loop reads its next batch,
+    and values fed beside it (a learning rate, a keep probability) are not the data.
+    """
+    seen = {op.name}
+    todo = [op]
+    while todo:
+        current = todo.pop()
+        if "GetNext" in current.type:  # IteratorGetNext, IteratorGetNextSync, IteratorGetNextAsOptional
+            return True
+        for producer in (*(t.op for t in current.inputs), *current.control_inputs):
+            if producer.name not in seen:
+                seen.add(producer.name)
+                todo.append(producer)
+    return False
+
+
+def _warn_fed(op_name: str, steps: int) -> None:
+    """Say that a fed loop repeats one batch: a script counting steps expects ``steps`` batches per run.
+
+    A feed is one set of values per ``sess.run``; only a dataset iterator inside the graph gives each step
+    of the loop its next batch (the adapter's documentation asks for one with ``iterations_per_loop`` > 1).
+    """
+    warnings.warn(
+        f"util.set_iteration_per_loop (emulated): this sess.run of {op_name!r} runs {steps} steps and feeds values "
+        f"with feed_dict: all {steps} steps train on those same fed values, not on {steps} batches. To give each "
+        "step its own batch, read the data from a dataset iterator in the graph (make_initializable_iterator, with "
+        "enable_data_pre_proc=True), as the adapter's documentation asks for iterations_per_loop > 1.",
+        stacklevel=3,
+    )
