@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 _EDGE_KEPT_OFF_DEVICE = frozenset({"string", "resource", "variant"})
 _ITERATOR_OPS = frozenset({"Iterator", "IteratorV2"})
+# Besides "*Dataset*" ops, what an iterator initializer's run graph holds (its inputs, fed or constant)
+_PIPELINE_OPS = frozenset({"Const", "NoOp", "Identity", "Placeholder", "PlaceholderWithDefault", "MakeIterator"})
 _GETNEXT_OPS = frozenset({"IteratorGetNext", "GetNext"})
 _NEVER_SEEDED = frozenset({"_Arg", "_Retval", "StringJoin"})
 
@@ -40,6 +42,7 @@ class Placement:
     reason: list[str]
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     in_out_pair: bool = False  # candidates came from in_out_pair (no propagation, no cut-off)
 
 
@@ -218,6 +221,17 @@ def _unpaired_reason(n: Node, view: GraphView) -> str:
 # --------------------------------------------------------------------------------------------
 # whole-graph exits (§3.1)
 # --------------------------------------------------------------------------------------------
+
+
+def _only_the_input_pipeline(view: GraphView) -> bool:
+    """Whether the graph is an iterator initializer's run and nothing more (datasets, iterator, MakeIterator).
+
+    Every script with an initializable iterator runs one; the adapter leaves it to the data pre-processing
+    pass, as expected, so the exit is a note. A graph that also holds compute (a whole tf.Graph planned
+    with the initializer in it) offloads none of that compute: that stays a warning.
+    """
+    ops = view.op_counts().keys()
+    return all(op in _PIPELINE_OPS or op in _ITERATOR_OPS or "Dataset" in op or "SeedGenerator" in op for op in ops)
 
 
 def _early_exit(view: GraphView, s: PlanSettings) -> str | None:
@@ -410,7 +424,10 @@ def place(view: GraphView, lib: OpLibrary, s: PlanSettings) -> Placement:
     exit_reason = _early_exit(view, s)
     if exit_reason is not None:
         out.reason = [exit_reason] * count
-        out.warnings.append(f"Nothing is offloaded: {exit_reason}.")
+        if _only_the_input_pipeline(view):
+            out.notes.append(f"Nothing to offload: {exit_reason}.")
+        else:
+            out.warnings.append(f"Nothing is offloaded: {exit_reason}.")
         return out
     if s.in_out_pair:
         pairs = parse_in_out_pair(s.in_out_pair)

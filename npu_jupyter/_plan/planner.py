@@ -318,10 +318,10 @@ def plan(
     # npu_device never reads isGray: no TF2 decision rests on the approximate host-kept list
     mark_approximate(ops, lib, settings.mix_compile_mode and tf2 is None)
     mode_word = "mixed computing" if settings.mix_compile_mode else "full offload"
-    notes = graph_notes + part.notes
+    notes = graph_notes + placed.notes + part.notes
     if tf2 is not None:
         mode_word = tf2.mode_word
-        notes = tf2.notes + part.notes + tf2_placement.unread_note(unread)
+        notes = tf2.notes + placed.notes + part.notes + tf2_placement.unread_note(unread)
     return Plan(
         ops=ops,
         subgraphs=part.subgraphs,
