@@ -185,6 +185,21 @@ def test_a_value_the_adapter_takes_but_the_device_refuses_fails_at_open(npu):
         npu.open()
 
 
+def test_a_missing_dump_folder_fails_at_open_with_nothing_opened(npu, tmp_path):
+    """The device's GEInitialize checks dump_path at open (the ModelZoo's ``--over_dump_path`` typo case)."""
+    from npu_jupyter.adapter.tf2 import device as tf2_device
+
+    function_before = tf.function
+    npu.global_options().dump_config.enable_dump_debug = True
+    npu.global_options().dump_config.dump_path = str(tmp_path / "missing")
+    with pytest.raises(RuntimeError, match="Failed open npu device 0 : the path .*missing is invalid"):
+        npu.open().as_default()
+    assert tf2_device.global_npu_ctx() is None and tf2_device.effective_config() is None
+    assert tf.function is function_before  # as_default() never ran: tf.function not patched
+    (tmp_path / "missing").mkdir()  # fixed: the same script line now opens the device
+    assert npu.open().config.changed()["dump_path"] == str(tmp_path / "missing")
+
+
 def test_deprecated_options_warn_as_the_adapter_does(npu, capsys):
     npu.global_options().op_select_implmode = "high_precision"
     npu.global_options().as_dict()

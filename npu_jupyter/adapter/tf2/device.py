@@ -142,12 +142,16 @@ def open(device_id: int | None = None) -> NpuDeviceHandle:  # noqa: A001 - the a
         )
     require_one_rank("npu_device.open()")
     from npu_jupyter._options.errors import NpuConfigError
+    from npu_jupyter._runtime.observe.run_settings import read_run_settings
     from npu_jupyter.adapter.tf2.options import unread
 
     options = global_options()
     try:
         config = to_config(options)
         config.validate()
+        # the device's GEInitialize checks dump_path (and the profiling folder) at open, so a missing
+        # folder fails here, with nothing opened, not at as_default() once tf.function is patched
+        read_run_settings(config.snapshot())
     except NpuConfigError as err:
         raise RuntimeError(f"Failed open npu device {device_id} : {err}") from None
     handle = NpuDeviceHandle(device_id, config, unread(options))
