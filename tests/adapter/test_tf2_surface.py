@@ -442,3 +442,61 @@ def test_a_npu_cell_runs_under_the_device_options_with_its_own_flags_winning(ip,
         assert report.plan.config_changes == {"precision_mode": "allow_mix_precision", "atomic_clean_policy": 1}
     finally:
         adapter.uninstall()
+
+
+@needs_functions
+def test_a_device_a_cell_made_default_stays_the_default_for_later_plain_cells(ip, no_adapter):
+    """As on the adapter (and as after ``as_default()`` outside a cell): a plain cell's function runs emulated."""
+    from npu_jupyter.adapter.tf2 import device as tf2_device
+
+    ip.run_line_magic("npu", "adapter emulate")
+    try:
+        code = (
+            "import npu_device\n"
+            "import tensorflow as tf\n"
+            "npu_device.global_options().precision_mode = 'allow_mix_precision'\n"
+            "npu_device.open().as_default()\n"
+            "f = tf.function(lambda x: tf.matmul(x, x))\n"
+            "y = f(tf.ones([2, 2]))\n"
+        )
+        ip.run_cell_magic("npu", "--quiet", code)
+        assert tf2_device.device_reports() == []  # the cell's call is the cell's report, not the device's
+        result = ip.run_cell("z = f(tf.ones([2, 2]))\n")  # a plain cell, no %%npu
+        assert result.success
+        (report,) = tf2_device.device_reports()
+        assert report.steps == 1 and report.plan.config_changes == {"precision_mode": "allow_mix_precision"}
+        assert tf2_device.effective_config().precision_mode == "allow_mix_precision"
+        ip.run_cell_magic("npu", "--quiet", "y = f(tf.ones([2, 2]))\n")  # pauses it for the cell, resumes after
+        assert tf2_device.effective_config() is not None and len(tf2_device.device_reports()) == 1
+    finally:
+        adapter.uninstall()
+    assert tf2_device.effective_config() is None
+
+
+@needs_functions
+def test_a_npu_cell_after_a_device_opened_outside_cells_reports_its_functions(ip, no_adapter):
+    """The device's emulation pauses for the cell's and resumes after it, nested, not interleaved."""
+    from npu_jupyter._notebook.state import last_reports
+    from npu_jupyter.adapter.tf2 import device as tf2_device
+
+    ip.run_line_magic("npu", "adapter emulate")
+    try:
+        opened = ip.run_cell(
+            "import npu_device\n"
+            "import tensorflow as tf\n"
+            "npu_device.global_options().precision_mode = 'allow_mix_precision'\n"
+            "npu_device.open().as_default()\n"
+            "def square(x):\n"
+            "    return tf.matmul(x, x)\n"
+            "f = tf.function(square)\n"
+            "y = f(tf.ones([2, 2]))\n"
+        )  # a plain cell: the device emulates outside %%npu cells
+        assert opened.success and len(tf2_device.device_reports()) == 1
+        ip.run_cell_magic("npu", "--precision force_fp32 --quiet", "y = f(tf.ones([2, 2]))\n")
+        (report,) = last_reports()  # the cell's own emulation ran the call, under the cell's flag
+        assert report.function.label == "square" and report.steps == 1
+        assert report.plan.config_changes == {"precision_mode": "force_fp32"}
+        assert ip.run_cell("y = f(tf.ones([2, 2]))\n").success
+        assert [r.steps for r in tf2_device.device_reports()] == [1, 1]  # before the cell, after it
+    finally:
+        adapter.uninstall()

@@ -217,9 +217,9 @@ def cell_device(apply: Callable[[Any], None]) -> Iterator[None]:
     """While a ``%%npu`` cell runs, the cell's emulation is the device; ``apply(config)`` takes its options.
 
     A device emulation running outside cells pauses for the cell (one emulation at a time) and resumes
-    after it. A device already open hands its options to the cell now.
+    after it. A device already open hands its options to the cell now. A device the cell made default
+    stays the default after it, as on the adapter: later plain cells' traced functions run emulated too.
     """
-    paused = _state.emulation is not None
     _stop_device_emulation()
     _state.cell_hooks.append(apply)
     try:
@@ -228,7 +228,7 @@ def cell_device(apply: Callable[[Any], None]) -> Iterator[None]:
         yield
     finally:
         _state.cell_hooks.remove(apply)
-        if paused and _state.default is not None:
+        if _state.default is not None and not _state.cell_hooks:  # an enclosing cell keeps the device
             _start_device_emulation(_state.default.config)
 
 
