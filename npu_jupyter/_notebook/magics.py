@@ -112,7 +112,7 @@ class NpuMagics(Magics):
     def _cmd_show(self, args: argparse.Namespace) -> ConfigView:
         from npu_jupyter._display.config_view import ConfigView
 
-        return ConfigView(self._config())
+        return ConfigView(self._config(), device=_open_device_config())
 
     def _cmd_set(self, args: argparse.Namespace) -> None:
         usage = subcommands.parser("set").usage_line()
@@ -318,6 +318,18 @@ class NpuMagics(Magics):
 
 #: The ``%%npu`` line's parser, read from the cell magic's decorators.
 CELL_PARSER = CellParser(NpuMagics.npu_cell)
+
+
+def _open_device_config() -> NpuConfig | None:
+    """The options an emulated ``npu_device`` was opened with, if one is open (they reach traced functions)."""
+    from npu_jupyter import adapter
+
+    if not adapter.is_emulated():
+        return None
+    from npu_jupyter.adapter.tf2 import device as tf2_device
+
+    handle = tf2_device.global_npu_ctx()
+    return None if handle is None else handle.config
 
 
 def the_manual() -> manual.Manual:

@@ -500,3 +500,21 @@ def test_a_npu_cell_after_a_device_opened_outside_cells_reports_its_functions(ip
         assert [r.steps for r in tf2_device.device_reports()] == [1, 1]  # before the cell, after it
     finally:
         adapter.uninstall()
+
+
+@needs_functions
+def test_npu_after_a_cell_opened_the_device_shows_the_options_functions_run_under(ip, no_adapter):
+    ip.run_line_magic("npu", "adapter emulate")
+    try:
+        code = (
+            "import npu_device\n"
+            "npu_device.global_options().precision_mode = 'allow_mix_precision'\n"
+            "npu_device.open().as_default()\n"
+        )
+        ip.run_cell_magic("npu", "--quiet", code)
+        text = repr(ip.run_line_magic("npu", ""))
+        assert "the adapter's defaults apply" not in text  # the next cell's functions run mixed precision
+        assert "npu_device opened by your code with" in text and "precision_mode = 'allow_mix_precision'" in text
+    finally:
+        adapter.uninstall()
+    assert "npu_device" not in repr(ip.run_line_magic("npu", ""))
