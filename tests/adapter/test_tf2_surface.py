@@ -444,6 +444,15 @@ def test_a_npu_cell_runs_under_the_device_options_with_its_own_flags_winning(ip,
         adapter.uninstall()
 
 
+#: A script's opening lines: mixed precision set through global_options(), the device made default.
+OPEN_MIXED = (
+    "import npu_device\n"
+    "import tensorflow as tf\n"
+    "npu_device.global_options().precision_mode = 'allow_mix_precision'\n"
+    "npu_device.open().as_default()\n"
+)
+
+
 @needs_functions
 def test_a_device_a_cell_made_default_stays_the_default_for_later_plain_cells(ip, no_adapter):
     """As on the adapter (and as after ``as_default()`` outside a cell): a plain cell's function runs emulated."""
@@ -451,14 +460,7 @@ def test_a_device_a_cell_made_default_stays_the_default_for_later_plain_cells(ip
 
     ip.run_line_magic("npu", "adapter emulate")
     try:
-        code = (
-            "import npu_device\n"
-            "import tensorflow as tf\n"
-            "npu_device.global_options().precision_mode = 'allow_mix_precision'\n"
-            "npu_device.open().as_default()\n"
-            "f = tf.function(lambda x: tf.matmul(x, x))\n"
-            "y = f(tf.ones([2, 2]))\n"
-        )
+        code = OPEN_MIXED + "f = tf.function(lambda x: tf.matmul(x, x))\ny = f(tf.ones([2, 2]))\n"
         ip.run_cell_magic("npu", "--quiet", code)
         assert tf2_device.device_reports() == []  # the cell's call is the cell's report, not the device's
         result = ip.run_cell("z = f(tf.ones([2, 2]))\n")  # a plain cell, no %%npu
@@ -482,14 +484,7 @@ def test_a_npu_cell_after_a_device_opened_outside_cells_reports_its_functions(ip
     ip.run_line_magic("npu", "adapter emulate")
     try:
         opened = ip.run_cell(
-            "import npu_device\n"
-            "import tensorflow as tf\n"
-            "npu_device.global_options().precision_mode = 'allow_mix_precision'\n"
-            "npu_device.open().as_default()\n"
-            "def square(x):\n"
-            "    return tf.matmul(x, x)\n"
-            "f = tf.function(square)\n"
-            "y = f(tf.ones([2, 2]))\n"
+            OPEN_MIXED + "def square(x):\n    return tf.matmul(x, x)\nf = tf.function(square)\ny = f(tf.ones([2, 2]))\n"
         )  # a plain cell: the device emulates outside %%npu cells
         assert opened.success and len(tf2_device.device_reports()) == 1
         ip.run_cell_magic("npu", "--precision force_fp32 --quiet", "y = f(tf.ones([2, 2]))\n")
@@ -506,12 +501,7 @@ def test_a_npu_cell_after_a_device_opened_outside_cells_reports_its_functions(ip
 def test_npu_after_a_cell_opened_the_device_shows_the_options_functions_run_under(ip, no_adapter):
     ip.run_line_magic("npu", "adapter emulate")
     try:
-        code = (
-            "import npu_device\n"
-            "npu_device.global_options().precision_mode = 'allow_mix_precision'\n"
-            "npu_device.open().as_default()\n"
-        )
-        ip.run_cell_magic("npu", "--quiet", code)
+        ip.run_cell_magic("npu", "--quiet", OPEN_MIXED)
         text = repr(ip.run_line_magic("npu", ""))
         assert "the adapter's defaults apply" not in text  # the next cell's functions run mixed precision
         assert "npu_device opened by your code with" in text and "precision_mode = 'allow_mix_precision'" in text
