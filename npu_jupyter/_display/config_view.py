@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 
 _NOTE = "border-left:3px solid {color};padding:2px 8px;margin:4px 0"
 _CELL = "text-align:left;vertical-align:top;padding:1px 6px"
+DEVICE_TITLE = (
+    "npu_device opened by your code with (traced functions run under these; in a %%npu cell over the "
+    "session config, the cell's flags winning)"
+)
 
 
 class ConfigView:
@@ -31,19 +35,30 @@ class ConfigView:
     already in the notebook.
     """
 
-    def __init__(self, config: NpuConfig | ConfigSnapshot, title: str = "NPU session config") -> None:
+    def __init__(
+        self,
+        config: NpuConfig | ConfigSnapshot,
+        title: str = "NPU session config",
+        *,
+        device: NpuConfig | None = None,
+    ) -> None:
         self.title = title
         self.changed = dict(sorted(config.changed().items()))
         self.read_by = {key: read_by(key) for key in self.changed}
         self.problems = list(config.problems())
         self.warnings = list(config.warnings())
+        # the options an open (emulated) npu_device read at open(): traced functions run under them too
+        self.device = None if device is None else dict(sorted(device.changed().items()))
 
     def __repr__(self) -> str:
         lines = [f"{self.title}:"]
         if self.changed:
             lines += [f"  {key} = {value!r}  [{self.read_by[key]}]" for key, value in self.changed.items()]
         else:
-            lines.append("  (no options set: the adapter's defaults apply)")
+            lines.append(f"  ({self._none_set()})")
+        if self.device is not None:
+            lines.append(f"{DEVICE_TITLE}:")
+            lines += [f"  {key} = {value!r}" for key, value in self.device.items()] or ["  (no options set)"]
         lines += [f"problem: {p}" for p in self.problems]
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
@@ -65,7 +80,13 @@ class ConfigView:
             head = "".join(f'<th style="{_CELL}">{h}</th>' for h in ("option", "value", "read by"))
             parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
         else:
-            parts.append("<div><em>No options set: the adapter's defaults apply.</em></div>")
+            parts.append(f"<div><em>{escape(self._none_set().capitalize())}.</em></div>")
+        if self.device is not None:
+            items = "".join(
+                f"<li><code>{escape(key)} = {escape(repr(value))}</code></li>" for key, value in self.device.items()
+            )
+            shown = f"<ul>{items}</ul>" if items else "<div><em>No options set.</em></div>"
+            parts.append(f'<div style="font-weight:600">{escape(DEVICE_TITLE)}</div>{shown}')
         color_error = "var(--jp-error-color1,#d32f2f)"
         color_warn = "var(--jp-warn-color1,#f57c00)"
         parts += [
@@ -78,6 +99,12 @@ class ConfigView:
         ]
         parts.append("</div>")
         return "".join(parts)
+
+    def _none_set(self) -> str:
+        """What an empty session config means: with a device open, its options still reach traced functions."""
+        if self.device:
+            return "no session options set: sessions run with the adapter's defaults"
+        return "no options set: the adapter's defaults apply"
 
 
 def read_by(key: str) -> str:

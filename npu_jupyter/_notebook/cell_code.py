@@ -29,7 +29,9 @@ class CellCode:
 
     def __init__(self, shell: InteractiveShell, line: str, cell: str) -> None:
         source = shell.transform_cell(cell)  # magics and ``!`` lines inside the cell work
-        shown = f"%%npu {line}".rstrip() + "\n" + source  # what tracebacks quote: the cell as written
+        # what tracebacks quote: the cell as written, its %%npu line as a comment, so the text parses as
+        # Python: AutoGraph converts a lambda (tf.function, Dataset.map) by parsing its whole cell
+        shown = f"# %%npu {line}".rstrip() + "\n" + source
         self.shell = shell
         self.number = _cell_number(shell)
         self.filename = _cache(shell, shown, self.number)

@@ -56,7 +56,9 @@ def emulated_functions(
         yield found
         return
     emulation = functions.FunctionEmulation(config, reference=reference)
-    with emulation, _device_options(emulation, layers):
+    # the device's own emulation pauses before the cell's starts and resumes after it ends: each puts
+    # back the call path and the functions it found, so they must nest, not interleave
+    with _device_options(emulation, layers), emulation:
         try:
             yield found
         finally:

@@ -16,6 +16,7 @@ To have ``%npu`` / ``%%npu`` without ``%load_ext``, put one of these in ``ipytho
 from __future__ import annotations
 
 import argparse
+import sys
 from html import escape
 from typing import TYPE_CHECKING
 
@@ -112,7 +113,7 @@ class NpuMagics(Magics):
     def _cmd_show(self, args: argparse.Namespace) -> ConfigView:
         from npu_jupyter._display.config_view import ConfigView
 
-        return ConfigView(self._config())
+        return ConfigView(self._config(), device=_open_device_config())
 
     def _cmd_set(self, args: argparse.Namespace) -> None:
         usage = subcommands.parser("set").usage_line()
@@ -259,10 +260,14 @@ class NpuMagics(Magics):
             run = CellRun(self._shell(), line, cell, snapshot, flags, self.backend)
             for note in run.notes:
                 print(note)
+            shown_before = getattr(sys, "last_value", None)
             result = run.run()
             set_last_reports(result.reports)
+            # `%run script.py` in the cell shows the script's error itself (IPython's showtraceback sets
+            # sys.last_value) and does not raise it: the cell failed all the same
+            failed = result.error is not None or getattr(sys, "last_value", None) is not shown_before
             if self.autodisplay and not flags.quiet:
-                self._show_reports(result.reports, result.made_sessions, result.error is not None, line.strip())
+                self._show_reports(result.reports, result.made_sessions, failed, line.strip())
         if result.error is not None:  # raised after its reports: the runs before an error often explain it
             raise result.error
         return result.value
@@ -318,6 +323,18 @@ class NpuMagics(Magics):
 
 #: The ``%%npu`` line's parser, read from the cell magic's decorators.
 CELL_PARSER = CellParser(NpuMagics.npu_cell)
+
+
+def _open_device_config() -> NpuConfig | None:
+    """The options an emulated ``npu_device`` was opened with, if one is open (they reach traced functions)."""
+    from npu_jupyter import adapter
+
+    if not adapter.is_emulated():
+        return None
+    from npu_jupyter.adapter.tf2 import device as tf2_device
+
+    handle = tf2_device.global_npu_ctx()
+    return None if handle is None else handle.config
 
 
 def the_manual() -> manual.Manual:

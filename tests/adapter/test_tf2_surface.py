@@ -185,6 +185,21 @@ def test_a_value_the_adapter_takes_but_the_device_refuses_fails_at_open(npu):
         npu.open()
 
 
+def test_a_missing_dump_folder_fails_at_open_with_nothing_opened(npu, tmp_path):
+    """The device's GEInitialize checks dump_path at open (the ModelZoo's ``--over_dump_path`` typo case)."""
+    from npu_jupyter.adapter.tf2 import device as tf2_device
+
+    function_before = tf.function
+    npu.global_options().dump_config.enable_dump_debug = True
+    npu.global_options().dump_config.dump_path = str(tmp_path / "missing")
+    with pytest.raises(RuntimeError, match="Failed open npu device 0 : the path .*missing is invalid"):
+        npu.open().as_default()
+    assert tf2_device.global_npu_ctx() is None and tf2_device.effective_config() is None
+    assert tf.function is function_before  # as_default() never ran: tf.function not patched
+    (tmp_path / "missing").mkdir()  # fixed: the same script line now opens the device
+    assert npu.open().config.changed()["dump_path"] == str(tmp_path / "missing")
+
+
 def test_deprecated_options_warn_as_the_adapter_does(npu, capsys):
     npu.global_options().op_select_implmode = "high_precision"
     npu.global_options().as_dict()
@@ -427,3 +442,69 @@ def test_a_npu_cell_runs_under_the_device_options_with_its_own_flags_winning(ip,
         assert report.plan.config_changes == {"precision_mode": "allow_mix_precision", "atomic_clean_policy": 1}
     finally:
         adapter.uninstall()
+
+
+#: A script's opening lines: mixed precision set through global_options(), the device made default.
+OPEN_MIXED = (
+    "import npu_device\n"
+    "import tensorflow as tf\n"
+    "npu_device.global_options().precision_mode = 'allow_mix_precision'\n"
+    "npu_device.open().as_default()\n"
+)
+
+
+@needs_functions
+def test_a_device_a_cell_made_default_stays_the_default_for_later_plain_cells(ip, no_adapter):
+    """As on the adapter (and as after ``as_default()`` outside a cell): a plain cell's function runs emulated."""
+    from npu_jupyter.adapter.tf2 import device as tf2_device
+
+    ip.run_line_magic("npu", "adapter emulate")
+    try:
+        code = OPEN_MIXED + "f = tf.function(lambda x: tf.matmul(x, x))\ny = f(tf.ones([2, 2]))\n"
+        ip.run_cell_magic("npu", "--quiet", code)
+        assert tf2_device.device_reports() == []  # the cell's call is the cell's report, not the device's
+        result = ip.run_cell("z = f(tf.ones([2, 2]))\n")  # a plain cell, no %%npu
+        assert result.success
+        (report,) = tf2_device.device_reports()
+        assert report.steps == 1 and report.plan.config_changes == {"precision_mode": "allow_mix_precision"}
+        assert tf2_device.effective_config().precision_mode == "allow_mix_precision"
+        ip.run_cell_magic("npu", "--quiet", "y = f(tf.ones([2, 2]))\n")  # pauses it for the cell, resumes after
+        assert tf2_device.effective_config() is not None and len(tf2_device.device_reports()) == 1
+    finally:
+        adapter.uninstall()
+    assert tf2_device.effective_config() is None
+
+
+@needs_functions
+def test_a_npu_cell_after_a_device_opened_outside_cells_reports_its_functions(ip, no_adapter):
+    """The device's emulation pauses for the cell's and resumes after it, nested, not interleaved."""
+    from npu_jupyter._notebook.state import last_reports
+    from npu_jupyter.adapter.tf2 import device as tf2_device
+
+    ip.run_line_magic("npu", "adapter emulate")
+    try:
+        opened = ip.run_cell(
+            OPEN_MIXED + "def square(x):\n    return tf.matmul(x, x)\nf = tf.function(square)\ny = f(tf.ones([2, 2]))\n"
+        )  # a plain cell: the device emulates outside %%npu cells
+        assert opened.success and len(tf2_device.device_reports()) == 1
+        ip.run_cell_magic("npu", "--precision force_fp32 --quiet", "y = f(tf.ones([2, 2]))\n")
+        (report,) = last_reports()  # the cell's own emulation ran the call, under the cell's flag
+        assert report.function.label == "square" and report.steps == 1
+        assert report.plan.config_changes == {"precision_mode": "force_fp32"}
+        assert ip.run_cell("y = f(tf.ones([2, 2]))\n").success
+        assert [r.steps for r in tf2_device.device_reports()] == [1, 1]  # before the cell, after it
+    finally:
+        adapter.uninstall()
+
+
+@needs_functions
+def test_npu_after_a_cell_opened_the_device_shows_the_options_functions_run_under(ip, no_adapter):
+    ip.run_line_magic("npu", "adapter emulate")
+    try:
+        ip.run_cell_magic("npu", "--quiet", OPEN_MIXED)
+        text = repr(ip.run_line_magic("npu", ""))
+        assert "the adapter's defaults apply" not in text  # the next cell's functions run mixed precision
+        assert "npu_device opened by your code with" in text and "precision_mode = 'allow_mix_precision'" in text
+    finally:
+        adapter.uninstall()
+    assert "npu_device" not in repr(ip.run_line_magic("npu", ""))

@@ -33,3 +33,17 @@ def test_each_option_says_which_adapter_side_reads_it():
     assert "TF2 npu_device (profiling_config.enable_profiling)" in text
     page = ConfigView(config)._repr_html_()
     assert "<th" in page and "read by" in page and "npu_device does not read it" in page
+
+
+def test_an_open_device_shows_the_options_it_opened_with_not_only_the_empty_session_config():
+    """Traced functions run under an open npu_device's options: "the adapter's defaults apply" would be false."""
+    device = NpuConfig(precision_mode="allow_mix_precision", dump_path="<b>d</b>", enable_dump=True)
+    view = ConfigView(NpuConfig(), device=device)
+    text = repr(view)
+    assert "the adapter's defaults apply" not in text
+    assert "no session options set: sessions run with the adapter's defaults" in text
+    assert "npu_device opened by your code with" in text and "precision_mode = 'allow_mix_precision'" in text
+    page = view._repr_html_()
+    assert "&lt;b&gt;d&lt;/b&gt;" in page and "<b>d</b>" not in page
+    assert "npu_device opened by your code with" in page and "the adapter&#x27;s defaults apply" not in page
+    assert "npu_device" not in repr(ConfigView(NpuConfig()))  # no device open: nothing about it

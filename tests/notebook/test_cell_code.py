@@ -66,3 +66,19 @@ def test_a_later_plain_error_still_shows_normally(ip):
     _run(ip, "%%npu\nundefined_name\n")
     result, shown = _run(ip, "other_undefined\n")
     assert _where(result.execution_count, 1) in shown and "other_undefined" in shown
+
+
+def test_autograph_converts_a_lambda_defined_in_the_cell(ip):
+    """AutoGraph parses a lambda's whole cell: the cached cell text must be Python (was: the %%npu line).
+
+    Unconverted, ``if x > 0`` on a graph tensor fails; converted, it is a ``tf.cond``. Keras and
+    ``Dataset.map(lambda ...)`` code in pasted ModelZoo scripts goes through the same path.
+    """
+    pytest.importorskip("tensorflow")
+    result, shown = _run(
+        ip,
+        "%%npu --quiet\nimport tensorflow as tf\nsigned = tf.function(lambda x: x * 2.0 if x > 0 else -x)\n"
+        "value = float(signed(tf.constant(3.0)))\n",
+    )
+    assert result.success, shown
+    assert ip.user_ns["value"] == 6.0 and "AutoGraph could not transform" not in shown

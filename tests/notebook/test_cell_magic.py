@@ -412,3 +412,18 @@ def test_reference_on_the_ascend_backend_says_nothing_is_compared(ip):
     with capture_output() as cap:
         ip.run_cell_magic("npu", "--reference", "x = 2\n")  # auto without npu_bridge: the emulator
     assert "measured by the emulator only" not in cap.stdout
+
+
+def test_a_script_that_fails_under_run_gets_its_traceback_not_the_no_effect_message(ip, tmp_path):
+    """``%run`` shows a script's error without raising it: "eager ops ran on the CPU" would be false."""
+    script = tmp_path / "train.py"
+    script.write_text("raise RuntimeError('Failed open npu device 0 : bad dump_path')\n")
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "", f"%run {script}\n")
+    assert "Failed open npu device 0" in cap.stdout + cap.stderr  # IPython's %run showed the error
+    assert "did not affect" not in cap.stdout and "no report" not in cap.stdout
+    quiet = tmp_path / "quiet.py"
+    quiet.write_text("x = 1\n")
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "", f"%run {quiet}\n")
+    assert "no report" in cap.stdout  # a script that ran and left no report still says so

@@ -121,3 +121,28 @@ def test_without_profiling_no_profiler_runs_around_calls(tmp_path):
     emulation = _keras_fit_and_predict({"precision_mode": "allow_mix_precision"})
     for report in emulation.reports.values():
         assert not report.op_times_us and report.trace_file is None and report.profile.steps == 0
+
+
+def test_a_profiled_call_starts_tensorflows_profiler_at_its_default_levels(tf, traced, monkeypatch):
+    """No ProfilerOptions: TF 2.21 drops options given from Python, logging four C++ warnings per call.
+
+    TensorFlow's defaults are the levels wanted (host tracer 2, Python tracer 0), so the call is
+    profiled the same, and a script profiled outside a cell gets no "expects an i value" lines.
+    """
+    from tensorflow.python.profiler import profiler_v2
+
+    defaults = profiler_v2.ProfilerOptions()
+    assert (defaults.host_tracer_level, defaults.python_tracer_level) == (2, 0)
+    starts: list[dict] = []
+    start = profiler_v2.start
+
+    def spy(logdir, options=None):
+        starts.append({"options": options})
+        return start(logdir, options=options)
+
+    monkeypatch.setattr(profiler_v2, "start", spy)
+    step, _, x = traced
+    with function_profile.CallProfiler() as profiler:
+        step(x)
+    assert starts == [{"options": None}]
+    assert profiler.error is None and any(name == "mm" for name, _, _ in profiler.events)

@@ -2,7 +2,7 @@
 
 A session step is traced with ``RunOptions.FULL_TRACE``; an eager call of a traced function has no such
 option (TensorFlow's eager run metadata comes back empty for function bodies). TensorFlow's profiler
-does see them: around a profiled call, :class:`CallProfiler` runs a profiler session (host tracer only,
+does see them: around a profiled call, :class:`CallProfiler` runs a profiler session (its default levels: host tracer,
 no Python tracer) and reads the host plane of the XSpace it exports, whose ``tf_Compute`` events are
 named ``<node>:<kernel>`` with a start and a duration. Each node of the function (or of a function it
 calls) becomes one :class:`~npu_jupyter._runtime.observe.profile.OpTiming`; the rounding casts the emulator
@@ -68,9 +68,10 @@ class CallProfiler:
             self.error = "this TensorFlow has no XSpace protobuf module to read profiles from"
             return self
         self._folder = tempfile.mkdtemp(prefix="npu_jupyter_fn_profile_")
-        options = profiler_v2.ProfilerOptions(host_tracer_level=2, python_tracer_level=0)
         try:
-            profiler_v2.start(self._folder, options=options)
+            # no ProfilerOptions: TensorFlow's defaults are the levels wanted (host tracer 2, Python tracer
+            # off), and TF 2.21 drops options passed from Python with four C++ warnings per profiled call
+            profiler_v2.start(self._folder)
         except Exception as exc:  # noqa: BLE001 - TF raises AlreadyExistsError/UnavailableError variants
             self.error = (
                 f"TensorFlow's profiler could not start ({type(exc).__name__}: another profiling session is active?)"

@@ -142,12 +142,16 @@ def open(device_id: int | None = None) -> NpuDeviceHandle:  # noqa: A001 - the a
         )
     require_one_rank("npu_device.open()")
     from npu_jupyter._options.errors import NpuConfigError
+    from npu_jupyter._runtime.observe.run_settings import read_run_settings
     from npu_jupyter.adapter.tf2.options import unread
 
     options = global_options()
     try:
         config = to_config(options)
         config.validate()
+        # the device's GEInitialize checks dump_path (and the profiling folder) at open, so a missing
+        # folder fails here, with nothing opened, not at as_default() once tf.function is patched
+        read_run_settings(config.snapshot())
     except NpuConfigError as err:
         raise RuntimeError(f"Failed open npu device {device_id} : {err}") from None
     handle = NpuDeviceHandle(device_id, config, unread(options))
@@ -213,9 +217,9 @@ def cell_device(apply: Callable[[Any], None]) -> Iterator[None]:
     """While a ``%%npu`` cell runs, the cell's emulation is the device; ``apply(config)`` takes its options.
 
     A device emulation running outside cells pauses for the cell (one emulation at a time) and resumes
-    after it. A device already open hands its options to the cell now.
+    after it. A device already open hands its options to the cell now. A device the cell made default
+    stays the default after it, as on the adapter: later plain cells' traced functions run emulated too.
     """
-    paused = _state.emulation is not None
     _stop_device_emulation()
     _state.cell_hooks.append(apply)
     try:
@@ -224,7 +228,7 @@ def cell_device(apply: Callable[[Any], None]) -> Iterator[None]:
         yield
     finally:
         _state.cell_hooks.remove(apply)
-        if paused and _state.default is not None:
+        if _state.default is not None and not _state.cell_hooks:  # an enclosing cell keeps the device
             _start_device_emulation(_state.default.config)
 
 
