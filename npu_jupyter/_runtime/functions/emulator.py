@@ -387,6 +387,7 @@ class FunctionEmulation:
         observers = {name: self._observers[name] for name in self._trees.get(key, []) if name in self._observers}
         if record.non_finite_outputs or record.observations or record.dump_now:
             self._findings.after_call(report, record, observers)
+        self._findings.count_check(report, observers)
         if self.reference:
             self._record_drift(report, key)
         if record.unprofiled is not None:
