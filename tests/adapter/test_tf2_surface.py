@@ -541,3 +541,31 @@ def test_npu_after_a_cell_opened_the_device_shows_the_options_functions_run_unde
     finally:
         adapter.uninstall()
     assert "npu_device" not in repr(ip.run_line_magic("npu", ""))
+
+
+@needs_functions
+def test_the_device_overflow_check_says_it_ran_and_found_nothing_outside_and_inside_cells(ip, no_adapter, tmp_path):
+    """Trial (a ModelZoo script's over-dump options): with no overflow, no report said the check ran."""
+    from npu_jupyter._notebook.state import last_reports
+    from npu_jupyter.adapter.tf2 import device as tf2_device
+
+    ip.run_line_magic("npu", "adapter emulate")
+    try:
+        dump = (
+            "dump = npu_device.global_options().dump_config\n"
+            f"dump.enable_dump_debug, dump.dump_path, dump.dump_debug_mode = True, {str(tmp_path)!r}, 'all'\n"
+        )
+        script = OPEN_MIXED.replace("npu_device.open()", dump + "npu_device.open()")
+        assert ip.run_cell(
+            script + "f = tf.function(lambda x: tf.matmul(x, x))\na, b = f(tf.ones([2, 2])), f(tf.ones([2, 2]))\n"
+        ).success
+        (report,) = tf2_device.device_reports()
+        assert report.first_overflow is None and report.overflow_check.checked == 2
+        assert "Overflow check: no inf/NaN in 2 calls (emulated float16" in str(report)
+        ip.run_cell_magic("npu", "--quiet", "c = f(tf.ones([2, 2]))\n")  # the cell takes the device's options
+        (cell,) = last_reports()
+        assert cell.overflow_check.checked == 1 and "no inf/NaN in 1 call (" in str(cell)
+        assert ip.run_cell("d = f(tf.ones([2, 2]))\n").success
+        assert [r.overflow_check.checked for r in tf2_device.device_reports()] == [3]  # the one report goes on
+    finally:
+        adapter.uninstall()
