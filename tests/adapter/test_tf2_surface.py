@@ -514,7 +514,8 @@ def test_a_device_paused_for_a_cell_counts_each_function_in_its_one_report(ip, n
             "a, b = f(one), g(one)\n"
         )
         assert ip.run_cell(OPEN_MIXED + before).success
-        ip.run_cell_magic("npu", "--quiet", "c, d = f(one), g(one)\n")
+        ip.run_cell_magic("npu", "--precision must_keep_origin_dtype --quiet", "c, d = f(one), g(one)\n")
+        assert ip.user_ns["c"].numpy()[0, 0] == pytest.approx(1.0002, abs=1e-6)  # the cell's float32, not the device's
         assert sorted((r.function.label, r.steps) for r in last_reports()) == [("double", 1), ("square", 1)]
         assert sorted((r.function.label, r.steps) for r in tf2_device.device_reports()) == [
             ("double", 1),
@@ -524,7 +525,7 @@ def test_a_device_paused_for_a_cell_counts_each_function_in_its_one_report(ip, n
         reports = {r.function.label: r for r in tf2_device.device_reports()}
         assert {label: r.steps for label, r in reports.items()} == {"square": 2, "double": 1}
         assert reports["square"].timing.total_ms > 0 and reports["double"].timing.first_ms is not None
-        # after the pause the call runs emulated again: MatMul reads 1.0001 stored in float16 (1.0)
+        # after the pause the device's rewrite runs again: MatMul reads 1.0001 stored in float16 (1.0)
         assert ip.user_ns["e"].numpy()[0, 0] == 1.0 and ip.user_ns["a"].numpy()[0, 0] == 1.0
     finally:
         adapter.uninstall()
