@@ -21,6 +21,7 @@ import {
   FunctionInfo,
   Labels,
   NonFinite,
+  OverflowCheck,
   Op,
   Report,
   RunInfo,
@@ -160,6 +161,15 @@ function nonFinite(v: Json, path: string): NonFinite {
   };
 }
 
+function overflowCheck(v: Json, path: string): OverflowCheck {
+  const o = obj(v, path);
+  return {
+    checked: count(o.checked, `${path}.checked`),
+    mode: str(o.mode, `${path}.mode`),
+    storage: arr(o.storage, `${path}.storage`, str)
+  };
+}
+
 function costModel(v: Json, path: string): CostModel {
   const o = obj(v, path);
   return {
@@ -288,6 +298,7 @@ function runInfo(v: Json, path: string): RunInfo {
     ...optional(o.dump_steps, `${path}.dump_steps`, (x, p) => arr(x, p, count), 'dump_steps'),
     ...optional(o.dump_skipped, `${path}.dump_skipped`, (x, p) => arr(x, p, dumpSkip), 'dump_skipped'),
     ...optional(o.nonfinite, `${path}.nonfinite`, nonFinite, 'nonfinite'),
+    ...optional(o.overflow_check, `${path}.overflow_check`, overflowCheck, 'overflow_check'),
     ...optional(o.rounded_tensors, `${path}.rounded_tensors`, count, 'rounded_tensors'),
     ...optional(o.drift_worst, `${path}.drift_worst`, (x, p) => arr(x, p, count), 'drift_worst'),
     // ascend backend only; absent in payloads written before it: read as null / empty

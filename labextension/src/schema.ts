@@ -240,6 +240,11 @@ export interface RunInfo {
   drift_worst?: number[];
   /** The first inf/NaN found. */
   nonfinite?: NonFinite;
+  /**
+   * Overflow detection (enable_dump_debug) ran: what it checked. Absent when no check ran (or in payloads written
+   * before it).
+   */
+  overflow_check?: OverflowCheck;
   /** Ascend backend (else null): says placement and precision above are the planner's prediction. */
   prediction: string | null;
   /** Ascend backend (else empty): the folders the real adapter writes, at most 100. */
@@ -262,6 +267,22 @@ export interface NonFinite {
   step: number | null;
   /** What was found; does not repeat the step. */
   reason: string;
+}
+
+/** What overflow detection looked at: with `first_overflow` null it found no inf/NaN in those steps (calls). */
+export interface OverflowCheck {
+  /** Steps (a traced function's report: calls) whose outputs were checked, in total. */
+  checked: number;
+  /**
+   * The dump_debug_mode that chose the ops checked (aicore_overflow / atomic_overflow: AI Core ops; all: every
+   * device op).
+   */
+  mode: string;
+  /**
+   * The dtypes the checked outputs were stored in by the emulation on this CPU, sorted (e.g. ["float16",
+   * "float32"]).
+   */
+  storage: string[];
 }
 
 /** A folder the real adapter writes (ascend backend). */

@@ -71,6 +71,10 @@ export function summaryBar(report: Report): HTMLElement {
     bar.append(chip('backend', r.backend), countChip(r.steps, stepWord(report)), chip(time.label, time.value));
     if (r.first_overflow !== null) {
       bar.append(chip('first overflow', r.first_overflow, 'npu-chip-error'));
+    } else if (r.overflow_check !== undefined) {
+      // the check ran and found nothing: say so, or it reads as no check (the facts say what it checked)
+      const step = stepWord(report);
+      bar.append(chip('overflow check', `no inf/NaN in ${plural(r.overflow_check.checked, step, `${step}s`)}`));
     }
     const [worst] = worstDrift(report);
     if (worst !== undefined) {

@@ -242,6 +242,26 @@ describe('renderReport', () => {
     expect(chipText()).toEqual(expect.arrayContaining(['3calls', `12.3ms per call (${clock})`]));
   });
 
+  it('says an overflow check that found nothing ran, and nothing of a check where none ran', () => {
+    // Trial: with enable_dump_debug on and no overflow, no view said the check ran.
+    const run = { backend: 'emulator', steps: 3, wall_ms: 2, reference_wall_ms: null, first_overflow: null,
+      dump_dir: null, trace_file: null, op_summary_csv: null, unit: 'call' };
+    const check = { checked: 3, mode: 'all', storage: ['float16', 'float32'] };
+    const said = 'no inf/NaN in 3 calls (emulated float16/float32 storage on this CPU; dump_debug_mode all: the float outputs of the device ops)';
+    const facts = [{ key: 'run.overflow_check', label: 'Overflow check', text: said }];
+    renderReport(host, payload([{ n: 'a' }], { kind: 'run', run: { ...run, overflow_check: check }, facts }));
+    const chips = (): string => [...host.querySelectorAll('.npu-summary .npu-chip')].map(c => c.textContent).join(' ');
+    expect(chips()).toContain('no inf/NaN in 3 callsoverflow check'); // value, then label
+    expect(host.querySelector('[data-fact="run.overflow_check"]')?.textContent).toBe(`Overflow check: ${said}`);
+    renderReport(host, payload([{ n: 'a' }], { kind: 'run', run })); // no check ran (or a payload from before)
+    expect(chips()).not.toContain('overflow check');
+    expect(host.textContent).not.toContain('inf/NaN');
+    const found = { ...run, first_overflow: 'big', overflow_check: check };
+    renderReport(host, payload([{ n: 'a' }], { kind: 'run', run: found }));
+    expect(chips()).toContain('bigfirst overflow');
+    expect(chips()).not.toContain('no inf/NaN');
+  });
+
   it('drops the subtitle when the title already names the SoC and precision mode', () => {
     renderReport(host, payload([{ n: 'a' }], { title: 'Plan of x \u00b7 allow_fp32_to_fp16 (precision_mode) \u00b7 Ascend910' }));
     expect(host.querySelector('.npu-subtitle')).toBeNull();

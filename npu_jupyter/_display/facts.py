@@ -118,6 +118,9 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
         )
     if run.get("first_overflow"):
         facts.append(Fact("run.first_overflow", "First overflow (inf/NaN)", run["first_overflow"], "error"))
+    if run.get("overflow_check"):
+        text = overflow_check_text(run["overflow_check"], step, bool(run.get("first_overflow")))
+        facts.append(Fact("run.overflow_check", "Overflow check", text))
     nonfinite = run.get("nonfinite")
     if nonfinite:
         where = nonfinite["first_op"] + ("" if nonfinite.get("step") is None else f" at step {nonfinite['step']}")
@@ -140,6 +143,27 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
         facts.append(Fact("ops.us", head, listed))
     facts += _drift_facts(payload)
     return facts
+
+
+#: The ops each ``dump_debug_mode`` checks (:func:`~npu_jupyter._runtime.observe.observers.debug_covers`).
+_CHECKED_OPS = {"aicore_overflow": "AI Core ops", "atomic_overflow": "AI Core ops", "all": "device ops"}
+
+
+def overflow_check_text(check: Mapping[str, Any], step: str, found: bool) -> str:
+    """What the overflow check looked at, labelled for what it is: an emulation on this CPU.
+
+    A check that found nothing says so, or the user cannot tell it from no check: "no inf/NaN in 3 calls
+    (emulated float16/float32 storage on this CPU; dump_debug_mode all: the float outputs of the device
+    ops)". One that found an overflow (``found``: the first-overflow line names it) says how much it checked.
+    """
+    storage = "/".join(check.get("storage") or []) or "float"
+    mode = str(check.get("mode") or "")
+    steps = _plural(int(check["checked"]), step)
+    said = (
+        f"{steps} checked, inf/NaN found (the first overflow names the first op)" if found else f"no inf/NaN in {steps}"
+    )
+    ops = _CHECKED_OPS.get(mode, "device ops")
+    return f"{said} (emulated {storage} storage on this CPU; dump_debug_mode {mode}: the float outputs of the {ops})"
 
 
 def _drift_facts(payload: Mapping[str, Any]) -> list[Fact]:

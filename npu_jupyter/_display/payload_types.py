@@ -143,6 +143,7 @@ if TYPE_CHECKING:
         rounded_tensors: int
         drift_worst: list[int]
         nonfinite: NonFinite
+        overflow_check: OverflowCheck
 
     class DumpSkip(TypedDict):
         """The payload's ``DumpSkip`` object."""
@@ -156,6 +157,15 @@ if TYPE_CHECKING:
         first_op: str
         step: int | None
         reason: str
+
+    class OverflowCheck(TypedDict):
+        """What overflow detection looked at: with `first_overflow` null it found no inf/NaN in those steps
+        (calls).
+        """
+
+        checked: int
+        mode: str
+        storage: list[str]
 
     class AdapterOutput(TypedDict):
         """A folder the real adapter writes (ascend backend)."""

@@ -75,13 +75,18 @@ def _actual_block(actual: dict[str, Any] | None) -> Actual | None:
 
 
 def _add_run_extras(out: RunInfo, run: RunReport) -> None:
-    """Optional run facts: which steps were dumped or skipped, and the first non-finite value."""
+    """Optional run facts: which steps were dumped or skipped, what the overflow check looked at, and the
+    first non-finite value.
+    """
     if run.dump.steps:
         out["dump_steps"] = sorted(set(run.dump.steps))
     if run.dump.skipped:
         out["dump_skipped"] = [{"step": item.step, "reason": item.reason} for item in run.dump.skipped[:MAX_ITEMS]]
     if run.rounded_tensors is not None:
         out["rounded_tensors"] = int(run.rounded_tensors)
+    check = run.overflow_check
+    if check is not None and check.checked:
+        out["overflow_check"] = {"checked": check.checked, "mode": check.mode, "storage": list(check.storage)}
     finding = run.non_finite
     if finding is not None:
         out["nonfinite"] = {"first_op": finding.where, "step": finding.step, "reason": finding.reason}

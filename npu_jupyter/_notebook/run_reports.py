@@ -22,7 +22,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Callable, Hashable
 
 from npu_jupyter._runtime.observe.initializers import is_initializer_plan
-from npu_jupyter._runtime.report_records import CLOCKS
+from npu_jupyter._runtime.report_records import CLOCKS, OverflowCheck
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter._plan.model import Plan
@@ -89,6 +89,7 @@ def collapse(reports: list[RunReport]) -> RunReport:
         overflow_ops=overflow,
         drift=drift,
         first_overflow=next((r.first_overflow for r in reports if r.first_overflow), None),
+        overflow_check=OverflowCheck.folded(r.overflow_check for r in reports),
         dump_dir=next((r.dump_dir for r in reversed(reports) if r.dump_dir), None),
         trace_file=next((r.trace_file for r in reversed(reports) if r.trace_file), None),
         op_summary_csv=next((r.op_summary_csv for r in reversed(reports) if r.op_summary_csv), None),

@@ -11,6 +11,7 @@ from npu_jupyter._runtime.report_records import (
     DumpRecord,
     FunctionInfo,
     NonFiniteFinding,
+    OverflowCheck,
     ProfileRecord,
     SessionRecord,
     Timing,
@@ -58,6 +59,7 @@ class RunReport:
     non_finite: NonFiniteFinding | None = None  # the first inf/NaN, said once
     non_finite_by_design: list[str] = field(default_factory=list)  # inf/NaN the float32 program has too
     first_overflow_by_step: dict[int, str] = field(default_factory=dict)  # enable_dump_debug, per step
+    overflow_check: OverflowCheck | None = None  # enable_dump_debug: the steps it checked (None: no check ran)
     dump: DumpRecord = field(default_factory=DumpRecord)  # dumped and skipped steps
     profile: ProfileRecord = field(default_factory=ProfileRecord)  # profiled steps behind op_times_us
     labels: dict[str, str] = field(default_factory=dict)  # field -> what its number is (payload labels)

@@ -10,7 +10,7 @@ method returns, so a report copied for display (``dataclasses.replace``) never c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Iterable, Mapping
 
 #: What an emulated run's times are (its steps' and its ops'): clocked on this CPU, never an NPU time.
 EMULATED_TIME = "wall-clock time of the emulation on this CPU"
@@ -145,6 +145,33 @@ class DumpRecord:
     def skipping(self, step: int, reason: str) -> DumpRecord:
         """The record with ``step`` skipped for ``reason``."""
         return DumpRecord(self.steps, self.graph_dir, (*self.skipped, SkippedDump(step, reason)))
+
+
+@dataclass(frozen=True)
+class OverflowCheck:
+    """``enable_dump_debug``'s check of a report's steps (a function's calls): how many it looked at.
+
+    A check that found nothing must say it ran, or the user cannot tell it from no check: the report's
+    "Overflow check" line counts the steps (calls) whose outputs were checked, under which
+    ``dump_debug_mode``, and the dtypes the emulation stored them in on this CPU. None on a report: no check ran.
+    """
+
+    checked: int = 0  # steps (calls) whose outputs the check looked at
+    mode: str = ""  # dump_debug_mode: which ops it covers
+    storage: tuple[str, ...] = ()  # the dtypes the checked outputs were stored in (emulated), sorted
+
+    def add(self, mode: str, dtypes: Iterable[str]) -> OverflowCheck:
+        """The record with one more step checked under ``mode``, its outputs stored in ``dtypes``."""
+        return OverflowCheck(self.checked + 1, mode, tuple(sorted({*self.storage, *(d for d in dtypes if d)})))
+
+    @staticmethod
+    def folded(checks: Iterable[OverflowCheck | None]) -> OverflowCheck | None:
+        """One record for several runs of the same thing (None when no check ran in any; the last mode)."""
+        ran = [c for c in checks if c is not None]
+        if not ran:
+            return None
+        storage = tuple(sorted({dtype for c in ran for dtype in c.storage}))
+        return OverflowCheck(sum(c.checked for c in ran), ran[-1].mode, storage)
 
 
 @dataclass(frozen=True)

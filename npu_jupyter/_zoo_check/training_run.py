@@ -14,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from npu_jupyter._runtime.report_records import OverflowCheck
+
 if TYPE_CHECKING:
     from npu_jupyter._runtime.report import RunReport
     from npu_jupyter._tf_types import Graph
@@ -64,5 +66,6 @@ def fold(reports: list[RunReport]) -> RunReport:
         wall_ms=wall,
         drift=drift,
         first_overflow=next((r.first_overflow for r in reports if r.first_overflow), None),
+        overflow_check=OverflowCheck.folded(r.overflow_check for r in reports),
         non_finite=next((r.non_finite for r in reports if r.non_finite is not None), None),
     )

@@ -317,11 +317,19 @@ def test_a_sessions_overflow_check_passes_over_the_nan_constant_but_finds_a_real
 ):
     """TF1 code: enable_dump_debug flags inf/NaN per op; TensorFlow's NaN filler is not an overflow."""
     line = f"--dump {tmp_path} --set enable_dump_debug=True --precision "
-    (report,), _ = _run(ip, line + "must_keep_origin_dtype", TF1_TRAIN, TF1_DETERMINISTIC)
+    (report,), outputs = _run(ip, line + "must_keep_origin_dtype", TF1_TRAIN, TF1_DETERMINISTIC)
     assert report["run"]["first_overflow"] is None and not [op for op in report["ops"] if op.get("ov")]
+    # the check ran and found nothing: the report says so (trial: it said nothing, as if no check ran)
+    assert report["run"]["overflow_check"]["checked"] == 2 == report["run"]["steps"]
+    assert (
+        "Overflow check: no inf/NaN in 2 steps (emulated float32 storage on this CPU" in outputs[0].data["text/plain"]
+    )
     big = TF1_DETERMINISTIC.replace(
         "feed = {x: r.normal(size=(8, 6)).astype('float32')", "feed = {x: 4e4 * r.normal(size=(8, 6)).astype('float32')"
     )
     (loud,), _ = _run(ip, line + "force_fp16", TF1_TRAIN, big)
     overflowed = [op["n"] for op in loud["ops"] if op.get("ov")]
     assert "logits" in overflowed and loud["run"]["first_overflow"]  # 6 x 4e4 x ~0.5 > 65504 in float16
+    assert not [f for f in loud["facts"] if "no inf/NaN" in f["text"]]
+    (unchecked,), outputs = _run(ip, f"--dump {tmp_path} --precision must_keep_origin_dtype", TF1_TRAIN)
+    assert "overflow_check" not in unchecked["run"] and "Overflow check" not in outputs[0].data["text/plain"]

@@ -6,13 +6,14 @@ import math
 
 from npu_jupyter._plan.model import Plan
 from npu_jupyter._runtime.report import RunReport
-from npu_jupyter._runtime.report_records import NonFiniteFinding
+from npu_jupyter._runtime.report_records import NonFiniteFinding, OverflowCheck
 from npu_jupyter._zoo_check.training_run import fold
 
 
 def test_folded_runs_sum_steps_average_time_and_keep_the_worst_drift():
     plan = Plan(ops={})
     first = RunReport(plan=plan, steps=1, wall_ms=30.0, drift={"a": {"max_rel": 0.5}, "b": {"max_rel": 0.1}})
+    first.overflow_check = OverflowCheck(1, "all", ("float16",))
     second = RunReport(
         plan=plan,
         steps=3,
@@ -20,11 +21,13 @@ def test_folded_runs_sum_steps_average_time_and_keep_the_worst_drift():
         drift={"a": {"max_rel": 0.2}, "b": {"max_rel": math.nan}},
         first_overflow="b",
         non_finite=NonFiniteFinding(3, "b", "b", "inf", "Step 3: inf"),
+        overflow_check=OverflowCheck(3, "all", ("float32",)),
     )
     folded = fold([first, second])
     assert folded.steps == 4 and folded.wall_ms == (30.0 + 3 * 10.0) / 4
     assert folded.drift["a"]["max_rel"] == 0.5 and math.isnan(folded.drift["b"]["max_rel"])
     assert folded.first_overflow == "b" and folded.non_finite is second.non_finite
+    assert folded.overflow_check == OverflowCheck(4, "all", ("float16", "float32"))  # the checked steps add up
     assert fold([first]) is first
 
 

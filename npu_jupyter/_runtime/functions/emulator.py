@@ -133,9 +133,15 @@ class FunctionEmulation:
         self.reference = reference
         self._references: dict[str, FunctionReference] = {}  # function name -> its float32 shadow
         self._drift_log: DriftLog | None = None
+        self._paused = False  # pause(): TensorFlow's own call path and definitions are back for now
 
     # ----------------------------------------------------------------------------- context manager
     def __enter__(self) -> FunctionEmulation:
+        self._patch()
+        return self
+
+    def _patch(self) -> None:
+        """Route every eager call of a traced function through the emulation."""
         from tensorflow.python.eager.polymorphic_function import atomic_function
 
         self._saved = atomic_function.AtomicFunction.call_flat
@@ -161,15 +167,42 @@ class FunctionEmulation:
             return result
 
         atomic_function.AtomicFunction.call_flat = call_flat
-        return self
 
-    def __exit__(self, *exc: object) -> None:
+    def _unpatch(self) -> None:
+        """Put back TensorFlow's call path and the original definitions (the rewritten ones are kept)."""
         from tensorflow.python.eager.polymorphic_function import atomic_function
 
         atomic_function.AtomicFunction.call_flat = self._saved
         self._profiles.close()  # every profiled call's files are on disk when the cell ends
         for name, original in self._originals.items():
             _register(self._context, name, original)
+
+    def pause(self) -> None:
+        """Stop emulating for a while (another emulation runs, e.g. a ``%%npu`` cell's), keeping the reports.
+
+        The device's emulation outside cells pauses for each ``%%npu`` cell: when it resumes, a function
+        it ran before the cell goes on counting in the same report (its calls, call indices, dump steps
+        and first findings continue), rather than starting a second report of the same function.
+        """
+        if not self._paused:
+            self._unpatch()
+            self._paused = True
+
+    def resume(self) -> None:
+        """Emulate again after :meth:`pause`: the call path and this emulation's rewritten definitions."""
+        if not self._paused:
+            return
+        self._paused = False
+        self._patch()
+        for name in self._originals:
+            rewritten = self._handled[name][0]
+            if rewritten is not None:
+                _register(self._context, name, rewritten.definition)
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._paused:  # a paused emulation put everything back already
+            self._unpatch()
+        self._paused = False
         self._originals.clear()
         for observer in self._observers.values():
             observer.release()
@@ -354,6 +387,7 @@ class FunctionEmulation:
         observers = {name: self._observers[name] for name in self._trees.get(key, []) if name in self._observers}
         if record.non_finite_outputs or record.observations or record.dump_now:
             self._findings.after_call(report, record, observers)
+        self._findings.count_check(report, observers)
         if self.reference:
             self._record_drift(report, key)
         if record.unprofiled is not None:

@@ -25,7 +25,7 @@ from npu_jupyter._runtime.observe.by_design import Provenance, design_outputs
 from npu_jupyter._runtime.observe.dump import writer as _writer
 from npu_jupyter._runtime.observe.dump.format import DumpGraph, step_selected
 from npu_jupyter._runtime.observe.dump.sink import DumpSink
-from npu_jupyter._runtime.observe.observers import debug_covers, note_overflow
+from npu_jupyter._runtime.observe.observers import debug_covers, note_checked, note_overflow
 from npu_jupyter._runtime.observe.run_notes import non_finite_cause
 from npu_jupyter._runtime.report_records import NonFiniteFinding
 
@@ -95,6 +95,21 @@ class FunctionFindings:
             self._dump(report, function, main, observations, step, flagged, overflow_only=False)
         elif flagged:
             self._dump(report, function, main, observations, step, flagged, overflow_only=True)
+
+    def count_check(self, report: RunReport, observers: dict[str, FunctionObserver]) -> None:
+        """``enable_dump_debug``: count the call as checked when its observers check outputs the mode covers.
+
+        An observer made before the option was on (the device reconfigured) checks nothing: not counted.
+        """
+        if self.settings.enable_dump_debug:
+            outputs = [
+                (w.decided_dtype or w.dtype, observer.plan.ops[w.op])
+                for observer in observers.values()
+                if observer.checked
+                for w in observer.flagged
+                if w.op in observer.plan.ops
+            ]
+            note_checked(report, self.settings.dump_debug_mode, outputs)
 
     def _overflow(
         self,

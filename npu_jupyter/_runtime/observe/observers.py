@@ -4,7 +4,7 @@ Each observer reads the step's :class:`~npu_jupyter._runtime.observe.step_record
 values, :mod:`.watch`) and writes into the step's :class:`~npu_jupyter._runtime.report.RunReport`. The
 session owns the run; this module owns what is made of it, and the state that outlives a step (the
 dump sink, the profile writer). The parts a traced function's calls share with session steps live
-here too: :func:`note_overflow`, :func:`debug_covers`, :class:`ProfileSink` and :func:`add_profile`.
+here too: :func:`note_overflow`, :func:`note_checked`, :func:`debug_covers`, :class:`ProfileSink` and :func:`add_profile`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from npu_jupyter._runtime.observe.dump import writer as _writer
 from npu_jupyter._runtime.observe.dump.format import DumpGraph, step_selected
 from npu_jupyter._runtime.observe.dump.sink import DumpSink
 from npu_jupyter._runtime.observe.step_record import StepRecord, StepValues, has_inf_nan
+from npu_jupyter._runtime.report_records import OverflowCheck
 from npu_jupyter._units import DTYPE_BYTES
 
 if TYPE_CHECKING:
@@ -85,6 +86,8 @@ class StepObservers:
         overflow_now: list[str] = []
         if settings.enable_dump_debug and plan is not None:
             overflow_now = self._check_overflow(report, settings, record, plan, graph)
+            covered = [w for w in watched.watch if w.kind == "output" and w.is_float and w.op in plan.ops]
+            note_checked(report, settings.dump_debug_mode, [(w.decided_dtype, plan.ops[w.op]) for w in covered])
         if record.dump_now and plan is not None:
             entries = [
                 entry
@@ -222,6 +225,17 @@ def note_overflow(report: RunReport, step: int, names: list[str], first: str) ->
             report.overflow_ops.append(name)
     report.first_overflow = first
     report.first_overflow_by_step[step] = first
+
+
+def note_checked(report: RunReport, mode: str, outputs: Sequence[tuple[str, OpDecision]]) -> None:
+    """Count a step (call) the overflow check looked at: some output ``mode`` covers was checked.
+
+    ``outputs`` are the checked float outputs as (stored dtype, the op's decision); a step with none
+    the mode covers is not counted, so the report never says "no inf/NaN" of a check that saw nothing.
+    """
+    dtypes = [dtype for dtype, decision in outputs if debug_covers(mode, decision)]
+    if dtypes:
+        report.overflow_check = (report.overflow_check or OverflowCheck()).add(mode, dtypes)
 
 
 class ProfileSink:

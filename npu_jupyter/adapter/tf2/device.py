@@ -45,6 +45,7 @@ class _State:
         self.handles: dict[int, NpuDeviceHandle] = {}
         self.default: NpuDeviceHandle | None = None
         self.emulation: Any = None  # FunctionEmulation outside %%npu cells
+        self.paused: Any = None  # that emulation while a %%npu cell runs (it resumes after the cell)
         self.reports: list[Any] = []  # reports of emulations that ended (a cell suspended the device)
         self.cell_hooks: list[Callable[[Any], None]] = []
         self.loop_size = 1
@@ -179,7 +180,7 @@ def effective_config() -> NpuConfig | None:
 
 def device_reports() -> list[Any]:
     """Reports of the traced functions run on the emulated device outside ``%%npu`` cells, oldest first."""
-    emulation = _state.emulation
+    emulation = _state.emulation or _state.paused
     current = list(emulation.reports.values()) if emulation is not None else []
     return [r for r in _state.reports + current if r.plan is not None and r.steps]
 
@@ -188,8 +189,12 @@ def _start_device_emulation(config: NpuConfig) -> None:
     """Emulate every traced function from now on under ``config`` (TF ≥ 2.14; else say nothing is)."""
     from npu_jupyter._runtime.functions import emulator as functions
 
+    if _state.paused is not None:  # a cell paused it: the same emulation goes on, its reports too
+        _state.emulation, _state.paused = _state.paused, None
+        _state.emulation.resume()
     if _state.emulation is not None:
-        _state.emulation.reconfigure(config)
+        if _state.emulation.config != config.snapshot():
+            _state.emulation.reconfigure(config)
         return
     if not functions.supported():
         warnings.warn(
@@ -204,9 +209,18 @@ def _start_device_emulation(config: NpuConfig) -> None:
     _state.emulation = emulation
 
 
-def _stop_device_emulation() -> None:
-    """End the process-wide emulation, keeping its reports."""
+def _pause_device_emulation() -> None:
+    """Pause the process-wide emulation for a ``%%npu`` cell: one emulation at a time, one report per function."""
     emulation, _state.emulation = _state.emulation, None
+    if emulation is not None:
+        emulation.pause()
+        _state.paused = emulation
+
+
+def _stop_device_emulation() -> None:
+    """End the process-wide emulation (running or paused), keeping its reports."""
+    emulation, _state.emulation = _state.emulation or _state.paused, None
+    _state.paused = None
     if emulation is not None:
         emulation.__exit__(None, None, None)
         _state.reports.extend(emulation.reports.values())
@@ -220,7 +234,7 @@ def cell_device(apply: Callable[[Any], None]) -> Iterator[None]:
     after it. A device already open hands its options to the cell now. A device the cell made default
     stays the default after it, as on the adapter: later plain cells' traced functions run emulated too.
     """
-    _stop_device_emulation()
+    _pause_device_emulation()
     _state.cell_hooks.append(apply)
     try:
         if _state.default is not None:
