@@ -272,6 +272,8 @@ def finish(sums: Iterable[float]) -> dict[str, float]:
         "rmse": rmse,
         "accumulated_rel": values["sum_diff"] / max(values["sum_abs_ref"], _EPS),
         "rel_rmse": relative_rmse(rmse, values["norm2_b"] / values["size"]),
+        "ref_rms": math.sqrt(values["norm2_b"] / values["size"]),
+        "size": values["size"],
     }
 
 
