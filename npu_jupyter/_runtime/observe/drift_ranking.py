@@ -71,10 +71,14 @@ SUM_TYPES = (
 )
 #: A summing op's reference below this fraction of its inputs' scale is float32 rounding noise (see above).
 CANCELLED = 2.0**-16
+#: How the sweep and zoo tables label a worst op's figure taken against its inputs' scale.
+AGAINST_INPUTS = "against its inputs' scale: its reference cancels to ≈ 0"
 #: Said of a cancelled op wherever its figure is shown (labextension/src/optext.ts says the same).
 CANCELLED_NOTE = "reference ≈ 0 next to its inputs (cancellation): drift measured against the inputs' scale"
 #: Said of an op that computes only from cancelled values (labextension/src/optext.ts says the same).
 FROM_CANCELLED_NOTE = "computes from a cancelled value: its float32 reference is rounding noise"
+#: Said of an op that may read a cancelled output of a multi-output copy (labextension/src/optext.ts too).
+MAYBE_CANCELLED_NOTE = "may compute from a cancelled value (reads a multi-output copy of one): ranked after the others"
 
 
 class Basis(NamedTuple):
@@ -176,7 +180,7 @@ def _copied(ops: Sequence[Mapping[str, Any]], k: int, ranks: Mapping[int, float]
     """The op whose drift copy ``k`` shows again (an op it copies that drifted at least as much), or None."""
     if ops[k].get("t") not in COPY_TYPES:
         return None
-    seen, todo = {k}, list(ops[k].get("i") or [])
+    seen, todo = {k}, [int(j) for j in ops[k].get("i") or []]
     while todo:
         src = todo.pop()
         if src in seen or not 0 <= src < len(ops):
@@ -185,7 +189,7 @@ def _copied(ops: Sequence[Mapping[str, Any]], k: int, ranks: Mapping[int, float]
         if src in ranks and ranks[src] >= ranks[k] * (1 - 1e-9):
             return src
         if ops[src].get("t") in COPY_TYPES:
-            todo += list(ops[src].get("i") or [])
+            todo += [int(j) for j in ops[src].get("i") or []]
     return None
 
 
@@ -198,6 +202,19 @@ def worst_ops(plan: Plan, drift: Mapping[str, Mapping[str, Any]], top: int) -> l
         return []
     names = list(plan.ops)
     return [names[k] for k in worst_drift(_plan_ops(plan, drift), top)]
+
+
+def worst_op_figure(plan: Plan, drift: Mapping[str, Mapping[str, Any]]) -> tuple[str, float | None, bool] | None:
+    """The op ranked first, the figure it is ranked by (None when not finite) and whether that figure is
+    against its inputs' scale (a cancelled reference); None when no op drifted. The sweep and zoo show it.
+    """
+    names = worst_ops(plan, drift, 1)
+    if not names:
+        return None
+    marks = cancellation_marks(plan, drift)
+    in_rel = marks.get(names[0], {}).get("in_rel")
+    figure = in_rel if in_rel is not None else _number(drift[names[0]].get("rel_rmse"))
+    return names[0], figure, in_rel is not None
 
 
 def cancellation_marks(plan: Plan, drift: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
