@@ -77,7 +77,7 @@ def drift_text(drift: Mapping[str, Any]) -> str:
         parts.append(f"step {int(drift['step'])}")
     if drift.get("from_cancelled"):
         parts.append(drift_ranking.FROM_CANCELLED_NOTE)
-    elif drift.get("maybe_cancelled"):
+    if drift.get("maybe_cancelled"):
         parts.append(drift_ranking.MAYBE_CANCELLED_NOTE)
     return ", ".join(parts)
 
