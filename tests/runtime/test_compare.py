@@ -32,6 +32,8 @@ def test_identical_tensors_have_cosine_one_and_no_error(size):
         "accumulated_rel": 0.0,
         "rmse": 0.0,
         "rel_rmse": 0.0,
+        "ref_rms": pytest.approx(math.sqrt(float(np.mean(x * x)))),  # the scale drift_ranking reads
+        "size": float(size),
     }
 
 
