@@ -54,7 +54,8 @@ def metrics(actual: ArrayLike, expected: ArrayLike) -> dict[str, float]:
     if same_non_finite.any():
         a, b = a[~same_non_finite], b[~same_non_finite]
     if a.size == 0:
-        return {"cosine": 1.0, "max_abs": 0.0, "max_rel": 0.0, "accumulated_rel": 0.0, "rmse": 0.0, "rel_rmse": 0.0}
+        zero = {"max_abs": 0.0, "max_rel": 0.0, "accumulated_rel": 0.0, "rmse": 0.0, "rel_rmse": 0.0}
+        return {"cosine": 1.0, **zero, "ref_rms": 0.0, "size": 0.0}
     with np.errstate(all="ignore"):
         mean_square = float(np.mean(b * b))
         diff = np.abs(a - b)
