@@ -14,9 +14,8 @@ largest element-wise relative error, which one element near zero blows up on a t
 (near) zero because terms cancel, it is float32 rounding noise and the relative error against it means
 nothing. A Keras conv or dense layer with a bias followed by BatchNormalization is the common case: the
 normalization subtracts the batch mean, so the loss does not depend on the bias and its gradient
-(``BiasAddGrad``, a sum over the batch of values whose sum is mathematically 0) is ~1e-9 in float32
-and ~1e-4 in float16: "relative RMSE 550, cosine 0.0004" for an op that computes exactly what float16
-can. Judged against the scale of the data it sums, its error is the ordinary float16 rounding. So:
+(``BiasAddGrad``, a sum over the batch of values whose sum is mathematically 0) is ~1e-8 in float32
+and ~1e-4 in float16: "relative RMSE 550, cosine 0.0004" for an op that computes what float16 can. Judged against the scale of the data it sums, its error is the ordinary float16 rounding. So:
 
 * an op that sums terms (:data:`SUM_TYPES`: only a sum can cancel; a product's relative error is its
   factors') is *cancelled* when its reference RMS is below :data:`CANCELLED` (2**-16) times its inputs'
@@ -30,7 +29,10 @@ can. Judged against the scale of the data it sums, its error is the ordinary flo
   ranked by its RMSE over its inputs' scale (``in_rel``), and says so;
 * an op that computes only from cancelled values (every input that drifted is cancelled, or computes
   from one: ``from_cancelled``; ``Adam``'s moments and update of that bias) repeats their noise against a
-  noise reference: like a copy it is not named (the cancelled op is, by its honest figure).
+  noise reference: like a copy it is not named (the cancelled op is, by its honest figure);
+* a report keeps one row per op, so a consumer of a copy of several inputs (Keras's ``IdentityN`` of all
+  gradients) cannot tell which output it reads: when some of that copy's inputs are cancelled, it (and
+  what computes only from such ops) ``maybe_cancelled`` ranks after the ops whose figures are sound.
 
 A non-finite row ranks first whatever its basis (an overflow is never a cancellation). The scales are
 the rows' own (each op's worst step); a row stored before ``ref_rms`` existed has no scale, so it and
