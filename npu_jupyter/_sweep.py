@@ -76,6 +76,7 @@ class SweepRow:
     timed_steps: int = 0  # runs the CPU median is taken over (after warm-up)
     rel_rmse: float | None = None  # the fetches' drift by the figure ops are ranked by (the worst fetch's)
     worst_op_rel_rmse: float | None = None  # worst_op's relative RMSE; worst_op is "" when no op drifted
+    worst_op_cancelled: bool = False  # worst_op's reference cancels: its figure is against its inputs' scale
 
     @property
     def refused(self) -> bool:
@@ -152,7 +153,10 @@ def worst_op_text(row: SweepRow) -> str:
         return "none"
     if row.worst_op_rel_rmse is None:
         return row.worst_op
-    return f"{row.worst_op} (rel. RMSE {row.worst_op_rel_rmse:.3g})"
+    from npu_jupyter._runtime.observe.drift_ranking import AGAINST_INPUTS
+
+    against = f" {AGAINST_INPUTS}" if row.worst_op_cancelled else ""
+    return f"{row.worst_op} (rel. RMSE {row.worst_op_rel_rmse:.3g}{against})"
 
 
 def _times(row: SweepRow) -> tuple[str, str, str, str, str]:
@@ -313,7 +317,7 @@ def _initialize(sess: EmulatorSession, graph: Graph, init: object) -> None:
 
 
 def _row(mode: str, report: RunReport, wall_ms: float, graph: Graph, timed: int) -> SweepRow:
-    from npu_jupyter._runtime.observe.drift_ranking import worst_fetch_drift, worst_ops
+    from npu_jupyter._runtime.observe.drift_ranking import worst_fetch_drift, worst_op_figure
 
     plan = report.plan
     assert plan is not None  # noqa: S101 - narrows the type: a session step always runs under its plan
@@ -324,7 +328,7 @@ def _row(mode: str, report: RunReport, wall_ms: float, graph: Graph, timed: int)
     max_rel = max((d["max_rel"] for d in fetch_drift), default=0.0)
     cosine = min((d["cos"] for d in fetch_drift), default=1.0)
     worst_fetch = worst_fetch_drift(drift, report.fetches)
-    worst = next(iter(worst_ops(plan, drift, 1)), "")
+    worst, figure, cancelled = worst_op_figure(plan, drift) or ("", None, False)
     row = SweepRow(
         mode=mode,
         wall_ms=wall_ms,
@@ -338,7 +342,8 @@ def _row(mode: str, report: RunReport, wall_ms: float, graph: Graph, timed: int)
         approximate_ops=sum(bool(getattr(d, "approximate", False)) for d in plan.ops.values()),
         timed_steps=timed,
         rel_rmse=None if worst_fetch is None else worst_fetch.get("rel_rmse"),
-        worst_op_rel_rmse=drift[worst].get("rel_rmse") if worst else None,
+        worst_op_rel_rmse=figure if worst else None,
+        worst_op_cancelled=cancelled,
     )
     _add_estimate(row, report, graph)
     return row

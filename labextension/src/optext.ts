@@ -96,13 +96,27 @@ export function g3(v: number): string {
   return String(Number(v.toPrecision(3)));
 }
 
+/** Said of a cancelled reference (_runtime/observe/drift_ranking.py CANCELLED_NOTE says the same). */
+export const CANCELLED_NOTE =
+  "reference \u2248 0 next to its inputs (cancellation): drift measured against the inputs' scale";
+/** Said of an op that computes only from cancelled values (drift_ranking.py FROM_CANCELLED_NOTE). */
+export const FROM_CANCELLED_NOTE = 'computes from a cancelled value: its float32 reference is rounding noise';
+/** Said of an op that may read a cancelled output of a multi-output copy (drift_ranking.py MAYBE_CANCELLED_NOTE). */
+export const MAYBE_CANCELLED_NOTE =
+  'may compute from a cancelled value (reads a multi-output copy of one): ranked after the others';
+
 /** "rel. RMSE 0.0123, max abs 0.000784, cos 0.9999, step 2": one op's worst drift from float32. */
 export function driftText(d: Drift): string {
   // A non-finite figure is null in the payload (JSON has no inf): said, as _display/drift.py does.
   if (d.rel_rmse === undefined) {
     return olderDriftText(d);
   }
-  const parts = [d.rel_rmse === null ? 'not finite (inf/NaN)' : `rel. RMSE ${g3(d.rel_rmse)}`];
+  let parts = [d.rel_rmse === null ? 'not finite (inf/NaN)' : `rel. RMSE ${g3(d.rel_rmse)}`];
+  if (d.in_rel !== undefined && d.in_rel !== null) {
+    // A cancelled reference: the figure it is ranked by first, its own beside it (as _display/drift.py).
+    const own = d.rel_rmse === null ? '' : `; ${g3(d.rel_rmse)} against its own reference`;
+    parts = [`rel. RMSE ${g3(d.in_rel)} against its inputs' scale (${CANCELLED_NOTE}${own})`];
+  }
   if (d.max_abs !== null) {
     parts.push(`max abs ${g3(d.max_abs)}`);
   }
@@ -111,6 +125,12 @@ export function driftText(d: Drift): string {
   }
   if (d.step !== undefined) {
     parts.push(`step ${d.step}`);
+  }
+  if (d.from_cancelled === true) {
+    parts.push(FROM_CANCELLED_NOTE);
+  }
+  if (d.maybe_cancelled === true) {
+    parts.push(MAYBE_CANCELLED_NOTE);
   }
   return parts.join(', ');
 }

@@ -225,7 +225,13 @@ function drift(v: Json, path: string): Drift {
     ...optional(o.accumulated_rel, `${path}.accumulated_rel`, num, 'accumulated_rel'),
     // null is a figure here (not finite: the op went inf/NaN); absent is a row written before it existed
     ...(o.rel_rmse === undefined ? {} : { rel_rmse: nullable(o.rel_rmse, `${path}.rel_rmse`, num) }),
-    ...optional(o.step, `${path}.step`, count, 'step')
+    ...optional(o.step, `${path}.step`, count, 'step'),
+    ...(o.ref_rms === undefined ? {} : { ref_rms: nullable(o.ref_rms, `${path}.ref_rms`, num) }),
+    ...optional(o.size, `${path}.size`, num, 'size'),
+    // set only on a cancelled reference (its figure against its inputs' scale, null when not finite)
+    ...(o.in_rel === undefined ? {} : { in_rel: nullable(o.in_rel, `${path}.in_rel`, num) }),
+    ...optional(o.from_cancelled, `${path}.from_cancelled`, bool, 'from_cancelled'),
+    ...optional(o.maybe_cancelled, `${path}.maybe_cancelled`, bool, 'maybe_cancelled')
   };
 }
 

@@ -111,6 +111,32 @@ export interface Drift {
   rel_rmse?: number | null;
   /** The step (a function's call) the row was measured in: the op's worst over the steps that ran a reference. */
   step?: number;
+  /**
+   * Root mean square of b, the float32 reference: the scale the ranking compares with its inputs' to find a
+   * cancelled reference (reference runs since cancellation is ranked; kept for tools).
+   */
+  ref_rms?: number | null;
+  /**
+   * Elements compared (the inputs' scale grows with the square root of the elements summed per output; kept for
+   * tools).
+   */
+  size?: number;
+  /**
+   * Set when the op's reference cancels (a sum whose float32 RMS is below 2**-16 of its inputs' scale, as a conv
+   * bias's gradient before a BatchNorm): RMSE over its inputs' scale, the figure it is ranked and shown by instead
+   * of rel_rmse.
+   */
+  in_rel?: number | null;
+  /**
+   * True when the op computes only from cancelled values: its float32 reference is rounding noise, so it is not
+   * listed as a largest drift.
+   */
+  from_cancelled?: boolean;
+  /**
+   * True when the op may read a cancelled output of a multi-output copy (IdentityN): ranked after the ops whose
+   * figures mean what they say.
+   */
+  maybe_cancelled?: boolean;
 }
 
 export interface Transfer {

@@ -79,8 +79,10 @@ export function summaryBar(report: Report): HTMLElement {
     const [worst] = worstDrift(report);
     if (worst !== undefined) {
       // The header's worst-drift summary; the facts below list the top three with the units.
-      const rel = report.ops[worst].dr!.rel_rmse;
-      const value = rel === null || rel === undefined ? 'inf/NaN' : `${g3(rel)} rel. RMSE`;
+      const dr = report.ops[worst].dr!;
+      const rel = dr.in_rel ?? dr.rel_rmse; // a cancelled reference is ranked against its inputs' scale
+      const against = dr.in_rel === undefined || dr.in_rel === null ? '' : " against its inputs' scale";
+      const value = rel === null || rel === undefined ? 'inf/NaN' : `${g3(rel)} rel. RMSE${against}`;
       const item = chip(`worst drift vs float32: ${report.ops[worst].n}`, value, 'npu-chip-drift');
       item.title = `the op that drifted most from float32 (${DRIFT_UNITS})`;
       bar.append(item);

@@ -67,8 +67,14 @@ export function searchTexts(report: Report): string[] {
 
 type Cmp = (a: number, b: number) => number;
 
-/** The figure an op's drift is shown and ranked by: relative RMSE, or max rel on rows written before it. */
+/**
+ * The figure an op's drift is shown and ranked by: relative RMSE (against its inputs' scale when its reference
+ * cancels, `in_rel`), or max rel on rows written before it.
+ */
 function driftFigure(d: Drift): number | null {
+  if (d.in_rel !== undefined) {
+    return d.in_rel;
+  }
   return d.rel_rmse === undefined ? d.max_rel : d.rel_rmse;
 }
 

@@ -141,6 +141,30 @@ describe('what a run report puts first', () => {
     expect(values.map(g3)).toEqual(['1.2e-05', '1.23e+03', '1e+03', '0.0001', '0.000123', '0.5', '12.3', '1.23e+08', '0.001']);
   });
 
+  it('writes a cancelled reference by its figure against its inputs\' scale, and says so (drift_ranking.py)', () => {
+    const cancelled = { max_abs: 0.000136, max_rel: 9e4, cos: 0.4845, rel_rmse: 666, step: 0, ref_rms: 2e-8, size: 8, in_rel: 0.00163 };
+    expect(driftText(cancelled)).toBe(
+      "rel. RMSE 0.00163 against its inputs' scale (reference \u2248 0 next to its inputs (cancellation): drift measured " +
+        "against the inputs' scale; 666 against its own reference), max abs 0.000136, cos 0.4845, step 0"
+    );
+    expect(driftText({ max_abs: 1e-5, max_rel: 9, cos: 0.5, rel_rmse: 666, step: 0, from_cancelled: true })).toBe(
+      'rel. RMSE 666, max abs 1e-05, cos 0.5000, step 0, computes from a cancelled value: its float32 reference is rounding noise'
+    );
+    // a row written before the cancellation fields reads as before
+    expect(driftText({ max_abs: 1e-5, max_rel: 9, cos: 0.5, rel_rmse: 666, step: 0 })).toBe('rel. RMSE 666, max abs 1e-05, cos 0.5000, step 0');
+  });
+
+  it('shows the worst-drift chip of a cancelled reference by its figure against its inputs\' scale', () => {
+    const p = kerasRun() as Record<string, unknown> & { deep: number };
+    (p.run as Record<string, unknown>).drift_worst = [p.deep + 1];
+    const ops = p.ops as Record<string, unknown>[];
+    ops[p.deep + 1] = { ...ops[p.deep + 1], dr: { max_abs: 1e-4, max_rel: 9e4, cos: 0.48, rel_rmse: 666, step: 0, in_rel: 0.00163 } };
+    renderReport(host, p);
+    const chip = host.querySelector('.npu-summary .npu-chip-drift');
+    expect(chip?.textContent).toContain("0.00163 rel. RMSE against its inputs' scale");
+    expect(chip?.textContent).not.toContain('666');
+  });
+
   it('shows no worst-drift chip when no op drifted (an init run: zero drift is no drift)', () => {
     const p = kerasRun() as Record<string, unknown> & { deep: number };
     (p.run as Record<string, unknown>).drift_worst = [];

@@ -110,4 +110,12 @@ describe('a report on a call tree', () => {
     const drifted = report(p);
     expect(selectRows(drifted, { ...DEFAULT_QUERY, sort: 'drift', descending: true }).slice(0, 3)).toEqual([3, 5, 1]);
   });
+
+  it('sorts a cancelled reference by its figure against its inputs\' scale, not by its own rel. RMSE', () => {
+    const p = smallTraining();
+    const ops = p.ops as Record<string, unknown>[];
+    ops[1] = { ...ops[1], dr: { max_abs: 1e-4, max_rel: 9e4, cos: 0.48, rel_rmse: 666, step: 0, in_rel: 0.0016 } };
+    ops[3] = { ...ops[3], dr: { max_abs: 1, max_rel: 2, cos: 0.5, rel_rmse: 0.7, step: 1 } };
+    expect(selectRows(report(p), { ...DEFAULT_QUERY, sort: 'drift', descending: true }).slice(0, 2)).toEqual([3, 1]);
+  });
 });

@@ -10,6 +10,10 @@ no news and are never listed as a largest drift:
 * a pure copy (``Identity``, ``Snapshot``, ``ReadVariableOp``, a loop's ``Enter`` ...) of an op that
   drifted at least as much: it shows its producer's drift again, so the producer is listed instead.
 
+A summing op whose float32 reference cancels to rounding noise (a conv bias's gradient before a
+BatchNormalization) is ranked, and shown, by its error over its inputs' scale, and ops that compute only
+from it are not listed (the rule and its why: :mod:`~npu_jupyter._runtime.observe.drift_ranking`).
+
 The rule lives in :mod:`npu_jupyter._runtime.observe.drift_ranking`, below the display, so the
 precision sweep and the zoo table name the same worst op as this report's line.
 The list is computed here once: :mod:`.mime` keeps its ops in a truncated payload, the payload ships
@@ -59,8 +63,11 @@ def drift_text(drift: Mapping[str, Any]) -> str:
     """
     if "rel_rmse" not in drift:
         return _older_drift_text(drift)
-    rel = _finite(drift.get("rel_rmse"))
+    rel, in_rel = _finite(drift.get("rel_rmse")), _finite(drift.get("in_rel"))
     parts = ["not finite (inf/NaN)" if rel is None else f"rel. RMSE {rel:.3g}"]
+    if in_rel is not None:  # cancelled: the figure it is ranked by first, its own beside it
+        own = "" if rel is None else f"; {rel:.3g} against its own reference"
+        parts = [f"rel. RMSE {in_rel:.3g} against its inputs' scale ({drift_ranking.CANCELLED_NOTE}{own})"]
     max_abs, cos = _finite(drift.get("max_abs")), _finite(drift.get("cos"))
     if max_abs is not None:
         parts.append(f"max abs {max_abs:.3g}")
@@ -68,6 +75,10 @@ def drift_text(drift: Mapping[str, Any]) -> str:
         parts.append(f"cos {cos:.4f}")
     if drift.get("step") is not None:
         parts.append(f"step {int(drift['step'])}")
+    if drift.get("from_cancelled"):
+        parts.append(drift_ranking.FROM_CANCELLED_NOTE)
+    if drift.get("maybe_cancelled"):
+        parts.append(drift_ranking.MAYBE_CANCELLED_NOTE)
     return ", ".join(parts)
 
 

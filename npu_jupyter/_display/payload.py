@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from npu_jupyter._display.drift import worst_drift_names
 from npu_jupyter._display.facts import report_facts
 from npu_jupyter._display.run_payload import MAX_ITEMS, round_number, run_block
+from npu_jupyter._runtime.observe.drift_ranking import cancellation_marks
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-light
     from typing import Final  # novermin (never imported at run time)
@@ -53,6 +54,8 @@ def build_payload(plan: Plan, run: RunReport | None, keep: list[str], *, truncat
             cluster_index[cluster] = len(clusters)
             clusters.append({"name": cluster, "size": sum(d.cluster == cluster for d in plan.ops.values())})
     ops = [_op_entry(plan.ops[name], index, cluster_index, reasons, run) for name in keep]
+    if run is not None and run.drift:
+        _mark_cancellations(ops, keep, plan, run)
     functions = list(getattr(plan, "functions", None) or [])  # plans cached before the field existed
     if len(functions) > 1:
         _mark_functions(ops, keep, functions)
@@ -249,6 +252,18 @@ def _op_entry(
     if followed and not reads and entry["d0"] == entry["d1"]:  # reads what its producers lowered: not a change
         entry["rf"] = "/".join(followed)
     return entry
+
+
+def _mark_cancellations(ops: list[Op], keep: list[str], plan: Plan, run: RunReport) -> None:
+    """Add to the drift rows what the ranking's cancellation rule found (``in_rel``, ``from_cancelled``,
+    ``maybe_cancelled``), judged over the whole plan so a truncated payload says the same.
+    """
+    marks = cancellation_marks(plan, run.drift)
+    for name, entry in zip(keep, ops):
+        if name in marks and "dr" in entry:
+            dr = cast("dict[str, object]", entry["dr"])
+            for key, value in marks[name].items():
+                dr[key] = float(f"{value:.6g}") if isinstance(value, float) else value
 
 
 def _drift_entry(row: dict[str, float]) -> Drift:

@@ -78,6 +78,11 @@ if TYPE_CHECKING:
         accumulated_rel: float | None
         rel_rmse: float | None
         step: int
+        ref_rms: float | None
+        size: float
+        in_rel: float | None
+        from_cancelled: bool
+        maybe_cancelled: bool
 
     class Transfer(TypedDict):
         """The payload's ``Transfer`` object."""

@@ -11,6 +11,7 @@ import json
 import math
 from typing import Any
 
+from npu_jupyter._runtime.observe.drift_ranking import AGAINST_INPUTS
 from npu_jupyter._units import format_bytes
 
 PRED = "predicted by the planner"
@@ -106,7 +107,8 @@ def worst_op_text(row: dict[str, Any]) -> str:
         return ""
     if name is None or value == 0:
         return "none"
-    return f"{name} ({figure} {_g(value)})"
+    against = f" {AGAINST_INPUTS}" if row.get("worst_op_cancelled") else ""
+    return f"{name} ({figure} {_g(value)}{against})"
 
 
 def problem(row: dict[str, Any]) -> str:

@@ -189,19 +189,22 @@ def _fill_drift(row: dict[str, Any], report: RunReport, plan: Plan) -> None:
     """Drift from float32 as the notebook report ranks it (reference runs only): relative RMSE.
 
     ``fetch_rel_rmse``: the fetch that drifted most; ``worst_op``: the op the report's "Largest drift"
-    line names first (:mod:`npu_jupyter._runtime.observe.drift_ranking`), with its ``worst_op_rel_rmse``.
+    line names first (:mod:`npu_jupyter._runtime.observe.drift_ranking`), with its ``worst_op_rel_rmse``
+    (against its inputs' scale, and ``worst_op_cancelled`` set, when its reference cancels).
     When no op drifted, ``worst_op`` stays None and ``worst_op_rel_rmse`` is 0 (the table says "none").
     """
-    from npu_jupyter._runtime.observe.drift_ranking import worst_fetch_drift, worst_ops
+    from npu_jupyter._runtime.observe.drift_ranking import worst_fetch_drift, worst_op_figure
 
     drift = report.drift
     if not drift:
         return
     fetch = worst_fetch_drift(drift, report.fetches)
     row["fetch_rel_rmse"] = None if fetch is None else _rel_rmse(fetch)
-    worst = next(iter(worst_ops(plan, drift, 1)), None)
-    row["worst_op"] = worst
-    row["worst_op_rel_rmse"] = 0.0 if worst is None else _rel_rmse(drift[worst])
+    worst = worst_op_figure(plan, drift)
+    row["worst_op"] = None if worst is None else worst[0]
+    row["worst_op_rel_rmse"] = 0.0 if worst is None else (math.nan if worst[1] is None else worst[1])
+    if worst is not None and worst[2]:  # its reference cancels: the figure is against its inputs' scale
+        row["worst_op_cancelled"] = True
 
 
 def _rel_rmse(drift: Mapping[str, Any]) -> float:

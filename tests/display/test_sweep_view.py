@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from html import escape
 
 import npu_jupyter  # noqa: F401 - registers the display layer's renderers
 from npu_jupyter._display.sweep_view import render
+from npu_jupyter._runtime.observe.drift_ranking import AGAINST_INPUTS
 from npu_jupyter._sweep import SweepRow, SweepTable
 
 
@@ -61,6 +63,13 @@ def test_the_worst_op_shows_the_figure_it_is_ranked_by_and_none_when_nothing_dri
     fp32_line = next(line for line in text.splitlines() if line.startswith("force_fp32"))
     assert fp32_line.endswith("  none") and 'title="no op drifted from float32">none</td>' in page
     assert "ranked by it over the steps, as the report" in page and "ranked by it over the steps" in text
+
+
+def test_a_worst_op_with_a_cancelled_reference_says_its_figure_is_against_its_inputs_scale():
+    table = SweepTable([_row("force_fp16", worst_op="grad", worst_op_rel_rmse=0.0016, worst_op_cancelled=True)], [])
+    page, text = render(table), repr(table)
+    assert f"grad (rel. RMSE 0.0016 {AGAINST_INPUTS})" in text
+    assert escape(f"rel. RMSE 0.0016 {AGAINST_INPUTS}") in page
 
 
 def test_refused_modes_are_named_in_the_header_marked_in_their_row_and_explained_once():

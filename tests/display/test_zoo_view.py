@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from npu_jupyter._display.zoo_view import cells, entry_label, options_label, render_html, text
+from npu_jupyter._display.zoo_view import cells, entry_label, options_label, render_html, text, worst_op_text
+from npu_jupyter._runtime.observe.drift_ranking import AGAINST_INPUTS
 from npu_jupyter._zoo_check.table import ZooTable
 from npu_jupyter._zoo_check.task import empty_row
 
@@ -115,3 +116,11 @@ def test_a_long_worst_op_keeps_its_own_name_and_figure_in_the_text_table():
     ok.update(worst_op="wide_deep/dnn/hiddenlayer_2/" + "x" * 30 + "/MatMul", worst_op_rel_rmse=0.0123)
     line = text([ok]).splitlines()[1]
     assert "…" in line and "/MatMul (rel. RMSE 0.0123)" in line
+
+
+def test_a_worst_op_with_a_cancelled_reference_says_its_figure_is_against_its_inputs_scale():
+    (row,) = _rows()[:1]
+    row.update(worst_op="grad", worst_op_rel_rmse=0.0016, worst_op_cancelled=True)
+    assert worst_op_text(row) == f"grad (rel. RMSE 0.0016 {AGAINST_INPUTS})"
+    del row["worst_op_cancelled"]  # a results file written before the field
+    assert worst_op_text(row) == "grad (rel. RMSE 0.0016)"

@@ -32,6 +32,8 @@ def test_identical_tensors_have_cosine_one_and_no_error(size):
         "accumulated_rel": 0.0,
         "rmse": 0.0,
         "rel_rmse": 0.0,
+        "ref_rms": pytest.approx(math.sqrt(float(np.mean(x * x)))),  # the scale drift_ranking reads
+        "size": float(size),
     }
 
 
@@ -131,3 +133,10 @@ def test_relative_rmse_weighs_every_element_where_max_rel_follows_one_near_zero(
     assert found["max_rel"] > 9  # the element near zero
     assert found["rel_rmse"] == pytest.approx(np.sqrt(np.mean((a - b) ** 2)) / np.sqrt(np.mean(b**2)))
     assert found["rel_rmse"] < 1e-3
+
+
+def test_a_tensor_holding_only_the_references_own_inf_nan_has_every_field_a_drift_row_reads():
+    # every position left out as no difference: the row still has the scale fields (_record_drift reads them)
+    m = metrics(np.array([np.inf, np.nan]), np.array([np.inf, np.nan]))
+    assert m["rel_rmse"] == 0.0 and m["ref_rms"] == 0.0 and m["size"] == 0.0
+    assert metrics(np.zeros(0), np.zeros(0))["size"] == 0.0

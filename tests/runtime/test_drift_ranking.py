@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import math
 
-from drift_cases import DRIFTED, NOTHING_DRIFTED, PLAN, ZEROS, report
+import pytest
+from drift_cases import DRIFTED, NOTHING_DRIFTED, PLAN, ZEROS, drift_op, report
 
-from npu_jupyter._display.drift import worst_drift_names
-from npu_jupyter._runtime.observe.drift_ranking import worst_fetch_drift, worst_ops
+from npu_jupyter._display.drift import drift_text, worst_drift_names
+from npu_jupyter._plan.model import Plan
+from npu_jupyter._runtime.observe.drift_ranking import (
+    CANCELLED_NOTE,
+    assess,
+    cancellation_marks,
+    worst_drift,
+    worst_fetch_drift,
+    worst_op_figure,
+    worst_ops,
+)
 
 
 def test_the_worst_op_is_ranked_by_relative_rmse_without_copies_or_zero_drift():
@@ -27,3 +37,95 @@ def test_the_fetch_drift_is_the_worst_fetch_by_the_same_rank():
     assert worst_fetch_drift(drift, ["train"]) is None
     non_finite = {"loss": {"rel_rmse": math.nan}, "acc": {"rel_rmse": 0.02}}
     assert worst_fetch_drift(non_finite, ["acc:0", "loss:0"]) is non_finite["loss"]  # NaN ranks first
+
+
+# A conv bias before a BatchNorm (the ModelZoo CircleLossMNIST trial): its gradient sums 128 values per
+# channel whose sum is 0, so its float32 reference is rounding noise (2e-8) and its rel. RMSE (666) is noise.
+def _cancel_row(rel_rmse: float, rmse: float, ref_rms: float | None, size: float, **extra: float) -> dict[str, float]:
+    row = {"max_abs": rmse * 3, "max_rel": rel_rmse * 10, "cos": 0.5, "rmse": rmse, "rel_rmse": rel_rmse, "step": 0}
+    if ref_rms is not None:  # a row stored before ref_rms existed has neither field
+        row.update(ref_rms=ref_rms, size=size)
+    return {**row, **extra}
+
+
+def _bias_before_batch_norm(old: bool = False) -> list[dict]:
+    """dx (AddN) -> BiasAddGrad (cancelled) -> Identity -> Adam's Sub, Mul; and a MatMul that really drifts."""
+    scale = None if old else 1e-3
+    return [
+        {"t": "AddN", "i": [], "dr": _cancel_row(1e-3, 1e-6, scale, 1024)},
+        {"t": "BiasAddGrad", "i": [0], "dr": _cancel_row(666.0, 1.3e-5, None if old else 2e-8, 8)},
+        {"t": "Identity", "i": [1], "dr": _cancel_row(666.0, 1.3e-5, None if old else 2e-8, 8)},
+        {"t": "Sub", "i": [2], "dr": _cancel_row(666.0, 1.3e-5, None if old else 2e-8, 8)},
+        {"t": "Mul", "i": [3], "dr": _cancel_row(66.6, 1.3e-6, None if old else 2e-9, 8)},
+        {"t": "MatMul", "i": [0], "dr": _cancel_row(0.2, 0.2, None if old else 1.0, 1024)},
+    ]
+
+
+def test_a_cancelled_bias_gradient_ranks_by_its_inputs_scale_and_a_real_drift_ranks_first():
+    ops = _bias_before_batch_norm()
+    bases = assess(ops)
+    # its inputs' scale: dx's RMS times sqrt(1024 / 8) terms summed per output
+    assert bases[1].in_rel == pytest.approx(1.3e-5 / (1e-3 * math.sqrt(128)))
+    assert bases[3].from_cancelled and bases[4].from_cancelled  # Adam's moment of that gradient: noise
+    assert worst_drift(ops, 3) == [5, 1, 0]  # the real drift first; the bias gradient by its honest figure
+    assert drift_text(ops[1]["dr"] | {"in_rel": bases[1].in_rel}).startswith(
+        f"rel. RMSE 0.00115 against its inputs' scale ({CANCELLED_NOTE}; 666 against its own reference)"
+    )
+
+
+def test_rows_stored_before_ref_rms_rank_as_they_did():
+    assert worst_drift(_bias_before_batch_norm(old=True), 3) == [1, 3, 4]  # no scale: own figures, as before
+    mixed = _bias_before_batch_norm()
+    mixed[0]["dr"] = {k: v for k, v in mixed[0]["dr"].items() if k not in ("ref_rms", "size")}
+    assert assess(mixed)[1].in_rel is None  # its input's scale unknown: no cancellation claimed
+
+
+def test_an_overflow_and_zero_drift_are_never_taken_for_a_cancellation():
+    ops = _bias_before_batch_norm()
+    ops[1]["dr"] = ops[1]["dr"] | {"rel_rmse": math.inf, "max_abs": math.inf}
+    ops[2]["dr"] = ops[1]["dr"]
+    assert worst_drift(ops, 1) == [1]  # inf ranks first, whatever its reference's scale
+    ops = _bias_before_batch_norm()
+    ops[1]["dr"] = ops[1]["dr"] | {"max_abs": 0.0, "rmse": 0.0, "rel_rmse": 0.0}
+    assert 1 not in worst_drift(ops, 10)
+
+
+def test_only_a_sum_whose_reference_is_float32_noise_counts_as_cancelled():
+    # a product 1e6 times smaller than its input (a learning rate) is not a cancellation
+    ops = [
+        {"t": "AddN", "i": [], "dr": _cancel_row(1e-3, 1e-3, 1.0, 64)},
+        {"t": "Mul", "i": [0], "dr": _cancel_row(0.3, 3e-7, 1e-6, 64)},
+        # (x + 1000) - 1000: float32 keeps the digits float16 loses: a real drift, 1e-3 of its input's scale
+        {"t": "Sub", "i": [0], "dr": _cancel_row(0.165, 0.165, 1.0, 64)},
+    ]
+    ops[0]["dr"]["ref_rms"] = 1000.0
+    bases = assess(ops)
+    assert bases[1].in_rel is None and bases[2].in_rel is None
+    assert worst_drift(ops, 2) == [1, 2]
+
+
+def test_a_consumer_of_a_multi_output_copy_with_a_cancelled_output_ranks_after_the_others():
+    ops = _bias_before_batch_norm()
+    # Keras's IdentityN passes every gradient on; its row is its worst output, the cancelled one
+    ops[2] = {"t": "IdentityN", "i": [1, 0, 5], "dr": ops[1]["dr"]}
+    bases = assess(ops)
+    assert bases[3].maybe_cancelled and not bases[3].from_cancelled
+    assert worst_drift(ops, 6) == [5, 1, 0, 3, 4]  # the IdentityN itself (a copy) is never named
+
+
+def test_the_sweep_and_zoo_get_the_ranked_figure_and_the_payload_the_marks():
+    plan = Plan(
+        ops={
+            d.name: d
+            for d in (
+                drift_op("dx", "AddN"),
+                drift_op("grad", "BiasAddGrad", "dx"),
+                drift_op("m", "Sub", "grad"),
+            )
+        }
+    )
+    ops = _bias_before_batch_norm()
+    drift = {"dx": ops[0]["dr"], "grad": ops[1]["dr"], "m": ops[3]["dr"]}
+    name, figure, cancelled = worst_op_figure(plan, drift)
+    assert (name, cancelled) == ("grad", True) and figure == pytest.approx(1.3e-5 / (1e-3 * math.sqrt(128)))
+    assert cancellation_marks(plan, drift) == {"grad": {"in_rel": figure}, "m": {"from_cancelled": True}}

@@ -56,7 +56,9 @@ def test_drift_of_a_rounded_matmul_is_its_float16_error_against_a_plain_float32_
     assert 1e-4 < got["accumulated_rel"] < 2e-3  # float16 keeps ~11 bits: relative error ~ 1e-3
     assert got["rel_rmse"] == pytest.approx(expected["rel_rmse"], rel=1e-3)
     assert got["step"] == 0  # the call it was measured in
-    assert set(got) == {"max_abs", "max_rel", "cos", "rmse", "accumulated_rel", "rel_rmse", "step"}  # as sessions
+    assert got["ref_rms"] == pytest.approx(expected["ref_rms"], rel=1e-6) and got["size"] == expected["size"]
+    fields = {"max_abs", "max_rel", "cos", "rmse", "accumulated_rel", "rel_rmse", "ref_rms", "size", "step"}
+    assert set(got) == fields  # as sessions
 
 
 def test_nothing_rounded_means_zero_drift():

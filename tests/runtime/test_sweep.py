@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -54,6 +56,17 @@ def test_the_worst_op_is_the_one_the_reports_largest_drift_line_names(monkeypatc
     assert row.worst_op_rel_rmse == 0.01 and row.rel_rmse == 2e-4 and row.max_rel == 3e-4
     quiet = sweep_module._row("force_fp32", report(NOTHING_DRIFTED), 1.0, None, 1)
     assert quiet.worst_op == "" and quiet.worst_op_rel_rmse is None and quiet.rel_rmse == 0.0
+
+
+def test_a_worst_op_whose_reference_cancels_gets_its_figure_against_its_inputs_scale(monkeypatch):
+    from drift_cases import CANCEL_PLAN, CANCELLED, report
+
+    from npu_jupyter import _sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "_add_estimate", lambda row, report, graph: None)  # no graph here
+    row = sweep_module._row("allow_mix_precision", report(CANCELLED, CANCEL_PLAN), 1.0, None, 1)
+    assert row.worst_op == "grad" and row.worst_op_cancelled
+    assert row.worst_op_rel_rmse == pytest.approx(1.3e-5 / (1e-3 * math.sqrt(128)))  # not 666
 
 
 def test_cpu_times_exclude_the_warm_up_and_are_the_median_of_the_timed_steps(monkeypatch):

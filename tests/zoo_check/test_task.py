@@ -116,3 +116,14 @@ def test_the_worst_op_is_the_one_the_reports_largest_drift_line_names():
     quiet = empty_row("a.py:f", {"precision_mode": "force_fp32"}, 3)
     _fill_drift(quiet, report(NOTHING_DRIFTED), PLAN)
     assert quiet["worst_op"] is None and quiet["worst_op_rel_rmse"] == 0.0 and quiet["fetch_rel_rmse"] == 0.0
+
+
+def test_a_worst_op_whose_reference_cancels_gets_its_figure_against_its_inputs_scale():
+    from drift_cases import CANCEL_PLAN, CANCELLED, report
+
+    from npu_jupyter._zoo_check.task import _fill_drift
+
+    row = empty_row("a.py:f", {"precision_mode": "allow_mix_precision"}, 3)
+    _fill_drift(row, report(CANCELLED, CANCEL_PLAN), CANCEL_PLAN)
+    assert row["worst_op"] == "grad" and row["worst_op_cancelled"] is True
+    assert row["worst_op_rel_rmse"] == pytest.approx(1.3e-5 / (1e-3 * math.sqrt(128)))  # not 666

@@ -261,7 +261,8 @@ def finish(sums: Iterable[float]) -> dict[str, float]:
     """The report's drift row (``compare.metrics``'s definitions) from one tensor's nine sums."""
     values = dict(zip(_SUMS, (float(v) for v in sums)))
     if values["size"] == 0:
-        return {"max_abs": 0.0, "max_rel": 0.0, "cos": 1.0, "rmse": 0.0, "accumulated_rel": 0.0, "rel_rmse": 0.0}
+        zero = {"max_abs": 0.0, "max_rel": 0.0, "cos": 1.0, "rmse": 0.0, "accumulated_rel": 0.0, "rel_rmse": 0.0}
+        return {**zero, "ref_rms": 0.0, "size": 0.0}
     na, nb = math.sqrt(values["norm2_a"]), math.sqrt(values["norm2_b"])
     identical = values["max_abs"] == 0 and math.isfinite(values["norm2_a"])  # no element differs
     rmse = math.sqrt(values["sum_sq_diff"] / values["size"])
@@ -272,6 +273,8 @@ def finish(sums: Iterable[float]) -> dict[str, float]:
         "rmse": rmse,
         "accumulated_rel": values["sum_diff"] / max(values["sum_abs_ref"], _EPS),
         "rel_rmse": relative_rmse(rmse, values["norm2_b"] / values["size"]),
+        "ref_rms": math.sqrt(values["norm2_b"] / values["size"]),
+        "size": values["size"],
     }
 
 

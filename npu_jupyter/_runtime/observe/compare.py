@@ -36,8 +36,9 @@ METRICS = ("cosine", "max_abs", "max_rel", "accumulated_rel", "rmse")  # a Row's
 
 
 def metrics(actual: ArrayLike, expected: ArrayLike) -> dict[str, float]:
-    """The :data:`METRICS` of ``actual`` against ``expected`` (same shape; compared in float64), and the
-    relative RMSE drift is ranked by (:func:`relative_rmse`).
+    """The :data:`METRICS` of ``actual`` against ``expected`` (same shape; compared in float64), the
+    relative RMSE drift is ranked by (:func:`relative_rmse`), and what a ranking needs to tell a cancelled
+    reference (:mod:`.drift_ranking`): the reference's root mean square ``ref_rms`` and the ``size`` compared.
 
     Non-finite values propagate: an inf in ``actual`` where ``expected`` is finite gives inf errors and
     a NaN cosine, which is what a person comparing an overflowed float16 run needs to see. A position
@@ -53,8 +54,10 @@ def metrics(actual: ArrayLike, expected: ArrayLike) -> dict[str, float]:
     if same_non_finite.any():
         a, b = a[~same_non_finite], b[~same_non_finite]
     if a.size == 0:
-        return {"cosine": 1.0, "max_abs": 0.0, "max_rel": 0.0, "accumulated_rel": 0.0, "rmse": 0.0, "rel_rmse": 0.0}
+        zero = {"max_abs": 0.0, "max_rel": 0.0, "accumulated_rel": 0.0, "rmse": 0.0, "rel_rmse": 0.0}
+        return {"cosine": 1.0, **zero, "ref_rms": 0.0, "size": 0.0}
     with np.errstate(all="ignore"):
+        mean_square = float(np.mean(b * b))
         diff = np.abs(a - b)
         rel = diff / np.maximum(np.abs(b), _EPS)
         identical = bool(np.array_equal(a, b) and np.isfinite(a).all())
@@ -66,7 +69,9 @@ def metrics(actual: ArrayLike, expected: ArrayLike) -> dict[str, float]:
             "max_rel": float(np.max(rel)),
             "accumulated_rel": float(np.sum(diff) / max(float(np.sum(np.abs(b))), _EPS)),
             "rmse": rmse,
-            "rel_rmse": relative_rmse(rmse, float(np.mean(b * b))),
+            "rel_rmse": relative_rmse(rmse, mean_square),
+            "ref_rms": math.sqrt(mean_square),
+            "size": float(a.size),
         }
 
 

@@ -10,14 +10,43 @@ largest element-wise relative error, which one element near zero blows up on a t
 * a pure copy (``Identity``, ``Snapshot``, ``ReadVariableOp``, a loop's ``Enter`` ...) of an op that
   drifted at least as much: it shows its producer's drift again, so the producer is named instead.
 
+**Cancellation.** A relative error is relative to the float32 reference; when that reference is
+(near) zero because terms cancel, it is float32 rounding noise and the relative error against it means
+nothing. A Keras conv or dense layer with a bias followed by BatchNormalization is the common case: the
+normalization subtracts the batch mean, so the loss does not depend on the bias and its gradient
+(``BiasAddGrad``, a sum over the batch of values whose sum is mathematically 0) is ~1e-8 in float32
+and ~1e-4 in float16: "relative RMSE 550, cosine 0.0004" for an op that computes what float16 can. Judged against the scale of the data it sums, its error is the ordinary float16 rounding. So:
+
+* an op that sums terms (:data:`SUM_TYPES`: only a sum can cancel; a product's relative error is its
+  factors') is *cancelled* when its reference RMS is below :data:`CANCELLED` (2**-16) times its inputs'
+  scale. Its inputs' scale is the largest over its inputs of the input's reference RMS times sqrt(k),
+  ``k`` = input elements per output element (k terms of independent signs add up to sqrt(k) times their
+  RMS: the output's scale had they not cancelled). 2**-16 is 128 float32 epsilons: a reference that
+  small is within the rounding error float32 itself makes computing from data of that scale (the
+  cancelled bias gradient above is ~20 epsilons), so it is noise; and it is 64 times below float16's
+  epsilon, so a program that cancels only partly (``(x + 1000) - 1000``), whose float32 reference is
+  resolved while float16 loses the digits, is a real drift and keeps its own figure. A cancelled op is
+  ranked by its RMSE over its inputs' scale (``in_rel``), and says so;
+* an op that computes only from cancelled values (every input that drifted is cancelled, or computes
+  from one: ``from_cancelled``; ``Adam``'s moments and update of that bias) repeats their noise against a
+  noise reference: like a copy it is not named (the cancelled op is, by its honest figure);
+* a report keeps one row per op, so a consumer of a copy of several inputs (Keras's ``IdentityN`` of all
+  gradients) cannot tell which output it reads: when some of that copy's inputs are cancelled, it (and
+  what computes only from such ops) ``maybe_cancelled`` ranks after the ops whose figures are sound.
+
+A non-finite row ranks first whatever its basis (an overflow is never a cancellation). The scales are
+the rows' own (each op's worst step); a row stored before ``ref_rms`` existed has no scale, so it and
+the ops reading it rank by their own relative RMSE, as they did.
+
 It lives below the display layer so that ``npu_jupyter.sweep`` (which may not import the display) picks
 its worst op by the same rule as the notebook report (``_display/drift.py``) and the zoo table.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from npu_jupyter._runtime.observe.compare import drift_rank
 
@@ -33,6 +62,36 @@ COPY_TYPES = frozenset(
 )
 
 
+#: Op types that sum terms, whose output can cancel to (near) zero while their inputs are large.
+SUM_TYPES = (
+    frozenset({"Add", "AddV2", "Sub", "AddN", "BiasAdd", "BiasAddV1", "BiasAddGrad", "Sum", "Mean", "Cumsum"})
+    | frozenset({"MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum", "SquaredDifference"})
+    | frozenset({"Conv2D", "Conv3D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNative"})
+    | frozenset({"Conv3DBackpropInputV2", "Conv3DBackpropFilterV2", "DepthwiseConv2dNativeBackpropInput"})
+    | frozenset({"DepthwiseConv2dNativeBackpropFilter", "FusedBatchNormGrad", "FusedBatchNormGradV2"})
+    | frozenset({"FusedBatchNormGradV3", "UnsortedSegmentSum", "SegmentSum", "_FusedMatMul", "_FusedConv2D"})
+)
+#: A summing op's reference below this fraction of its inputs' scale is float32 rounding noise (see above).
+CANCELLED = 2.0**-16
+#: How the sweep and zoo tables label a worst op's figure taken against its inputs' scale.
+AGAINST_INPUTS = "against its inputs' scale: its reference cancels to ≈ 0"
+#: Said of a cancelled op wherever its figure is shown (labextension/src/optext.ts says the same).
+CANCELLED_NOTE = "reference ≈ 0 next to its inputs (cancellation): drift measured against the inputs' scale"
+#: Said of an op that computes only from cancelled values (labextension/src/optext.ts says the same).
+FROM_CANCELLED_NOTE = "computes from a cancelled value: its float32 reference is rounding noise"
+#: Said of an op that may read a cancelled output of a multi-output copy (labextension/src/optext.ts too).
+MAYBE_CANCELLED_NOTE = "may compute from a cancelled value (reads a multi-output copy of one): ranked after the others"
+
+
+class Basis(NamedTuple):
+    """How one drifted op is ranked: its figure, and whether it is cancelled or computes from one."""
+
+    rank: float
+    in_rel: float | None = None  # the RMSE over its inputs' scale, when it is cancelled
+    from_cancelled: bool = False  # computes only from cancelled values: never named
+    maybe_cancelled: bool = False  # may read a cancelled output of a multi-output copy: ranked after the others
+
+
 def drifted(row: Mapping[str, Any] | None) -> bool:
     """The row records a difference from float32 (a non-finite one counts): zero drift is no drift."""
     return row is not None and bool(row) and row.get("max_abs") != 0
@@ -41,29 +100,99 @@ def drifted(row: Mapping[str, Any] | None) -> bool:
 def worst_drift(ops: Sequence[Mapping[str, Any]], top: int) -> list[int]:
     """Indices of the ``top`` ops that drifted most, worst first (payload-shaped ops: ``t``, ``i``, ``dr``).
 
-    Ties keep graph order. A copy is left out when an op it copies (through other copies) drifted at
-    least as much.
+    Non-finite rows first, then by each op's figure (:func:`assess`), then the ops that may compute
+    from a cancelled value; ties keep graph order. A copy is left out when an op it copies (through other
+    copies) drifted at least as much, and so is an op that computes only from cancelled values.
     """
-    ranks = {k: drift_rank(op["dr"]) for k, op in enumerate(ops) if drifted(op.get("dr"))}
-    kept = [k for k in ranks if not _repeats_a_producer(ops, k, ranks)]
-    return sorted(kept, key=lambda k: (-ranks[k], k))[:top]
+    bases = assess(ops)
+    raw = {k: drift_rank(ops[k]["dr"]) for k in bases}
+    kept = [k for k, b in bases.items() if not b.from_cancelled and _copied(ops, k, raw) is None]
+    return sorted(kept, key=lambda k: (_tier(bases[k]), -bases[k].rank, k))[:top]
 
 
-def _repeats_a_producer(ops: Sequence[Mapping[str, Any]], k: int, ranks: dict[int, float]) -> bool:
-    """Op ``k`` is a copy whose drift an op it copies already shows (at least as large)."""
+def _tier(basis: Basis) -> int:
+    """0: not finite (an overflow ranks first); 1: a figure that means what it says; 2: maybe noise."""
+    return 0 if math.isinf(basis.rank) else 2 if basis.maybe_cancelled else 1
+
+
+def assess(ops: Sequence[Mapping[str, Any]]) -> dict[int, Basis]:
+    """Per drifted op (payload-shaped), how it ranks: by its own relative RMSE, or cancelled (the module's rule).
+
+    Ops are taken in graph order, producers first (TensorFlow's creation order), so an input's basis is
+    known when its consumer is assessed; an input later in the order (a loop's back edge) has none yet.
+    """
+    raw = {k: drift_rank(op["dr"]) for k, op in enumerate(ops) if drifted(op.get("dr"))}
+    bases: dict[int, Basis] = {}
+    for k, rank in raw.items():
+        op, row = ops[k], ops[k]["dr"]
+        inputs = [j for j in op.get("i") or [] if 0 <= j < len(ops)]
+        scale = _inputs_scale(ops, inputs, row) if op.get("t") in SUM_TYPES and not math.isinf(rank) else None
+        own, rmse = _number(row.get("ref_rms")), _number(row.get("rmse"))
+        if scale is not None and own is not None and rmse is not None and own < CANCELLED * scale:
+            bases[k] = Basis(rmse / scale, in_rel=rmse / scale)
+        elif math.isinf(rank):
+            bases[k] = Basis(rank)  # an overflow is never a cancellation, nor noise
+        else:
+            bases[k] = _fed(op, rank, [bases[j] for j in dict.fromkeys(inputs) if j in bases])
+    return bases
+
+
+def _fed(op: Mapping[str, Any], rank: float, sources: list[Basis]) -> Basis:
+    """Whether an op computes from cancelled values, from the bases of its inputs that drifted.
+
+    Every such input cancelled (or fed by one): its reference is noise too. A copy of several inputs
+    (``IdentityN``, ``Merge``) is one row per op, so a consumer cannot tell which output it reads: when
+    some of its inputs are noise, it and what computes from it may be; they rank after the others.
+    """
+    noisy = [_cancelled_or_fed(b) for b in sources]
+    maybe = [b.maybe_cancelled for b in sources]
+    if noisy and all(noisy):
+        return Basis(rank, from_cancelled=True)
+    several = op.get("t") in COPY_TYPES and len(sources) > 1
+    doubtful = any(noisy) if several else bool(sources) and all(n or m for n, m in zip(noisy, maybe))
+    return Basis(rank, maybe_cancelled=doubtful and (any(noisy) or any(maybe)))
+
+
+def _cancelled_or_fed(basis: Basis) -> bool:
+    """The op is cancelled or computes only from cancelled values: its reference is rounding noise."""
+    return basis.in_rel is not None or basis.from_cancelled
+
+
+def _inputs_scale(ops: Sequence[Mapping[str, Any]], inputs: list[int], row: Mapping[str, Any]) -> float | None:
+    """The scale the op's output would have had its terms not cancelled: the largest input RMS times sqrt(k)."""
+    size = _number(row.get("size"))
+    scales = []
+    for j in inputs:
+        source = ops[j].get("dr") or {}
+        rms, count = _number(source.get("ref_rms")), _number(source.get("size"))
+        if rms is not None and count is not None and size:
+            scales.append(rms * math.sqrt(max(1.0, count / size)))
+    best = max(scales, default=0.0)
+    return best if best > 0 else None
+
+
+def _number(value: object) -> float | None:
+    """A finite number from a row (None: absent, null in a payload, or inf/NaN)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _copied(ops: Sequence[Mapping[str, Any]], k: int, ranks: Mapping[int, float]) -> int | None:
+    """The op whose drift copy ``k`` shows again (an op it copies that drifted at least as much), or None."""
     if ops[k].get("t") not in COPY_TYPES:
-        return False
-    seen, todo = {k}, list(ops[k].get("i") or [])
+        return None
+    seen, todo = {k}, [int(j) for j in ops[k].get("i") or []]
     while todo:
         src = todo.pop()
         if src in seen or not 0 <= src < len(ops):
             continue
         seen.add(src)
         if src in ranks and ranks[src] >= ranks[k] * (1 - 1e-9):
-            return True
+            return src
         if ops[src].get("t") in COPY_TYPES:
-            todo += list(ops[src].get("i") or [])
-    return False
+            todo += [int(j) for j in ops[src].get("i") or []]
+    return None
 
 
 def worst_ops(plan: Plan, drift: Mapping[str, Mapping[str, Any]], top: int) -> list[str]:
@@ -74,12 +203,46 @@ def worst_ops(plan: Plan, drift: Mapping[str, Mapping[str, Any]], top: int) -> l
     if not drift:
         return []
     names = list(plan.ops)
-    index = {name: k for k, name in enumerate(names)}
-    ops = [
+    return [names[k] for k in worst_drift(_plan_ops(plan, drift), top)]
+
+
+def worst_op_figure(plan: Plan, drift: Mapping[str, Mapping[str, Any]]) -> tuple[str, float | None, bool] | None:
+    """The op ranked first, the figure it is ranked by (None when not finite) and whether that figure is
+    against its inputs' scale (a cancelled reference); None when no op drifted. The sweep and zoo show it.
+    """
+    names = worst_ops(plan, drift, 1)
+    if not names:
+        return None
+    marks = cancellation_marks(plan, drift)
+    in_rel = marks.get(names[0], {}).get("in_rel")
+    figure = in_rel if in_rel is not None else _number(drift[names[0]].get("rel_rmse"))
+    return names[0], figure, in_rel is not None
+
+
+def cancellation_marks(plan: Plan, drift: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per op whose ranking the cancellation rule changed, the fields its payload row adds (``in_rel``,
+    ``from_cancelled``), computed over the whole plan so a truncated payload still says them.
+    """
+    if not drift:
+        return {}
+    names, marks = list(plan.ops), {}
+    for k, basis in assess(_plan_ops(plan, drift)).items():
+        if basis.in_rel is not None:
+            marks[names[k]] = {"in_rel": basis.in_rel}
+        elif basis.from_cancelled:
+            marks[names[k]] = {"from_cancelled": True}
+        elif basis.maybe_cancelled:
+            marks[names[k]] = {"maybe_cancelled": True}
+    return marks
+
+
+def _plan_ops(plan: Plan, drift: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``plan``'s ops shaped as a payload's (type, input indices, drift row), in the plan's order."""
+    index = {name: k for k, name in enumerate(plan.ops)}
+    return [
         {"t": d.op_type, "i": [index[s] for s in d.inputs if s in index], "dr": drift.get(name)}
         for name, d in plan.ops.items()
     ]
-    return [names[k] for k in worst_drift(ops, top)]
 
 
 def worst_fetch_drift(drift: Mapping[str, Mapping[str, Any]], fetches: Iterable[str]) -> Mapping[str, Any] | None:

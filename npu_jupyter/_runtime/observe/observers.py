@@ -200,6 +200,8 @@ def _record_drift(report: RunReport, watched: StepValues, step: int) -> None:
                 "rmse": m["rmse"],
                 "accumulated_rel": m["accumulated_rel"],
                 "rel_rmse": m["rel_rmse"],
+                "ref_rms": m["ref_rms"],
+                "size": m["size"],
                 "step": step,
             }
             keep_worse(report.drift, w.op, row)
