@@ -44,6 +44,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from npu_jupyter._runtime.functions.labels import helper_kind, keras3_entry, label
+from npu_jupyter._runtime.functions.library import call_tree, function_name, register
 from npu_jupyter._runtime.functions.tree import tree_plan
 from npu_jupyter._runtime.observe.observers import ProfileSink
 from npu_jupyter._runtime.observe.run_settings import read_run_settings
@@ -175,7 +176,7 @@ class FunctionEmulation:
         atomic_function.AtomicFunction.call_flat = self._saved
         self._profiles.close()  # every profiled call's files are on disk when the cell ends
         for name, original in self._originals.items():
-            _register(self._context, name, original)
+            register(self._context, name, original)
 
     def pause(self) -> None:
         """Stop emulating for a while (another emulation runs, e.g. a ``%%npu`` cell's), keeping the reports.
@@ -197,7 +198,7 @@ class FunctionEmulation:
         for name in self._originals:
             rewritten = self._handled[name][0]
             if rewritten is not None:
-                _register(self._context, name, rewritten.definition)
+                register(self._context, name, rewritten.definition)
 
     def __exit__(self, *exc: object) -> None:
         if not self._paused:  # a paused emulation put everything back already
@@ -227,11 +228,11 @@ class FunctionEmulation:
     # ----------------------------------------------------------------------------- per function
     def _prepare(self, function: AtomicFunction) -> None:
         """Plan and rewrite ``function`` and everything it calls, once per emulation."""
-        key = _name(function)
+        key = function_name(function)
         if key in self.reports:
             return
         self._context = function._bound_context
-        tree = [function, *_descendants(function)]
+        tree = [function, *call_tree(function)]
         planned = [(member, self._planned(member)) for member in tree]
         flags = any(rounded for _, (_, rounded) in planned)  # the plan lowers precision: always check
         observing = flags or self.settings.enable_dump or self.settings.enable_dump_debug
@@ -241,9 +242,9 @@ class FunctionEmulation:
         for member, (plan, rounded) in planned:
             rewritten = self._rewrite(member, plan, rounded, flags, observing, drop_xla)
             if plan is not None:
-                plans.append((_name(member), plan))
+                plans.append((function_name(member), plan))
             if rewritten is not None:
-                rewrites.append((_name(member), rewritten))
+                rewrites.append((function_name(member), rewritten))
         # the report shows the called function's plan, joined with the plans of the functions it calls
         main = tree_plan(plans) if plans else None
         main_name = plans[0][0] if plans else key
@@ -264,7 +265,7 @@ class FunctionEmulation:
                 "the plan lowers precision but no float32 tensor of this function was "
                 "rounded (the lowered tensors are not float32)"
             )
-        xla_off = [name for name in self._xla_off if name in {_name(m) for m in tree}]
+        xla_off = [name for name in self._xla_off if name in {function_name(m) for m in tree}]
         if xla_off:
             report.notes.append(
                 f"jit_compile=True is off in the emulated functions ({', '.join(xla_off)}): XLA would drop "
@@ -274,18 +275,18 @@ class FunctionEmulation:
         report.function = FunctionInfo(
             label=label(key),  # "Keras fit (train function)" while Keras' frames are live
             plan_function=main_name,
-            functions=tuple(_name(m) for m in tree),
+            functions=tuple(function_name(m) for m in tree),
             helper=helper_kind(key),  # TensorFlow's initialize_variables: the cell's "also ran" line
         )
-        self._graphs.update({_name(m): m.graph for m in tree if getattr(m, "graph", None) is not None})
-        self._trees[key] = [_name(m) for m in tree]
+        self._graphs.update({function_name(m): m.graph for m in tree if getattr(m, "graph", None) is not None})
+        self._trees[key] = [function_name(m) for m in tree]
         self.reports[key] = report
 
     def _planned(self, function: AtomicFunction) -> tuple[Plan | None, list[Rounding]]:
         """(Plan or None, the float32 tensors it rounds) of one function, planned once per emulation."""
         from npu_jupyter._runtime.rewrite import roundings
 
-        name = _name(function)
+        name = function_name(function)
         if name in self._handled:
             rewritten, plan = self._handled[name]
             return plan, list(rewritten.roundings) if rewritten is not None else []
@@ -312,7 +313,7 @@ class FunctionEmulation:
         from npu_jupyter._runtime.functions.observe_nodes import FunctionObserver
         from npu_jupyter._runtime.functions.rewrite import rewrite_function, xla_marked
 
-        name = _name(function)
+        name = function_name(function)
         if name in self._handled:
             return self._handled[name][0]
         if plan is None:
@@ -333,7 +334,7 @@ class FunctionEmulation:
             self._observers[name] = observer
         if rewritten.definition is not definition:
             self._originals.setdefault(name, definition)
-            _register(function._bound_context, name, rewritten.definition)
+            register(function._bound_context, name, rewritten.definition)
         self._handled[name] = (rewritten, plan)
         return rewritten
 
@@ -347,8 +348,8 @@ class FunctionEmulation:
 
     def _begin(self, function: AtomicFunction) -> bool:
         """A call starts: open its observation log; True when ``dump_step`` selects it (and it fits)."""
-        report = self.reports[_name(function)]
-        dumped = self._findings.dump_now(report, _name(function), report.steps)
+        report = self.reports[function_name(function)]
+        dumped = self._findings.dump_now(report, function_name(function), report.steps)
         self._log.begin(dumped)
         return dumped
 
@@ -364,7 +365,7 @@ class FunctionEmulation:
         """The record of the call that just ran: the function, its call index, time, outputs, observations."""
         from npu_jupyter._runtime.functions.profile import CallProfiler
 
-        key = _name(function)
+        key = function_name(function)
         report = self.reports[key]
         return StepRecord(
             "call",
@@ -428,11 +429,11 @@ class FunctionEmulation:
         from npu_jupyter._runtime.functions.profile import CallProfiler
         from npu_jupyter._runtime.observe import profile as _profile
 
-        report = self.reports[_name(function)]
+        report = self.reports[function_name(function)]
         if not self.settings.profiling or report.plan is None:
             return contextlib.nullcontext()
         options = self.settings.profile_options()
-        plans = self._tree_plans(_name(function))
+        plans = self._tree_plans(function_name(function))
         points = [str(options.get(key) or "") for key in ("fp_point", "bp_point")]
         if any(points) and not any(_profile.profiles_run(plan, [], options) for plan in plans):
             return contextlib.nullcontext()
@@ -497,33 +498,6 @@ class FunctionEmulation:
             for op in plan.ops if plan is not None else ():
                 out.setdefault(op, op if name == main else f"{name}/{op}")
         return out
-
-
-def _name(function: AtomicFunction) -> str:
-    name = function.name
-    return name.decode() if isinstance(name, bytes) else str(name)
-
-
-def _descendants(function: AtomicFunction) -> list[AtomicFunction]:
-    """Every function ``function`` calls, transitively, each once."""
-    seen: dict[str, Any] = {}
-    stack = list(getattr(function, "children", []) or [])
-    while stack:
-        child = stack.pop()
-        if _name(child) in seen:
-            continue
-        seen[_name(child)] = child
-        stack.extend(getattr(child, "children", []) or [])
-    return list(seen.values())
-
-
-def _register(context: EagerContext | None, name: str, definition: FunctionDef) -> None:
-    """Put ``definition`` in ``context``'s library under ``name`` (replacing what is there)."""
-    if context is None:
-        return
-    if context.has_function(name):
-        context.remove_function(name)
-    context.add_function_def(definition)
 
 
 __all__ = ["KERAS3_NOTE", "TF2_RULE_NOTE", "FunctionEmulation", "supported"]
