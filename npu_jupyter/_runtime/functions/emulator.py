@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from npu_jupyter._runtime.functions.labels import helper_kind, keras3_entry, label
 from npu_jupyter._runtime.functions.library import call_tree, function_name, register
 from npu_jupyter._runtime.functions.tree import tree_plan
+from npu_jupyter._runtime.functions.update_note import update_note
 from npu_jupyter._runtime.observe.observers import ProfileSink
 from npu_jupyter._runtime.observe.run_settings import read_run_settings
 from npu_jupyter._runtime.observe.step_record import StepRecord, add_time
@@ -259,6 +260,9 @@ class FunctionEmulation:
         report.notes = [TF2_RULE_NOTE]
         if keras3_entry():
             report.notes.insert(0, KERAS3_NOTE)
+        optimizer = update_note(main)
+        if optimizer is not None:
+            report.notes.append(optimizer)
         lowered = main is not None and any(d.precision_changed for d in main.ops.values())
         if lowered and not emulation:
             report.warnings.append(
