@@ -90,6 +90,22 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _dump_left_empty(payload: Mapping[str, Any], run: Mapping[str, Any]) -> bool:
+    """Whether the emulator was asked to dump yet wrote none of this report's steps, and nothing says why.
+
+    A ``dump_step`` past the steps a cell runs (the ModelZoo scripts' default ``"10"`` under a short
+    run) dumps nothing; without this line the report shows ``enable_dump=True`` and no dump at all.
+    Skipped steps already have their own line; a real device's dumps are the adapter's to list.
+    """
+    config = payload.get("config") or {}
+    return bool(
+        config.get("enable_dump") is True
+        and run.get("backend") == "emulator"
+        and run.get("steps")
+        and not run.get("dump_skipped")
+    )
+
+
 def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     run = payload.get("run")
     if not run:
@@ -130,6 +146,12 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
         facts.append(Fact("run.dump_dir", "Dump folder", run["dump_dir"], "path"))
     if run.get("dump_steps"):
         facts.append(Fact("run.dump_steps", "Dumped steps", ", ".join(str(k) for k in run["dump_steps"])))
+    elif _dump_left_empty(payload, run):
+        spec = (payload.get("config") or {}).get("dump_step")
+        which = "" if spec is None else f" (dump_step {spec!r})"
+        facts.append(
+            Fact("run.dump_steps", "Dumped steps", f"none of this report's {_plural(run['steps'], step)}{which}")
+        )
     for item in run.get("dump_skipped") or []:
         facts.append(Fact("run.dump_skipped", f"Dump skipped step {item['step']}", item["reason"], "warn"))
     if run.get("trace_file"):

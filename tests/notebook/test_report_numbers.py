@@ -149,6 +149,22 @@ def test_a_later_graphs_report_shows_its_own_dump_folder(ip, tmp_path):
     assert f"Dump folder: {dump / 'graph_1'}" in _text(cap)
 
 
+def test_a_dump_whose_steps_never_ran_says_nothing_was_dumped_and_a_dumping_run_does_not(ip, tmp_path):
+    """Trial (ModelZoo text_classification_with_transformer): dump_step "10" over 8 calls dumped nothing, silently."""
+    ip.run_cell(TF1_TRAINING)
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", f"--dump {tmp_path / 'late'} --dump-step 7", TF1_STEPS)
+    (payload,) = _reports(cap)
+    assert "dump_steps" not in payload["run"] and not list((tmp_path / "late").rglob("step_*"))
+    assert "Dumped steps: none of this report's 3 steps (dump_step '7')" in _text(cap)
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", f"--dump {tmp_path / 'hit'} --dump-step 2", TF1_STEPS)
+    assert "Dumped steps: 2" in _text(cap) and "none of this report" not in _text(cap)
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "", TF1_STEPS)
+    assert "Dumped steps" not in _text(cap)
+
+
 def _op_summary_us(folder: Path, op: str) -> dict[int, float]:
     """Step -> the op's duration in each ``op_summary_step_<n>.csv`` of ``folder``."""
     out = {}
