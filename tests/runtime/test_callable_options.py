@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+
 import numpy as np
 import pytest
 
@@ -73,18 +75,25 @@ def _keras2():
 
 def test_keras2_fit_in_graph_mode_trains_on_an_emulator_session(tf, hand):
     keras, backend = _keras2()
-    g = tf.Graph()
-    with g.as_default():  # graph mode: Keras 2 picks its v1 training loop, whose functions are callables
-        model = keras.Sequential([keras.layers.Dense(1, input_shape=(2,))])
-        model.compile(optimizer=tf.compat.v1.train.GradientDescentOptimizer(0.1), loss="mse")
-        sess = EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"MatMul"}))
-        backend.set_session(sess)
-        try:
-            x, y = np.ones((4, 2), np.float32), np.ones((4, 1), np.float32)
-            history = model.fit(x, y, batch_size=4, epochs=3, verbose=0)
-        finally:
-            backend.set_session(None)  # Keras forgets the emulator session
-            sess.close()
-    losses = history.history["loss"]
+
+    def script():
+        g = tf.Graph()
+        with g.as_default():  # graph mode: Keras 2 picks its v1 training loop, whose functions are callables
+            model = keras.Sequential([keras.layers.Dense(1, input_shape=(2,))])
+            model.compile(optimizer=tf.compat.v1.train.GradientDescentOptimizer(0.1), loss="mse")
+            sess = EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"MatMul"}))
+            backend.set_session(sess)
+            try:
+                x, y = np.ones((4, 2), np.float32), np.ones((4, 1), np.float32)
+                history = model.fit(x, y, batch_size=4, epochs=3, verbose=0)
+            finally:
+                backend.set_session(None)  # Keras forgets the emulator session
+                sess.close()
+        return history.history["loss"], sess.last_report
+
+    # In a thread of its own: Keras 2 prefers a default session to the one set, and this thread's
+    # default-session stack may hold another test's (both are thread-local).
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        losses, report = pool.submit(script).result()
     assert len(losses) == 3 and losses[-1] < losses[0]
-    assert sess.last_report is not None and sess.last_report.steps >= 1
+    assert report is not None and report.steps >= 1
