@@ -113,3 +113,17 @@ def test_bad_manager_arguments_are_one_clear_error(kwargs, message):
         ExponentialUpdateLossScaleManager(**kwargs)
     with pytest.raises(ValueError, match="at least 1"):
         FixedLossScaleManager(0.5)
+
+
+def test_variables_are_the_wrapped_optimizers_as_on_the_adapter():
+    # The adapter's class never runs Optimizer.__init__, so variables() reaches the wrapped optimizer's
+    # slots; Keras 2 initializes exactly these before fit (the manager's variables are not among them).
+    g = tf.Graph()
+    with g.as_default():
+        w = tf.compat.v1.get_variable("w", initializer=np.ones((3, 1), np.float32))
+        adam = tf.compat.v1.train.AdamOptimizer(0.1)
+        optimizer = NPULossScaleOptimizer(adam, ExponentialUpdateLossScaleManager(2.0**16, 1000, 2))
+        optimizer.minimize(tf.reduce_sum(w))
+        names = [v.name for v in optimizer.variables()]  # variables() reads the default graph's
+        assert names == [v.name for v in adam.variables()]
+    assert {"beta1_power:0", "beta2_power:0", "w/Adam:0", "w/Adam_1:0"} <= set(names)

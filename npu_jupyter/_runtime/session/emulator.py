@@ -349,6 +349,12 @@ class EmulatorSession(SessionInterface):
 
         return call
 
+    def _make_callable_from_options(self, callable_options: object) -> Callable[..., list[Any]]:
+        """TF's private callable maker, which Keras 2's graph-mode functions call: each call is a ``run``."""
+        from npu_jupyter._runtime.session.callable_options import callable_from_options
+
+        return callable_from_options(self.run, callable_options)
+
     # ------------------------------------------------------------------ planning and the private graph
 
     def _reduced(self, settings: RunSettings) -> bool:

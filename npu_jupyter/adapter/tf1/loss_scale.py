@@ -257,6 +257,17 @@ def _loss_scale_class() -> type:
         def get_loss_scale(self) -> Tensor | Variable:
             return self._loss_scale_manager.get_loss_scale()
 
+        def variables(self) -> list[Variable]:
+            """The wrapped optimizer's variables, as the adapter's optimizer answers.
+
+            Its base (contrib's LossScaleOptimizer) never runs ``Optimizer.__init__``, so TensorFlow's
+            ``variables()`` finds the slots through ``__getattr__``: the wrapped optimizer's. Keras 2
+            initializes a TF optimizer's ``variables()`` before fit; an empty list left Adam's slots
+            uninitialized.
+            """
+            wrapped: list[Variable] = self._opt.variables()
+            return wrapped
+
         def __getattr__(self, attr: str) -> object:
             if attr.startswith("__") or attr == "_opt":
                 raise AttributeError(attr)
