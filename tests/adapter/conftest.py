@@ -58,6 +58,16 @@ def no_adapter():
 
 
 @pytest.fixture
+def emulated(no_adapter):
+    """The emulated adapter installed for the test (no real one importable), uninstalled after."""
+    from npu_jupyter import adapter
+
+    adapter.emulate_adapter()
+    yield
+    adapter.uninstall()
+
+
+@pytest.fixture
 def ip():
     """IPython's own InteractiveShell with the extension loaded; config and backend reset after."""
     from IPython.core.interactiveshell import InteractiveShell

@@ -19,13 +19,6 @@ from npu_jupyter._runtime import backends
 tf = pytest.importorskip("tensorflow")
 
 
-@pytest.fixture
-def emulated(no_adapter):
-    adapter.emulate_adapter()
-    yield
-    adapter.uninstall()
-
-
 def test_nothing_is_emulated_until_asked(no_adapter):
     assert not adapter.is_emulated()
     with pytest.raises(ImportError):

@@ -9,16 +9,7 @@ import types
 import numpy as np
 import pytest
 
-from npu_jupyter import adapter
-
 tf = pytest.importorskip("tensorflow")
-
-
-@pytest.fixture
-def emulated(no_adapter):
-    adapter.emulate_adapter()
-    yield
-    adapter.uninstall()
 
 
 @pytest.fixture

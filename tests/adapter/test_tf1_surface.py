@@ -16,13 +16,6 @@ tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
 
-@pytest.fixture
-def emulated(no_adapter):
-    adapter.emulate_adapter()
-    yield
-    adapter.uninstall()
-
-
 # ---- names not emulated: exported, failing on use with the reason ---------------------------------
 
 
