@@ -249,7 +249,11 @@ export interface RunInfo {
   trace_file: string | null;
   /** The profile's op summary CSV. */
   op_summary_csv: string | null;
-  /** Steps whose tensors were dumped. */
+  /**
+   * Steps whose tensors were dumped. Absent when none was; if the emulator was asked to dump
+   * (`config.enable_dump`) and no step was skipped either, the facts say `Dumped steps: none of this report's N
+   * steps (dump_step '…')` (a `dump_step` past the steps that ran).
+   */
   dump_steps?: number[];
   /** Steps dump_step selected but not written. */
   dump_skipped?: DumpSkip[];
