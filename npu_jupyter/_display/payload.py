@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from npu_jupyter._display.drift import worst_drift_names
+from npu_jupyter._display.drift import SHOWN
 from npu_jupyter._display.facts import report_facts
 from npu_jupyter._display.run_payload import MAX_ITEMS, round_number, run_block
-from npu_jupyter._runtime.observe.drift_ranking import cancellation_marks
+from npu_jupyter._runtime.observe.drift_ranking import Ranking, rank_plan
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-light
     from typing import Final  # novermin (never imported at run time)
@@ -54,8 +54,10 @@ def build_payload(plan: Plan, run: RunReport | None, keep: list[str], *, truncat
             cluster_index[cluster] = len(clusters)
             clusters.append({"name": cluster, "size": sum(d.cluster == cluster for d in plan.ops.values())})
     ops = [_op_entry(plan.ops[name], index, cluster_index, reasons, run) for name in keep]
-    if run is not None and run.drift:
-        _mark_cancellations(ops, keep, plan, run)
+    # the ops the "Largest drift" line lists and the cancellation marks: one assessment of the whole plan
+    ranking = rank_plan(plan, run.drift, SHOWN) if run is not None and run.drift else None
+    if ranking is not None:
+        _mark_cancellations(ops, keep, ranking)
     functions = list(getattr(plan, "functions", None) or [])  # plans cached before the field existed
     if len(functions) > 1:
         _mark_functions(ops, keep, functions)
@@ -82,8 +84,8 @@ def build_payload(plan: Plan, run: RunReport | None, keep: list[str], *, truncat
         payload["functions"] = _functions_block(plan, functions)
     if run is not None:
         payload["run"] = run_block(run)
-        if run.drift:  # the ops the "Largest drift" line lists (mime keeps them in the payload)
-            payload["run"]["drift_worst"] = [index[name] for name in worst_drift_names(plan, run) if name in index]
+        if ranking is not None:  # the ops the "Largest drift" line lists (mime keeps them in the payload)
+            payload["run"]["drift_worst"] = [index[name] for name in ranking.worst if name in index]
     payload["facts"] = [
         {"key": fact.key, "label": fact.label, "text": fact.text, "tone": fact.tone} for fact in report_facts(payload)
     ]
@@ -254,11 +256,11 @@ def _op_entry(
     return entry
 
 
-def _mark_cancellations(ops: list[Op], keep: list[str], plan: Plan, run: RunReport) -> None:
+def _mark_cancellations(ops: list[Op], keep: list[str], ranking: Ranking) -> None:
     """Add to the drift rows what the ranking's cancellation rule found (``in_rel``, ``from_cancelled``,
     ``maybe_cancelled``), judged over the whole plan so a truncated payload says the same.
     """
-    marks = cancellation_marks(plan, run.drift)
+    marks = ranking.marks
     for name, entry in zip(keep, ops):
         if name in marks and "dr" in entry:
             dr = cast("dict[str, object]", entry["dr"])

@@ -97,14 +97,14 @@ def drifted(row: Mapping[str, Any] | None) -> bool:
     return row is not None and bool(row) and row.get("max_abs") != 0
 
 
-def worst_drift(ops: Sequence[Mapping[str, Any]], top: int) -> list[int]:
+def worst_drift(ops: Sequence[Mapping[str, Any]], top: int, bases: dict[int, Basis] | None = None) -> list[int]:
     """Indices of the ``top`` ops that drifted most, worst first (payload-shaped ops: ``t``, ``i``, ``dr``).
 
     Non-finite rows first, then by each op's figure (:func:`assess`), then the ops that may compute
     from a cancelled value; ties keep graph order. A copy is left out when an op it copies (through other
     copies) drifted at least as much, and so is an op that computes only from cancelled values.
     """
-    bases = assess(ops)
+    bases = assess(ops) if bases is None else bases  # ``bases``: :func:`assess` of these ops, when known
     raw = {k: drift_rank(ops[k]["dr"]) for k in bases}
     kept = [k for k, b in bases.items() if not b.from_cancelled and _copied(ops, k, raw) is None]
     return sorted(kept, key=lambda k: (_tier(bases[k]), -bases[k].rank, k))[:top]
@@ -195,45 +195,62 @@ def _copied(ops: Sequence[Mapping[str, Any]], k: int, ranks: Mapping[int, float]
     return None
 
 
-def worst_ops(plan: Plan, drift: Mapping[str, Mapping[str, Any]], top: int) -> list[str]:
-    """The names :func:`worst_drift` ranks first among ``plan``'s ops, given a run's drift rows.
+class Ranking(NamedTuple):
+    """One assessment of a plan's drift rows: the ops ranked first and what the cancellation rule found."""
 
-    Empty when nothing drifted (no reference, or every row has zero drift): there is no worst op then.
+    worst: list[str]  # the names ranked first, worst first
+    marks: dict[str, dict[str, Any]]  # per op the rule changed: the fields its payload row adds
+    bases: dict[str, Basis]  # per drifted op: how it is ranked
+
+
+def rank_plan(plan: Plan, drift: Mapping[str, Mapping[str, Any]], top: int) -> Ranking:
+    """The ``top`` ops :func:`worst_drift` ranks first among ``plan``'s ops, and the cancellation marks of
+    every op (``in_rel``, ``from_cancelled``, ``maybe_cancelled``), from one assessment of the whole plan:
+    a report's payload needs both, and each costs a pass over every op.
     """
     if not drift:
-        return []
+        return Ranking([], {}, {})
     names = list(plan.ops)
-    return [names[k] for k in worst_drift(_plan_ops(plan, drift), top)]
-
-
-def worst_op_figure(plan: Plan, drift: Mapping[str, Mapping[str, Any]]) -> tuple[str, float | None, bool] | None:
-    """The op ranked first, the figure it is ranked by (None when not finite) and whether that figure is
-    against its inputs' scale (a cancelled reference); None when no op drifted. The sweep and zoo show it.
-    """
-    names = worst_ops(plan, drift, 1)
-    if not names:
-        return None
-    marks = cancellation_marks(plan, drift)
-    in_rel = marks.get(names[0], {}).get("in_rel")
-    figure = in_rel if in_rel is not None else _number(drift[names[0]].get("rel_rmse"))
-    return names[0], figure, in_rel is not None
-
-
-def cancellation_marks(plan: Plan, drift: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per op whose ranking the cancellation rule changed, the fields its payload row adds (``in_rel``,
-    ``from_cancelled``), computed over the whole plan so a truncated payload still says them.
-    """
-    if not drift:
-        return {}
-    names, marks = list(plan.ops), {}
-    for k, basis in assess(_plan_ops(plan, drift)).items():
+    ops = _plan_ops(plan, drift)
+    by_index = assess(ops)
+    worst = [names[k] for k in worst_drift(ops, top, by_index)]
+    marks: dict[str, dict[str, Any]] = {}
+    for k, basis in by_index.items():
         if basis.in_rel is not None:
             marks[names[k]] = {"in_rel": basis.in_rel}
         elif basis.from_cancelled:
             marks[names[k]] = {"from_cancelled": True}
         elif basis.maybe_cancelled:
             marks[names[k]] = {"maybe_cancelled": True}
-    return marks
+    return Ranking(worst, marks, {names[k]: basis for k, basis in by_index.items()})
+
+
+def worst_ops(plan: Plan, drift: Mapping[str, Mapping[str, Any]], top: int) -> list[str]:
+    """The names :func:`worst_drift` ranks first among ``plan``'s ops, given a run's drift rows.
+
+    Empty when nothing drifted (no reference, or every row has zero drift): there is no worst op then.
+    """
+    return rank_plan(plan, drift, top).worst
+
+
+def worst_op_figure(plan: Plan, drift: Mapping[str, Mapping[str, Any]]) -> tuple[str, float | None, bool] | None:
+    """The op ranked first, the figure it is ranked by (None when not finite) and whether that figure is
+    against its inputs' scale (a cancelled reference); None when no op drifted. The sweep and zoo show it.
+    """
+    ranking = rank_plan(plan, drift, 1)
+    if not ranking.worst:
+        return None
+    name = ranking.worst[0]
+    in_rel = ranking.bases[name].in_rel
+    figure = in_rel if in_rel is not None else _number(drift[name].get("rel_rmse"))
+    return name, figure, in_rel is not None
+
+
+def cancellation_marks(plan: Plan, drift: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per op whose ranking the cancellation rule changed, the fields its payload row adds (``in_rel``,
+    ``from_cancelled``, ``maybe_cancelled``), computed over the whole plan so a truncated payload still says them.
+    """
+    return rank_plan(plan, drift, 0).marks
 
 
 def _plan_ops(plan: Plan, drift: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
