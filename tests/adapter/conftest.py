@@ -58,6 +58,13 @@ def no_adapter():
 
 
 @pytest.fixture
+def emulated_shell(ip, no_adapter):
+    """A real IPython shell after ``%npu adapter emulate``, as a user starts (no_adapter uninstalls after)."""
+    ip.run_line_magic("npu", "adapter emulate")
+    return ip
+
+
+@pytest.fixture
 def emulated(no_adapter):
     """The emulated adapter installed for the test (no real one importable), uninstalled after."""
     from npu_jupyter import adapter

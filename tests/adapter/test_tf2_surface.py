@@ -419,29 +419,25 @@ def test_turning_the_emulation_off_closes_the_device_and_restores_tf_function(np
 
 
 @needs_functions
-def test_a_npu_cell_runs_under_the_device_options_with_its_own_flags_winning(ip, no_adapter):
+def test_a_npu_cell_runs_under_the_device_options_with_its_own_flags_winning(ip, emulated_shell):
     from npu_jupyter._notebook.state import last_reports
 
-    ip.run_line_magic("npu", "adapter emulate")
-    try:
-        code = (
-            "import npu_device\n"
-            "import tensorflow as tf\n"
-            "npu_device.global_options().precision_mode = 'allow_mix_precision'\n"
-            "npu_device.global_options().memory_config.atomic_clean_policy = 1\n"
-            "npu_device.open().as_default()\n"
-            "f = tf.function(lambda x: tf.matmul(x, x))\n"
-            "y = f(tf.ones([2, 2]))\n"
-        )
-        ip.run_cell_magic("npu", "--precision force_fp32 --quiet", code)
-        (report,) = last_reports()
-        assert report.plan.config_changes == {"precision_mode": "force_fp32", "atomic_clean_policy": 1}
-        # the device stays open: the next cell takes its options, under that cell's flags
-        ip.run_cell_magic("npu", "--quiet", "y = f(tf.ones([2, 2]))\n")
-        (report,) = last_reports()
-        assert report.plan.config_changes == {"precision_mode": "allow_mix_precision", "atomic_clean_policy": 1}
-    finally:
-        adapter.uninstall()
+    code = (
+        "import npu_device\n"
+        "import tensorflow as tf\n"
+        "npu_device.global_options().precision_mode = 'allow_mix_precision'\n"
+        "npu_device.global_options().memory_config.atomic_clean_policy = 1\n"
+        "npu_device.open().as_default()\n"
+        "f = tf.function(lambda x: tf.matmul(x, x))\n"
+        "y = f(tf.ones([2, 2]))\n"
+    )
+    ip.run_cell_magic("npu", "--precision force_fp32 --quiet", code)
+    (report,) = last_reports()
+    assert report.plan.config_changes == {"precision_mode": "force_fp32", "atomic_clean_policy": 1}
+    # the device stays open: the next cell takes its options, under that cell's flags
+    ip.run_cell_magic("npu", "--quiet", "y = f(tf.ones([2, 2]))\n")
+    (report,) = last_reports()
+    assert report.plan.config_changes == {"precision_mode": "allow_mix_precision", "atomic_clean_policy": 1}
 
 
 #: A script's opening lines: mixed precision set through global_options(), the device made default.
@@ -454,119 +450,101 @@ OPEN_MIXED = (
 
 
 @needs_functions
-def test_a_device_a_cell_made_default_stays_the_default_for_later_plain_cells(ip, no_adapter):
+def test_a_device_a_cell_made_default_stays_the_default_for_later_plain_cells(ip, emulated_shell):
     """As on the adapter (and as after ``as_default()`` outside a cell): a plain cell's function runs emulated."""
     from npu_jupyter.adapter.tf2 import device as tf2_device
 
-    ip.run_line_magic("npu", "adapter emulate")
-    try:
-        code = OPEN_MIXED + "f = tf.function(lambda x: tf.matmul(x, x))\ny = f(tf.ones([2, 2]))\n"
-        ip.run_cell_magic("npu", "--quiet", code)
-        assert tf2_device.device_reports() == []  # the cell's call is the cell's report, not the device's
-        result = ip.run_cell("z = f(tf.ones([2, 2]))\n")  # a plain cell, no %%npu
-        assert result.success
-        (report,) = tf2_device.device_reports()
-        assert report.steps == 1 and report.plan.config_changes == {"precision_mode": "allow_mix_precision"}
-        assert tf2_device.effective_config().precision_mode == "allow_mix_precision"
-        ip.run_cell_magic("npu", "--quiet", "y = f(tf.ones([2, 2]))\n")  # pauses it for the cell, resumes after
-        assert tf2_device.effective_config() is not None and len(tf2_device.device_reports()) == 1
-    finally:
-        adapter.uninstall()
-    assert tf2_device.effective_config() is None
+    code = OPEN_MIXED + "f = tf.function(lambda x: tf.matmul(x, x))\ny = f(tf.ones([2, 2]))\n"
+    ip.run_cell_magic("npu", "--quiet", code)
+    assert tf2_device.device_reports() == []  # the cell's call is the cell's report, not the device's
+    result = ip.run_cell("z = f(tf.ones([2, 2]))\n")  # a plain cell, no %%npu
+    assert result.success
+    (report,) = tf2_device.device_reports()
+    assert report.steps == 1 and report.plan.config_changes == {"precision_mode": "allow_mix_precision"}
+    assert tf2_device.effective_config().precision_mode == "allow_mix_precision"
+    ip.run_cell_magic("npu", "--quiet", "y = f(tf.ones([2, 2]))\n")  # pauses it for the cell, resumes after
+    assert tf2_device.effective_config() is not None and len(tf2_device.device_reports()) == 1
+    adapter.uninstall()
+    assert tf2_device.effective_config() is None  # the device is closed with the emulation
 
 
 @needs_functions
-def test_a_npu_cell_after_a_device_opened_outside_cells_reports_its_functions(ip, no_adapter):
+def test_a_npu_cell_after_a_device_opened_outside_cells_reports_its_functions(ip, emulated_shell):
     """The device's emulation pauses for the cell's and resumes after it, nested, not interleaved."""
     from npu_jupyter._notebook.state import last_reports
     from npu_jupyter.adapter.tf2 import device as tf2_device
 
-    ip.run_line_magic("npu", "adapter emulate")
-    try:
-        opened = ip.run_cell(
-            OPEN_MIXED + "def square(x):\n    return tf.matmul(x, x)\nf = tf.function(square)\ny = f(tf.ones([2, 2]))\n"
-        )  # a plain cell: the device emulates outside %%npu cells
-        assert opened.success and len(tf2_device.device_reports()) == 1
-        ip.run_cell_magic("npu", "--precision force_fp32 --quiet", "y = f(tf.ones([2, 2]))\n")
-        (report,) = last_reports()  # the cell's own emulation ran the call, under the cell's flag
-        assert report.function.label == "square" and report.steps == 1
-        assert report.plan.config_changes == {"precision_mode": "force_fp32"}
-        assert ip.run_cell("y = f(tf.ones([2, 2]))\n").success
-        # one report of the function: the call before the cell and the one after it, not one report each
-        assert [r.steps for r in tf2_device.device_reports()] == [2]
-    finally:
-        adapter.uninstall()
+    opened = ip.run_cell(
+        OPEN_MIXED + "def square(x):\n    return tf.matmul(x, x)\nf = tf.function(square)\ny = f(tf.ones([2, 2]))\n"
+    )  # a plain cell: the device emulates outside %%npu cells
+    assert opened.success and len(tf2_device.device_reports()) == 1
+    ip.run_cell_magic("npu", "--precision force_fp32 --quiet", "y = f(tf.ones([2, 2]))\n")
+    (report,) = last_reports()  # the cell's own emulation ran the call, under the cell's flag
+    assert report.function.label == "square" and report.steps == 1
+    assert report.plan.config_changes == {"precision_mode": "force_fp32"}
+    assert ip.run_cell("y = f(tf.ones([2, 2]))\n").success
+    # one report of the function: the call before the cell and the one after it, not one report each
+    assert [r.steps for r in tf2_device.device_reports()] == [2]
 
 
 @needs_functions
-def test_a_device_paused_for_a_cell_counts_each_function_in_its_one_report(ip, no_adapter):
+def test_a_device_paused_for_a_cell_counts_each_function_in_its_one_report(ip, emulated_shell):
     """After the pause each function goes on in its own report, emulated; the cell's calls are the cell's only."""
     from npu_jupyter._notebook.state import last_reports
     from npu_jupyter.adapter.tf2 import device as tf2_device
 
-    ip.run_line_magic("npu", "adapter emulate")
-    try:
-        before = (
-            "def square(x):\n    return tf.matmul(x, x)\n"
-            "def double(x):\n    return x + x\n"
-            "f, g = tf.function(square), tf.function(double)\n"
-            "one = tf.constant([[1.0001]])\n"
-            "a, b = f(one), g(one)\n"
-        )
-        assert ip.run_cell(OPEN_MIXED + before).success
-        ip.run_cell_magic("npu", "--precision must_keep_origin_dtype --quiet", "c, d = f(one), g(one)\n")
-        assert ip.user_ns["c"].numpy()[0, 0] == pytest.approx(1.0002, abs=1e-6)  # the cell's float32, not the device's
-        assert sorted((r.function.label, r.steps) for r in last_reports()) == [("double", 1), ("square", 1)]
-        assert sorted((r.function.label, r.steps) for r in tf2_device.device_reports()) == [
-            ("double", 1),
-            ("square", 1),
-        ]
-        assert ip.run_cell("e = f(one)\n").success
-        reports = {r.function.label: r for r in tf2_device.device_reports()}
-        assert {label: r.steps for label, r in reports.items()} == {"square": 2, "double": 1}
-        assert reports["square"].timing.total_ms > 0 and reports["double"].timing.first_ms is not None
-        # after the pause the device's rewrite runs again: MatMul reads 1.0001 stored in float16 (1.0)
-        assert ip.user_ns["e"].numpy()[0, 0] == 1.0 and ip.user_ns["a"].numpy()[0, 0] == 1.0
-    finally:
-        adapter.uninstall()
+    before = (
+        "def square(x):\n    return tf.matmul(x, x)\n"
+        "def double(x):\n    return x + x\n"
+        "f, g = tf.function(square), tf.function(double)\n"
+        "one = tf.constant([[1.0001]])\n"
+        "a, b = f(one), g(one)\n"
+    )
+    assert ip.run_cell(OPEN_MIXED + before).success
+    ip.run_cell_magic("npu", "--precision must_keep_origin_dtype --quiet", "c, d = f(one), g(one)\n")
+    assert ip.user_ns["c"].numpy()[0, 0] == pytest.approx(1.0002, abs=1e-6)  # the cell's float32, not the device's
+    assert sorted((r.function.label, r.steps) for r in last_reports()) == [("double", 1), ("square", 1)]
+    assert sorted((r.function.label, r.steps) for r in tf2_device.device_reports()) == [
+        ("double", 1),
+        ("square", 1),
+    ]
+    assert ip.run_cell("e = f(one)\n").success
+    reports = {r.function.label: r for r in tf2_device.device_reports()}
+    assert {label: r.steps for label, r in reports.items()} == {"square": 2, "double": 1}
+    assert reports["square"].timing.total_ms > 0 and reports["double"].timing.first_ms is not None
+    # after the pause the device's rewrite runs again: MatMul reads 1.0001 stored in float16 (1.0)
+    assert ip.user_ns["e"].numpy()[0, 0] == 1.0 and ip.user_ns["a"].numpy()[0, 0] == 1.0
 
 
 @needs_functions
-def test_npu_after_a_cell_opened_the_device_shows_the_options_functions_run_under(ip, no_adapter):
-    ip.run_line_magic("npu", "adapter emulate")
-    try:
-        ip.run_cell_magic("npu", "--quiet", OPEN_MIXED)
-        text = repr(ip.run_line_magic("npu", ""))
-        assert "the adapter's defaults apply" not in text  # the next cell's functions run mixed precision
-        assert "npu_device opened by your code with" in text and "precision_mode = 'allow_mix_precision'" in text
-    finally:
-        adapter.uninstall()
-    assert "npu_device" not in repr(ip.run_line_magic("npu", ""))
+def test_npu_after_a_cell_opened_the_device_shows_the_options_functions_run_under(ip, emulated_shell):
+    ip.run_cell_magic("npu", "--quiet", OPEN_MIXED)
+    text = repr(ip.run_line_magic("npu", ""))
+    assert "the adapter's defaults apply" not in text  # the next cell's functions run mixed precision
+    assert "npu_device opened by your code with" in text and "precision_mode = 'allow_mix_precision'" in text
+    adapter.uninstall()
+    assert "npu_device" not in repr(ip.run_line_magic("npu", ""))  # the device is closed with the emulation
 
 
 @needs_functions
-def test_the_device_overflow_check_says_it_ran_and_found_nothing_outside_and_inside_cells(ip, no_adapter, tmp_path):
+def test_the_device_overflow_check_says_it_ran_and_found_nothing_outside_and_inside_cells(ip, emulated_shell, tmp_path):
     """Trial (a ModelZoo script's over-dump options): with no overflow, no report said the check ran."""
     from npu_jupyter._notebook.state import last_reports
     from npu_jupyter.adapter.tf2 import device as tf2_device
 
-    ip.run_line_magic("npu", "adapter emulate")
-    try:
-        dump = (
-            "dump = npu_device.global_options().dump_config\n"
-            f"dump.enable_dump_debug, dump.dump_path, dump.dump_debug_mode = True, {str(tmp_path)!r}, 'all'\n"
-        )
-        script = OPEN_MIXED.replace("npu_device.open()", dump + "npu_device.open()")
-        assert ip.run_cell(
-            script + "f = tf.function(lambda x: tf.matmul(x, x))\na, b = f(tf.ones([2, 2])), f(tf.ones([2, 2]))\n"
-        ).success
-        (report,) = tf2_device.device_reports()
-        assert report.first_overflow is None and report.overflow_check.checked == 2
-        assert "Overflow check: no inf/NaN in 2 calls (emulated float16" in str(report)
-        ip.run_cell_magic("npu", "--quiet", "c = f(tf.ones([2, 2]))\n")  # the cell takes the device's options
-        (cell,) = last_reports()
-        assert cell.overflow_check.checked == 1 and "no inf/NaN in 1 call (" in str(cell)
-        assert ip.run_cell("d = f(tf.ones([2, 2]))\n").success
-        assert [r.overflow_check.checked for r in tf2_device.device_reports()] == [3]  # the one report goes on
-    finally:
-        adapter.uninstall()
+    dump = (
+        "dump = npu_device.global_options().dump_config\n"
+        f"dump.enable_dump_debug, dump.dump_path, dump.dump_debug_mode = True, {str(tmp_path)!r}, 'all'\n"
+    )
+    script = OPEN_MIXED.replace("npu_device.open()", dump + "npu_device.open()")
+    assert ip.run_cell(
+        script + "f = tf.function(lambda x: tf.matmul(x, x))\na, b = f(tf.ones([2, 2])), f(tf.ones([2, 2]))\n"
+    ).success
+    (report,) = tf2_device.device_reports()
+    assert report.first_overflow is None and report.overflow_check.checked == 2
+    assert "Overflow check: no inf/NaN in 2 calls (emulated float16" in str(report)
+    ip.run_cell_magic("npu", "--quiet", "c = f(tf.ones([2, 2]))\n")  # the cell takes the device's options
+    (cell,) = last_reports()
+    assert cell.overflow_check.checked == 1 and "no inf/NaN in 1 call (" in str(cell)
+    assert ip.run_cell("d = f(tf.ones([2, 2]))\n").success
+    assert [r.overflow_check.checked for r in tf2_device.device_reports()] == [3]  # the one report goes on
