@@ -45,41 +45,39 @@ def library_for(soc: str) -> OpLibrary:
     return _library(soc, tuple(os.environ.get(k) for k in _CACHE_ENV))
 
 
-# Normalised views of tf.Graph objects, keyed by the graph's serialized GraphDef and fetches.
-# Re-planning the same graph under another config (the panel, %%npu overrides, the emulator's
-# per-config plans) then skips building the view, the larger half of a plan. Keying on the bytes
-# (not just graph.version) notices attributes set after construction, e.g. keep_tensors_dtypes.
+# Normalised views of tf.Graph objects, with the fetches they were pruned to and the GraphDef they
+# were read from. Re-planning the same graph under another config (the panel, %%npu overrides, the
+# emulator's per-config plans) then skips building the view, the larger half of a plan. The GraphDef
+# is compared, not just graph.version: that notices attributes set after construction, e.g.
+# keep_tensors_dtypes. (Not the export's bytes: TensorFlow writes attribute maps in no fixed order.)
 # Views are never mutated after construction.
-_VIEW_CACHE: weakref.WeakKeyDictionary[Graph, tuple[tuple[int, tuple[str, ...]], GraphView]] = (
-    weakref.WeakKeyDictionary()
-)
+_VIEW_CACHE: weakref.WeakKeyDictionary[Graph, tuple[tuple[str, ...], GraphDef, GraphView]] = weakref.WeakKeyDictionary()
 
 
 def _view(graph: object, fetches: object) -> GraphView:
-    """The cached view of ``graph`` when its bytes and fetches are unchanged, else a new one.
+    """The cached view of ``graph`` when its GraphDef and fetches are unchanged, else a new one.
 
-    The serialized bytes serve twice: as the cache key and to skip scope-attribute tests for keys
-    that occur nowhere in the graph.
+    The export's bytes spare the view the tests for scope attributes that occur nowhere in the graph.
     """
+    from npu_jupyter._plan.graph.export import exported
     from npu_jupyter._plan.graph.fetches import fetch_names
-    from npu_jupyter._plan.graph.view import graph_def_of, view_of
+    from npu_jupyter._plan.graph.view import view_of
 
-    graph_def, tf_graph = graph_def_of(graph)
-    if tf_graph is None:  # a GraphDef is never cached; its bytes still spare the tests for absent scope keys
-        return view_of(graph_def, None, fetches, graph_def.SerializeToString())
-    serialized = graph_def.SerializeToString(deterministic=True)
-    key = (hash(serialized), tuple(fetch_names(fetches)))
+    graph_def, tf_graph, serialized = exported(graph)
+    if tf_graph is None:  # a GraphDef is never cached
+        return view_of(graph_def, None, fetches, serialized)
+    wanted = tuple(fetch_names(fetches))
     try:
         hit = _VIEW_CACHE.get(tf_graph)
     except TypeError:  # not weak-referenceable
         return view_of(graph_def, tf_graph, fetches, serialized)
-    if hit is not None and hit[0] == key:
-        return hit[1]
+    if hit is not None and hit[0] == wanted and hit[1] == graph_def:  # protobuf equality: attribute order aside
+        return hit[2]
     # The cached view reaches its graph through a weak proxy: a view holding the graph itself would
     # keep the cache's weak key alive, so every graph ever planned would stay in memory. The entry
     # goes with the graph, so the proxy is never read after the graph is gone.
     view = view_of(graph_def, cast("Graph", weakref.proxy(tf_graph)), fetches, serialized)
-    _VIEW_CACHE[tf_graph] = (key, view)
+    _VIEW_CACHE[tf_graph] = (wanted, graph_def, view)
     return view
 
 

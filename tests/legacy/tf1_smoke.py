@@ -29,6 +29,9 @@ with g.as_default():
     loss = tf.reduce_sum(y)
     train = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(loss)
     init = tf.compat.v1.global_variables_initializer()
+from npu_jupyter._plan.graph.export import _export_bytes
+
+assert _export_bytes(g) is not None, "the planner reaches TF 1.15's own GraphDef export (no second serialization)"
 p = npu_jupyter.plan(g, cfg, fetches=[y])
 assert p.ops["MatMul"].engine == "AI_CORE", p.ops["MatMul"].engine
 print("plan MatMul:", p.ops["MatMul"].engine)

@@ -6,8 +6,9 @@ read once (:mod:`node_reading`), pruned to the fetches (:mod:`fetches`, :mod:`to
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
+from npu_jupyter._plan.graph.export import exported
 from npu_jupyter._plan.graph.fetches import fetch_names
 from npu_jupyter._plan.graph.graph import GraphView
 from npu_jupyter._plan.graph.graph_exec import graph_config
@@ -19,27 +20,10 @@ if TYPE_CHECKING:
     from npu_jupyter._tf_types import Graph, GraphDef
 
 
-def graph_def_of(graph: object) -> tuple[GraphDef, Graph | None]:
-    """(GraphDef, tf.Graph or None) for any accepted input; one clear error otherwise."""
-    from tensorflow.core.framework import graph_pb2
-
-    if isinstance(graph, graph_pb2.GraphDef):
-        return graph, None
-    inner = getattr(graph, "graph", None)  # ConcreteFunction -> FuncGraph
-    if inner is not None and hasattr(inner, "as_graph_def") and not hasattr(graph, "as_graph_def"):
-        graph = inner
-    if hasattr(graph, "as_graph_def") and hasattr(graph, "get_tensor_by_name"):
-        tf_graph = cast("Graph", graph)  # a tf.Graph or FuncGraph, as the attributes show
-        return tf_graph.as_graph_def(), tf_graph
-    raise TypeError(
-        f"plan() needs a tf.Graph, a GraphDef or a tf.function ConcreteFunction, got {type(graph).__name__}"
-    )
-
-
 def build_view(graph: object, fetches: object = None) -> GraphView:
     """Convert any accepted graph input into a :class:`GraphView` (pruned to ``fetches``)."""
-    graph_def, tf_graph = graph_def_of(graph)
-    return view_of(graph_def, tf_graph, fetches)
+    graph_def, tf_graph, serialized = exported(graph)
+    return view_of(graph_def, tf_graph, fetches, serialized)
 
 
 def view_of(
