@@ -198,24 +198,6 @@ def _check_decision_fields(decision: OpDecision) -> None:
         raise AssertionError(f"planner._decisions leaves OpDecision's {sorted(missing)} unset: set every field there")
 
 
-def _age_plan_objects() -> None:
-    """Move the objects the plan just allocated to the collector's oldest generation, unscanned.
-
-    A cold plan of ResNet-50's training step leaves about 59,000 tracked objects (the view's nodes
-    and lists, the decisions), all long-lived: the view is cached for re-plans and the decisions are
-    the plan. Left young, the first collection after the plan scans every one of them (about 5-8 ms,
-    a tenth of the plan) and the next middle-generation one scans the survivors again, only to
-    promote them. ``gc.freeze()`` followed by ``gc.unfreeze()`` puts every tracked object in the
-    oldest generation without a scan; full collections still see them as before. It moves the
-    program's other young objects too (at most a few thousand, which a later full collection
-    reaches); it is skipped where the program has frozen objects of its own, which ``unfreeze``
-    would release.
-    """
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
-
-
 # Plans of real models (tens of thousands of ops) take seconds; smaller ones never show a bar.
 PROGRESS_MIN_OPS = 5000
 
@@ -328,7 +310,6 @@ def plan(
         prec.ops = []  # now held by the decisions: freed before the collector runs, so never scanned
     finally:
         if was_enabled:
-            _age_plan_objects()
             gc.enable()
     from npu_jupyter._plan.approximate import mark_approximate
 

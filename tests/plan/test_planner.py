@@ -177,41 +177,6 @@ def test_a_planned_graph_is_freed_once_the_user_drops_it_and_its_cached_view_goe
     assert alive() is None, "the planner's view cache must not keep the user's graph alive"
 
 
-def _in_generation(obj, generation):
-    import gc
-
-    return any(o is obj for o in gc.get_objects(generation=generation))
-
-
-def test_a_plans_objects_go_to_the_oldest_generation_without_a_young_collection_scanning_them(conv_net):
-    import gc
-
-    gc.collect()  # every generation's count at zero: the plan's own collections decide where its objects land
-    p = plan(conv_net)
-    decision = p.ops["mm"]
-    assert gc.isenabled(), "plan() re-enables the collector it found enabled"
-    assert _in_generation(decision, 2), "a plan is long-lived: it goes straight to the oldest generation"
-    assert not _in_generation(decision, 0) and not _in_generation(decision, 1)
-
-
-def test_a_plan_leaves_the_programs_frozen_objects_frozen_and_a_disabled_collector_disabled(conv_net):
-    import gc
-
-    gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        plan(conv_net)
-        assert gc.get_freeze_count() == frozen, "gc.unfreeze() would release the program's frozen objects"
-        gc.disable()
-        try:
-            plan(conv_net)
-            assert not gc.isenabled()
-        finally:
-            gc.enable()
-    finally:
-        gc.unfreeze()
-
-
 _CHANGES = {
     "append": lambda xs: xs.append("annotated"),
     "extend": lambda xs: xs.extend(["annotated"]),
