@@ -339,6 +339,36 @@ def test_the_dump_budget_stops_dumping_with_a_clear_warning(tmp_path):
     assert dump.steps == [0] and 1 in dump.skipped
 
 
+def test_a_first_call_over_the_budget_is_named_by_its_function_in_the_next_functions_report(tmp_path):
+    """A train step's call 0 overruns the budget; the valid step's report quotes it by the train step's name."""
+    import tensorflow as tf
+
+    @tf.function
+    def train_step(x):
+        return tf.tile(x, [64, 1], name="tiled") * 2.0
+
+    @tf.function
+    def valid_step(x):
+        return x + 1.0
+
+    config = {"precision_mode": "must_keep_origin_dtype", "enable_dump": True, "dump_path": str(tmp_path)}
+    x = tf.constant(np.ones((1, 256), np.float32))
+
+    def an_epoch():
+        train_step(x)
+        valid_step(x)
+
+    emulation = functions.FunctionEmulation(config, dump_budget_bytes=20_000)
+    with emulation, pytest.warns(RuntimeWarning, match="dump budget exceeded"):
+        an_epoch()
+    train, valid = emulation.reports.values()
+    (stop,) = [w for w in train.warnings if w.startswith("dump budget exceeded")]
+    assert stop.startswith("dump budget exceeded: call 0 of __inference_train_step_")
+    assert "call 0 and later calls are not dumped" in stop
+    (quoted,) = [w for w in valid.warnings if "dumping stopped earlier" in w]
+    assert quoted.startswith("call 0 of __inference_valid_step_") and f"({stop})" in quoted
+
+
 def test_a_bad_dump_path_fails_before_anything_is_emulated(tmp_path):
     from npu_jupyter._options.errors import NpuConfigError
 

@@ -163,7 +163,9 @@ class FunctionFindings:
             "backend": "emulator",
             "function": function,
         }
-        self.dump.write(report, self._graph(function), step, entries, meta, overflow_only=overflow_only)
+        self.dump.write(
+            report, self._graph(function), step, entries, meta, overflow_only=overflow_only, what=function, unit="call"
+        )
 
     # ------------------------------------------------------------------ state
 
