@@ -245,6 +245,32 @@ def test_overflow_detection_flags_ops_even_when_nothing_is_rounded(tmp_path):
     assert np.isinf(step["grow"][0]).any()
 
 
+def test_the_first_overflow_is_the_first_overflowing_call_s_not_the_last_one_s(tmp_path):
+    """A report's "First overflow" is the op that overflowed first, in the earliest call that overflowed.
+
+    ModelZoo DIN under force_fp16: call 0 overflowed in the attention mask's Mul, later calls (NaN weights)
+    first in the embedding lookup; the report named the lookup as "First overflow" next to "First
+    non-finite value: ...mul_1 at step 0".
+    """
+    import tensorflow as tf
+
+    @tf.function
+    def two_exps(x, y):
+        return tf.exp(x, name="grow_x") + tf.exp(y, name="grow_y")
+
+    config = {"precision_mode": "must_keep_origin_dtype", "enable_dump_debug": True, "dump_path": str(tmp_path)}
+
+    def two_calls():
+        two_exps(tf.constant([100.0]), tf.constant([1.0]))  # exp(100) overflows float32 in grow_x
+        two_exps(tf.constant([1.0]), tf.constant([100.0]))  # ... then in grow_y only
+
+    with functions.FunctionEmulation(config) as emulation:
+        two_calls()
+    (report,) = emulation.reports.values()
+    assert report.first_overflow_by_step == {0: "grow_x", 1: "grow_y"}
+    assert report.first_overflow == "grow_x"
+
+
 def test_dump_round_trips_through_load_dump_with_the_decided_dtypes(tmp_path):
     import tensorflow as tf
 
