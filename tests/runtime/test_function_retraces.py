@@ -61,3 +61,26 @@ def test_a_function_traced_once_has_no_retrace_note():
         an_epoch()
     assert len(emulation.reports) == 2
     assert all(_retrace_notes(report) == [] for report in emulation.reports.values())
+
+
+def test_two_tf_functions_of_one_python_name_are_not_called_retraces():
+    """Two models' train steps (knowledge distillation: teacher, then student) are two functions, each traced once."""
+    import tensorflow as tf
+
+    def make_train_step(scale):
+        @tf.function
+        def train_step(x):
+            return x * scale
+
+        return train_step
+
+    teacher_step, student_step = make_train_step(2.0), make_train_step(3.0)
+
+    def both():
+        teacher_step(tf.ones((8, 4)))
+        student_step(tf.ones((4, 4)))
+
+    with functions.FunctionEmulation(CONFIG) as emulation:
+        both()
+    assert len(emulation.reports) == 2
+    assert all(_retrace_notes(report) == [] for report in emulation.reports.values())
