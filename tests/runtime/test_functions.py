@@ -271,6 +271,39 @@ def test_the_first_overflow_is_the_first_overflowing_call_s_not_the_last_one_s(t
     assert report.first_overflow == "grow_x"
 
 
+def test_a_function_reading_a_variable_another_function_made_non_finite_says_the_variable_held_it(tmp_path):
+    """ModelZoo DIN under force_fp16: fit's train step made the embedding table NaN; evaluate's report named
+    its embedding lookup with "an input or the op itself (log(0), 0/0, ...)" and advised a float32 shadow,
+    which reads the same variable."""
+    import tensorflow as tf
+
+    table = tf.Variable(np.ones((4, 2), np.float32))
+
+    @tf.function
+    def train_step(x):
+        table.assign_add(tf.math.log(x, name="log") * tf.ones((4, 2)))  # log(-1): NaN written into the table
+        return tf.reduce_sum(x)
+
+    @tf.function
+    def eval_step(ids):
+        return tf.reduce_sum(tf.gather(table, ids))
+
+    config = {"precision_mode": "must_keep_origin_dtype", "enable_dump_debug": True, "dump_path": str(tmp_path)}
+
+    def fit_then_evaluate():
+        train_step(tf.constant(-1.0))
+        eval_step(tf.constant([0, 2]))
+
+    with functions.FunctionEmulation(config) as emulation:
+        fit_then_evaluate()
+    train, evaluate = emulation.reports.values()
+    assert train.non_finite is not None and train.non_finite.where == "log"
+    finding = evaluate.non_finite
+    assert finding is not None and finding.op_type == "ResourceGather"
+    assert "it reads a variable whose values were already inf/NaN, put there by a write" in finding.reason
+    assert "log(0)" not in finding.reason and "run with reference=True" not in finding.reason
+
+
 def test_dump_round_trips_through_load_dump_with_the_decided_dtypes(tmp_path):
     import tensorflow as tf
 
