@@ -40,6 +40,23 @@ def test_a_step_over_the_budget_stops_dumping_with_one_message_for_both_stacks(t
     assert sorted(skipped) == ["0", "1"]
 
 
+@pytest.mark.parametrize(("unit", "what"), [("step", "graph 0"), ("call", "train_step")])
+def test_a_first_step_over_the_budget_is_named_by_its_graph_in_another_graphs_report(tmp_path, unit, what):
+    """A first step has no estimate, so the writer refuses it; the reason names it as ``admit`` would.
+
+    A ModelZoo ResNet's train_step overran the budget on call 0; its valid_step's report then quoted
+    "step 0 needs 2.2 GiB", which read as valid_step's own call 0.
+    """
+    sink, report, other = DumpSink(str(tmp_path), 20, stats_only=False), RunReport(plan=None), DumpGraph(id=1)  # type: ignore[arg-type]
+    named = {} if unit == "step" else {"what": what, "unit": unit}  # a session's graph: the default name
+    with pytest.warns(RuntimeWarning, match="dump budget exceeded"):
+        sink.write(report, DumpGraph(), 0, _entries(11), {}, **named)  # type: ignore[arg-type]
+    assert report.warnings[0].startswith(f"dump budget exceeded: {unit} 0 of {what} needs 44 B, 0 B already written")
+    notes: list[str] = []
+    assert not sink.admit(notes, other, 0, "valid_step", lambda: 0, "call")
+    assert notes == [f"call 0 of valid_step not dumped: dumping stopped earlier ({report.warnings[0]})"]
+
+
 def test_statistics_only_and_initializer_steps_spend_no_budget(tmp_path):
     def never():
         raise AssertionError("the size of a statistics-only step is never estimated")

@@ -245,6 +245,65 @@ def test_overflow_detection_flags_ops_even_when_nothing_is_rounded(tmp_path):
     assert np.isinf(step["grow"][0]).any()
 
 
+def test_the_first_overflow_is_the_first_overflowing_call_s_not_the_last_one_s(tmp_path):
+    """A report's "First overflow" is the op that overflowed first, in the earliest call that overflowed.
+
+    ModelZoo DIN under force_fp16: call 0 overflowed in the attention mask's Mul, later calls (NaN weights)
+    first in the embedding lookup; the report named the lookup as "First overflow" next to "First
+    non-finite value: ...mul_1 at step 0".
+    """
+    import tensorflow as tf
+
+    @tf.function
+    def two_exps(x, y):
+        return tf.exp(x, name="grow_x") + tf.exp(y, name="grow_y")
+
+    config = {"precision_mode": "must_keep_origin_dtype", "enable_dump_debug": True, "dump_path": str(tmp_path)}
+
+    def two_calls():
+        two_exps(tf.constant([100.0]), tf.constant([1.0]))  # exp(100) overflows float32 in grow_x
+        two_exps(tf.constant([1.0]), tf.constant([100.0]))  # ... then in grow_y only
+
+    with functions.FunctionEmulation(config) as emulation:
+        two_calls()
+    (report,) = emulation.reports.values()
+    assert report.first_overflow_by_step == {0: "grow_x", 1: "grow_y"}
+    assert report.first_overflow == "grow_x"
+
+
+def test_a_function_reading_a_variable_another_function_made_non_finite_says_the_variable_held_it(tmp_path):
+    """ModelZoo DIN under force_fp16: fit's train step made the embedding table NaN; evaluate's report named
+    its embedding lookup with "an input or the op itself (log(0), 0/0, ...)" and advised a float32 shadow,
+    which reads the same variable."""
+    import tensorflow as tf
+
+    table = tf.Variable(np.ones((4, 2), np.float32))
+
+    @tf.function
+    def train_step(x):
+        table.assign_add(tf.math.log(x, name="log") * tf.ones((4, 2)))  # log(-1): NaN written into the table
+        return tf.reduce_sum(x)
+
+    @tf.function
+    def eval_step(ids):
+        return tf.reduce_sum(tf.gather(table, ids))
+
+    config = {"precision_mode": "must_keep_origin_dtype", "enable_dump_debug": True, "dump_path": str(tmp_path)}
+
+    def fit_then_evaluate():
+        train_step(tf.constant(-1.0))
+        eval_step(tf.constant([0, 2]))
+
+    with functions.FunctionEmulation(config) as emulation:
+        fit_then_evaluate()
+    train, evaluate = emulation.reports.values()
+    assert train.non_finite is not None and train.non_finite.where == "log"
+    finding = evaluate.non_finite
+    assert finding is not None and finding.op_type == "ResourceGather"
+    assert "it reads a variable whose values were already inf/NaN, put there by a write" in finding.reason
+    assert "log(0)" not in finding.reason and "run with reference=True" not in finding.reason
+
+
 def test_dump_round_trips_through_load_dump_with_the_decided_dtypes(tmp_path):
     import tensorflow as tf
 
@@ -337,6 +396,36 @@ def test_the_dump_budget_stops_dumping_with_a_clear_warning(tmp_path):
     assert any("dump budget exceeded" in w for w in report.warnings)
     dump = load_dump(str(tmp_path))
     assert dump.steps == [0] and 1 in dump.skipped
+
+
+def test_a_first_call_over_the_budget_is_named_by_its_function_in_the_next_functions_report(tmp_path):
+    """A train step's call 0 overruns the budget; the valid step's report quotes it by the train step's name."""
+    import tensorflow as tf
+
+    @tf.function
+    def train_step(x):
+        return tf.tile(x, [64, 1], name="tiled") * 2.0
+
+    @tf.function
+    def valid_step(x):
+        return x + 1.0
+
+    config = {"precision_mode": "must_keep_origin_dtype", "enable_dump": True, "dump_path": str(tmp_path)}
+    x = tf.constant(np.ones((1, 256), np.float32))
+
+    def an_epoch():
+        train_step(x)
+        valid_step(x)
+
+    emulation = functions.FunctionEmulation(config, dump_budget_bytes=20_000)
+    with emulation, pytest.warns(RuntimeWarning, match="dump budget exceeded"):
+        an_epoch()
+    train, valid = emulation.reports.values()
+    (stop,) = [w for w in train.warnings if w.startswith("dump budget exceeded")]
+    assert stop.startswith("dump budget exceeded: call 0 of __inference_train_step_")
+    assert "call 0 and later calls are not dumped" in stop
+    (quoted,) = [w for w in valid.warnings if "dumping stopped earlier" in w]
+    assert quoted.startswith("call 0 of __inference_valid_step_") and f"({stop})" in quoted
 
 
 def test_a_bad_dump_path_fails_before_anything_is_emulated(tmp_path):

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from npu_jupyter._runtime.functions.labels import helper_kind, keras3_entry, label
 from npu_jupyter._runtime.functions.library import call_tree, function_name, register
+from npu_jupyter._runtime.functions.retraces import Trace, note_retraces, trace_of
 from npu_jupyter._runtime.functions.tree import tree_plan
 from npu_jupyter._runtime.functions.update_note import update_note
 from npu_jupyter._runtime.observe.observers import ProfileSink
@@ -127,6 +128,7 @@ class FunctionEmulation:
         self._findings = FunctionFindings(self.settings, dump_budget_bytes, reference=reference)
         self._observers: dict[str, FunctionObserver] = {}  # function name -> its observer (observed ones)
         self._trees: dict[str, list[str]] = {}  # top-level function -> the functions of its call tree
+        self._traces: dict[str, Trace] = {}  # top-level function -> its tf.function and inputs
         self._xla_off: list[str] = []  # functions whose jit_compile mark the emulation removed
         self._graphs: dict[str, Graph] = {}  # function name -> its traced FuncGraph (profile facts)
         self._profiles = ProfileSink()
@@ -285,6 +287,8 @@ class FunctionEmulation:
         self._graphs.update({function_name(m): m.graph for m in tree if getattr(m, "graph", None) is not None})
         self._trees[key] = [function_name(m) for m in tree]
         self.reports[key] = report
+        self._traces[key] = trace_of(function)
+        note_retraces(self.reports, self._traces, key)  # a second trace of one tf.function: say which is which
 
     def _planned(self, function: AtomicFunction) -> tuple[Plan | None, list[Rounding]]:
         """(Plan or None, the float32 tensors it rounds) of one function, planned once per emulation."""

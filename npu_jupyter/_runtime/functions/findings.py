@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from npu_jupyter._runtime.report import RunReport
 
 
+#: Ops that read a resource variable's stored values: an inf/NaN they output was there before they ran.
+_RESOURCE_READS = frozenset({"ReadVariableOp", "ResourceGather", "ResourceGatherNd"})
+
+
 class FunctionFindings:
     """The dump writer and per-function dump state of one emulation, and the per-call findings."""
 
@@ -163,7 +167,9 @@ class FunctionFindings:
             "backend": "emulator",
             "function": function,
         }
-        self.dump.write(report, self._graph(function), step, entries, meta, overflow_only=overflow_only)
+        self.dump.write(
+            report, self._graph(function), step, entries, meta, overflow_only=overflow_only, what=function, unit="call"
+        )
 
     # ------------------------------------------------------------------ state
 
@@ -335,6 +341,16 @@ def _note_non_finite(
                 f"{head} The non-finite values come from constants holding inf/NaN (by design, the float32 "
                 f"program computes them too) and reach a result at {where} ({w.op_type}, output {w.slot}"
                 f"{in_function}), which a variable update reads or the function returns: not a precision effect."
+            )
+        elif w.op_type in _RESOURCE_READS and not w.rounded:
+            message = (
+                f"{head} The first op whose output became non-finite (topological order) is {where} "
+                f"({w.op_type}, output {w.slot}{in_function}): it reads a variable whose values were already "
+                "inf/NaN, put there by a write (an update in an earlier call or in another function, such as a "
+                "train step, or an assignment of an argument in this call; ops are checked as they compute, "
+                "variable writes are not). A float32 shadow reads "
+                "the same values (variable reads are sources): the report of the function that writes the "
+                "variable names the op that went non-finite first."
             )
         else:
             message = (

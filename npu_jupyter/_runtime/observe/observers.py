@@ -221,11 +221,16 @@ def keep_worse(drift: dict[str, dict[str, float]], op: str, row: dict[str, float
 
 
 def note_overflow(report: RunReport, step: int, names: list[str], first: str) -> None:
-    """Put the ops that overflowed in ``step`` in ``report``: every one once, and the first of the step."""
+    """Put the ops that overflowed in ``step`` in ``report``: every one once, and the first of the step.
+
+    The report's first overflow is the earliest step's: a later step's first op (often one reading
+    weights an earlier overflow already made NaN) must not replace it.
+    """
     for name in names:
         if name not in report.overflow_ops:
             report.overflow_ops.append(name)
-    report.first_overflow = first
+    if report.first_overflow is None:
+        report.first_overflow = first
     report.first_overflow_by_step[step] = first
 
 

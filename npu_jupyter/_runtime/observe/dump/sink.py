@@ -84,17 +84,23 @@ class DumpSink:
         size = estimate()
         if writer.written_bytes + size <= writer.budget_bytes:
             return True
-        self.stop(
-            notes,
-            graph,
-            step,
-            f"dump budget exceeded: {unit} {step} of {what} needs about {format_bytes(size)}, "
+        self.stop(notes, graph, step, self._over_budget(unit, step, what, size, about=True))
+        return False
+
+    def _over_budget(self, unit: StepKind, step: int, what: str, size: int, *, about: bool) -> str:
+        """Why ``step`` of ``what`` is not dumped: it needs ``size`` bytes the budget has not got.
+
+        It names the graph or function, as the report of another function that quotes it (after
+        dumping stopped) must not read as its own step; ``about`` marks an estimated size.
+        """
+        writer = self.writer
+        return (
+            f"dump budget exceeded: {unit} {step} of {what} needs {'about ' if about else ''}{format_bytes(size)}, "
             f"{format_bytes(writer.written_bytes)} already written of {format_bytes(writer.budget_bytes)} "
             f"(dump_path {writer.root}); {unit} {step} and later {unit}s are not dumped, earlier {unit}s are "
             f"complete. Narrow dump_step, dump_mode or dump_layer, or raise the budget with "
-            f"{_writer.BUDGET_ENV}=<size>.",
+            f"{_writer.BUDGET_ENV}=<size>."
         )
-        return False
 
     def stop(self, notes: list[str], graph: DumpGraph, step: int, reason: str) -> None:
         """Dumping ends here: say why in ``notes``, in ``graphs.json`` and as a RuntimeWarning."""
@@ -113,16 +119,22 @@ class DumpSink:
         *,
         overflow_only: bool = False,
         stats_only: bool | None = None,
+        what: str | None = None,
+        unit: StepKind = "step",
     ) -> None:
-        """Write one step's ``entries`` and put its folder in ``report`` (nothing once dumping stopped)."""
+        """Write one step's ``entries`` and put its folder in ``report`` (nothing once dumping stopped).
+
+        ``what`` names the graph or function in messages (default ``graph <id>``), as :meth:`admit` does.
+        """
         if self.stopped:
             return
         writer = self.writer
         try:
             before = writer.written_bytes
             folder = writer.write_step(step, entries, meta, graph=graph, stats_only=stats_only)
-        except _writer.DumpBudgetExceeded as exc:
-            self.stop(report.warnings, graph, step, str(exc))
+        except _writer.DumpBudgetExceeded as exc:  # no estimate let it through (a first step): its real size
+            reason = self._over_budget(unit, step, what or f"graph {graph.id}", exc.needed, about=False)
+            self.stop(report.warnings, graph, step, reason)
             return
         if not overflow_only:
             self._step_bytes[graph.id] = writer.written_bytes - before

@@ -44,7 +44,15 @@ _UNITS = {"": 1, "B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4
 
 
 class DumpBudgetExceeded(RuntimeError):  # noqa: N818 - public name; renaming breaks callers
-    """Dumping the next step would exceed the size budget; nothing of that step was written."""
+    """Dumping the next step would exceed the size budget; nothing of that step was written.
+
+    ``needed`` is that step's size in bytes, so a caller that knows which graph or function the step
+    belongs to can say so (the writer only knows the step number).
+    """
+
+    def __init__(self, message: str, needed: int = 0) -> None:
+        super().__init__(message)
+        self.needed = needed
 
 
 class DumpWriteError(OSError):
@@ -166,7 +174,8 @@ class DumpWriter:
                 f"dump budget exceeded: step {step} needs {format_bytes(size)}, {format_bytes(self.written_bytes)} already "
                 f"written of {format_bytes(self.budget_bytes)} (dump_path {self.root}). Step {step} and later steps "
                 f"are not dumped; earlier steps are complete. Narrow dump_step or dump_mode, or raise the "
-                f"budget with {BUDGET_ENV}=<size> or budget_bytes=."
+                f"budget with {BUDGET_ENV}=<size> or budget_bytes=.",
+                size,
             )
         folder = graph.folder(self.root)
         try:
