@@ -152,6 +152,12 @@ class DumpRecord:
         """The record with ``step`` skipped for ``reason``."""
         return DumpRecord(self.steps, self.graph_dir, (*self.skipped, SkippedDump(step, reason)))
 
+    def then(self, later: DumpRecord) -> DumpRecord:
+        """These steps followed by ``later``'s (two reports of one run graph folded into one)."""
+        return DumpRecord(
+            (*self.steps, *later.steps), later.graph_dir or self.graph_dir, (*self.skipped, *later.skipped)
+        )
+
 
 @dataclass(frozen=True)
 class OverflowCheck:
