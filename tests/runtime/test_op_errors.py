@@ -22,6 +22,7 @@ def test_a_failing_op_is_named_as_in_the_users_graph_with_the_line_that_made_it(
         with pytest.raises(tf.errors.InvalidArgumentError) as caught:
             sess.run(joined, {a: np.ones((4, 2), np.float32), b: np.ones((3, 3), np.float32)})
     message = str(caught.value.message)
-    assert "npu_emu" not in message and "Detected at node 'joined'" in message
+    assert "npu_emu" not in message
+    assert "Detected at node 'joined'" in message or "[[node joined (defined at" in message  # TF >= 2.10 / 2.6
     assert "test_op_errors.py" in message  # the definition site, as plain TensorFlow shows it
     assert caught.value.op is g.get_operation_by_name("joined")
