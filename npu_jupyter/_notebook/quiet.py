@@ -4,7 +4,9 @@ TensorFlow's C++ runtime logs straight to file descriptor 2 (``profiler_session.
 started``, ``cuInit`` probes on a machine without a GPU, oneDNN notices). A Jupyter kernel forwards
 that descriptor into the cell's output, so a profiled cell filled with pink lines that are not about
 the user's code. Around the cell, descriptor 2 points at a temporary file instead; Python's own
-``sys.stderr`` (warnings, tracebacks) is not that descriptor in a kernel and is left alone. The lines
+``sys.stderr`` (warnings, tracebacks) is not that descriptor in a kernel and is left alone. In a terminal
+IPython it is descriptor 2: for the cell it writes to a copy of the real descriptor instead, so the
+script's warnings (and the emulated adapter's, such as ``set_iteration_per_loop``'s) still show. The lines
 are kept in :data:`last_log` for whoever wants them, and ``--verbose`` lets them through.
 
 Plain cells get the same treatment until TensorFlow has started (:class:`QuietStartup`): the first cell
@@ -45,7 +47,7 @@ def quiet_tensorflow(enabled: bool = True) -> Iterator[None]:
     except OSError:  # no descriptor 2 (some embedded interpreters): nothing to silence
         yield
         return
-    with tempfile.TemporaryFile() as sink:
+    with tempfile.TemporaryFile() as sink, _python_stderr_kept(saved):
         os.dup2(sink.fileno(), 2)
         try:
             yield
@@ -55,6 +57,32 @@ def quiet_tensorflow(enabled: bool = True) -> Iterator[None]:
             os.close(saved)
             sink.seek(0)
             last_log = sink.read().decode("utf-8", "replace")
+
+
+@contextlib.contextmanager
+def _python_stderr_kept(saved: int) -> Iterator[None]:
+    """Python's ``sys.stderr`` writes to ``saved`` (the real descriptor 2) while descriptor 2 is the sink.
+
+    Only when ``sys.stderr`` is descriptor 2 itself (a terminal IPython, a script): in a kernel it is the
+    kernel's own stream and is left alone. Put back after, unless the cell replaced it meanwhile.
+    """
+    current = sys.stderr
+    try:
+        on_fd2 = current is not None and current.fileno() == 2
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        on_fd2 = False
+    if not on_fd2:
+        yield
+        return
+    encoding = getattr(current, "encoding", None) or "utf-8"
+    kept = os.fdopen(os.dup(saved), "w", buffering=1, encoding=encoding, errors="backslashreplace")
+    sys.stderr = kept
+    try:
+        yield
+    finally:
+        if sys.stderr is kept:
+            sys.stderr = current
+        kept.close()
 
 
 def _flush_python_stderr() -> None:

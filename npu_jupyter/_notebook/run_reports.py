@@ -19,7 +19,7 @@ Two more things keep the report a person came for on top:
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Callable, Hashable
+from typing import TYPE_CHECKING, Callable, Hashable, Iterable
 
 from npu_jupyter._runtime.observe.initializers import is_initializer_plan
 from npu_jupyter._runtime.report_records import CLOCKS, OverflowCheck
@@ -65,9 +65,9 @@ def collapse(reports: list[RunReport]) -> RunReport:
     for r in reports[1:]:
         timing = timing.then(r.timing)
     labels = dict(last.labels)
-    profile = reports[0].profile
+    profile, dump = reports[0].profile, reports[0].dump
     for r in reports[1:]:
-        profile = profile.then(r.profile)
+        profile, dump = profile.then(r.profile), dump.then(r.dump)
     if "us" in labels and profile.steps:  # which steps the folded per-op times are the mean of
         from npu_jupyter._runtime.observe.profile import CPU_TIME
 
@@ -90,10 +90,21 @@ def collapse(reports: list[RunReport]) -> RunReport:
         drift=drift,
         first_overflow=next((r.first_overflow for r in reports if r.first_overflow), None),
         overflow_check=OverflowCheck.folded(r.overflow_check for r in reports),
+        dump=dump,
+        non_finite=next((r.non_finite for r in reports if r.non_finite is not None), None),  # the first, not the last's
+        non_finite_by_design=_every(r.non_finite_by_design for r in reports),
+        first_overflow_by_step={k: v for r in reports for k, v in r.first_overflow_by_step.items()},
+        warnings=_every(r.warnings for r in reports),
+        notes=_every(r.notes for r in reports),
         dump_dir=next((r.dump_dir for r in reversed(reports) if r.dump_dir), None),
         trace_file=next((r.trace_file for r in reversed(reports) if r.trace_file), None),
         op_summary_csv=next((r.op_summary_csv for r in reversed(reports) if r.op_summary_csv), None),
     )
+
+
+def _every(lists: Iterable[list[str]]) -> list[str]:
+    """Each message of the folded reports once, in the order they first said it."""
+    return list(dict.fromkeys(message for messages in lists for message in messages))
 
 
 def _reports_of(session: object) -> list[RunReport]:

@@ -227,11 +227,19 @@ def _only_the_input_pipeline(view: GraphView) -> bool:
     """Whether the graph is an iterator initializer's run and nothing more (datasets, iterator, MakeIterator).
 
     Every script with an initializable iterator runs one; the adapter leaves it to the data pre-processing
-    pass, as expected, so the exit is a note. A graph that also holds compute (a whole tf.Graph planned
-    with the initializer in it) offloads none of that compute: that stays a warning.
+    pass, as expected, so the exit is a note. An op of another type whose every output only feeds the
+    pipeline belongs to it too: ``TFRecordDataset(files)`` reshapes its file names (a ``Reshape`` into
+    ``TensorSliceDataset``; ModelZoo CycleGAN_ID0716's initializer read "warning: Nothing is offloaded").
+    A graph that also holds compute (a whole tf.Graph planned with the initializer in it) offloads none
+    of that compute: that stays a warning.
     """
-    ops = view.op_counts().keys()
-    return all(op in _PIPELINE_OPS or op in _ITERATOR_OPS or "Dataset" in op or "SeedGenerator" in op for op in ops)
+    cons, pipeline = view.consumers(), [False] * len(view.order)
+    for n in reversed(view.order):  # consumers first: an op is the pipeline's when all it feeds is
+        named = n.op in _PIPELINE_OPS or n.op in _ITERATOR_OPS or "Dataset" in n.op or "SeedGenerator" in n.op
+        pipeline[n.index] = named or (bool(cons[n.index]) and all(pipeline[j] for j, _ in cons[n.index]))
+        if not pipeline[n.index]:
+            return False
+    return True
 
 
 def _early_exit(view: GraphView, s: PlanSettings) -> str | None:

@@ -63,20 +63,25 @@ class Timing:
 
     ``RunReport.wall_ms`` is the mean per step; this keeps the total and the first, fastest and slowest
     step, which a mean alone would hide (the first call of a function also instantiates it).
+    ``first_index`` is that first step's number in its own graph (a function's call index): only step 0
+    holds the warm-up. A report that starts later (the same run graph again after another run, as a
+    training loop that evaluates every few steps does) has none in its first step.
     """
 
     total_ms: float = 0.0
     first_ms: float | None = None
     min_ms: float | None = None
     max_ms: float | None = None
+    first_index: int | None = None  # the graph's own step (call) number of the first step; None: not known
 
-    def add(self, wall_ms: float) -> Timing:
-        """The timing with one more step of ``wall_ms`` counted."""
+    def add(self, wall_ms: float, index: int | None = None) -> Timing:
+        """The timing with one more step of ``wall_ms`` counted (``index``: that step's number in its graph)."""
         return Timing(
             total_ms=self.total_ms + wall_ms,
             first_ms=wall_ms if self.first_ms is None else self.first_ms,
             min_ms=wall_ms if self.min_ms is None else min(self.min_ms, wall_ms),
             max_ms=wall_ms if self.max_ms is None else max(self.max_ms, wall_ms),
+            first_index=index if self.first_ms is None else self.first_index,
         )
 
     def then(self, later: Timing) -> Timing:
@@ -89,6 +94,7 @@ class Timing:
             first_ms=self.first_ms,
             min_ms=min(self.min_ms or 0.0, later.min_ms or 0.0),
             max_ms=max(self.max_ms or 0.0, later.max_ms or 0.0),
+            first_index=self.first_index,
         )
 
 
@@ -145,6 +151,12 @@ class DumpRecord:
     def skipping(self, step: int, reason: str) -> DumpRecord:
         """The record with ``step`` skipped for ``reason``."""
         return DumpRecord(self.steps, self.graph_dir, (*self.skipped, SkippedDump(step, reason)))
+
+    def then(self, later: DumpRecord) -> DumpRecord:
+        """These steps followed by ``later``'s (two reports of one run graph folded into one)."""
+        return DumpRecord(
+            (*self.steps, *later.steps), later.graph_dir or self.graph_dir, (*self.skipped, *later.skipped)
+        )
 
 
 @dataclass(frozen=True)

@@ -127,3 +127,39 @@ def test_variables_are_the_wrapped_optimizers_as_on_the_adapter():
         names = [v.name for v in optimizer.variables()]  # variables() reads the default graph's
         assert names == [v.name for v in adam.variables()]
     assert {"beta1_power:0", "beta2_power:0", "w/Adam:0", "w/Adam_1:0"} <= set(names)
+
+
+@pytest.fixture
+def tf1_variables():
+    """TF 1.15's variables and control flow, as ``disable_v2_behavior()`` sets them; put back after."""
+    v1 = tf.compat.v1
+    resource, control_flow = v1.resource_variables_enabled(), v1.control_flow_v2_enabled()
+    v1.disable_resource_variables()
+    v1.disable_control_flow_v2()
+    yield
+    if resource:
+        v1.enable_resource_variables()
+    if control_flow:
+        v1.enable_control_flow_v2()
+
+
+def test_the_dynamic_scale_is_a_variable_of_the_default_kind_fetched_by_its_name(tf1_variables):
+    """As contrib's manager (the adapter's base) makes it: a TF 1.15 script's ref variable "loss_scale".
+
+    ModelZoo scripts print ``get_tensor_by_name("loss_scale:0")`` (AnimeFaceGAN_ID1062, DCGAN_ID0686,
+    ... 17 files); made a resource variable, that fetched the handle's bytes, and STNet_ID2360's report
+    put the scale's reads on the host: 54 host ops and 4 device clusters where the adapter has 6 and 1.
+    """
+    from npu_jupyter._plan.planner import plan
+
+    run, sess = _train(
+        lambda: ExponentialUpdateLossScaleManager(2.0**4, incr_every_n_steps=1, decr_every_n_nan_or_inf=1)
+    )
+    graph = sess.graph
+    for name in ("loss_scale", "good_steps", "bad_steps"):
+        assert graph.get_operation_by_name(name).type == "VariableV2"
+    run(FINITE)
+    assert sess.run(graph.get_tensor_by_name("loss_scale:0")) == 32.0  # the scale itself, doubled once
+    decided = plan(graph, {"mix_compile_mode": True}).ops
+    assert not [d.name for d in decided.values() if d.placement == "host" and "scale" in d.name + d.placement_reason]
+    sess.close()

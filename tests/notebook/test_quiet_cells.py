@@ -103,3 +103,23 @@ def test_the_verbose_flag_and_trait_reach_the_cell(ip, capfd):
         assert "trait line" in capfd.readouterr().err
     finally:
         ip.run_line_magic("config", "NpuMagics.verbose = False")
+
+
+def test_python_warnings_in_a_quiet_block_still_show_where_sys_stderr_is_descriptor_2():
+    """A terminal IPython's sys.stderr is descriptor 2: every warning of a %%npu cell went into the sink,
+    the emulated set_iteration_per_loop's "runs the step 10 times per sess.run" among them (ModelZoo
+    CycleGAN_ID0716). Native lines stay out; Python's stderr is the same object again after the block."""
+    code = (
+        "import os, sys, warnings\n"
+        "from npu_jupyter._notebook.quiet import quiet_tensorflow\n"
+        "before = sys.stderr\n"
+        "with quiet_tensorflow():\n"
+        "    warnings.warn('kept warning')\n"
+        "    os.write(2, b'native line\\n')\n"
+        "print(sys.stderr is before)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "UserWarning: kept warning" in done.stderr and "native line" not in done.stderr
+    assert done.stdout.strip() == "True"

@@ -65,6 +65,44 @@ def test_a_folded_reports_time_label_counts_every_folded_step_and_its_spread():
     assert b.labels["wall_ms"].startswith("mean per step over 2 steps: min 5.00 ms, max 7.00 ms, the first 5.00 ms")
 
 
+def test_a_folded_report_keeps_the_dumps_findings_and_warnings_of_every_part_not_the_last_parts():
+    """ModelZoo STNet_ID2360 evaluates the loss every 10th step: its training graph's runs are ten reports
+    folded into one. The cell said "Dumped steps: none of this report's 99 steps" of steps 0 and 12 it had
+    dumped, and a NaN fed at step 3 became "First non-finite value: ... at step 20" (the last part's)."""
+    from npu_jupyter._runtime.report_records import DumpRecord, NonFiniteFinding
+
+    plan = _plan("a", "b")
+    nan = NonFiniteFinding(3, "x", "x", "fed", "Step 3: fetch a is non-finite")
+    later = NonFiniteFinding(20, "read", "read", "held", "Step 20: fetch a is non-finite")
+    parts = [
+        RunReport(
+            plan,
+            fetches=["a"],
+            steps=10,
+            dump=DumpRecord((0,), "/d/graph_2"),
+            non_finite=nan,
+            warnings=["soft placement", nan.message, "Step 4: fetch a is non-finite"],
+        ),
+        RunReport(plan, fetches=["b"]),
+        RunReport(plan, fetches=["a"], steps=10, dump=DumpRecord((12,), "/d/graph_2"), warnings=["soft placement"]),
+        RunReport(plan, fetches=["b"]),
+        RunReport(
+            plan,
+            fetches=["a"],
+            steps=10,
+            non_finite=later,
+            warnings=["soft placement", later.message],
+            first_overflow_by_step={21: "mm"},
+            notes=["n"],
+        ),
+    ]
+    train, _ = cell_reports([_Session(parts)])
+    assert train.steps == 30 and train.dump == DumpRecord((0, 12), "/d/graph_2")
+    assert train.non_finite is nan  # the first finding, not the last part's
+    assert train.warnings == ["soft placement", nan.message, "Step 4: fetch a is non-finite", later.message]
+    assert train.first_overflow_by_step == {21: "mm"} and train.notes == ["n"]
+
+
 def test_same_fetches_on_a_replanned_identical_graph_are_one_report_but_other_sessions_are_not():
     first, again = _plan("a"), _plan("a")
     reports = cell_reports(

@@ -247,6 +247,22 @@ def test_whole_graph_with_iterator_initialiser_is_a_dataset_graph_and_not_offloa
     assert any("dataset initialisation graph" in w for w in p.warnings)
 
 
+def test_a_tfrecord_iterator_initializer_is_a_note_and_compute_beside_it_still_warns(tmp_path):
+    """TFRecordDataset(files) reshapes its file names (a Reshape into TensorSliceDataset): ModelZoo
+    CycleGAN_ID0716's iterator initializer read "warning: Nothing is offloaded", which every script
+    reading TFRecords runs into. An op that only feeds the pipeline is the pipeline's; a sink is not."""
+    g = tf.Graph()
+    with g.as_default():
+        ds = v1.data.TFRecordDataset(str(tmp_path / "x.tfrecords")).repeat().batch(2)
+        iterator = v1.data.make_initializable_iterator(ds)
+        loss = tf.reduce_sum(tf.constant([1.0, 2.0]) * 3.0, name="loss")
+    init = plan(g, fetches=[iterator.initializer.name])
+    assert "Reshape" in {d.op_type for d in init.ops.values()}
+    assert not init.warnings and any("Nothing to offload: dataset initialisation" in n for n in init.notes)
+    whole = plan(g, fetches=[iterator.initializer.name, loss.op.name])
+    assert any("Nothing is offloaded: dataset initialisation" in w for w in whole.warnings)
+
+
 def test_use_off_line_false_offloads_nothing():
     p = plan(_chain(), {"use_off_line": False})
     assert {d.placement for d in p.ops.values()} == {"host"}

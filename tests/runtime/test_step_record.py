@@ -62,6 +62,38 @@ def test_a_session_steps_label_says_mean_per_step_with_its_spread_and_first_step
     )
 
 
+def test_a_report_starting_after_its_graphs_step_0_does_not_call_its_first_step_the_warm_up():
+    """ModelZoo STNet_ID2360: every 10th step evaluates the loss, so each later report of the training graph
+    starts at its step 10, 20, ...; each said "the first 27.20 ms (TensorFlow's warm-up)" of a step that was none."""
+    later = RunReport(plan=None, steps=0, wall_ms=0.0)  # type: ignore[arg-type]
+    for index, ms in ((10, 27.0), (11, 40.0)):
+        add_time(later, StepRecord("step", "train", index, None, ms))
+    assert later.timing.first_index == 10
+    assert later.labels["wall_ms"] == (
+        "mean per step over 2 steps: min 27.00 ms, max 40.00 ms, the first 27.00 ms (step 10 of its graph, whose "
+        "step 0 an earlier report holds); wall-clock time of the emulation on this CPU"
+    )
+    call = RunReport(plan=None, steps=0, wall_ms=0.0)  # type: ignore[arg-type]
+    for index in (3, 4):
+        add_time(call, StepRecord("call", "f", index, None, 1.0))
+    assert "(call 3 of its function, whose call 0 an earlier report holds)" in call.labels["wall_ms"]
+
+
+def test_an_emulator_sessions_later_report_of_a_graph_has_no_warm_up(tf, hand):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        tf.multiply(x, 2.0, name="train")
+        tf.add(x, 1.0, name="loss")
+    feed = {"x:0": np.array([1.0, 2.0], np.float32)}
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn()) as sess:
+        for fetch in ("train:0", "train:0", "loss:0", "train:0", "train:0"):
+            sess.run(fetch, feed)
+        first, _, again = sess.reports
+    assert first.labels["wall_ms"].count("(TensorFlow's warm-up)") == 1 and first.timing.first_index == 0
+    assert "warm-up" not in again.labels["wall_ms"] and "(step 2 of its graph, " in again.labels["wall_ms"]
+
+
 def test_one_step_keeps_its_plain_label():
     one = RunReport(plan=None, steps=0, wall_ms=0.0)  # type: ignore[arg-type]
     add_time(one, StepRecord("step", "y:0", 0, None, 4.0))
@@ -199,3 +231,20 @@ def test_the_ascend_backend_times_its_runs_by_the_same_rule(tf, monkeypatch):
     assert [(r.kind, r.name, r.index) for r in seen] == [("step", "y:0", 0), ("step", "y:0", 1), ("step", "y:0", 2)]
     assert report.steps == 3 and report.timing.total_ms == pytest.approx(sum(r.wall_ms for r in seen))
     assert report.wall_ms == pytest.approx(report.timing.total_ms / 3)
+
+
+def test_the_ascend_backend_calls_only_a_graphs_first_run_its_build(tf):
+    """GE builds and loads a graph in its first run only: a later report of the same graph has no build step."""
+    from npu_jupyter._runtime.ascend.backend import AscendSession
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        train, loss = tf.multiply(x, 2.0, name="train"), tf.add(x, 1.0, name="loss")
+    config = NpuConfig()
+    with AscendSession(config, graph=g, config=config.to_config_proto()) as sess:
+        for fetch in (train, train, loss, train, train):
+            sess.run(fetch, {x: [1.0, 2.0]})
+        first, _, again = sess.reports
+    assert "(the adapter builds and loads the graph in it)" in first.labels["wall_ms"]
+    assert "builds" not in again.labels["wall_ms"] and "(step 2 of its graph, " in again.labels["wall_ms"]

@@ -47,6 +47,7 @@ class AscendSession(Session):
         self._plans: dict[tuple[int, tuple[str, ...]], Plan] = {}
         self._created = time.time()  # GE graph dumps older than the session are not this session's
         self._estimates: Memo = {}  # the cost model's estimate per plan, shared by the plan's reports
+        self._runs: dict[int, int] = {}  # id of a plan in _plans -> how often its graph ran (its next step)
 
     def run(
         self, fetches: object, feed_dict: FeedDict | None = None, options: object = None, run_metadata: object = None
@@ -62,7 +63,8 @@ class AscendSession(Session):
             report = self.last_report = self._new_report(plan, names)
             self.reports.append(report)
             del self.reports[:-1000]
-        add_time(report, StepRecord("step", ", ".join(names), report.steps, plan, wall))  # as the emulator's
+        step = self._runs[id(plan)] = self._runs.get(id(plan), -1) + 1  # the graph's own step: 0 builds it
+        add_time(report, StepRecord("step", ", ".join(names), step, plan, wall))  # as the emulator's
         return results
 
     def _new_report(self, plan: Plan, names: list[str]) -> RunReport:

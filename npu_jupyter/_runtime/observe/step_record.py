@@ -117,7 +117,7 @@ def add_time(report: RunReport, record: StepRecord) -> None:
     alone would hide that. Each backend says whose clock it is (:data:`report_records.CLOCKS`).
     """
     report.steps += 1
-    timing = report.timing = report.timing.add(record.wall_ms)
+    timing = report.timing = report.timing.add(record.wall_ms, record.index)
     report.wall_ms = timing.total_ms / report.steps
     if report.backend in CLOCKS and report.steps > 1:
         report.labels["wall_ms"] = time_label(record.kind, report.steps, timing, report.backend)
@@ -128,8 +128,13 @@ def time_label(kind: StepKind, steps: int, timing: Timing, backend: str = "emula
 
     What a report's ``wall_ms`` is, with the spread a mean would hide and whose clock it is; said
     again by a cell's report that folds several reports of one run (``_notebook.run_reports.collapse``).
+    The first step is called the warm-up only when it is its graph's step 0: a report that starts at a
+    later step of a graph that already ran (STNet's training graph after each loss evaluation) has none.
     """
     what, first = CLOCKS[backend]
+    if timing.first_index:
+        owner = "function" if kind == "call" else "graph"
+        first = f"{kind} {timing.first_index} of its {owner}, whose {kind} 0 an earlier report holds"
     return (
         f"mean per {kind} over {steps} {kind}s: min {timing.min_ms or 0.0:.2f} ms, max "
         f"{timing.max_ms or 0.0:.2f} ms, the first {timing.first_ms or 0.0:.2f} ms ({first}); {what}"

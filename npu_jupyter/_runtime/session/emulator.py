@@ -59,6 +59,7 @@ from npu_jupyter._runtime.observe.step_record import StepRecord, StepValues
 from npu_jupyter._runtime.report import RunReport
 from npu_jupyter._runtime.rewrite import ROUND_MARKER, roundings
 from npu_jupyter._runtime.session.liveness import analyse
+from npu_jupyter._runtime.session.op_errors import as_user_error
 from npu_jupyter._runtime.session.reference import Float32Reference, ReferenceStep, data_sources
 from npu_jupyter._runtime.session.report_book import ReportBook
 from npu_jupyter._runtime.session.run_graph import RunGraph, StepCounter, build_run_graph, executed_ops
@@ -283,8 +284,11 @@ class EmulatorSession(SessionInterface):
             start = time.perf_counter()
             step_fetches: list[object] = [mapped, extra]
             # a compiled callable when TensorFlow would run the step the same way (not with run options)
-            out = ex.fast.run(step_fetches, feeds) if run_options is None and meta is None else None
-            ran: list[Any] = out if out is not None else ex.session.run(step_fetches, feeds, run_options, meta)
+            try:
+                out = ex.fast.run(step_fetches, feeds) if run_options is None and meta is None else None
+                ran: list[Any] = out if out is not None else ex.session.run(step_fetches, feeds, run_options, meta)
+            except self._tf.errors.OpError as error:  # named as the user's graph names it, with its script lines
+                raise as_user_error(error, self._graph) from None
             results, fetched = ran
             wall = (time.perf_counter() - start) * 1000.0
             source_values = dict(zip(sources, fetched.pop())) if sources else {}

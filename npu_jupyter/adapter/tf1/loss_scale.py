@@ -72,7 +72,12 @@ class FixedLossScaleManager:
 
 
 class ExponentialUpdateLossScaleManager:
-    """Dynamic loss scale kept in non-trainable variables ``loss_scale``, ``good_steps``, ``bad_steps``."""
+    """Dynamic loss scale kept in non-trainable variables ``loss_scale``, ``good_steps``, ``bad_steps``.
+
+    They are made as contrib's manager (the adapter's base) makes them, of TensorFlow's default kind:
+    under TF 1.15 behaviour ref variables, which the adapter's device keeps and which scripts fetch as
+    ``get_tensor_by_name("loss_scale:0")``; a resource variable there put its reads on the host.
+    """
 
     def __init__(
         self,
@@ -100,14 +105,10 @@ class ExponentialUpdateLossScaleManager:
         self._decr_ratio = float(decr_ratio)
         v1 = tf.compat.v1
         self._loss_scale: Variable = v1.Variable(
-            float(init_loss_scale), dtype=tf.float32, trainable=False, name="loss_scale", use_resource=True
+            float(init_loss_scale), dtype=tf.float32, trainable=False, name="loss_scale"
         )
-        self._num_good_steps: Variable = v1.Variable(
-            0, dtype=tf.int32, trainable=False, name="good_steps", use_resource=True
-        )
-        self._num_bad_steps: Variable = v1.Variable(
-            0, dtype=tf.int32, trainable=False, name="bad_steps", use_resource=True
-        )
+        self._num_good_steps: Variable = v1.Variable(0, dtype=tf.int32, trainable=False, name="good_steps")
+        self._num_bad_steps: Variable = v1.Variable(0, dtype=tf.int32, trainable=False, name="bad_steps")
 
     def get_loss_scale(self) -> Variable:
         """The current scale (a variable: it changes as the run goes)."""
