@@ -69,15 +69,26 @@ class Timing:
     first_ms: float | None = None
     min_ms: float | None = None
     max_ms: float | None = None
+    first_step: int = 0  # the run graph's own step (call index) of the first: only step 0 is the warm-up
 
-    def add(self, wall_ms: float) -> Timing:
-        """The timing with one more step of ``wall_ms`` counted."""
+    def add(self, wall_ms: float, step: int = 0) -> Timing:
+        """The timing with one more step of ``wall_ms`` counted (``step``: its run graph's own step)."""
         return Timing(
             total_ms=self.total_ms + wall_ms,
             first_ms=wall_ms if self.first_ms is None else self.first_ms,
             min_ms=wall_ms if self.min_ms is None else min(self.min_ms, wall_ms),
             max_ms=wall_ms if self.max_ms is None else max(self.max_ms, wall_ms),
+            first_step=step if self.first_ms is None else self.first_step,
         )
+
+    @property
+    def first_is_warm_up(self) -> bool:
+        """Whether the first step counted is its graph's first run, the one that builds the executor.
+
+        A session starts a new report each time its fetches change, so the training op's second report
+        (after an evaluation run, say) starts at its graph's step 8: that step is warm already.
+        """
+        return self.first_step == 0
 
     def then(self, later: Timing) -> Timing:
         """The timing of these steps followed by ``later``'s (two reports of one run folded into one)."""
@@ -89,6 +100,7 @@ class Timing:
             first_ms=self.first_ms,
             min_ms=min(self.min_ms or 0.0, later.min_ms or 0.0),
             max_ms=max(self.max_ms or 0.0, later.max_ms or 0.0),
+            first_step=self.first_step,
         )
 
 

@@ -56,3 +56,19 @@ def test_a_per_op_time_of_a_non_emulated_report_is_not_called_a_device_time():
 
     assert time_tag({"run": {"backend": "ascend"}}) == "measured"
     assert time_tag({"run": {"backend": "emulator"}}) == "CPU"
+
+
+def test_an_ascend_report_after_another_runs_does_not_say_its_first_step_built_the_graph(tf):
+    """The adapter builds a graph on its first run only; a later report of it starts warm."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        y, z = tf.multiply(x, 2.0, name="y"), tf.add(x, 1.0, name="z")
+    cfg = NpuConfig()
+    with AscendSession(cfg, graph=g, config=cfg.to_config_proto()) as sess:
+        for fetch in (y, y, z, y, y):
+            sess.run(fetch, {x: [1.0, 2.0]})
+        first, _, again = sess.reports
+    assert "(the adapter builds and loads the graph in it)" in first.labels["wall_ms"]
+    assert "builds and loads" not in again.labels["wall_ms"]
+    assert "(step 2 of its graph, after its warm-up)" in again.labels["wall_ms"]

@@ -40,6 +40,9 @@ def test_timings_and_profiles_of_two_reports_of_one_run_fold_in_order():
     folded = first.then(later)
     assert (folded.total_ms, folded.first_ms, folded.min_ms, folded.max_ms) == (15.0, 9.0, 1.0, 9.0)
     assert Timing().then(later) == later and first.then(Timing()) == first
+    warm_later = Timing().add(5.0, step=8)  # a later report of the same graph starts at its step 8
+    assert not warm_later.first_is_warm_up and first.first_is_warm_up
+    assert first.then(warm_later).first_is_warm_up and not warm_later.then(first).first_is_warm_up
     warm = ProfileRecord().added(0, {"mm": 900.0}, 1.0).added(1, {"mm": 20.0}, 1.0)
     after = ProfileRecord().added(2, {"mm": 10.0}, 2.0)
     profile = warm.then(after)

@@ -199,3 +199,22 @@ def test_the_ascend_backend_times_its_runs_by_the_same_rule(tf, monkeypatch):
     assert [(r.kind, r.name, r.index) for r in seen] == [("step", "y:0", 0), ("step", "y:0", 1), ("step", "y:0", 2)]
     assert report.steps == 3 and report.timing.total_ms == pytest.approx(sum(r.wall_ms for r in seen))
     assert report.wall_ms == pytest.approx(report.timing.total_ms / 3)
+
+
+def test_a_later_report_of_the_same_run_does_not_call_its_first_step_the_warm_up(tf):
+    """Trial (AutoInt_ID0189): each epoch's training runs came after evaluation runs, so the session
+    started a new report per epoch, and epoch 2's said its first step (41 ms, the fastest) was
+    "TensorFlow's warm-up": only the graph's step 0 is."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        y, z = tf.multiply(x, 2.0, name="y"), tf.add(x, 1.0, name="z")
+    with EmulatorSession(NpuConfig(), graph=g) as sess:
+        for fetch in (y, y, z, y, y):
+            sess.run(fetch, {x: [1.0, 2.0]})
+        first, _, again = sess.reports
+    assert "(TensorFlow's warm-up)" in first.labels["wall_ms"]
+    assert again.fetches == ["y:0"] and again.timing.first_step == 2
+    label = again.labels["wall_ms"]
+    assert "TensorFlow's warm-up" not in label
+    assert f"the first {again.timing.first_ms:.2f} ms (step 2 of its graph, after its warm-up); " in label

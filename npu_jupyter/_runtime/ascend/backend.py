@@ -47,6 +47,7 @@ class AscendSession(Session):
         self._plans: dict[tuple[int, tuple[str, ...]], Plan] = {}
         self._created = time.time()  # GE graph dumps older than the session are not this session's
         self._estimates: Memo = {}  # the cost model's estimate per plan, shared by the plan's reports
+        self._graph_steps: dict[tuple[int, tuple[str, ...]], int] = {}  # (plan id, fetches) -> runs so far
 
     def run(
         self, fetches: object, feed_dict: FeedDict | None = None, options: object = None, run_metadata: object = None
@@ -62,7 +63,9 @@ class AscendSession(Session):
             report = self.last_report = self._new_report(plan, names)
             self.reports.append(report)
             del self.reports[:-1000]
-        add_time(report, StepRecord("step", ", ".join(names), report.steps, plan, wall))  # as the emulator's
+        key = (id(plan), tuple(names))  # the graph's own step: a report after another run's is not its first
+        step = self._graph_steps[key] = self._graph_steps.get(key, -1) + 1
+        add_time(report, StepRecord("step", ", ".join(names), step, plan, wall))  # as the emulator's
         return results
 
     def _new_report(self, plan: Plan, names: list[str]) -> RunReport:

@@ -117,7 +117,7 @@ def add_time(report: RunReport, record: StepRecord) -> None:
     alone would hide that. Each backend says whose clock it is (:data:`report_records.CLOCKS`).
     """
     report.steps += 1
-    timing = report.timing = report.timing.add(record.wall_ms)
+    timing = report.timing = report.timing.add(record.wall_ms, record.index)
     report.wall_ms = timing.total_ms / report.steps
     if report.backend in CLOCKS and report.steps > 1:
         report.labels["wall_ms"] = time_label(record.kind, report.steps, timing, report.backend)
@@ -130,9 +130,10 @@ def time_label(kind: StepKind, steps: int, timing: Timing, backend: str = "emula
     again by a cell's report that folds several reports of one run (``_notebook.run_reports.collapse``).
     """
     what, first = CLOCKS[backend]
+    why = f" ({first})" if timing.first_is_warm_up else f" ({kind} {timing.first_step} of its graph, after its warm-up)"
     return (
         f"mean per {kind} over {steps} {kind}s: min {timing.min_ms or 0.0:.2f} ms, max "
-        f"{timing.max_ms or 0.0:.2f} ms, the first {timing.first_ms or 0.0:.2f} ms ({first}); {what}"
+        f"{timing.max_ms or 0.0:.2f} ms, the first {timing.first_ms or 0.0:.2f} ms{why}; {what}"
     )
 
 
