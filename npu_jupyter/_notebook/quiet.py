@@ -10,11 +10,16 @@ are kept in :data:`last_log` for whoever wants them, and ``--verbose`` lets them
 Plain cells get the same treatment until TensorFlow has started (:class:`QuietStartup`): the first cell
 that imports TensorFlow of every notebook showed a pink block of absl, oneDNN and CUDA-probe lines
 (``failed call to cuInit``), which ``TF_CPP_MIN_LOG_LEVEL=2`` does not hide (the probe logs an error).
+
+In a terminal IPython, ``sys.stderr`` *is* descriptor 2: there Python's own writers (``sys.stderr``,
+and the logging handlers writing to it, absl's included) are pointed at the saved descriptor for the
+block, so warnings, logging and prints to stderr still show, as they do in a kernel.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 import tempfile
@@ -48,13 +53,67 @@ def quiet_tensorflow(enabled: bool = True) -> Iterator[None]:
     with tempfile.TemporaryFile() as sink:
         os.dup2(sink.fileno(), 2)
         try:
-            yield
+            with _python_stderr_kept(saved):
+                yield
         finally:
             _flush_python_stderr()
             os.dup2(saved, 2)
             os.close(saved)
             sink.seek(0)
             last_log = sink.read().decode("utf-8", "replace")
+
+
+@contextlib.contextmanager
+def _python_stderr_kept(saved: int) -> Iterator[None]:
+    """Python's writers on descriptor 2 write to ``saved`` (where it pointed) while the block runs.
+
+    Only where ``sys.stderr`` is descriptor 2 (a terminal IPython; a kernel's is its own stream): a
+    trial ran a ModelZoo script in such a ``%%npu`` cell and its warnings and ``logging`` lines vanished
+    into the sink with TensorFlow's C++ lines. Handlers made before the cell hold the stream object
+    itself, so those writing to ``sys.stderr`` are repointed too, and put back after.
+    """
+    original = sys.stderr
+    if _descriptor(original) != 2:
+        yield
+        return
+    encoding = getattr(original, "encoding", None) or "utf-8"
+    stream = open(os.dup(saved), "w", encoding=encoding, errors="backslashreplace", buffering=1)  # noqa: SIM115
+    handlers = [h for h in _stream_handlers() if h.stream is original]
+    sys.stderr = stream
+    for handler in handlers:
+        handler.setStream(stream)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            if handler.stream is stream:
+                handler.setStream(original)
+        if sys.stderr is stream:
+            sys.stderr = original
+        stream.close()
+
+
+def _descriptor(stream: object) -> int | None:
+    """The file descriptor a text stream writes to, or None (a kernel's stream, a StringIO)."""
+    try:
+        return int(stream.fileno())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError and a ValueError
+        return None
+
+
+def _stream_handlers() -> list[logging.StreamHandler]:  # type: ignore[type-arg]
+    """Every logging StreamHandler attached to a logger (absl's, behind TensorFlow's logging, included)."""
+    loggers = [
+        logging.getLogger(),
+        *(v for v in logging.Logger.manager.loggerDict.values() if isinstance(v, logging.Logger)),
+    ]
+    found: list[logging.StreamHandler] = []  # type: ignore[type-arg]
+    for logger in loggers:
+        for handler in logger.handlers:
+            for h in (handler, getattr(handler, "python_handler", None)):  # absl keeps its stream handler inside
+                if isinstance(h, logging.StreamHandler) and h not in found:
+                    found.append(h)
+    return found
 
 
 def _flush_python_stderr() -> None:

@@ -103,3 +103,48 @@ def test_the_verbose_flag_and_trait_reach_the_cell(ip, capfd):
         assert "trait line" in capfd.readouterr().err
     finally:
         ip.run_line_magic("config", "NpuMagics.verbose = False")
+
+
+def _terminal_stderr(monkeypatch):
+    """``sys.stderr`` as a terminal IPython has it: a text stream on descriptor 2 itself.
+
+    Set in the test body: capfd installs its own ``sys.stderr`` after the fixtures are set up.
+    """
+    import io
+
+    stream = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True)
+    monkeypatch.setattr(sys, "stderr", stream)
+    return stream
+
+
+def test_python_stderr_on_descriptor_2_stays_visible_while_the_cpp_lines_are_kept_out(capfd, monkeypatch):
+    """Trial (din_tf_allenyzx in a terminal IPython %%npu cell): the script's logging lines vanished
+    into the sink with TensorFlow's C++ lines, because there sys.stderr is descriptor 2."""
+    import logging
+
+    terminal_stderr = _terminal_stderr(monkeypatch)
+
+    handler = logging.StreamHandler(terminal_stderr)  # made before the cell, as logging.basicConfig() does
+    log = logging.getLogger("npu_jupyter.tests.quiet")
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        with quiet_tensorflow():
+            os.write(2, b"I0000 cpu_feature_guard.cc:1] a C++ line\n")
+            print("a print to stderr", file=sys.stderr)
+            log.warning("a logging line")
+        assert sys.stderr is terminal_stderr and handler.stream is terminal_stderr  # put back after
+    finally:
+        log.removeHandler(handler)
+    err = capfd.readouterr().err
+    assert "cpu_feature_guard" not in err
+    assert "a print to stderr" in err and "a logging line" in err
+
+
+def test_a_terminal_npu_cells_stderr_lines_show(ip, capfd, monkeypatch):
+    _terminal_stderr(monkeypatch)
+    ip.run_cell_magic(
+        "npu", "--quiet", "import os, sys\nos.write(2, b'hidden line\\n')\nprint('shown line', file=sys.stderr)\n"
+    )
+    err = capfd.readouterr().err
+    assert "shown line" in err and "hidden line" not in err
