@@ -24,7 +24,7 @@ import os
 import sys
 import tempfile
 from types import ModuleType
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 if TYPE_CHECKING:  # pragma: no cover
     from IPython.core.interactiveshell import InteractiveShell
@@ -76,21 +76,53 @@ def _python_stderr_kept(saved: int) -> Iterator[None]:
     if _descriptor(original) != 2:
         yield
         return
-    encoding = getattr(original, "encoding", None) or "utf-8"
-    stream = open(os.dup(saved), "w", encoding=encoding, errors="backslashreplace", buffering=1)  # noqa: SIM115
+    kept = _KeptStderr(original, saved)
     handlers = [h for h in _stream_handlers() if h.stream is original]
-    sys.stderr = stream
+    sys.stderr = kept
     for handler in handlers:
-        handler.setStream(stream)
+        handler.setStream(kept)
     try:
         yield
     finally:
         for handler in handlers:
-            if handler.stream is stream:
+            if handler.stream is kept:
                 handler.setStream(original)
-        if sys.stderr is stream:
+        if sys.stderr is kept:
             sys.stderr = original
-        stream.close()
+        kept.release()
+
+
+class _KeptStderr:
+    """``sys.stderr`` during a quiet block in a terminal: writes go where descriptor 2 pointed before.
+
+    What takes it during the block (a handler ``logging.basicConfig()`` makes in the cell, a progress
+    bar) keeps it after; once released it writes to the stream it stood in for, never to a closed file.
+    """
+
+    def __init__(self, original: TextIO, saved: int) -> None:
+        encoding = getattr(original, "encoding", None) or "utf-8"
+        self._original = original
+        self._kept: TextIO | None = open(os.dup(saved), "w", encoding=encoding, errors="backslashreplace", buffering=1)  # noqa: SIM115
+
+    def _target(self) -> TextIO:
+        return self._kept if self._kept is not None else self._original
+
+    def write(self, text: str) -> int:
+        """Write to the saved descriptor during the block, to the original stream after it."""
+        return self._target().write(text)
+
+    def flush(self) -> None:
+        """Flush whichever stream the writes go to now."""
+        self._target().flush()
+
+    def release(self) -> None:
+        """From now on write to the original stream; close the copy of the saved descriptor."""
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            kept.close()
+
+    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - encoding, isatty, fileno: the target's
+        return getattr(self._target(), name)
 
 
 def _descriptor(stream: object) -> int | None:
@@ -107,9 +139,11 @@ def _stream_handlers() -> list[logging.StreamHandler]:  # type: ignore[type-arg]
         logging.getLogger(),
         *(v for v in logging.Logger.manager.loggerDict.values() if isinstance(v, logging.Logger)),
     ]
+    absl = sys.modules.get("absl.logging")  # absl's handler joins the root logger later, in app.run()
+    extra = [absl.get_absl_handler()] if absl is not None and hasattr(absl, "get_absl_handler") else []
     found: list[logging.StreamHandler] = []  # type: ignore[type-arg]
-    for logger in loggers:
-        for handler in logger.handlers:
+    for handler_list in (*(logger.handlers for logger in loggers), extra):
+        for handler in handler_list:
             for h in (handler, getattr(handler, "python_handler", None)):  # absl keeps its stream handler inside
                 if isinstance(h, logging.StreamHandler) and h not in found:
                     found.append(h)

@@ -148,3 +148,30 @@ def test_a_terminal_npu_cells_stderr_lines_show(ip, capfd, monkeypatch):
     )
     err = capfd.readouterr().err
     assert "shown line" in err and "hidden line" not in err
+
+
+def test_what_takes_stderr_inside_the_block_still_writes_after_it(capfd, monkeypatch):
+    """A handler ``logging.basicConfig()`` makes in the cell holds the block's stderr; it must not be
+    left writing to a closed file (logging's "--- Logging error ---") in later cells."""
+    import logging
+
+    terminal = _terminal_stderr(monkeypatch)
+    with quiet_tensorflow():
+        inside = logging.StreamHandler()  # takes sys.stderr now
+    assert sys.stderr is terminal
+    inside.handle(logging.makeLogRecord({"msg": "a later cell's line", "levelno": logging.WARNING}))
+    err = capfd.readouterr().err
+    assert "a later cell's line" in err and "Logging error" not in err
+
+
+def test_absls_handler_joining_the_root_logger_inside_the_block_writes_to_the_terminal(capfd, monkeypatch):
+    """TensorFlow's tf.app.run (absl.app.run) attaches absl's handler inside the cell: the ModelZoo
+    din_tf_allenyzx script's logging.info lines went through it."""
+    absl_logging = pytest.importorskip("absl.logging")
+    python_handler = absl_logging.get_absl_handler().python_handler
+    terminal = _terminal_stderr(monkeypatch)
+    monkeypatch.setattr(python_handler, "stream", terminal)  # as made when TensorFlow was imported
+    with quiet_tensorflow():
+        python_handler.stream.write("an absl line\n")
+    assert python_handler.stream is terminal
+    assert "an absl line" in capfd.readouterr().err
