@@ -99,6 +99,25 @@ def test_a_variable_an_earlier_run_filled_with_inf_names_the_ops_that_write_it(t
     assert finding.variable_writers == ("bump",)
     assert "reads the variable w, which already held inf/NaN" in finding.message
     assert "(bump)" in finding.message
+    # trial (din_tf_allenyzx, force_fp16): it said "Op outputs are checked as they are computed", yet the
+    # op that made the inf in the writing run (grow here, Adam's 0/0 there) was never named
+    assert "Op outputs are checked" not in finding.message
+    assert "only a run that fetches an inf/NaN value is traced" in finding.message
+
+
+def test_enable_dump_debug_names_the_op_of_the_run_that_wrote_inf_into_a_variable(tf, hand, tmp_path):
+    """What the finding above advises: the writing run, whose fetches were finite, names its op."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        w = tf.compat.v1.get_variable("w", [2], initializer=tf.compat.v1.zeros_initializer(), use_resource=True)
+        bump = w.assign_add(tf.multiply(x, 10.0, name="grow"), name="bump", read_value=False)
+        init = tf.compat.v1.global_variables_initializer()
+    cfg = NpuConfig(enable_dump_debug=True, dump_path=str(tmp_path), dump_debug_mode="all")
+    with EmulatorSession(cfg, g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        sess.run(init)
+        sess.run(bump, {"x:0": np.array([3e38, 1.0], np.float32)})
+        assert sess.last_report.overflow_ops == ["grow"] and sess.last_report.non_finite is None
 
 
 def test_a_run_fetching_no_float_tensor_adds_no_flags(tf, hand):
