@@ -203,3 +203,17 @@ def test_a_bfloat16_relu_keeps_its_flag(tf, hand):
         sess.run("loss:0", {"x:0": np.array([1.0, -1.0], np.float32)})
         flagged = _flagged(sess)
     assert "relu:0" in flagged and "same:0" not in flagged
+
+
+def test_a_run_non_finite_for_many_steps_says_its_finding_once(tf, hand):
+    """Trial (din_tf_allenyzx, force_fp16): one warning per step, 29 times the same finding."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        tf.reduce_sum(tf.multiply(x, 1000.0, name="big"), name="loss")
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        for _ in range(3):
+            sess.run("loss:0", {"x:0": np.array([70.0, 1.0], np.float32)})  # 70000 > 65504: inf in float16
+        report = sess.last_report
+    assert report.steps == 3 and report.non_finite is not None and report.non_finite.step == 0
+    assert [w for w in report.warnings if "non-finite" in w] == [report.non_finite.message]
