@@ -157,6 +157,8 @@ def _add_plan_extras(out: Report, plan: Plan, run: RunReport | None) -> None:
     cost = estimate.block if estimate is not None else None
     if cost is not None:
         out["cost_model"] = _cost_block(cost)
+        if run is not None and run.fed_shapes_varied and run.fed_shapes:
+            out["cost_model"]["basis"] += _one_batch(run.fed_shapes)
     labels = _labels(run, cost is not None or bool(estimate is not None and estimate.est_us))
     if labels:
         out["labels"] = labels
@@ -176,6 +178,12 @@ def _cost_block(cost: CostBlock) -> CostModel:
         "launch_share": ratio(cost.launch_share),
         "basis": str(cost.basis),
     }
+
+
+def _one_batch(fed: dict[str, list[int]]) -> str:
+    """Which feed the estimate is at, when the report's steps fed different shapes (its mean time mixes them)."""
+    shown = ", ".join(f"{name} {shape}" for name, shape in list(fed.items())[:3]) + (" …" if len(fed) > 3 else "")
+    return f"; at the shapes one step fed ({shown}): its steps fed other shapes too, which the estimate leaves out"
 
 
 def _labels(run: RunReport | None, estimated: bool) -> dict[str, str]:

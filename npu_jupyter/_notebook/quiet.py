@@ -4,24 +4,27 @@ TensorFlow's C++ runtime logs straight to file descriptor 2 (``profiler_session.
 started``, ``cuInit`` probes on a machine without a GPU, oneDNN notices). A Jupyter kernel forwards
 that descriptor into the cell's output, so a profiled cell filled with pink lines that are not about
 the user's code. Around the cell, descriptor 2 points at a temporary file instead; Python's own
-``sys.stderr`` (warnings, tracebacks) is not that descriptor in a kernel and is left alone. In a terminal
-IPython it is descriptor 2: for the cell it writes to a copy of the real descriptor instead, so the
-script's warnings (and the emulated adapter's, such as ``set_iteration_per_loop``'s) still show. The lines
+``sys.stderr`` (warnings, tracebacks) is not that descriptor in a kernel and is left alone. The lines
 are kept in :data:`last_log` for whoever wants them, and ``--verbose`` lets them through.
 
 Plain cells get the same treatment until TensorFlow has started (:class:`QuietStartup`): the first cell
 that imports TensorFlow of every notebook showed a pink block of absl, oneDNN and CUDA-probe lines
 (``failed call to cuInit``), which ``TF_CPP_MIN_LOG_LEVEL=2`` does not hide (the probe logs an error).
+
+In a terminal IPython, ``sys.stderr`` *is* descriptor 2: there Python's own writers (``sys.stderr``,
+and the logging handlers writing to it, absl's included) are pointed at the saved descriptor for the
+block, so warnings, logging and prints to stderr still show, as they do in a kernel.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 import tempfile
 from types import ModuleType
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TextIO
 
 if TYPE_CHECKING:  # pragma: no cover
     from IPython.core.interactiveshell import InteractiveShell
@@ -47,10 +50,11 @@ def quiet_tensorflow(enabled: bool = True) -> Iterator[None]:
     except OSError:  # no descriptor 2 (some embedded interpreters): nothing to silence
         yield
         return
-    with tempfile.TemporaryFile() as sink, _python_stderr_kept(saved):
+    with tempfile.TemporaryFile() as sink:
         os.dup2(sink.fileno(), 2)
         try:
-            yield
+            with _python_stderr_kept(saved):
+                yield
         finally:
             _flush_python_stderr()
             os.dup2(saved, 2)
@@ -61,28 +65,89 @@ def quiet_tensorflow(enabled: bool = True) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _python_stderr_kept(saved: int) -> Iterator[None]:
-    """Python's ``sys.stderr`` writes to ``saved`` (the real descriptor 2) while descriptor 2 is the sink.
+    """Python's writers on descriptor 2 write to ``saved`` (where it pointed) while the block runs.
 
-    Only when ``sys.stderr`` is descriptor 2 itself (a terminal IPython, a script): in a kernel it is the
-    kernel's own stream and is left alone. Put back after, unless the cell replaced it meanwhile.
+    Only where ``sys.stderr`` is descriptor 2 (a terminal IPython; a kernel's is its own stream): a
+    trial ran a ModelZoo script in such a ``%%npu`` cell and its warnings and ``logging`` lines vanished
+    into the sink with TensorFlow's C++ lines. Handlers made before the cell hold the stream object
+    itself, so those writing to ``sys.stderr`` are repointed too, and put back after.
     """
-    current = sys.stderr
-    try:
-        on_fd2 = current is not None and current.fileno() == 2
-    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
-        on_fd2 = False
-    if not on_fd2:
+    original = sys.stderr
+    if _descriptor(original) != 2:
         yield
         return
-    encoding = getattr(current, "encoding", None) or "utf-8"
-    kept = os.fdopen(os.dup(saved), "w", buffering=1, encoding=encoding, errors="backslashreplace")
+    kept = _KeptStderr(original, saved)
+    handlers = [h for h in _stream_handlers() if h.stream is original]
     sys.stderr = kept
+    for handler in handlers:
+        handler.setStream(kept)
     try:
         yield
     finally:
+        for handler in handlers:
+            if handler.stream is kept:
+                handler.setStream(original)
         if sys.stderr is kept:
-            sys.stderr = current
-        kept.close()
+            sys.stderr = original
+        kept.release()
+
+
+class _KeptStderr:
+    """``sys.stderr`` during a quiet block in a terminal: writes go where descriptor 2 pointed before.
+
+    What takes it during the block (a handler ``logging.basicConfig()`` makes in the cell, a progress
+    bar) keeps it after; once released it writes to the stream it stood in for, never to a closed file.
+    """
+
+    def __init__(self, original: TextIO, saved: int) -> None:
+        encoding = getattr(original, "encoding", None) or "utf-8"
+        self._original = original
+        self._kept: TextIO | None = open(os.dup(saved), "w", encoding=encoding, errors="backslashreplace", buffering=1)  # noqa: SIM115
+
+    def _target(self) -> TextIO:
+        return self._kept if self._kept is not None else self._original
+
+    def write(self, text: str) -> int:
+        """Write to the saved descriptor during the block, to the original stream after it."""
+        return self._target().write(text)
+
+    def flush(self) -> None:
+        """Flush whichever stream the writes go to now."""
+        self._target().flush()
+
+    def release(self) -> None:
+        """From now on write to the original stream; close the copy of the saved descriptor."""
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            kept.close()
+
+    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - encoding, isatty, fileno: the target's
+        return getattr(self._target(), name)
+
+
+def _descriptor(stream: object) -> int | None:
+    """The file descriptor a text stream writes to, or None (a kernel's stream, a StringIO)."""
+    try:
+        return int(stream.fileno())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError and a ValueError
+        return None
+
+
+def _stream_handlers() -> list[logging.StreamHandler]:  # type: ignore[type-arg]
+    """Every logging StreamHandler attached to a logger (absl's, behind TensorFlow's logging, included)."""
+    loggers = [
+        logging.getLogger(),
+        *(v for v in logging.Logger.manager.loggerDict.values() if isinstance(v, logging.Logger)),
+    ]
+    absl = sys.modules.get("absl.logging")  # absl's handler joins the root logger later, in app.run()
+    extra = [absl.get_absl_handler()] if absl is not None and hasattr(absl, "get_absl_handler") else []
+    found: list[logging.StreamHandler] = []  # type: ignore[type-arg]
+    for handler_list in (*(logger.handlers for logger in loggers), extra):
+        for handler in handler_list:
+            for h in (handler, getattr(handler, "python_handler", None)):  # absl keeps its stream handler inside
+                if isinstance(h, logging.StreamHandler) and h not in found:
+                    found.append(h)
+    return found
 
 
 def _flush_python_stderr() -> None:

@@ -99,6 +99,7 @@ def collapse(reports: list[RunReport]) -> RunReport:
         dump_dir=next((r.dump_dir for r in reversed(reports) if r.dump_dir), None),
         trace_file=next((r.trace_file for r in reversed(reports) if r.trace_file), None),
         op_summary_csv=next((r.op_summary_csv for r in reversed(reports) if r.op_summary_csv), None),
+        fed_shapes_varied=any(r.fed_shapes_varied or r.fed_shapes != last.fed_shapes for r in reports),
     )
 
 

@@ -31,6 +31,10 @@ CUT_OFF_REASON = (
     "runs on the host CPU — enable mix_compile_mode or wrap the unsupported ops in "
     "without_npu_compile_scope"
 )
+CHECKPOINT_PATH_REASON = (
+    "a Saver's checkpoint path/control op, cut off from the largest device cluster with its checkpoint "
+    "ops: it stays on the host next to SaveV2/RestoreV2 (which run there); no compute is lost"
+)
 # tf.train.Saver's checkpoint I/O (tests/data/reference/ADAPTER-FACTS.md §3.5-6/8, §3.6: GE cannot run these)
 _CHECKPOINT_OPS = frozenset(
     {
@@ -369,6 +373,8 @@ def partition(view: GraphView, placed: Placement, s: PlanSettings) -> Partition:
             placed.engine[i] = "HOST"
             placed.reason[i] = CUT_OFF_REASON
         plumbing = [g for g in cut if _is_checkpoint_plumbing(view, g, preds, succs)]
+        for i in (i for g in plumbing for i in g):  # no advice to change the config for these
+            placed.reason[i] = CHECKPOINT_PATH_REASON
         worth_warning = sorted(i for g in cut if g not in plumbing for i in g)
         if worth_warning:
             part.warnings.append(_cut_off_warning(view, worth_warning, device, preds, succs))

@@ -68,6 +68,7 @@ class RunReport:
     not_live: list[str] = field(default_factory=list)  # observed ops that did not run (dead branches)
     predicted: bool = True  # placements and precisions are the planner's prediction, not read back
     fed_shapes: dict[str, list[int]] | None = None  # what the report's first run fed (the cost model's batch)
+    fed_shapes_varied: bool = False  # a later run of it fed other shapes (a partial last batch): said with the estimate
     # the cost model's estimate as attached where the report was built; read it as ``estimate``
     cost: CostEstimate | PendingEstimate | None = field(default=None, repr=False, compare=False)
 

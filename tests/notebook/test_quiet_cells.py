@@ -123,3 +123,75 @@ def test_python_warnings_in_a_quiet_block_still_show_where_sys_stderr_is_descrip
     assert done.returncode == 0, done.stderr
     assert "UserWarning: kept warning" in done.stderr and "native line" not in done.stderr
     assert done.stdout.strip() == "True"
+
+
+def _terminal_stderr(monkeypatch):
+    """``sys.stderr`` as a terminal IPython has it: a text stream on descriptor 2 itself.
+
+    Set in the test body: capfd installs its own ``sys.stderr`` after the fixtures are set up.
+    """
+    import io
+
+    stream = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True)
+    monkeypatch.setattr(sys, "stderr", stream)
+    return stream
+
+
+def test_python_stderr_on_descriptor_2_stays_visible_while_the_cpp_lines_are_kept_out(capfd, monkeypatch):
+    """Trial (din_tf_allenyzx in a terminal IPython %%npu cell): the script's logging lines vanished
+    into the sink with TensorFlow's C++ lines, because there sys.stderr is descriptor 2."""
+    import logging
+
+    terminal_stderr = _terminal_stderr(monkeypatch)
+
+    handler = logging.StreamHandler(terminal_stderr)  # made before the cell, as logging.basicConfig() does
+    log = logging.getLogger("npu_jupyter.tests.quiet")
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        with quiet_tensorflow():
+            os.write(2, b"I0000 cpu_feature_guard.cc:1] a C++ line\n")
+            print("a print to stderr", file=sys.stderr)
+            log.warning("a logging line")
+        assert sys.stderr is terminal_stderr and handler.stream is terminal_stderr  # put back after
+    finally:
+        log.removeHandler(handler)
+    err = capfd.readouterr().err
+    assert "cpu_feature_guard" not in err
+    assert "a print to stderr" in err and "a logging line" in err
+
+
+def test_a_terminal_npu_cells_stderr_lines_show(ip, capfd, monkeypatch):
+    _terminal_stderr(monkeypatch)
+    ip.run_cell_magic(
+        "npu", "--quiet", "import os, sys\nos.write(2, b'hidden line\\n')\nprint('shown line', file=sys.stderr)\n"
+    )
+    err = capfd.readouterr().err
+    assert "shown line" in err and "hidden line" not in err
+
+
+def test_what_takes_stderr_inside_the_block_still_writes_after_it(capfd, monkeypatch):
+    """A handler ``logging.basicConfig()`` makes in the cell holds the block's stderr; it must not be
+    left writing to a closed file (logging's "--- Logging error ---") in later cells."""
+    import logging
+
+    terminal = _terminal_stderr(monkeypatch)
+    with quiet_tensorflow():
+        inside = logging.StreamHandler()  # takes sys.stderr now
+    assert sys.stderr is terminal
+    inside.handle(logging.makeLogRecord({"msg": "a later cell's line", "levelno": logging.WARNING}))
+    err = capfd.readouterr().err
+    assert "a later cell's line" in err and "Logging error" not in err
+
+
+def test_absls_handler_joining_the_root_logger_inside_the_block_writes_to_the_terminal(capfd, monkeypatch):
+    """TensorFlow's tf.app.run (absl.app.run) attaches absl's handler inside the cell: the ModelZoo
+    din_tf_allenyzx script's logging.info lines went through it."""
+    absl_logging = pytest.importorskip("absl.logging")
+    python_handler = absl_logging.get_absl_handler().python_handler
+    terminal = _terminal_stderr(monkeypatch)
+    monkeypatch.setattr(python_handler, "stream", terminal)  # as made when TensorFlow was imported
+    with quiet_tensorflow():
+        python_handler.stream.write("an absl line\n")
+    assert python_handler.stream is terminal
+    assert "an absl line" in capfd.readouterr().err

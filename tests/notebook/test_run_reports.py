@@ -236,3 +236,13 @@ def test_folded_ascend_runs_keep_the_hosts_clock_in_their_label():
     assert a.labels["wall_ms"].endswith(
         "session.run measured on the host while the device ran the graph (not a device kernel time)"
     )
+
+
+def test_collapse_says_the_shapes_varied_when_its_reports_started_at_different_batches():
+    """Trial (texting_ID0193): a cell's one report of an evaluation run that fed 40 rows, then 60."""
+    plan = _plan("a")
+    first, later = RunReport(plan, fed_shapes={"x:0": [40, 8]}), RunReport(plan, fed_shapes={"x:0": [60, 8]})
+    assert collapse([first, later]).fed_shapes_varied
+    assert collapse([first, later]).fed_shapes == {"x:0": [60, 8]}  # the estimate shown is the last report's
+    again = RunReport(plan, fed_shapes={"x:0": [40, 8]})
+    assert not collapse([first, again]).fed_shapes_varied

@@ -8,7 +8,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 v1 = tf.compat.v1
 
-from npu_jupyter._plan.partition import CUT_OFF_REASON
+from npu_jupyter._plan.partition import CHECKPOINT_PATH_REASON, CUT_OFF_REASON
 from npu_jupyter._plan.planner import plan
 
 MIX = {"mix_compile_mode": True}
@@ -239,9 +239,12 @@ def _saver_training_graph(sharded: bool):
 def test_saver_checkpoint_plumbing_gives_no_cut_off_warning(sharded):
     p = plan(_saver_training_graph(sharded))
     assert not any("cut off" in w for w in p.warnings)
-    cut = [d for d in p.ops.values() if d.placement_reason == CUT_OFF_REASON]
-    assert cut and all(d.name.startswith("save") for d in cut)  # per-op reasons stay
+    cut = [d for d in p.ops.values() if d.placement_reason == CHECKPOINT_PATH_REASON]
+    assert cut and all(d.name.startswith("save") and d.placement == "host" for d in cut)
     assert any("checkpoint" in n and cut[0].name in n for n in p.notes)
+    # trial (din_tf_allenyzx): the note said "no compute is lost" while save/control_dependency's own
+    # reason still told the user to enable mix_compile_mode
+    assert not any("mix_compile_mode" in d.placement_reason for d in p.ops.values())
 
 
 def test_compute_cut_off_next_to_a_saver_still_warns():
@@ -253,6 +256,7 @@ def test_compute_cut_off_next_to_a_saver_still_warns():
     (warning,) = [w for w in p.warnings if "cut off" in w]
     assert "2 supported ops are cut off" in warning and "cut_exp2" in warning
     assert "save/" not in warning  # the Saver's path ops are left to the note
+    assert p.ops["cut_exp2"].placement_reason == CUT_OFF_REASON  # compute cut off keeps its advice
 
 
 # ---- dynamic inputs (dynamic_input + dynamic_graph_execute_mode) ------------------------------

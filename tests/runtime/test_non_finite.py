@@ -99,6 +99,25 @@ def test_a_variable_an_earlier_run_filled_with_inf_names_the_ops_that_write_it(t
     assert finding.variable_writers == ("bump",)
     assert "reads the variable w, which already held inf/NaN" in finding.message
     assert "(bump)" in finding.message
+    # trial (din_tf_allenyzx, force_fp16): it said "Op outputs are checked as they are computed", yet the
+    # op that made the inf in the writing run (grow here, Adam's 0/0 there) was never named
+    assert "Op outputs are checked" not in finding.message
+    assert "only a run that fetches an inf/NaN value is traced" in finding.message
+
+
+def test_enable_dump_debug_names_the_op_of_the_run_that_wrote_inf_into_a_variable(tf, hand, tmp_path):
+    """What the finding above advises: the writing run, whose fetches were finite, names its op."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        w = tf.compat.v1.get_variable("w", [2], initializer=tf.compat.v1.zeros_initializer(), use_resource=True)
+        bump = w.assign_add(tf.multiply(x, 10.0, name="grow"), name="bump", read_value=False)
+        init = tf.compat.v1.global_variables_initializer()
+    cfg = NpuConfig(enable_dump_debug=True, dump_path=str(tmp_path), dump_debug_mode="all")
+    with EmulatorSession(cfg, g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        sess.run(init)
+        sess.run(bump, {"x:0": np.array([3e38, 1.0], np.float32)})
+        assert sess.last_report.overflow_ops == ["grow"] and sess.last_report.non_finite is None
 
 
 def test_a_run_fetching_no_float_tensor_adds_no_flags(tf, hand):
@@ -184,3 +203,17 @@ def test_a_bfloat16_relu_keeps_its_flag(tf, hand):
         sess.run("loss:0", {"x:0": np.array([1.0, -1.0], np.float32)})
         flagged = _flagged(sess)
     assert "relu:0" in flagged and "same:0" not in flagged
+
+
+def test_a_run_non_finite_for_many_steps_says_its_finding_once(tf, hand):
+    """Trial (din_tf_allenyzx, force_fp16): one warning per step, 29 times the same finding."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        tf.reduce_sum(tf.multiply(x, 1000.0, name="big"), name="loss")
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        for _ in range(3):
+            sess.run("loss:0", {"x:0": np.array([70.0, 1.0], np.float32)})  # 70000 > 65504: inf in float16
+        report = sess.last_report
+    assert report.steps == 3 and report.non_finite is not None and report.non_finite.step == 0
+    assert [w for w in report.warnings if "non-finite" in w] == [report.non_finite.message]

@@ -27,3 +27,28 @@ def test_last_report_carries_the_estimate_at_the_batch_its_first_run_fed(tf):
     expected = estimate_of(report.plan, g, {"x:0": [16, 64]})
     assert expected is not None and report.estimate == expected
     assert report.estimate.est_us["mm"] > 0 and report.estimate is report.estimate  # computed once
+
+
+def _batches(tf, sizes):
+    """A report of runs feeding ``sizes`` rows each, and its payload's cost_model basis."""
+    from npu_jupyter._display.mime import report_payload
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 8], name="x")
+        tf.reduce_sum(tf.matmul(x, tf.ones([8, 4]), name="mm"), name="total")
+    with EmulatorSession(NpuConfig(), g) as sess:
+        for rows in sizes:
+            sess.run("total:0", {"x:0": np.ones((rows, 8), np.float32)})
+        report = sess.last_report
+    return report, report_payload(report)["cost_model"]["basis"]
+
+
+def test_an_estimate_says_its_batch_when_the_runs_it_stands_for_fed_other_shapes(tf):
+    """Trial (texting_ID0193): batches 64, 64, 64 then 8 folded into one report whose estimate, at the
+    first batch, did not say so next to a mean time over all four."""
+    report, basis = _batches(tf, [16, 16, 3])
+    assert report.steps == 3 and report.fed_shapes == {"x:0": [16, 8]} and report.fed_shapes_varied
+    assert "at the shapes one step fed (x:0 [16, 8]): its steps fed other shapes too" in basis
+    same, plain = _batches(tf, [16, 16, 16])
+    assert not same.fed_shapes_varied and "other shapes" not in plain

@@ -72,6 +72,8 @@ class ReportBook:
         values = fetch_values(names, list(record.outputs))
         if last is not None and last.plan is plan and last.session is not None and last.session.fetch_key == fetch_key:
             last.session = dataclasses.replace(last.session, last_step=step, values=values)
+            if not last.fed_shapes_varied and last.fed_shapes is not None:
+                last.fed_shapes_varied = feed_shapes(feed_dict) != last.fed_shapes
             return last
         report = RunReport(plan=plan, backend="emulator", fetches=list(names), steps=0, wall_ms=0.0)
         report.emulation = {op: how for op, how in run.emulation().items() if op in plan.ops}
