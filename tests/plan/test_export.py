@@ -94,6 +94,8 @@ def test_a_replan_of_an_unchanged_graph_reuses_its_view_though_each_export_order
     first = planner._view(g, None)
     assert planner._view(g, None) is first
     assert planner._view(g, ["y"]) is not first, "other fetches: another view"
+    kept = planner._VIEW_CACHE[g][1]
+    assert isinstance(kept, bytes), "the cache keeps the export's bytes, a quarter of the parsed GraphDef's memory"
 
 
 def test_a_replan_sees_an_attribute_changed_to_a_value_of_the_same_size():

@@ -9,7 +9,7 @@ same two steps itself and keeps the bytes.
 
 TensorFlow's C++ export writes each node's attribute map in no fixed order (two exports of one graph
 differ byte for byte), so the bytes answer "does this key occur anywhere" and nothing that depends on
-order: the planner's view cache compares GraphDefs, not bytes.
+order: the planner's view cache compares the GraphDefs they parse into, not the bytes.
 """
 
 from __future__ import annotations
@@ -43,11 +43,18 @@ def exported(graph: object) -> tuple[GraphDef, Graph | None, bytes]:
     if data is None:
         graph_def = tf_graph.as_graph_def()
         return graph_def, tf_graph, graph_def.SerializeToString()
+    return parsed(data), tf_graph, data
+
+
+def parsed(data: bytes) -> GraphDef:
+    """The GraphDef of exported bytes, as ``as_graph_def()`` gives it: an empty library is no field at all."""
+    from tensorflow.core.framework import graph_pb2
+
     graph_def = graph_pb2.GraphDef()
     graph_def.ParseFromString(data)
-    if not graph_def.library.function:  # as as_graph_def() does: an empty library is no field at all
+    if not graph_def.library.function:
         graph_def.ClearField("library")
-    return cast("GraphDef", graph_def), tf_graph, data
+    return cast("GraphDef", graph_def)
 
 
 def _export_bytes(graph: Graph) -> bytes | None:
