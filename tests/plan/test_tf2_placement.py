@@ -284,3 +284,47 @@ def test_without_npu_compile_scope_is_a_tf1_scope_npu_device_does_not_read():
     cf = f.get_concrete_function(SPEC)
     assert plan(cf, {"mix_compile_mode": True}).ops["kept"].placement == "host"
     assert plan(cf, adapter="tf2").ops["kept"].placement == "device"
+
+
+def _iterator_notes(p):
+    return [n for n in p.notes if n.startswith("npu_device reads the dataset iterator on the NPU")]
+
+
+def _iterator():
+    return iter(tf.data.Dataset.from_tensors(tf.ones([4])).repeat())
+
+
+def test_an_iterator_read_outside_a_loop_is_one_step_per_call_whatever_npu_loop_size_says():
+    """Only a While fed by the mirrored iterator gets _consumed_iterators (npu_trans_resource_input_to_node_optimizer.cpp),
+    and TryTransToNpuLoopGraph needs one (IsGraphNeedLoop): a Keras step function reading the iterator with
+    IteratorGetNext runs one step per call. The note used to say NPU_LOOP_SIZE made it a device loop."""
+
+    @tf.function
+    def step(iterator):
+        return tf.reduce_sum(next(iterator) * 2.0)
+
+    p = plan(step.get_concrete_function(_iterator()), adapter="tf2")
+    (note,) = _iterator_notes(p)
+    assert "each call of this function is one step" in note and "reads it outside a loop" in note
+    assert "runs NPU_LOOP_SIZE iterations" not in note
+
+
+def _read_before_and_in_a_loop(body):
+    @tf.function
+    def loop(iterator):
+        total = tf.reduce_sum(next(iterator))
+        for _ in tf.range(3):
+            total += body(next(iterator))
+        return total
+
+    return loop.get_concrete_function(_iterator())
+
+
+def test_an_iterator_a_while_loop_takes_is_a_device_loop_only_for_a_function_wholly_on_the_npu():
+    whole = plan(_read_before_and_in_a_loop(tf.reduce_sum), adapter="tf2")
+    (note,) = _iterator_notes(whole)
+    assert "npu_device compiles it into the device graph, which runs NPU_LOOP_SIZE iterations per call" in note
+    assert note.count("when that loop is the whole function") == 1  # a condition the plan does not check
+    mixed = plan(_read_before_and_in_a_loop(lambda x: tf.reduce_sum(tf.math.lgamma(x))), adapter="tf2")
+    (note,) = _iterator_notes(mixed)
+    assert "each call runs the loop as TensorFlow does" in note and "only of a function compiled whole" in note

@@ -150,8 +150,8 @@ def place_tf2(view: GraphView, lib: OpLibrary, s: PlanSettings) -> Tf2Placement:
     substitutes, cpu_resources = _resource_args(view)
     problems = _unsupported(view, lib)
     bad_types = _uncopyable_io(view, substitutes)
-    notes = _iterator_note(view, substitutes)
     whole = not problems and not bad_types
+    notes = _iterator_note(view, substitutes, whole)
     must_npu: list[bool] | None = None
     if whole:
         for n in view.order:
@@ -191,14 +191,41 @@ def _uncopyable_io(view: GraphView, substitutes: dict[int, str]) -> str:
     return ", ".join(parts) + (" cannot be copied to or from the NPU" if parts else "")
 
 
-def _iterator_note(view: GraphView, substitutes: dict[int, str]) -> list[str]:
-    if "iterator" not in substitutes.values():
+_WHILE_OPS = frozenset({"While", "StatelessWhile"})
+
+
+def _iterator_note(view: GraphView, substitutes: dict[int, str], whole: bool) -> list[str]:
+    """What npu_device does with the dataset iterator the function reads, and whether NPU_LOOP_SIZE applies.
+
+    npu_device runs NPU_LOOP_SIZE iterations per call only for a function compiled whole on the NPU
+    whose while loop takes the mirrored iterator itself: only such a While gets ``_consumed_iterators``
+    (npu_trans_resource_input_to_node_optimizer.cpp), and ``TryTransToNpuLoopGraph``
+    (npu_concrete_graph.cpp) skips a function in mix mode, one with another while loop, or one with ops
+    the loop does not need (``IsGraphNeedLoop``, npu_utils.cpp). A Keras step function reads the
+    iterator with ``IteratorGetNext`` outside any loop: each call is one step, whatever NPU_LOOP_SIZE is.
+    """
+    iterators = [i for i, kind in substitutes.items() if kind == "iterator"]
+    if not iterators:
         return []
-    note = (
-        "npu_device reads the dataset iterator on the NPU (a mirrored iterator): with NPU_LOOP_SIZE a "
-        "training loop consuming it runs on the device (TryTransToNpuLoopGraph); the plan shows one step."
-    )
-    return [note]
+    head = "npu_device reads the dataset iterator on the NPU (a mirrored iterator)"
+    cons = view.consumers()
+    if not any(view.order[j].op in _WHILE_OPS for i in iterators for j, _ in cons[i]):
+        text = (
+            f"{head}; each call of this function is one step: NPU_LOOP_SIZE applies only to a function whose "
+            "while loop takes the iterator itself (TryTransToNpuLoopGraph), and this one reads it outside a loop."
+        )
+    elif not whole:
+        text = (
+            f"{head} in a while loop; each call runs the loop as TensorFlow does: npu_device makes a device "
+            "loop of NPU_LOOP_SIZE iterations only of a function compiled whole on the NPU (TryTransToNpuLoopGraph)."
+        )
+    else:
+        text = (
+            f"{head} in a while loop: when that loop is the whole function (one while loop, every op feeding it, "
+            "no outputs), npu_device compiles it into the device graph, which runs NPU_LOOP_SIZE iterations per "
+            "call (TryTransToNpuLoopGraph; 1 unless the environment sets it); the plan shows the function once."
+        )
+    return [text]
 
 
 def _whole_reason(n: Node, lib: OpLibrary, substitutes: dict[int, str]) -> str:
