@@ -137,7 +137,9 @@ def _stream_handlers() -> list[logging.StreamHandler]:  # type: ignore[type-arg]
     """Every logging StreamHandler attached to a logger (absl's, behind TensorFlow's logging, included)."""
     loggers = [
         logging.getLogger(),
-        *(v for v in logging.Logger.manager.loggerDict.values() if isinstance(v, logging.Logger)),
+        *(
+            v for v in list(logging.Logger.manager.loggerDict.values()) if isinstance(v, logging.Logger)
+        ),  # a copy: another thread may add a logger
     ]
     absl = sys.modules.get("absl.logging")  # absl's handler joins the root logger later, in app.run()
     extra = [absl.get_absl_handler()] if absl is not None and hasattr(absl, "get_absl_handler") else []
