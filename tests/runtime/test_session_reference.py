@@ -66,3 +66,30 @@ def test_each_ops_drift_is_its_worst_over_the_steps_with_a_reference_not_the_las
     assert row["step"] == 1  # the step that drifted, not the last one (which matched float32 exactly)
     assert row["max_abs"] == pytest.approx(0.5e-4, rel=0.05)
     assert row["rel_rmse"] == pytest.approx(0.5e-4 / 1.00005, rel=0.05)
+
+
+def test_the_reference_draws_what_the_step_drew_so_dropout_shows_no_drift(tf, hand):
+    """ModelZoo STNet_ID2360 (npu_ops.dropout) under --reference: the reference session drew its own dropout
+    mask, so RandomUniform led the drift ranking (rel. RMSE 0.73) with every op after it, none of it the
+    precision's. Fed the step's draws, the random ops show none: only what the plan lowers (MatMul) drifts."""
+    v1 = tf.compat.v1
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [8, 16], name="x")
+        w = v1.get_variable("w", [16, 16], initializer=v1.glorot_uniform_initializer(seed=1))
+        kept = tf.nn.dropout(tf.matmul(x, w), rate=0.5, name="drop")
+        loss = tf.reduce_mean(kept, name="loss")
+        eval_loss = tf.reduce_sum(tf.nn.dropout(x, rate=0.5), name="eval")  # another run graph drawing too
+        init = v1.global_variables_initializer()
+    feed = {x: np.random.default_rng(0).normal(size=(8, 16)).astype(np.float32)}
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"MatMul"}), reference=True) as sess:
+        sess.run(init)
+        for _ in range(3):
+            sess.run(eval_loss, feed)
+            sess.run(loss, feed)
+        reports = [r for r in sess.reports if r.fetches == ["loss:0"]]
+    random_ops = [name for name in reports[0].plan.ops if reports[0].plan.ops[name].op_type == "RandomUniform"]
+    assert random_ops and all(r.reference_steps for r in reports)
+    drawn = {op: row for r in reports for op, row in r.drift.items() if op in random_ops and row.get("max_abs")}
+    assert not drawn  # the same numbers as the step drew
+    assert any(row.get("max_abs") for r in reports for op, row in r.drift.items() if op == "MatMul")  # not vacuous

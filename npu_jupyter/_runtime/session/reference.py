@@ -17,6 +17,7 @@ from tensorflow.python.client.session import Session as _TFSession
 
 from npu_jupyter._runtime.observe.fetch_map import map_feeds
 from npu_jupyter._runtime.rewrite import build_private_graph
+from npu_jupyter._runtime.session.liveness import analyse
 from npu_jupyter._runtime.session.run_graph import RunGraph, build_run_graph
 from npu_jupyter._runtime.session.variables import write_variables
 from npu_jupyter._runtime.session.watch import Watch, fetch_names, observe_spec, read_values
@@ -104,18 +105,45 @@ _SOURCE_TYPES = frozenset(
 )
 
 
+# Ops that draw random numbers: the reference session's kernels are not the step's, whatever their seeds
+# (each run graph of a session has its own, each advanced by its own runs), so it draws other numbers.
+# Fed what the step drew, its drift is the precision's: a dropout mask drawn anew read as a rel. RMSE of
+# 0.73 on RandomUniform, the op ranked first (ModelZoo STNet_ID2360's npu_ops.dropout under --reference).
+_RANDOM_TYPES = frozenset(
+    {
+        "RandomUniform",
+        "RandomUniformInt",
+        "RandomStandardNormal",
+        "TruncatedNormal",
+        "ParameterizedTruncatedNormal",
+        "Multinomial",
+        "RandomShuffle",
+        "RandomGamma",
+        "RandomPoisson",
+        "RandomPoissonV2",
+    }
+)
+
+
 def data_sources(graph: Graph, executed: set[str]) -> list[str]:
-    """Output tensors of the executed data-source ops (fetchable kinds only).
+    """Output tensors of the executed data-source and random ops (fetchable kinds only).
 
     A variant output (a dataset element holding a SparseTensor) can be neither fetched nor fed, and
     one unfed output makes the reference run the source, whose iterator it never initialised: the
     fetchable outputs of the executed ops that decode it (``DeserializeSparse``) are fed instead.
+    A random op inside a loop or a cond branch is left to draw its own (one value per step cannot
+    stand for every iteration, nor be fetched from a branch that did not run).
     """
     out: list[str] = []
+    liveness = None
     for name in sorted(executed):
         op = graph.get_operation_by_name(name)
         if op.type in _SOURCE_TYPES:
             out.extend(_fetchable(op, executed))
+        elif op.type in _RANDOM_TYPES:
+            liveness = liveness or analyse(graph)
+            if not liveness.frame(name) and not liveness.may_be_dead(name):
+                out.extend(t.name for t in op.outputs if graph.is_fetchable(t) and graph.is_feedable(t))
     return list(dict.fromkeys(out))
 
 
