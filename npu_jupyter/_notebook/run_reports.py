@@ -94,13 +94,23 @@ def collapse(reports: list[RunReport]) -> RunReport:
         non_finite=next((r.non_finite for r in reports if r.non_finite is not None), None),  # the first, not the last's
         non_finite_by_design=_every(r.non_finite_by_design for r in reports),
         first_overflow_by_step={k: v for r in reports for k, v in r.first_overflow_by_step.items()},
-        warnings=_every(r.warnings for r in reports),
+        warnings=_later_findings_unsaid(reports, _every(r.warnings for r in reports)),
         notes=_every(r.notes for r in reports),
         dump_dir=next((r.dump_dir for r in reversed(reports) if r.dump_dir), None),
         trace_file=next((r.trace_file for r in reversed(reports) if r.trace_file), None),
         op_summary_csv=next((r.op_summary_csv for r in reversed(reports) if r.op_summary_csv), None),
         fed_shapes_varied=any(r.fed_shapes_varied or r.fed_shapes != last.fed_shapes for r in reports),
     )
+
+
+def _later_findings_unsaid(reports: list[RunReport], warnings: list[str]) -> list[str]:
+    """``warnings`` without the first findings of the parts after the first that had one.
+
+    A report says its first non-finite step and not the later ones (``run_notes.note_non_finite``); a
+    folded report is one report, so a later part's first finding is one of its later steps.
+    """
+    found = [r.non_finite.message for r in reports if r.non_finite is not None]
+    return [w for w in warnings if w not in found[1:]]
 
 
 def _every(lists: Iterable[list[str]]) -> list[str]:
