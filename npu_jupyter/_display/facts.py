@@ -114,9 +114,11 @@ def _counted(run: Mapping[str, Any], step: str) -> str:
     """
     total = _plural(run["steps"], step)
     split = run.get("calls_from") or []
+    if not split:
+        return total
     if len(split) == 1:
         return f"{total}, {'all ' if run['steps'] > 1 else ''}{split[0]['where']}"
-    return f"{total}: " + ", ".join(f"{part['calls']} {part['where']}" for part in split) if split else total
+    return f"{total}: " + ", ".join(f"{part['calls']} {part['where']}" for part in split)
 
 
 def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:

@@ -168,8 +168,8 @@ class FunctionEmulation:
             finally:
                 observations = emulation._log.end()
             wall_ms = (time.perf_counter() - start) * 1000.0
+            emulation._called_from(function, where)  # before _record, whose first act counts the call
             emulation._record(emulation._call_record(function, wall_ms, result, observations, dumped, profiler))
-            emulation._called_from(function, where)
             return result
 
         atomic_function.AtomicFunction.call_flat = call_flat
