@@ -53,6 +53,19 @@ export function stepWord(report: Report): string {
 }
 
 /**
+ * Where a function's calls came from when its title does not say (`run.calls_from`), as the Python
+ * views' "Run" line says it: "6 during Keras fit (validation), 3 in Keras evaluate", or "all during Keras
+ * fit (validation)"; "" when the payload has no split (all came from where the title says).
+ */
+export function callsSplit(report: Report): string {
+  const split = report.run?.calls_from ?? [];
+  if (split.length === 1) {
+    return `${report.run!.steps > 1 ? 'all ' : ''}${split[0].where}`;
+  }
+  return split.map(part => `${part.calls} ${part.where}`).join(', ');
+}
+
+/**
  * The run's time with what it is, as the Python views' "Run" line says it: "12.3 ms (mean per step over
  * 4 steps: \u2026; wall-clock time of the emulation on this CPU)", "per step" said when the label does not.
  */

@@ -11,6 +11,7 @@ import {
   Actual,
   ActualRow,
   AdapterOutput,
+  CallsFrom,
   Cluster,
   CostModel,
   Drift,
@@ -120,6 +121,11 @@ function optional<K extends string, T>(v: Json, path: string, read: (v: Json, p:
 function dumpSkip(v: Json, path: string): DumpSkip {
   const o = obj(v, path);
   return { step: count(o.step, `${path}.step`), reason: str(o.reason, `${path}.reason`) };
+}
+
+function callsFrom(v: Json, path: string): CallsFrom {
+  const o = obj(v, path);
+  return { where: str(o.where, `${path}.where`), calls: count(o.calls, `${path}.calls`) };
 }
 
 function adapterOutput(v: Json, path: string): AdapterOutput {
@@ -306,6 +312,7 @@ function runInfo(v: Json, path: string): RunInfo {
     ...optional(o.nonfinite, `${path}.nonfinite`, nonFinite, 'nonfinite'),
     ...optional(o.overflow_check, `${path}.overflow_check`, overflowCheck, 'overflow_check'),
     ...optional(o.rounded_tensors, `${path}.rounded_tensors`, count, 'rounded_tensors'),
+    ...optional(o.calls_from, `${path}.calls_from`, (x, p) => arr(x, p, callsFrom), 'calls_from'),
     ...optional(o.drift_worst, `${path}.drift_worst`, (x, p) => arr(x, p, count), 'drift_worst'),
     // ascend backend only; absent in payloads written before it: read as null / empty
     prediction: nullable(o.prediction, `${path}.prediction`, str),

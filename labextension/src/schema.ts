@@ -264,6 +264,12 @@ export interface RunInfo {
    */
   rounded_tensors?: number;
   /**
+   * Traced functions whose calls did not all come from the Keras entry point their title names (one test function
+   * runs for `fit`'s validation and for `evaluate`): the calls per place they came from, first seen first; they
+   * add up to `steps`. Absent when all came from where the title says.
+   */
+  calls_from?: CallsFrom[];
+  /**
    * Reference runs: indices into `ops` of the ops that drifted most from float32, worst first (by `rel_rmse`; no
    * zero drift, no copy of an op listed for the same drift); empty when none drifted.
    */
@@ -288,6 +294,14 @@ export interface DumpSkip {
   step: number;
   /** Why (e.g. the dump size budget). */
   reason: string;
+}
+
+/** Calls of a traced function that came from one place. */
+export interface CallsFrom {
+  /** Where they came from: "in Keras evaluate", "during Keras fit (validation)", "outside Keras". */
+  where: string;
+  /** How many of the report's calls came from there. */
+  calls: number;
 }
 
 export interface NonFinite {

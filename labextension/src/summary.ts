@@ -7,7 +7,7 @@ import { h } from './elements';
 import { ENGINE_LABELS, engineClass } from './palette';
 import { plural } from './labels';
 import type { Report } from './schema';
-import { DRIFT_UNITS, g3, stepWord, wallTimeText, worstDrift } from './optext';
+import { DRIFT_UNITS, callsSplit, g3, stepWord, wallTimeText, worstDrift } from './optext';
 
 /** A count chip whose noun agrees with the count: "1 cluster", "2 clusters". */
 function countChip(n: number, singular: string, extraClass = '', many = `${singular}s`): HTMLElement {
@@ -68,7 +68,12 @@ export function summaryBar(report: Report): HTMLElement {
   if (report.run) {
     const r = report.run;
     const time = wallTimeText(report); // one thing: what the number is and how it is aggregated
-    bar.append(chip('backend', r.backend), countChip(r.steps, stepWord(report)), chip(time.label, time.value));
+    bar.append(chip('backend', r.backend), countChip(r.steps, stepWord(report)));
+    const split = callsSplit(report); // fit's validation ran the test function evaluate runs: whose calls are whose
+    if (split) {
+      bar.append(chip(`(${split})`, '', 'npu-chip-scope'));
+    }
+    bar.append(chip(time.label, time.value));
     if (r.first_overflow !== null) {
       bar.append(chip('first overflow', r.first_overflow, 'npu-chip-error'));
     } else if (r.overflow_check !== undefined) {

@@ -242,6 +242,20 @@ describe('renderReport', () => {
     expect(chipText()).toEqual(expect.arrayContaining(['3calls', `12.3ms per call (${clock})`]));
   });
 
+  it("says where a function's calls came from when its title does not, and nothing when they all came from there", () => {
+    // Trial (DIN_ID2641): "Calls of Keras evaluate (test function)" counted fit's validation calls as evaluate's.
+    const run = { backend: 'emulator', steps: 9, wall_ms: 2, reference_wall_ms: null, first_overflow: null,
+      dump_dir: null, trace_file: null, op_summary_csv: null, unit: 'call' };
+    const chips = (): string[] => [...host.querySelectorAll('.npu-summary .npu-chip')].map(c => c.textContent ?? '');
+    const calls_from = [{ where: 'during Keras fit (validation)', calls: 6 }, { where: 'in Keras evaluate', calls: 3 }];
+    renderReport(host, payload([{ n: 'a' }], { kind: 'run', run: { ...run, calls_from } }));
+    expect(chips()).toEqual(expect.arrayContaining(['9calls', '(6 during Keras fit (validation), 3 in Keras evaluate)']));
+    renderReport(host, payload([{ n: 'a' }], { kind: 'run', run: { ...run, calls_from: [calls_from[0]] } }));
+    expect(chips()).toContain('(all during Keras fit (validation))');
+    renderReport(host, payload([{ n: 'a' }], { kind: 'run', run }));
+    expect(chips().join(' ')).not.toMatch(/Keras|during/);
+  });
+
   it('says an overflow check that found nothing ran, and nothing of a check where none ran', () => {
     // Trial: with enable_dump_debug on and no overflow, no view said the check ran.
     const run = { backend: 'emulator', steps: 3, wall_ms: 2, reference_wall_ms: null, first_overflow: null,

@@ -106,6 +106,21 @@ def _dump_left_empty(payload: Mapping[str, Any], run: Mapping[str, Any]) -> bool
     )
 
 
+def _counted(run: Mapping[str, Any], step: str) -> str:
+    """``"9 calls: 6 during Keras fit (validation), 3 in Keras evaluate"``, or ``"6 calls"``.
+
+    A function's report says where its calls came from when its title does not (``run.calls_from``):
+    the test function a report titles "Keras evaluate" also runs fit's validation.
+    """
+    total = _plural(run["steps"], step)
+    split = run.get("calls_from") or []
+    if not split:
+        return total
+    if len(split) == 1:
+        return f"{total}, {'all ' if run['steps'] > 1 else ''}{split[0]['where']}"
+    return f"{total}: " + ", ".join(f"{part['calls']} {part['where']}" for part in split)
+
+
 def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     run = payload.get("run")
     if not run:
@@ -115,7 +130,7 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
     label = measured_label(payload)
     # A label that says its aggregate ("mean per step over 4 steps: …") is not preceded by "per step".
     wall = f"{run['wall_ms']:.2f} ms{'' if label.startswith('mean per ') else per} ({label})"
-    facts = [Fact("run", "Run", f"backend {run['backend']} · {_plural(run['steps'], step)} · {wall}")]
+    facts = [Fact("run", "Run", f"backend {run['backend']} · {_counted(run, step)} · {wall}")]
     if run.get("rounded_tensors") is not None:
         scope = " (in every function it calls too)" if len(payload.get("functions") or []) > 1 else ""
         text = (

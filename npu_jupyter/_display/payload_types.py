@@ -146,6 +146,7 @@ if TYPE_CHECKING:
         dump_steps: list[int]
         dump_skipped: list[DumpSkip]
         rounded_tensors: int
+        calls_from: list[CallsFrom]
         drift_worst: list[int]
         nonfinite: NonFinite
         overflow_check: OverflowCheck
@@ -155,6 +156,12 @@ if TYPE_CHECKING:
 
         step: int
         reason: str
+
+    class CallsFrom(TypedDict):
+        """Calls of a traced function that came from one place."""
+
+        where: str
+        calls: int
 
     class NonFinite(TypedDict):
         """The payload's ``NonFinite`` object."""

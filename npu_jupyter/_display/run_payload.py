@@ -75,8 +75,8 @@ def _actual_block(actual: dict[str, Any] | None) -> Actual | None:
 
 
 def _add_run_extras(out: RunInfo, run: RunReport) -> None:
-    """Optional run facts: which steps were dumped or skipped, what the overflow check looked at, and the
-    first non-finite value.
+    """Optional run facts: which steps were dumped or skipped, where a function's calls came from when its
+    title does not say, what the overflow check looked at, and the first non-finite value.
     """
     if run.dump.steps:
         out["dump_steps"] = sorted(set(run.dump.steps))
@@ -84,6 +84,9 @@ def _add_run_extras(out: RunInfo, run: RunReport) -> None:
         out["dump_skipped"] = [{"step": item.step, "reason": item.reason} for item in run.dump.skipped[:MAX_ITEMS]]
     if run.rounded_tensors is not None:
         out["rounded_tensors"] = int(run.rounded_tensors)
+    split = run.function.calls_split() if run.function is not None else ()
+    if split:  # fit's validation ran the test function a later evaluate runs too: say whose calls are whose
+        out["calls_from"] = [{"where": where, "calls": calls} for where, calls in split]
     check = run.overflow_check
     if check is not None and check.checked:
         out["overflow_check"] = {"checked": check.checked, "mode": check.mode, "storage": list(check.storage)}

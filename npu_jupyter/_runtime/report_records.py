@@ -9,7 +9,7 @@ method returns, so a report copied for display (``dataclasses.replace``) never c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
 #: What an emulated run's times are (its steps' and its ops'): clocked on this CPU, never an NPU time.
@@ -115,12 +115,32 @@ class SessionRecord:
 
 @dataclass(frozen=True)
 class FunctionInfo:
-    """Which traced function a report is of, and how the report names it and its call tree."""
+    """Which traced function a report is of, how the report names it and its call tree, and who called it.
+
+    ``titled`` is where the label says the calls came from ("in Keras evaluate"), ``callers`` where each
+    came from (:func:`~npu_jupyter._runtime.functions.labels.caller`): one test function runs for
+    ``fit``'s validation and for ``evaluate``, and a report titled "Keras evaluate" must not pass fit's
+    validation calls off as evaluate's (:meth:`calls_split`).
+    """
 
     label: str  # what the report calls it: "Keras fit (train function)", or its Python name
     plan_function: str  # the function whose plan the report shows; its callees' ops are "function/op"
     functions: tuple[str, ...] = ()  # every function of its call tree, the called one first
     helper: str | None = None  # a TensorFlow helper's kind ("initializer" for initialize_variables)
+    titled: str = "outside Keras"  # where the label says its calls came from
+    callers: tuple[tuple[str, int], ...] = ()  # (where calls came from, how many), first seen first
+
+    def called(self, where: str) -> FunctionInfo:
+        """The record with one more call counted as coming from ``where``."""
+        counts = dict(self.callers)
+        counts[where] = counts.get(where, 0) + 1
+        return replace(self, callers=tuple(counts.items()))
+
+    def calls_split(self) -> tuple[tuple[str, int], ...]:
+        """Calls per place they came from; empty when all came from where the title says (nothing to add)."""
+        if all(where == self.titled for where, _ in self.callers):
+            return ()
+        return self.callers
 
 
 @dataclass(frozen=True)

@@ -139,3 +139,33 @@ def test_the_reference_time_is_labelled_as_the_reference_runs_time_over_the_step
         "reference run on this CPU)" in out
     )
     assert "14.00 ms per step (wall-clock time of the emulation on this CPU)" in out
+
+
+def _function_run(*callers: str) -> RunReport:
+    """A report of a test function titled "Keras evaluate", called from ``callers`` (one call each)."""
+    from npu_jupyter._runtime.report_records import FunctionInfo
+
+    info = FunctionInfo("Keras evaluate (test function)", "f", ("f",), titled="in Keras evaluate")
+    for where in callers:
+        info = info.called(where)
+    return RunReport(plan=Plan(ops={"a": _op("a")}), steps=len(callers), wall_ms=1.0, function=info)
+
+
+def test_the_run_line_splits_a_functions_calls_by_where_they_came_from_in_text_and_html():
+    """Trial (DIN_ID2641): "Calls of Keras evaluate (test function)" counted fit's validation calls as evaluate's."""
+    from npu_jupyter._display import html
+
+    fit, evaluate = "during Keras fit (validation)", "in Keras evaluate"
+    payload = report_payload(_function_run(fit, fit, evaluate))
+    assert payload["run"]["calls_from"] == [{"where": fit, "calls": 2}, {"where": evaluate, "calls": 1}]
+    said = "backend emulator · 3 calls: 2 during Keras fit (validation), 1 in Keras evaluate · 1.00 ms per call ("
+    assert said in text.render(payload)
+    assert "3 calls: 2 during Keras fit (validation), 1 in Keras evaluate · 1.00 ms" in html.render(payload)
+    assert "3 calls, all during Keras fit (validation) · " in text.render(report_payload(_function_run(fit, fit, fit)))
+
+
+def test_the_run_line_says_nothing_more_when_all_calls_came_from_the_entry_point_in_the_title():
+    payload = report_payload(_function_run("in Keras evaluate", "in Keras evaluate"))
+    assert "calls_from" not in payload["run"]
+    assert "backend emulator · 2 calls · 1.00 ms per call (" in text.render(payload)
+    assert "Keras" not in next(f["text"] for f in payload["facts"] if f["key"] == "run")

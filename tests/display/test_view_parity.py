@@ -24,7 +24,7 @@ from npu_jupyter._display.facts import report_facts
 from npu_jupyter._display.mime import SCHEMA, VERSION, report_payload
 from npu_jupyter._plan.model import OpDecision, Plan, Subgraph, Transfer
 from npu_jupyter._runtime.report import RunReport
-from npu_jupyter._runtime.report_records import DumpRecord, NonFiniteFinding, SkippedDump
+from npu_jupyter._runtime.report_records import DumpRecord, FunctionInfo, NonFiniteFinding, SkippedDump
 from npu_jupyter.cost.attach import CostBlock, CostEstimate
 
 REPO = Path(__file__).resolve().parents[2]
@@ -180,6 +180,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
             "overflow_check": {"checked": 73, "mode": "debug-mode-marker", "storage": ["storage-marker"]},
             "prediction": "prediction-marker",
             "rounded_tensors": 83,
+            "calls_from": [{"where": "caller-a-marker", "calls": 2}, {"where": "caller-b-marker", "calls": 1}],
             "drift_worst": [1],
             "adapter_outputs": [{"label": "output-label-marker", "path": "/output-path-marker", "exists": False}],
             "actual": {
@@ -273,6 +274,8 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "run.overflow_check.storage": "emulated storage-marker storage on this CPU",
         "run.prediction": "prediction-marker",
         "run.rounded_tensors": "83 half-precision roundings",
+        "run.calls_from.where": "caller-a-marker|caller-b-marker",
+        "run.calls_from.calls": "3 calls: 2 caller-a-marker, 1 caller-b-marker",  # the split of the calls
         "functions[].label": "top-fn-marker|callee-fn-marker|top-fn-marker and the 1 function it calls",
         "functions[].ops": "(2 ops) calls|(1 op)",
         "ops[].f": "callee-fn-marker",
@@ -377,6 +380,9 @@ def _full_run_report() -> RunReport:
         dump=DumpRecord(steps=(0, 1), skipped=(SkippedDump(2, "budget"),)),
         notes=["n"],
         non_finite=NonFiniteFinding(1, "mm", "mm", "inf", "Step 1: inf"),
+        function=FunctionInfo("Keras evaluate (test function)", "mm", ("mm",), titled="in Keras evaluate")
+        .called("during Keras fit (validation)")
+        .called("in Keras evaluate"),
     )
 
 

@@ -333,3 +333,58 @@ def test_a_sessions_overflow_check_passes_over_the_nan_constant_but_finds_a_real
     assert not [f for f in loud["facts"] if "no inf/NaN" in f["text"]]
     (unchecked,), outputs = _run(ip, f"--dump {tmp_path} --precision must_keep_origin_dtype", TF1_TRAIN)
     assert "overflow_check" not in unchecked["run"] and "Overflow check" not in outputs[0].data["text/plain"]
+
+
+# -- A function Keras runs from two entry points says whose calls are whose ------------------------------
+
+TWO_ENTRY_POINTS = """
+import numpy as np, {keras} as keras
+m = keras.Sequential([keras.layers.Input((6,)), keras.layers.Dense(3)])
+m.compile(optimizer='sgd', loss='mse')
+x, y = np.ones((32, 6), 'float32'), np.ones((32, 3), 'float32')
+"""
+FIT = "m.fit(x, y, epochs=2, batch_size=16, verbose=0, validation_data=(x, y))\n"
+EVALUATE = "m.evaluate(x, y, batch_size=16, verbose=0)\n"
+
+
+def _by_title(reports, outputs):
+    """{"fit": (payload, text, html), "evaluate": ...} of a cell's Keras fit and evaluate reports."""
+    shown = [out.data for out in outputs if MIME_TYPE in out.data]
+    out = {}
+    for report, data in zip(reports, shown):
+        entry = re.match(r"Calls of Keras (\w+) ", report["title"]).group(1)
+        out[entry] = (report, data["text/plain"], data["text/html"])
+    return out
+
+
+@pytest.mark.parametrize("keras", ["tf_keras", "keras"])
+def test_fits_validation_calls_are_not_counted_as_evaluate_calls_without_a_word(ip, keras):
+    """Trial (DIN_ID2641): "Calls of Keras evaluate (test function)" counted 9 calls, 6 of them fit's validation.
+
+    tf_keras (the adapter's Keras 2) and Keras 3 both validate by calling evaluate inside fit, on the test
+    function a later evaluate runs again: one report, whose calls the run line splits.
+    """
+    pytest.importorskip(keras)
+    reports, outputs = _run(ip, "--precision allow_mix_precision", FIT + EVALUATE, TWO_ENTRY_POINTS.format(keras=keras))
+    shown = _by_title(reports, outputs)
+    report, page_text, page = shown["evaluate"]
+    split = [{"where": "during Keras fit (validation)", "calls": 4}, {"where": "in Keras evaluate", "calls": 2}]
+    assert report["run"]["steps"] == 6 and report["run"]["calls_from"] == split
+    said = "6 calls: 4 during Keras fit (validation), 2 in Keras evaluate · "
+    assert said in page_text and said in page
+    assert "mean per call over 6 calls" in page_text  # the time keeps its label: over all its calls
+    fit_report, fit_text, _ = shown["fit"]
+    assert "calls_from" not in fit_report["run"] and "· 4 calls · " in fit_text  # all fit's own: silent
+
+
+@pytest.mark.parametrize("keras", ["tf_keras", "keras"])
+def test_a_test_function_only_fit_validated_says_so_and_one_only_evaluate_ran_says_nothing(ip, keras):
+    pytest.importorskip(keras)
+    reports, outputs = _run(ip, "--precision allow_mix_precision", FIT, TWO_ENTRY_POINTS.format(keras=keras))
+    report, page_text, _ = _by_title(reports, outputs)["evaluate"]
+    assert report["run"]["calls_from"] == [{"where": "during Keras fit (validation)", "calls": 4}]
+    assert "4 calls, all during Keras fit (validation) · " in page_text
+    reports, outputs = _run(ip, "--precision allow_mix_precision", EVALUATE)
+    report, page_text, page = _by_title(reports, outputs)["evaluate"]
+    assert "calls_from" not in report["run"]
+    assert "· 2 calls · " in page_text and "during Keras" not in page_text + page

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npu_jupyter._runtime.functions.labels import keras_entry, label, python_name
+from npu_jupyter._runtime.functions.labels import caller, entry_points, keras_entry, label, python_name
 
 
 def test_the_python_name_of_a_traced_function_drops_tensorflows_prefix_and_counter():
@@ -42,3 +42,29 @@ def test_code_outside_keras_keeps_its_python_function_name():
         return label("__inference_fit_7")
 
     assert fit() == "fit"
+
+
+def test_where_a_call_came_from_names_fits_validation_and_any_entry_point_run_inside_another():
+    assert caller(()) == "outside Keras"
+    assert caller(("evaluate",)) == "in Keras evaluate"
+    assert caller(("fit", "evaluate")) == "during Keras fit (validation)"  # fit validates through evaluate
+    assert caller(("fit", "predict")) == "in Keras predict during Keras fit"  # a callback predicting
+
+
+def test_fits_validation_runs_under_fit_and_evaluate_while_evaluate_alone_runs_under_evaluate():
+    """Keras 3 and tf_keras both validate by calling evaluate inside fit; the stack holds both."""
+    import keras
+
+    seen = []
+
+    class Spy(keras.callbacks.Callback):
+        def on_test_batch_end(self, batch, logs=None):
+            seen.append(entry_points())
+
+    model = keras.Sequential([keras.layers.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = np.ones((4, 3), "float32"), np.ones((4, 1), "float32")
+    model.fit(x, y, epochs=1, batch_size=4, verbose=0, validation_data=(x, y), callbacks=[Spy()])
+    model.evaluate(x, y, batch_size=4, verbose=0, callbacks=[Spy()])
+    assert seen == [("fit", "evaluate"), ("evaluate",)]
+    assert entry_points() == ()  # outside Keras

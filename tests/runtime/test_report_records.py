@@ -48,3 +48,19 @@ def test_timings_and_profiles_of_two_reports_of_one_run_fold_in_order():
     assert profile.op_times_us() == {"mm": 15.0}  # the warm-up's 900 µs stay out
     assert profile.label("CPU") == "over 2 profiled steps, step 0 (warm-up) left out; CPU"
     assert profile.label("CPU", "call") == "over 2 profiled calls, call 0 (warm-up) left out; CPU"  # a function's
+
+
+def test_a_functions_calls_split_by_caller_only_when_some_came_from_elsewhere_than_its_title_says():
+    """Trial (DIN_ID2641): fit's validation and evaluate run one test function, titled "Keras evaluate"."""
+    from npu_jupyter._runtime.report_records import FunctionInfo
+
+    info = FunctionInfo("Keras evaluate (test function)", "f", titled="in Keras evaluate")
+    own = info.called("in Keras evaluate").called("in Keras evaluate")
+    assert own.callers == (("in Keras evaluate", 2),) and own.calls_split() == ()  # the title says it all
+    mixed = (
+        info.called("during Keras fit (validation)").called("in Keras evaluate").called("during Keras fit (validation)")
+    )
+    assert mixed.calls_split() == (("during Keras fit (validation)", 2), ("in Keras evaluate", 1))  # first seen first
+    validation = info.called("during Keras fit (validation)")
+    assert validation.calls_split() == (("during Keras fit (validation)", 1),)  # none was evaluate's own
+    assert info.callers == ()  # frozen: each call returns a new record

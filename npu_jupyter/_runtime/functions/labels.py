@@ -11,6 +11,12 @@ name. Other functions called while it runs keep their own name and say when they
 ("update_state, run during Keras fit"); TensorFlow's own helpers (:data:`_HELPERS`, such as
 ``initialize_variables``, which a ``tf.function`` that creates variables runs once before its first
 call) say what they do, and :func:`helper_kind` lets the cell fold them into its "also ran" line.
+
+A title names the entry point of the function's first call, but one function can run under several:
+Keras 2's and Keras 3's ``fit(validation_data=...)`` validate by calling ``evaluate``, whose test
+function a later ``evaluate`` calls again. Each call's entry points (:func:`entry_points`) say where it
+came from (:func:`caller`: "during Keras fit (validation)", "in Keras evaluate"), so the report can
+split its calls instead of counting fit's validation as evaluate calls.
 """
 
 from __future__ import annotations
@@ -55,12 +61,37 @@ def python_name(function_name: str) -> str:
 
 def _entry_name(frame: FrameType | None) -> str | None:
     """The innermost Keras entry point on the stack from ``frame`` ("fit"), else None."""
+    entries = entry_points(frame) if frame is not None else ()
+    return entries[-1] if entries else None
+
+
+def entry_points(frame: FrameType | None = None) -> tuple[str, ...]:
+    """The Keras entry points on the calling stack, outermost first (("fit", "evaluate") while fit validates)."""
+    frame = frame or sys._getframe(1)
+    found: list[str] = []
     while frame is not None:
-        name = frame.f_code.co_name
-        if name in _KERAS_ENTRIES and _is_keras(frame.f_code.co_filename):
-            return str(name)
+        name = str(frame.f_code.co_name)
+        if name in _KERAS_ENTRIES and _is_keras(frame.f_code.co_filename) and found[-1:] != [name]:
+            found.append(name)  # an entry point calling its own namesake (a subclass's super().fit) counts once
         frame = frame.f_back
-    return None
+    return tuple(reversed(found))
+
+
+def caller(entries: tuple[str, ...]) -> str:
+    """Where a call came from, as a report says it: "in Keras evaluate", "during Keras fit (validation)".
+
+    ``entries`` are :func:`entry_points` (outermost first); none is "outside Keras". ``evaluate`` run by
+    ``fit`` is fit's validation; any other entry point run by another says both ("in Keras predict
+    during Keras fit", a callback predicting).
+    """
+    if not entries:
+        return "outside Keras"
+    *outer, inner = entries
+    if outer and outer[-1] == "fit" and inner == "evaluate":
+        words, outer = ["during Keras fit (validation)"], outer[:-1]
+    else:
+        words = [f"in Keras {inner}"]
+    return " ".join([*words, *(f"during Keras {name}" for name in reversed(outer))])
 
 
 def keras3_entry(frame: FrameType | None = None) -> bool:
@@ -110,4 +141,4 @@ def _is_keras(filename: str) -> bool:
     return "/keras/" in path or "/tf_keras/" in path
 
 
-__all__ = ["helper_kind", "keras3_entry", "keras_entry", "label", "python_name"]
+__all__ = ["caller", "entry_points", "helper_kind", "keras3_entry", "keras_entry", "label", "python_name"]
