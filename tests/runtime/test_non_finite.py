@@ -306,7 +306,7 @@ def test_a_by_design_inf_written_into_a_variable_says_nothing(tf, hand):
 
 
 def test_an_update_in_a_branch_not_taken_says_nothing(tf, hand):
-    """A loss-scale optimizer skips the update when gradients overflow: nothing is written, no finding."""
+    """A write reading a dead value (the Switch output of the branch not taken) writes nothing: no finding."""
     from tensorflow.python.ops import control_flow_ops
 
     g = tf.Graph()
