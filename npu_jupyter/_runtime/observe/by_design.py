@@ -43,7 +43,8 @@ class Provenance:
     ``float_inputs``: op -> the ``(producer, slot)`` of each float data input. ``nonfinite_constants``:
     constants whose float32 value holds inf/NaN (a NaN filler, a ``-inf`` mask). ``exact_constants``:
     ops computed from constants only, with no rounding on the way. ``sinks``: tensors a variable update
-    reads; ``returns``: the tensors a traced function returns.
+    reads; ``writes``: each variable update (topological order) -> the float tensors it reads;
+    ``returns``: the tensors a traced function returns.
     """
 
     def __init__(self, graph: Graph, plan: Plan, rounded: Iterable[tuple[str, str, int]]) -> None:
@@ -51,6 +52,7 @@ class Provenance:
         self.nonfinite_constants: set[str] = set()
         self.exact_constants: set[str] = set()
         self.sinks: set[tuple[str, int]] = set()
+        self.writes: dict[str, list[tuple[str, int]]] = {}
         self.returns: set[tuple[str, int]] = set()
         touched = {op for op, _, _ in rounded}
         for name in plan.ops:
@@ -69,6 +71,7 @@ class Provenance:
                 self.exact_constants.add(name)
             if is_variable_write(op.type):
                 self.sinks.update(inputs)
+                self.writes[name] = inputs
         for tensor in getattr(graph, "outputs", None) or []:
             self.returns.add((tensor.op.name, tensor.value_index))
 

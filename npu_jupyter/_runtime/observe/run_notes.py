@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from npu_jupyter._ops.variable_ops import VARIABLE_OPS
-from npu_jupyter._runtime.observe.by_design import design_outputs, is_variable_write
+from npu_jupyter._runtime.observe.by_design import design_outputs
 from npu_jupyter._runtime.observe.fetch_map import leaves
 from npu_jupyter._runtime.observe.step_record import is_non_finite
 from npu_jupyter._runtime.report_records import NonFiniteFinding
@@ -202,8 +202,9 @@ def written_non_finite(plan: Plan, run: RunGraph, flags: object, step: int) -> N
 
     The flags of the values variable writes read are always computed (:mod:`.observe_nodes`). The op
     named is the first (topological order) non-finite one among the written value's float ancestors.
-    A write in a branch not taken reads dead values, whose flags count as finite: a skipped update (a
-    loss-scale optimizer's overflow check) is no finding.
+    A write reading a dead value (the ``Switch`` output of a branch not taken) writes nothing, and a
+    dead value's flag counts as finite: no finding. Values inside ``tf.cond``/loop bodies are unfetchable,
+    so not flagged: writes there are not checked (silent, never a false finding).
     """
     provenance = run.provenance
     if run.flags is None or provenance is None:
@@ -213,11 +214,10 @@ def written_non_finite(plan: Plan, run: RunGraph, flags: object, step: int) -> N
         return None
     design = design_outputs(bad, provenance)
     alarms = [key for key in bad if key not in design]
-    for writer, decision in plan.ops.items():
-        if writer not in run.copied or not is_variable_write(decision.op_type):
-            continue
-        read = [src for src in provenance.float_inputs.get(writer, []) if src in alarms]
-        if read:
+    alarmed = set(alarms)
+    for writer, inputs in provenance.writes.items():
+        read = [src for src in inputs if src in alarmed]
+        if read and writer in run.copied:
             upstream = _upstream(provenance, {op for op, _ in read})
             first = next(key for key in alarms if key[0] in upstream)
             return _write_finding(plan, run, writer, first, step)
@@ -225,6 +225,7 @@ def written_non_finite(plan: Plan, run: RunGraph, flags: object, step: int) -> N
 
 
 def _split(tensor: str) -> tuple[str, int]:
+    """``"op:slot"`` as ``(op, slot)``, the by-design rule's key of a tensor."""
     op, _, slot = tensor.rpartition(":")
     return op, int(slot)
 
