@@ -258,10 +258,10 @@ def _write_finding(plan: Plan, run: RunGraph, writer: str, first: tuple[str, int
     )
     op_type = decision.op_type if decision is not None else "?"
     detail = (
-        f"the run wrote non-finite values (inf/NaN) into the variable {target} ({writer}, "
+        f"the run wrote non-finite values (inf/NaN) into the variable {target} (written by {writer}, "
         f"{written.op_type}); no fetched value is non-finite. The first op whose output became non-finite "
         f"(topological order) on the way to that write is {op} ({op_type}, output {op}:{slot}): {cause}. "
-        f"Every later read of {target} sees them. Whether float32 stays finite was not checked: run with "
+        f"They stay in {target} until overwritten. Whether float32 stays finite was not checked: run with "
         f"reference=True to compare."
     )
     return NonFiniteFinding(
