@@ -54,6 +54,8 @@ class NonFiniteFinding:
     rounded: bool = False  # the emulator rounded that output to the decided half precision
     variable: str | None = None  # a session run: the variable ``first_op`` reads, already inf/NaN
     variable_writers: tuple[str, ...] = ()  # the ops that write that variable
+    written: str | None = None  # a session run: the variable this step filled with inf/NaN, fetches finite
+    writer: str | None = None  # the op that wrote them into ``written``
     by_design: bool = False  # only values the float32 program computes non-finite too reach a result
 
 

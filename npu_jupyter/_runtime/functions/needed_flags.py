@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Collection
 
+from npu_jupyter._runtime.observe.by_design import may_be_by_design
 from npu_jupyter._runtime.value_ops import passes_on_values
 
 if TYPE_CHECKING:
@@ -41,24 +42,6 @@ def needed_flags(
     order = {(w.op, w.slot): i for i, w in enumerate(flagged)}
     kept = [w for i, w in enumerate(flagged) if not _implied(w, i, graph, refs, order, design)]
     return kept or flagged[:1]  # one flag at least: "nothing went non-finite" stays a checked answer
-
-
-def may_be_by_design(graph: Graph, provenance: Provenance, calls: Collection[str]) -> set[str]:
-    """Ops whose non-finite output the by-design rule could excuse: its sources and what reads them.
-
-    Sources: constants holding inf/NaN, ops computed from constants only (a finite constant itself is
-    never non-finite), and calls (their bodies may go non-finite by design only).
-    """
-    design = set(provenance.nonfinite_constants) | set(calls)
-    design |= {name for name in provenance.exact_constants if _type(graph, name) not in ("Const", None)}
-    changed = True
-    while changed:  # the plan's order is topological: one pass, the loop only guards an odd order
-        changed = False
-        for name, inputs in provenance.float_inputs.items():
-            if name not in design and any(src in design for src, _ in inputs):
-                design.add(name)
-                changed = True
-    return design
 
 
 def _implied(
@@ -87,9 +70,4 @@ def _operation(graph: Graph, name: str) -> Operation | None:
         return None
 
 
-def _type(graph: Graph, name: str) -> str | None:
-    op = _operation(graph, name)
-    return op.type if op is not None else None
-
-
-__all__ = ["may_be_by_design", "needed_flags"]
+__all__ = ["needed_flags"]

@@ -23,8 +23,18 @@ if TYPE_CHECKING:
     from npu_jupyter._tf_types import Graph, Operation
 
 _LARGEST_CHECKED_CONSTANT = 1 << 24  # elements; larger constants are not read for inf/NaN
-#: Op types writing a variable (prefixes): a non-finite value they read reaches the model's state.
-_WRITER_PREFIXES = ("Assign", "ResourceApply", "ResourceSparseApply", "ResourceScatter")
+#: Op types writing a variable (prefixes; resource and ref variables): a non-finite value they read
+#: reaches the model's state. ``ScatterNd`` and ``ScatterNdNonAliasingAdd`` make a new tensor instead.
+_WRITER_PREFIXES = (
+    "Assign",
+    "ResourceApply",
+    "ResourceSparseApply",
+    "ResourceScatter",
+    "Apply",
+    "SparseApply",
+    "Scatter",
+)
+_NOT_WRITERS = frozenset({"ScatterNd", "ScatterNdNonAliasingAdd"})
 
 
 class Provenance:
@@ -33,7 +43,8 @@ class Provenance:
     ``float_inputs``: op -> the ``(producer, slot)`` of each float data input. ``nonfinite_constants``:
     constants whose float32 value holds inf/NaN (a NaN filler, a ``-inf`` mask). ``exact_constants``:
     ops computed from constants only, with no rounding on the way. ``sinks``: tensors a variable update
-    reads; ``returns``: the tensors a traced function returns.
+    reads; ``writes``: each variable update (topological order) -> the float tensors it reads;
+    ``returns``: the tensors a traced function returns.
     """
 
     def __init__(self, graph: Graph, plan: Plan, rounded: Iterable[tuple[str, str, int]]) -> None:
@@ -41,6 +52,7 @@ class Provenance:
         self.nonfinite_constants: set[str] = set()
         self.exact_constants: set[str] = set()
         self.sinks: set[tuple[str, int]] = set()
+        self.writes: dict[str, list[tuple[str, int]]] = {}
         self.returns: set[tuple[str, int]] = set()
         touched = {op for op, _, _ in rounded}
         for name in plan.ops:
@@ -57,8 +69,9 @@ class Provenance:
             self.float_inputs[name] = inputs
             if inputs and name not in touched and all(src in self.exact_constants for src, _ in inputs):
                 self.exact_constants.add(name)
-            if op.type.startswith(_WRITER_PREFIXES):
+            if is_variable_write(op.type):
                 self.sinks.update(inputs)
+                self.writes[name] = inputs
         for tensor in getattr(graph, "outputs", None) or []:
             self.returns.add((tensor.op.name, tensor.value_index))
 
@@ -92,6 +105,30 @@ def design_outputs(
     return found
 
 
+def is_variable_write(op_type: str) -> bool:
+    """True for an op type that writes a variable (assign, optimizer apply, scatter; ref or resource)."""
+    return op_type.startswith(_WRITER_PREFIXES) and op_type not in _NOT_WRITERS
+
+
+def may_be_by_design(graph: Graph, provenance: Provenance, calls: Iterable[str] = ()) -> set[str]:
+    """Ops whose non-finite output the by-design rule could excuse: its sources and what reads them.
+
+    Sources: constants holding inf/NaN, ops computed from constants only (a finite constant itself is
+    never non-finite), and calls (their bodies may go non-finite by design only). A flag left out to
+    save work must not be one of these, nor one they read: :func:`design_outputs` judges them by it.
+    """
+    design = set(provenance.nonfinite_constants) | set(calls)
+    design |= {name for name in provenance.exact_constants if _type(graph, name) not in ("Const", None)}
+    changed = True
+    while changed:  # the plan's order is topological: one pass, the loop only guards an odd order
+        changed = False
+        for name, inputs in provenance.float_inputs.items():
+            if name not in design and any(src in design for src, _ in inputs):
+                design.add(name)
+                changed = True
+    return design
+
+
 def _non_finite_constant(op: Operation) -> bool:
     """True for a float constant holding inf or NaN in its (float32 program's) value."""
     from tensorflow.python.framework import tensor_util
@@ -115,4 +152,9 @@ def _op(graph: Graph, name: str) -> Operation | None:
         return None
 
 
-__all__ = ["Provenance", "design_outputs"]
+def _type(graph: Graph, name: str) -> str | None:
+    op = _op(graph, name)
+    return op.type if op is not None else None
+
+
+__all__ = ["Provenance", "design_outputs", "is_variable_write", "may_be_by_design"]

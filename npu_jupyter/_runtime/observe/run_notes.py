@@ -7,6 +7,10 @@
   (:mod:`.observe_nodes`), and whether that op's output was rounded to half precision. When that op
   reads a variable, the inf/NaN was already in the variable when the step began: an earlier step's
   update wrote it, and the finding names the ops that write the variable instead of blaming the read.
+* A step that wrote inf/NaN into a variable, its fetches finite (float16 Adam's ``0/0`` on the embedding
+  rows a batch did not touch): the same flags say so in that step, naming the variable, its write and
+  the first op that went non-finite on the way to it. Values the float32 program makes non-finite too
+  are no finding (:mod:`.by_design`).
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from npu_jupyter._ops.variable_ops import VARIABLE_OPS
+from npu_jupyter._runtime.observe.by_design import design_outputs
 from npu_jupyter._runtime.observe.fetch_map import leaves
 from npu_jupyter._runtime.observe.step_record import is_non_finite
 from npu_jupyter._runtime.report_records import NonFiniteFinding
 
 if TYPE_CHECKING:
     from npu_jupyter._plan.model import Plan
+    from npu_jupyter._runtime.observe.by_design import Provenance
     from npu_jupyter._runtime.report import RunReport
     from npu_jupyter._runtime.session.run_graph import RunGraph
     from npu_jupyter._tf_types import Graph
@@ -133,10 +139,10 @@ def non_finite_finding(
         cause = (
             f"it reads the variable {variable}, which already held inf/NaN when step {step} began: an "
             f"update in an earlier run wrote them ({', '.join(writers[:4]) or 'no writing op in this plan'}"
-            f"{f' and {len(writers) - 4} more' if len(writers) > 4 else ''}). That run reported nothing: "
-            f"only a run that fetches an inf/NaN value is traced to its first non-finite op, and values "
-            f"written into variables are not fetched; enable_dump_debug names the ops that went inf/NaN "
-            f"in every run, the one that wrote them included"
+            f"{f' and {len(writers) - 4} more' if len(writers) > 4 else ''}). The report of that run names "
+            f"the op that went non-finite first when the run checked its values (a run that fetches a "
+            f"float tensor); a run fetching none is not checked: enable_dump_debug names the ops that "
+            f"went inf/NaN in every run, the one that wrote them included"
         )
     else:
         cause = non_finite_cause(rounded, dtype)
@@ -191,18 +197,103 @@ def non_finite_cause(rounded: bool, dtype: str) -> str:
     return "it computes in float32 here, so an input or the op itself (log(0), 0/0, ...) made it non-finite"
 
 
+def written_non_finite(plan: Plan, run: RunGraph, flags: object, step: int) -> NonFiniteFinding | None:
+    """The first variable write of the step that read an inf/NaN value no by-design rule excuses; None otherwise.
+
+    The flags of the values variable writes read are always computed (:mod:`.observe_nodes`). The op
+    named is the first (topological order) non-finite one among the written value's float ancestors.
+    A write reading a dead value (the ``Switch`` output of a branch not taken) writes nothing, and a
+    dead value's flag counts as finite: no finding. Values inside ``tf.cond``/loop bodies are unfetchable,
+    so not flagged: writes there are not checked (silent, never a false finding).
+    """
+    provenance = run.provenance
+    if run.flags is None or provenance is None:
+        return None
+    bad = [_split(t) for t, ok in zip(run.flags[1], np.asarray(flags).reshape(-1)) if not ok]
+    if not bad:
+        return None
+    design = design_outputs(bad, provenance)
+    alarms = [key for key in bad if key not in design]
+    alarmed = set(alarms)
+    for writer, inputs in provenance.writes.items():
+        read = [src for src in inputs if src in alarmed]
+        if read and writer in run.copied:
+            upstream = _upstream(provenance, {op for op, _ in read})
+            first = next(key for key in alarms if key[0] in upstream)
+            return _write_finding(plan, run, writer, first, step)
+    return None
+
+
+def _split(tensor: str) -> tuple[str, int]:
+    """``"op:slot"`` as ``(op, slot)``, the by-design rule's key of a tensor."""
+    op, _, slot = tensor.rpartition(":")
+    return op, int(slot)
+
+
+def _upstream(provenance: Provenance, ops: set[str]) -> set[str]:
+    """``ops`` and every op whose float output reaches one of them."""
+    seen, stack = set(ops), list(ops)
+    while stack:
+        for src, _ in provenance.float_inputs.get(stack.pop(), []):
+            if src not in seen:
+                seen.add(src)
+                stack.append(src)
+    return seen
+
+
+def _write_finding(plan: Plan, run: RunGraph, writer: str, first: tuple[str, int], step: int) -> NonFiniteFinding:
+    """The finding of a step whose ``writer`` wrote inf/NaN, ``first`` the first op that went non-finite."""
+    op, slot = first
+    decision, written = plan.ops.get(op), plan.ops[writer]
+    target = written.inputs[0] if written.inputs else writer
+    dtype = ""
+    if decision is not None:
+        dtype = decision.output_dtypes[slot] if slot < len(decision.output_dtypes) else decision.dtype_after
+    rounded = op in run.emulation()
+    variable = _variable_read(plan, op)
+    cause = (
+        f"it reads the variable {variable}, which already held inf/NaN when step {step} began"
+        if variable is not None
+        else non_finite_cause(rounded, dtype)
+    )
+    op_type = decision.op_type if decision is not None else "?"
+    detail = (
+        f"the run wrote non-finite values (inf/NaN) into the variable {target} (written by {writer}, "
+        f"{written.op_type}); no fetched value is non-finite. The first op whose output became non-finite "
+        f"(topological order) on the way to that write is {op} ({op_type}, output {op}:{slot}): {cause}. "
+        f"They stay in {target} until overwritten. Whether float32 stays finite was not checked: run with "
+        f"reference=True to compare."
+    )
+    return NonFiniteFinding(
+        step,
+        op,
+        op,
+        detail,
+        f"Step {step}: {detail}",
+        first_tensor=f"{op}:{slot}",
+        op_type=op_type,
+        decided_dtype=dtype,
+        rounded=rounded,
+        variable=variable,
+        written=target,
+        writer=writer,
+    )
+
+
 def note_non_finite(
     report: RunReport, plan: Plan, run: RunGraph, flags: object, names: list[str], results: object, step: int
 ) -> None:
-    """A fetch went inf/NaN in a run whose plan lowers precision: say so in the report, naming the first op.
+    """A fetch went inf/NaN, or a variable write read inf/NaN, in a run whose plan lowers precision: say so.
 
     The first finding of a report stays (``report.non_finite``); its sentence joins the warnings once.
     Later steps are not said again: each step's sentence names its step, so a trial's training run
-    (din_tf_allenyzx under force_fp16) showed the same finding 29 times, one warning per step.
+    (din_tf_allenyzx under force_fp16) showed the same finding 29 times, one warning per step. A non-finite
+    fetch comes first; else a write (:func:`written_non_finite`): that trial's step 0 wrote NaN into
+    embedding rows and said nothing, its first finding (step 1) blamed the read of the embedding.
     """
     if report.non_finite is not None:
         return
-    finding = non_finite_finding(plan, run, flags, names, results, step)
+    finding = non_finite_finding(plan, run, flags, names, results, step) or written_non_finite(plan, run, flags, step)
     if finding is None:
         return
     report.non_finite = finding

@@ -18,8 +18,9 @@ How a step runs
    :class:`~npu_jupyter._runtime.observe.step_record.StepRecord`) dump, detect overflow, profile and compare with a
    float32 reference as the config asks; tensors that may be dead or that run inside loop frames are
    read through guards and per-iteration captures (:mod:`.observe_nodes`). A run whose plan lowers
-   precision also checks every float output for inf/NaN, so a non-finite fetch is reported with the
-   first op that went non-finite. The outcome lands in ``session.last_report`` (the last run made from
+   precision and that fetches a float tensor also checks the float outputs outside loops for inf/NaN,
+   so a non-finite fetch, or a variable write of one, is reported with the first op that went
+   non-finite (:mod:`.run_notes`). The outcome lands in ``session.last_report`` (the last run made from
    the thread that created the session, so queue-runner threads do not replace it).
 
 Steps are counted per graph, as on the device: each distinct run signature (fetches + fed tensors) is

@@ -13,19 +13,24 @@
   one), packed into one bool vector the emulator fetches with every step whose plan lowers precision,
   so the first op whose output became inf/NaN is known without the user turning anything on. Flags
   that can never be the first false one (an op passing on values already checked, a finite constant)
-  are not computed: the first false flag, and so the finding, is the same.
+  are not computed: the first false flag, and so the finding, is the same. Kept always: the flags of
+  the values a variable write reads (whether the step wrote inf/NaN into a variable) and of the ops the
+  by-design rule judges (:func:`~npu_jupyter._runtime.observe.by_design.may_be_by_design`), so a value
+  the float32 program makes non-finite too is told apart (:mod:`.npu_jupyter._runtime.observe.run_notes`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Collection
 
 import numpy as np
 
+from npu_jupyter._runtime.observe.by_design import Provenance, may_be_by_design
 from npu_jupyter._runtime.observe.node_defs import add_node
 from npu_jupyter._runtime.value_ops import SAME_VALUES, passes_on_values
 
 if TYPE_CHECKING:
+    from npu_jupyter._plan.model import Plan
     from npu_jupyter._runtime.session.liveness import Liveness
     from npu_jupyter._runtime.session.run_graph import GraphDefProto, Observe, RunGraph, WatchKey
     from npu_jupyter._tf_types import Graph, NodeDef, Operation, Tensor
@@ -40,6 +45,7 @@ def add_observers(
     observe: Observe,
     user_graph: Graph,
     liveness: Liveness | None,
+    plan: Plan | None = None,
 ) -> None:
     """Append guards, captures and flags for ``observe`` to ``sub`` (names before the variant prefix)."""
     if not observe:
@@ -56,7 +62,14 @@ def add_observers(
 
         guarded = set(observe.guarded)
         held = held_values(user_graph, run.roundings)[0]
-        builder.flags(builder.needed_flags(list(observe.flagged), guarded, held), guarded, held)
+        judged: set[str] = set()
+        keep: set[str] = set()
+        if plan is not None:
+            run.provenance = provenance = Provenance(user_graph, plan, [(r.op, r.kind, r.slot) for r in run.roundings])
+            judged = may_be_by_design(user_graph, provenance)
+            read = provenance.sinks | {src for op in judged for src in provenance.float_inputs.get(op, [])}
+            keep = {f"{op}:{slot}" for op, slot in read}
+        builder.flags(builder.needed_flags(list(observe.flagged), guarded, held, judged, keep), guarded, held)
 
 
 class _Builder:
@@ -182,7 +195,14 @@ class _Builder:
         finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=("type", f32))
         self.run.flags = (f"{self.run.prefix}{finite.name}:0", list(tensors))
 
-    def needed_flags(self, tensors: list[str], guarded: set[WatchKey], held: dict[str, str]) -> list[str]:
+    def needed_flags(
+        self,
+        tensors: list[str],
+        guarded: set[WatchKey],
+        held: dict[str, str],
+        judged: Collection[str] = (),
+        keep: Collection[str] = (),
+    ) -> list[str]:
         """``tensors`` without those whose flag can never be the first false one (same answer, less work).
 
         A flag is false when its tensor holds inf/NaN (or, for finite values, when their float32 sum
@@ -192,7 +212,9 @@ class _Builder:
         values picked among them (or negated) or 0 (:data:`~npu_jupyter._runtime.value_ops.PICKED_VALUES`: their sum cannot overflow, so the
         flag is false only when an input holds inf/NaN). Either way a false flag of it comes after a false
         flag of an input, so the first false flag, the finding, is the same. Tensors that may be dead are
-        kept.
+        kept, and so are the outputs of the ops in ``judged`` (those the by-design rule may excuse) and
+        the tensors in ``keep`` (what a variable write or a ``judged`` op reads): the rule judges an op by
+        its inputs' flags, and whether a step wrote inf/NaN into a variable is read off the written value's.
         A constant whose values are finite (and whose sum is far from overflow) has a true flag in every
         step, so it never is the first false one either.
         """
@@ -202,7 +224,11 @@ class _Builder:
             op = self.user.get_tensor_by_name(name).op
             if op.type == "Const" and self.tensor_map.get(name, name) == name and _always_finite(op):
                 continue  # its flag is true in every step
-            if not (passes_on_values(op.type) and self._implied(name, op, order, guarded, held)):
+            if (
+                op.name in judged
+                or name in keep
+                or not (passes_on_values(op.type) and self._implied(name, op, order, guarded, held))
+            ):
                 kept.append(name)
         return kept or tensors[:1]  # one flag at least: "none went non-finite" stays a checked answer
 

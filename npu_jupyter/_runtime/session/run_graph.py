@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from npu_jupyter._plan.model import Plan
+    from npu_jupyter._runtime.observe.by_design import Provenance
     from npu_jupyter._runtime.session.liveness import Liveness
     from npu_jupyter._tf_types import Graph, Operation, Tensor
 
@@ -54,6 +55,7 @@ class RunGraph:
     guards: dict[WatchKey, tuple[str, str]] = field(default_factory=dict)  # watch key -> (value, taken index)
     captures: dict[WatchKey, list[np.ndarray]] = field(default_factory=dict)  # watch key -> values per iteration
     flags: tuple[str, list[str]] | None = None  # (packed all-finite flags tensor, the user tensors in order)
+    provenance: Provenance | None = None  # with flags: the by-design facts of this run (observe.by_design)
     keepalive: list[Callable[..., object]] = field(default_factory=list)  # capture callbacks (TF holds them weakly)
 
     def watched(self, key: WatchKey) -> str:
@@ -176,7 +178,7 @@ def build_run_graph(
     run = RunGraph(private, prefix, frozenset(copied), {u: prefix + n for u, n in tensor_map.items()}, rounded)
     from npu_jupyter._runtime.session.observe_nodes import add_observers
 
-    add_observers(sub, run, tensor_map, observe, user_graph, liveness)
+    add_observers(sub, run, tensor_map, observe, user_graph, liveness, plan)
     input_map = outside_inputs(sub, copied, private)
     import tensorflow as tf
 
