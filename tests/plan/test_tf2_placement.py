@@ -321,10 +321,14 @@ def _read_before_and_in_a_loop(body):
 
 
 def test_an_iterator_a_while_loop_takes_is_a_device_loop_only_for_a_function_wholly_on_the_npu():
-    whole = plan(_read_before_and_in_a_loop(tf.reduce_sum), adapter="tf2")
-    (note,) = _iterator_notes(whole)
-    assert "npu_device compiles it into the device graph, which runs NPU_LOOP_SIZE iterations per call" in note
-    assert note.count("when that loop is the whole function") == 1  # a condition the plan does not check
+    supported = plan(_read_before_and_in_a_loop(tf.reduce_sum), adapter="tf2")
+    (note,) = _iterator_notes(supported)
+    if "whole function on the NPU" in supported.title:
+        assert "npu_device compiles it into the device graph, which runs NPU_LOOP_SIZE iterations per call" in note
+        assert note.count("when that loop is the whole function") == 1  # a condition the plan does not check
+    else:  # TF 2.6's loop takes a variant input, which cannot be copied to the NPU: mix mode there
+        assert "variant input" in " ".join(supported.notes)
+        assert "each call runs the loop as TensorFlow does" in note
     mixed = plan(_read_before_and_in_a_loop(lambda x: tf.reduce_sum(tf.math.lgamma(x))), adapter="tf2")
     (note,) = _iterator_notes(mixed)
     assert "each call runs the loop as TensorFlow does" in note and "only of a function compiled whole" in note
