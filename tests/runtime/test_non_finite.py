@@ -256,6 +256,8 @@ def test_a_step_writing_nan_into_an_embedding_names_the_op_and_the_variable(tf, 
     assert finding.written == "emb" and finding.writer == "Adam/update_emb/AssignSubVariableOp"
     assert finding.variable is None  # the step made the NaN itself: it read no non-finite variable
     assert "wrote non-finite values (inf/NaN) into the variable emb" in finding.message
+    # the cause names the divisor rounded to 0, not only overflow, which a 0/0 is not
+    assert "a 1e-8 epsilon among them) rounds to 0, which RealDiv turns into inf or NaN" in finding.message
     assert [w for w in report.warnings if "non-finite" in w] == [finding.message]  # said once in 3 steps
 
 
@@ -283,6 +285,8 @@ def test_a_ref_variable_assigned_a_float16_overflow_is_named_with_finite_fetches
         finding = sess.last_report.non_finite
         assert np.isfinite(got) and np.isinf(sess.run(w)).any()
     assert finding.first_op == "big" and finding.written == "w" and finding.writer == "update"
+    assert "values beyond the float16 range (65504) become inf" in finding.message
+    assert "rounds to 0" not in finding.message  # a Mul overflows; no divisor to underflow
 
 
 def test_a_by_design_inf_written_into_a_variable_says_nothing(tf, hand):

@@ -355,7 +355,7 @@ def _note_non_finite(
         else:
             message = (
                 f"{head} The first op whose output became non-finite (topological order) is {where} "
-                f"({w.op_type}, output {w.slot}{in_function}): {non_finite_cause(w.rounded, w.decided_dtype)}. "
+                f"({w.op_type}, output {w.slot}{in_function}): {non_finite_cause(w.rounded, w.decided_dtype, w.op_type)}. "
                 + (
                     "Its drift against the float32 shadow of the function is in the drift column and the "
                     "Largest drift line (report.drift)."

@@ -145,7 +145,7 @@ def non_finite_finding(
             f"went inf/NaN in every run, the one that wrote them included"
         )
     else:
-        cause = non_finite_cause(rounded, dtype)
+        cause = non_finite_cause(rounded, dtype, decision.op_type if decision is not None else "")
     op_type = decision.op_type if decision is not None else "?"
     detail = (
         f"fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run. The "
@@ -187,13 +187,29 @@ def _writers(plan: Plan, variable: str) -> list[str]:
     ]
 
 
-def non_finite_cause(rounded: bool, dtype: str) -> str:
-    """Why an op's output went inf/NaN: the plan's half-precision storage, or the float32 computation."""
+#: Ops that go inf/NaN when an input is 0 (x/0, 0/0, log(0), 1/sqrt(0)); DivNoNan and Xdivy answer 0 instead.
+_ZERO_SENSITIVE = frozenset({"RealDiv", "Div", "Reciprocal", "Inv", "Rsqrt", "Log"})
+
+
+def non_finite_cause(rounded: bool, dtype: str, op_type: str = "") -> str:
+    """Why an op's output went inf/NaN: the plan's half-precision storage, or the float32 computation.
+
+    Overflow is the usual float16 cause, but not the only one: an op that divides (or takes a log or a
+    reciprocal) also goes inf/NaN when a small input rounds to 0 in float16 (below 6e-8: the 1e-8
+    epsilon of Adam's update, whose 0/0 a trial met in sparse Adam under force_fp16). Which of the two
+    it was is not known from the flags, so both are named for such an op.
+    """
     if rounded and dtype in _HALF:
-        return (
+        cause = (
             f"its output is stored in {dtype} by the plan; values beyond the {dtype} range "
             f"({'65504' if dtype == 'float16' else '3.4e38'}) become inf"
         )
+        if dtype == "float16" and op_type in _ZERO_SENSITIVE:
+            cause += (
+                f", and an input below float16's smallest value (6e-8; a 1e-8 epsilon among them) rounds to 0, "
+                f"which {op_type} turns into inf or NaN (x/0, 0/0, log(0))"
+            )
+        return cause
     return "it computes in float32 here, so an input or the op itself (log(0), 0/0, ...) made it non-finite"
 
 
@@ -254,7 +270,7 @@ def _write_finding(plan: Plan, run: RunGraph, writer: str, first: tuple[str, int
     cause = (
         f"it reads the variable {variable}, which already held inf/NaN when step {step} began"
         if variable is not None
-        else non_finite_cause(rounded, dtype)
+        else non_finite_cause(rounded, dtype, decision.op_type if decision is not None else "")
     )
     op_type = decision.op_type if decision is not None else "?"
     detail = (
