@@ -126,13 +126,8 @@ def non_finite_finding(
         return NonFiniteFinding(
             step, None, "inside a while loop", detail, f"Step {step}: {detail}", fetches=tuple(bad_fetches)
         )
-    op = first.rpartition(":")[0]
-    decision = plan.ops.get(op)
-    rounded = op in run.emulation()
-    dtype = ""
-    if decision is not None:
-        slot = int(first.rpartition(":")[2])
-        dtype = decision.output_dtypes[slot] if slot < len(decision.output_dtypes) else decision.dtype_after
+    op, slot = _split(first)
+    op_type, dtype, rounded = _first_op(plan, run, op, slot)
     variable = _variable_read(plan, op)
     writers = _writers(plan, variable) if variable is not None else []
     if variable is not None:
@@ -145,8 +140,7 @@ def non_finite_finding(
             f"went inf/NaN in every run, the one that wrote them included"
         )
     else:
-        cause = non_finite_cause(rounded, dtype, decision.op_type if decision is not None else "")
-    op_type = decision.op_type if decision is not None else "?"
+        cause = non_finite_cause(rounded, dtype, op_type)
     detail = (
         f"fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run. The "
         f"first op whose output became non-finite (topological order) is {op} ({op_type}, output "
@@ -240,6 +234,18 @@ def written_non_finite(plan: Plan, run: RunGraph, flags: object, step: int) -> N
     return None
 
 
+def _first_op(plan: Plan, run: RunGraph, op: str, slot: int) -> tuple[str, str, bool]:
+    """(op type, decided dtype of output ``slot``, whether the emulation rounds it) of a finding's first op.
+
+    "?" and "" where the plan has no decision for the op.
+    """
+    decision = plan.ops.get(op)
+    if decision is None:
+        return "?", "", op in run.emulation()
+    dtype = decision.output_dtypes[slot] if slot < len(decision.output_dtypes) else decision.dtype_after
+    return decision.op_type, dtype, op in run.emulation()
+
+
 def _split(tensor: str) -> tuple[str, int]:
     """``"op:slot"`` as ``(op, slot)``, the by-design rule's key of a tensor."""
     op, _, slot = tensor.rpartition(":")
@@ -260,19 +266,15 @@ def _upstream(provenance: Provenance, ops: set[str]) -> set[str]:
 def _write_finding(plan: Plan, run: RunGraph, writer: str, first: tuple[str, int], step: int) -> NonFiniteFinding:
     """The finding of a step whose ``writer`` wrote inf/NaN, ``first`` the first op that went non-finite."""
     op, slot = first
-    decision, written = plan.ops.get(op), plan.ops[writer]
+    written = plan.ops[writer]
     target = written.inputs[0] if written.inputs else writer
-    dtype = ""
-    if decision is not None:
-        dtype = decision.output_dtypes[slot] if slot < len(decision.output_dtypes) else decision.dtype_after
-    rounded = op in run.emulation()
+    op_type, dtype, rounded = _first_op(plan, run, op, slot)
     variable = _variable_read(plan, op)
     cause = (
         f"it reads the variable {variable}, which already held inf/NaN when step {step} began"
         if variable is not None
-        else non_finite_cause(rounded, dtype, decision.op_type if decision is not None else "")
+        else non_finite_cause(rounded, dtype, op_type)
     )
-    op_type = decision.op_type if decision is not None else "?"
     detail = (
         f"the run wrote non-finite values (inf/NaN) into the variable {target} (written by {writer}, "
         f"{written.op_type}); no fetched value is non-finite. The first op whose output became non-finite "
