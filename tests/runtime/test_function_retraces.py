@@ -41,6 +41,40 @@ def test_each_trace_of_a_retraced_function_says_which_trace_it_is_and_its_inputs
     assert "this report is trace 2 of 2 (inputs (4, 4) float32, (4,) int32)" in note
 
 
+def test_traces_whose_graph_inputs_read_alike_say_the_change_is_inside_an_argument():
+    """tf_keras: fit's validation (batches of 16) and a later evaluate (batches of 32) trace the test function
+    twice for one iterator argument, listed as "() resource" in both: the shape change is in its batches."""
+    import tensorflow as tf
+
+    @tf.function
+    def step(iterator):
+        return tf.reduce_sum(next(iterator))
+
+    def batches(size):
+        return iter(tf.data.Dataset.from_tensor_slices(np.ones((32, 4), np.float32)).batch(size, drop_remainder=True))
+
+    with functions.FunctionEmulation(CONFIG) as emulation:
+        step(batches(16))
+        step(batches(32))
+    notes = [_retrace_notes(report) for report in emulation.reports.values()]
+    assert len(notes) == 2 and all(len(n) == 1 for n in notes)
+    assert all("their graph inputs read alike, so what changed is inside an argument" in n[0] for n in notes)
+
+
+def test_traces_with_other_graph_inputs_do_not_say_the_inputs_read_alike():
+    import tensorflow as tf
+
+    @tf.function
+    def step(x):
+        return tf.reduce_sum(x)
+
+    with functions.FunctionEmulation(CONFIG) as emulation:
+        step(tf.ones((8, 4)))
+        step(tf.ones((4, 4)))
+    notes = [n for report in emulation.reports.values() for n in _retrace_notes(report)]
+    assert len(notes) == 2 and not any("read alike" in n for n in notes)
+
+
 def test_a_function_traced_once_has_no_retrace_note():
     import tensorflow as tf
 

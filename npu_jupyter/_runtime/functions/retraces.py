@@ -95,14 +95,22 @@ def note_retraces(reports: dict[str, RunReport], traces: dict[str, Trace], key: 
     if len(keys) < 2:
         return
     name = python_name(key)
+    # An iterator argument is one resource input whatever batches it yields: traces for other batch
+    # shapes (fit's validation and evaluate at other batch sizes) list the same inputs.
+    alike = (
+        "; their graph inputs read alike, so what changed is inside an argument, such as the shape of the "
+        "batches an iterator yields"
+        if len({traces[k].inputs for k in keys}) == 1
+        else ""
+    )
     for index, each in enumerate(keys, start=1):
         report = reports[each]
         report.notes = [n for n in report.notes if not n.startswith(_NOTE_START)]
         seen = f" (inputs {traces[each].inputs})" if traces[each].inputs else ""
         report.notes.append(
             f"{_NOTE_START}{name} {len(keys)} times (it traces a tf.function again when its inputs change "
-            f"shape or dtype, e.g. a smaller last batch): this report is trace {index} of {len(keys)}{seen} and "
-            "counts only its calls; each other trace has its own report."
+            f"shape or dtype, e.g. a smaller last batch{alike}): this report is trace {index} of {len(keys)}"
+            f"{seen} and counts only its calls; each other trace has its own report."
         )
 
 
