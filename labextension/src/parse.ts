@@ -286,13 +286,17 @@ function op(v: Json, path: string, sizes: { ops: number; reasons: number; cluste
 function transfer(v: Json, path: string, opCount: number): Transfer {
   const o = obj(v, path);
   const dir = o.dir === 'h2d' || o.dir === 'd2h' ? o.dir : fail(`${path}.dir`, '"h2d" or "d2h"');
-  return {
+  const out: Transfer = {
     s: index(o.s, `${path}.s`, opCount),
     d: index(o.d, `${path}.d`, opCount),
     dt: str(o.dt, `${path}.dt`),
     b: nullable(o.b, `${path}.b`, count),
     dir
   };
+  if (o.o !== undefined) {
+    out.o = count(o.o, `${path}.o`); // absent in reports written before the field existed
+  }
+  return out;
 }
 
 function runInfo(v: Json, path: string): RunInfo {

@@ -142,6 +142,8 @@ export interface Drift {
 export interface Transfer {
   /** Index into `ops` of the producer. */
   s: number;
+  /** The producer's output slot: the tensor is `op:o`. Absent in reports written before the field existed. */
+  o?: number;
   /** Index into `ops` of its first consumer. */
   d: number;
   /** The tensor's dtype. */

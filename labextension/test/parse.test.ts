@@ -93,6 +93,18 @@ describe('parseReport', () => {
     expect(parseReport(p).ok).toBe(false);
   });
 
+  it("reads a transfer's output slot, and none from a report written before the field", () => {
+    const p = payload([{ n: 'a', e: 'HOST', c: -1 }, { n: 'b', i: [0] }]);
+    p.transfers = [{ s: 0, o: 1, d: 1, dt: 'float32', b: 4, dir: 'h2d' }];
+    const r = parseReport(p);
+    expect(r.ok && r.report.transfers[0].o).toBe(1);
+    p.transfers = [{ s: 0, d: 1, dt: 'float32', b: 4, dir: 'h2d' }];
+    const old = parseReport(p);
+    expect(old.ok && old.report.transfers[0].o).toBeUndefined();
+    p.transfers = [{ s: 0, o: -1, d: 1, dt: 'float32', b: 4, dir: 'h2d' }];
+    expect(parseReport(p).ok).toBe(false);
+  });
+
   it('reads the shipped facts, and none from a payload written before them', () => {
     const fact = { key: 'run.dump_dir', label: 'Dump folder', text: 'npu_dump', tone: 'path' };
     const r = parseReport(payload([{ n: 'a' }], { facts: [fact] }));

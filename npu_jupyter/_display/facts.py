@@ -10,6 +10,7 @@ those lines as they are, so they cannot drift apart (``tests/display/test_view_p
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -255,15 +256,22 @@ def adapter_facts(run: dict[str, Any], rows: int = 50) -> list[Fact]:
 
 
 def transfers_text(payload: Mapping[str, Any], limit: int = 8) -> str:
-    """``"a → b (host → device, float32, 4.0 KiB); …"``: each host<->device edge, the first ``limit``."""
+    """``"a → b (host → device, float32, 4.0 KiB); …"``: each host<->device edge, the first ``limit``.
+
+    A producer that sends more than one tensor across is named with each tensor's output slot
+    (``call:0 → x``, ``call:1 → x``), so that two edges never read as one line repeated.
+    """
     ops = payload["ops"]
+    transfers = payload["transfers"]
+    senders = Counter(t["s"] for t in transfers)
     items = []
-    for t in payload["transfers"][:limit]:
+    for t in transfers[:limit]:
         arrow = "host → device" if t["dir"] == "h2d" else "device → host"
         size = "size unknown" if t.get("b") is None else format_bytes(t["b"])
-        items.append(
-            f"{op_label(payload, ops[t['s']])} → {op_label(payload, ops[t['d']])} ({arrow}, {t['dt']}, {size})"
-        )
+        source = op_label(payload, ops[t["s"]])
+        if senders[t["s"]] > 1 and t.get("o") is not None:
+            source = f"{source}:{t['o']}"
+        items.append(f"{source} → {op_label(payload, ops[t['d']])} ({arrow}, {t['dt']}, {size})")
     more = len(payload["transfers"]) - limit
     return "; ".join(items) + (f" +{more} more" if more > 0 else "")
 

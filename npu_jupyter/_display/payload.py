@@ -293,7 +293,11 @@ def _transfers(plan: Plan, index: dict[str, int]) -> list[Transfer]:
     out: list[Transfer] = []
     for t in plan.transfers:
         if t.src in index and t.dst in index:
-            out.append({"s": index[t.src], "d": index[t.dst], "dt": t.dtype, "b": t.bytes, "dir": t.direction})
+            item: Transfer = {"s": index[t.src], "d": index[t.dst], "dt": t.dtype, "b": t.bytes, "dir": t.direction}
+            _, _, slot = t.tensor.rpartition(":")
+            if slot.isdigit():  # which output: an op may send several tensors across
+                item["o"] = int(slot)
+            out.append(item)
     return out
 
 

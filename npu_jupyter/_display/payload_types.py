@@ -84,14 +84,19 @@ if TYPE_CHECKING:
         from_cancelled: bool
         maybe_cancelled: bool
 
-    class Transfer(TypedDict):
-        """The payload's ``Transfer`` object."""
+    class _TransferRequired(TypedDict):
+        """Its keys that are always present."""
 
         s: int
         d: int
         dt: str
         b: int | None
         dir: Literal["h2d", "d2h"]  # novermin (a string annotation)
+
+    class Transfer(_TransferRequired, total=False):
+        """The payload's ``Transfer`` object."""
+
+        o: int
 
     class Fact(TypedDict):
         """One labelled line of a report: "label: text"."""

@@ -74,7 +74,7 @@ def test_payload_follows_schema_version_1_with_indices_into_reasons_and_ops():
     assert payload["reasons"][matmul["xr"]] == "cube op goes to float16 under allow_fp32_to_fp16"
     assert matmul["i"] == [0]
     assert payload["ops"][0]["c"] == -1
-    assert payload["transfers"] == [{"s": 0, "d": 1, "dt": "float32", "b": 4096, "dir": "h2d"}]
+    assert payload["transfers"] == [{"s": 0, "o": 0, "d": 1, "dt": "float32", "b": 4096, "dir": "h2d"}]
     assert payload["summary"]["precision_changed"] == 1 and payload["summary"]["host"] == 1
 
 

@@ -169,3 +169,41 @@ def test_the_run_line_says_nothing_more_when_all_calls_came_from_the_entry_point
     assert "calls_from" not in payload["run"]
     assert "backend emulator · 2 calls · 1.00 ms per call (" in text.render(payload)
     assert "Keras" not in next(f["text"] for f in payload["facts"] if f["key"] == "run")
+
+
+def test_two_tensors_one_op_sends_across_are_named_by_slot_and_one_is_named_plainly():
+    """Trial (Keras fit, mixed): two outputs of one call went to the host; the line listed
+    ``call → optional`` twice, which reads as one edge repeated."""
+    import numpy as np
+    import pytest
+
+    tf = pytest.importorskip("tensorflow")
+    v1 = tf.compat.v1
+    from npu_jupyter._plan.planner import plan as make_plan
+
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [4, 2], name="x")
+        a, b = tf.split(x, 2, axis=1, name="halves")
+        both = v1.py_func(lambda p, q: p + q, [a, b], tf.float32, name="host_sum")
+        tf.identity(tf.nn.relu(x), name="alone")
+        v1.py_func(np.negative, [tf.square(x, name="sq")], tf.float32, name="host_neg")
+    planned = make_plan(g, {"mix_compile_mode": True})
+    payload = report_payload(planned)
+    slots = sorted(t.get("o") for t in payload["transfers"] if payload["ops"][t["s"]]["n"] == "halves")
+    assert slots == [0, 1], "the payload says which output of the op each transfer carries"
+    out = text.render(payload)
+    assert "halves:0 → host_sum" in out and "halves:1 → host_sum" in out
+    assert "sq → host_neg" in out and "sq:0" not in out, "an op sending one tensor keeps its plain name"
+    assert both is not None
+
+
+def test_a_report_written_before_transfer_slots_renders_as_before():
+    payload = report_payload(Plan(ops={"a": _op("a", "HOST"), "b": _op("b")}))
+    payload["transfers"] = [
+        {"s": 0, "d": 1, "dt": "float32", "b": 4, "dir": "h2d"},
+        {"s": 0, "d": 1, "dt": "float32", "b": 4, "dir": "h2d"},
+    ]
+    from npu_jupyter._display.facts import transfers_text
+
+    assert transfers_text(payload) == "a → b (host → device, float32, 4 B); a → b (host → device, float32, 4 B)"
