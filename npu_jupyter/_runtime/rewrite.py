@@ -21,7 +21,7 @@ from npu_jupyter._tensorflow_import import require_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
     from npu_jupyter._plan.model import Plan
-    from npu_jupyter._tf_types import ArgDef, Graph, GraphDef, Operation, Tensor
+    from npu_jupyter._tf_types import ArgDef, Graph, GraphDef, NodeDef, Operation, Tensor
 
 ROUND_MARKER = "_npu_emu_round"
 _HALF = {"float16", "bfloat16"}
@@ -200,6 +200,9 @@ def insert_casts(graph_def: GraphDef, roundings: list[Rounding], graph: Graph | 
         if r.kind == "output" and r.tensor not in kept:
             src = r.tensor
             base = f"{r.op}/{ROUND_MARKER}_out{r.slot}"
+            if nodes[r.op].op in _NEXT_ITERATION:
+                _round_before(graph_def, nodes[r.op], base, src, r.dtype, dtypes)
+                continue
             tensor_map[src] = _add_round_trip(graph_def, base, _input_ref(src), src, r.dtype, dtypes)
     # Consumers read outputs through their rounding (what the device stored), then inputs are rounded.
     if tensor_map:
@@ -226,6 +229,19 @@ def insert_casts(graph_def: GraphDef, roundings: list[Rounding], graph: Graph | 
 
 
 ROUND_MARKER_SUFFIX = {"float16": "_f16/back", "bfloat16": "_bf16/back"}
+_NEXT_ITERATION = frozenset({"NextIteration", "RefNextIteration"})
+
+
+def _round_before(graph_def: GraphDef, node: NodeDef, base: str, src: str, dtype: str, enums: dict[str, int]) -> None:
+    """Round a NextIteration's output by rounding the value it passes on, before it.
+
+    A loop's Merge must read its back edge straight from the NextIteration (TensorFlow's graph import
+    refuses any other cycle: "N nodes in a cycle"), so no Cast may sit between the two. NextIteration
+    hands on its input unchanged, so the rounded input is the rounded output: same values, and every
+    reader of the output, the Merge included, reads it as it is.
+    """
+    data = next(i for i, ref in enumerate(node.input) if not ref.startswith("^"))
+    node.input[data] = _input_ref(_add_round_trip(graph_def, base, node.input[data], src, dtype, enums))
 
 
 def held_values(graph: Graph, roundings: list[Rounding]) -> tuple[dict[str, str], set[str]]:
