@@ -153,10 +153,10 @@ def worst_op_text(row: SweepRow) -> str:
         return "none"
     if row.worst_op_rel_rmse is None:
         return row.worst_op
-    from npu_jupyter._runtime.observe.drift_ranking import AGAINST_INPUTS
+    from npu_jupyter._runtime.observe.drift_ranking import AGAINST_INPUTS, figure_text
 
     against = f" {AGAINST_INPUTS}" if row.worst_op_cancelled else ""
-    return f"{row.worst_op} (rel. RMSE {row.worst_op_rel_rmse:.3g}{against})"
+    return f"{row.worst_op} (rel. RMSE {figure_text(row.worst_op_rel_rmse)}{against})"
 
 
 def _times(row: SweepRow) -> tuple[str, str, str, str, str]:

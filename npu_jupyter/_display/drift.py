@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from npu_jupyter._runtime.observe import drift_ranking
+from npu_jupyter._runtime.observe.drift_ranking import NOT_FINITE
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from npu_jupyter._plan.model import Plan
@@ -64,7 +65,7 @@ def drift_text(drift: Mapping[str, Any]) -> str:
     if "rel_rmse" not in drift:
         return _older_drift_text(drift)
     rel, in_rel = _finite(drift.get("rel_rmse")), _finite(drift.get("in_rel"))
-    parts = ["not finite (inf/NaN)" if rel is None else f"rel. RMSE {rel:.3g}"]
+    parts = [NOT_FINITE if rel is None else f"rel. RMSE {rel:.3g}"]
     if in_rel is not None:  # cancelled: the figure it is ranked by first, its own beside it
         own = "" if rel is None else f"; {rel:.3g} against its own reference"
         parts = [f"rel. RMSE {in_rel:.3g} against its inputs' scale ({drift_ranking.CANCELLED_NOTE}{own})"]
@@ -88,7 +89,7 @@ def _older_drift_text(drift: Mapping[str, Any]) -> str:
         parts.append(f"{drift['max_rel']:.3g} rel")
     if _finite(drift.get("cos")) is not None:
         parts.append(f"cos {drift['cos']:.4f}")
-    return ", ".join(parts) or "not finite (inf/NaN)"
+    return ", ".join(parts) or NOT_FINITE
 
 
 def _finite(value: object) -> float | None:

@@ -15,7 +15,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from npu_jupyter._display.fit_table import ALERT_ROW, Cell, Column, Note, Row, fit_table, text_cell
-from npu_jupyter._runtime.observe.drift_ranking import AGAINST_INPUTS
+from npu_jupyter._runtime.observe.drift_ranking import AGAINST_INPUTS, figure_text
 from npu_jupyter._units import format_bytes
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ def _worst_cell(r: SweepRow) -> Cell:
     name = text_cell(r.worst_op, mono=True)
     if r.worst_op_rel_rmse is None:
         return name
-    figure = "rel. RMSE " + _num(r.worst_op_rel_rmse, ".3g")
+    figure = "rel. RMSE " + figure_text(r.worst_op_rel_rmse)
     if getattr(r, "worst_op_cancelled", False):  # a row pickled before the field existed has none
         figure += f" {AGAINST_INPUTS}"
     return Cell(f"{name.html}<br>{escape(figure)}", f"{r.worst_op} ({figure})")

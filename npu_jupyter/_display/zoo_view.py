@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import html
 import json
-import math
-from typing import Any
+from typing import Any, cast
 
-from npu_jupyter._runtime.observe.drift_ranking import AGAINST_INPUTS
+from npu_jupyter._runtime.observe.drift_ranking import AGAINST_INPUTS, figure_text
 from npu_jupyter._units import format_bytes
 
 PRED = "predicted by the planner"
@@ -201,6 +200,4 @@ def _ratio(value: object) -> str:
 def _g(value: object) -> str:
     if value is None:
         return "n/a"
-    if isinstance(value, float) and math.isnan(value):
-        return "nan"
-    return f"{value:.3g}"
+    return figure_text(float(cast("float", value)))

@@ -109,3 +109,8 @@ def test_tutorial_03_prints_the_refusal_its_sweep_table_marks():
     shown = {line.split()[0]: line for line in printed}
     for mode, line in shown.items():
         assert f"refused={mode in refused!s}" in line, line
+
+
+def test_a_worst_op_whose_figure_is_not_a_number_says_inf_nan_not_nan():
+    table = SweepTable([_row("force_fp16", worst_op="grad", worst_op_rel_rmse=float("nan"))], [])
+    assert "grad (rel. RMSE not finite (inf/NaN))" in repr(table)

@@ -91,7 +91,7 @@ def test_ipython_shows_the_table_as_html_with_a_text_fallback():
 
 def test_drift_cells_name_their_figure_and_none_when_no_op_drifted():
     ok, refused, _ = _rows()
-    assert cells(ok)[7] == "rel. RMSE inf" and cells(ok)[8] == f"w/{HOSTILE} (rel. RMSE nan)"
+    assert cells(ok)[7] == "rel. RMSE inf" and cells(ok)[8] == f"w/{HOSTILE} (rel. RMSE not finite (inf/NaN))"
     quiet = dict(ok, fetch_rel_rmse=0.0, worst_op=None, worst_op_rel_rmse=0.0)
     assert cells(quiet)[7:9] == ("rel. RMSE 0", "none")
     assert cells(refused)[7:9] == ("n/a", "")  # no reference ran: no drift columns
@@ -105,7 +105,7 @@ def test_rows_of_an_older_results_file_keep_their_max_rel_labelled_and_a_zero_dr
 
     fp16, fp32 = old_results_file()["rows"]
     fp16.update(fetch_max_rel=math.inf, worst_op_max_rel=math.nan)  # as the file reads them back
-    assert cells(fp16)[7:9] == ("max rel inf", "dnn/near_zero (max rel nan)")
+    assert cells(fp16)[7:9] == ("max rel inf", "dnn/near_zero (max rel not finite (inf/NaN))")
     assert cells(fp32)[7:9] == ("max rel 0", "none")
     for view in (text([fp16, fp32]), render_html([fp16, fp32])):
         assert "max rel: largest |a − b| / |b|, in rows of an older results file" in view
@@ -124,3 +124,15 @@ def test_a_worst_op_with_a_cancelled_reference_says_its_figure_is_against_its_in
     assert worst_op_text(row) == f"grad (rel. RMSE 0.0016 {AGAINST_INPUTS})"
     del row["worst_op_cancelled"]  # a results file written before the field
     assert worst_op_text(row) == "grad (rel. RMSE 0.0016)"
+
+
+def test_a_worst_op_whose_figure_is_not_a_number_says_inf_nan_not_nan():
+    """Zoo check as a user: gru4rec under allow_mix_precision listed 'gradients/MatMul_grad/MatMul (rel. RMSE
+    nan)': its float16 gradient overflowed (inf/NaN) where float32 stayed finite; "nan" read as a broken figure."""
+    (row,) = _rows()[:1]
+    row.update(worst_op="grad", worst_op_rel_rmse=float("nan"))
+    assert worst_op_text(row) == "grad (rel. RMSE not finite (inf/NaN))"
+    row.update(fetch_rel_rmse=float("nan"))
+    from npu_jupyter._display.zoo_view import fetch_drift_text
+
+    assert fetch_drift_text(row) == "rel. RMSE not finite (inf/NaN)"

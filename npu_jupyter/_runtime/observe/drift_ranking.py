@@ -75,6 +75,19 @@ SUM_TYPES = (
 CANCELLED = 2.0**-16
 #: How the sweep and zoo tables label a worst op's figure taken against its inputs' scale.
 AGAINST_INPUTS = "against its inputs' scale: its reference cancels to ≈ 0"
+#: How a drift figure that is not a number reads (an inf/NaN on either side of the comparison).
+NOT_FINITE = "not finite (inf/NaN)"
+
+
+def figure_text(value: float) -> str:
+    """A drift figure as the tables print it: ``0.00123``, ``inf``, or :data:`NOT_FINITE` for a NaN.
+
+    A NaN figure means inf/NaN values were compared (a float16 gradient that overflowed where
+    float32 stayed finite); "nan" alone reads as a broken figure.
+    """
+    return NOT_FINITE if math.isnan(value) else f"{value:.3g}"
+
+
 #: Said of a cancelled op wherever its figure is shown (labextension/src/optext.ts says the same).
 CANCELLED_NOTE = "reference ≈ 0 next to its inputs (cancellation): drift measured against the inputs' scale"
 #: Said of an op that computes only from cancelled values (labextension/src/optext.ts says the same).
