@@ -122,8 +122,9 @@ def problem(row: dict[str, Any]) -> str:
 
 def legend(rows: list[dict[str, Any]]) -> str:
     """What kind of number each column is."""
-    steps = sorted({r["steps_run"] for r in rows if r.get("steps_run")})
-    counted = "/".join(map(str, steps)) or "0"
+    steps = [str(n) for n in sorted({r["steps_run"] for r in rows if r.get("steps_run")})]
+    # tasks that stopped early ran fewer steps: "the 1 or 2 training step(s)", never "the 1/2"
+    counted = " or ".join([", ".join(steps[:-1]), steps[-1]] if len(steps) > 1 else steps) or "0"
     drift = f"drift vs a float32 reference of the same step: measured by the emulator; {DRIFT}"
     if any("worst_op_max_rel" in r and "worst_op_rel_rmse" not in r for r in rows):
         drift += f"; {OLD_FIGURE}: largest |a − b| / |b|, in rows of an older results file"

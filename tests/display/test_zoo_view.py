@@ -136,3 +136,15 @@ def test_a_worst_op_whose_figure_is_not_a_number_says_inf_nan_not_nan():
     from npu_jupyter._display.zoo_view import fetch_drift_text
 
     assert fetch_drift_text(row) == "rel. RMSE not finite (inf/NaN)"
+
+
+def test_the_legend_names_the_step_counts_tasks_ran_in_words():
+    """Zoo check as a user: with one task stopped after 1 of 2 steps the legend said 'mean over the 1/2
+    training step(s)'."""
+    from npu_jupyter._display.zoo_view import legend
+
+    rows = _rows()
+    rows[0]["steps_run"], rows[1]["steps_run"] = 1, 2
+    assert "mean over the 1 or 2 training step(s) of each task" in legend(rows)
+    rows.append(dict(rows[0], steps_run=3))
+    assert "mean over the 1, 2 or 3 training step(s) of each task" in legend(rows)
