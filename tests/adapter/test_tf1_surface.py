@@ -141,15 +141,62 @@ def test_set_iteration_per_loop_runs_that_many_steps_per_run_and_says_so(emulate
     with v1.Session(graph=g) as sess:
         sess.run(v1.global_variables_initializer())
         assert util.set_iteration_per_loop(sess, train_op, 1) is train_op
-        with pytest.warns(UserWarning, match="runs the step 3 times per sess.run"):
-            loop_op = util.set_iteration_per_loop(sess, train_op, 3)
+        loop_op = util.set_iteration_per_loop(sess, train_op, 3)
         assert loop_op.name == "IterationOp" and sess.backend == "emulator"
-        for _ in range(2):
+        with pytest.warns(UserWarning, match="runs the step 3 times per sess.run"):
             _, seen = sess.run([loop_op, batch])
+        _, seen = sess.run([loop_op, batch])
         assert sess.run(step) == 6  # 2 runs x 3 steps, as on the device
         assert seen == 5.0  # the last step's batch (batches 0..5 consumed)
         sess.run(train_op)  # the plain train op stays one step
         assert sess.run(step) == 7
+
+
+def test_the_loop_is_announced_when_it_runs_not_when_the_op_is_made(emulated):
+    # ModelZoo DualGAN_ID1001 makes an IterationOp on every step and runs its plain train ops: six warnings
+    # said "runs the step 10 times per sess.run" of ops that never ran
+    from npu_bridge.estimator.npu import util
+
+    g, _, _, step, train_op = _train_graph()
+    with v1.Session(graph=g) as sess:
+        sess.run(v1.global_variables_initializer())
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            loop_op = util.set_iteration_per_loop(sess, train_op, 3)
+            sess.run(train_op)
+        assert sess.run(step) == 1
+        with pytest.warns(UserWarning, match="runs the step 3 times per sess.run"):
+            sess.run(loop_op)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # said once per op and count
+            sess.run(loop_op)
+        assert sess.run(step) == 7
+
+
+def test_a_second_iteration_op_runs_one_step_as_on_the_device(emulated):
+    # the adapter's GeOp loops only a graph holding a node named exactly 'IterationOp' (geop_npu.cc); a second
+    # call in one graph makes 'IterationOp_1', which the device runs once per sess.run (DualGAN_ID1001)
+    from npu_bridge.estimator.npu import util
+
+    g, _, _, step, train_op = _train_graph()
+    with v1.Session(graph=g) as sess:
+        sess.run(v1.global_variables_initializer())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            first = util.set_iteration_per_loop(sess, train_op, 3)
+        with pytest.warns(UserWarning, match="'IterationOp_1' is not named 'IterationOp'.* runs one step, not 3"):
+            second = util.set_iteration_per_loop(sess, train_op, 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # said once per session
+            third = util.set_iteration_per_loop(sess, train_op, 3)
+            sess.run(second)
+            sess.run(third)
+        assert (second.name, third.name) == ("IterationOp_1", "IterationOp_2")
+        assert sess.run(step) == 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sess.run(first)
+        assert sess.run(step) == 5
 
 
 def test_a_looped_op_fed_its_data_says_every_step_reuses_the_feed(emulated):
@@ -187,9 +234,11 @@ def test_a_looped_op_reading_a_dataset_with_a_fed_rate_gives_no_feed_warning(emu
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             loop_op = util.set_iteration_per_loop(sess, train_op, 2)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
             _, seen = sess.run([loop_op, batch], feed_dict={rate: 0.0})
+        assert [str(w.message) for w in said if "same fed values" in str(w.message)] == []
+        assert any("runs the step 2 times per sess.run" in str(w.message) for w in said)
         assert seen == 1.0 and sess.run(step) == 2  # each step read its own batch
 
 
