@@ -122,6 +122,15 @@ def test_importing_npu_convert_dropout_swaps_keras2_dropout_until_the_emulation_
 # ---- util.set_iteration_per_loop: a step count stays what the user counted ---------------------
 
 
+def _looping(steps):
+    """A ConfigProto whose NpuOptimizer entry sets iterations_per_loop, which the adapter needs to loop."""
+    config = v1.ConfigProto()
+    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+    custom_op.name = "NpuOptimizer"
+    custom_op.parameter_map["iterations_per_loop"].i = steps
+    return config
+
+
 def _train_graph():
     g = tf.Graph()
     with g.as_default():
@@ -138,7 +147,7 @@ def test_set_iteration_per_loop_runs_that_many_steps_per_run_and_says_so(emulate
     from npu_bridge.estimator.npu import util
 
     g, batch, loss, step, train_op = _train_graph()
-    with v1.Session(graph=g) as sess:
+    with v1.Session(graph=g, config=_looping(3)) as sess:
         sess.run(v1.global_variables_initializer())
         assert util.set_iteration_per_loop(sess, train_op, 1) is train_op
         loop_op = util.set_iteration_per_loop(sess, train_op, 3)
@@ -158,7 +167,7 @@ def test_the_loop_is_announced_when_it_runs_not_when_the_op_is_made(emulated):
     from npu_bridge.estimator.npu import util
 
     g, _, _, step, train_op = _train_graph()
-    with v1.Session(graph=g) as sess:
+    with v1.Session(graph=g, config=_looping(3)) as sess:
         sess.run(v1.global_variables_initializer())
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -179,7 +188,7 @@ def test_a_second_iteration_op_runs_one_step_as_on_the_device(emulated):
     from npu_bridge.estimator.npu import util
 
     g, _, _, step, train_op = _train_graph()
-    with v1.Session(graph=g) as sess:
+    with v1.Session(graph=g, config=_looping(3)) as sess:
         sess.run(v1.global_variables_initializer())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -209,7 +218,7 @@ def test_a_looped_op_fed_its_data_says_every_step_reuses_the_feed(emulated):
         w = v1.get_variable("w", [2], initializer=v1.zeros_initializer())
         step = v1.train.get_or_create_global_step()
         train_op = v1.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(tf.square(w - x)), global_step=step)
-    with v1.Session(graph=g) as sess:
+    with v1.Session(graph=g, config=_looping(3)) as sess:
         sess.run(v1.global_variables_initializer())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -229,7 +238,7 @@ def test_a_looped_op_reading_a_dataset_with_a_fed_rate_gives_no_feed_warning(emu
     with g.as_default():
         rate = v1.placeholder_with_default(0.0, [], name="rate")
         train_op = v1.train.GradientDescentOptimizer(rate).minimize(loss, global_step=step)
-    with v1.Session(graph=g) as sess:
+    with v1.Session(graph=g, config=_looping(2)) as sess:
         sess.run(v1.global_variables_initializer())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -240,6 +249,22 @@ def test_a_looped_op_reading_a_dataset_with_a_fed_rate_gives_no_feed_warning(emu
         assert [str(w.message) for w in said if "same fed values" in str(w.message)] == []
         assert any("runs the step 2 times per sess.run" in str(w.message) for w in said)
         assert seen == 1.0 and sess.run(step) == 2  # each step read its own batch
+
+
+def test_without_the_sessions_loop_option_the_iteration_op_runs_one_step_as_on_the_device(emulated):
+    # the GeOp loops only when the session's iterations_per_loop option is above 1 (geop_npu.cc); the
+    # emulator looped 10 steps per run of a session that never set it
+    from npu_bridge.estimator.npu import util
+
+    g, _, _, step, train_op = _train_graph()
+    with v1.Session(graph=g) as sess:
+        sess.run(v1.global_variables_initializer())
+        with pytest.warns(UserWarning, match="iterations_per_loop option is 1 .not set.* runs one step, not 10"):
+            loop_op = util.set_iteration_per_loop(sess, train_op, 10)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no loop to announce
+            sess.run(loop_op)
+        assert sess.run(step) == 1
 
 
 def test_set_iteration_per_loop_checks_its_arguments_as_the_adapter(emulated):
@@ -261,7 +286,7 @@ def test_iteration_per_loop_object_loads_the_count_for_a_session(emulated):
     g, _, _, step, train_op = _train_graph()
     loop = IterationPerLoop()
     op = loop.create_iteration_per_loop_var(train_op)
-    with v1.Session(graph=g) as sess:
+    with v1.Session(graph=g, config=_looping(4)) as sess:
         sess.run(v1.global_variables_initializer())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

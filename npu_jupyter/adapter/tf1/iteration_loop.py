@@ -15,7 +15,10 @@ never run it, as DualGAN_ID1001 runs its plain train ops after each call).
 
 The device loops a graph only when it holds a node named exactly ``IterationOp`` (the adapter's GeOp,
 ``geop_npu.cc``); a second call in one graph makes ``IterationOp_1`` (TensorFlow's unique name), which the
-device runs one step per ``sess.run``. So does the emulator, and a warning says so once per session.
+device runs one step per ``sess.run``. So does the emulator, and a warning says so once per session. The
+GeOp also loops only when the session's own ``iterations_per_loop`` option is above 1 (the adapter's
+documentation asks for the same count in both places); with it unset, each ``sess.run`` of the op runs one
+step on the device, and here, and a warning says so once per session.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
 
 _LOOPS = "_npu_jupyter_iteration_loops"  # session attribute: {IterationOp name: steps per run}
 _UNLOOPED = "_npu_jupyter_unlooped_said"  # session attribute: the not-looped warning was given
+_UNSET = "_npu_jupyter_loop_option_said"  # session attribute: the option-not-set warning was given
 DEVICE_LOOP_NODE = "IterationOp"  # the one node name whose graph the adapter's GeOp loops
 
 
@@ -96,6 +100,9 @@ def loop_on(sess: Session, op: Operation, steps: int) -> None:
     if op.name != DEVICE_LOOP_NODE:
         _warn_not_looped(sess, op.name, steps)
         return
+    if not _session_loops(sess):
+        _warn_option_unset(sess, op.name, steps)
+        return
     loops: dict[str, int] | None = getattr(sess, _LOOPS, None)
     if loops is None:
         loops = {}
@@ -132,6 +139,31 @@ def _warn_looped(op_name: str, steps: int) -> None:
         "all of them). Steps, global_step and dump_step count as you counted them; the fetched values are the last "
         "step's.",
         stacklevel=3,
+    )
+
+
+def _session_loops(sess: Session) -> bool:
+    """Whether the session's own ``iterations_per_loop`` option is above 1, which the GeOp needs to loop
+    (``geop_npu.cc``: ``SetNeedIteration`` only when it is). A session without an NPU config (not an
+    emulated one) is taken at its word.
+    """
+    config = getattr(sess, "config", None)
+    if config is None or not hasattr(config, "iterations_per_loop"):
+        return True
+    return int(config.iterations_per_loop or 1) > 1
+
+
+def _warn_option_unset(sess: Session, op_name: str, steps: int) -> None:
+    """Say, once per session, that the session's ``iterations_per_loop`` option is 1, so nothing loops."""
+    if getattr(sess, _UNSET, False):
+        return
+    setattr(sess, _UNSET, True)
+    warnings.warn(
+        f"util.set_iteration_per_loop (emulated): the session's iterations_per_loop option is 1 (not set), and the "
+        f"adapter loops the graph only when it is above 1, so on the device each sess.run of {op_name!r} runs one "
+        f"step, not {steps}, and so it does here. To loop, set custom_op.parameter_map['iterations_per_loop'].i = "
+        f"{steps} in the session's NpuOptimizer entry, as the adapter's documentation asks. Said once per session.",
+        stacklevel=4,
     )
 
 
