@@ -318,18 +318,23 @@ def _title(plan: Plan, run: RunReport | None) -> str:
             names = [python_name(f) for f in run.fetches]
             # "train_step" is its own label; "train_function" is what "Keras fit (train function)" says
             restated = all(name == label or label.endswith(f"({name.replace('_', ' ')})") for name in names)
-            return f"Calls of {label}{'' if restated else f' ({_names(names)})'}: {base}"
-        return f"Run of {_names(run.fetches)}: {base}"
+            return f"Calls of {label}{'' if restated else f' ({fetch_names(names)})'}: {base}"
+        return f"Run of {fetch_names(run.fetches)}: {base}"
     fetches = getattr(plan, "fetches", None)  # plans pickled by plan_cache before the field existed
     if run is None and fetches:
-        head = f"Plan of {_names(fetches)} ({plan.soc}, {mode})"
+        head = f"Plan of {fetch_names(fetches)} ({plan.soc}, {mode})"
         rest = [part for part in plan.title.split(" · ") if part and not _restates(part, plan.soc, mode)]
         return " · ".join([head, *rest])
     return base
 
 
-def _names(fetches: list[str]) -> str:
-    return ", ".join(fetches[:3]) + (", …" if len(fetches) > 3 else "")
+def fetch_names(fetches: list[str]) -> str:
+    """The first three fetches and how many more: two runs of one train op whose fetch lists differ after the
+    third (an Estimator's LoggingTensorHook adds its tensors on its logging steps only: ModelZoo VGG19_ID0374's
+    steps 1 and 2) are two reports, which ``a, b, c, …`` titled alike.
+    """
+    more = len(fetches) - 3
+    return ", ".join(fetches[:3]) + (f" and {more} more" if more > 0 else "")
 
 
 def _restates(part: str, soc: str, mode: str) -> bool:

@@ -273,7 +273,9 @@ def _notes_once(reports: list[RunReport], shown: set[str]) -> list[RunReport]:
 
 def _label(report: RunReport) -> str:
     """The report's fetches, as a later report's pointer back to it names them."""
-    return ", ".join(report.fetches[:3]) + (", …" if len(report.fetches) > 3 else "") or "the run"
+    from npu_jupyter._display.payload import fetch_names
+
+    return fetch_names(report.fetches) or "the run"
 
 
 def _gist(message: str, limit: int = 90) -> str:

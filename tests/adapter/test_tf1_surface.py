@@ -122,6 +122,15 @@ def test_importing_npu_convert_dropout_swaps_keras2_dropout_until_the_emulation_
 # ---- util.set_iteration_per_loop: a step count stays what the user counted ---------------------
 
 
+def _looping(steps):
+    """A ConfigProto whose NpuOptimizer entry sets iterations_per_loop, which the adapter needs to loop."""
+    config = v1.ConfigProto()
+    custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+    custom_op.name = "NpuOptimizer"
+    custom_op.parameter_map["iterations_per_loop"].i = steps
+    return config
+
+
 def _train_graph():
     g = tf.Graph()
     with g.as_default():
@@ -138,18 +147,65 @@ def test_set_iteration_per_loop_runs_that_many_steps_per_run_and_says_so(emulate
     from npu_bridge.estimator.npu import util
 
     g, batch, loss, step, train_op = _train_graph()
-    with v1.Session(graph=g) as sess:
+    with v1.Session(graph=g, config=_looping(3)) as sess:
         sess.run(v1.global_variables_initializer())
         assert util.set_iteration_per_loop(sess, train_op, 1) is train_op
-        with pytest.warns(UserWarning, match="runs the step 3 times per sess.run"):
-            loop_op = util.set_iteration_per_loop(sess, train_op, 3)
+        loop_op = util.set_iteration_per_loop(sess, train_op, 3)
         assert loop_op.name == "IterationOp" and sess.backend == "emulator"
-        for _ in range(2):
+        with pytest.warns(UserWarning, match="runs the step 3 times per sess.run"):
             _, seen = sess.run([loop_op, batch])
+        _, seen = sess.run([loop_op, batch])
         assert sess.run(step) == 6  # 2 runs x 3 steps, as on the device
         assert seen == 5.0  # the last step's batch (batches 0..5 consumed)
         sess.run(train_op)  # the plain train op stays one step
         assert sess.run(step) == 7
+
+
+def test_the_loop_is_announced_when_it_runs_not_when_the_op_is_made(emulated):
+    # ModelZoo DualGAN_ID1001 makes an IterationOp on every step and runs its plain train ops: six warnings
+    # said "runs the step 10 times per sess.run" of ops that never ran
+    from npu_bridge.estimator.npu import util
+
+    g, _, _, step, train_op = _train_graph()
+    with v1.Session(graph=g, config=_looping(3)) as sess:
+        sess.run(v1.global_variables_initializer())
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            loop_op = util.set_iteration_per_loop(sess, train_op, 3)
+            sess.run(train_op)
+        assert sess.run(step) == 1
+        with pytest.warns(UserWarning, match="runs the step 3 times per sess.run"):
+            sess.run(loop_op)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # said once per op and count
+            sess.run(loop_op)
+        assert sess.run(step) == 7
+
+
+def test_a_second_iteration_op_runs_one_step_as_on_the_device(emulated):
+    # the adapter's GeOp loops only a graph holding a node named exactly 'IterationOp' (geop_npu.cc); a second
+    # call in one graph makes 'IterationOp_1', which the device runs once per sess.run (DualGAN_ID1001)
+    from npu_bridge.estimator.npu import util
+
+    g, _, _, step, train_op = _train_graph()
+    with v1.Session(graph=g, config=_looping(3)) as sess:
+        sess.run(v1.global_variables_initializer())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            first = util.set_iteration_per_loop(sess, train_op, 3)
+        with pytest.warns(UserWarning, match="'IterationOp_1' is not named 'IterationOp'.* runs one step, not 3"):
+            second = util.set_iteration_per_loop(sess, train_op, 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # said once per session
+            third = util.set_iteration_per_loop(sess, train_op, 3)
+            sess.run(second)
+            sess.run(third)
+        assert (second.name, third.name) == ("IterationOp_1", "IterationOp_2")
+        assert sess.run(step) == 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sess.run(first)
+        assert sess.run(step) == 5
 
 
 def test_a_looped_op_fed_its_data_says_every_step_reuses_the_feed(emulated):
@@ -162,7 +218,7 @@ def test_a_looped_op_fed_its_data_says_every_step_reuses_the_feed(emulated):
         w = v1.get_variable("w", [2], initializer=v1.zeros_initializer())
         step = v1.train.get_or_create_global_step()
         train_op = v1.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(tf.square(w - x)), global_step=step)
-    with v1.Session(graph=g) as sess:
+    with v1.Session(graph=g, config=_looping(3)) as sess:
         sess.run(v1.global_variables_initializer())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -182,15 +238,33 @@ def test_a_looped_op_reading_a_dataset_with_a_fed_rate_gives_no_feed_warning(emu
     with g.as_default():
         rate = v1.placeholder_with_default(0.0, [], name="rate")
         train_op = v1.train.GradientDescentOptimizer(rate).minimize(loss, global_step=step)
-    with v1.Session(graph=g) as sess:
+    with v1.Session(graph=g, config=_looping(2)) as sess:
         sess.run(v1.global_variables_initializer())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             loop_op = util.set_iteration_per_loop(sess, train_op, 2)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
             _, seen = sess.run([loop_op, batch], feed_dict={rate: 0.0})
+        assert [str(w.message) for w in said if "same fed values" in str(w.message)] == []
+        assert any("runs the step 2 times per sess.run" in str(w.message) for w in said)
         assert seen == 1.0 and sess.run(step) == 2  # each step read its own batch
+
+
+def test_without_the_sessions_loop_option_the_iteration_op_runs_one_step_as_on_the_device(emulated):
+    # the GeOp loops only when the session's iterations_per_loop option is above 1 (geop_npu.cc); the
+    # emulator looped 10 steps per run of a session that never set it
+    from npu_bridge.estimator.npu import util
+
+    g, _, _, step, train_op = _train_graph()
+    with v1.Session(graph=g) as sess:
+        sess.run(v1.global_variables_initializer())
+        with pytest.warns(UserWarning, match="iterations_per_loop option is 1 .not set.* runs one step, not 10"):
+            loop_op = util.set_iteration_per_loop(sess, train_op, 10)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no loop to announce
+            sess.run(loop_op)
+        assert sess.run(step) == 1
 
 
 def test_set_iteration_per_loop_checks_its_arguments_as_the_adapter(emulated):
@@ -212,7 +286,7 @@ def test_iteration_per_loop_object_loads_the_count_for_a_session(emulated):
     g, _, _, step, train_op = _train_graph()
     loop = IterationPerLoop()
     op = loop.create_iteration_per_loop_var(train_op)
-    with v1.Session(graph=g) as sess:
+    with v1.Session(graph=g, config=_looping(4)) as sess:
         sess.run(v1.global_variables_initializer())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -329,6 +403,15 @@ def _estimator_or_skip():
     return module
 
 
+class _RunCounter(v1.train.SessionRunHook):
+    """Counts the session runs a hook sees."""
+
+    runs = 0
+
+    def after_run(self, run_context, run_values):
+        self.runs += 1
+
+
 def test_npu_estimator_trains_in_emulator_sessions_with_the_run_configs_options(emulated, tmp_path):
     estimator = _estimator_or_skip()
     from npu_bridge.npu_init import NPUEstimator, NPUEstimatorSpec, NPURunConfig
@@ -352,9 +435,15 @@ def test_npu_estimator_trains_in_emulator_sessions_with_the_run_configs_options(
         return tf.data.Dataset.from_tensor_slices((x, x[:, :1])).repeat().batch(4)
 
     config = NPURunConfig(model_dir=str(tmp_path), precision_mode="allow_mix_precision", iterations_per_loop=2)
-    with pytest.warns(UserWarning, match="iterations_per_loop=2 runs 2 steps per session run on the device"):
+    # ModelZoo VGG19_ID0374's logging hook computes its FPS as batch x iterations_per_loop per hook call
+    with pytest.warns(UserWarning, match="iterations_per_loop=2 runs 2 steps per session run on the device") as said:
         est = NPUEstimator(model_fn=model_fn, config=config)
-    est.train(input_fn=input_fn, steps=5, hooks=[See()])
+    assert "hooks (a logging or FPS hook) are called after every step here, after every 2 steps on the device" in str(
+        said[0].message
+    )
+    counter = _RunCounter()
+    est.train(input_fn=input_fn, steps=5, hooks=[See(), counter])
+    assert counter.runs == 5  # one hook call per step here
     assert [type(s).__name__ for s in seen] == ["EmulatorSession"]
     assert seen[0].config.precision_mode == "allow_mix_precision" and seen[0].config.iterations_per_loop == 2
     assert est.get_variable_value("global_step") == 5  # one step per session run: the steps asked for

@@ -235,6 +235,18 @@ def test_plan_of_named_fetches_is_titled_like_a_run_report_without_repeating_soc
     assert report_payload(run)["title"].startswith("Run of loss:0: 3 ops")
 
 
+def test_runs_whose_fetches_differ_after_the_third_are_titled_apart():
+    # ModelZoo VGG19_ID0374 under NPUEstimator: step 1 also fetched the LoggingTensorHook's tensors, so its
+    # training step was a second report, and both read "Run of IterationOp, total_loss:0, global_step/add:0, …"
+    plan = _small_plan()
+    head = ["IterationOp", "total_loss:0", "global_step/add:0"]
+    logging_step = report_payload(RunReport(plan, fetches=[*head, "loss:0", "learning_rate:0", "Mean:0"]))
+    plain_step = report_payload(RunReport(plan, fetches=[*head, "learning_rate:0"]))
+    assert logging_step["title"].startswith("Run of IterationOp, total_loss:0, global_step/add:0 and 3 more: ")
+    assert plain_step["title"].startswith("Run of IterationOp, total_loss:0, global_step/add:0 and 1 more: ")
+    assert report_payload(RunReport(plan, fetches=head))["title"].startswith(f"Run of {', '.join(head)}: ")
+
+
 def test_plan_unpickled_from_before_the_fetches_field_still_renders():
     plan = _small_plan()
     del plan.__dict__["fetches"]  # what plan_cache loads from an older pickle

@@ -175,7 +175,8 @@ def _build(estimator: types.ModuleType) -> dict[str, object]:
                 warnings.warn(
                     f"NPUEstimator (emulated): iterations_per_loop={loop} runs {loop} steps per session run on the "
                     "device; the emulator runs one step per session run, so train(steps=...) and global_step count "
-                    "the same steps with more host round-trips.",
+                    f"the same steps with more host round-trips, and session-run hooks (a logging or FPS hook) are "
+                    f"called after every step here, after every {loop} steps on the device.",
                     stacklevel=2,
                 )
             run_config = _run_config(config, estimator)

@@ -10,7 +10,15 @@ each step reading the next batch as the device does: ``global_step``, the data c
 device. Values fed with ``feed_dict`` are one set per ``sess.run``, so every step of a loop reuses them; a
 loop whose op reads no dataset iterator (its data is fed, as word2vec_ID0134 does) is told so once. The
 adapter's loop-counter variables (``npu_runconfig/...``) are not created: nothing reads them here. The
-first loop of a session says so in a warning.
+first ``sess.run`` that loops an op says so in a warning (not its creation: a script may make the op and
+never run it, as DualGAN_ID1001 runs its plain train ops after each call).
+
+The device loops a graph only when it holds a node named exactly ``IterationOp`` (the adapter's GeOp,
+``geop_npu.cc``); a second call in one graph makes ``IterationOp_1`` (TensorFlow's unique name), which the
+device runs one step per ``sess.run``. So does the emulator, and a warning says so once per session. The
+GeOp also loops only when the session's own ``iterations_per_loop`` option is above 1 (the adapter's
+documentation asks for the same count in both places); with it unset, each ``sess.run`` of the op runs one
+step on the device, and here, and a warning says so once per session.
 """
 
 from __future__ import annotations
@@ -22,6 +30,9 @@ if TYPE_CHECKING:
     from npu_jupyter._tf_types import Operation, Session
 
 _LOOPS = "_npu_jupyter_iteration_loops"  # session attribute: {IterationOp name: steps per run}
+_UNLOOPED = "_npu_jupyter_unlooped_said"  # session attribute: the not-looped warning was given
+_UNSET = "_npu_jupyter_loop_option_said"  # session attribute: the option-not-set warning was given
+DEVICE_LOOP_NODE = "IterationOp"  # the one node name whose graph the adapter's GeOp loops
 
 
 def _check_train_op(train_op: object) -> None:
@@ -82,17 +93,30 @@ class IterationPerLoop:
 
 
 def loop_on(sess: Session, op: Operation, steps: int) -> None:
-    """Make ``sess.run`` of ``op`` run ``steps`` steps (the first loop of a session wraps its ``run``)."""
+    """Make ``sess.run`` of ``op`` run ``steps`` steps (the first loop of a session wraps its ``run``).
+
+    Only an op named ``IterationOp`` loops, as on the device; another name is said once per session.
+    """
+    if op.name != DEVICE_LOOP_NODE:
+        _warn_not_looped(sess, op.name, steps)
+        return
+    if not _session_loops(sess):
+        _warn_option_unset(sess, op.name, steps)
+        return
     loops: dict[str, int] | None = getattr(sess, _LOOPS, None)
     if loops is None:
         loops = {}
         fed: set[str] = set()  # IterationOps already warned about feed_dict in this session
+        said: dict[str, int] = {}  # IterationOp name: the step count its first looping run announced
         original = sess.run
 
         def run(
             fetches: object, feed_dict: object = None, options: object = None, run_metadata: object = None, **kw: Any
         ) -> Any:  # noqa: ANN401 - the fetched values, of the fetches' structure, as Session.run returns them
             repeat, name = _steps_for(loops, fetches)
+            if repeat > 1 and said.get(name) != repeat:
+                said[name] = repeat
+                _warn_looped(name, repeat)
             if repeat > 1 and feed_dict and name not in fed:
                 fed.add(name)
                 if not _reads_an_iterator(sess.graph.get_operation_by_name(name)):
@@ -103,16 +127,62 @@ def loop_on(sess: Session, op: Operation, steps: int) -> None:
 
         sess.run = run  # type: ignore[method-assign]  # this session's run now loops the IterationOp
         setattr(sess, _LOOPS, loops)
-    if loops.get(op.name) != steps:
-        warnings.warn(
-            f"util.set_iteration_per_loop (emulated): on the device one sess.run of {op.name!r} runs {steps} training "
-            f"steps before returning to the host; the emulator has no device loop, so it runs the step {steps} times "
-            "per sess.run (each on the next batch of a dataset iterator; values fed with feed_dict stay the same for "
-            "all of them). Steps, global_step and dump_step count as you counted them; the fetched values are the last "
-            "step's.",
-            stacklevel=3,
-        )
     loops[op.name] = steps
+
+
+def _warn_looped(op_name: str, steps: int) -> None:
+    """Said at the first ``sess.run`` that loops ``op_name`` (stack: caller, the wrapped run, here)."""
+    warnings.warn(
+        f"util.set_iteration_per_loop (emulated): on the device one sess.run of {op_name!r} runs {steps} training "
+        f"steps before returning to the host; the emulator has no device loop, so it runs the step {steps} times "
+        "per sess.run (each on the next batch of a dataset iterator; values fed with feed_dict stay the same for "
+        "all of them). Steps, global_step and dump_step count as you counted them; the fetched values are the last "
+        "step's.",
+        stacklevel=3,
+    )
+
+
+def _session_loops(sess: Session) -> bool:
+    """Whether the session's own ``iterations_per_loop`` option is above 1, which the GeOp needs to loop
+    (``geop_npu.cc``: ``SetNeedIteration`` only when it is). A session without an NPU config (not an
+    emulated one) is taken at its word.
+    """
+    config = getattr(sess, "config", None)
+    if config is None or not hasattr(config, "iterations_per_loop"):
+        return True
+    return int(config.iterations_per_loop or 1) > 1
+
+
+def _warn_option_unset(sess: Session, op_name: str, steps: int) -> None:
+    """Say, once per session, that the session's ``iterations_per_loop`` option is 1, so nothing loops."""
+    if getattr(sess, _UNSET, False):
+        return
+    setattr(sess, _UNSET, True)
+    warnings.warn(
+        f"util.set_iteration_per_loop (emulated): the session's iterations_per_loop option is 1 (not set), and the "
+        f"adapter loops the graph only when it is above 1, so on the device each sess.run of {op_name!r} runs one "
+        f"step, not {steps}, and so it does here. To loop, set custom_op.parameter_map['iterations_per_loop'].i = "
+        f"{steps} in the session's NpuOptimizer entry, as the adapter's documentation asks. Said once per session.",
+        stacklevel=4,
+    )
+
+
+def _warn_not_looped(sess: Session, op_name: str, steps: int) -> None:
+    """Say, once per session, that an op not named ``IterationOp`` runs one step per ``sess.run`` on the device.
+
+    The GeOp sets its loop only for a node of that exact name; TensorFlow names a second group in one graph
+    ``IterationOp_1`` (ModelZoo DualGAN_ID1001 calls set_iteration_per_loop twice on every step).
+    """
+    if getattr(sess, _UNLOOPED, False):
+        return
+    setattr(sess, _UNLOOPED, True)
+    warnings.warn(
+        f"util.set_iteration_per_loop (emulated): {op_name!r} is not named {DEVICE_LOOP_NODE!r} (the graph already "
+        f"has one, or a name scope prefixes it); the adapter loops only a graph holding a node named "
+        f"{DEVICE_LOOP_NODE!r}, so on the device each sess.run of {op_name!r} runs one step, not {steps}, and so it "
+        f"does here. Call set_iteration_per_loop once per graph, before the training loop. Said once per session.",
+        stacklevel=4,
+    )
 
 
 def _steps_for(loops: dict[str, int], fetches: object) -> tuple[int, str]:
