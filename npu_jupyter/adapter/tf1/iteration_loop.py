@@ -155,15 +155,13 @@ def _session_loops(sess: Session) -> bool:
 
 def _warn_option_unset(sess: Session, op_name: str, steps: int) -> None:
     """Say, once per session, that the session's ``iterations_per_loop`` option is 1, so nothing loops."""
-    if getattr(sess, _UNSET, False):
-        return
-    setattr(sess, _UNSET, True)
-    warnings.warn(
+    _say_once(
+        sess,
+        _UNSET,
         f"util.set_iteration_per_loop (emulated): the session's iterations_per_loop option is 1 (not set), and the "
         f"adapter loops the graph only when it is above 1, so on the device each sess.run of {op_name!r} runs one "
         f"step, not {steps}, and so it does here. To loop, set custom_op.parameter_map['iterations_per_loop'].i = "
         f"{steps} in the session's NpuOptimizer entry, as the adapter's documentation asks. Said once per session.",
-        stacklevel=4,
     )
 
 
@@ -173,16 +171,25 @@ def _warn_not_looped(sess: Session, op_name: str, steps: int) -> None:
     The GeOp sets its loop only for a node of that exact name; TensorFlow names a second group in one graph
     ``IterationOp_1`` (ModelZoo DualGAN_ID1001 calls set_iteration_per_loop twice on every step).
     """
-    if getattr(sess, _UNLOOPED, False):
-        return
-    setattr(sess, _UNLOOPED, True)
-    warnings.warn(
+    _say_once(
+        sess,
+        _UNLOOPED,
         f"util.set_iteration_per_loop (emulated): {op_name!r} is not named {DEVICE_LOOP_NODE!r} (the graph already "
         f"has one, or a name scope prefixes it); the adapter loops only a graph holding a node named "
         f"{DEVICE_LOOP_NODE!r}, so on the device each sess.run of {op_name!r} runs one step, not {steps}, and so it "
         f"does here. Call set_iteration_per_loop once per graph, before the training loop. Said once per session.",
-        stacklevel=4,
     )
+
+
+def _say_once(sess: Session, said: str, message: str) -> None:
+    """Warn ``message`` unless this session has said it (``said``: the session attribute that remembers).
+
+    Stack: the user's code, the op's constructor (set_iteration_per_loop), loop_on, the warning's function, here.
+    """
+    if getattr(sess, said, False):
+        return
+    setattr(sess, said, True)
+    warnings.warn(message, stacklevel=5)
 
 
 def _steps_for(loops: dict[str, int], fetches: object) -> tuple[int, str]:
