@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from npu_jupyter._runtime.functions.labels import caller, entry_points, keras_entry, label, python_name
+from npu_jupyter._runtime.functions.labels import caller, entry_points, keras_entry, label, python_name, title_entries
 
 
 def test_the_python_name_of_a_traced_function_drops_tensorflows_prefix_and_counter():
@@ -68,3 +68,34 @@ def test_fits_validation_runs_under_fit_and_evaluate_while_evaluate_alone_runs_u
     model.evaluate(x, y, batch_size=4, verbose=0, callbacks=[Spy()])
     assert seen == [("fit", "evaluate"), ("evaluate",)]
     assert entry_points() == ()  # outside Keras
+
+
+def test_fits_validation_is_titled_fits_validation_not_an_evaluate_the_user_never_called():
+    """tf_keras fit(validation_data=...): the test function's report read "Keras evaluate (test function)"
+    and a function it ran "update_state, run during Keras evaluate"."""
+    import keras
+
+    seen = []
+
+    class Spy(keras.callbacks.Callback):
+        def on_test_batch_end(self, batch, logs=None):
+            seen.append((label("__inference_test_function_5"), label("__inference_update_state_3"), keras_entry()))
+
+    model = keras.Sequential([keras.layers.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = np.ones((4, 3), "float32"), np.ones((4, 1), "float32")
+    model.fit(x, y, epochs=1, batch_size=4, verbose=0, validation_data=(x, y), callbacks=[Spy()])
+    model.evaluate(x, y, batch_size=4, verbose=0, callbacks=[Spy()])
+    validation = "Keras fit's validation (test function)"
+    assert seen == [
+        (validation, "update_state, run during Keras fit (validation)", validation),
+        ("Keras evaluate (test function)", "update_state, run during Keras evaluate", "Keras evaluate (test function)"),
+    ]
+
+
+def test_a_title_names_fit_with_evaluate_only_while_fit_validates():
+    assert title_entries(("fit", "evaluate")) == ("fit", "evaluate")
+    assert caller(title_entries(("fit", "evaluate"))) == "during Keras fit (validation)"
+    assert title_entries(("evaluate",)) == ("evaluate",)
+    assert title_entries(("fit", "predict")) == ("predict",)  # a callback predicting: predict's title
+    assert title_entries(()) == ()
