@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
-from npu_jupyter._runtime.functions.labels import caller, entry_points, keras_entry, label, python_name, title_entries
+from npu_jupyter._runtime.functions.labels import (
+    caller,
+    entry_points,
+    keras3_entry,
+    keras_entry,
+    label,
+    python_name,
+    title_entries,
+)
 
 
 def test_the_python_name_of_a_traced_function_drops_tensorflows_prefix_and_counter():
@@ -99,3 +109,27 @@ def test_a_title_names_fit_with_evaluate_only_while_fit_validates():
     assert title_entries(("evaluate",)) == ("evaluate",)
     assert title_entries(("fit", "predict")) == ("predict",)  # a callback predicting: predict's title
     assert title_entries(()) == ()
+
+
+def test_keras_is_told_by_where_the_keras_libraries_are_installed_not_by_a_folder_named_keras(tmp_path):
+    """A user's own package folder named keras (``project/keras/train.py`` defining ``fit``) is not Keras."""
+    import importlib.util
+
+    import tensorflow as tf
+
+    from npu_jupyter._runtime.functions.labels import _is_keras
+
+    for name in ("keras", "tf_keras"):  # Keras 3 and tf_keras; the legacy leg's Keras 2 has no tf_keras
+        module = importlib.import_module(name) if importlib.util.find_spec(name) else None
+        if module is not None:
+            assert _is_keras(str(Path(module.__file__).parent / "src" / "engine" / "training.py"))
+    assert _is_keras(str(Path(tf.__file__).parent / "python" / "keras" / "engine" / "training.py"))
+    assert not _is_keras(str(tmp_path / "keras" / "src" / "train.py"))
+    assert not _is_keras(str(Path(tf.__file__).parent / "python" / "ops" / "math_ops.py"))  # TensorFlow, not Keras
+
+    own = tmp_path / "keras" / "src" / "trainer.py"  # a user's fit in a folder named keras: outside Keras
+    own.parent.mkdir(parents=True)
+    own.write_text("def fit(entry_points, keras3_entry):\n    return entry_points(), keras3_entry()\n")
+    namespace: dict[str, object] = {}
+    exec(compile(own.read_text(), str(own), "exec"), namespace)
+    assert namespace["fit"](entry_points, keras3_entry) == ((), False)

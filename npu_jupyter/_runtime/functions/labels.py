@@ -22,6 +22,9 @@ split its calls instead of counting fit's validation as evaluate calls.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import os
 import re
 import sys
 from types import FrameType
@@ -114,11 +117,12 @@ def caller(entries: tuple[str, ...]) -> str:
 
 
 def keras3_entry(frame: FrameType | None = None) -> bool:
-    """True when a Keras 3 entry point (``keras/src/...``, TF >= 2.16's Keras) is on the calling stack."""
+    """True when a Keras 3 entry point (installed ``keras/src/...``, TF >= 2.16's Keras) is on the calling stack."""
     frame = frame or sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_name
-        if name in _KERAS_ENTRIES and "/keras/src/" in frame.f_code.co_filename.replace("\\", "/"):
+        found = _keras_package(frame.f_code.co_filename) if name in _KERAS_ENTRIES else None
+        if found is not None and found[0] == "keras" and found[1].startswith("src/"):
             return True
         frame = frame.f_back
     return False
@@ -158,10 +162,47 @@ def helper_kind(function_name: str) -> str | None:
     return None if found is None else found[1]
 
 
+#: The installed Keras libraries: package -> folders under it that hold Keras (tensorflow's own old copy).
+_KERAS_PACKAGES = {"keras": ("",), "tf_keras": ("",), "tensorflow": ("python/keras/",)}
+
+
+@functools.lru_cache(maxsize=1)
+def _keras_roots() -> tuple[tuple[str, str], ...]:
+    """(package, folder ending in "/") of each Keras library installed, where Python imports it from.
+
+    Read from the import system, not from a path's words: a user's own folder named ``keras`` (a
+    project's ``keras/train.py`` defining ``fit``) is not Keras. ``find_spec`` of a top-level package
+    locates it without importing it.
+    """
+    roots = []
+    for package, subfolders in _KERAS_PACKAGES.items():
+        module = sys.modules.get(package)
+        locations = getattr(module, "__path__", None)
+        if locations is None:
+            try:
+                spec = importlib.util.find_spec(package)
+            except (ImportError, ValueError):  # a broken or half-imported package: not Keras
+                spec = None
+            locations = spec.submodule_search_locations if spec is not None else None
+        for location in locations or ():
+            folder = os.path.realpath(location).replace("\\", "/").rstrip("/") + "/"
+            roots += [(package, folder + sub) for sub in subfolders]
+    return tuple(roots)
+
+
+@functools.lru_cache(maxsize=256)
+def _keras_package(filename: str) -> tuple[str, str] | None:
+    """(Keras library, path inside it) of a file of an installed Keras library, else None."""
+    path = os.path.realpath(filename).replace("\\", "/")
+    for package, root in _keras_roots():
+        if path.startswith(root):
+            return package, path[len(root) :]
+    return None
+
+
 def _is_keras(filename: str) -> bool:
-    """True for a file of Keras 3 or tf_keras (``.../keras/src/...``, ``.../tf_keras/...``)."""
-    path = filename.replace("\\", "/")
-    return "/keras/" in path or "/tf_keras/" in path
+    """True for a file of installed Keras 3, tf_keras or the Keras inside TensorFlow, not a user's own."""
+    return _keras_package(filename) is not None
 
 
 __all__ = [
