@@ -125,11 +125,11 @@ export const NEAR_ZERO_NOTE =
   "float32 values \u2248 0 (RMS below 6.1e-05, float16's smallest normal): a relative error of values this " +
   'small is large for a tiny absolute error (max abs); ranked after ops with values in range';
 
-/** Values ≈ 0 whose figure is their own finite relative RMSE, as drift_ranking.py near_zero decides. */
+/** Values \u2248 0 whose figure is their own finite, non-zero relative RMSE, as drift_ranking.py near_zero decides. */
 function nearZero(d: Drift): boolean {
   const own = d.ref_rms;
-  if (own === undefined || own === null || d.rel_rmse === undefined || d.rel_rmse === null) {
-    return false;
+  if (own === undefined || own === null || d.rel_rmse === undefined || d.rel_rmse === null || d.rel_rmse === 0) {
+    return false; // no drift (a constant of zeros matches float32 exactly) is never a tiny value's error
   }
   return own < NEAR_ZERO && d.from_cancelled !== true && (d.in_rel === undefined || d.in_rel === null);
 }

@@ -160,6 +160,8 @@ describe('what a run report puts first', () => {
     expect(driftText({ ...tiny, ref_rms: 1 })).toBe('rel. RMSE 1, max abs 3e-09, cos 0.0000, step 0');
     expect(driftText({ ...tiny, rel_rmse: null })).toBe('not finite (inf/NaN), max abs 3e-09, cos 0.0000, step 0');
     expect(driftText({ ...tiny, from_cancelled: true })).not.toContain(NEAR_ZERO_NOTE);
+    const zeros = { max_abs: 0, max_rel: 0, cos: 1, rel_rmse: 0, step: 0, ref_rms: 0, size: 16 }; // no drift at all
+    expect(driftText(zeros)).toBe('rel. RMSE 0, max abs 0, cos 1.0000, step 0');
   });
 
   it('shows the worst-drift chip of a cancelled reference by its figure against its inputs\' scale', () => {

@@ -150,6 +150,8 @@ def test_an_op_whose_float32_values_are_near_zero_ranks_after_ops_in_range_and_s
     assert assess(ops)[1].near_zero and not assess(ops)[2].near_zero
     assert NEAR_ZERO_NOTE in drift_text(ops[1]["dr"])
     assert all(NEAR_ZERO_NOTE not in drift_text(ops[k]["dr"]) for k in (2, 3))  # silent for values in range
+    zeros = {"max_abs": 0.0, "max_rel": 0.0, "cos": 1.0, "rmse": 0.0, "rel_rmse": 0.0, "ref_rms": 0.0, "size": 16}
+    assert NEAR_ZERO_NOTE not in drift_text(zeros)  # a constant of zeros (03_precision_modes' bn_offset): no drift
 
 
 def test_near_zero_leaves_an_overflow_first_and_a_cancelled_sum_to_its_own_note():

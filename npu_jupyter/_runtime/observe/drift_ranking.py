@@ -134,12 +134,12 @@ def _tier(basis: Basis) -> int:
 
 def near_zero(row: Mapping[str, Any]) -> bool:
     """The row's float32 values are ≈ 0 (reference RMS below :data:`NEAR_ZERO`) and its figure is its own
-    finite relative RMSE: not cancelled (``in_rel``), not computed from a cancelled value (never ranked),
+    finite, non-zero relative RMSE: it drifted, not cancelled (``in_rel``), not computed from a cancelled value (never ranked),
     not non-finite. The views say :data:`NEAR_ZERO_NOTE` (a payload row carries the marks it reads).
     """
     own, rel = _number(row.get("ref_rms")), _number(row.get("rel_rmse"))
-    if own is None or rel is None or own >= NEAR_ZERO or row.get("from_cancelled"):
-        return False
+    if own is None or not rel or own >= NEAR_ZERO or row.get("from_cancelled") or not drifted(row):
+        return False  # no drift (a constant of zeros matches float32 exactly) is never a tiny value's error
     return _number(row.get("in_rel")) is None
 
 
