@@ -118,6 +118,22 @@ export const FROM_CANCELLED_NOTE = 'computes from a cancelled value: its float32
 export const MAYBE_CANCELLED_NOTE =
   'may compute from a cancelled value (reads a multi-output copy of one): ranked after the others';
 
+/** A reference RMS below float16's smallest normal number (drift_ranking.py NEAR_ZERO). */
+export const NEAR_ZERO = 2 ** -14;
+/** Said of an op whose float32 values are ≈ 0 (drift_ranking.py NEAR_ZERO_NOTE says the same). */
+export const NEAR_ZERO_NOTE =
+  "float32 values \u2248 0 (RMS below 6.1e-05, float16's smallest normal): a relative error of values this " +
+  'small is large for a tiny absolute error (max abs); ranked after ops with values in range';
+
+/** Values \u2248 0 whose figure is their own finite, non-zero relative RMSE, as drift_ranking.py near_zero decides. */
+function nearZero(d: Drift): boolean {
+  const own = d.ref_rms;
+  if (own === undefined || own === null || d.rel_rmse === undefined || d.rel_rmse === null || d.rel_rmse === 0) {
+    return false; // no drift (a constant of zeros matches float32 exactly) is never a tiny value's error
+  }
+  return own < NEAR_ZERO && d.from_cancelled !== true && (d.in_rel === undefined || d.in_rel === null);
+}
+
 /** "rel. RMSE 0.0123, max abs 0.000784, cos 0.9999, step 2": one op's worst drift from float32. */
 export function driftText(d: Drift): string {
   // A non-finite figure is null in the payload (JSON has no inf): said, as _display/drift.py does.
@@ -144,6 +160,9 @@ export function driftText(d: Drift): string {
   }
   if (d.maybe_cancelled === true) {
     parts.push(MAYBE_CANCELLED_NOTE);
+  }
+  if (nearZero(d)) {
+    parts.push(NEAR_ZERO_NOTE);
   }
   return parts.join(', ');
 }

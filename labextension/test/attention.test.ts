@@ -8,7 +8,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 
 import { isOpenable } from '../src/elements';
-import { DRIFT_UNITS, driftText, g3, opMarks } from '../src/optext';
+import { DRIFT_UNITS, driftText, g3, NEAR_ZERO_NOTE, opMarks } from '../src/optext';
 import { renderReport } from '../src/view';
 import { payload } from './fixtures';
 
@@ -152,6 +152,16 @@ describe('what a run report puts first', () => {
     );
     // a row written before the cancellation fields reads as before
     expect(driftText({ max_abs: 1e-5, max_rel: 9, cos: 0.5, rel_rmse: 666, step: 0 })).toBe('rel. RMSE 666, max abs 1e-05, cos 0.5000, step 0');
+  });
+
+  it('says an op whose float32 values are \u2248 0 ranks after the others, and stays silent for values in range (drift_ranking.py)', () => {
+    const tiny = { max_abs: 3e-9, max_rel: 1, cos: 0, rel_rmse: 1, step: 0, ref_rms: 3e-9, size: 64 };
+    expect(driftText(tiny)).toBe(`rel. RMSE 1, max abs 3e-09, cos 0.0000, step 0, ${NEAR_ZERO_NOTE}`);
+    expect(driftText({ ...tiny, ref_rms: 1 })).toBe('rel. RMSE 1, max abs 3e-09, cos 0.0000, step 0');
+    expect(driftText({ ...tiny, rel_rmse: null })).toBe('not finite (inf/NaN), max abs 3e-09, cos 0.0000, step 0');
+    expect(driftText({ ...tiny, from_cancelled: true })).not.toContain(NEAR_ZERO_NOTE);
+    const zeros = { max_abs: 0, max_rel: 0, cos: 1, rel_rmse: 0, step: 0, ref_rms: 0, size: 16 }; // no drift at all
+    expect(driftText(zeros)).toBe('rel. RMSE 0, max abs 0, cos 1.0000, step 0');
   });
 
   it('shows the worst-drift chip of a cancelled reference by its figure against its inputs\' scale', () => {

@@ -12,7 +12,8 @@ no news and are never listed as a largest drift:
 
 A summing op whose float32 reference cancels to rounding noise (a conv bias's gradient before a
 BatchNormalization) is ranked, and shown, by its error over its inputs' scale, and ops that compute only
-from it are not listed (the rule and its why: :mod:`~npu_jupyter._runtime.observe.drift_ranking`).
+from it are not listed; an op whose float32 values are ≈ 0 ranks after the ops whose values are in
+range and says so (the rules and their why: :mod:`~npu_jupyter._runtime.observe.drift_ranking`).
 
 The rule lives in :mod:`npu_jupyter._runtime.observe.drift_ranking`, below the display, so the
 precision sweep and the zoo table name the same worst op as this report's line.
@@ -80,6 +81,8 @@ def drift_text(drift: Mapping[str, Any]) -> str:
         parts.append(drift_ranking.FROM_CANCELLED_NOTE)
     if drift.get("maybe_cancelled"):
         parts.append(drift_ranking.MAYBE_CANCELLED_NOTE)
+    if drift_ranking.near_zero(drift):  # its relative error says its values are tiny (from ref_rms)
+        parts.append(drift_ranking.NEAR_ZERO_NOTE)
     return ", ".join(parts)
 
 

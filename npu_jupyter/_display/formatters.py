@@ -35,12 +35,14 @@ def bundle(obj: Plan | RunReport, include: object = None, exclude: object = None
 
 
 def text(obj: Plan | RunReport) -> str:
-    """The plain-text report, at the detail level the notebook shows."""
+    """The plain-text report, at the detail level the notebook shows (one line for an iterator's initialisation)."""
+    from npu_jupyter._display.brief import brief_line
     from npu_jupyter._display.html import default_detail
     from npu_jupyter._display.mime import report_payload
     from npu_jupyter._display.text import render
 
-    return render(report_payload(obj), detail=default_detail())
+    line = brief_line(obj)
+    return line if line is not None else render(report_payload(obj), detail=default_detail())
 
 
 def comparison_html(obj: Comparison) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from html import escape
 from typing import TYPE_CHECKING, Any, cast
 
 from npu_jupyter._display.drift import worst_drift_names
@@ -74,10 +75,15 @@ def mimebundle(obj: Plan | RunReport, *, detail: str | None = None) -> dict[str,
     """``_repr_mimebundle_`` of Plan and RunReport: the JSON payload plus HTML and text fallbacks.
 
     ``detail`` is ``"summary"`` (interesting ops first, the rest collapsed and capped) or ``"full"``
-    (every op); ``None`` uses the session default that ``%config NpuMagics.detail`` sets.
+    (every op); ``None`` uses the session default that ``%config NpuMagics.detail`` sets. A run that
+    only initialised a dataset iterator is one line (:mod:`~npu_jupyter._display.brief`), no payload.
     """
     from npu_jupyter._display import html, text
+    from npu_jupyter._display.brief import brief_line
 
+    line = brief_line(obj)  # a run that only initialised a dataset iterator: one line, no op table
+    if line is not None:
+        return {"text/plain": line, "text/html": f'<div style="opacity:.75">{escape(line)}</div>'}
     payload = report_payload(obj)
     level = detail or html.default_detail()
     return {

@@ -9,7 +9,8 @@ Two more things keep the report a person came for on top:
 
 * a run that only initialises variables (``sess.run(tf.compat.v1.global_variables_initializer())``)
   is not worth a full report before the training loop's: :func:`arrange` puts such runs after the
-  others, as a one-line note, unless they are all the cell ran;
+  others, as a one-line note, unless they are all the cell ran; so does a run that only initialised a
+  dataset iterator (``sess.run(iterator.initializer)``) with nothing to flag;
 * a warning repeated word for word by several reports of the cell (the planner repeats some for every
   run of a Saver, say) is shown in full once; later reports point back to it
   (:func:`dedupe_warnings`), and a note every traced function's report carries (the TF2 placement
@@ -21,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Callable, Hashable, Iterable
 
+from npu_jupyter._display.brief import ITERATOR_INIT, brief_line, is_iterator_init_run
 from npu_jupyter._runtime.observe.initializers import is_initializer_plan
 from npu_jupyter._runtime.report_records import CLOCKS, OverflowCheck
 
@@ -190,6 +192,8 @@ def is_initializer_run(report: RunReport) -> bool:
     """
     if report.function is not None and report.function.helper == "initializer":  # initialize_variables
         return True
+    if brief_line(report) is not None:  # sess.run(iterator.initializer): a dataset iterator, on the host
+        return True
     return report.plan is not None and is_initializer_plan(report.plan, report.fetches)
 
 
@@ -205,13 +209,19 @@ def arrange(reports: list[RunReport]) -> tuple[list[RunReport], list[RunReport]]
 
 
 def initializer_note(reports: list[RunReport]) -> str:
-    """``also ran: init (variable initialisation, 22 ops)`` for the collapsed initialiser runs."""
+    """``also ran: init (variable initialisation, 22 ops)`` for the collapsed initialiser runs.
+
+    A run that only initialised a dataset iterator says so: ``MakeIterator (dataset iterator
+    initialisation, 7 ops on the host)``.
+    """
     parts = []
     for r in reports:
         runs = f", {r.steps} runs" if r.steps > 1 else ""
         ops = len(r.plan.ops) if r.plan is not None else 0
         if r.function is not None and r.function.helper:  # "variable initialisation (initialize_variables), ..."
             parts.append(f"{r.function.label} ({ops} ops{runs})")
+        elif is_iterator_init_run(r):
+            parts.append(f"{', '.join(r.fetches)} ({ITERATOR_INIT}, {ops} ops on the host{runs})")
         else:
             parts.append(f"{', '.join(r.fetches)} (variable initialisation, {ops} ops{runs})")
     return "also ran: " + "; ".join(parts)

@@ -90,7 +90,10 @@ def estimate_of(
         cost = estimate(plan, graph, fed_shapes=fed)
     except Exception:  # noqa: BLE001 - the estimate is an extra; reading a report must never fail for it
         return None
-    found = CostEstimate(CostBlock.of(cost), cost.est_us())
+    from npu_jupyter.cost.stand_ins import stand_ins
+
+    emulated = stand_ins(plan, graph)  # the emulator's ops in place of the device's: no per-op estimate
+    found = CostEstimate(CostBlock.of(cost), {name: us for name, us in cost.est_us().items() if name not in emulated})
     if memo is not None:
         memo[key] = found
     return found

@@ -238,6 +238,32 @@ with tf.compat.v1.Session(graph=g) as sess:
     assert note["text/plain"].count("\n") == 0
 
 
+def test_an_iterator_initializer_run_is_one_line_after_the_step_report(ip):
+    """sess.run(iterator.initializer) had a full report ("NPU step time 0.000 ms", 7 host-op rows)."""
+    cell = """
+import numpy as np
+import tensorflow as tf
+g = tf.Graph()
+with g.as_default():
+    data = tf.compat.v1.data.Dataset.from_tensor_slices(np.ones((8, 3), np.float32)).batch(4)
+    iterator = tf.compat.v1.data.make_initializable_iterator(data)
+    w = tf.compat.v1.get_variable("w", [3, 1])
+    loss = tf.reduce_sum(tf.matmul(iterator.get_next(), w), name="loss")
+    init_op = tf.compat.v1.global_variables_initializer()
+with tf.compat.v1.Session(graph=g) as sess:
+    sess.run(init_op)
+    sess.run(iterator.initializer)
+    sess.run(loss)
+"""
+    with capture_output() as cap:
+        ip.run_cell_magic("npu", "", cell)
+    [report] = _reports(cap)
+    assert report["title"].startswith("Run of loss:0: ")
+    note = cap.outputs[-1].data["text/plain"]
+    assert note.startswith("also ran: init (variable initialisation, ")
+    assert "; MakeIterator (dataset iterator initialisation, 7 ops on the host)" in note
+
+
 def test_a_cell_that_only_initialises_still_gets_its_full_report(ip):
     with capture_output() as cap:
         ip.run_cell_magic("npu", "", TRAINING + "tf.compat.v1.Session(graph=g).run(init_op)\n")

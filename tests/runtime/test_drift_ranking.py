@@ -11,6 +11,7 @@ from npu_jupyter._display.drift import drift_text, worst_drift_names
 from npu_jupyter._plan.model import Plan
 from npu_jupyter._runtime.observe.drift_ranking import (
     CANCELLED_NOTE,
+    NEAR_ZERO_NOTE,
     assess,
     cancellation_marks,
     worst_drift,
@@ -101,7 +102,8 @@ def test_only_a_sum_whose_reference_is_float32_noise_counts_as_cancelled():
     ops[0]["dr"]["ref_rms"] = 1000.0
     bases = assess(ops)
     assert bases[1].in_rel is None and bases[2].in_rel is None
-    assert worst_drift(ops, 2) == [1, 2]
+    # the product's values (RMS 1e-6) are below float16's smallest normal: listed, after the Sub in range
+    assert bases[1].near_zero and worst_drift(ops, 3) == [2, 0, 1]
 
 
 def test_a_consumer_of_a_multi_output_copy_with_a_cancelled_output_ranks_after_the_others():
@@ -129,3 +131,35 @@ def test_the_sweep_and_zoo_get_the_ranked_figure_and_the_payload_the_marks():
     name, figure, cancelled = worst_op_figure(plan, drift)
     assert (name, cancelled) == ("grad", True) and figure == pytest.approx(1.3e-5 / (1e-3 * math.sqrt(128)))
     assert cancellation_marks(plan, drift) == {"grad": {"in_rel": figure}, "m": {"from_cancelled": True}}
+
+
+def _sized(rel_rmse: float, ref_rms: float, **extra: float) -> dict[str, float]:
+    """A drift row with its float32 reference's RMS (the rmse follows: rel_rmse x ref_rms)."""
+    return _cancel_row(rel_rmse, rel_rmse * ref_rms, ref_rms, 64, cos=0.99, **extra)
+
+
+def test_an_op_whose_float32_values_are_near_zero_ranks_after_ops_in_range_and_says_why():
+    """Trial (DIN): a Sum of tiny values (float32 RMS 3e-9, flushed by float16) led the list with rel. RMSE 1."""
+    ops = [
+        {"t": "Placeholder", "i": [], "dr": None},
+        {"t": "Sum", "i": [0], "dr": _sized(1.0, 3e-9)},  # its inputs are tiny too: not a cancellation
+        {"t": "MatMul", "i": [0], "dr": _sized(0.01, 1.0)},
+        {"t": "Mul", "i": [2], "dr": _sized(0.002, 0.5)},
+    ]
+    assert worst_drift(ops, 3) == [2, 3, 1]  # kept in the list, after the ops whose values are in range
+    assert assess(ops)[1].near_zero and not assess(ops)[2].near_zero
+    assert NEAR_ZERO_NOTE in drift_text(ops[1]["dr"])
+    assert all(NEAR_ZERO_NOTE not in drift_text(ops[k]["dr"]) for k in (2, 3))  # silent for values in range
+    zeros = {"max_abs": 0.0, "max_rel": 0.0, "cos": 1.0, "rmse": 0.0, "rel_rmse": 0.0, "ref_rms": 0.0, "size": 16}
+    assert NEAR_ZERO_NOTE not in drift_text(zeros)  # a constant of zeros (03_precision_modes' bn_offset): no drift
+
+
+def test_near_zero_leaves_an_overflow_first_and_a_cancelled_sum_to_its_own_note():
+    overflow = {"t": "Exp", "i": [], "dr": _sized(math.nan, 1e-9)}
+    in_range = {"t": "MatMul", "i": [], "dr": _sized(0.01, 1.0)}
+    assert worst_drift([in_range, overflow], 2) == [1, 0]  # inf/NaN first whatever its scale
+    assert NEAR_ZERO_NOTE not in drift_text(overflow["dr"])
+    cancelled = _bias_before_batch_norm()
+    bases = assess(cancelled)
+    assert bases[1].in_rel is not None and not bases[1].near_zero  # ranked by its inputs' scale instead
+    assert NEAR_ZERO_NOTE not in drift_text({**cancelled[1]["dr"], "in_rel": bases[1].in_rel})

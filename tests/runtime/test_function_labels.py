@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
-from npu_jupyter._runtime.functions.labels import caller, entry_points, keras_entry, label, python_name
+from npu_jupyter._runtime.functions.labels import (
+    caller,
+    entry_points,
+    keras3_entry,
+    keras_entry,
+    label,
+    python_name,
+    title_entries,
+)
 
 
 def test_the_python_name_of_a_traced_function_drops_tensorflows_prefix_and_counter():
@@ -68,3 +78,58 @@ def test_fits_validation_runs_under_fit_and_evaluate_while_evaluate_alone_runs_u
     model.evaluate(x, y, batch_size=4, verbose=0, callbacks=[Spy()])
     assert seen == [("fit", "evaluate"), ("evaluate",)]
     assert entry_points() == ()  # outside Keras
+
+
+def test_fits_validation_is_titled_fits_validation_not_an_evaluate_the_user_never_called():
+    """tf_keras fit(validation_data=...): the test function's report read "Keras evaluate (test function)"
+    and a function it ran "update_state, run during Keras evaluate"."""
+    import keras
+
+    seen = []
+
+    class Spy(keras.callbacks.Callback):
+        def on_test_batch_end(self, batch, logs=None):
+            seen.append((label("__inference_test_function_5"), label("__inference_update_state_3"), keras_entry()))
+
+    model = keras.Sequential([keras.layers.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = np.ones((4, 3), "float32"), np.ones((4, 1), "float32")
+    model.fit(x, y, epochs=1, batch_size=4, verbose=0, validation_data=(x, y), callbacks=[Spy()])
+    model.evaluate(x, y, batch_size=4, verbose=0, callbacks=[Spy()])
+    validation = "Keras fit's validation (test function)"
+    assert seen == [
+        (validation, "update_state, run during Keras fit (validation)", validation),
+        ("Keras evaluate (test function)", "update_state, run during Keras evaluate", "Keras evaluate (test function)"),
+    ]
+
+
+def test_a_title_names_fit_with_evaluate_only_while_fit_validates():
+    assert title_entries(("fit", "evaluate")) == ("fit", "evaluate")
+    assert caller(title_entries(("fit", "evaluate"))) == "during Keras fit (validation)"
+    assert title_entries(("evaluate",)) == ("evaluate",)
+    assert title_entries(("fit", "predict")) == ("predict",)  # a callback predicting: predict's title
+    assert title_entries(()) == ()
+
+
+def test_keras_is_told_by_where_the_keras_libraries_are_installed_not_by_a_folder_named_keras(tmp_path):
+    """A user's own package folder named keras (``project/keras/train.py`` defining ``fit``) is not Keras."""
+    import importlib.util
+
+    import tensorflow as tf
+
+    from npu_jupyter._runtime.functions.labels import _is_keras
+
+    for name in ("keras", "tf_keras"):  # Keras 3 and tf_keras; the legacy leg's Keras 2 has no tf_keras
+        module = importlib.import_module(name) if importlib.util.find_spec(name) else None
+        if module is not None:
+            assert _is_keras(str(Path(module.__file__).parent / "src" / "engine" / "training.py"))
+    assert _is_keras(str(Path(tf.__file__).parent / "python" / "keras" / "engine" / "training.py"))
+    assert not _is_keras(str(tmp_path / "keras" / "src" / "train.py"))
+    assert not _is_keras(str(Path(tf.__file__).parent / "python" / "ops" / "math_ops.py"))  # TensorFlow, not Keras
+
+    own = tmp_path / "keras" / "src" / "trainer.py"  # a user's fit in a folder named keras: outside Keras
+    own.parent.mkdir(parents=True)
+    own.write_text("def fit(entry_points, keras3_entry):\n    return entry_points(), keras3_entry()\n")
+    namespace: dict[str, object] = {}
+    exec(compile(own.read_text(), str(own), "exec"), namespace)
+    assert namespace["fit"](entry_points, keras3_entry) == ((), False)

@@ -43,7 +43,14 @@ import contextlib
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
-from npu_jupyter._runtime.functions.labels import caller, entry_points, helper_kind, keras3_entry, label
+from npu_jupyter._runtime.functions.labels import (
+    caller,
+    entry_points,
+    helper_kind,
+    keras3_entry,
+    label,
+    title_entries,
+)
 from npu_jupyter._runtime.functions.library import call_tree, function_name, register
 from npu_jupyter._runtime.functions.retraces import Trace, note_retraces, trace_of
 from npu_jupyter._runtime.functions.tree import tree_plan
@@ -285,7 +292,7 @@ class FunctionEmulation:
             plan_function=main_name,
             functions=tuple(function_name(m) for m in tree),
             helper=helper_kind(key),  # TensorFlow's initialize_variables: the cell's "also ran" line
-            titled=caller(entry_points()[-1:]),  # the label names the innermost entry point only
+            titled=caller(title_entries(entry_points())),  # where the label says: fit's validation, evaluate
         )
         self._graphs.update({function_name(m): m.graph for m in tree if getattr(m, "graph", None) is not None})
         self._trees[key] = [function_name(m) for m in tree]

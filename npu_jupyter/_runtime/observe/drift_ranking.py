@@ -34,6 +34,15 @@ and ~1e-4 in float16: "relative RMSE 550, cosine 0.0004" for an op that computes
   gradients) cannot tell which output it reads: when some of that copy's inputs are cancelled, it (and
   what computes only from such ops) ``maybe_cancelled`` ranks after the ops whose figures are sound.
 
+**Near-zero values.** An op whose float32 values are all tiny (a ``Sum`` of tiny values in a DIN model,
+an underflowing gradient) has a large relative RMSE for an absolute error no larger than its values:
+below float16's smallest normal number (:data:`NEAR_ZERO`, 2**-14 ≈ 6.1e-5) float16 keeps them as
+subnormals with fewer digits, or as 0, so "rel. RMSE 1" there says the values are tiny, not that the op
+drifted more than one whose values are in range. Such a row (its reference RMS below :data:`NEAR_ZERO`,
+neither cancelled nor non-finite: :func:`near_zero`) keeps its figure and its place in the list, ranks
+after the ops whose values are in range, and says why (:data:`NEAR_ZERO_NOTE`); its max abs is the
+size of its error.
+
 A non-finite row ranks first whatever its basis (an overflow is never a cancellation). The scales are
 the rows' own (each op's worst step); a row stored before ``ref_rms`` existed has no scale, so it and
 the ops reading it rank by their own relative RMSE, as they did.
@@ -73,6 +82,13 @@ SUM_TYPES = (
 )
 #: A summing op's reference below this fraction of its inputs' scale is float32 rounding noise (see above).
 CANCELLED = 2.0**-16
+#: A reference RMS below float16's smallest normal number: values whose relative error says they are tiny.
+NEAR_ZERO = 2.0**-14
+#: Said of a near-zero row wherever its figure is shown (labextension/src/optext.ts says the same).
+NEAR_ZERO_NOTE = (
+    "float32 values ≈ 0 (RMS below 6.1e-05, float16's smallest normal): a relative error of values this "
+    "small is large for a tiny absolute error (max abs); ranked after ops with values in range"
+)
 #: How the sweep and zoo tables label a worst op's figure taken against its inputs' scale.
 AGAINST_INPUTS = "against its inputs' scale: its reference cancels to ≈ 0"
 #: How a drift figure that is not a number reads (an inf/NaN on either side of the comparison).
@@ -103,6 +119,7 @@ class Basis(NamedTuple):
     in_rel: float | None = None  # the RMSE over its inputs' scale, when it is cancelled
     from_cancelled: bool = False  # computes only from cancelled values: never named
     maybe_cancelled: bool = False  # may read a cancelled output of a multi-output copy: ranked after the others
+    near_zero: bool = False  # its float32 values are ≈ 0 (:func:`near_zero`): ranked after the others
 
 
 def drifted(row: Mapping[str, Any] | None) -> bool:
@@ -124,12 +141,24 @@ def worst_drift(ops: Sequence[Mapping[str, Any]], top: int, bases: dict[int, Bas
 
 
 def _tier(basis: Basis) -> int:
-    """0: not finite (an overflow ranks first); 1: a figure that means what it says; 2: maybe noise."""
-    return 0 if math.isinf(basis.rank) else 2 if basis.maybe_cancelled else 1
+    """0: not finite (an overflow ranks first); 1: a figure that means what it says; 2: maybe noise or ≈ 0."""
+    return 0 if math.isinf(basis.rank) else 2 if basis.maybe_cancelled or basis.near_zero else 1
+
+
+def near_zero(row: Mapping[str, Any]) -> bool:
+    """The row's float32 values are ≈ 0 (reference RMS below :data:`NEAR_ZERO`) and its figure is its own
+    finite, non-zero relative RMSE: it drifted, not cancelled (``in_rel``), not computed from a cancelled value (never ranked),
+    not non-finite. The views say :data:`NEAR_ZERO_NOTE` (a payload row carries the marks it reads).
+    """
+    own, rel = _number(row.get("ref_rms")), _number(row.get("rel_rmse"))
+    if own is None or not rel or own >= NEAR_ZERO or row.get("from_cancelled") or not drifted(row):
+        return False  # no drift (a constant of zeros matches float32 exactly) is never a tiny value's error
+    return _number(row.get("in_rel")) is None
 
 
 def assess(ops: Sequence[Mapping[str, Any]]) -> dict[int, Basis]:
-    """Per drifted op (payload-shaped), how it ranks: by its own relative RMSE, or cancelled (the module's rule).
+    """Per drifted op (payload-shaped), how it ranks: by its own relative RMSE, or cancelled, or after the
+    others for near-zero values (the module's rules).
 
     Ops are taken in graph order, producers first (TensorFlow's creation order), so an input's basis is
     known when its consumer is assessed; an input later in the order (a loop's back edge) has none yet.
@@ -146,7 +175,8 @@ def assess(ops: Sequence[Mapping[str, Any]]) -> dict[int, Basis]:
         elif math.isinf(rank):
             bases[k] = Basis(rank)  # an overflow is never a cancellation, nor noise
         else:
-            bases[k] = _fed(op, rank, [bases[j] for j in dict.fromkeys(inputs) if j in bases])
+            fed = _fed(op, rank, [bases[j] for j in dict.fromkeys(inputs) if j in bases])
+            bases[k] = fed._replace(near_zero=near_zero(row)) if not fed.from_cancelled else fed
     return bases
 
 

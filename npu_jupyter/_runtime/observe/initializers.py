@@ -4,7 +4,9 @@ A ``session.run(init)`` initialises variables and computes nothing a person came
 mention it in one line, profiling never traces it, and its dump holds statistics only (so it never
 spends the dump budget the training steps need). The op-type sets live in ``initializer_ops.json``
 beside this module; the variable op types come from ``ops.variable_ops``. :func:`graph_role` also
-tells a training step (gradients, optimizer applies), which ``load_dump`` opens by default.
+tells a training step (gradients, optimizer applies), which ``load_dump`` opens by default, and
+:func:`is_iterator_init_plan` a run that only initialised a dataset iterator, which reports name in
+one line too.
 """
 
 from __future__ import annotations
@@ -81,3 +83,22 @@ def is_initializer_plan(plan: Plan, fetches: list[str]) -> bool:
                 return False
             feeds_assignment.add(d.name)
     return assigned
+
+
+def is_iterator_init_plan(plan: Plan, fetches: list[str]) -> bool:
+    """Whether the run only initialised a dataset iterator (``sess.run(iterator.initializer)``).
+
+    Its fetches are ``MakeIterator`` ops (or NoOp groups of them) and every op of its plan stays on the
+    host: the adapter's data pre-processing pass handles the whole graph and nothing reaches the device,
+    so a full report (a 0.000 ms NPU estimate, a table of host ops all giving one reason) says nothing a
+    person can use. A run that also fetches a step (``sess.run([it.initializer, train_op])``) fetches
+    more than these, and one whose graph holds device ops is not all host: both keep their report.
+    """
+    kinds = _initializer_types()
+    allowed = kinds["iterator_init"] | kinds["group"]
+    fetched = [name.split(":")[0] for name in fetches]
+    ops = plan.ops
+    if not fetched or any(name not in ops or ops[name].op_type not in allowed for name in fetched):
+        return False
+    makes = any(d.op_type in kinds["iterator_init"] for d in ops.values())
+    return makes and all(d.engine == "HOST" for d in ops.values())

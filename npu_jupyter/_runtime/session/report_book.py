@@ -17,6 +17,7 @@ from npu_jupyter._runtime.observe.step_record import StepRecord, add_time
 from npu_jupyter._runtime.report import RunReport
 from npu_jupyter._runtime.report_records import SessionRecord
 from npu_jupyter.cost.attach import Memo, PendingEstimate
+from npu_jupyter.cost.stand_ins import stand_in_note, stand_ins
 
 if TYPE_CHECKING:
     from npu_jupyter._runtime.session.run_graph import RunGraph
@@ -86,6 +87,9 @@ class ReportBook:
         report.session = SessionRecord(fetch_key, first_step=step, last_step=step, values=values)
         report.fed_shapes = feed_shapes(feed_dict)
         report.cost = PendingEstimate(plan, self._graph, report.fed_shapes, self._estimates)
+        stood_in = stand_in_note(stand_ins(plan, self._graph))  # emulated npu_ops.dropout: not the device's ops
+        if stood_in:
+            report.notes.append(stood_in)
         self.reports.append(report)
         if len(self.reports) > _KEEP:
             del self.reports[: len(self.reports) - _KEEP]

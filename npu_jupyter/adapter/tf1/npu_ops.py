@@ -3,7 +3,8 @@
 ``dropout`` keeps the adapter's signature and checks (``keep_prob`` in (0, 1], floating ``x``, no eager
 mode, ``keep_prob == 1.0`` returns ``x`` itself); the adapter's fused DropOutGenMask/DropOutDoMask pair
 becomes TensorFlow's own dropout (same distribution: keep with probability ``keep_prob``, scale kept
-values by ``1 / keep_prob``; not the same random stream as the device).
+values by ``1 / keep_prob``; not the same random stream as the device). Its ops carry
+``cost.stand_ins.STAND_IN_ATTR``, so reports do not estimate them as the device's.
 ``initialize_system`` / ``shutdown_system`` open and close the device; with no device they are no-ops.
 """
 
@@ -38,7 +39,13 @@ def dropout(
         raise ValueError(f"npu_ops.dropout: keep_prob must be in (0, 1], got {keep_prob!r}")
     if isinstance(keep_prob, float) and keep_prob == 1.0:
         return tensor
-    dropped: Tensor = tf.nn.dropout(tensor, rate=1 - keep_prob, noise_shape=noise_shape, seed=seed, name=name)
+    from tensorflow.core.framework import attr_value_pb2
+
+    from npu_jupyter.cost.stand_ins import STAND_IN_ATTR
+
+    stamp = {STAND_IN_ATTR: attr_value_pb2.AttrValue(s=b"npu_ops.dropout")}  # reports: not the device's ops
+    with tf.compat.v1.get_default_graph()._attr_scope(stamp):  # the mechanism the adapter's scopes use
+        dropped: Tensor = tf.nn.dropout(tensor, rate=1 - keep_prob, noise_shape=noise_shape, seed=seed, name=name)
     return dropped
 
 
