@@ -148,3 +148,17 @@ def test_the_legend_names_the_step_counts_tasks_ran_in_words():
     assert "mean over the 1 or 2 training step(s) of each task" in legend(rows)
     rows.append(dict(rows[0], steps_run=3))
     assert "mean over the 1, 2 or 3 training step(s) of each task" in legend(rows)
+
+
+def test_a_refused_row_shows_its_first_errors_and_counts_the_rest():
+    """Zoo check as a user: inception_resnet_v2 under must_keep_origin_dtype printed one error per Conv2D (hundreds)
+    under its row; the results file, JSON and CSV keep every error."""
+    from npu_jupyter._display.zoo_view import SHOWN_ERRORS, problem
+
+    row = _rows()[1]
+    row["plan_errors"] = [f"conv{k}/Conv2D (Conv2D): no AI Core or AI CPU kernel supports float32" for k in range(200)]
+    said = problem(row)
+    assert "conv0/Conv2D" in said and f"conv{SHOWN_ERRORS - 1}/Conv2D" in said and f"conv{SHOWN_ERRORS}/" not in said
+    assert said.endswith(f"and {200 - SHOWN_ERRORS} more (all in the results file's plan_errors)")
+    row["plan_errors"] = row["plan_errors"][:SHOWN_ERRORS]
+    assert "more" not in problem(row)
