@@ -163,3 +163,21 @@ def test_near_zero_leaves_an_overflow_first_and_a_cancelled_sum_to_its_own_note(
     bases = assess(cancelled)
     assert bases[1].in_rel is not None and not bases[1].near_zero  # ranked by its inputs' scale instead
     assert NEAR_ZERO_NOTE not in drift_text({**cancelled[1]["dr"], "in_rel": bases[1].in_rel})
+
+
+def test_a_batch_norm_whose_batch_mean_cancels_is_not_named_the_largest_drift():
+    """ModelZoo ghostnet_tf2 under allow_mix_precision with %%npu --reference: "Largest drift vs float32:
+    .../batch_normalization_75/FusedBatchNormV3 rel. RMSE 4.51, max abs 2.15e-06, cos -0.0375". Its row is its
+    worst output, the batch mean (16 values) of a zero-mean input (8192 values of RMS 0.5): a float32
+    reference of 5e-7 is rounding noise, as a cancelled bias gradient's is; a MatMul that drifted 1% ranks first."""
+    ops = [
+        {"t": "DepthwiseConv2dNative", "i": [], "dr": _cancel_row(1e-3, 5e-4, 0.5, 8192)},
+        {"t": "FusedBatchNormV3", "i": [0], "dr": _cancel_row(4.51, 2.3e-6, 5e-7, 16)},
+        {"t": "MatMul", "i": [], "dr": _cancel_row(0.01, 0.01, 1.0, 1024)},
+    ]
+    bases = assess(ops)
+    assert bases[1].in_rel == pytest.approx(2.3e-6 / (0.5 * math.sqrt(8192 / 16)))  # against its input's scale
+    assert worst_drift(ops, 3)[0] == 2
+    # a batch norm whose worst output is y (as large as its input, not cancelled) keeps its own figure
+    y_row = [ops[0], {"t": "FusedBatchNormV3", "i": [0], "dr": _cancel_row(4.51, 4.5, 1.0, 8192)}, ops[2]]
+    assert assess(y_row)[1].in_rel is None and worst_drift(y_row, 3)[0] == 1

@@ -81,3 +81,25 @@ def test_a_calls_non_finite_finding_is_one_record_kept_from_the_first_such_call(
     assert finding.message.startswith("Call 2 of top returned non-finite values")
     assert finding.reason.startswith("The call returned non-finite values") and "Call 2" not in finding.reason
     assert report.warnings == [finding.message]  # the first call's finding only, said once
+
+
+def test_a_finding_without_a_float32_shadow_names_the_only_way_to_get_one_for_a_function():
+    """ModelZoo face_recognition_TF2 after emulate_adapter(): its train_step's finding said "run with
+    reference=True (%%npu --reference)", but no function API takes reference=True (it is a TF1 session's
+    run argument); a traced function gets its float32 shadow in a %%npu --reference cell only."""
+    report = RunReport(plan=Plan(ops={}), fetches=["top"], function=FunctionInfo("top", plan_function="top"))
+    observers = _observers(top={})
+    record = StepRecord(
+        "call",
+        "top",
+        1,
+        report.plan,
+        1.0,
+        (np.array([1.0]),),
+        observations=(Observation("top", bad=[_w("norm/mul", "Mul")]),),
+    )
+    FunctionFindings(RunSettings()).after_call(report, record, observers)  # type: ignore[arg-type]
+    finding = report.non_finite
+    assert isinstance(finding, NonFiniteFinding) and finding.where == "norm/mul"
+    assert "reference=True" not in finding.reason
+    assert "Whether float32 stays finite was not checked: run the code in a %%npu --reference cell" in finding.reason

@@ -360,7 +360,9 @@ def _note_non_finite(
                     "Its drift against the float32 shadow of the function is in the drift column and the "
                     "Largest drift line (report.drift)."
                     if reference
-                    else "Whether float32 stays finite was not checked: run with reference=True (%%npu --reference) "
+                    # A traced function gets its float32 shadow in a %%npu --reference cell only: after
+                    # emulate_adapter() nothing takes reference=True (that is a TF1 session's run argument).
+                    else "Whether float32 stays finite was not checked: run the code in a %%npu --reference cell "
                     "to compare each op with a float32 shadow of the function (report.drift)."
                 )
             )
