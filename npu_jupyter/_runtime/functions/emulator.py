@@ -100,6 +100,20 @@ def supported() -> bool:
     return True
 
 
+def setup_note(seconds: float, functions: int) -> str:
+    """What a function's report says of the time spent before its first call (none of its call times hold it).
+
+    Planning and rewriting a large Keras step (densenet, 17,859 ops in 9 functions) took 42 s that a
+    user's own timer counts in the first steps and no call time of the report showed.
+    """
+    what = "the function" if functions == 1 else f"the function and the {functions - 1} it calls"
+    took = f"{seconds:.1f} s" if seconds >= 1 else f"{seconds * 1000:.0f} ms"
+    return (
+        f"Emulation set-up: {took} wall-clock on this CPU before the first call, planning and rewriting "
+        f"{what}; the call times above do not include it (a timer around the step does)"
+    )
+
+
 class FunctionEmulation:
     """Emulate the config's precisions in every traced function called eagerly inside the ``with`` block.
 
@@ -243,6 +257,7 @@ class FunctionEmulation:
         key = function_name(function)
         if key in self.reports:
             return
+        started = time.perf_counter()
         self._context = function._bound_context
         tree = [function, *call_tree(function)]
         planned = [(member, self._planned(member)) for member in tree]
@@ -294,6 +309,7 @@ class FunctionEmulation:
             helper=helper_kind(key),  # TensorFlow's initialize_variables: the cell's "also ran" line
             titled=caller(title_entries(entry_points())),  # where the label says: fit's validation, evaluate
         )
+        report.notes.append(setup_note(time.perf_counter() - started, len(tree)))
         self._graphs.update({function_name(m): m.graph for m in tree if getattr(m, "graph", None) is not None})
         self._trees[key] = [function_name(m) for m in tree]
         self.reports[key] = report
