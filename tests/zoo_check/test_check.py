@@ -182,7 +182,7 @@ def test_a_results_file_from_before_the_relative_rmse_resumes_and_renders(tmp_pa
     assert ran == ["allow_mix_precision"]  # the two finished tasks were kept
     shown = text(table.rows)
     lines = {mode: next(line for line in shown.splitlines() if f" {mode} " in line) for mode in [*ran, "force_fp16"]}
-    assert "max rel inf" in lines["force_fp16"] and "dnn/near_zero (max rel nan)" in lines["force_fp16"]
+    assert "max rel inf" in lines["force_fp16"] and "_zero (max rel not finite (inf/NaN))" in lines["force_fp16"]
     assert "rel. RMSE 0.0002" in lines["allow_mix_precision"] and "dnn/MatMul (rel. RMSE 0.01)" in shown
     fp32 = next(line for line in shown.splitlines() if " force_fp32 " in line)
     assert "Initializer/zeros" not in fp32 and " none " in fp32  # drift 0 named no op, old row or not
