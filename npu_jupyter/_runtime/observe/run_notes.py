@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -123,9 +123,7 @@ def non_finite_finding(
             f"but every float output checked outside loops stayed finite: the first non-finite value "
             f"arises inside a while loop (turn on enable_dump_debug to capture loop iterations)."
         )
-        return NonFiniteFinding(
-            step, None, "inside a while loop", detail, f"Step {step}: {detail}", fetches=tuple(bad_fetches)
-        )
+        return _finding(step, None, "inside a while loop", detail, fetches=tuple(bad_fetches))
     op, slot = _split(first)
     op_type, dtype, rounded = _first_op(plan, run, op, slot)
     variable = _variable_read(plan, op)
@@ -147,12 +145,11 @@ def non_finite_finding(
         f"{first}): {cause}. Whether float32 stays finite was not checked: run with reference=True to "
         f"compare."
     )
-    return NonFiniteFinding(
+    return _finding(
         step,
         op,
         op,
         detail,
-        f"Step {step}: {detail}",
         fetches=tuple(bad_fetches),
         first_tensor=first,
         op_type=op_type,
@@ -161,6 +158,11 @@ def non_finite_finding(
         variable=variable,
         variable_writers=tuple(writers),
     )
+
+
+def _finding(step: int, first_op: str | None, where: str, detail: str, **fields: Any) -> NonFiniteFinding:
+    """A session run's finding: its warning is the detail behind the step ("Step 3: fetch loss is ...")."""
+    return NonFiniteFinding(step, first_op, where, detail, f"Step {step}: {detail}", **fields)
 
 
 def _variable_read(plan: Plan, op: str) -> str | None:
@@ -282,12 +284,11 @@ def _write_finding(plan: Plan, run: RunGraph, writer: str, first: tuple[str, int
         f"They stay in {target} until overwritten. Whether float32 stays finite was not checked: run with "
         f"reference=True to compare."
     )
-    return NonFiniteFinding(
+    return _finding(
         step,
         op,
         op,
         detail,
-        f"Step {step}: {detail}",
         first_tensor=f"{op}:{slot}",
         op_type=op_type,
         decided_dtype=dtype,
