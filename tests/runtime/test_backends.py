@@ -47,6 +47,16 @@ def test_a_hand_written_config_proto_is_read_and_kept(tf):
     sess.close()
 
 
+def test_only_the_inner_session_runs_without_grappler_the_users_and_the_adapters_protos_keep_it(tf):
+    cfg = NpuConfig(precision_mode="allow_mix_precision")
+    user_proto = tf.compat.v1.ConfigProto(allow_soft_placement=True)
+    sess = backends.session(user_proto, tf.Graph(), backend="emulator")
+    assert sess._proto().graph_options.rewrite_options.disable_meta_optimizer
+    assert not user_proto.graph_options.rewrite_options.disable_meta_optimizer
+    assert not cfg.to_config_proto().graph_options.rewrite_options.disable_meta_optimizer
+    sess.close()
+
+
 def test_a_config_of_the_wrong_type_is_one_clear_error():
     with pytest.raises(TypeError, match="NpuConfig, a tf.compat.v1.ConfigProto"):
         backends.session(config=42)
