@@ -114,6 +114,20 @@ def worst_op_text(row: dict[str, Any]) -> str:
 SHOWN_ERRORS = 3
 
 
+def grouped_errors(errors: list[str]) -> list[str]:
+    """Plan errors differing only in the op they name, one line each (as the notebook report groups them).
+
+    A mode no kernel supports names every conv of the graph (Inception-ResNet-v2 under
+    must_keep_origin_dtype: hundreds of "<op> (Conv2D): no AI Core or AI CPU kernel supports float32"):
+    one line with the count and the first ops says it. A planner error starts with the op's name, then
+    its type in parentheses; the row keeps no plan, so those names are the op names grouping looks for.
+    """
+    from npu_jupyter._display.grouping import group_messages
+
+    names = {e.split(" (", 1)[0] for e in errors if " (" in e}
+    return group_messages(errors, names)
+
+
 def problem(row: dict[str, Any]) -> str:
     """What stopped or refused the task (the plan's errors, the entry's exception), or ''."""
     if row.get("error"):
@@ -121,9 +135,9 @@ def problem(row: dict[str, Any]) -> str:
         return f"{row['status']}: {first}"
     errors = row.get("plan_errors")
     if errors:
-        # a mode no kernel supports names every conv of the graph (inception: hundreds): the first few say it
-        shown = "; ".join(errors[:SHOWN_ERRORS])
-        more = len(errors) - SHOWN_ERRORS
+        grouped = grouped_errors([str(e) for e in errors])
+        shown = "; ".join(grouped[:SHOWN_ERRORS])
+        more = len(grouped) - SHOWN_ERRORS
         rest = f"; and {more} more (all in the results file's plan_errors)" if more > 0 else ""
         return f"the adapter would refuse this graph (numbers are emulated only): {shown}{rest}"
     return ""

@@ -152,13 +152,22 @@ def test_the_legend_names_the_step_counts_tasks_ran_in_words():
 
 def test_a_refused_row_shows_its_first_errors_and_counts_the_rest():
     """Zoo check as a user: inception_resnet_v2 under must_keep_origin_dtype printed one error per Conv2D (hundreds)
-    under its row; the results file, JSON and CSV keep every error."""
+    under its row; the results file, JSON and CSV keep every error. Errors differing only in their op are one line."""
     from npu_jupyter._display.zoo_view import SHOWN_ERRORS, problem
 
     row = _rows()[1]
-    row["plan_errors"] = [f"conv{k}/Conv2D (Conv2D): no AI Core or AI CPU kernel supports float32" for k in range(200)]
+    kinds = ("Conv2D", "Conv2DBackpropFilter")
+    row["plan_errors"] = [
+        f"conv{k}/{kind} ({kind}): no AI Core or AI CPU kernel supports float32" for k in range(100) for kind in kinds
+    ]
     said = problem(row)
-    assert "conv0/Conv2D" in said and f"conv{SHOWN_ERRORS - 1}/Conv2D" in said and f"conv{SHOWN_ERRORS}/" not in said
-    assert said.endswith(f"and {200 - SHOWN_ERRORS} more (all in the results file's plan_errors)")
+    assert said.count("no AI Core or AI CPU kernel supports float32") == 1
+    assert "<op> (<…>): no AI Core or AI CPU kernel supports float32 [200 times: conv0/Conv2D / Conv2D;" in said
+    assert "+192 more]" in said and "and 1 more" not in said
+    # findings of different wording (here: lengths) stay apart; the first few are shown, the rest counted
+    row["plan_errors"] = [f"x{k} (Cast): " + " ".join(["finding"] * (k + 1)) for k in range(SHOWN_ERRORS + 2)]
+    said = problem(row)
+    assert "x0 (Cast)" in said and f"x{SHOWN_ERRORS - 1} (Cast)" in said and f"x{SHOWN_ERRORS} (Cast)" not in said
+    assert said.endswith("and 2 more (all in the results file's plan_errors)")
     row["plan_errors"] = row["plan_errors"][:SHOWN_ERRORS]
     assert "more" not in problem(row)
