@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from npu_jupyter._display.drift import SHOWN
 from npu_jupyter._display.facts import report_facts
 from npu_jupyter._display.run_payload import MAX_ITEMS, round_number, run_block
-from npu_jupyter._runtime.observe.drift_ranking import Ranking, rank_plan
+from npu_jupyter._runtime.observe.drift_ranking import Ranking, discarded_overflow_note, rank_plan
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; keeps this module import-light
     from typing import Final  # novermin (never imported at run time)
@@ -148,6 +148,9 @@ def _add_plan_extras(out: Report, plan: Plan, run: RunReport | None) -> None:
     if approximate:
         out["summary"]["approximate"] = approximate
     notes = list(dict.fromkeys(list(plan.notes or []) + (list(run.notes) if run is not None else [])))
+    discarded = discarded_overflow_note(run.drift, run.non_finite is not None) if run is not None else ""
+    if discarded:
+        notes.append(discarded)
     if notes:
         out["notes"] = _messages(notes)
     # Every decision is the planner's prediction unless a backend read it from the device

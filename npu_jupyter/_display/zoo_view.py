@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from typing import Any, cast
 
 from npu_jupyter._runtime.observe.drift_ranking import AGAINST_INPUTS, figure_text
@@ -91,6 +92,25 @@ def fetch_drift_text(row: dict[str, Any]) -> str:
     return "n/a" if row["fetch_max_rel"] is None else f"{OLD_FIGURE} {_g(row['fetch_max_rel'])}"
 
 
+#: Said under a table with a worst op "not finite" in a row whose results stayed finite (no first non-finite op).
+OVERFLOW_NOT_IN_RESULTS = (
+    "a worst op not finite in a row with no first non-finite op went inf/NaN in the emulated step, but no inf/NaN "
+    "reached the loss or a checked variable write (a -1e9 attention mask; dynamic loss scaling's first steps, "
+    "whose update is skipped): the run's notebook report names such ops"
+)
+
+
+def _overflow_not_in_results(row: dict[str, Any]) -> bool:
+    """The row's worst op has a non-finite figure while no non-finite op was found in its results."""
+    value = row.get("worst_op_rel_rmse")
+    if value is None or row.get("worst_op") is None or row.get("first_non_finite"):
+        return False
+    try:
+        return not math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
 def worst_op_text(row: dict[str, Any]) -> str:
     """``dense/MatMul (rel. RMSE 0.0123)``; ``none`` when a reference ran and no op drifted; '' without one.
 
@@ -151,6 +171,8 @@ def legend(rows: list[dict[str, Any]]) -> str:
     drift = f"drift vs a float32 reference of the same step: measured by the emulator; {DRIFT}"
     if any("worst_op_max_rel" in r and "worst_op_rel_rmse" not in r for r in rows):
         drift += f"; {OLD_FIGURE}: largest |a − b| / |b|, in rows of an older results file"
+    if any(_overflow_not_in_results(r) for r in rows):
+        drift += f"; {OVERFLOW_NOT_IN_RESULTS}"
     return (
         f"compiles, placement, ops lowered: {PRED} (compiles = the plan has no error). First non-finite op, "
         f"{drift}. est. NPU ms/step, est. memory: {EST}; vs float32: the same estimate with every float tensor in "

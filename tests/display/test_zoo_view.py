@@ -171,3 +171,19 @@ def test_a_refused_row_shows_its_first_errors_and_counts_the_rest():
     assert said.endswith("and 2 more (all in the results file's plan_errors)")
     row["plan_errors"] = row["plan_errors"][:SHOWN_ERRORS]
     assert "more" not in problem(row)
+
+
+def test_the_legend_explains_a_worst_op_not_finite_only_beside_results_that_stayed_finite():
+    """Zoo check as a user: 14 of 19 ok rows (loss-scaled models, transformer_nmt's -1e9 mask) showed a worst op
+    'rel. RMSE not finite (inf/NaN)' with no first non-finite op and nothing to say the overflow did no harm."""
+    from npu_jupyter._display.zoo_view import OVERFLOW_NOT_IN_RESULTS, legend
+
+    rows = _rows()
+    for row in rows:
+        row["worst_op"], row["worst_op_rel_rmse"], row["first_non_finite"] = "dense/MatMul", 0.001, None
+    assert OVERFLOW_NOT_IN_RESULTS not in legend(rows)
+    rows[0]["worst_op_rel_rmse"] = "nan"  # as a results file stores it
+    rows[0]["first_non_finite"] = "gradients/mul_grad/Mul"  # the overflow reached the results: a finding
+    assert OVERFLOW_NOT_IN_RESULTS not in legend(rows)
+    rows[0]["first_non_finite"] = None
+    assert OVERFLOW_NOT_IN_RESULTS in legend(rows)

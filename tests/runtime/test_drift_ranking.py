@@ -181,3 +181,24 @@ def test_a_batch_norm_whose_batch_mean_cancels_is_not_named_the_largest_drift():
     # a batch norm whose worst output is y (as large as its input, not cancelled) keeps its own figure
     y_row = [ops[0], {"t": "FusedBatchNormV3", "i": [0], "dr": _cancel_row(4.51, 4.5, 1.0, 8192)}, ops[2]]
     assert assess(y_row)[1].in_rel is None and worst_drift(y_row, 3)[0] == 1
+
+
+def test_overflows_where_float32_stayed_finite_are_said_harmless_only_when_no_result_held_inf_nan():
+    """Zoo check as a user: transformer_nmt (a -1e9 attention mask) and the loss-scaled models read "ok" beside a
+    worst op "not finite": the overflows lead the ranking although nothing non-finite reached the results."""
+    from npu_jupyter._runtime.observe.drift_ranking import discarded_overflow_note
+
+    inf, nan = float("inf"), float("nan")
+    mask = {"max_abs": inf, "rel_rmse": inf, "rmse": inf, "ref_rms": 1e9}
+    scaled = {"max_abs": nan, "rel_rmse": nan, "rmse": nan, "ref_rms": 4.7e8}
+    by_design = {"max_abs": nan, "rel_rmse": nan, "rmse": nan, "ref_rms": inf}  # float32 holds inf too
+    finite = {"max_abs": 0.01, "rel_rmse": 0.001, "rmse": 0.01, "ref_rms": 10.0}
+    drift = {"att/Fill": mask, "grad/mul_grad/Mul": scaled, "mask_const": by_design, "dense/MatMul": finite}
+    note = discarded_overflow_note(drift, non_finite_found=False)
+    assert note.startswith("Overflows that did not reach the results: att/Fill, grad/mul_grad/Mul went inf/NaN")
+    assert "mask_const" not in note and "dense/MatMul" not in note
+    # an overflow that reached a fetch or a variable is a finding, not a harmless one: no such note
+    assert discarded_overflow_note(drift, non_finite_found=True) == ""
+    assert discarded_overflow_note({"dense/MatMul": finite, "mask_const": by_design}, non_finite_found=False) == ""
+    many = {f"op{k}": mask for k in range(5)}
+    assert "op0, op1, op2 and 2 more went inf/NaN" in discarded_overflow_note(many, non_finite_found=False)

@@ -93,3 +93,42 @@ def test_the_reference_draws_what_the_step_drew_so_dropout_shows_no_drift(tf, ha
     drawn = {op: row for r in reports for op, row in r.drift.items() if op in random_ops and row.get("max_abs")}
     assert not drawn  # the same numbers as the step drew
     assert any(row.get("max_abs") for r in reports for op, row in r.drift.items() if op == "MatMul")  # not vacuous
+
+
+def _masked_attention(tf, fill):
+    """Scores masked with a ``fill`` constant before a softmax, as a TF1 Transformer masks padding."""
+    v1 = tf.compat.v1
+    g = tf.Graph()
+    with g.as_default():
+        q = v1.placeholder(tf.float32, [2, 4, 8], name="q")
+        w = v1.get_variable("w", [8, 8], initializer=v1.glorot_uniform_initializer(seed=3))
+        scores = tf.matmul(tf.tensordot(q, w, 1), q, transpose_b=True, name="scores")
+        keep = tf.constant(np.triu(np.ones((4, 4), bool)), name="keep")
+        masked = tf.where(tf.broadcast_to(keep, [2, 4, 4]), scores, tf.fill([2, 4, 4], fill), name="masked")
+        loss = tf.reduce_mean(tf.nn.softmax(masked) * scores, name="loss")
+        train = v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+        init = v1.global_variables_initializer()
+    return g, init, loss, train
+
+
+@pytest.mark.parametrize("fill", [-1e9, 1e9])
+def test_a_float16_overflow_the_results_never_see_is_said_harmless_and_one_they_see_is_not(tf, fill):
+    """transformer_nmt under force_fp16: its -1e9 mask Fill is -inf in float16 and ranked as the largest drift in an
+    "ok" run. A +1e9 fill overflows too, but the softmax of +inf is NaN: the loss is non-finite, a finding."""
+    from npu_jupyter._display.mime import report_payload
+
+    g, init, loss, train = _masked_attention(tf, fill)
+    feed = {"q:0": np.random.default_rng(0).normal(size=(2, 4, 8)).astype(np.float32)}
+    with EmulatorSession(NpuConfig(precision_mode="force_fp16"), g, reference=True) as sess:
+        sess.run(init)
+        value = sess.run([loss, train], feed)[0]
+        report = sess.last_report
+    notes = " ".join(report_payload(report).get("notes") or [])
+    fills = [op for op, row in report.drift.items() if op.startswith("Fill") and not np.isfinite(row["rel_rmse"])]
+    assert fills, report.drift.keys()  # the fill overflowed in float16 where float32 holds ±1e9
+    if fill < 0:
+        assert np.isfinite(value) and report.non_finite is None
+        assert "Overflows that did not reach the results: Fill" in notes
+    else:
+        assert not np.isfinite(value) and report.non_finite is not None
+        assert "did not reach the results" not in notes

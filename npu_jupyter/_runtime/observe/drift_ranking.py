@@ -308,6 +308,43 @@ def _plan_ops(plan: Plan, drift: Mapping[str, Mapping[str, Any]]) -> list[dict[s
     ]
 
 
+#: Ops a discarded-overflow note names before it counts the rest.
+_NAMED_OVERFLOWS = 3
+
+
+def discarded_overflow_note(drift: Mapping[str, Mapping[str, Any]], non_finite_found: bool) -> str:
+    """Say why overflows lead a run's drift ranking while its results stayed finite ("" when they do not).
+
+    An op whose emulated values went inf/NaN where its float32 reference stayed finite ranks first (an
+    overflow is the largest drift). In a run with no non-finite finding (``non_finite_found`` False: no
+    fetched value and no checked variable write held inf/NaN), the program discarded or masked them:
+    a Transformer's ``-1e9`` attention mask is ``-inf`` in float16 and the softmax reads both as 0; with
+    dynamic loss scaling (an initial scale of 2**32, as ModelZoo scripts set), the first steps' scaled
+    gradients overflow by design and the optimizer skips the update. Without this note the zoo table
+    of such a run read "ok" beside a worst op "not finite", and the report's Largest drift line an
+    overflow, with nothing to say it did no harm.
+    """
+    if non_finite_found:
+        return ""
+    names = [
+        op
+        for op, row in drift.items()
+        if drifted(row) and math.isinf(drift_rank(row)) and _number(row.get("ref_rms")) is not None
+    ]
+    if not names:
+        return ""
+    shown = ", ".join(names[:_NAMED_OVERFLOWS])
+    more = f" and {len(names) - _NAMED_OVERFLOWS} more" if len(names) > _NAMED_OVERFLOWS else ""
+    return (
+        f"Overflows that did not reach the results: {shown}{more} went inf/NaN in the emulated run where "
+        f"float32 stayed finite, so they lead the drift ranking; but no fetched value and no checked variable "
+        f"write held inf/NaN (writes inside tf.cond or while bodies are not checked). The program discarded "
+        f"or masked them, e.g. a -1e9 attention mask is -inf in float16 and the softmax reads both as 0; with "
+        f"dynamic loss scaling (initial scale 2**32), the first steps' scaled gradients overflow by design and "
+        f"the update is skipped while the scale falls, as on the device."
+    )
+
+
 def worst_fetch_drift(drift: Mapping[str, Mapping[str, Any]], fetches: Iterable[str]) -> Mapping[str, Any] | None:
     """The drift row of the fetch that drifted most (by the same rank), or None when no fetch has one.
 
