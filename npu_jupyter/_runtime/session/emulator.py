@@ -440,11 +440,11 @@ class EmulatorSession(SessionInterface):
         precision, so a drift figure is the precision's alone. (Grappler's rewrites change float32 bits:
         Inception-ResNet-v2's first emulated loss differs in its last bits with and without them; and
         the emulated graph, with storage-rounding Casts between its ops, need not get the rewrites its
-        reference gets.) And it spares most of an
-        emulated model's set-up, since every run graph (a step, its dump or profiling variant, the
-        reference) is optimized anew: Inception-ResNet-v2's first three emulated steps take 52 s with
-        grappler and 20 s without. TensorFlow's own graph optimizer (constant folding, common
-        subexpressions, function inlining) still runs when each step's executor is built.
+        reference gets.) And it spares most of an emulated model's set-up, since every run graph (a
+        step, its dump or profiling variant, the reference) is optimized anew: Inception-ResNet-v2's
+        first three emulated steps take 52 s with grappler and 20 s without. TensorFlow's own graph
+        optimizer (constant folding, common subexpressions, function inlining) still runs when each
+        step's executor is built.
         """
         proto: ConfigProto
         if self.config is not None:
