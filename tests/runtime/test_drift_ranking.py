@@ -202,3 +202,16 @@ def test_overflows_where_float32_stayed_finite_are_said_harmless_only_when_no_re
     assert discarded_overflow_note({"dense/MatMul": finite, "mask_const": by_design}, non_finite_found=False) == ""
     many = {f"op{k}": mask for k in range(5)}
     assert "op0, op1, op2 and 2 more went inf/NaN" in discarded_overflow_note(many, non_finite_found=False)
+
+
+def test_the_note_on_overflows_that_did_not_reach_the_results_does_not_call_an_absorbed_one_harmless():
+    """Trial text_classification_with_switch_transformer_ID2562 under force_fp16: a layer norm's variance went
+    inf in float16 (its rsqrt 0, the rows' outputs 0) and no inf reached the loss or the weights; the note said
+    only that the program "discarded or masked" them, as it does a -1e9 attention mask, which changes nothing."""
+    from npu_jupyter._runtime.observe.drift_ranking import discarded_overflow_note
+
+    inf = float("inf")
+    drift = {"layer_normalization/moments/variance": {"max_abs": inf, "rel_rmse": inf, "rmse": inf, "ref_rms": 9e4}}
+    note = discarded_overflow_note(drift, non_finite_found=False)
+    assert "Absorbed is not always harmless: a variance that overflows makes its rsqrt 0" in note
+    assert note.endswith("so the drift of the ops after them says what they changed.")

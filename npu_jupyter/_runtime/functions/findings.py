@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from npu_jupyter._runtime.functions.observe_nodes import FunctionObserver, Observation, Watched
+from npu_jupyter._runtime.functions.reach import stayed_inside
 from npu_jupyter._runtime.observe.by_design import Provenance, design_outputs
 from npu_jupyter._runtime.observe.dump import writer as _writer
 from npu_jupyter._runtime.observe.dump.format import DumpGraph, step_selected
@@ -68,21 +69,25 @@ class FunctionFindings:
     def after_call(self, report: RunReport, record: StepRecord, observers: dict[str, FunctionObserver]) -> None:
         """Fill ``report`` from one call's record: its observations and its non-finite outputs.
 
-        Unlike a session run, whose fetches show the user what went non-finite, a Keras function
-        returns its iterator's ``Optional``; so a non-finite tensor observed inside counts as well.
+        Unlike a session run, whose fetches show the user what went non-finite, a Keras function may
+        return its iterator's ``Optional``; so a non-finite tensor observed inside counts as well, unless
+        the call's returned values and checked variable writes show it stayed inside (:mod:`.reach`).
         """
         function, step, dumped = record.name, record.index, record.dump_now
         observations, bad_outputs = list(record.observations), list(record.non_finite_outputs)
         main = report.function.plan_function if report.function is not None else function
         design = by_design(observations, observers)
         first = first_non_finite(function, observations, observers, design)
+        # masked or discarded inside (a -1e9 attention mask), as a session's unfetched overflow: no finding
+        inside = first is not None and not bad_outputs and stayed_inside(record.outputs, observations, observers)
+        found = None if inside else first
         reached = _design_reaching(function, observations, observers, design) if first is None else None
-        if (bad_outputs or first is not None or reached is not None) and report.non_finite is None:
+        if (bad_outputs or found is not None or reached is not None) and report.non_finite is None:
             _note_non_finite(
                 report,
                 function,
                 main,
-                first or reached,
+                found or reached,
                 step,
                 bad_outputs,
                 bool(observers),

@@ -17,6 +17,9 @@ of them goes non-finite, the first such op overall has its flag (a left-out one 
 non-finite input of the same kind), and every op before it reads only finite left-out values, so the
 finding, the by-design set and what reaches a result are the same as with every flag.
 
+The values a variable write reads and those passed to a call keep their flags too: whether an inf/NaN
+left the body is read from them (:mod:`.reach`).
+
 Only the always-on flags are thinned: ``enable_dump_debug`` lists every overflowing op, so it keeps them all.
 """
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Collection
 
+from npu_jupyter._runtime.functions.reach import result_tensors
 from npu_jupyter._runtime.observe.by_design import may_be_by_design
 from npu_jupyter._runtime.value_ops import passes_on_values
 
@@ -40,7 +44,10 @@ def needed_flags(
     """``flagged`` (topological order) without the flags that can never be the first false one."""
     design = may_be_by_design(graph, provenance, calls)
     order = {(w.op, w.slot): i for i, w in enumerate(flagged)}
-    kept = [w for i, w in enumerate(flagged) if not _implied(w, i, graph, refs, order, design)]
+    results = result_tensors(provenance, calls)  # kept: they tell whether an inf/NaN left the body (.reach)
+    kept = [
+        w for i, w in enumerate(flagged) if (w.op, w.slot) in results or not _implied(w, i, graph, refs, order, design)
+    ]
     return kept or flagged[:1]  # one flag at least: "nothing went non-finite" stays a checked answer
 
 

@@ -338,10 +338,12 @@ def discarded_overflow_note(drift: Mapping[str, Mapping[str, Any]], non_finite_f
     return (
         f"Overflows that did not reach the results: {shown}{more} went inf/NaN in the emulated run where "
         f"float32 stayed finite, so they lead the drift ranking; but no fetched value and no checked variable "
-        f"write held inf/NaN (writes inside tf.cond or while bodies are not checked). The program discarded "
-        f"or masked them, e.g. a -1e9 attention mask is -inf in float16 and the softmax reads both as 0; with "
-        f"dynamic loss scaling (initial scale 2**32), the first steps' scaled gradients overflow by design and "
-        f"the update is skipped while the scale falls, as on the device."
+        f"write held inf/NaN (writes inside tf.cond or while bodies are not checked). The program discarded, "
+        f"masked or absorbed them, e.g. a -1e9 attention mask is -inf in float16 and the softmax reads both as "
+        f"0; with dynamic loss scaling (initial scale 2**32), the first steps' scaled gradients overflow by "
+        f"design and the update is skipped while the scale falls, as on the device. Absorbed is not always "
+        f"harmless: a variance that overflows makes its rsqrt 0 and a layer norm's outputs 0, so the drift of "
+        f"the ops after them says what they changed."
     )
 
 
