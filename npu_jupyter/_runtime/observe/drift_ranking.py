@@ -337,7 +337,7 @@ def discarded_overflow_note(drift: Mapping[str, Mapping[str, Any]], non_finite_f
     more = f" and {len(names) - _NAMED_OVERFLOWS} more" if len(names) > _NAMED_OVERFLOWS else ""
     return (
         f"Overflows that did not reach the results: {shown}{more} went inf/NaN in the emulated run where "
-        f"float32 stayed finite, so they lead the drift ranking; but no fetched value and no checked variable "
+        f"float32 stayed finite, so they lead the drift ranking; but no fetched or returned value and no checked variable "
         f"write held inf/NaN (writes inside tf.cond or while bodies are not checked). The program discarded, "
         f"masked or absorbed them, e.g. a -1e9 attention mask is -inf in float16 and the softmax reads both as "
         f"0; with dynamic loss scaling (initial scale 2**32), the first steps' scaled gradients overflow by "
