@@ -43,6 +43,7 @@ import contextlib
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
+from npu_jupyter._runtime.functions.call_options import without_grappler
 from npu_jupyter._runtime.functions.labels import (
     caller,
     entry_points,
@@ -184,7 +185,7 @@ class FunctionEmulation:
             profiler = emulation._profiler(function)
             start = time.perf_counter()
             try:
-                with profiler:
+                with profiler, without_grappler():
                     result = original(function, *args, **kwargs)
             finally:
                 observations = emulation._log.end()
