@@ -202,3 +202,16 @@ def test_overflows_where_float32_stayed_finite_are_said_harmless_only_when_no_re
     assert discarded_overflow_note({"dense/MatMul": finite, "mask_const": by_design}, non_finite_found=False) == ""
     many = {f"op{k}": mask for k in range(5)}
     assert "op0, op1, op2 and 2 more went inf/NaN" in discarded_overflow_note(many, non_finite_found=False)
+
+
+def test_the_overflow_note_says_in_how_many_steps_they_happened():
+    """GRU4Rec_ID0128 (initial loss scale 2**32) for one epoch: its scaled gradients overflowed in all 9 steps,
+    no update was applied (global step 0), and the note said only "the first steps" skip their update."""
+    from npu_jupyter._runtime.observe.drift_ranking import discarded_overflow_note
+
+    scaled = {"max_abs": float("nan"), "rel_rmse": float("nan"), "rmse": float("nan"), "ref_rms": 4.7e8}
+    note = discarded_overflow_note({"grad/MatMul": scaled}, False, overflow_steps=9, steps=9)
+    assert "float32 stayed finite (in 9 of the 9 steps compared, measured), so they lead" in note
+    assert note.endswith("as on the device: if these are such gradients, those 9 steps applied no update.")
+    uncounted = discarded_overflow_note({"grad/MatMul": scaled}, False)  # a function's report counts none
+    assert "steps compared" not in uncounted and uncounted.endswith("as on the device.")
