@@ -148,7 +148,11 @@ def _add_plan_extras(out: Report, plan: Plan, run: RunReport | None) -> None:
     if approximate:
         out["summary"]["approximate"] = approximate
     notes = list(dict.fromkeys(list(plan.notes or []) + (list(run.notes) if run is not None else [])))
-    discarded = discarded_overflow_note(run.drift, run.non_finite is not None) if run is not None else ""
+    discarded = (
+        discarded_overflow_note(run.drift, run.non_finite is not None, run.overflow_steps, run.reference_steps)
+        if run is not None
+        else ""
+    )
     if discarded:
         notes.append(discarded)
     if notes:

@@ -87,6 +87,7 @@ def collapse(reports: list[RunReport]) -> RunReport:
         wall_ms=_weighted(reports, lambda r: r.wall_ms) or 0.0,  # every report has a wall time: never None
         reference_wall_ms=_reference_mean(reports),
         reference_steps=sum(r.reference_steps for r in reports),
+        overflow_steps=sum(r.overflow_steps for r in reports),
         op_times_us=_mean_times(reports),
         overflow_ops=overflow,
         drift=drift,

@@ -38,6 +38,7 @@ class RunReport:
     wall_ms: float = 0.0  # mean per step (per call), wall-clock ms on the backend's clock (report_records.CLOCKS)
     reference_wall_ms: float | None = None
     reference_steps: int = 0  # the steps whose float32 reference ran (reference_wall_ms is their mean)
+    overflow_steps: int = 0  # of those, the steps where an op went inf/NaN and its float32 value stayed finite
     op_times_us: dict[str, float] = field(default_factory=dict)
     drift: dict[str, dict[str, float]] = field(default_factory=dict)  # op -> {max_abs, max_rel, cos}
     overflow_ops: list[str] = field(default_factory=list)

@@ -44,6 +44,17 @@ def test_star_import_of_npu_init_brings_the_emulated_names(emulated):
     assert namespace["RewriterConfig"].OFF == 2
 
 
+def test_the_loss_scale_optimizer_module_gives_the_fixed_manager_it_imports(emulated):
+    # The adapter's npu_loss_scale_optimizer.py imports FixedLossScaleManager from npu_loss_scale_manager,
+    # and subpixel_ID2093's model.py imports it from there: it is the emulated manager, not a stand-in
+    # saying "part of the Ascend adapter but is not emulated".
+    from npu_bridge.estimator.npu import npu_loss_scale_manager
+    from npu_bridge.estimator.npu.npu_loss_scale_optimizer import FixedLossScaleManager
+
+    assert FixedLossScaleManager is npu_loss_scale_manager.FixedLossScaleManager
+    assert FixedLossScaleManager(loss_scale=1).get_loss_scale() is not None
+
+
 def test_a_name_not_emulated_fails_naming_it(emulated):
     from npu_bridge.npu_init import NPUOptimizer  # importable, as a script's imports must be
 

@@ -50,6 +50,16 @@ def test_an_overflowed_tensor_shows_infinite_error():
     assert math.isinf(m["max_abs"]) and math.isnan(m["cosine"])
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_non_finite_tensor_against_a_zero_reference_has_no_cosine(bad):
+    # GRU4Rec_ID0128 under dynamic loss scaling: the gradient of `u * state` with a zero state is
+    # inf * 0 = NaN in float16 and 0 in float32; "cos 0.0000" beside "not finite" read as orthogonal.
+    m = metrics(np.array([bad, 0.0]), np.zeros(2))
+    assert math.isnan(m["cosine"])
+    assert math.isnan(cosine(math.nan, math.inf, 0.0, identical=False))
+    assert metrics(np.zeros(2), np.ones(2))["cosine"] == 0.0  # a finite zero tensor still has cosine 0
+
+
 def test_shape_mismatch_is_one_clear_error():
     with pytest.raises(ValueError, match="3 and 2 elements"):
         metrics(np.zeros(3), np.zeros(2))

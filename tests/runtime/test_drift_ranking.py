@@ -215,3 +215,16 @@ def test_the_note_on_overflows_that_did_not_reach_the_results_does_not_call_an_a
     note = discarded_overflow_note(drift, non_finite_found=False)
     assert "Absorbed is not always harmless: a variance that overflows makes its rsqrt 0" in note
     assert note.endswith("so the drift of the ops after them says what they changed.")
+
+
+def test_the_overflow_note_says_in_how_many_steps_they_happened():
+    """GRU4Rec_ID0128 (initial loss scale 2**32) for one epoch: its scaled gradients overflowed in all 9 steps,
+    no update was applied (global step 0), and the note said only "the first steps" skip their update."""
+    from npu_jupyter._runtime.observe.drift_ranking import discarded_overflow_note
+
+    scaled = {"max_abs": float("nan"), "rel_rmse": float("nan"), "rmse": float("nan"), "ref_rms": 4.7e8}
+    note = discarded_overflow_note({"grad/MatMul": scaled}, False, overflow_steps=9, steps=9)
+    assert "float32 stayed finite (in 9 of the 9 steps compared, measured), so they lead" in note
+    assert "as on the device: if these are such gradients, those 9 steps applied no update. Absorbed" in note
+    uncounted = discarded_overflow_note({"grad/MatMul": scaled}, False)  # a function's report counts none
+    assert "steps compared" not in uncounted and "as on the device. Absorbed" in uncounted

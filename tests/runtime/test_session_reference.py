@@ -132,3 +132,23 @@ def test_a_float16_overflow_the_results_never_see_is_said_harmless_and_one_they_
     else:
         assert not np.isfinite(value) and report.non_finite is not None
         assert "did not reach the results" not in notes
+
+
+def test_a_session_counts_the_steps_whose_outputs_overflowed_where_float32_did_not(tf):
+    """The overflow note says in how many of the compared steps it happened (every step, for a -1e9 mask)."""
+    from npu_jupyter._display.mime import report_payload
+
+    g, init, loss, train = _masked_attention(tf, -1e9)
+    feed = {"q:0": np.random.default_rng(0).normal(size=(2, 4, 8)).astype(np.float32)}
+    with EmulatorSession(NpuConfig(precision_mode="force_fp16"), g, reference=True) as sess:
+        sess.run(init)
+        for _ in range(3):
+            sess.run([loss, train], feed)
+        report = sess.last_report
+    assert report.reference_steps == 3 and report.overflow_steps == 3
+    notes = " ".join(report_payload(report).get("notes") or [])
+    assert "(in 3 of the 3 steps compared, measured)" in notes
+    with EmulatorSession(NpuConfig(precision_mode="force_fp32"), g, reference=True) as sess:
+        sess.run(init)
+        sess.run([loss, train], feed)
+        assert sess.last_report.overflow_steps == 0  # float32 holds -1e9: nothing overflowed

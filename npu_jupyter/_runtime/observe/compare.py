@@ -106,8 +106,12 @@ def cosine(dot: float, norm_a: float, norm_b: float, identical: bool) -> float:
     Identical finite tensors have cosine 1 by definition, but ``dot / (|a| |b|)`` rounds to
     1.0000000000000002 or 0.9999999999999998 depending on the BLAS and the CPU's vector width, so the
     identical case returns 1.0 and every other result is clamped to [-1, 1] (NaN stays NaN). Two zero
-    tensors count as identical; one zero tensor against a non-zero one has cosine 0.
+    tensors count as identical; one zero tensor against a non-zero one has cosine 0. A tensor holding
+    inf/NaN has no direction: its cosine is NaN even against a zero tensor (a float16 gradient that
+    went NaN where float32 is all 0 read "not finite (inf/NaN), cos 0.0000", as if it were orthogonal).
     """
+    if not (math.isfinite(norm_a) and math.isfinite(norm_b)):
+        return math.nan
     if identical or (norm_a == 0 and norm_b == 0):
         return 1.0
     if norm_a == 0 or norm_b == 0:
