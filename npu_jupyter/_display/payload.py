@@ -149,7 +149,13 @@ def _add_plan_extras(out: Report, plan: Plan, run: RunReport | None) -> None:
         out["summary"]["approximate"] = approximate
     notes = list(dict.fromkeys(list(plan.notes or []) + (list(run.notes) if run is not None else [])))
     discarded = (
-        discarded_overflow_note(run.drift, run.non_finite is not None, run.overflow_steps, run.reference_steps)
+        discarded_overflow_note(
+            run.drift,
+            run.non_finite is not None,
+            run.overflow_steps,
+            run.reference_steps,
+            {name: d.op_type for name, d in plan.ops.items() if name in run.drift},
+        )
         if run is not None
         else ""
     )

@@ -228,3 +228,19 @@ def test_the_overflow_note_says_in_how_many_steps_they_happened():
     assert "as on the device: if these are such gradients, those 9 steps applied no update. Absorbed" in note
     uncounted = discarded_overflow_note({"grad/MatMul": scaled}, False)  # a function's report counts none
     assert "steps compared" not in uncounted and "as on the device. Absorbed" in uncounted
+
+
+def test_the_overflow_note_leaves_out_copies_as_the_ranking_does():
+    """GRU4Rec_ID0128: the note's three names included gradients/MatMul_grad/tuple/control_dependency, an
+    Identity of the MatMul gradient beside it, which the Largest drift line itself leaves out."""
+    from npu_jupyter._runtime.observe.drift_ranking import discarded_overflow_note
+
+    scaled = {"max_abs": float("nan"), "rel_rmse": float("nan"), "rmse": float("nan"), "ref_rms": 4.7e8}
+    drift = {"grad/MatMul": scaled, "grad/tuple/control_dependency": scaled, "grad/Sum": scaled}
+    types = {"grad/MatMul": "MatMul", "grad/tuple/control_dependency": "Identity", "grad/Sum": "Sum"}
+    note = discarded_overflow_note(drift, False, op_types=types)
+    assert note.startswith("Overflows that did not reach the results: grad/MatMul, grad/Sum went inf/NaN")
+    # without the types (or when only copies overflowed) the names are kept as they are
+    assert "control_dependency" in discarded_overflow_note(drift, False)
+    only_copy = {"grad/tuple/control_dependency": scaled}
+    assert "control_dependency" in discarded_overflow_note(only_copy, False, op_types=types)

@@ -313,7 +313,11 @@ _NAMED_OVERFLOWS = 3
 
 
 def discarded_overflow_note(
-    drift: Mapping[str, Mapping[str, Any]], non_finite_found: bool, overflow_steps: int = 0, steps: int = 0
+    drift: Mapping[str, Mapping[str, Any]],
+    non_finite_found: bool,
+    overflow_steps: int = 0,
+    steps: int = 0,
+    op_types: Mapping[str, str] | None = None,
 ) -> str:
     """Say why overflows lead a run's drift ranking while its results stayed finite ("" when they do not).
 
@@ -329,6 +333,8 @@ def discarded_overflow_note(
     ``overflow_steps`` of the ``steps`` compared held such an overflow (a session's count; 0 where none
     was counted): said, because "the first steps" can be every step. GRU4Rec_ID0128 (initial scale
     2**32) overflowed in all 9 steps of a one-epoch run: no update was applied, its global step stayed 0.
+    ``op_types`` (op -> type, the plan's) lets the note leave out pure copies (:data:`COPY_TYPES`), as
+    the ranking does: GRU4Rec's note named ``gradients/MatMul_grad/tuple/control_dependency`` among three.
     """
     if non_finite_found:
         return ""
@@ -337,6 +343,9 @@ def discarded_overflow_note(
         for op, row in drift.items()
         if drifted(row) and math.isinf(drift_rank(row)) and _number(row.get("ref_rms")) is not None
     ]
+    # a pure copy shows its producer's overflow again: the ranking leaves it out, so does the note
+    types = op_types or {}
+    names = [op for op in names if types.get(op) not in COPY_TYPES] or names
     if not names:
         return ""
     shown = ", ".join(names[:_NAMED_OVERFLOWS])
