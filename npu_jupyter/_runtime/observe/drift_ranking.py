@@ -308,6 +308,13 @@ def _plan_ops(plan: Plan, drift: Mapping[str, Mapping[str, Any]]) -> list[dict[s
     ]
 
 
+def overflowed(row: Mapping[str, Any]) -> bool:
+    """The emulated values went inf/NaN where the float32 reference stayed finite (a drift row, or the
+    metrics of one step it is made from): the one test the note below and the step count it says share.
+    """
+    return drifted(row) and math.isinf(drift_rank(row)) and _number(row.get("ref_rms")) is not None
+
+
 #: Ops a discarded-overflow note names before it counts the rest.
 _NAMED_OVERFLOWS = 3
 
@@ -338,11 +345,7 @@ def discarded_overflow_note(
     """
     if non_finite_found:
         return ""
-    names = [
-        op
-        for op, row in drift.items()
-        if drifted(row) and math.isinf(drift_rank(row)) and _number(row.get("ref_rms")) is not None
-    ]
+    names = [op for op, row in drift.items() if overflowed(row)]
     # a pure copy shows its producer's overflow again: the ranking leaves it out, so does the note
     types = op_types or {}
     names = [op for op in names if types.get(op) not in COPY_TYPES] or names

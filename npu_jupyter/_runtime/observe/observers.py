@@ -9,7 +9,6 @@ here too: :func:`note_overflow`, :func:`note_checked`, :func:`debug_covers`, :cl
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -187,9 +186,10 @@ def _record_drift(report: RunReport, watched: StepValues, step: int, graph: Grap
     A ref variable's read is not compared (:func:`_reads_a_ref_variable`).
     """
     from npu_jupyter._runtime.observe.compare import metrics
+    from npu_jupyter._runtime.observe.drift_ranking import overflowed
 
     reference = watched.reference or {}
-    overflowed = False  # an op went inf/NaN in this step where float32 stayed finite
+    overflow = False  # an op went inf/NaN in this step where float32 stayed finite
     for w in watched.watch:
         if w.kind != "output" or not w.is_float or _reads_a_ref_variable(graph, w.op):
             continue
@@ -197,7 +197,7 @@ def _record_drift(report: RunReport, watched: StepValues, step: int, graph: Grap
             if np.shape(got) != np.shape(ref):
                 continue
             m = metrics(got, ref)
-            overflowed = overflowed or (not math.isfinite(m["rel_rmse"]) and math.isfinite(m["ref_rms"]))
+            overflow = overflow or overflowed(m)
             row = {
                 "max_abs": m["max_abs"],
                 "max_rel": m["max_rel"],
@@ -210,7 +210,7 @@ def _record_drift(report: RunReport, watched: StepValues, step: int, graph: Grap
                 "step": step,
             }
             keep_worse(report.drift, w.op, row)
-    report.overflow_steps += overflowed
+    report.overflow_steps += overflow
     if watched.reference_ms is not None:  # a mean per step, as the schema says, not the last step's
         report.reference_steps += 1
         previous = report.reference_wall_ms or 0.0
