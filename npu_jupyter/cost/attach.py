@@ -85,14 +85,14 @@ def estimate_of(
     if memo is not None and key in memo:
         return memo[key]
     from npu_jupyter.cost.roofline import estimate
-
-    try:
-        cost = estimate(plan, graph, fed_shapes=fed)
-    except Exception:  # noqa: BLE001 - the estimate is an extra; reading a report must never fail for it
-        return None
-    from npu_jupyter.cost.stand_ins import stand_ins
+    from npu_jupyter.cost.stand_ins import replacement, stand_ins
 
     emulated = stand_ins(plan, graph)  # the emulator's ops in place of the device's: no per-op estimate
+    skipped, in_place = replacement(emulated)
+    try:
+        cost = estimate(plan, graph, fed_shapes=fed, stood_in=skipped, in_place=in_place)
+    except Exception:  # noqa: BLE001 - the estimate is an extra; reading a report must never fail for it
+        return None
     found = CostEstimate(CostBlock.of(cost), {name: us for name, us in cost.est_us().items() if name not in emulated})
     if memo is not None:
         memo[key] = found

@@ -23,7 +23,7 @@ import functools
 import json
 import pkgutil
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Collection, Sequence, cast
 
 from npu_jupyter._units import DTYPE_BYTES
 from npu_jupyter.cost.shapes import OpFacts, graph_facts
@@ -173,21 +173,26 @@ def estimate(
     unknown_dim: int = 1,
     facts: dict[str, OpFacts] | None = None,
     fed_shapes: dict[str, list[int]] | None = None,
+    stood_in: Collection[str] = (),
+    in_place: Sequence[str] = (),
 ) -> StepCost:
     """The estimated device cost of one step of ``plan`` (whose ops are ``graph``'s).
 
     ``fed_shapes`` are the shapes a run fed (``RunReport.fed_shapes``): a report of a run is
-    estimated at the batch it ran, not at ``unknown_dim``.
+    estimated at the batch it ran, not at ``unknown_dim``. ``stood_in`` names the emulator's stand-ins
+    the device does not run and ``in_place`` the AI Core ops it runs there, one entry per op
+    (:func:`~npu_jupyter.cost.stand_ins.replacement`): the stand-ins are not estimated, and each op in
+    their place adds its launch cost (ops that read a few bytes, as a float-status register read does).
     """
     figures = soc_figures(plan.soc)
     facts = facts if facts is not None else graph_facts(graph, unknown_dim, fed_shapes)
     cost = StepCost(soc=figures.name, approximate_figures=figures.approximate)
-    total_us = fp32_us = 0.0
     fp32_bytes = 0
     variables = frozenset(_data()["variable_ops"])
+    total_us = fp32_us = cost.launch_us = figures.aicore_launch_us * len(in_place)  # the device's ops there
     for name, decision in plan.ops.items():
         fact = facts.get(name)
-        if fact is None:
+        if fact is None or name in stood_in:
             continue
         cost.guessed_shapes += fact.guessed
         op_cost = _op_cost(decision, fact, facts, plan.ops, figures)

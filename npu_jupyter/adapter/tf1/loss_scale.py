@@ -152,13 +152,26 @@ class ExponentialUpdateLossScaleManager:
 
 
 def _all_finite(grads: list[Tensor]) -> Tensor:
-    """One bool: every element of every gradient is finite (IndexedSlices: their values)."""
+    """One bool: every element of every gradient is finite (IndexedSlices: their values).
+
+    This is the adapter's check in INF/NaN mode (contrib's LossScaleOptimizer: IsFinite per gradient).
+    In saturation mode, the Ascend 910's only mode, the adapter reads the device's float-status register
+    instead (``npu_get_float_status_v2``), which a CPU has not. The ops are stamped as the emulator's
+    stand-ins for that check (:mod:`npu_jupyter.cost.stand_ins`), so a report on such a SoC does not
+    estimate them as work the device does.
+    """
     tf = _tf()
-    checks = [tf.reduce_all(tf.math.is_finite(getattr(g, "values", g))) for g in grads]
-    if not checks:
+    if not grads:
         always: Tensor = tf.constant(True)
         return always
-    finite: Tensor = tf.reduce_all(tf.stack(checks), name="overflow_status_reduce_all")
+    from tensorflow.core.framework import attr_value_pb2
+
+    from npu_jupyter.cost.stand_ins import OVERFLOW_CHECK, STAND_IN_ATTR
+
+    stamp = {STAND_IN_ATTR: attr_value_pb2.AttrValue(s=OVERFLOW_CHECK.encode())}
+    with tf.compat.v1.get_default_graph()._attr_scope(stamp):  # as npu_ops.dropout stamps its stand-ins
+        checks = [tf.reduce_all(tf.math.is_finite(getattr(g, "values", g))) for g in grads]
+        finite: Tensor = tf.reduce_all(tf.stack(checks), name="overflow_status_reduce_all")
     return finite
 
 
