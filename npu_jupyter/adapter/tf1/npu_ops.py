@@ -41,9 +41,9 @@ def dropout(
         return tensor
     from tensorflow.core.framework import attr_value_pb2
 
-    from npu_jupyter.cost.stand_ins import STAND_IN_ATTR
+    from npu_jupyter.cost.stand_ins import DROPOUT, STAND_IN_ATTR
 
-    stamp = {STAND_IN_ATTR: attr_value_pb2.AttrValue(s=b"npu_ops.dropout")}  # reports: not the device's ops
+    stamp = {STAND_IN_ATTR: attr_value_pb2.AttrValue(s=DROPOUT.encode())}  # reports: not the device's ops
     with tf.compat.v1.get_default_graph()._attr_scope(stamp):  # the mechanism the adapter's scopes use
         dropped: Tensor = tf.nn.dropout(tensor, rate=1 - keep_prob, noise_shape=noise_shape, seed=seed, name=name)
     return dropped
