@@ -8,6 +8,8 @@ import sys
 from collections import OrderedDict
 from pathlib import Path
 
+import pytest
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 TESTS_DIR = Path(__file__).resolve().parent
@@ -152,3 +154,19 @@ def pytest_sessionfinish(session, exitstatus):
         if reporter is not None:
             reporter.write_line(f"tests left these behind (write under tmp_path): {text}", red=True)
         session.exitstatus = 1
+
+
+@pytest.fixture
+def tf1_variables():
+    """TF 1.15's variables and control flow, as ``disable_v2_behavior()`` sets them; put back after."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    resource, control_flow = v1.resource_variables_enabled(), v1.control_flow_v2_enabled()
+    v1.disable_resource_variables()
+    v1.disable_control_flow_v2()
+    yield
+    if resource:
+        v1.enable_resource_variables()
+    if control_flow:
+        v1.enable_control_flow_v2()

@@ -129,20 +129,6 @@ def test_variables_are_the_wrapped_optimizers_as_on_the_adapter():
     assert {"beta1_power:0", "beta2_power:0", "w/Adam:0", "w/Adam_1:0"} <= set(names)
 
 
-@pytest.fixture
-def tf1_variables():
-    """TF 1.15's variables and control flow, as ``disable_v2_behavior()`` sets them; put back after."""
-    v1 = tf.compat.v1
-    resource, control_flow = v1.resource_variables_enabled(), v1.control_flow_v2_enabled()
-    v1.disable_resource_variables()
-    v1.disable_control_flow_v2()
-    yield
-    if resource:
-        v1.enable_resource_variables()
-    if control_flow:
-        v1.enable_control_flow_v2()
-
-
 def test_the_dynamic_scale_is_a_variable_of_the_default_kind_fetched_by_its_name(tf1_variables):
     """As contrib's manager (the adapter's base) makes it: a TF 1.15 script's ref variable "loss_scale".
 

@@ -319,3 +319,56 @@ def test_load_dump_opens_the_training_graph_before_a_graph_with_more_steps(tmp_p
     dump = load_dump(tmp_path)
     assert dump.graph_id == 1 and dump.steps == [0, 1] and dump.graph_info(1)["role"] == "training"
     assert dump.graph(2).steps == list(range(5)) and dump.graph_info(0)["role"] == "initializer"
+
+
+def _ref_variable_step(tf, optimizer, loss_scaled=False):
+    """A TF1 regression on a ref variable (``v/read``), trained one step by ``optimizer``."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2, 3], name="x")
+        w = tf.compat.v1.get_variable("w", initializer=np.ones((3, 1), np.float32), use_resource=False)
+        loss = tf.reduce_mean(tf.matmul(x, w), name="loss")
+        opt = optimizer()
+        if loss_scaled:
+            from npu_jupyter.adapter.tf1.loss_scale import FixedLossScaleManager, NPULossScaleOptimizer
+
+            opt = NPULossScaleOptimizer(opt, FixedLossScaleManager(1024))
+        train = opt.minimize(loss, name="train")
+        init = tf.compat.v1.global_variables_initializer()
+    assert w.dtype._is_ref_dtype  # the graph TF1 scripts build: reads alias the variable's buffer
+    return g, x, w, loss, train, init
+
+
+@pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "allow_fp32_to_fp16"])
+def test_a_ref_variables_read_is_dumped_as_the_step_read_it_not_as_the_update_left_it(tf, tmp_path, precision):
+    """``w/read`` hands on w's buffer, which the update writes in place later in the step: fetched after
+    the step it showed the updated weights ([0, 0, 0]) while MatMul had read [1, 1, 1]."""
+    g, x, w, loss, train, init = _ref_variable_step(tf, lambda: tf.compat.v1.train.GradientDescentOptimizer(1.0))
+    cfg = NpuConfig(enable_dump=True, dump_path=str(tmp_path), dump_mode="all", precision_mode=precision)
+    with EmulatorSession(cfg, g) as sess:
+        sess.run(init)
+        sess.run([loss, train], {x: np.ones((2, 3), np.float32)})
+        after = sess.run(w)
+    np.testing.assert_array_equal(after.ravel(), [0.0, 0.0, 0.0])  # d(mean(x @ w))/dw = 1: the update ran
+    step = load_dump(tmp_path)[0]
+    np.testing.assert_array_equal(step["w/read"][0].ravel(), [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(step["MatMul"]["input:1"].ravel(), [1.0, 1.0, 1.0])
+
+
+def test_reads_inside_the_loss_scale_cond_are_dumped_before_adam_updates_them(tf, tmp_path, tf1_variables):
+    """NPULossScaleOptimizer applies Adam inside a tf.cond: beta1_power's read there reaches the variable
+    through a RefSwitch, and Adam's own update of beta1_power (0.9 -> 0.81) must still come after it."""
+    g, x, w, loss, train, init = _ref_variable_step(tf, lambda: tf.compat.v1.train.AdamOptimizer(0.1), True)
+    reads = [op.name for op in g.get_operations() if op.name.endswith("beta1_power/read") and "cond" in op.name]
+    assert reads, [op.name for op in g.get_operations() if "beta1_power" in op.name]
+    cfg = NpuConfig(enable_dump=True, dump_path=str(tmp_path), dump_mode="output")
+    with EmulatorSession(cfg, g) as sess:
+        sess.run(init)
+        sess.run([loss, train], {x: np.ones((2, 3), np.float32)})
+        (variable,) = [op for op in g.get_operations() if op.type == "VariableV2" and "beta1_power" in op.name]
+        beta1_power = sess.run(variable.outputs[0])
+        weights = sess.run(w)
+    assert beta1_power == pytest.approx(0.81) and weights.ravel() == pytest.approx([0.9] * 3)  # the step applied
+    step = load_dump(tmp_path)[0]
+    for read in reads:
+        assert step[read][0] == pytest.approx(0.9), read

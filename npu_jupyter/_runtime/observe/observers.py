@@ -221,11 +221,12 @@ def _reads_a_ref_variable(graph: Graph, name: str) -> bool:
     """Whether ``name`` is a ref variable's read (``<var>/read``, an Identity of the variable itself).
 
     Why it has no drift: the reference starts each step from the emulated session's variables, so a
-    variable's value at the step's start is the same on both sides by construction. What differs is when
-    the read was looked at: a ref variable's Identity shares the variable's buffer, so a step that assigns
-    the variable shows the read after the assign on one side and before it on the other. Adam's
-    ``beta1_power`` inside NPULossScaleOptimizer's tf.cond read 0.9**(k+1) emulated against 0.9**k in
-    float32, and subpixel_ID2093's report named ``cond/beta1_power/read`` (rel. RMSE 0.1) its largest drift.
+    variable's value at the step's start is the same on both sides by construction. Before reads were
+    copied ahead of the step's writes (``observe_nodes._Builder.snapshot``), a ref variable's Identity,
+    which shares the variable's buffer, was looked at after the assign on one side and before it on the
+    other: Adam's ``beta1_power`` inside NPULossScaleOptimizer's tf.cond read 0.9**(k+1) emulated against
+    0.9**k in float32, and subpixel_ID2093's report named ``cond/beta1_power/read`` (rel. RMSE 0.1) its
+    largest drift.
     """
     if not name.endswith("/read"):
         return False

@@ -53,6 +53,8 @@ def add_observers(
     builder = _Builder(sub, run, tensor_map, user_graph)
     for key in observe.guarded:
         builder.guard(key)
+    for key in observe.snapped:
+        builder.snapshot(key)
     for op, kind, slot, frame in observe.captured:
         next_iteration = liveness.next_iterations.get(tuple(frame)) if liveness is not None else None
         if next_iteration is not None:
@@ -96,6 +98,7 @@ class _Builder:
         self.sub, self.run, self.tensor_map, self.user = sub, run, tensor_map, user_graph
         self.nodes = {node.name: node for node in sub.node}
         self.count = 0
+        self.copies: dict[str, str] = {}  # input reference -> its Snapshot node (one copy per tensor)
 
     def _name(self, what: str) -> str:
         self.count += 1
@@ -135,6 +138,29 @@ class _Builder:
         prefix = self.run.prefix
         self.run.guards[key] = (f"{prefix}{merge.name}:0", f"{prefix}{merge.name}:1")
         return merge.name
+
+    def snapshot(self, key: WatchKey) -> None:
+        """Fetch a ref variable's read through a copy taken before the step writes the variable.
+
+        The read (``v/read``) hands on the variable's buffer, which an update later in the step writes
+        in place: fetched after the step, it shows the updated variable, not what the step read. A
+        ``Snapshot`` copies a buffer it shares, and the variable's writers wait for it. A read that may
+        be dead is copied behind its liveness guard, which is always live: a writer waiting for a dead
+        node would not run.
+        """
+        guard = self.run.guards.get(key)
+        tensor = self._ref(key)[1]
+        ref = _input_ref(guard[0][len(self.run.prefix) :]) if guard is not None else self._ref(key)[0]
+        copy = self.copies.get(ref)
+        if copy is None:
+            enum = tensor.dtype.base_dtype.as_datatype_enum
+            copy = self.copies[ref] = self._add(self._name("snapshot"), "Snapshot", [ref], T=("type", enum)).name
+            self._before_writes(tensor.op, copy)
+        name = f"{self.run.prefix}{copy}:0"
+        if guard is not None:
+            self.run.guards[key] = (name, guard[1])
+        else:
+            self.run.snapshots[key] = name
 
     def capture(self, key: WatchKey, next_iteration: str) -> None:
         """PyFunc(x) in x's frame, gating ``next_iteration`` through a ControlTrigger."""
@@ -280,17 +306,47 @@ class _Builder:
         be a cycle).
         """
         before = _ancestors(read)
-        for source in read.inputs:
-            if not source.dtype._is_ref_dtype:
+        for writer in _writers_of(read):
+            node = self.nodes.get(writer.name)
+            if node is None or writer in before:
                 continue
-            for writer in source.consumers():
-                node = self.nodes.get(writer.name)
-                if writer is read or writer.type in _VARIABLE_READS or node is None or writer in before:
-                    continue
-                node.input.append("^" + check)
+            node.input.append("^" + check)
 
 
 _VARIABLE_READS = frozenset({"Identity", "RefIdentity", "IsVariableInitialized"})
+# Ops that hand a ref on as a ref (control flow, RefIdentity): a write through their output writes the variable.
+_REF_FORWARDS = frozenset(
+    {"RefSwitch", "RefMerge", "RefEnter", "RefExit", "RefNextIteration", "RefIdentity", "RefSelect"}
+)
+
+
+def _writers_of(read: Operation) -> list[Operation]:
+    """The ops that may write the variables ``read`` reads, through any chain of ref-forwarding ops.
+
+    Inside a tf.cond a ref variable reaches the read and the writes through separate ``RefSwitch``
+    ops (Adam's ``beta1_power`` in NPULossScaleOptimizer's cond): the walk goes up to the variables
+    and down again, so writes beside the read's own branch are found too.
+    """
+    roots: list[Tensor] = []
+    stack = [t for t in read.inputs if t.dtype._is_ref_dtype]
+    while stack:
+        tensor = stack.pop()
+        if tensor.op.type in _REF_FORWARDS:
+            stack.extend(t for t in tensor.op.inputs if t.dtype._is_ref_dtype)
+        else:
+            roots.append(tensor)
+    writers: list[Operation] = []
+    seen: set[Operation] = set()
+    while roots:
+        for consumer in roots.pop().consumers():
+            if consumer in seen or consumer is read:
+                continue
+            seen.add(consumer)
+            if consumer.type in _REF_FORWARDS:
+                roots.extend(t for t in consumer.outputs if t.dtype._is_ref_dtype)
+            elif consumer.type not in _VARIABLE_READS:
+                writers.append(consumer)
+    return writers
 
 
 def _always_finite(const: Operation) -> bool:

@@ -53,6 +53,7 @@ class RunGraph:
     tensor_map: dict[str, str] = field(default_factory=dict)  # user tensor -> rounded tensor (variant names)
     roundings: list[Rounding] = field(default_factory=list)
     guards: dict[WatchKey, tuple[str, str]] = field(default_factory=dict)  # watch key -> (value, taken index)
+    snapshots: dict[WatchKey, str] = field(default_factory=dict)  # watch key -> its copy taken before any write
     captures: dict[WatchKey, list[np.ndarray]] = field(default_factory=dict)  # watch key -> values per iteration
     flags: tuple[str, list[str]] | None = None  # (packed all-finite flags tensor, the user tensors in order)
     provenance: Provenance | None = None  # with flags: the by-design facts of this run (observe.by_design)
@@ -60,6 +61,9 @@ class RunGraph:
 
     def watched(self, key: WatchKey) -> str:
         """The private tensor to fetch for a directly fetchable watch ``(op, kind, slot)``."""
+        snapshot = self.snapshots.get(key)
+        if snapshot is not None:
+            return snapshot
         op, kind, slot = key
         if kind == "output":
             return self.tensor_name(f"{op}:{slot}")
@@ -145,9 +149,10 @@ class Observe:
     guarded: tuple[WatchKey, ...] = ()  # (op, kind, slot) whose value may be dead: fetched through a guard
     captured: tuple[tuple[str, str, int, tuple[str, ...]], ...] = ()  # (op, kind, slot, frame path) in a loop
     flagged: tuple[str, ...] = ()  # user output tensor names (float, outside loops) to check for inf/NaN
+    snapped: tuple[WatchKey, ...] = ()  # ref variable reads: copied before the step writes the variable
 
     def __bool__(self) -> bool:
-        return bool(self.guarded or self.captured or self.flagged)
+        return bool(self.guarded or self.captured or self.flagged or self.snapped)
 
 
 def build_run_graph(

@@ -38,6 +38,7 @@ class Watch(NamedTuple):
     is_float: bool
     mode: str = "fetch"  # "fetch" | "guard" | "capture"
     frame: tuple[str, ...] = ()  # the loop frames of a "capture" watch
+    aliases_state: bool = False  # a ref variable's read: its buffer is the variable's (see reads_state_buffer)
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -91,20 +92,32 @@ def _add(
             watch.append(Watch(op, kind, slot, want, is_float, "capture", frame))
     elif dead:
         if not is_ref:
-            watch.append(Watch(op, kind, slot, want, is_float, "guard"))
+            watch.append(Watch(op, kind, slot, want, is_float, "guard", aliases_state=reads_state_buffer(tensor)))
     else:
-        watch.append(Watch(op, kind, slot, want, is_float))
+        watch.append(Watch(op, kind, slot, want, is_float, aliases_state=reads_state_buffer(tensor)))
+
+
+def reads_state_buffer(tensor: Tensor) -> bool:
+    """Whether ``tensor`` is a ref variable's read (``v/read``): an Identity that hands on the variable's buffer.
+
+    Fetched after the step, such a tensor holds the variable as this step's updates left it, not the
+    value the step's ops read: a dump showed ``w/read`` after the optimizer's update while ``MatMul``
+    read it before. The run graph copies it before any write (:mod:`.observe_nodes`).
+    """
+    op = tensor.op
+    return op.type == "Identity" and any(t.dtype._is_ref_dtype for t in op.inputs)
 
 
 def observe_spec(watch: list[Watch], flagged: list[str], liveness: Liveness) -> Observe:
     """The guards, captures and flags a run graph needs for ``watch`` and the finite flags."""
     guarded = {w.key for w in watch if w.mode == "guard"}
+    snapped = tuple(sorted({w.key for w in watch if w.aliases_state and w.mode != "capture"}))
     for name in flagged:
         op, _, slot = name.rpartition(":")
         if liveness.may_be_dead(op):
             guarded.add((op, "output", int(slot)))
     captured = sorted({(*w.key, w.frame) for w in watch if w.mode == "capture"})
-    return Observe(tuple(sorted(guarded)), tuple(captured), tuple(flagged))
+    return Observe(tuple(sorted(guarded)), tuple(captured), tuple(flagged), snapped)
 
 
 def float_fetches(graph: Graph, names: list[str]) -> list[str]:
