@@ -329,3 +329,51 @@ def test_an_update_in_a_branch_not_taken_says_nothing(tf, hand):
         report = sess.last_report
         assert np.isfinite(got) and np.isfinite(sess.run(w)).all()
     assert report.emulation and report.non_finite is None
+
+
+def _gradient_overflow_step(tf):
+    """A training step whose float16 weight gradient overflows (8 rows of 1e4 * 2 = 1.6e5 > 65504) on its
+    way to the update, while the loss stays finite (each row's 3e4 * 2 = 6e4 fits float16; the sum is float32).
+
+    The gradient reaches ApplyGradientDescent through ``tuple/control_dependency_1``, an Identity: its
+    value is a variable write's input, so its flag is always kept, and it is the MatMul gradient's own.
+    """
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [8, 3], name="x")
+        w = tf.compat.v1.get_variable("w", initializer=np.ones((3, 1), np.float32), use_resource=True)
+        loss = tf.reduce_sum(tf.matmul(x, w) * 2.0, name="loss")
+        train = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+        init = tf.compat.v1.global_variables_initializer()
+    return g, loss, train, init
+
+
+def _finding_and_flags(tf, hand, monkeypatch, share):
+    from npu_jupyter._runtime.session import observe_nodes
+
+    if not share:
+        monkeypatch.setattr(observe_nodes._Builder, "copied_flags", lambda self, needed, tensors, guarded: {})
+    g, loss, train, init = _gradient_overflow_step(tf)
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"MatMul", "Mul", "Identity"})) as sess:
+        sess.run(init)
+        assert np.isfinite(sess.run([loss, train], {"x:0": np.full((8, 3), 1e4, np.float32)})[0])
+        (run,) = [r for r in sess._exec.runs.values() if r.flags is not None]
+        sums = [op for op in run.graph.get_operations() if op.name.startswith(run.prefix + "npu_emu_watch")]
+        return sess.last_report.non_finite, list(run.flags[1]), run.flag_take, len(sums)
+
+
+def test_a_gradients_control_dependency_shares_the_gradients_flag_and_the_finding_is_the_same(tf, hand, monkeypatch):
+    """ResNet-50's step summed each weight gradient twice (192 of its 1,084 flags were such copies)."""
+    shared = _finding_and_flags(tf, hand, monkeypatch, share=True)
+    monkeypatch.undo()
+    each = _finding_and_flags(tf, hand, monkeypatch, share=False)
+    finding, listed, take, nodes = shared
+    copy = "gradients/MatMul_grad/tuple/control_dependency_1:0"
+    assert copy in listed and listed == each[1]  # every needed tensor is still listed, in the same order
+    assert take is not None and each[2] is None
+    assert take[listed.index(copy)] == take[listed.index("gradients/MatMul_grad/MatMul_1:0")]
+    assert nodes < each[3]  # fewer watch nodes: the copy is not summed again
+    assert finding is not None and each[0] is not None
+    assert (finding.first_op, finding.written) == ("gradients/MatMul_grad/MatMul_1", "w")  # the weight gradient
+    assert (finding.first_op, finding.written, finding.writer) == (each[0].first_op, each[0].written, each[0].writer)
+    assert finding.message == each[0].message

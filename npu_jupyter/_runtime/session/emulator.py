@@ -293,7 +293,7 @@ class EmulatorSession(SessionInterface):
             results, fetched = ran
             wall = (time.perf_counter() - start) * 1000.0
             source_values = dict(zip(sources, fetched.pop())) if sources else {}
-            flags = fetched[-1] if run.flags is not None else None
+            flags = run.finite_flags(fetched[-1]) if run.flags is not None else None
             values = read_values(run, watch, dict(zip(keys, fetched)))
         ref_values = (
             # weights are read exactly when want_ref (above), so this is the want_ref test

@@ -13,7 +13,9 @@
   one), packed into one bool vector the emulator fetches with every step whose plan lowers precision,
   so the first op whose output became inf/NaN is known without the user turning anything on. Flags
   that can never be the first false one (an op passing on values already checked, a finite constant)
-  are not computed: the first false flag, and so the finding, is the same. Kept always: the flags of
+  are not computed, and a kept value an op hands on unchanged from one checked input (a gradient's
+  ``tuple/control_dependency``) shares that input's flag: the first false flag, and so the finding, is
+  the same. Kept always: the flags of
   the values a variable write reads (whether the step wrote inf/NaN into a variable) and of the ops the
   by-design rule judges (:func:`~npu_jupyter._runtime.observe.by_design.may_be_by_design`), so a value
   the float32 program makes non-finite too is told apart (:mod:`.npu_jupyter._runtime.observe.run_notes`).
@@ -73,7 +75,10 @@ def add_observers(
             judged = may_be_by_design(user_graph, provenance)
             read = provenance.sinks | {src for op in judged for src in provenance.float_inputs.get(op, [])}
             keep = {f"{op}:{slot}" for op, slot in read}
-        builder.flags(builder.needed_flags(list(observe.flagged), guarded, held, judged, keep), guarded, held)
+        needed = builder.needed_flags(list(observe.flagged), guarded, held, judged, keep)
+        copies = builder.copied_flags(needed, list(observe.flagged), guarded)
+        builder.flags([name for name in needed if name not in copies], guarded, held)
+        builder.share_flags(needed, copies)
 
 
 def _one_iteration_at_a_time(sub: GraphDefProto) -> None:
@@ -238,6 +243,19 @@ class _Builder:
         finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=("type", f32))
         self.run.flags = (f"{self.run.prefix}{finite.name}:0", list(tensors))
 
+    def share_flags(self, needed: list[str], copies: dict[str, str]) -> None:
+        """List every ``needed`` tensor in ``run.flags``, a copy at the position of the flag it shares.
+
+        ``RunGraph.flag_take`` picks each listed tensor's flag from the computed ones, so readers of
+        ``run.flags`` see one flag per needed tensor in the same (topological) order as before.
+        """
+        if not copies or self.run.flags is None:
+            return
+        tensor, computed = self.run.flags
+        position = {name: k for k, name in enumerate(computed)}
+        self.run.flags = (tensor, list(needed))
+        self.run.flag_take = [position[copies.get(name, name)] for name in needed]
+
     def needed_flags(
         self,
         tensors: list[str],
@@ -274,6 +292,34 @@ class _Builder:
             ):
                 kept.append(name)
         return kept or tensors[:1]  # one flag at least: "none went non-finite" stays a checked answer
+
+    def copied_flags(self, needed: list[str], tensors: list[str], guarded: set[WatchKey]) -> dict[str, str]:
+        """Tensors of ``needed`` whose flag is another needed tensor's: tensor -> that tensor.
+
+        :meth:`needed_flags` keeps every value a variable write or a judged op reads, even one an
+        ``Identity`` (or another :data:`~npu_jupyter._runtime.value_ops.SAME_VALUES` op) hands on from
+        a single float input checked as it is read: the same values, so the same sum and the same flag
+        in every step. Such a tensor shares its source's flag instead of summing the values again: a
+        gradient Keras or ``minimize`` passes through ``tuple/control_dependency`` to its apply, and the
+        gradient itself, were both summed (ResNet-50's training step: 192 of 1,084 flags). The list order,
+        and so the first false flag, stays as it was.
+        """
+        order = {name: i for i, name in enumerate(tensors)}
+        source: dict[str, str] = {}  # needed tensor -> the computed tensor whose flag it is
+        copies: dict[str, str] = {}
+        for name in needed:
+            op = self.user.get_tensor_by_name(name).op
+            floats = [t for t in op.inputs if t.dtype.is_floating]
+            if (
+                op.type in SAME_VALUES
+                and len(floats) == 1
+                and floats[0].name in source
+                and self._implied(name, op, order, guarded, {})
+            ):
+                source[name] = copies[name] = source[floats[0].name]
+            else:
+                source[name] = name
+        return copies
 
     def _implied(
         self, name: str, op: Operation, order: dict[str, int], guarded: set[WatchKey], held: dict[str, str]

@@ -56,6 +56,7 @@ class RunGraph:
     snapshots: dict[WatchKey, str] = field(default_factory=dict)  # watch key -> its copy taken before any write
     captures: dict[WatchKey, list[np.ndarray]] = field(default_factory=dict)  # watch key -> values per iteration
     flags: tuple[str, list[str]] | None = None  # (packed all-finite flags tensor, the user tensors in order)
+    flag_take: list[int] | None = None  # per tensor of flags[1]: its flag's position in the packed tensor
     provenance: Provenance | None = None  # with flags: the by-design facts of this run (observe.by_design)
     keepalive: list[Callable[..., object]] = field(default_factory=list)  # capture callbacks (TF holds them weakly)
 
@@ -68,6 +69,13 @@ class RunGraph:
         if kind == "output":
             return self.tensor_name(f"{op}:{slot}")
         return self.graph.get_operation_by_name(self.op_name(op)).inputs[slot].name
+
+    def finite_flags(self, packed: object) -> np.ndarray:
+        """One flag per tensor of ``flags[1]``, from the packed tensor's value (a shared flag is repeated)."""
+        import numpy as np
+
+        flat = np.asarray(packed).reshape(-1)
+        return flat if self.flag_take is None else flat[self.flag_take]
 
     def clear_captures(self) -> None:
         """Forget the last run's per-iteration values (before the next run of this graph)."""
