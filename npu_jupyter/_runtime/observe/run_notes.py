@@ -221,7 +221,10 @@ def written_non_finite(plan: Plan, run: RunGraph, flags: object, step: int) -> N
     provenance = run.provenance
     if run.flags is None or provenance is None:
         return None
-    bad = [_split(t) for t, ok in zip(run.flags[1], np.asarray(flags).reshape(-1)) if not ok]
+    names = run.flags[1]
+    bad = [
+        _split(names[i]) for i in np.flatnonzero(~np.asarray(flags, bool).reshape(-1))
+    ]  # per step: no loop in Python
     if not bad:
         return None
     design = design_outputs(bad, provenance)

@@ -254,7 +254,7 @@ class _Builder:
         tensor, computed = self.run.flags
         position = {name: k for k, name in enumerate(computed)}
         self.run.flags = (tensor, list(needed))
-        self.run.flag_take = [position[copies.get(name, name)] for name in needed]
+        self.run.flag_take = np.array([position[copies.get(name, name)] for name in needed], np.intp)
 
     def needed_flags(
         self,

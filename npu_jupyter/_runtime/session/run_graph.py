@@ -56,7 +56,7 @@ class RunGraph:
     snapshots: dict[WatchKey, str] = field(default_factory=dict)  # watch key -> its copy taken before any write
     captures: dict[WatchKey, list[np.ndarray]] = field(default_factory=dict)  # watch key -> values per iteration
     flags: tuple[str, list[str]] | None = None  # (packed all-finite flags tensor, the user tensors in order)
-    flag_take: list[int] | None = None  # per tensor of flags[1]: its flag's position in the packed tensor
+    flag_take: np.ndarray | None = None  # per tensor of flags[1]: its flag's position in the packed tensor
     provenance: Provenance | None = None  # with flags: the by-design facts of this run (observe.by_design)
     keepalive: list[Callable[..., object]] = field(default_factory=list)  # capture callbacks (TF holds them weakly)
 
