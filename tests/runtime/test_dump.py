@@ -372,3 +372,31 @@ def test_reads_inside_the_loss_scale_cond_are_dumped_before_adam_updates_them(tf
     step = load_dump(tmp_path)[0]
     for read in reads:
         assert step[read][0] == pytest.approx(0.9), read
+
+
+def test_a_ref_variable_written_inside_a_while_loop_is_dumped_without_an_edge_into_the_loop(
+    tf, tmp_path, tf1_variables
+):
+    """The read's copy orders the writes of its own frame only: an edge into a while loop's frame is one
+    TensorFlow refuses to run ("inputs from different frames")."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [3], name="x")
+        v = tf.compat.v1.get_variable("v", initializer=np.ones(3, np.float32))
+        seen = tf.multiply(v, x, name="seen")  # reads v/read before the loop
+
+        def body(i):
+            with tf.control_dependencies([tf.compat.v1.assign_add(v, x)]):
+                return i + 1
+
+        with tf.control_dependencies([seen]):
+            loop = tf.compat.v1.while_loop(lambda i: i < 2, body, [tf.constant(0)], name="loop")
+        init = tf.compat.v1.global_variables_initializer()
+    cfg = NpuConfig(enable_dump=True, dump_path=str(tmp_path), dump_mode="all", precision_mode="must_keep_origin_dtype")
+    with EmulatorSession(cfg, g) as sess:
+        sess.run(init)
+        out, _ = sess.run([seen, loop], {x: np.full(3, 2.0, np.float32)})
+        after = sess.run(v)
+    np.testing.assert_array_equal(out, [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(after, [5.0, 5.0, 5.0])  # both iterations wrote
+    assert load_dump(tmp_path)[0]["seen"][0].tolist() == [2.0, 2.0, 2.0]

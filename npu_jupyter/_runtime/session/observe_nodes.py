@@ -360,10 +360,10 @@ class _Builder:
 
 
 _VARIABLE_READS = frozenset({"Identity", "RefIdentity", "IsVariableInitialized"})
-# Ops that hand a ref on as a ref (control flow, RefIdentity): a write through their output writes the variable.
-_REF_FORWARDS = frozenset(
-    {"RefSwitch", "RefMerge", "RefEnter", "RefExit", "RefNextIteration", "RefIdentity", "RefSelect"}
-)
+# Ops that hand a ref on as a ref within one frame (tf.cond, RefIdentity): a write through their output
+# writes the variable. Not RefEnter/RefExit: a writer inside a while loop is in another frame, and an
+# edge into it from the read's frame is one TensorFlow refuses to run.
+_REF_FORWARDS = frozenset({"RefSwitch", "RefMerge", "RefIdentity", "RefSelect"})
 
 
 def _writers_of(read: Operation) -> list[Operation]:
