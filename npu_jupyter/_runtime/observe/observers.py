@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from npu_jupyter._ops.variable_ops import REF_VARIABLE_OPS
 from npu_jupyter._runtime.observe import profile as _profile
 from npu_jupyter._runtime.observe.by_design import Provenance, design_outputs
 from npu_jupyter._runtime.observe.dump import writer as _writer
@@ -98,7 +97,7 @@ class StepObservers:
             ]
             self._write_dump(report, settings, record.index, entries, overflow_now, graph=graph)
         if watched.reference is not None:
-            _record_drift(report, watched, record.index, self.graph)
+            _record_drift(report, watched, record.index)
         if record.profile is not None:
             options = settings.profile_options()
             out_dir = str(graph.folder(str(options.get("output") or "./")))  # graph_<k> after the first graph
@@ -178,12 +177,17 @@ class StepObservers:
         )
 
 
-def _record_drift(report: RunReport, watched: StepValues, step: int, graph: Graph) -> None:
+def _record_drift(report: RunReport, watched: StepValues, step: int) -> None:
     """Per op, the worst drift of any output, loop iteration and step against the float32 reference.
 
     Worst by :func:`~npu_jupyter._runtime.observe.compare.drift_rank` (relative RMSE, inf/NaN first);
     the row keeps the step it came from, so a report of many steps says where its figure was measured.
-    A ref variable's read is not compared (:func:`_reads_a_ref_variable`).
+    A ref variable's read (``<var>/read``, ``Watch.aliases_state``) is not compared: the reference starts
+    each step from the emulated session's variables, so the value it reads is the same on both sides by
+    construction. (Before reads were copied ahead of the step's writes, ``observe_nodes._Builder.snapshot``,
+    it was looked at after an assign on one side and before it on the other: Adam's ``beta1_power``
+    inside NPULossScaleOptimizer's tf.cond read 0.9**(k+1) emulated against 0.9**k in float32, and
+    subpixel_ID2093's report named ``cond/beta1_power/read`` (rel. RMSE 0.1) its largest drift.)
     """
     from npu_jupyter._runtime.observe.compare import metrics
     from npu_jupyter._runtime.observe.drift_ranking import overflowed
@@ -191,7 +195,7 @@ def _record_drift(report: RunReport, watched: StepValues, step: int, graph: Grap
     reference = watched.reference or {}
     overflow = False  # an op went inf/NaN in this step where float32 stayed finite
     for w in watched.watch:
-        if w.kind != "output" or not w.is_float or _reads_a_ref_variable(graph, w.op):
+        if w.kind != "output" or not w.is_float or w.aliases_state:
             continue
         for got, ref in zip(watched.values.get(w.key, ()), reference.get(w.key, ())):
             if np.shape(got) != np.shape(ref):
@@ -215,31 +219,6 @@ def _record_drift(report: RunReport, watched: StepValues, step: int, graph: Grap
         report.reference_steps += 1
         previous = report.reference_wall_ms or 0.0
         report.reference_wall_ms = previous + (watched.reference_ms - previous) / report.reference_steps
-
-
-def _reads_a_ref_variable(graph: Graph, name: str) -> bool:
-    """Whether ``name`` is a ref variable's read (``<var>/read``, an Identity of the variable itself).
-
-    Why it has no drift: the reference starts each step from the emulated session's variables, so a
-    variable's value at the step's start is the same on both sides by construction. Before reads were
-    copied ahead of the step's writes (``observe_nodes._Builder.snapshot``), a ref variable's Identity,
-    which shares the variable's buffer, was looked at after the assign on one side and before it on the
-    other: Adam's ``beta1_power`` inside NPULossScaleOptimizer's tf.cond read 0.9**(k+1) emulated against
-    0.9**k in float32, and subpixel_ID2093's report named ``cond/beta1_power/read`` (rel. RMSE 0.1) its
-    largest drift.
-    """
-    if not name.endswith("/read"):
-        return False
-    try:
-        op = graph.get_operation_by_name(name)
-    except (KeyError, ValueError):
-        return False
-    return (
-        op.type == "Identity"
-        and len(op.inputs) == 1
-        and op.inputs[0].dtype._is_ref_dtype  # TensorFlow's own test for a ref tensor
-        and op.inputs[0].op.type in REF_VARIABLE_OPS
-    )
 
 
 def keep_worse(drift: dict[str, dict[str, float]], op: str, row: dict[str, float]) -> None:

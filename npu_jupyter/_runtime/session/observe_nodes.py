@@ -76,9 +76,7 @@ def add_observers(
             read = provenance.sinks | {src for op in judged for src in provenance.float_inputs.get(op, [])}
             keep = {f"{op}:{slot}" for op, slot in read}
         needed = builder.needed_flags(list(observe.flagged), guarded, held, judged, keep)
-        copies = builder.copied_flags(needed, list(observe.flagged), guarded)
-        builder.flags([name for name in needed if name not in copies], guarded, held)
-        builder.share_flags(needed, copies)
+        builder.flags(needed, guarded, held, builder.copied_flags(needed, list(observe.flagged), guarded))
 
 
 def _one_iteration_at_a_time(sub: GraphDefProto) -> None:
@@ -154,8 +152,9 @@ class _Builder:
         node would not run.
         """
         guard = self.run.guards.get(key)
-        tensor = self._ref(key)[1]
-        ref = _input_ref(guard[0][len(self.run.prefix) :]) if guard is not None else self._ref(key)[0]
+        ref, tensor = self._ref(key)
+        if guard is not None:
+            ref = _input_ref(guard[0][len(self.run.prefix) :])
         copy = self.copies.get(ref)
         if copy is None:
             enum = tensor.dtype.base_dtype.as_datatype_enum
@@ -194,8 +193,14 @@ class _Builder:
         trigger = self._add(self._name("trigger"), "ControlTrigger", ["^" + func.name])
         self.nodes[next_iteration].input.append("^" + trigger.name)
 
-    def flags(self, tensors: list[str], guarded: set[WatchKey], held: dict[str, str]) -> None:
+    def flags(
+        self, tensors: list[str], guarded: set[WatchKey], held: dict[str, str], copies: dict[str, str] | None = None
+    ) -> None:
         """One bool vector: is each listed output all finite (a dead output counts as finite).
+
+        A tensor in ``copies`` (:meth:`copied_flags`) gets no nodes: it is listed in ``run.flags`` in its
+        place, and ``RunGraph.flag_take`` picks the flag it shares, so readers see one flag per listed
+        tensor in the same (topological) order.
 
         Two cheap nodes per tensor: the float32 sum of its flattened values, which is inf/NaN exactly when
         a value is (or, for finite values, when the sum leaves the float32 range, ~3.4e38); one IsFinite
@@ -217,8 +222,10 @@ class _Builder:
         zero = self._add(
             self._name("zero"), "Const", [], dtype=int32, value=tf.compat.v1.make_tensor_proto(np.array(0, np.int32))
         )
+        copies = copies or {}
+        computed = [name for name in tensors if name not in copies]
         sums = []
-        for name in tensors:
+        for name in computed:
             op, _, slot = name.rpartition(":")
             key = (op, "output", int(slot))
             tensor = self.user.get_tensor_by_name(name)
@@ -242,19 +249,9 @@ class _Builder:
         packed = self._add(self._name("sums"), "Pack", sums, T=("type", f32), N=len(sums), axis=0)
         finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=("type", f32))
         self.run.flags = (f"{self.run.prefix}{finite.name}:0", list(tensors))
-
-    def share_flags(self, needed: list[str], copies: dict[str, str]) -> None:
-        """List every ``needed`` tensor in ``run.flags``, a copy at the position of the flag it shares.
-
-        ``RunGraph.flag_take`` picks each listed tensor's flag from the computed ones, so readers of
-        ``run.flags`` see one flag per needed tensor in the same (topological) order as before.
-        """
-        if not copies or self.run.flags is None:
-            return
-        tensor, computed = self.run.flags
-        position = {name: k for k, name in enumerate(computed)}
-        self.run.flags = (tensor, list(needed))
-        self.run.flag_take = np.array([position[copies.get(name, name)] for name in needed], np.intp)
+        if copies:
+            position = {name: k for k, name in enumerate(computed)}
+            self.run.flag_take = np.array([position[copies.get(name, name)] for name in tensors], np.intp)
 
     def needed_flags(
         self,

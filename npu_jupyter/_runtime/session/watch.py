@@ -87,14 +87,15 @@ def _add(
 ) -> None:
     is_ref = tensor.dtype._is_ref_dtype
     is_float = tensor.dtype.base_dtype.is_floating
+    aliases = reads_state_buffer(tensor)
     if frame:
         if not is_ref:
-            watch.append(Watch(op, kind, slot, want, is_float, "capture", frame))
+            watch.append(Watch(op, kind, slot, want, is_float, "capture", frame, aliases))
     elif dead:
         if not is_ref:
-            watch.append(Watch(op, kind, slot, want, is_float, "guard", aliases_state=reads_state_buffer(tensor)))
+            watch.append(Watch(op, kind, slot, want, is_float, "guard", aliases_state=aliases))
     else:
-        watch.append(Watch(op, kind, slot, want, is_float, aliases_state=reads_state_buffer(tensor)))
+        watch.append(Watch(op, kind, slot, want, is_float, aliases_state=aliases))
 
 
 def reads_state_buffer(tensor: Tensor) -> bool:
