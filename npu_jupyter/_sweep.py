@@ -357,7 +357,7 @@ def _add_estimate(row: SweepRow, report: RunReport, graph: Graph) -> None:
     """
     from npu_jupyter.cost.attach import estimate_of
 
-    found = estimate_of(report.plan, graph, report.fed_shapes)
+    found = estimate_of(report.plan, graph, report.fed_shapes, fetches=report.fetches)
     block = found.block if found is not None else None
     if block is not None:
         row.est_step_ms = block.step_ms

@@ -171,7 +171,7 @@ def _fill(row: dict[str, Any], report: RunReport, graph: Graph | None) -> None:
         first_non_finite=_first_non_finite(report, row["loss"]),
     )
     _fill_drift(row, report, plan)
-    _fill_estimate(row, plan, graph)
+    _fill_estimate(row, report, graph)
 
 
 def _first_non_finite(report: RunReport, loss: float | None) -> str | None:
@@ -213,21 +213,24 @@ def _rel_rmse(drift: Mapping[str, Any]) -> float:
     return math.nan if value is None else float(value)
 
 
-def _fill_estimate(row: dict[str, Any], plan: Plan, graph: Graph | None) -> None:
-    """The cost model's estimate of one step, and vs the same step in float32 (n/a without a graph)."""
-    if graph is None:
-        return
-    from npu_jupyter.cost import estimate
+def _fill_estimate(row: dict[str, Any], report: RunReport, graph: Graph | None) -> None:
+    """The cost model's estimate of one step, and vs the same step in float32, as the run's report gives it.
 
-    try:
-        cost = estimate(plan, graph)
-    except (TypeError, ValueError, KeyError):  # a graph the cost model cannot read: no estimate, no failure
+    :func:`~npu_jupyter.cost.attach.estimate_of` is where a report's estimate comes from: at the shapes
+    the run fed, with its feeds' and fetches' copies, the emulator's stand-ins left out; none for a plan
+    the adapter would refuse, or without a graph (n/a).
+    """
+    from npu_jupyter.cost.attach import estimate_of
+
+    found = estimate_of(report.plan, graph, report.fed_shapes, fetches=report.fetches)
+    block = found.block if found is not None else None
+    if block is None or block.step_ms is None:
         return
     row.update(
-        est_step_ms=cost.step_ms,
-        est_step_vs_fp32=cost.step_ratio_fp32,
-        est_memory_bytes=cost.memory_bytes,
-        est_memory_vs_fp32=cost.memory_ratio_fp32,
+        est_step_ms=block.step_ms,
+        est_step_vs_fp32=block.step_ratio_fp32,
+        est_memory_bytes=block.memory_bytes,
+        est_memory_vs_fp32=block.memory_ratio_fp32,
     )
 
 

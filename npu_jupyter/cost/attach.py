@@ -4,14 +4,16 @@
 NPU step time, memory and per-op estimates, labelled as estimates (docs/report-schema.md). The runtime
 attaches it where it builds a report, as a :class:`PendingEstimate`: computed when the report is first
 read (``session().last_report.estimate``, or ``%%npu`` showing it), never in the training loop, at the
-shapes the run fed. A plan the adapter would refuse to compile (``Plan.errors``) gets no time: its
+shapes the run fed, with the copies its feeds and fetches add to each step
+(:func:`~npu_jupyter.cost.roofline.run_copies`). The sweep and the zoo check take their estimate
+from here too, so a table and the report of the same run give the same figures. A plan the adapter would refuse to compile (``Plan.errors``) gets no time: its
 block says it is refused.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the cost model is imported when an estimate is read
     from npu_jupyter._plan.model import Plan
@@ -19,8 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only; the cost model is imported 
     from npu_jupyter.cost.roofline import StepCost
 
 FedShapes = Dict[str, List[int]]
-#: (plan id, fed shapes) -> the estimate: the reports of one plan fed the same shapes share one.
-Memo = Dict[Tuple[int, Tuple[Tuple[str, Tuple[int, ...]], ...]], Optional["CostEstimate"]]
+#: (plan id, fed shapes, fetches) -> the estimate: the reports of one plan fed the same shapes share one.
+Memo = Dict[Tuple[int, Tuple[Tuple[str, Tuple[int, ...]], ...], Tuple[str, ...]], Optional["CostEstimate"]]
 
 
 @dataclass(frozen=True)
@@ -68,9 +70,13 @@ def refused_block(plan: Plan) -> CostBlock | None:
 
 
 def estimate_of(
-    plan: Plan | None, graph: Graph | None, fed_shapes: FedShapes | None = None, memo: Memo | None = None
+    plan: Plan | None,
+    graph: Graph | None,
+    fed_shapes: FedShapes | None = None,
+    memo: Memo | None = None,
+    fetches: Sequence[str] = (),
 ) -> CostEstimate | None:
-    """The estimate of ``plan`` on ``graph`` at ``fed_shapes``; None when it cannot be estimated.
+    """The estimate of ``plan`` on ``graph`` at ``fed_shapes``, fetching ``fetches``; None when it cannot be estimated.
 
     ``memo`` lets reports of one plan share one estimate. A graph the model cannot read (no
     ``tf.Graph``) gives None: the estimate is an extra, never a reason to fail.
@@ -81,7 +87,7 @@ def estimate_of(
     if refused is not None:
         return CostEstimate(refused, {})
     fed = fed_shapes or None
-    key = (id(plan), tuple(sorted((name, tuple(shape)) for name, shape in (fed or {}).items())))
+    key = (id(plan), tuple(sorted((name, tuple(shape)) for name, shape in (fed or {}).items())), tuple(fetches))
     if memo is not None and key in memo:
         return memo[key]
     from npu_jupyter.cost.roofline import estimate
@@ -90,7 +96,7 @@ def estimate_of(
     emulated = stand_ins(plan, graph)  # the emulator's ops in place of the device's: no per-op estimate
     skipped, in_place = replacement(emulated)
     try:
-        cost = estimate(plan, graph, fed_shapes=fed, stood_in=skipped, in_place=in_place)
+        cost = estimate(plan, graph, fed_shapes=fed, stood_in=skipped, in_place=in_place, fetched=fetches)
     except Exception:  # noqa: BLE001 - the estimate is an extra; reading a report must never fail for it
         return None
     found = CostEstimate(CostBlock.of(cost), {name: us for name, us in cost.est_us().items() if name not in emulated})
@@ -108,9 +114,14 @@ class PendingEstimate:
     """
 
     def __init__(
-        self, plan: Plan | None, graph: Graph | None, fed_shapes: FedShapes | None = None, memo: Memo | None = None
+        self,
+        plan: Plan | None,
+        graph: Graph | None,
+        fed_shapes: FedShapes | None = None,
+        memo: Memo | None = None,
+        fetches: Sequence[str] = (),
     ) -> None:
-        self._args = (plan, graph, fed_shapes, memo)
+        self._args: tuple[Any, ...] = (plan, graph, fed_shapes, memo, tuple(fetches))
         self._done = False
         self._result: CostEstimate | None = None
 
@@ -119,7 +130,7 @@ class PendingEstimate:
         if not self._done:
             self._result = estimate_of(*self._args)
             self._done = True
-            self._args = (None, None, None, None)  # the graph is no longer needed: let it go
+            self._args = (None, None, None, None, ())  # the graph is no longer needed: let it go
         return self._result
 
     def __repr__(self) -> str:

@@ -8,6 +8,8 @@ Every figure is an estimate from published peak rates (``socs.json``), never a m
 * an AI CPU op takes ``FLOPs / AI CPU rate + bytes / HBM bandwidth`` plus its launch cost;
 * a host op costs the device nothing, but each host<->device transfer of the plan costs
   ``bytes / PCIe bandwidth`` plus a fixed latency;
+* so does each copy a run's feeds and fetches add (:func:`run_copies`): a fed tensor a device op reads
+  goes to the device, and a fetched tensor a device op makes comes back, every step;
 * plumbing ops (``free_ops``: constants, identities, reshapes, variables) cost nothing;
 * the step is the sum (one stream, no overlap), and memory is the sum of every device op's outputs in
   its decided dtype (activations, no buffer reuse: an upper bound) plus variables and constants
@@ -25,7 +27,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Collection, Sequence, cast
 
-from npu_jupyter._units import DTYPE_BYTES
+from npu_jupyter._units import DTYPE_BYTES, format_bytes
 from npu_jupyter.cost.shapes import OpFacts, graph_facts
 
 if TYPE_CHECKING:
@@ -68,6 +70,16 @@ class OpCost:
     bound: str  # "compute" | "memory" | "launch" | ""
 
 
+@dataclass(frozen=True)
+class RunCopy:
+    """A tensor a run feeds or fetches, copied across PCIe once per step (see :func:`run_copies`)."""
+
+    tensor: str  # "op:slot"
+    direction: str  # "h2d" (fed) | "d2h" (fetched)
+    dtype: str  # as TensorFlow feeds and fetches it (the graph's dtype)
+    bytes: int
+
+
 @dataclass
 class StepCost:
     """A step's estimate: per-op costs, transfers, totals and their float32 counterparts."""
@@ -83,6 +95,7 @@ class StepCost:
     launch_us: float = 0.0  # fixed costs in step_ms: per-op launches and per-transfer latencies
     guessed_shapes: int = 0  # ops with a dimension unknown before the run (counted at ``unknown_dim``)
     unknown_transfers: int = 0  # transfers of unknown size (not counted)
+    run_copies: list[RunCopy] = field(default_factory=list)  # the run's feeds and fetches, copied every step
     approximate_figures: bool = False
 
     @property
@@ -119,6 +132,14 @@ class StepCost:
             notes.append(f"{self.guessed_shapes} ops had a dimension unknown before the run, counted as 1")
         if self.unknown_transfers:
             notes.append(f"{self.unknown_transfers} transfers of unknown size are not counted")
+        if self.run_copies:
+            fed = sum(1 for c in self.run_copies if c.direction == "h2d")
+            back = len(self.run_copies) - fed
+            moved = format_bytes(sum(c.bytes for c in self.run_copies))
+            notes.append(
+                f"each step also copies the run's {_count(fed, 'fed tensor')} to the device and "
+                f"{_count(back, 'fetched tensor')} back ({moved}), counted as transfers"
+            )
         return "; ".join(notes)
 
     def payload(self) -> dict[str, Any]:
@@ -175,6 +196,7 @@ def estimate(
     fed_shapes: dict[str, list[int]] | None = None,
     stood_in: Collection[str] = (),
     in_place: Sequence[str] = (),
+    fetched: Sequence[str] = (),
 ) -> StepCost:
     """The estimated device cost of one step of ``plan`` (whose ops are ``graph``'s).
 
@@ -183,6 +205,8 @@ def estimate(
     the device does not run and ``in_place`` the AI Core ops it runs there, one entry per op
     (:func:`~npu_jupyter.cost.stand_ins.replacement`): the stand-ins are not estimated, and each op in
     their place adds its launch cost (ops that read a few bytes, as a float-status register read does).
+    The tensors fed (the keys of ``fed_shapes``) and ``fetched`` (a run's fetch names) add the copies
+    of :func:`run_copies`.
     """
     figures = soc_figures(plan.soc)
     facts = facts if facts is not None else graph_facts(graph, unknown_dim, fed_shapes)
@@ -222,10 +246,57 @@ def estimate(
         cost.transfer_us += moved
         cost.launch_us += figures.transfer_latency_us
         fp32_us += transfer.bytes * _widen(transfer.dtype) / (figures.pcie_gbps * 1e3) + figures.transfer_latency_us
+    cost.run_copies = run_copies(plan, facts, fed_shapes or {}, fetched)
+    for copy in cost.run_copies:
+        cost.transfer_us += copy.bytes / (figures.pcie_gbps * 1e3) + figures.transfer_latency_us
+        cost.launch_us += figures.transfer_latency_us
+        fp32_us += copy.bytes * _widen(copy.dtype) / (figures.pcie_gbps * 1e3) + figures.transfer_latency_us
     cost.step_ms = (total_us + cost.transfer_us) / 1e3
     cost.fp32_step_ms = fp32_us / 1e3
     cost.fp32_memory_bytes = fp32_bytes
     return cost
+
+
+def run_copies(
+    plan: Plan, facts: dict[str, OpFacts], fed_shapes: dict[str, list[int]], fetched: Sequence[str]
+) -> list[RunCopy]:
+    """The copies a run's feeds and fetches add to each step, beside the plan's own transfers.
+
+    The adapter's partition pass (``om_partition_subgraphs_pass.cc``: ``RecordArg``, ``RecordResult``)
+    gives a GeOp one ``_Arg`` per tensor entering it from outside, a fed tensor among them (the session
+    feeds it through an ``_arg_`` node), and one ``_Retval`` per tensor leaving it. So every step copies
+    each fed tensor a device op reads to the device, and each fetched tensor a device op makes back to
+    the host, in the dtype TensorFlow feeds and fetches. A tensor the plan already moves across (mixed
+    computing) is not counted twice, and a fetched tensor that is also fed never leaves the host.
+    """
+    crossing = {transfer.tensor for transfer in plan.transfers}
+    on_device = {name for name, decision in plan.ops.items() if decision.engine != "HOST" and name in facts}
+    read = {f"{src}:{slot}" for name in on_device for src, slot in facts[name].inputs}
+    copies = []
+    for name, shape in sorted(fed_shapes.items()):
+        dtype = _tensor_dtype(facts, name)
+        if name in read and name not in crossing and dtype is not None:
+            copies.append(RunCopy(name, "h2d", dtype, _elements(shape) * _size(dtype)))
+    for name in dict.fromkeys(fetched):  # once per tensor, in fetch order
+        op, _, slot = name.rpartition(":")
+        dtype = _tensor_dtype(facts, name)
+        if op in on_device and name not in fed_shapes and name not in crossing and dtype is not None:
+            copies.append(RunCopy(name, "d2h", dtype, _elements(facts[op].outputs[int(slot)]) * _size(dtype)))
+    return copies
+
+
+def _tensor_dtype(facts: dict[str, OpFacts], name: str) -> str | None:
+    """The graph dtype of tensor ``name`` ("op:slot"); None for an op name or a tensor no copy carries."""
+    op, _, slot = name.rpartition(":")
+    fact = facts.get(op)
+    if fact is None or not slot.isdigit() or int(slot) >= len(fact.dtypes):
+        return None
+    dtype = fact.dtypes[int(slot)]
+    return None if dtype in ("resource", "variant", "string") else dtype
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def _op_cost(

@@ -22,6 +22,7 @@ class OpFacts:
     """One op's static facts: output shapes, data inputs ``(producer, slot)``, matmul flags, variable shape."""
 
     outputs: list[list[int]] = field(default_factory=list)
+    dtypes: list[str] = field(default_factory=list)  # each output's dtype in the graph (what TF feeds and fetches)
     inputs: list[tuple[str, int]] = field(default_factory=list)
     flags: dict[str, bool] = field(default_factory=dict)
     variable_shape: list[int] | None = None
@@ -39,16 +40,18 @@ def graph_facts(
     counted as 64, not as ``unknown_dim``.
     """
     tf_graph = _as_graph(graph)
+    stand_in: dict[str, tuple[str, int]] = {}  # a fed tensor's placeholder in the re-fed graph -> the tensor
     if fed_shapes:
-        tf_graph = _refed(tf_graph, fed_shapes)
+        tf_graph, stand_in = _refed(tf_graph, fed_shapes)
     facts: dict[str, OpFacts] = {}
     for op in tf_graph.get_operations():
         item = OpFacts()
         for tensor in op.outputs:
             shape, guessed = _known(tensor.shape, unknown_dim)
             item.outputs.append(shape)
+            item.dtypes.append(tensor.dtype.base_dtype.name)
             item.guessed = item.guessed or guessed
-        item.inputs = [(t.op.name, t.value_index) for t in op.inputs]
+        item.inputs = [stand_in.get(t.op.name, (t.op.name, t.value_index)) for t in op.inputs]
         for attr in _ATTRS:
             with contextlib.suppress(ValueError, TypeError):
                 item.flags[attr] = bool(op.get_attr(attr))
@@ -62,12 +65,14 @@ def graph_facts(
     return facts
 
 
-def _refed(graph: Graph, fed_shapes: dict[str, list[int]]) -> Graph:
+def _refed(graph: Graph, fed_shapes: dict[str, list[int]]) -> tuple[Graph, dict[str, tuple[str, int]]]:
     """``graph`` again, with each fed tensor's shape set to what was fed and shapes inferred from there.
 
     The graph is imported into a new one with every fed tensor replaced (``input_map``) by a placeholder
-    of the fed shape, then the fed ops' own outputs are given that shape too. A graph whose fed shapes
-    add nothing (all known already) is returned as it is; one TensorFlow cannot re-import is too.
+    of the fed shape, then the fed ops' own outputs are given that shape too. Returned with each such
+    placeholder's name -> the fed ``(op, slot)``, so its consumers' inputs are read as the fed tensor
+    (what a run copies to the device). A graph whose fed shapes add nothing (all known already) is
+    returned as it is; one TensorFlow cannot re-import is too.
     """
     import tensorflow as tf
 
@@ -80,7 +85,7 @@ def _refed(graph: Graph, fed_shapes: dict[str, list[int]]) -> Graph:
         if tensor.shape.is_compatible_with(shape) and not tensor.shape.is_fully_defined():
             wanted[name] = (tensor.dtype.base_dtype, list(shape))
     if not wanted:
-        return graph
+        return graph, {}
     refed: Graph = tf.Graph()
     try:
         with refed.as_default():
@@ -90,11 +95,16 @@ def _refed(graph: Graph, fed_shapes: dict[str, list[int]]) -> Graph:
             }
             tf.graph_util.import_graph_def(graph.as_graph_def(), input_map=feeds, name="")
     except Exception:  # noqa: BLE001 - a graph TensorFlow cannot re-import keeps its static shapes
-        return graph
+        return graph, {}
     for name, (_, shape) in wanted.items():  # the fed op itself (a placeholder) keeps no consumers
         with contextlib.suppress(KeyError, ValueError):
             refed.get_tensor_by_name(name).set_shape(shape)
-    return refed
+    return refed, {tensor.op.name: _op_slot(name) for name, tensor in feeds.items()}
+
+
+def _op_slot(name: str) -> tuple[str, int]:
+    op, _, slot = name.rpartition(":")
+    return op, int(slot)
 
 
 def _as_graph(graph: object) -> Graph:

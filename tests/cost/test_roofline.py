@@ -133,3 +133,50 @@ def test_every_soc_figure_names_its_source():
         ):
             assert figures.sources.get(name), (soc, name)
     assert soc_figures("Ascend910B3").approximate and not soc_figures("Ascend910A").approximate
+
+
+def _copies_us(moved: int, copies: int) -> float:
+    figures = soc_figures("Ascend910")
+    return moved / (figures.pcie_gbps * 1e3) + copies * figures.transfer_latency_us
+
+
+def test_a_run_copies_each_fed_tensor_to_the_device_and_each_fetched_tensor_back_every_step():
+    # The adapter's partition pass gives the GeOp an _Arg per tensor entering it (a fed tensor comes in
+    # through the session's _arg_ node) and a _Retval per tensor leaving it: both are copied every step.
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 1024], name="x")
+        w = tf.compat.v1.get_variable("w", [1024, 16])
+        tf.reduce_sum(tf.matmul(x, w, name="mm"), name="loss")
+    p = plan(g, {"precision_mode": "allow_mix_precision"}, fetches=["loss"])
+    assert estimate(p, g).run_copies == []  # no run: the plan alone moves nothing
+    run = estimate(p, g, fed_shapes={"x:0": [64, 1024]}, fetched=["loss:0", "train", "loss:0"])
+    assert [(c.tensor, c.direction, c.dtype, c.bytes) for c in run.run_copies] == [
+        ("x:0", "h2d", "float32", 64 * 1024 * 4),  # fed in float32 although the MatMul reads float16
+        ("loss:0", "d2h", "float32", 4),  # once, however often it is fetched; an op fetch copies nothing
+    ]
+    assert run.transfer_us == pytest.approx(_copies_us(64 * 1024 * 4 + 4, 2))
+    assert run.step_ms * 1e3 == pytest.approx(sum(c.est_us for c in run.ops.values()) + run.transfer_us)
+    # float32 moves the same bytes: the copies count the same on both sides of the "vs float32" ratio
+    fed_only = estimate(p, g, fed_shapes={"x:0": [64, 1024]})
+    assert [c.tensor for c in fed_only.run_copies] == ["x:0"]
+    assert (run.step_ms - fed_only.step_ms) * 1e3 == pytest.approx(_copies_us(4, 1))
+    assert (run.fp32_step_ms - fed_only.fp32_step_ms) * 1e3 == pytest.approx(_copies_us(4, 1))
+    assert "copies the run's 1 fed tensor to the device and 1 fetched tensor back (256.0 KiB)" in run.basis
+
+
+def test_feeds_and_fetches_that_never_cross_to_the_device_add_no_copy():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [256, 256], name="x")
+        y = tf.nn.relu(x, name="y")
+        s = tf.strings.as_string(y, name="text")  # a host op in mixed computing: y crosses back anyway
+        tf.strings.length(s, name="n")
+        tf.compat.v1.placeholder(tf.float32, [8], name="unused")
+    p = plan(g, {"mix_compile_mode": True}, fetches=["n", "y"])
+    base = estimate(p, g)
+    cost = estimate(p, g, fed_shapes={"x:0": [256, 256], "unused:0": [8]}, fetched=["y:0", "n:0", "x:0", "text:0"])
+    # x goes to the device (y reads it); y already leaves it for the host op; n and text are host
+    # tensors; a fetched tensor that is fed never leaves the host; nothing reads "unused"
+    assert [(c.tensor, c.direction) for c in cost.run_copies] == [("x:0", "h2d")]
+    assert cost.transfer_us - base.transfer_us == pytest.approx(_copies_us(256 * 256 * 4, 1))

@@ -115,7 +115,7 @@ def test_the_step_estimate_counts_four_float_status_ops_in_place_of_the_checks(l
     report, graph = loss_scaled_910
     found = stand_ins(report.plan, graph)
     assert set(found.values()) == {OVERFLOW_CHECK} and len(found) == 15
-    with_checks = estimate(report.plan, graph, fed_shapes=report.fed_shapes)
+    with_checks = estimate(report.plan, graph, fed_shapes=report.fed_shapes, fetched=report.fetches)
     checks_us = sum(with_checks.ops[name].est_us for name in found if name in with_checks.ops)
     assert checks_us > 4 * soc_figures("Ascend910").aicpu_launch_us  # four AI CPU IsFinite ops, and more
     expected_us = with_checks.step_ms * 1e3 - checks_us + 4 * soc_figures("Ascend910").aicore_launch_us

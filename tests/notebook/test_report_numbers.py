@@ -329,7 +329,13 @@ def test_the_estimate_of_a_run_uses_the_batch_it_fed_in_the_cell_and_on_last_rep
         ip.run_cell_magic("npu", "--precision allow_mix_precision", cell)
     (payload,) = _reports(cap)
     static = _dense_graph(64)  # the same graph with the fed batch written in
-    expected = estimate(plan(static, {"precision_mode": "allow_mix_precision"}, fetches=["total:0"]), static)
+    expected = estimate(
+        plan(static, {"precision_mode": "allow_mix_precision"}, fetches=["total:0"]),
+        static,
+        fed_shapes={"x:0": [64, 512]},  # and each step copies the fed x to the device and total back
+        fetched=["total:0"],
+    )
+    assert len(expected.run_copies) == 2
     shown = payload["cost_model"]
     assert shown["memory_bytes"] == expected.memory_bytes
     assert shown["step_ms"] == pytest.approx(expected.step_ms, abs=1e-4)  # the payload keeps 4 decimals

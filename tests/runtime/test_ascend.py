@@ -56,3 +56,26 @@ def test_a_per_op_time_of_a_non_emulated_report_is_not_called_a_device_time():
 
     assert time_tag({"run": {"backend": "ascend"}}) == "measured"
     assert time_tag({"run": {"backend": "emulator"}}) == "CPU"
+
+
+def test_an_ascend_report_is_estimated_as_the_emulators_report_of_the_same_run(tf):
+    """At the batch the run fed, with the fed tensor and the fetch copied every step, like the emulator's."""
+    import numpy as np
+
+    from npu_jupyter._runtime.session.emulator import EmulatorSession
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 64], name="x")
+        tf.reduce_sum(tf.matmul(x, tf.ones([64, 32]), name="mm"), name="total")
+    cfg = NpuConfig(precision_mode="allow_mix_precision")
+    batch, other = np.ones((16, 64), np.float32), np.ones((3, 64), np.float32)
+    with AscendSession(cfg, graph=g, config=cfg.to_config_proto()) as ascend, EmulatorSession(cfg, g) as emulated:
+        for sess in (ascend, emulated):
+            sess.run("total:0", {"x:0": batch})
+            sess.run("total:0", {"x:0": other})  # a last partial batch: the estimate stays at the first
+        on_ascend, here = ascend.last_report, emulated.last_report
+    assert on_ascend.fed_shapes == here.fed_shapes == {"x:0": [16, 64]}
+    assert on_ascend.fed_shapes_varied and here.fed_shapes_varied
+    assert on_ascend.estimate.block == here.estimate.block
+    assert "1 fed tensor to the device and 1 fetched tensor back" in on_ascend.estimate.block.basis

@@ -24,8 +24,9 @@ def test_last_report_carries_the_estimate_at_the_batch_its_first_run_fed(tf):
     assert (report.session.first_step, report.session.last_step) == (0, 2)
     assert report.timing.total_ms >= report.timing.max_ms >= report.timing.min_ms > 0
     assert report.fed_shapes == {"x:0": [16, 64]} and isinstance(report.cost, PendingEstimate)
-    expected = estimate_of(report.plan, g, {"x:0": [16, 64]})
+    expected = estimate_of(report.plan, g, {"x:0": [16, 64]}, fetches=["total:0"])
     assert expected is not None and report.estimate == expected
+    assert "copies the run's 1 fed tensor to the device and 1 fetched tensor back" in expected.block.basis
     assert report.estimate.est_us["mm"] > 0 and report.estimate is report.estimate  # computed once
 
 

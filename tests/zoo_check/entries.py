@@ -38,6 +38,25 @@ def tiny(npu: Any, steps: int) -> float:
     return float(value)
 
 
+def conv(npu: Any, steps: int) -> float:
+    """A Conv2D trained by gradient descent: float32 filter gradients the Ascend 910 refuses to compile."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [2, 8, 8, 3], name="images")
+        k = v1.get_variable("k", initializer=tf.constant(np.full((3, 3, 3, 4), 0.1, np.float32)))
+        loss = tf.reduce_mean(tf.nn.conv2d(x, k, strides=1, padding="SAME"), name="loss")
+        train = v1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+        init = v1.global_variables_initializer()
+    with npu.session(graph) as sess:
+        sess.run(init)
+        for _ in range(steps):
+            _, value = sess.run([train, loss], {"images:0": np.ones((2, 8, 8, 3), np.float32)})
+    return float(value)
+
+
 def overflow(npu: Any, steps: int) -> float:
     """Squares of ~1e5: beyond float16's 65504, so a float16 mode names the first op that went inf."""
     graph, init, train, loss = _regression(300.0, rate=1e-12)

@@ -36,6 +36,39 @@ def test_a_float16_mode_lowers_ops_drifts_and_estimates_less_memory():
     assert fp16["peak_rss_mb"] > 50  # this process has TensorFlow loaded
 
 
+def test_the_estimate_is_the_one_the_runs_report_gives_with_its_feeds_and_fetches_copied():
+    """The row's step time is the run report's: the fed x goes to the device and the fetched loss comes
+    back every step (the adapter's GeOp _Arg and _Retval), on both sides of the float32 ratio."""
+    import importlib.util
+
+    from npu_jupyter._plan.planner import plan
+    from npu_jupyter.cost import estimate
+
+    spec = importlib.util.spec_from_file_location("zoo_test_entries", ENTRIES)
+    assert spec is not None and spec.loader is not None
+    entries = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(entries)
+    row = _row("tiny", "force_fp16")
+    graph, _, train, loss = entries._regression(1.0)
+    fed = {"x:0": list(entries.FEED.shape)}
+    planned = plan(graph, {"precision_mode": "force_fp16"}, fetches=[train.name, loss.name])
+    expected = estimate(planned, graph, fed_shapes=fed, fetched=[train.name, loss.name])
+    assert [(c.tensor, c.direction) for c in expected.run_copies] == [("x:0", "h2d"), ("loss:0", "d2h")]
+    assert row["est_step_ms"] == pytest.approx(expected.step_ms)
+    assert row["est_step_vs_fp32"] == pytest.approx(expected.step_ratio_fp32)
+    assert row["est_memory_bytes"] == expected.memory_bytes
+
+
+def test_a_refused_configuration_has_no_estimated_step():
+    """The Ascend 910 refuses float32 Conv2D filter gradients under must_keep_origin_dtype: the report gives
+    no step time for a graph that would not compile, and neither does the table."""
+    refused = _row("conv", "must_keep_origin_dtype")
+    assert refused["status"] == "refused" and refused["plan_errors"]
+    assert refused["est_step_ms"] is None and refused["est_memory_bytes"] is None
+    lowered = _row("conv", "allow_mix_precision")
+    assert lowered["status"] == "ok" and lowered["est_step_ms"] > 0
+
+
 def test_the_options_are_laid_over_the_scripts_own_config():
     """The entry's session asks for force_fp32; the task's mode wins, so float16 overflows."""
     row = _row("overflow", "force_fp16")

@@ -20,6 +20,7 @@ from npu_jupyter._tensorflow_import import require_tensorflow
 require_tensorflow("the ascend backend")  # one clear error when TensorFlow is missing
 from tensorflow.python.client.session import Session
 
+from npu_jupyter._runtime.observe.fetch_map import feed_shapes
 from npu_jupyter._runtime.observe.step_record import StepRecord, add_time
 from npu_jupyter._runtime.report import RunReport
 from npu_jupyter.cost.attach import Memo, PendingEstimate
@@ -60,17 +61,24 @@ class AscendSession(Session):
         plan = self._plan(tuple(names))
         report = self.last_report
         if report is None or report.plan is not plan or report.fetches != names:
-            report = self.last_report = self._new_report(plan, names)
+            report = self.last_report = self._new_report(plan, names, feed_dict)
             self.reports.append(report)
             del self.reports[:-1000]
+        elif not report.fed_shapes_varied and report.fed_shapes is not None:
+            report.fed_shapes_varied = feed_shapes(feed_dict) != report.fed_shapes
         step = self._runs[id(plan)] = self._runs.get(id(plan), -1) + 1  # the graph's own step: 0 builds it
         add_time(report, StepRecord("step", ", ".join(names), step, plan, wall))  # as the emulator's
         return results
 
-    def _new_report(self, plan: Plan, names: list[str]) -> RunReport:
-        """A report labelled as a prediction, pointing at the adapter's outputs and GE's actual graph."""
+    def _new_report(self, plan: Plan, names: list[str], feed_dict: FeedDict | None) -> RunReport:
+        """A report labelled as a prediction, pointing at the adapter's outputs and GE's actual graph.
+
+        Its estimate is the emulator's for the same run: at the shapes its first run fed, with the
+        copies of its feeds and fetches (:mod:`npu_jupyter.cost.attach`).
+        """
         from npu_jupyter._runtime.ascend.adapter_outputs import PREDICTION_NOTE, actual_decisions, output_locations
 
+        fed = feed_shapes(feed_dict)
         return RunReport(
             plan=plan,
             backend="ascend",
@@ -78,7 +86,8 @@ class AscendSession(Session):
             steps=0,
             wall_ms=0.0,
             predicted=True,
-            cost=PendingEstimate(plan, self.graph, None, self._estimates),
+            fed_shapes=fed,
+            cost=PendingEstimate(plan, self.graph, fed, self._estimates, names),
             prediction_note=PREDICTION_NOTE,
             adapter_outputs=output_locations(self.npu_config),
             actual=actual_decisions(plan, since=self._created - 1.0),

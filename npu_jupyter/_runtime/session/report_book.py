@@ -86,7 +86,7 @@ class ReportBook:
             report.warnings.append(soft)
         report.session = SessionRecord(fetch_key, first_step=step, last_step=step, values=values)
         report.fed_shapes = feed_shapes(feed_dict)
-        report.cost = PendingEstimate(plan, self._graph, report.fed_shapes, self._estimates)
+        report.cost = PendingEstimate(plan, self._graph, report.fed_shapes, self._estimates, report.fetches)
         stood_in = stand_in_note(stand_ins(plan, self._graph))  # emulated npu_ops.dropout: not the device's ops
         if stood_in:
             report.notes.append(stood_in)
