@@ -5,9 +5,9 @@ NPU step time, memory and per-op estimates, labelled as estimates (docs/report-s
 attaches it where it builds a report, as a :class:`PendingEstimate`: computed when the report is first
 read (``session().last_report.estimate``, or ``%%npu`` showing it), never in the training loop, at the
 shapes the run fed, with the copies its feeds and fetches add to each step
-(:func:`~npu_jupyter.cost.roofline.run_copies`). The sweep and the zoo check take their estimate
-from here too, so a table and the report of the same run give the same figures. A plan the adapter would refuse to compile (``Plan.errors``) gets no time: its
-block says it is refused.
+(:func:`~npu_jupyter.cost.roofline.run_copies`). The sweep and the zoo check take their estimate from
+here too, so a table and the report of the same run give the same figures. A plan the adapter would
+refuse to compile (``Plan.errors``) gets no time: its block says it is refused.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def estimate_of(
     memo: Memo | None = None,
     fetches: Sequence[str] = (),
 ) -> CostEstimate | None:
-    """The estimate of ``plan`` on ``graph`` at ``fed_shapes``, fetching ``fetches``; None when it cannot be estimated.
+    """The estimate of ``plan`` on ``graph`` at ``fed_shapes`` fetching ``fetches``; None if it cannot be made.
 
     ``memo`` lets reports of one plan share one estimate. A graph the model cannot read (no
     ``tf.Graph``) gives None: the estimate is an extra, never a reason to fail.

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 BASIS = "roofline over published peak rates"  # reports label the numbers "estimated by the cost model"
 _SIZES = DTYPE_BYTES
 _FLOATS = frozenset({"float16", "bfloat16", "float32"})
+_NO_BYTES = frozenset({"resource", "variant", "string"})  # handles and objects: no fixed size to move
 
 
 @dataclass(frozen=True)
@@ -292,7 +293,7 @@ def _tensor_dtype(facts: dict[str, OpFacts], name: str) -> str | None:
     if fact is None or not slot.isdigit() or int(slot) >= len(fact.dtypes):
         return None
     dtype = fact.dtypes[int(slot)]
-    return None if dtype in ("resource", "variant", "string") else dtype
+    return None if dtype in _NO_BYTES else dtype
 
 
 def _count(n: int, what: str) -> str:
@@ -432,4 +433,4 @@ def _widen(dtype: str) -> float:
 
 
 def _tensor_bytes(shapes: list[list[int]], dtypes: list[str]) -> int:
-    return sum(_elements(s) * _size(d) for s, d in zip(shapes, dtypes) if d not in ("resource", "variant", "string"))
+    return sum(_elements(s) * _size(d) for s, d in zip(shapes, dtypes) if d not in _NO_BYTES)

@@ -40,9 +40,9 @@ def graph_facts(
     counted as 64, not as ``unknown_dim``.
     """
     tf_graph = _as_graph(graph)
-    stand_in: dict[str, tuple[str, int]] = {}  # a fed tensor's placeholder in the re-fed graph -> the tensor
+    fed_as: dict[str, tuple[str, int]] = {}  # a fed tensor's placeholder in the re-fed graph -> the tensor
     if fed_shapes:
-        tf_graph, stand_in = _refed(tf_graph, fed_shapes)
+        tf_graph, fed_as = _refed(tf_graph, fed_shapes)
     facts: dict[str, OpFacts] = {}
     for op in tf_graph.get_operations():
         item = OpFacts()
@@ -51,7 +51,7 @@ def graph_facts(
             item.outputs.append(shape)
             item.dtypes.append(tensor.dtype.base_dtype.name)
             item.guessed = item.guessed or guessed
-        item.inputs = [stand_in.get(t.op.name, (t.op.name, t.value_index)) for t in op.inputs]
+        item.inputs = [fed_as.get(t.op.name, (t.op.name, t.value_index)) for t in op.inputs]
         for attr in _ATTRS:
             with contextlib.suppress(ValueError, TypeError):
                 item.flags[attr] = bool(op.get_attr(attr))
