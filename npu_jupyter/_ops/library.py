@@ -31,7 +31,7 @@ from npu_jupyter._ops.cann import AicoreOp, CannData, OpDataError, read_install
 from npu_jupyter._ops.host_ops import HostOps, apply_host_ops, host_ops_from
 from npu_jupyter._package_data import read_package_text
 
-__all__ = ["SUPPORTED_SOCS", "OpCaps", "OpDataError", "OpLibrary", "load_library", "resolve_soc"]
+__all__ = ["SATURATION_SOCS", "SUPPORTED_SOCS", "OpCaps", "OpDataError", "OpLibrary", "load_library", "resolve_soc"]
 
 OPP_ENV = "ASCEND_OPP_PATH"
 CUSTOM_OPP_ENV = "ASCEND_CUSTOM_OPP_PATH"
@@ -44,6 +44,11 @@ SUPPORTED_SOCS: dict[str, tuple[str, str]] = {
     # dtype by default, so it is planned with the Ascend910B table (an approximation).
     "ascend910b": ("Ascend910B", r"ascend910b([1-4]|2c|4-1)?|ascend910_93\d*"),
 }
+#: SoCs (display names) whose floating-point overflow mode is saturation, the only one the Atlas training
+#: series has: "when an overflow/underflow occurs during computation, the computation result is saturated
+#: to a floating-point extreme value (±MAX)" (the adapter's NPULossScaleOptimizer and set_device_sat_mode
+#: docs), and the overflow is recorded in the float-status register. Atlas A2/A3 default to INF/NaN mode.
+SATURATION_SOCS = frozenset({"Ascend910"})
 _SOC_SPELLINGS = (
     "Ascend910, Ascend910A, Ascend910ProA, Ascend910ProB, Ascend910PremiumA (Atlas training series); "
     "Ascend910B, Ascend910B1, Ascend910B2, Ascend910B2C, Ascend910B3, Ascend910B4 (Atlas A2); "

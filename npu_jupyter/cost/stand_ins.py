@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from npu_jupyter._ops.library import SATURATION_SOCS
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from npu_jupyter._plan.model import Plan
     from npu_jupyter._tf_types import Graph
@@ -53,7 +55,7 @@ KINDS = {
         frozenset({"IsFinite"}),
         device_ops=("NpuGetFloatStatusV2", "NpuClearFloatStatusV2", "Equal", "All"),
         group_end="overflow_status_reduce_all",  # the adapter's name for its ReduceAll, and the emulation's
-        socs=frozenset({"Ascend910"}),  # saturation mode only; Ascend910B defaults to INF/NaN mode
+        socs=SATURATION_SOCS,  # saturation mode only; Ascend910B defaults to INF/NaN mode
     ),
 }
 

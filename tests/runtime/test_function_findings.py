@@ -81,6 +81,8 @@ def test_a_calls_non_finite_finding_is_one_record_kept_from_the_first_such_call(
     assert finding.message.startswith("Call 2 of top returned non-finite values")
     assert finding.reason.startswith("The call returned non-finite values") and "Call 2" not in finding.reason
     assert report.warnings == [finding.message]  # the first call's finding only, said once
+    # the report's plan is an Ascend910's (saturation mode): the cause says the device clamps instead of inf
+    assert "That inf is the emulation's (IEEE arithmetic): an Ascend910 (saturation mode" in finding.message
 
 
 def test_a_finding_without_a_float32_shadow_names_the_only_way_to_get_one_for_a_function():

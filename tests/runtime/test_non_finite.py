@@ -377,3 +377,33 @@ def test_a_gradients_control_dependency_shares_the_gradients_flag_and_the_findin
     assert (finding.first_op, finding.written) == ("gradients/MatMul_grad/MatMul_1", "w")  # the weight gradient
     assert (finding.first_op, finding.written, finding.writer) == (each[0].first_op, each[0].written, each[0].writer)
     assert finding.message == each[0].message
+
+
+def test_the_overflow_cause_says_an_ascend910_clamps_where_the_emulation_gives_inf(tf):
+    """The CANN loss-scale docs: the Atlas training series' only overflow mode is saturation (results
+    saturate to ±MAX, the float-status register records it); Atlas A2 defaults to INF/NaN. The emulator
+    computes IEEE inf on both, so only the 910's finding says what the device would hold instead."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [4, 4], name="x")
+        tf.reduce_sum(tf.matmul(x, x, name="mm"), name="loss")  # 4 * 300 * 300 = 360000 > 65504
+    said = {}
+    for soc in ("Ascend910A", "Ascend910B3"):
+        with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision", soc_config=soc), g) as sess:
+            assert np.isinf(sess.run("loss:0", {"x:0": np.full((4, 4), 300.0, np.float32)}))
+            finding = sess.last_report.non_finite
+        assert finding.first_op == "mm" and finding.rounded and finding.decided_dtype == "float16"
+        said[soc] = finding.message
+    clamp = "an Ascend910 (saturation mode, its only one) clamps an overflow to ±65504 instead"
+    assert "values beyond the float16 range (65504) become inf. That inf is the emulation's" in said["Ascend910A"]
+    assert clamp in said["Ascend910A"] and "float-status register" in said["Ascend910A"]
+    assert "become inf. Whether float32 stays finite" in said["Ascend910B3"] and "clamps" not in said["Ascend910B3"]
+
+
+def test_a_float32_cause_and_a_host_side_value_say_nothing_of_saturation():
+    from npu_jupyter._runtime.observe.run_notes import non_finite_cause
+
+    assert "clamps" not in non_finite_cause(False, "float32", "Log", "Ascend910")  # not stored in half precision
+    assert "clamps" not in non_finite_cause(True, "float16", "RealDiv", "")  # no plan SoC known
+    both = non_finite_cause(True, "float16", "RealDiv", "Ascend910")
+    assert both.index("turns into inf or NaN") < both.index("clamps an overflow to ±65504")

@@ -360,7 +360,7 @@ def _note_non_finite(
         else:
             message = (
                 f"{head} The first op whose output became non-finite (topological order) is {where} "
-                f"({w.op_type}, output {w.slot}{in_function}): {non_finite_cause(w.rounded, w.decided_dtype, w.op_type)}. "
+                f"({w.op_type}, output {w.slot}{in_function}): {non_finite_cause(w.rounded, w.decided_dtype, w.op_type, _soc(report))}. "
                 + (
                     "Its drift against the float32 shadow of the function is in the drift column and the "
                     "Largest drift line (report.drift)."
@@ -387,6 +387,11 @@ def _note_non_finite(
         )
     if message not in report.warnings:
         report.warnings.append(message)
+
+
+def _soc(report: RunReport) -> str:
+    """The SoC of the report's plan ("" without one): the device's overflow mode depends on it."""
+    return report.plan.soc if report.plan is not None else ""
 
 
 def _entries(

@@ -138,7 +138,7 @@ def non_finite_finding(
             f"went inf/NaN in every run, the one that wrote them included"
         )
     else:
-        cause = non_finite_cause(rounded, dtype, op_type)
+        cause = non_finite_cause(rounded, dtype, op_type, plan.soc)
     detail = (
         f"fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run. The "
         f"first op whose output became non-finite (topological order) is {op} ({op_type}, output "
@@ -187,14 +187,22 @@ def _writers(plan: Plan, variable: str) -> list[str]:
 _ZERO_SENSITIVE = frozenset({"RealDiv", "Div", "Reciprocal", "Inv", "Rsqrt", "Log"})
 
 
-def non_finite_cause(rounded: bool, dtype: str, op_type: str = "") -> str:
+def non_finite_cause(rounded: bool, dtype: str, op_type: str = "", soc: str = "") -> str:
     """Why an op's output went inf/NaN: the plan's half-precision storage, or the float32 computation.
 
     Overflow is the usual float16 cause, but not the only one: an op that divides (or takes a log or a
     reciprocal) also goes inf/NaN when a small input rounds to 0 in float16 (below 6e-8: the 1e-8
     epsilon of Adam's update, whose 0/0 a trial met in sparse Adam under force_fp16). Which of the two
     it was is not known from the flags, so both are named for such an op.
+
+    The emulator overflows as IEEE arithmetic does, to inf, on every SoC. An AI Core in saturation mode
+    (:data:`~npu_jupyter._ops.library.SATURATION_SOCS`, the Ascend 910) gives ±MAX instead, so for a
+    value the plan stores in half precision (a device op's) on a plan for ``soc`` the cause says what
+    the device would hold: a user reading "inf" would otherwise look for inf/NaN on the NPU, where the
+    values are clamped and finite.
     """
+    from npu_jupyter._ops.library import SATURATION_SOCS
+
     if rounded and dtype in _HALF:
         cause = (
             f"its output is stored in {dtype} by the plan; values beyond the {dtype} range "
@@ -204,6 +212,12 @@ def non_finite_cause(rounded: bool, dtype: str, op_type: str = "") -> str:
             cause += (
                 f", and an input below float16's smallest value (6e-8; a 1e-8 epsilon among them) rounds to 0, "
                 f"which {op_type} turns into inf or NaN (x/0, 0/0, log(0))"
+            )
+        if soc in SATURATION_SOCS:
+            largest = "65504" if dtype == "float16" else "MAX"
+            cause += (
+                f". That inf is the emulation's (IEEE arithmetic): an {soc} (saturation mode, its only one) "
+                f"clamps an overflow to ±{largest} instead and records it in its float-status register"
             )
         return cause
     return "it computes in float32 here, so an input or the op itself (log(0), 0/0, ...) made it non-finite"
@@ -278,7 +292,7 @@ def _write_finding(plan: Plan, run: RunGraph, writer: str, first: tuple[str, int
     cause = (
         f"it reads the variable {variable}, which already held inf/NaN when step {step} began"
         if variable is not None
-        else non_finite_cause(rounded, dtype, op_type)
+        else non_finite_cause(rounded, dtype, op_type, plan.soc)
     )
     detail = (
         f"the run wrote non-finite values (inf/NaN) into the variable {target} (written by {writer}, "
