@@ -136,11 +136,10 @@ class StepCost:
         if self.run_copies:
             fed = sum(1 for c in self.run_copies if c.direction == "h2d")
             back = len(self.run_copies) - fed
+            copied = [f"{_count(fed, 'fed tensor')} to the device"] if fed else []
+            copied += [f"{_count(back, 'fetched tensor')} back"] if back else []
             moved = format_bytes(sum(c.bytes for c in self.run_copies))
-            notes.append(
-                f"each step also copies the run's {_count(fed, 'fed tensor')} to the device and "
-                f"{_count(back, 'fetched tensor')} back ({moved}), counted as transfers"
-            )
+            notes.append(f"each step also copies the run's {' and '.join(copied)} ({moved}), counted as transfers")
         return "; ".join(notes)
 
     def payload(self) -> dict[str, Any]:

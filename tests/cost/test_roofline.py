@@ -160,6 +160,13 @@ def test_a_run_copies_each_fed_tensor_to_the_device_and_each_fetched_tensor_back
     # float32 moves the same bytes: the copies count the same on both sides of the "vs float32" ratio
     fed_only = estimate(p, g, fed_shapes={"x:0": [64, 1024]})
     assert [c.tensor for c in fed_only.run_copies] == ["x:0"]
+    assert fed_only.basis.endswith(
+        "each step also copies the run's 1 fed tensor to the device (256.0 KiB), counted as transfers"
+    )
+    fetch_only = estimate(p, g, fetched=["loss:0"])
+    assert fetch_only.basis.endswith(
+        "each step also copies the run's 1 fetched tensor back (4 B), counted as transfers"
+    )
     assert (run.step_ms - fed_only.step_ms) * 1e3 == pytest.approx(_copies_us(4, 1))
     assert (run.fp32_step_ms - fed_only.fp32_step_ms) * 1e3 == pytest.approx(_copies_us(4, 1))
     assert "copies the run's 1 fed tensor to the device and 1 fetched tensor back (256.0 KiB)" in run.basis
