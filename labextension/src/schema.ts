@@ -187,7 +187,11 @@ export interface CostModel {
    * read as null when absent (older payloads).
    */
   launch_share: number | null;
-  /** What the estimate assumes (SoC peak figures, bandwidths), shown with it. */
+  /**
+   * What the estimate assumes (SoC peak figures, bandwidths), shown with it; for a run, also the copies its feeds
+   * and fetches add to each step ("each step also copies the run's 1 fed tensor to the device and 1 fetched tensor
+   * back (196.0 KiB), counted as transfers").
+   */
   basis: string;
 }
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from npu_jupyter._ops.library import SATURATION_SOCS
 from npu_jupyter._ops.variable_ops import VARIABLE_OPS
 from npu_jupyter._runtime.observe.by_design import design_outputs
 from npu_jupyter._runtime.observe.fetch_map import leaves
@@ -201,8 +202,6 @@ def non_finite_cause(rounded: bool, dtype: str, op_type: str = "", soc: str = ""
     the device would hold: a user reading "inf" would otherwise look for inf/NaN on the NPU, where the
     values are clamped and finite.
     """
-    from npu_jupyter._ops.library import SATURATION_SOCS
-
     if rounded and dtype in _HALF:
         cause = (
             f"its output is stored in {dtype} by the plan; values beyond the {dtype} range "
