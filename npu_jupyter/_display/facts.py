@@ -348,12 +348,16 @@ def _cost_text(cost: dict[str, Any]) -> str:
 
 
 def _launch_note(cost: dict[str, Any]) -> str:
-    """``": 92% of it is the fixed per-op launch cost, which precision does not change"`` or ``""``."""
+    """``": 92% of it is fixed launch and copy latency, which precision does not change"`` or ``""``.
+
+    ``launch_share`` counts each op's launch and each host<->device copy's latency (the plan's transfers
+    and a run's feeds and fetches): the note names both, as the step they are part of does.
+    """
     share = cost.get("launch_share")
     if share is None or share < LAUNCH_BOUND:
         return ""
     part = "over 99%" if share >= 0.995 else f"{share:.0%}"  # not "100%": the kernels take some time
-    return f": {part} of it is the fixed per-op launch cost, which precision does not change"
+    return f": {part} of it is fixed launch and copy latency, which precision does not change"
 
 
 def op_function(payload: Mapping[str, Any], op: dict[str, Any]) -> str:

@@ -34,7 +34,7 @@ class CostBlock:
     step_ratio_fp32: float | None  # step_ms / the same estimate with every op in float32
     memory_ratio_fp32: float | None
     basis: str  # what the estimate rests on ("roofline over published peak rates; ..." or "refused: ...")
-    launch_share: float | None = None  # the share of step_ms that is fixed per-op launch cost
+    launch_share: float | None = None  # the share of step_ms that is fixed launch and copy latency
 
     @classmethod
     def of(cls, cost: StepCost) -> CostBlock:

@@ -116,7 +116,7 @@ def test_the_estimate_line_says_estimated_and_not_measured_once_and_names_its_ba
 
 def test_a_launch_bound_step_says_why_it_shows_one_times_float32():
     line = _cost_line({"step_ms": 0.05, "step_ratio_fp32": 1.0, "launch_share": 0.93, "basis": "roofline"})
-    assert "(1.00× float32: 93% of it is the fixed per-op launch cost, which precision does not change)" in line
+    assert "(1.00× float32: 93% of it is fixed launch and copy latency, which precision does not change)" in line
     assert "(1.00× float32: over 99% of it" in _cost_line(
         {"step_ms": 0.05, "step_ratio_fp32": 1.0, "launch_share": 1.0}
     )

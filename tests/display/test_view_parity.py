@@ -253,7 +253,7 @@ def marker_payload() -> tuple[dict[str, Any], list[dict[str, str]]]:
         "cost_model.memory_bytes": "3.0 MiB",
         "cost_model.step_ratio_fp32": "0.43× float32",
         "cost_model.memory_ratio_fp32": "0.56× float32",
-        "cost_model.launch_share": "73% of it is the fixed per-op launch cost",
+        "cost_model.launch_share": "73% of it is fixed launch and copy latency",
         "cost_model.basis": "basis-marker",
         "labels.wall_ms": "wall-label-marker",
         "labels.us": "us-label-marker",

@@ -234,4 +234,4 @@ def test_the_estimate_line_in_the_lab_view_says_estimated_once_and_why_a_small_m
 ) -> None:
     [cost] = [fact for fact in live_run["cells"]["train"]["facts"] if fact.startswith("NPU step")]
     assert cost.count("estimated") == 1 and cost.count("not measured") == 1 and "assumes" not in cost, cost
-    assert "of it is the fixed per-op launch cost, which precision does not change" in cost, cost
+    assert "of it is fixed launch and copy latency, which precision does not change" in cost, cost
