@@ -19,6 +19,7 @@ report says so (:func:`stand_in_note`).
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -58,6 +59,19 @@ KINDS = {
         socs=SATURATION_SOCS,  # saturation mode only; Ascend910B defaults to INF/NaN mode
     ),
 }
+
+
+def stamped(kind: str) -> contextlib.AbstractContextManager[None]:
+    """Stamp every op built in the block as the emulation's stand-in for ``kind`` (a key of :data:`KINDS`).
+
+    The attribute goes on through the graph's attribute scope, as the adapter's own scopes stamp theirs
+    (:mod:`npu_jupyter.scope`); TensorFlow's kernels and the adapter's passes ignore it.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown stand-in kind {kind!r}: known are {', '.join(sorted(KINDS))}")
+    from npu_jupyter.scope import _attr, _attr_scope
+
+    return _attr_scope({STAND_IN_ATTR: _attr(s=kind)})
 
 
 def stand_ins(plan: Plan | None, graph: Graph | None) -> dict[str, str]:

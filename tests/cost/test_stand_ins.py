@@ -145,3 +145,22 @@ def test_a_users_own_is_finite_on_an_ascend910_is_estimated_and_not_called_a_sta
     assert "user_check" in report.estimate.est_us
     (note,) = [n for n in report.notes if "stand-ins" in n]
     assert "user_check" not in note and note.startswith("15 ops")
+
+
+def test_stamped_marks_only_the_ops_built_in_its_block_and_knows_its_kinds():
+    import tensorflow as tf
+
+    from npu_jupyter.cost.stand_ins import DROPOUT, STAND_IN_ATTR, stamped
+
+    g = tf.Graph()
+    with g.as_default():
+        before = tf.constant(1.0, name="before")
+        with stamped(DROPOUT):
+            inside = tf.identity(before, name="inside")
+        after = tf.identity(inside, name="after")
+    assert inside.op.get_attr(STAND_IN_ATTR) == DROPOUT.encode()
+    for op in (before.op, after.op):
+        with pytest.raises(ValueError):
+            op.get_attr(STAND_IN_ATTR)
+    with pytest.raises(ValueError, match="unknown stand-in kind 'npu_ops.drop'"):
+        stamped("npu_ops.drop")

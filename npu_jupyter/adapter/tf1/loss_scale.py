@@ -164,12 +164,9 @@ def _all_finite(grads: list[Tensor]) -> Tensor:
     if not grads:
         always: Tensor = tf.constant(True)
         return always
-    from tensorflow.core.framework import attr_value_pb2
+    from npu_jupyter.cost.stand_ins import OVERFLOW_CHECK, stamped
 
-    from npu_jupyter.cost.stand_ins import OVERFLOW_CHECK, STAND_IN_ATTR
-
-    stamp = {STAND_IN_ATTR: attr_value_pb2.AttrValue(s=OVERFLOW_CHECK.encode())}
-    with tf.compat.v1.get_default_graph()._attr_scope(stamp):  # as npu_ops.dropout stamps its stand-ins
+    with stamped(OVERFLOW_CHECK):
         checks = [tf.reduce_all(tf.math.is_finite(getattr(g, "values", g))) for g in grads]
         finite: Tensor = tf.reduce_all(tf.stack(checks), name="overflow_status_reduce_all")
     return finite

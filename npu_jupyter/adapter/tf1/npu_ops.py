@@ -39,12 +39,9 @@ def dropout(
         raise ValueError(f"npu_ops.dropout: keep_prob must be in (0, 1], got {keep_prob!r}")
     if isinstance(keep_prob, float) and keep_prob == 1.0:
         return tensor
-    from tensorflow.core.framework import attr_value_pb2
+    from npu_jupyter.cost.stand_ins import DROPOUT, stamped
 
-    from npu_jupyter.cost.stand_ins import DROPOUT, STAND_IN_ATTR
-
-    stamp = {STAND_IN_ATTR: attr_value_pb2.AttrValue(s=DROPOUT.encode())}  # reports: not the device's ops
-    with tf.compat.v1.get_default_graph()._attr_scope(stamp):  # the mechanism the adapter's scopes use
+    with stamped(DROPOUT):  # reports: not the device's ops
         dropped: Tensor = tf.nn.dropout(tensor, rate=1 - keep_prob, noise_shape=noise_shape, seed=seed, name=name)
     return dropped
 
