@@ -274,25 +274,27 @@ def run_copies(
     read = {f"{src}:{slot}" for name in on_device for src, slot in facts[name].inputs}
     copies = []
     for name, shape in sorted(fed_shapes.items()):
-        dtype = _tensor_dtype(facts, name)
-        if name in read and name not in crossing and dtype is not None:
-            copies.append(RunCopy(name, "h2d", dtype, _elements(shape) * _size(dtype)))
+        found = _copied_tensor(facts, name)
+        if found is not None and name in read and name not in crossing:
+            copies.append(RunCopy(name, "h2d", found[1], _elements(shape) * _size(found[1])))
     for name in dict.fromkeys(fetched):  # once per tensor, in fetch order
-        op, _, slot = name.rpartition(":")
-        dtype = _tensor_dtype(facts, name)
-        if op in on_device and name not in fed_shapes and name not in crossing and dtype is not None:
-            copies.append(RunCopy(name, "d2h", dtype, _elements(facts[op].outputs[int(slot)]) * _size(dtype)))
+        found = _copied_tensor(facts, name)
+        if found is not None and found[0] in on_device and name not in fed_shapes and name not in crossing:
+            _, dtype, shape = found
+            copies.append(RunCopy(name, "d2h", dtype, _elements(shape) * _size(dtype)))
     return copies
 
 
-def _tensor_dtype(facts: dict[str, OpFacts], name: str) -> str | None:
-    """The graph dtype of tensor ``name`` ("op:slot"); None for an op name or a tensor no copy carries."""
+def _copied_tensor(facts: dict[str, OpFacts], name: str) -> tuple[str, str, list[int]] | None:
+    """(op, graph dtype, static shape) of tensor ``name`` ("op:slot"); None for an op name or a tensor
+    no copy carries (a resource handle, a variant, a string).
+    """
     op, _, slot = name.rpartition(":")
     fact = facts.get(op)
     if fact is None or not slot.isdigit() or int(slot) >= len(fact.dtypes):
         return None
     dtype = fact.dtypes[int(slot)]
-    return None if dtype in _NO_BYTES else dtype
+    return None if dtype in _NO_BYTES else (op, dtype, fact.outputs[int(slot)])
 
 
 def _count(n: int, what: str) -> str:
