@@ -274,6 +274,7 @@ def plan(
         Precision is GE's in both.
 
     """
+    from npu_jupyter._plan.functional_flow import functional_flow_note
     from npu_jupyter._plan.graph import graph_exec
     from npu_jupyter._plan.partition import partition
     from npu_jupyter._plan.placement import place
@@ -302,6 +303,11 @@ def plan(
         if adapter == "tf1":  # the TF1 partition pass reads the graph's own dynamic config over the session's
             settings, graph_notes, graph_errors = graph_exec.apply(settings, view.exec_config)
             config_errors = config_errors + graph_errors
+            flow_note = (
+                None if hasattr(graph, "graph") else functional_flow_note(view)
+            )  # a ConcreteFunction's: TF 2 code
+            if flow_note is not None:
+                graph_notes = [*graph_notes, flow_note]
         with _stage_progress(len(view.order)) as bar:
             bar.describe("placement")
             if adapter == "tf2":

@@ -17,6 +17,22 @@ from __future__ import annotations
 #: Ops whose output holds their first input's values unchanged, in the same order (a view).
 SAME_VALUES = frozenset({"ExpandDims", "Identity", "PreventGradient", "Reshape", "Snapshot", "Squeeze", "StopGradient"})
 
+#: TF 1.x control-flow ops: each hands on the value it reads, unchanged, in another frame or branch.
+FLOW_VALUES = frozenset(
+    {
+        "Enter",
+        "RefEnter",
+        "Exit",
+        "RefExit",
+        "Merge",
+        "RefMerge",
+        "NextIteration",
+        "RefNextIteration",
+        "Switch",
+        "RefSwitch",
+    }
+)
+
 #: Ops whose every output value is one of their float inputs' values or its negation, or 0, or NaN
 #: (``ReluGrad``'s ``inf * 0``), so it is inf/NaN only when an input value is. ``MaxPool`` gives
 #: float32's lowest value for a window of NaNs, finite, but still never inf/NaN from finite inputs.

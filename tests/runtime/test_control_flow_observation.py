@@ -217,3 +217,84 @@ def test_a_ref_variable_read_in_a_step_that_assigns_it_is_not_a_drift(tf):
         report = sess.last_report
     assert report is not None and report.drift  # the reference ran and compared the step's tensors
     assert not [op for op in reads if op in report.drift]
+
+
+def test_a_float16_overflow_inside_a_while_loop_is_said_to_arise_in_the_loop_not_at_its_exit(tf, hand):
+    """The always-on flags skip loop frames: the first flagged inf/NaN is the loop's Exit, which computes nothing."""
+    g = _while_graph(tf)
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        assert np.isinf(sess.run("out:0", {"x:0": np.array([1.0, 2.0], np.float32)})).all()
+        finding = sess.last_report.non_finite
+    assert finding.first_op is None and finding.where == "inside the while loop loop"
+    assert finding.first_tensor == "loop/Exit_1:0" and finding.op_type == "Exit"
+    assert "the value went non-finite inside that loop" in finding.reason and "enable_dump_debug" in finding.reason
+    assert "computes in float32" not in finding.reason  # what the Exit was blamed for before
+
+
+def test_enable_dump_debug_names_the_loop_op_that_overflowed_first_not_the_merge_after_it(tf, tmp_path):
+    """Topological order puts Merge before the body's Mul, but Merge only hands on (one iteration later) what Mul made."""
+    g = _while_graph(tf)
+    cfg = NpuConfig(precision_mode="force_fp16", enable_dump_debug=True, dump_path=str(tmp_path))
+    with EmulatorSession(cfg, g) as sess:
+        sess.run("out:0", {"x:0": np.array([1.0, 2.0], np.float32)})
+        report = sess.last_report
+    assert {"loop/Merge_1", "loop/grow"} <= set(report.overflow_ops)
+    assert report.overflow_ops.index("loop/Merge_1") < report.overflow_ops.index("loop/grow")  # topological
+    assert report.first_overflow == "loop/grow"
+
+
+def test_a_tf2_while_in_a_session_runs_its_body_as_written_and_a_body_overflow_is_said_to_arise_there(tf):
+    """TF 2's functional While in a TF1 session: the plan's note says the body is run unrounded; the run shows it."""
+    v1 = tf.compat.v1
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [2], name="x")
+        _, out = v1.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 300.0), [tf.constant(0), x], name="loop")
+        tf.identity(out * 1e30, name="big")  # float32 overflows only through the body's 2.7e7
+        tf.identity(out, name="out")
+    assert "While" in {op.type for op in g.get_operations()} or "StatelessWhile" in {
+        op.type for op in g.get_operations()
+    }
+    with EmulatorSession(NpuConfig(precision_mode="force_fp16"), g) as sess:
+        value = sess.run("out:0", {"x:0": np.array([1.0, 2.0], np.float32)})
+        report = sess.last_report
+    assert np.isinf(value).all()  # stored in float16 after the loop: 2.7e7 > 65504
+    first = report.non_finite  # the body's 300**3 came out of the loop finite: the body was not rounded
+    assert first.first_op not in (None, "loop") and first.rounded and first.op_type == "Identity"
+    assert any(
+        "functional control flow" in note and "runs as written (unrounded)" in note for note in report.plan.notes
+    )
+
+    with EmulatorSession(NpuConfig(precision_mode="force_fp16"), g) as sess:
+        value = sess.run("big:0", {"x:0": np.array([1e35, 2.0], np.float32)})  # 2.7e42 in the body: inf in float32
+        finding = sess.last_report.non_finite
+    assert np.isinf(value).all()
+    assert finding.first_op is None and finding.where == "inside the while loop loop"
+    assert "whose body is a function" in finding.reason and "disable_control_flow_v2()" in finding.reason
+
+
+def test_a_variable_write_of_a_loops_overflowed_result_is_said_to_arise_in_the_loop(tf, hand):
+    """The write finding (fetches finite) blames the loop too, not the Exit it read through."""
+    v1 = tf.compat.v1
+    v1.disable_control_flow_v2()
+    g = tf.Graph()
+    try:
+        with g.as_default():
+            w = v1.get_variable("w", [2], initializer=v1.zeros_initializer(), use_resource=False)
+            x = v1.placeholder(tf.float32, [2], name="x")
+            _, out = v1.while_loop(
+                lambda i, a: i < 3, lambda i, a: (i + 1, a * 300.0), [tf.constant(0), x], name="loop"
+            )
+            update = v1.assign(w, out, name="update")
+            loss = tf.reduce_sum(x + 1.0, name="loss")
+            init = v1.global_variables_initializer()
+    finally:
+        v1.enable_control_flow_v2()
+    with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
+        sess.run(init)
+        got, _ = sess.run([loss, update.op], {"x:0": np.array([1.0, 2.0], np.float32)})
+        finding = sess.last_report.non_finite
+    assert np.isfinite(got)
+    assert finding.written == "w" and finding.writer == "update"
+    assert finding.first_op is None and finding.where == "inside the while loop loop"
+    assert finding.first_tensor == "loop/Exit_1:0" and "went non-finite inside that loop" in finding.reason

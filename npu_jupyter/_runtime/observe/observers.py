@@ -20,6 +20,7 @@ from npu_jupyter._runtime.observe.dump.format import DumpGraph, step_selected
 from npu_jupyter._runtime.observe.dump.sink import DumpSink
 from npu_jupyter._runtime.observe.step_record import StepRecord, StepValues, has_inf_nan
 from npu_jupyter._runtime.report_records import OverflowCheck
+from npu_jupyter._runtime.value_ops import FLOW_VALUES
 from npu_jupyter._units import DTYPE_BYTES
 
 if TYPE_CHECKING:
@@ -116,11 +117,17 @@ class StepObservers:
         """
         watched = record.watched or StepValues()
         bad: list[tuple[str, int]] = []
+        when: dict[str, tuple[tuple[str, ...], int]] = {}  # op -> (loop frames, first iteration holding inf/NaN)
         for w in watched.watch:
             if w.kind != "output" or not w.is_float or (w.op, w.slot) in bad:
                 continue
-            if any(has_inf_nan(np.asarray(v)) for v in watched.values.get(w.key, ())):
+            iteration = next(
+                (k for k, v in enumerate(watched.values.get(w.key, ())) if has_inf_nan(np.asarray(v))), None
+            )
+            if iteration is not None:
                 bad.append((w.op, w.slot))
+                if w.op not in when or iteration < when[w.op][1]:
+                    when[w.op] = (w.frame, iteration)
         design = design_outputs(bad, self._provenance(plan)) if bad else set()
         flagged: list[str] = []
         for op, slot in bad:
@@ -129,7 +136,7 @@ class StepObservers:
             flagged.append(op)
         if not flagged:
             return flagged
-        note_overflow(report, record.index, flagged, flagged[0])
+        note_overflow(report, record.index, flagged, first_in_execution(flagged, when, plan))
         if not settings.enable_dump or not step_selected(settings.dump_steps, record.index):
             entries = [
                 e
@@ -228,6 +235,33 @@ def keep_worse(drift: dict[str, dict[str, float]], op: str, row: dict[str, float
     old = drift.get(op)
     if old is None or drift_rank(row) > drift_rank(old):
         drift[op] = row
+
+
+def first_in_execution(flagged: list[str], when: dict[str, tuple[tuple[str, ...], int]], plan: Plan) -> str:
+    """The op of ``flagged`` (topological order) that went inf/NaN first as the step ran.
+
+    Topological order is execution order outside loops, not inside one: a loop's ``Merge`` comes before
+    its body's ``MatMul`` in the order but hands on, one iteration later, what the ``MatMul`` made, and
+    the loop's ``Exit`` hands on its result. A ``tf.while_loop`` whose ``MatMul`` overflowed in its
+    third iteration named ``while/Merge_1`` first. So when the topologically first op is in a loop
+    frame (``when``: the frames and first inf/NaN value of each op), or is the ``Exit`` of one, the
+    first is the op of that frame whose inf/NaN value came earliest, ties in topological order, and
+    one that computes (not a :data:`~npu_jupyter._runtime.value_ops.FLOW_VALUES` op) when there is one.
+
+    A value's position is its position among the op's live iterations, which is the iteration itself
+    for the loop body's ops, not for one under a ``tf.cond`` in the body (dead in some iterations), nor
+    for a ``Switch`` output. Values of different frames (a nested loop's and its parent's) are not compared.
+    """
+    first = flagged[0]
+    frame = when.get(first, ((), 0))[0]
+    decision = plan.ops.get(first)
+    if not frame and decision is not None and decision.op_type in ("Exit", "RefExit") and decision.inputs:
+        frame = when.get(decision.inputs[0], ((), 0))[0]  # the loop's Switch, when it went inf/NaN too
+    if not frame:
+        return first
+    same = [op for op in flagged if when.get(op, ((), 0))[0] == frame]
+    computing = [op for op in same if op not in plan.ops or plan.ops[op].op_type not in FLOW_VALUES]
+    return min(computing or same or [first], key=lambda op: when.get(op, ((), 0))[1])  # a tie: the earliest listed
 
 
 def note_overflow(report: RunReport, step: int, names: list[str], first: str) -> None:

@@ -127,6 +127,21 @@ def non_finite_finding(
         return _finding(step, None, "inside a while loop", detail, fetches=tuple(bad_fetches))
     op, slot = _split(first)
     op_type, dtype, rounded = _first_op(plan, run, op, slot)
+    loop = loop_of_result(op, op_type)
+    if loop is not None:
+        detail = (
+            f"fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run. The first non-finite "
+            f"value checked (topological order) is {first}, {inside_loop(loop, op_type)}."
+        )
+        return _finding(
+            step,
+            None,
+            f"inside the while loop {loop}",
+            detail,
+            fetches=tuple(bad_fetches),
+            first_tensor=first,
+            op_type=op_type,
+        )
     variable = _variable_read(plan, op)
     writers = _writers(plan, variable) if variable is not None else []
     if variable is not None:
@@ -158,6 +173,44 @@ def non_finite_finding(
         rounded=rounded,
         variable=variable,
         variable_writers=tuple(writers),
+    )
+
+
+# Ops whose output is a while loop's result: the Exit of a TF 1.x loop frame, TF 2's functional While.
+_V1_LOOP_RESULTS = frozenset({"Exit", "RefExit"})
+_V2_LOOPS = frozenset({"While", "StatelessWhile"})
+
+
+def loop_of_result(op: str, op_type: str) -> str | None:
+    """The while loop whose result ``op`` hands on (its name), None for any other op.
+
+    Such an op computes nothing: a non-finite value it outputs arose in the loop, whose iterations
+    the always-on flags do not look at (:func:`~.finite_flag_tensors`: loop frames are left out, and
+    a functional loop's body is a function). Blaming it, with the cause of an op that computes, was
+    a wrong finding: a ``tf.while_loop`` overflowing in float16 named ``while/Exit_1``, "it computes
+    in float32 here". A TF 1.x loop's ops are named under the loop's name (``rnn/while/Exit_2``).
+    """
+    if op_type in _V1_LOOP_RESULTS:
+        return op.rpartition("/")[0] or op
+    if op_type in _V2_LOOPS:
+        return op
+    return None
+
+
+def inside_loop(loop: str, op_type: str) -> str:
+    """Where a loop's non-finite result arose, and how to have its op named (see :func:`loop_of_result`)."""
+    if op_type in _V2_LOOPS:
+        return (
+            f"the result of the while loop {loop} (a {op_type} op: TensorFlow 2's control flow, whose body is "
+            f"a function): the value went non-finite inside that body, whose ops the emulation of a session "
+            f"neither rounds nor checks. TF 1.15, the TF1 adapter's TensorFlow, builds the loop op by op: call "
+            f"tf.compat.v1.disable_v2_behavior() (or disable_control_flow_v2()) before building the graph to "
+            f"plan, round and check them"
+        )
+    return (
+        f"the result of the while loop {loop} ({op_type}): the value went non-finite inside that loop, whose "
+        f"iterations these always-on checks do not look at. Turn on enable_dump_debug to check every "
+        f"iteration and name the op that went non-finite first"
     )
 
 
@@ -288,17 +341,38 @@ def _write_finding(plan: Plan, run: RunGraph, writer: str, first: tuple[str, int
     target = written.inputs[0] if written.inputs else writer
     op_type, dtype, rounded = _first_op(plan, run, op, slot)
     variable = _variable_read(plan, op)
+    wrote = (
+        f"the run wrote non-finite values (inf/NaN) into the variable {target} (written by {writer}, "
+        f"{written.op_type}); no fetched value is non-finite."
+    )
+    after = (
+        f"They stay in {target} until overwritten. Whether float32 stays finite was not checked: run with "
+        f"reference=True to compare."
+    )
+    loop = loop_of_result(op, op_type)
+    if loop is not None:
+        detail = (
+            f"{wrote} The first non-finite value checked (topological order) on the way to that write is "
+            f"{op}:{slot}, {inside_loop(loop, op_type)}. {after}"
+        )
+        return _finding(
+            step,
+            None,
+            f"inside the while loop {loop}",
+            detail,
+            first_tensor=f"{op}:{slot}",
+            op_type=op_type,
+            written=target,
+            writer=writer,
+        )
     cause = (
         f"it reads the variable {variable}, which already held inf/NaN when step {step} began"
         if variable is not None
         else non_finite_cause(rounded, dtype, op_type, plan.soc)
     )
     detail = (
-        f"the run wrote non-finite values (inf/NaN) into the variable {target} (written by {writer}, "
-        f"{written.op_type}); no fetched value is non-finite. The first op whose output became non-finite "
-        f"(topological order) on the way to that write is {op} ({op_type}, output {op}:{slot}): {cause}. "
-        f"They stay in {target} until overwritten. Whether float32 stays finite was not checked: run with "
-        f"reference=True to compare."
+        f"{wrote} The first op whose output became non-finite (topological order) on the way to that write "
+        f"is {op} ({op_type}, output {op}:{slot}): {cause}. {after}"
     )
     return _finding(
         step,
