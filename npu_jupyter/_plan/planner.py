@@ -303,9 +303,8 @@ def plan(
         if adapter == "tf1":  # the TF1 partition pass reads the graph's own dynamic config over the session's
             settings, graph_notes, graph_errors = graph_exec.apply(settings, view.exec_config)
             config_errors = config_errors + graph_errors
-            flow_note = (
-                None if hasattr(graph, "graph") else functional_flow_note(view)
-            )  # a ConcreteFunction's: TF 2 code
+            # not of a ConcreteFunction: TF 2 code, for which TF 1.15's control flow is no advice
+            flow_note = None if hasattr(graph, "graph") else functional_flow_note(view)
             if flow_note is not None:
                 graph_notes = [*graph_notes, flow_note]
         with _stage_progress(len(view.order)) as bar:

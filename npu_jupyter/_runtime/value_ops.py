@@ -1,6 +1,6 @@
 """Op types that only pass on or pick among the values they read: the one list both emulator stacks use.
 
-Three rules rest on these facts, in both the TF1 session stack and the TF2 function stack:
+These rules rest on these facts (the first three in both the TF1 session stack and the TF2 function stack):
 
 * **No Cast pair for a rounding that cannot change a value** (:func:`npu_jupyter._runtime.rewrite.held_values`):
   an op that only passes on or picks among values already held in a half dtype outputs values of that
@@ -10,6 +10,9 @@ Three rules rest on these facts, in both the TF1 session stack and the TF2 funct
   flag can be left out once its inputs are checked (each stack states its own extra conditions).
 * **Views share their input's drift** (:mod:`npu_jupyter._runtime.functions.reference`): a view of
   :data:`SAME_VALUES` holds its input's elements unchanged.
+* **The first overflow of a loop is an op that computes** (:func:`npu_jupyter._runtime.observe.observers.first_in_execution`):
+  a TF 1.x loop's control-flow ops hand on values unchanged (:data:`FLOW_VALUES`), so when one of them
+  and an op of its frame that computes both hold inf/NaN, the op that computes made them.
 """
 
 from __future__ import annotations

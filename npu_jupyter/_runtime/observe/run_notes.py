@@ -133,15 +133,7 @@ def non_finite_finding(
             f"fetch {', '.join(bad_fetches)} is non-finite (inf/NaN) in the emulated run. The first non-finite "
             f"value checked (topological order) is {first}, {inside_loop(loop, op_type)}."
         )
-        return _finding(
-            step,
-            None,
-            f"inside the while loop {loop}",
-            detail,
-            fetches=tuple(bad_fetches),
-            first_tensor=first,
-            op_type=op_type,
-        )
+        return _loop_finding(step, loop, detail, first, op_type, fetches=tuple(bad_fetches))
     variable = _variable_read(plan, op)
     writers = _writers(plan, variable) if variable is not None else []
     if variable is not None:
@@ -212,6 +204,11 @@ def inside_loop(loop: str, op_type: str) -> str:
         f"iterations these always-on checks do not look at. Turn on enable_dump_debug to check every "
         f"iteration and name the op that went non-finite first"
     )
+
+
+def _loop_finding(step: int, loop: str, detail: str, tensor: str, op_type: str, **fields: Any) -> NonFiniteFinding:
+    """A finding whose first checked non-finite value is ``loop``'s result: no op is named (see :func:`loop_of_result`)."""
+    return _finding(step, None, f"inside the while loop {loop}", detail, first_tensor=tensor, op_type=op_type, **fields)
 
 
 def _finding(step: int, first_op: str | None, where: str, detail: str, **fields: Any) -> NonFiniteFinding:
@@ -340,7 +337,6 @@ def _write_finding(plan: Plan, run: RunGraph, writer: str, first: tuple[str, int
     written = plan.ops[writer]
     target = written.inputs[0] if written.inputs else writer
     op_type, dtype, rounded = _first_op(plan, run, op, slot)
-    variable = _variable_read(plan, op)
     wrote = (
         f"the run wrote non-finite values (inf/NaN) into the variable {target} (written by {writer}, "
         f"{written.op_type}); no fetched value is non-finite."
@@ -355,16 +351,8 @@ def _write_finding(plan: Plan, run: RunGraph, writer: str, first: tuple[str, int
             f"{wrote} The first non-finite value checked (topological order) on the way to that write is "
             f"{op}:{slot}, {inside_loop(loop, op_type)}. {after}"
         )
-        return _finding(
-            step,
-            None,
-            f"inside the while loop {loop}",
-            detail,
-            first_tensor=f"{op}:{slot}",
-            op_type=op_type,
-            written=target,
-            writer=writer,
-        )
+        return _loop_finding(step, loop, detail, f"{op}:{slot}", op_type, written=target, writer=writer)
+    variable = _variable_read(plan, op)
     cause = (
         f"it reads the variable {variable}, which already held inf/NaN when step {step} began"
         if variable is not None
