@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import sys
 
 import pytest
 
@@ -175,6 +176,53 @@ def test_a_planned_graph_is_freed_once_the_user_drops_it_and_its_cached_view_goe
     del g
     gc.collect()
     assert alive() is None, "the planner's view cache must not keep the user's graph alive"
+
+
+def _one_matmul_graph():
+    g = tf.Graph()
+    with g.as_default():
+        tf.matmul(v1.placeholder(tf.float32, [2, 2], name="x"), tf.ones([2, 2]), name="mm")
+    return g
+
+
+def _in_generation(obj, *generations):
+    import gc
+
+    return any(o is obj for gen in generations for o in gc.get_objects(generation=gen))
+
+
+@pytest.mark.skipif(sys.version_info < (3, 8), reason="gc.get_objects(generation=) is Python 3.8+")
+def test_a_plans_objects_go_to_the_oldest_generation_without_a_young_collection_scanning_them():
+    import gc
+
+    g = _one_matmul_graph()
+    gc.collect()
+    decision = plan(g).ops["mm"]
+    [object() for _ in range(1000)]  # allocations that would start a young collection
+    assert gc.isenabled() and gc.is_tracked(decision)
+    assert not _in_generation(decision, 0, 1), "a young collection would scan the plan only to find it alive"
+    assert _in_generation(decision, 2)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 8), reason="gc.get_objects(generation=) is Python 3.8+")
+def test_objects_the_process_froze_stay_frozen_and_a_collector_the_user_turned_off_stays_off():
+    import gc
+
+    g = _one_matmul_graph()
+    gc.freeze()  # a server about to fork() freezes its objects: unfreezing them would undo that
+    try:
+        frozen = gc.get_freeze_count()
+        plan(g)
+        assert gc.get_freeze_count() == frozen > 0
+    finally:
+        gc.unfreeze()
+    gc.disable()
+    try:
+        decision = plan(g, {"precision_mode": "force_fp16"}).ops["mm"]
+        assert not gc.isenabled()
+        assert _in_generation(decision, 0), "with the collector off the planner moves nothing"
+    finally:
+        gc.enable()
 
 
 _CHANGES = {
