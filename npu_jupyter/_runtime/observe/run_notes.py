@@ -201,8 +201,8 @@ def inside_loop(loop: str, op_type: str) -> str:
         )
     return (
         f"the result of the while loop {loop} ({op_type}): the value went non-finite inside that loop, whose "
-        f"iterations these always-on checks do not look at. Turn on enable_dump_debug to check every "
-        f"iteration and name the op that went non-finite first"
+        f"iterations these always-on checks do not look at. enable_dump_debug checks every iteration: its "
+        f"first overflow names the op that went non-finite first"
     )
 
 
