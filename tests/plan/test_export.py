@@ -109,3 +109,23 @@ def test_a_replan_sees_an_attribute_changed_to_a_value_of_the_same_size():
     assert plan(g, cfg, soc="Ascend910B").ops["mm"].dtype_after == "float32"
     mm._set_attr("_keep_dtype", v1.AttrValue(b=False))  # same attribute, same size: only the value differs
     assert plan(g, cfg, soc="Ascend910B").ops["mm"].dtype_after == "float16"
+
+
+def test_keys_in_finds_each_key_the_bytes_hold_and_assumes_all_when_there_are_none():
+    from npu_jupyter._plan.graph.export import keys_in
+    from npu_jupyter._plan.graph.graph_exec import DYNAMIC_INPUT
+    from npu_jupyter._plan.graph.node_reading import SCOPE_ATTRS
+
+    keys = (*SCOPE_ATTRS, DYNAMIC_INPUT)
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        y = tf.identity(x, name="y")
+    y.op._set_attr("_keep_dtype", tf.compat.v1.AttrValue(i=1))
+    _, _, data = exported(g)
+    assert keys_in(data, keys) == {"_keep_dtype"}
+    y.op._set_attr(DYNAMIC_INPUT, tf.compat.v1.AttrValue(b=True))
+    x.op._set_attr("_NoNeedOptimize", tf.compat.v1.AttrValue(b=True))
+    assert keys_in(exported(g)[2], keys) == {"_keep_dtype", DYNAMIC_INPUT, "_NoNeedOptimize"}
+    assert keys_in(None, keys) == set(keys)  # bytes unknown: every key may be there
+    assert keys_in(b"", keys) == frozenset()

@@ -33,12 +33,13 @@ class GraphExecConfig:
     node: str
 
 
-def graph_config(graph_def: GraphDef, kept: set[str] | None, serialized: bytes | None) -> GraphExecConfig | None:
+def graph_config(graph_def: GraphDef, kept: set[str] | None, marked: bool = True) -> GraphExecConfig | None:
     """The options of the last marked node, or None when no node is marked.
 
-    ``kept``: the names of the run's nodes (None: all); ``serialized`` lets an unmarked graph skip the scan.
+    ``kept``: the names of the run's nodes (None: all); ``marked`` False (the graph's bytes hold no
+    :data:`DYNAMIC_INPUT`, :func:`~npu_jupyter._plan.graph.export.keys_in`) skips the scan.
     """
-    if serialized is not None and DYNAMIC_INPUT.encode() not in serialized:
+    if not marked:
         return None
     found = None
     for nd in graph_def.node:

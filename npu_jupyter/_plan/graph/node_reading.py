@@ -50,15 +50,8 @@ def _flag(attrs: AttrMap, key: str) -> bool:
 
 # Scope attributes the rules read. They are rare, and a membership test on a protobuf map costs
 # about as much as reading an input, so the view only tests for those whose key occurs anywhere in
-# the serialized graph (a key absent from the bytes cannot be on any node).
-_SCOPE_ATTRS = (WITHOUT_NPU_COMPILE, KEEP_DTYPE, OP_MAX_SIZE, NO_NEED_OPTIMIZE)
-
-
-def scope_attrs_in(serialized: bytes | None) -> frozenset[str]:
-    """Scope attribute keys that may occur in a graph (all of them when the bytes are unknown)."""
-    if serialized is None:
-        return frozenset(_SCOPE_ATTRS)
-    return frozenset(k for k in _SCOPE_ATTRS if k.encode() in serialized)
+# the serialized graph (a key absent from the bytes cannot be on any node; export.keys_in).
+SCOPE_ATTRS = (WITHOUT_NPU_COMPILE, KEEP_DTYPE, OP_MAX_SIZE, NO_NEED_OPTIMIZE)
 
 
 # Op types whose NodeDef holds more than dtypes for the rules: a while frame, a fused op chain.

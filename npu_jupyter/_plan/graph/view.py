@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from npu_jupyter._plan.graph.export import exported
+from npu_jupyter._plan.graph.export import exported, keys_in
 from npu_jupyter._plan.graph.fetches import fetch_names
 from npu_jupyter._plan.graph.graph import GraphView
-from npu_jupyter._plan.graph.graph_exec import graph_config
-from npu_jupyter._plan.graph.node_reading import read_library, read_nodes, scope_attrs_in
+from npu_jupyter._plan.graph.graph_exec import DYNAMIC_INPUT, graph_config
+from npu_jupyter._plan.graph.node_reading import SCOPE_ATTRS, read_library, read_nodes
 from npu_jupyter._plan.graph.topology import link, prune
 from npu_jupyter._plan.readonly import ReadOnlyList
 
@@ -35,7 +35,8 @@ def view_of(
     for scope attributes that occur nowhere in the graph.
     """
     library = read_library(graph_def) if graph_def.library.function else {}
-    scoped = scope_attrs_in(serialized)
+    present = keys_in(serialized, (*SCOPE_ATTRS, DYNAMIC_INPUT))
+    scoped = present.difference((DYNAMIC_INPUT,))
     listed, numbered = read_nodes(graph_def.node, library, scoped)
     nodes = {n.name: n for n in listed}
     wanted = fetch_names(fetches)
@@ -43,7 +44,7 @@ def view_of(
         listed = prune(nodes, listed, wanted)
         nodes = {n.name: n for n in listed}
         numbered = None
-    exec_config = graph_config(graph_def, set(nodes) if wanted else None, serialized)
+    exec_config = graph_config(graph_def, set(nodes) if wanted else None, DYNAMIC_INPUT in present)
     order = link(listed, numbered)
     if library:
         for n in order:
