@@ -198,7 +198,7 @@ def test_a_plans_objects_go_to_the_oldest_generation_without_a_young_collection_
     g = _one_matmul_graph()
     gc.collect()
     decision = plan(g).ops["mm"]
-    [object() for _ in range(1000)]  # allocations that would start a young collection
+    [[] for _ in range(1000)]  # tracked allocations: enough to start a young collection
     assert gc.isenabled() and gc.is_tracked(decision)
     assert not _in_generation(decision, 0, 1), "a young collection would scan the plan only to find it alive"
     assert _in_generation(decision, 2)
