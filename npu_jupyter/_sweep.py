@@ -355,10 +355,9 @@ def _add_estimate(row: SweepRow, report: RunReport, graph: Graph) -> None:
     Estimated at the shapes the mode's run fed, as the report of that run is; a mode the adapter would
     refuse to compile gets none (its row says refused).
     """
-    from npu_jupyter.cost.attach import estimate_of
+    from npu_jupyter.cost.attach import run_block
 
-    found = estimate_of(report.plan, graph, report.fed_shapes, fetches=report.fetches)
-    block = found.block if found is not None else None
+    block = run_block(report, graph)
     if block is not None:
         row.est_step_ms = block.step_ms
         row.est_step_vs_fp32 = block.step_ratio_fp32

@@ -20,21 +20,20 @@ from __future__ import annotations
 #: Ops whose output holds their first input's values unchanged, in the same order (a view).
 SAME_VALUES = frozenset({"ExpandDims", "Identity", "PreventGradient", "Reshape", "Snapshot", "Squeeze", "StopGradient"})
 
+#: A TF 1.x while loop's result: the op that hands it out of the loop's frame.
+LOOP_EXITS = frozenset({"Exit", "RefExit"})
+
 #: TF 1.x control-flow ops: each hands on the value it reads, unchanged, in another frame or branch.
-FLOW_VALUES = frozenset(
-    {
-        "Enter",
-        "RefEnter",
-        "Exit",
-        "RefExit",
-        "Merge",
-        "RefMerge",
-        "NextIteration",
-        "RefNextIteration",
-        "Switch",
-        "RefSwitch",
-    }
-)
+FLOW_VALUES = LOOP_EXITS | {
+    "Enter",
+    "RefEnter",
+    "Merge",
+    "RefMerge",
+    "NextIteration",
+    "RefNextIteration",
+    "Switch",
+    "RefSwitch",
+}
 
 #: Ops whose every output value is one of their float inputs' values or its negation, or 0, or NaN
 #: (``ReluGrad``'s ``inf * 0``), so it is inf/NaN only when an input value is. ``MaxPool`` gives

@@ -238,19 +238,13 @@ def estimate(
         else:
             cost.activation_bytes += decided
         fp32_bytes += _tensor_bytes(fact.outputs, [_as_fp32(d) for d in dtypes])
-    for transfer in plan.transfers:
-        if transfer.bytes is None:
-            cost.unknown_transfers += 1
-            continue
-        moved = transfer.bytes / (figures.pcie_gbps * 1e3) + figures.transfer_latency_us
-        cost.transfer_us += moved
-        cost.launch_us += figures.transfer_latency_us
-        fp32_us += transfer.bytes * _widen(transfer.dtype) / (figures.pcie_gbps * 1e3) + figures.transfer_latency_us
+    known = [(t.bytes, t.dtype) for t in plan.transfers if t.bytes is not None]
+    cost.unknown_transfers = len(plan.transfers) - len(known)
     cost.run_copies = run_copies(plan, facts, fed_shapes or {}, fetched)
-    for copy in cost.run_copies:
-        cost.transfer_us += copy.bytes / (figures.pcie_gbps * 1e3) + figures.transfer_latency_us
+    for size, dtype in known + [(c.bytes, c.dtype) for c in cost.run_copies]:  # each a PCIe copy per step
+        cost.transfer_us += size / (figures.pcie_gbps * 1e3) + figures.transfer_latency_us
         cost.launch_us += figures.transfer_latency_us
-        fp32_us += copy.bytes * _widen(copy.dtype) / (figures.pcie_gbps * 1e3) + figures.transfer_latency_us
+        fp32_us += size * _widen(dtype) / (figures.pcie_gbps * 1e3) + figures.transfer_latency_us
     cost.step_ms = (total_us + cost.transfer_us) / 1e3
     cost.fp32_step_ms = fp32_us / 1e3
     cost.fp32_memory_bytes = fp32_bytes

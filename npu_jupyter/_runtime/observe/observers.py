@@ -20,7 +20,7 @@ from npu_jupyter._runtime.observe.dump.format import DumpGraph, step_selected
 from npu_jupyter._runtime.observe.dump.sink import DumpSink
 from npu_jupyter._runtime.observe.step_record import StepRecord, StepValues, has_inf_nan
 from npu_jupyter._runtime.report_records import OverflowCheck
-from npu_jupyter._runtime.value_ops import FLOW_VALUES
+from npu_jupyter._runtime.value_ops import FLOW_VALUES, LOOP_EXITS
 from npu_jupyter._units import DTYPE_BYTES
 
 if TYPE_CHECKING:
@@ -252,16 +252,17 @@ def first_in_execution(flagged: list[str], when: dict[str, tuple[tuple[str, ...]
     for the loop body's ops, not for one under a ``tf.cond`` in the body (dead in some iterations), nor
     for a ``Switch`` output. Values of different frames (a nested loop's and its parent's) are not compared.
     """
+    outside = ((), 0)  # an op outside loops: no frame, its one value
     first = flagged[0]
-    frame = when.get(first, ((), 0))[0]
+    frame = when.get(first, outside)[0]
     decision = plan.ops.get(first)
-    if not frame and decision is not None and decision.op_type in ("Exit", "RefExit") and decision.inputs:
-        frame = when.get(decision.inputs[0], ((), 0))[0]  # the loop's Switch, when it went inf/NaN too
+    if not frame and decision is not None and decision.op_type in LOOP_EXITS and decision.inputs:
+        frame = when.get(decision.inputs[0], outside)[0]  # the loop's Switch, when it went inf/NaN too
     if not frame:
         return first
-    same = [op for op in flagged if when.get(op, ((), 0))[0] == frame]
+    same = [op for op in flagged if when.get(op, outside)[0] == frame]
     computing = [op for op in same if op not in plan.ops or plan.ops[op].op_type not in FLOW_VALUES]
-    return min(computing or same or [first], key=lambda op: when.get(op, ((), 0))[1])  # a tie: the earliest listed
+    return min(computing or same or [first], key=lambda op: when.get(op, outside)[1])  # a tie: the earliest listed
 
 
 def note_overflow(report: RunReport, step: int, names: list[str], first: str) -> None:

@@ -21,10 +21,12 @@ import numpy as np
 
 from npu_jupyter._ops.library import SATURATION_SOCS
 from npu_jupyter._ops.variable_ops import VARIABLE_OPS
+from npu_jupyter._plan.functional_flow import FUNCTIONAL_FLOW
 from npu_jupyter._runtime.observe.by_design import design_outputs
 from npu_jupyter._runtime.observe.fetch_map import leaves
 from npu_jupyter._runtime.observe.step_record import is_non_finite
 from npu_jupyter._runtime.report_records import NonFiniteFinding
+from npu_jupyter._runtime.value_ops import LOOP_EXITS
 
 if TYPE_CHECKING:
     from npu_jupyter._plan.model import Plan
@@ -169,8 +171,7 @@ def non_finite_finding(
 
 
 # Ops whose output is a while loop's result: the Exit of a TF 1.x loop frame, TF 2's functional While.
-_V1_LOOP_RESULTS = frozenset({"Exit", "RefExit"})
-_V2_LOOPS = frozenset({"While", "StatelessWhile"})
+_V2_LOOPS = frozenset(op for op, call in FUNCTIONAL_FLOW.items() if call == "tf.while_loop")
 
 
 def loop_of_result(op: str, op_type: str) -> str | None:
@@ -182,7 +183,7 @@ def loop_of_result(op: str, op_type: str) -> str | None:
     a wrong finding: a ``tf.while_loop`` overflowing in float16 named ``while/Exit_1``, "it computes
     in float32 here". A TF 1.x loop's ops are named under the loop's name (``rnn/while/Exit_2``).
     """
-    if op_type in _V1_LOOP_RESULTS:
+    if op_type in LOOP_EXITS:
         return op.rpartition("/")[0] or op
     if op_type in _V2_LOOPS:
         return op
