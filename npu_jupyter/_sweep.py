@@ -355,9 +355,7 @@ def _add_estimate(row: SweepRow, report: RunReport, graph: Graph) -> None:
     Estimated at the shapes the mode's run fed, as the report of that run is; a mode the adapter would
     refuse to compile gets none (its row says refused).
     """
-    from npu_jupyter.cost.attach import run_block
-
-    block = run_block(report, graph)
+    block = report.estimate_block(graph)
     if block is not None:
         row.est_step_ms = block.step_ms
         row.est_step_vs_fp32 = block.step_ratio_fp32

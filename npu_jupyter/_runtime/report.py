@@ -18,7 +18,8 @@ from npu_jupyter._runtime.report_records import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the cost model is imported when an estimate is read
-    from npu_jupyter.cost.attach import CostEstimate, PendingEstimate
+    from npu_jupyter._tf_types import Graph
+    from npu_jupyter.cost.attach import CostBlock, CostEstimate, PendingEstimate
 
 
 @dataclass
@@ -84,6 +85,18 @@ class RunReport:
 
         cost = self.cost
         return cost.result() if isinstance(cost, PendingEstimate) else cost
+
+    def estimate_block(self, graph: Graph | None) -> CostBlock | None:
+        """The cost model's figures for this report's run on ``graph``: its plan at the shapes it fed,
+        with the copies of its feeds and fetches; None where no estimate can be made.
+
+        The sweep and the zoo check take their table's figures from here (the graph they ran), so a
+        row and the report of the same run agree.
+        """
+        from npu_jupyter.cost.attach import estimate_of
+
+        found = estimate_of(self.plan, graph, self.fed_shapes, fetches=self.fetches)
+        return found.block if found is not None else None
 
     def __str__(self) -> str:
         """``print(report)`` shows the readable text report (the renderer ``npu_jupyter._display``

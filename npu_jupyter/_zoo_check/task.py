@@ -216,13 +216,11 @@ def _rel_rmse(drift: Mapping[str, Any]) -> float:
 def _fill_estimate(row: dict[str, Any], report: RunReport, graph: Graph | None) -> None:
     """The cost model's estimate of one step, and vs the same step in float32, as the run's report gives it.
 
-    :func:`~npu_jupyter.cost.attach.run_block` is where a report's estimate comes from: at the shapes
+    ``RunReport.estimate_block`` is where a report's estimate comes from: at the shapes
     the run fed, with its feeds' and fetches' copies, the emulator's stand-ins left out; none for a plan
     the adapter would refuse, or without a graph (n/a).
     """
-    from npu_jupyter.cost.attach import run_block
-
-    block = run_block(report, graph)
+    block = report.estimate_block(graph)
     if block is None or block.step_ms is None:
         return
     row.update(

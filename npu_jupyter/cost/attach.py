@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, 
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the cost model is imported when an estimate is read
     from npu_jupyter._plan.model import Plan
-    from npu_jupyter._runtime.report import RunReport
     from npu_jupyter._tf_types import Graph
     from npu_jupyter.cost.roofline import StepCost
 
@@ -104,14 +103,6 @@ def estimate_of(
     if memo is not None:
         memo[key] = found
     return found
-
-
-def run_block(report: RunReport, graph: Graph | None) -> CostBlock | None:
-    """The estimate block of the run ``report`` records (its plan, fed shapes and fetches), as a table
-    row shows it: the sweep and the zoo check read it here, so their figures are the report's.
-    """
-    found = estimate_of(report.plan, graph, report.fed_shapes, fetches=report.fetches)
-    return found.block if found is not None else None
 
 
 class PendingEstimate:
