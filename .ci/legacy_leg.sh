@@ -70,6 +70,10 @@ print("legacy leg: npu_jupyter %s from %s beside TensorFlow %s (unchanged)" % (
     version("npu_jupyter"), npu_jupyter.__file__, tf.__version__))
 PY
 
+# The rounding kernel, built by the installed wheel against TensorFlow 2.6.5 (its headers want C++14)
+# into this venv; tests/runtime/test_round_kernel.py then checks it gives the Casts' numbers here too.
+(cd "$LEGACY_VENV" && TF_CPP_MIN_LOG_LEVEL=2 "$py" -m npu_jupyter build-kernel)
+
 # The kernel-side suite from this checkout, against the INSTALLED wheel (not the source tree):
 # pytest runs from a scratch directory with importlib import mode, so `npu_jupyter` resolves to
 # site-packages. Tests that need TF >= 2.16 (Keras 3 builders) skip themselves with that reason;

@@ -40,6 +40,7 @@ RUNTIME_LAYERS = {
     "__init__": 0,
     "report_records": 0,
     "value_ops": 0,
+    "round_kernel": 0,
     "rewrite": 1,
     "report": 1,
     "observe": 2,

@@ -5,8 +5,9 @@ into their checkpoints). It copies the graph into a private ``tf.Graph`` and, wh
 op's precision, rounds the float32 tensors that op reads and writes through ``Cast`` to float16 or
 bfloat16 and back ("storage rounding"). Every op keeps computing in float32, so no half kernels are
 needed and every op type works; the numbers are those of a device that stores the tensor in half
-precision. Cast nodes carry the marker :data:`ROUND_MARKER` in their names so profiles and dumps can
-strip them and name the user's op instead.
+precision. Where the rounding kernel is built (:mod:`.round_kernel`), one ``NpuEmuRound`` node does
+the round trip instead of two Casts, with the same values. Rounding nodes carry the marker
+:data:`ROUND_MARKER` in their names so profiles and dumps can strip them and name the user's op instead.
 
 A float32-preserving plan produces a copy with no rewrite at all: same nodes, same names, same cost.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Collection, Sequence
 
+from npu_jupyter._runtime import round_kernel
 from npu_jupyter._runtime.value_ops import HALF_EXACT
 from npu_jupyter._tensorflow_import import require_tensorflow
 
@@ -194,6 +196,7 @@ def insert_casts(graph_def: GraphDef, roundings: list[Rounding], graph: Graph | 
     """
     nodes = {node.name: node for node in graph_def.node}
     dtypes = _float_dtype_enums()
+    fused = round_kernel.in_use()
     tensor_map: dict[str, str] = {}
     held, kept = held_values(graph, roundings) if graph is not None else ({}, set())
     for r in roundings:
@@ -201,9 +204,9 @@ def insert_casts(graph_def: GraphDef, roundings: list[Rounding], graph: Graph | 
             src = r.tensor
             base = f"{r.op}/{ROUND_MARKER}_out{r.slot}"
             if nodes[r.op].op in _NEXT_ITERATION:
-                _round_before(graph_def, nodes[r.op], base, src, r.dtype, dtypes)
+                _round_before(graph_def, nodes[r.op], base, r.dtype, dtypes, fused)
                 continue
-            tensor_map[src] = _add_round_trip(graph_def, base, _input_ref(src), src, r.dtype, dtypes)
+            tensor_map[src] = _add_round_trip(graph_def, base, _input_ref(src), r.dtype, dtypes, fused)
     # Consumers read outputs through their rounding (what the device stored), then inputs are rounded.
     if tensor_map:
         _rewire_consumers(graph_def, tensor_map)
@@ -222,7 +225,7 @@ def insert_casts(graph_def: GraphDef, roundings: list[Rounding], graph: Graph | 
         rounded = shared.get((current, r.dtype))
         if rounded is None:
             base = f"{r.op}/{ROUND_MARKER}_in{r.slot}"
-            rounded = _input_ref(_add_round_trip(graph_def, base, current, r.tensor, r.dtype, dtypes))
+            rounded = _input_ref(_add_round_trip(graph_def, base, current, r.dtype, dtypes, fused))
             shared[(current, r.dtype)] = rounded
         node.input[index] = rounded
     return tensor_map
@@ -232,7 +235,9 @@ ROUND_MARKER_SUFFIX = {"float16": "_f16/back", "bfloat16": "_bf16/back"}
 _NEXT_ITERATION = frozenset({"NextIteration", "RefNextIteration"})
 
 
-def _round_before(graph_def: GraphDef, node: NodeDef, base: str, src: str, dtype: str, enums: dict[str, int]) -> None:
+def _round_before(
+    graph_def: GraphDef, node: NodeDef, base: str, dtype: str, enums: dict[str, int], fused: bool
+) -> None:
     """Round a NextIteration's output by rounding the value it passes on, before it.
 
     A loop's Merge must read its back edge straight from the NextIteration (TensorFlow's graph import
@@ -241,7 +246,7 @@ def _round_before(graph_def: GraphDef, node: NodeDef, base: str, src: str, dtype
     reader of the output, the Merge included, reads it as it is.
     """
     data = next(i for i, ref in enumerate(node.input) if not ref.startswith("^"))
-    node.input[data] = _input_ref(_add_round_trip(graph_def, base, node.input[data], src, dtype, enums))
+    node.input[data] = _input_ref(_add_round_trip(graph_def, base, node.input[data], dtype, enums, fused))
 
 
 def held_values(graph: Graph, roundings: list[Rounding]) -> tuple[dict[str, str], set[str]]:
@@ -273,10 +278,18 @@ def held_values(graph: Graph, roundings: list[Rounding]) -> tuple[dict[str, str]
 
 
 def _add_round_trip(
-    graph_def: GraphDef, base: str, src_ref: str, src_tensor: str, dtype: str, enums: dict[str, int]
+    graph_def: GraphDef, base: str, src_ref: str, dtype: str, enums: dict[str, int], fused: bool
 ) -> str:
-    """Append ``Cast(src -> half) -> Cast(-> float32)`` nodes; return the rounded tensor name."""
+    """Append ``Cast(src -> half) -> Cast(-> float32)``, or one ``NpuEmuRound`` node when ``fused`` (the
+    rounding kernel is in use); return the rounded tensor name. The last node's name is the same either
+    way, so what reads a rounding by name (:data:`ROUND_MARKER_SUFFIX`) needs no second spelling.
+    """
     tag = "_f16" if dtype == "float16" else "_bf16"
+    if fused:
+        node = graph_def.node.add(name=f"{base}{tag}/back", op=round_kernel.OP_TYPE)
+        node.input.append(src_ref)
+        node.attr["to"].type = enums[dtype]
+        return f"{node.name}:0"
     wide = enums["float32"]
     down = graph_def.node.add(name=f"{base}{tag}/to", op="Cast")
     down.input.append(src_ref)

@@ -63,3 +63,20 @@ def tf():
     import tensorflow as tf
 
     return tf
+
+
+@pytest.fixture(params=["casts", "kernel"])
+def rounding(request):
+    """Run the test with each storage-rounding form: TensorFlow's Cast pairs, and the built ``NpuEmuRound``.
+
+    The kernel form is skipped, with the reason, where the kernel is not built (``./dev.sh setup``
+    builds it; tests/runtime/test_round_kernel.py fails where it should have been built and was not).
+    A MonkeyPatch of its own: a test's ``monkeypatch.undo()`` must not switch the form mid-test.
+    """
+    from npu_jupyter._runtime import round_kernel
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(round_kernel.SWITCH_ENV, "0" if request.param == "casts" else "1")
+        if request.param == "kernel" and not round_kernel.in_use():
+            pytest.skip(round_kernel.status())
+        yield request.param

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from npu_jupyter._options.config import NpuConfig
 from npu_jupyter._runtime.observe.dump import load_dump
 from npu_jupyter._runtime.session.emulator import EmulatorSession
+
+# Every test here runs with both rounding forms (Cast pairs and the NpuEmuRound kernel, whose own checks
+# replace the flag nodes): the same findings.
+pytestmark = pytest.mark.usefixtures("rounding")
 
 
 def _cond_training_graph(tf):

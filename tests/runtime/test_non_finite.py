@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from npu_jupyter._options.config import NpuConfig
 from npu_jupyter._runtime.session.emulator import EmulatorSession
+
+# Every test here runs with both rounding forms (Cast pairs and the NpuEmuRound kernel, whose own checks
+# replace the flag nodes): the same findings.
+pytestmark = pytest.mark.usefixtures("rounding")
 
 
 def test_a_float16_overflow_names_the_first_op_that_went_non_finite(tf, hand):

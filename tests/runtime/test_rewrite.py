@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from rounding_forms import rounding_trips
 
 from npu_jupyter._runtime.rewrite import ROUND_MARKER, build_private_graph, needs_rewrite
+
+# Every test here runs with both rounding forms (Cast pairs and the NpuEmuRound kernel): same numbers.
+pytestmark = pytest.mark.usefixtures("rounding")
 
 
 def _graph(tf):
@@ -60,10 +65,10 @@ def test_bfloat16_rounding_keeps_fewer_mantissa_bits_than_float16(tf, hand):
 def test_input_rounding_is_not_duplicated_after_an_output_rounding(tf, hand):
     g = _graph(tf)
     private = build_private_graph(g, hand.plan(g, {"AddV2", "Identity"}))
-    casts = [op for op in private.graph.get_operations() if op.type == "Cast"]
-    # y: two inputs + one output (6 casts); out: its output (2); out's input already is y's rounded value
-    assert len(casts) == 8
-    assert not any(op.name.startswith("out/") and "_in0" in op.name for op in casts)
+    trips = rounding_trips(private.graph.get_operations())
+    # y: two inputs + one output (3 round trips); out: its output (1); out's input already is y's rounded value
+    assert len(trips) == 4
+    assert not any(op.name.startswith("out/") and "_in0" in op.name for op in trips)
 
 
 def test_unseeded_random_ops_get_fixed_seeds_only_when_asked(tf, hand):
@@ -85,7 +90,9 @@ def test_consumers_of_one_tensor_share_a_single_rounding(tf, hand):
         tf.add(x, 1.0, name="a")
         tf.add(x, 2.0, name="b")
     private = build_private_graph(g, hand.plan(g, {"AddV2"}))
-    rounds_of_x = [op for op in private.graph.get_operations() if op.type == "Cast" and op.inputs[0].name == "x:0"]
+    rounds_of_x = [
+        op for op in private.graph.get_operations() if ROUND_MARKER in op.name and op.inputs[0].name == "x:0"
+    ]
     assert len(rounds_of_x) == 1
     with tf.compat.v1.Session(graph=private.graph) as sess:
         a, b = sess.run([private.tensor_name("a:0"), private.tensor_name("b:0")], {"x:0": [1e-4 + 1.0, 3.0]})
@@ -107,7 +114,7 @@ def test_roundings_that_cannot_change_a_value_get_no_cast_and_the_values_stay_th
     every_map, lean_map = insert_casts(every, rounded), insert_casts(lean, rounded, g)
 
     def cast_owners(graph_def):
-        return {node.name.split("/")[0] for node in graph_def.node if node.op == "Cast"}
+        return {node.name.split("/")[0] for node in rounding_trips(graph_def.node)}
 
     assert {"r", "i"} <= cast_owners(every) and not {"r", "i"} & cast_owners(lean)
     assert "m" in cast_owners(lean) and "out" in cast_owners(lean)  # these roundings do change values

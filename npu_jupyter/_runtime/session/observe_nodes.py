@@ -10,7 +10,8 @@
   ``NextIteration`` ops so the capture runs every iteration (and stays out of the loop's liveness).
   Iterations are recorded in completion order.
 * **All-finite flags**: ``IsFinite(Sum(x))`` for each float output (``L2Loss(x)`` for a float16-held
-  one), packed into one bool vector the emulator fetches with every step whose plan lowers precision,
+  one; the rounding node's own check where ``NpuEmuRound`` rounds it), packed into one bool vector the
+  emulator fetches with every step whose plan lowers precision,
   so the first op whose output became inf/NaN is known without the user turning anything on. Flags
   that can never be the first false one (an op passing on values already checked, a finite constant)
   are not computed, and a kept value an op hands on unchanged from one checked input (a gradient's
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Collection
 
 import numpy as np
 
+from npu_jupyter._runtime import round_kernel
 from npu_jupyter._runtime.observe.by_design import Provenance, may_be_by_design
 from npu_jupyter._runtime.observe.node_defs import add_node
 from npu_jupyter._runtime.value_ops import SAME_VALUES, passes_on_values
@@ -102,6 +104,8 @@ class _Builder:
         self.nodes = {node.name: node for node in sub.node}
         self.count = 0
         self.copies: dict[str, str] = {}  # input reference -> its Snapshot node (one copy per tensor)
+        self.flatten: tuple[str, str] | None = None  # the sums' shared constants, once made
+        self.readers: dict[str, str] | None = None  # what each NpuEmuRound node reads, once looked up
 
     def _name(self, what: str) -> str:
         self.count += 1
@@ -200,58 +204,105 @@ class _Builder:
 
         A tensor in ``copies`` (:meth:`copied_flags`) gets no nodes: it is listed in ``run.flags`` in its
         place, and ``RunGraph.flag_take`` picks the flag it shares, so readers see one flag per listed
-        tensor in the same (topological) order.
-
-        Two cheap nodes per tensor: the float32 sum of its flattened values, which is inf/NaN exactly when
-        a value is (or, for finite values, when the sum leaves the float32 range, ~3.4e38); one IsFinite
-        over all the sums. Static shapes are not trusted (the flattening shape is -1). A tensor ``held``
-        in float16 (|value| <= 65504) takes one node, ``L2Loss`` (half the sum of squares, no shape
-        input): it cannot overflow either, so it too is inf/NaN exactly when a value is.
+        tensor in the same (topological) order. Each computed tensor gives one float32 scalar that is
+        inf/NaN when a value of the tensor is (:meth:`_finite_value`); one IsFinite over all of them.
         """
         import tensorflow as tf
 
-        int32 = ("type", tf.int32.as_datatype_enum)
         f32 = tf.float32.as_datatype_enum
-        minus_one = self._add(
-            self._name("minus_one"),
-            "Const",
-            [],
-            dtype=int32,
-            value=tf.compat.v1.make_tensor_proto(np.array([-1], np.int32)),
-        )
-        zero = self._add(
-            self._name("zero"), "Const", [], dtype=int32, value=tf.compat.v1.make_tensor_proto(np.array(0, np.int32))
-        )
         copies = copies or {}
         computed = [name for name in tensors if name not in copies]
+        checker = round_kernel.in_use()
         sums = []
         for name in computed:
             op, _, slot = name.rpartition(":")
             key = (op, "output", int(slot))
             tensor = self.user.get_tensor_by_name(name)
             ref = _input_ref(self.run.guards[key][0][len(self.run.prefix) :]) if key in guarded else self._ref(key)[0]
-            enum = tensor.dtype.base_dtype.as_datatype_enum
-            if enum != f32:
-                ref = self._add(
-                    self._name("to_f32"), "Cast", [ref], SrcT=("type", enum), DstT=("type", f32), Truncate=False
-                ).name
-            if held.get(name) == "float16":
-                sums.append(self._add(self._name("sum"), "L2Loss", [ref], T=("type", f32)).name)
-                continue
-            flat = self._add(self._name("flat"), "Reshape", [ref, minus_one.name], T=("type", f32), Tshape=int32)
-            sums.append(
-                self._add(
-                    self._name("sum"), "Sum", [flat.name, zero.name], T=("type", f32), Tidx=int32, keep_dims=False
-                ).name
-            )
-            if any(t.dtype._is_ref_dtype for t in tensor.op.inputs):  # e.g. v/read: aliases the variable
-                self._before_writes(tensor.op, sums[-1])
+            sums.append(self._finite_value(ref, tensor, held.get(name) == "float16", checker))
         packed = self._add(self._name("sums"), "Pack", sums, T=("type", f32), N=len(sums), axis=0)
         finite = self._add(self._name("flags"), "IsFinite", [packed.name], T=("type", f32))
         self.run.flags = (f"{self.run.prefix}{finite.name}:0", list(tensors))
         if copies:
             position = {name: k for k, name in enumerate(computed)}
             self.run.flag_take = np.array([position[copies.get(name, name)] for name in tensors], np.intp)
+
+    def _finite_value(self, ref: str, tensor: Tensor, half_held: bool, checker: bool) -> str:
+        """A float32 scalar that is inf/NaN exactly when a value ``ref`` holds is (for ``tensor``'s flag).
+
+        * ``ref`` is an ``NpuEmuRound``'s output, or an ``NpuEmuRound`` reads it: the check that node
+          made of what it wrote, or of what it read, in its own pass (no node at all). Either is 0 or
+          NaN (:mod:`npu_jupyter._runtime.round_kernel`).
+        * With the rounding kernel: ``NpuEmuCheck``, one read-only pass, exact for any values.
+        * Without it, the float32 sum of the flattened values (after a Cast for another dtype), which is
+          inf/NaN when a value is, or, for finite values, when the sum leaves the float32 range (~3.4e38).
+          Static shapes are not trusted (the flattening shape is -1). A tensor held in float16
+          (|value| <= 65504) takes one node, ``L2Loss`` (half the sum of squares, no shape input): it
+          cannot overflow, so it too is inf/NaN exactly when a value is.
+
+        A read of a ref variable (``v/read``) aliases the variable's buffer: the variable's writers wait
+        for the check, so it sees the value the step read.
+        """
+        import tensorflow as tf
+
+        node = self.nodes.get(ref)
+        if node is not None and node.op == round_kernel.OP_TYPE:
+            return f"{ref}:1"  # the rounding's check of what it wrote
+        enum = tensor.dtype.base_dtype.as_datatype_enum
+        f32 = tf.float32.as_datatype_enum
+        rounding = self._roundings_of().get(ref)
+        if rounding is not None:
+            check, output = rounding, f"{rounding}:2"  # the check of what a rounding read
+        elif checker:
+            check = output = self._add(self._name("check"), round_kernel.CHECK_OP_TYPE, [ref], T=("type", enum)).name
+        else:
+            if enum != f32:
+                ref = self._add(
+                    self._name("to_f32"), "Cast", [ref], SrcT=("type", enum), DstT=("type", f32), Truncate=False
+                ).name
+            if half_held:
+                return self._add(self._name("sum"), "L2Loss", [ref], T=("type", f32)).name
+            int32 = ("type", tf.int32.as_datatype_enum)
+            minus_one, zero = self._flatten_constants()
+            flat = self._add(self._name("flat"), "Reshape", [ref, minus_one], T=("type", f32), Tshape=int32)
+            check = output = self._add(
+                self._name("sum"), "Sum", [flat.name, zero], T=("type", f32), Tidx=int32, keep_dims=False
+            ).name
+        if any(t.dtype._is_ref_dtype for t in tensor.op.inputs):  # e.g. v/read: aliases the variable
+            self._before_writes(tensor.op, check)
+        return output
+
+    def _roundings_of(self) -> dict[str, str]:
+        """Input reference -> the ``NpuEmuRound`` node that reads it (one per tensor and dtype; any one)."""
+        if self.readers is None:
+            self.readers = {}
+            for node in self.sub.node:
+                if node.op == round_kernel.OP_TYPE:
+                    self.readers.setdefault(node.input[0], node.name)
+        return self.readers
+
+    def _flatten_constants(self) -> tuple[str, str]:
+        """The ``[-1]`` shape and ``0`` axis the sums share (made once per variant, when first needed)."""
+        if self.flatten is None:
+            import tensorflow as tf
+
+            int32 = ("type", tf.int32.as_datatype_enum)
+            minus_one = self._add(
+                self._name("minus_one"),
+                "Const",
+                [],
+                dtype=int32,
+                value=tf.compat.v1.make_tensor_proto(np.array([-1], np.int32)),
+            )
+            zero = self._add(
+                self._name("zero"),
+                "Const",
+                [],
+                dtype=int32,
+                value=tf.compat.v1.make_tensor_proto(np.array(0, np.int32)),
+            )
+            self.flatten = (minus_one.name, zero.name)
+        return self.flatten
 
     def needed_flags(
         self,
