@@ -97,7 +97,9 @@ def test_a_variable_an_earlier_run_filled_with_inf_names_the_ops_that_write_it(t
     with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
         sess.run(init)
         sess.run(bump, {"x:0": np.array([3e38, 1.0], np.float32)})  # 3e39: inf lands in w, nothing fetched
-        assert sess.last_report.non_finite is None
+        wrote = sess.last_report.non_finite  # the writing run is checked: it writes a variable
+        assert (wrote.first_op, wrote.written, wrote.writer) == ("grow", "w", "bump")
+        assert "the run fetched no value" in wrote.message
         assert np.isinf(sess.run(loss))
         finding = sess.last_report.non_finite
     assert finding.op_type == "ReadVariableOp" and finding.variable == "w"
@@ -107,9 +109,9 @@ def test_a_variable_an_earlier_run_filled_with_inf_names_the_ops_that_write_it(t
     # trial (din_tf_allenyzx, force_fp16): it said "Op outputs are checked as they are computed", yet the
     # op that made the inf in the writing run (grow here, Adam's 0/0 there) was never named
     assert "Op outputs are checked" not in finding.message
-    # the writing run fetched no float tensor, so it was not checked: the finding says which runs are
-    # (a checked run that writes inf/NaN names its op itself, test_a_step_writing_nan_into_an_embedding...)
-    assert "a run fetching none is not checked" in finding.message
+    # the finding says where the writing run's own finding is, and which runs are checked
+    assert "The report of that run names the op that went non-finite first" in finding.message
+    assert "its plan lowers a precision" in finding.message
 
 
 def test_enable_dump_debug_names_the_op_of_the_run_that_wrote_inf_into_a_variable(tf, hand, tmp_path):
@@ -124,10 +126,10 @@ def test_enable_dump_debug_names_the_op_of_the_run_that_wrote_inf_into_a_variabl
     with EmulatorSession(cfg, g, plan_fn=hand.plan_fn({"Mul"})) as sess:
         sess.run(init)
         sess.run(bump, {"x:0": np.array([3e38, 1.0], np.float32)})
-        assert sess.last_report.overflow_ops == ["grow"] and sess.last_report.non_finite is None
+        assert sess.last_report.overflow_ops == ["grow"] and sess.last_report.non_finite.first_op == "grow"
 
 
-def test_a_run_fetching_no_float_tensor_adds_no_flags(tf, hand):
+def test_a_run_fetching_no_float_tensor_and_writing_no_variable_adds_no_flags(tf, hand):
     g = tf.Graph()
     with g.as_default():
         x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
@@ -136,9 +138,12 @@ def test_a_run_fetching_no_float_tensor_adds_no_flags(tf, hand):
         init = tf.compat.v1.global_variables_initializer()
     with EmulatorSession(NpuConfig(), g, plan_fn=hand.plan_fn({"Mul"})) as sess:
         sess.run(init)
-        sess.run(step, {"x:0": np.array([1.0, 2.0], np.float32)})
+        sess.run("twice", {"x:0": np.array([1.0, 2.0], np.float32)})  # the op, not its tensor: nothing to explain
         assert sess.last_report.emulation  # the Mul was rounded
         assert all(run.flags is None for run in sess._exec.runs.values())
+        sess.run(step, {"x:0": np.array([1.0, 2.0], np.float32)})  # writes w: whether it wrote inf/NaN is checked
+        assert any(run.flags is not None for run in sess._exec.runs.values())
+        assert sess.last_report.non_finite is None
 
 
 def test_a_ref_variable_updated_later_in_the_step_is_checked_before_the_update(tf, hand):
@@ -412,3 +417,33 @@ def test_a_float32_cause_and_a_host_side_value_say_nothing_of_saturation():
     assert "clamps" not in non_finite_cause(True, "float16", "RealDiv", "")  # no plan SoC known
     both = non_finite_cause(True, "float16", "RealDiv", "Ascend910")
     assert both.index("turns into inf or NaN") < both.index("clamps an overflow to ±65504")
+
+
+def _train_only(scale: float):
+    """Three steps of tests/models.py's MLP under allow_mix_precision, running only the train op."""
+    import models
+
+    model = models.mlp_v1()
+    with EmulatorSession(NpuConfig(precision_mode="allow_mix_precision"), model.graph) as sess:
+        sess.run(list(model.init_ops))
+        for step in range(3):
+            sess.run(model.train_op, {k: v * scale for k, v in model.feed_dict_fn(8 + step).items()})
+        return sess.last_report, sess.run("mlp/w1:0")
+
+
+def test_a_train_op_alone_that_writes_nan_into_a_variable_is_reported():
+    """A run fetching no tensor still gets the flags when it writes variables (it had none before)."""
+    report, w1 = _train_only(3e4)  # 30000 x inputs: the first MatMul overflows float16
+    assert np.isnan(w1).any()
+    finding = report.non_finite
+    assert finding is not None and finding.step == 0
+    assert finding.first_op == "mlp/MatMul" and finding.written is not None and finding.writer.startswith("train/")
+    assert "the run fetched no value" in finding.message and "no fetched value" not in finding.message
+    assert report.warnings == [finding.message]
+
+
+def test_a_train_op_alone_that_stays_finite_says_nothing():
+    report, w1 = _train_only(1.0)
+    assert np.isfinite(w1).all()
+    assert report.non_finite is None
+    assert not any("non-finite" in w for w in report.warnings)

@@ -143,9 +143,9 @@ def non_finite_finding(
             f"it reads the variable {variable}, which already held inf/NaN when step {step} began: an "
             f"update in an earlier run wrote them ({', '.join(writers[:4]) or 'no writing op in this plan'}"
             f"{f' and {len(writers) - 4} more' if len(writers) > 4 else ''}). The report of that run names "
-            f"the op that went non-finite first when the run checked its values (a run that fetches a "
-            f"float tensor); a run fetching none is not checked: enable_dump_debug names the ops that "
-            f"went inf/NaN in every run, the one that wrote them included"
+            f"the op that went non-finite first on the way to the write when the run was checked (its plan "
+            f"lowers a precision; a value written from Python or a checkpoint is not checked): "
+            f"enable_dump_debug names the ops that went inf/NaN in every run, the one that wrote them included"
         )
     else:
         cause = non_finite_cause(rounded, dtype, op_type, plan.soc)
@@ -273,7 +273,9 @@ def non_finite_cause(rounded: bool, dtype: str, op_type: str = "", soc: str = ""
     return "it computes in float32 here, so an input or the op itself (log(0), 0/0, ...) made it non-finite"
 
 
-def written_non_finite(plan: Plan, run: RunGraph, flags: object, step: int) -> NonFiniteFinding | None:
+def written_non_finite(
+    plan: Plan, run: RunGraph, flags: object, step: int, *, fetched: bool = True
+) -> NonFiniteFinding | None:
     """The first variable write of the step that read an inf/NaN value no by-design rule excuses; None otherwise.
 
     The flags of the values variable writes read are always computed (:mod:`.observe_nodes`). The op
@@ -299,7 +301,7 @@ def written_non_finite(plan: Plan, run: RunGraph, flags: object, step: int) -> N
         if read and writer in run.copied:
             upstream = _upstream(provenance, {op for op, _ in read})
             first = next(key for key in alarms if key[0] in upstream)
-            return _write_finding(plan, run, writer, first, step)
+            return _write_finding(plan, run, writer, first, step, fetched)
     return None
 
 
@@ -332,15 +334,20 @@ def _upstream(provenance: Provenance, ops: set[str]) -> set[str]:
     return seen
 
 
-def _write_finding(plan: Plan, run: RunGraph, writer: str, first: tuple[str, int], step: int) -> NonFiniteFinding:
-    """The finding of a step whose ``writer`` wrote inf/NaN, ``first`` the first op that went non-finite."""
+def _write_finding(
+    plan: Plan, run: RunGraph, writer: str, first: tuple[str, int], step: int, fetched: bool
+) -> NonFiniteFinding:
+    """The finding of a step whose ``writer`` wrote inf/NaN, ``first`` the first op that went non-finite.
+
+    ``fetched``: the run fetched a tensor (a run of the train op alone fetches none, and is told so).
+    """
     op, slot = first
     written = plan.ops[writer]
     target = written.inputs[0] if written.inputs else writer
     op_type, dtype, rounded = _first_op(plan, run, op, slot)
     wrote = (
         f"the run wrote non-finite values (inf/NaN) into the variable {target} (written by {writer}, "
-        f"{written.op_type}); no fetched value is non-finite."
+        f"{written.op_type}); " + ("no fetched value is non-finite." if fetched else "the run fetched no value.")
     )
     after = (
         f"They stay in {target} until overwritten. Whether float32 stays finite was not checked: run with "
@@ -391,7 +398,9 @@ def note_non_finite(
     """
     if report.non_finite is not None:
         return
-    finding = non_finite_finding(plan, run, flags, names, results, step) or written_non_finite(plan, run, flags, step)
+    finding = non_finite_finding(plan, run, flags, names, results, step) or written_non_finite(
+        plan, run, flags, step, fetched=any(":" in name for name in names)
+    )
     if finding is None:
         return
     report.non_finite = finding

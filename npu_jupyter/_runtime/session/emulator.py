@@ -68,7 +68,14 @@ from npu_jupyter._runtime.session.session_copy import Executor, SessionCopy
 from npu_jupyter._runtime.session.session_plans import SessionPlans
 from npu_jupyter._runtime.session.variables import read_variables
 from npu_jupyter._runtime.session.watch import fetch_names as watch_fetch_names
-from npu_jupyter._runtime.session.watch import finite_flag_tensors, float_fetches, observe_spec, read_values, watch_list
+from npu_jupyter._runtime.session.watch import (
+    finite_flag_tensors,
+    float_fetches,
+    observe_spec,
+    read_values,
+    watch_list,
+    writes_variables,
+)
 
 if TYPE_CHECKING:
     from npu_jupyter._plan.model import Plan
@@ -384,8 +391,9 @@ class EmulatorSession(SessionInterface):
         if facts is None:
             executed = executed_ops(self._graph, names, set(fed))
             rounds = bool(roundings(plan, self._graph, executed))
-            # The flags explain a non-finite fetch (run_notes): a run fetching no float tensor needs none.
-            wanted = rounds and bool(float_fetches(self._graph, names))
+            # The flags explain a non-finite fetch, or a variable write that read inf/NaN (run_notes): a
+            # run that does neither (fetches no float tensor, writes no variable) needs none.
+            wanted = rounds and (bool(float_fetches(self._graph, names)) or writes_variables(self._graph, executed))
             flagged = finite_flag_tensors(self._graph, plan, executed, fed, analyse(self._graph)) if wanted else []
             if len(self._facts) >= _CACHE_LIMIT:
                 self._facts.clear()

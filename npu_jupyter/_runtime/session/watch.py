@@ -126,6 +126,15 @@ def float_fetches(graph: Graph, names: list[str]) -> list[str]:
     return [name for name in names if ":" in name and graph.get_tensor_by_name(name).dtype.base_dtype.is_floating]
 
 
+def writes_variables(graph: Graph, executed: set[str]) -> bool:
+    """Whether a run writes a variable: a training step fetching only its train op still gets the flags
+    that say whether it wrote inf/NaN into a variable (``run_notes.written_non_finite``).
+    """
+    from npu_jupyter._runtime.observe.by_design import is_variable_write
+
+    return any(is_variable_write(graph.get_operation_by_name(name).type) for name in executed)
+
+
 def finite_flag_tensors(
     graph: Graph, plan: Plan, executed: set[str], fed: tuple[str, ...], liveness: Liveness
 ) -> list[str]:
