@@ -1,22 +1,22 @@
 """The one-node storage rounding: build, check and load the ``NpuEmuRound`` TensorFlow op.
 
-The emulator rounds a float32 tensor the device stores in half precision. TensorFlow alone does it with
-two ``Cast`` nodes (float32 -> float16 -> float32), and on a step that rounds every op's output that
-round trip is most of what emulating ``allow_mix_precision`` costs over a plain session (issue #23:
-1.19x of an MLP step, 1.29x of ResNet-50's, before any check). ``round_kernel.cc`` (beside this module) does the round trip
-in one kernel and one pass, and in the same pass tells whether a rounded value is inf/NaN, so the
-all-finite flag of a rounded output costs no node either.
+The emulator rounds a float32 tensor the device stores in half precision. TensorFlow alone does it
+with two ``Cast`` nodes (float32 -> float16 -> float32), and on a step that rounds every op's output
+that round trip is most of what emulating ``allow_mix_precision`` costs over a plain session (issue
+#23: 1.19x of an MLP step, 1.29x of ResNet-50's, before any check). ``round_kernel.cc`` (beside this
+module) does the round trip in one kernel and one pass, and in the same pass tells whether a value it
+wrote or read is inf/NaN, so the all-finite flags of those tensors cost no node either;
+``NpuEmuCheck`` checks the other flagged tensors in one read-only pass.
 
-It is C++, so it is compiled on the user's machine against the TensorFlow installed there
-(``python -m npu_jupyter build-kernel``; ``./dev.sh setup`` runs it; about 10 s), the way TensorFlow's guide to
+It is C++, so it is compiled on the user's machine against the TensorFlow installed there (``python
+-m npu_jupyter build-kernel``; ``./dev.sh setup`` runs it; about 10 s), the way TensorFlow's guide to
 custom ops builds one (``tf.sysconfig`` flags, ``tf.load_op_library``). A build is installed only
-after :mod:`.check`, in a separate process, has found it bit-equal to the Cast pair on
-every float16 boundary: a library that would crash or differ never reaches the user's kernel. The file
-is keyed by the source, the TensorFlow build and the machine, so a TensorFlow upgrade simply finds no
-library until the next build. Without one (no compiler, another TensorFlow, ``NPU_JUPYTER_ROUND_KERNEL=0``)
-the emulator uses the Cast pair: the same numbers, more slowly.
-
-The key is computed once per process (TensorFlow is not swapped under a running kernel).
+after :mod:`.check`, in a separate process, has found it bit-equal to the Cast pair on every float16
+boundary: a library that would crash or differ never reaches the user's kernel. The file is keyed by
+the source, the TensorFlow build and the machine (computed once per process: TensorFlow is not swapped
+under a running kernel), so a TensorFlow upgrade simply finds no library until the next build.
+Without one (no compiler, another TensorFlow, ``NPU_JUPYTER_ROUND_KERNEL=0``) the emulator uses the
+Cast pair: the same numbers, more slowly.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ OP_TYPE = "NpuEmuRound"
 CHECK_OP_TYPE = "NpuEmuCheck"
 #: ``0`` turns the kernel off in this process (the Cast pair is used); read at every graph rewrite.
 SWITCH_ENV = "NPU_JUPYTER_ROUND_KERNEL"
-#: Where built libraries go (default: ``$XDG_CACHE_HOME/npu_jupyter`` or ``~/.cache/npu_jupyter``).
+#: A folder for built libraries instead of the default (:func:`cache_dir`).
 CACHE_ENV = "NPU_JUPYTER_CACHE"
 _COMPILERS = ("g++", "c++", "clang++")
 _TIMEOUT_S = 600
