@@ -398,9 +398,9 @@ def note_non_finite(
     """
     if report.non_finite is not None:
         return
-    finding = non_finite_finding(plan, run, flags, names, results, step) or written_non_finite(
-        plan, run, flags, step, fetched=any(":" in name for name in names)
-    )
+    finding = non_finite_finding(plan, run, flags, names, results, step)
+    if finding is None and not np.asarray(flags, bool).all():  # a write finding needs a false flag
+        finding = written_non_finite(plan, run, flags, step, fetched=any(":" in name for name in names))
     if finding is None:
         return
     report.non_finite = finding
