@@ -169,3 +169,45 @@ def test_view_producer_lists_are_the_earlier_data_and_control_inputs() -> None:
     for view, _ in _graphs():
         for n, ps in zip(view.order, view.preds()):
             assert list(ps) == [j for j in (*n.in_idx, *n.ctrl_idx) if 0 <= j < n.index]
+
+
+def _levels_walking_every_node(device: list[bool], preds: list[list[int]]) -> list[int]:
+    """Clustering's levels by the plain rule: one walk over every node in topological order."""
+    level, tainted = [0] * len(device), [False] * len(device)
+    for i, ps in enumerate(preds):
+        if device[i]:
+            level[i] = max([level[p] for p in ps if device[p]] + [level[p] + 1 for p in ps if tainted[p]], default=0)
+        else:
+            tainted[i] = any(device[p] or tainted[p] for p in ps)
+            level[i] = max((level[p] for p in ps if device[p] or tainted[p]), default=0)
+    return level
+
+
+def test_levels_start_where_the_first_level_can_rise_and_equal_the_whole_walk() -> None:
+    """``clustering._levels`` skips the nodes before the first device node fed by a tainted host node."""
+    raised = 0
+    for view, placed in _graphs():
+        preds, succs = view.preds(), view.succs()
+        for device in (placed.device, [not d for d in placed.device]):
+            want = _levels_walking_every_node(device, preds)  # type: ignore[arg-type]
+            assert clustering._levels(device, preds, succs) == want
+            raised += any(want)
+    assert raised >= 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("builder", ["lstm_train_step", "mlp_v1"])
+def test_levels_on_real_training_graphs_equal_the_whole_walk(builder: str) -> None:
+    """The same on real graphs, with the candidates mixed computing seeds (variable updates on the host)."""
+    import models
+
+    from npu_jupyter._plan.graph.view import build_view
+    from npu_jupyter._plan.placement import place
+    from npu_jupyter._plan.planner import library_for
+
+    model = getattr(models, builder)()
+    view = build_view(getattr(model, "graph", model))
+    preds, succs = view.preds(), view.succs()
+    for s in (PlanSettings(), PlanSettings(mix_compile_mode=True)):
+        device = place(view, library_for(s.soc), s).device
+        assert clustering._levels(device, preds, succs) == _levels_walking_every_node(device, preds)  # type: ignore[arg-type]
