@@ -92,12 +92,14 @@ def _function_problem(
 def _unsupported_resource(n: Node, view: GraphView) -> bool:
     """Mixed computing: resource ops must read a VarHandleOp directly (iterators, tables stay host).
 
-    The first resource input decides (``list.index``, in C: this runs for every resource node).
+    The first resource input decides (``list.index``, in C: this runs for every resource node). Its
+    producer is found by index, not by name: the name is the same, and the lookup by name costs a
+    string comparison with a key that is another string object.
     """
     dtypes = n.input_dtypes
     if "resource" in dtypes:
-        p = view.nodes.get(n.input_names[dtypes.index("resource")])
-        return p is None or p.op != "VarHandleOp"
+        j = n.in_idx[dtypes.index("resource")]
+        return j < 0 or view.order[j].op != "VarHandleOp"
     if "resource" in n.output_dtypes:
         return n.op != "VarHandleOp"
     return False
@@ -416,7 +418,9 @@ def _add_consts(view: GraphView, out: Placement) -> None:
                 else "marked _NoNeedOptimize: the adapter leaves it to TensorFlow"
             )
             continue
-        if any(device[j] for j, _ in cons[i]) or any(device[c] for c in n.ctrl_idx):
+        uses = cons[i]
+        # most consts feed one op, whose flag answers without building a generator
+        if (uses and device[uses[0][0]]) or any(device[j] for j, _ in uses) or any(device[c] for c in n.ctrl_idx):
             device[i] = True
             out.reason[i] = "constant used by device ops: compiled into the GeOp"
         else:
@@ -475,11 +479,18 @@ def place(view: GraphView, lib: OpLibrary, s: PlanSettings) -> Placement:
     by_resource: dict[tuple[str, bool], tuple[bool | None, str]] = {}
     skipped = [False] * count
     mix = s.mix_compile_mode
+    unary = rewrites.UNARY_COMPOSITION
     for n in view.order:
         op = n.op
         if op == "Const":
             continue
-        if not _plain(n):
+        # a node :func:`_seed` decides from its op type alone, but for its resource edges, is "plain":
+        # no scope flags or called functions, not a fused unary chain. A training graph is almost
+        # all such nodes, so each op type is seeded once; in mixed computing, which tests resource
+        # edges (:func:`_unsupported_resource`), once per op type and answer of that test for the
+        # nodes with a resource input or output (ResNet-50's training step: 2,000 of 8,500 nodes).
+        # The test is written out here rather than called: it runs for every node.
+        if n.no_need_optimize or n.without_npu_compile or n.functions or op == unary:
             ok, why = _seed(n, view, lib, s, memo)
         elif not (mix and ("resource" in n.input_dtypes or "resource" in n.output_dtypes)):
             seeded = by_type.get(op)  # seeded like every other plain node of its type
@@ -506,17 +517,6 @@ def place(view: GraphView, lib: OpLibrary, s: PlanSettings) -> Placement:
     _add_consts(view, out)
     _set_engines(view, lib, out)
     return out
-
-
-def _plain(n: Node) -> bool:
-    """Whether :func:`_seed` decides this node from its op type alone, but for its resource edges.
-
-    True for a node without scope flags or called functions, and not a fused unary chain. A training
-    graph is almost all such nodes, so ``place`` seeds each op type once; in mixed computing, which
-    tests resource edges (:func:`_unsupported_resource`), once per op type and answer of that test
-    for the nodes with a resource input or output (ResNet-50's training step: 2,000 of 8,500 nodes).
-    """
-    return not (n.no_need_optimize or n.without_npu_compile or n.functions or n.op == rewrites.UNARY_COMPOSITION)
 
 
 def _set_engines(view: GraphView, lib: OpLibrary, out: Placement) -> None:
