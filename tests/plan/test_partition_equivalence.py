@@ -196,9 +196,16 @@ def test_levels_start_where_the_first_level_can_rise_and_equal_the_whole_walk() 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("builder", ["lstm_train_step", "mlp_v1"])
-def test_levels_on_real_training_graphs_equal_the_whole_walk(builder: str) -> None:
-    """The same on real graphs, with the candidates mixed computing seeds (variable updates on the host)."""
+@pytest.mark.parametrize("builder", ["lstm_train_step", "bert_train_step", "mlp_v1"])
+def test_clustering_shortcuts_on_real_training_graphs_equal_the_plain_passes(
+    builder: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Levels and mixed computing's merge on real graphs, with the candidates placement seeds.
+
+    Mixed computing leaves a training step's variable updates on the host: levels start late, and
+    the merge's searches end early (both checked against the passes over every node). The searches
+    get budget enough to answer every question here, so that they are compared on each graph.
+    """
     import models
 
     from npu_jupyter._plan.graph.view import build_view
@@ -211,3 +218,8 @@ def test_levels_on_real_training_graphs_equal_the_whole_walk(builder: str) -> No
     for s in (PlanSettings(), PlanSettings(mix_compile_mode=True)):
         device = place(view, library_for(s.soc), s).device
         assert clustering._levels(device, preds, succs) == _levels_walking_every_node(device, preds)  # type: ignore[arg-type]
+        groups = clustering.group_candidates(device, preds, succs, s.mix_compile_mode)
+        with monkeypatch.context() as m:
+            m.setattr(clustering, "SEARCH_BUDGET", 10**6)
+            searched = clustering._merge_by_search(groups, preds, succs)
+        assert searched == clustering._merge_by_bitsets(groups, preds)
