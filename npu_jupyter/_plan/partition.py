@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import ne
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from npu_jupyter._ops.variable_ops import VARIABLE_OPS
 from npu_jupyter._plan.clustering import group_candidates, merge_unreachable
@@ -20,9 +20,6 @@ from npu_jupyter._plan.model import Subgraph, Transfer
 from npu_jupyter._plan.placement import Placement
 from npu_jupyter._plan.settings import PlanSettings
 from npu_jupyter._units import DTYPE_BYTES
-
-if TYPE_CHECKING:  # typing.Literal is Python 3.8+; annotations here are strings, never evaluated
-    from typing import Literal  # novermin (never imported at run time)
 
 GRAPH_COUNTER = 1  # the adapter numbers GeOps per graph: GeOp<graph>_<cluster>
 _DTYPE_BYTES = DTYPE_BYTES
@@ -70,12 +67,12 @@ class Partition:
 # --------------------------------------------------------------------------------------------
 
 
-def _bytes(view: GraphView, src: str, slot: int, dtype: str) -> int | None:
-    """Bytes of output ``slot`` of ``src`` from its static shape, None when not fully known."""
+def _bytes(shape_of: Callable[[str, int], tuple[int, ...] | None], src: str, slot: int, dtype: str) -> int | None:
+    """Bytes of output ``slot`` of ``src`` from its static shape (``shape_of``), None when not fully known."""
     size = _DTYPE_BYTES.get(dtype)
     if size is None:
         return None
-    shape = view.output_shape(src, slot)
+    shape = shape_of(src, slot)
     if shape is None:
         return None
     for d in shape:
@@ -198,59 +195,59 @@ def _transfers(
     """One Transfer per tensor leaving a GeOp (d2h) and per (tensor, GeOp) it enters (h2d).
 
     Keyed like the adapter's ``_Retval``/``_Arg`` so that a tensor read by several ops is moved, and
-    counted in ``transfer_bytes``, once; later readers are appended to ``consumers``.
+    counted in ``transfer_bytes``, once; later readers are appended to ``consumers``. A transfer is
+    found or made inline, in the loop, rather than by a call per crossing edge: mixed computing's
+    plan of ResNet-50's training step has 1,178 crossing edges and 1,072 transfers.
     """
     order = view.order
+    shape_of = None  # resolved at the first crossing tensor: a plan with none never asks the graph
     sizes: dict[str, int | None] = {}
     seen: dict[tuple[str, str | None], Transfer] = {}
+    made = part.transfers
     for i, pos in _crossing_edges(view, cluster_of, part.clusters, outside):
         n = order[i]
         j = n.in_idx[pos]
         if j in replicated:
             continue
         src_c, dst_c = cluster_of[j], cluster_of[i]
-        src, slot = n.input_names[pos], n.input_slots[pos]
+        src, slot, dtype = n.input_names[pos], n.input_slots[pos], n.input_dtypes[pos]
         tensor = f"{src}:{slot}"
         if tensor not in sizes:
-            sizes[tensor] = _bytes(view, src, slot, n.input_dtypes[pos])
+            if shape_of is None:
+                shape_of = view.shape_reader()
+            sizes[tensor] = _bytes(shape_of, src, slot, dtype)
+        name = n.name
         # OMSplitter looks at the *destination's* input type: a ref output read through a plain
         # input (SaveV2 reading a VariableV2) is cast to a value and crosses without complaint
         is_ref = n.input_refs is not None and n.input_refs[pos]
-        if src_c is not None:
-            _record(seen, part, (tensor, None), n, pos, tensor, "d2h", sizes[tensor])
+        size = sizes[tensor]
+        if src_c is not None:  # leaves a GeOp: one _Retval whatever reads it
+            key: tuple[str, str | None] = (tensor, None)
+            t = seen.get(key)
+            if t is None:
+                t = seen[key] = Transfer(src, name, tensor, dtype, "d2h", size, [name])
+                made.append(t)
+            elif t.consumers[-1] != name:  # one op reading the tensor twice is still one consumer
+                t.consumers.append(name)
             if is_ref:
-                part.errors.append(
-                    f"Ref Tensors (e.g., Variables) are not supported as results: {tensor} of {src_c} read by {n.name}"
-                )
-        if dst_c is not None:
-            _record(seen, part, (tensor, dst_c), n, pos, tensor, "h2d", sizes[tensor])
+                part.errors.append(_ref_error("d2h", tensor, src_c, dst_c, name))
+        if dst_c is not None:  # enters a GeOp: one _Arg per GeOp
+            key = (tensor, dst_c)
+            t = seen.get(key)
+            if t is None:
+                t = seen[key] = Transfer(src, name, tensor, dtype, "h2d", size, [name])
+                made.append(t)
+            elif t.consumers[-1] != name:
+                t.consumers.append(name)
             if is_ref:
-                part.errors.append(
-                    f"Ref Tensors (e.g., Variables) are not supported as args: {tensor} read by {n.name} in {dst_c}"
-                )
+                part.errors.append(_ref_error("h2d", tensor, src_c, dst_c, name))
 
 
-def _record(
-    seen: dict[tuple[str, str | None], Transfer],
-    part: Partition,
-    key: tuple[str, str | None],
-    consumer: Node,
-    pos: int,
-    tensor: str,
-    direction: Literal["h2d", "d2h"],  # novermin (a string annotation)
-    size: int | None,
-) -> None:
-    """Add ``consumer`` to the transfer of ``key``, creating it on first sight."""
-    name = consumer.name
-    t = seen.get(key)
-    if t is not None:
-        if t.consumers[-1] != name:  # one op reading the tensor twice is still one consumer
-            t.consumers.append(name)
-        return
-    src, dtype = consumer.input_names[pos], consumer.input_dtypes[pos]
-    t = Transfer(src, name, tensor, dtype, direction, size, [name])
-    seen[key] = t
-    part.transfers.append(t)
+def _ref_error(direction: str, tensor: str, src_c: str | None, dst_c: str | None, name: str) -> str:
+    """The adapter's error for a ref tensor crossing a GeOp boundary (a result or an argument)."""
+    if direction == "d2h":
+        return f"Ref Tensors (e.g., Variables) are not supported as results: {tensor} of {src_c} read by {name}"
+    return f"Ref Tensors (e.g., Variables) are not supported as args: {tensor} read by {name} in {dst_c}"
 
 
 def _is_checkpoint_plumbing(

@@ -18,6 +18,7 @@ reader (:mod:`node_reading`), per-op-type OpDef recipes (:mod:`op_recipes`) and 
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -199,26 +200,42 @@ class GraphView:
             return None
 
     def output_shape(self, op: str, slot: int) -> tuple[int, ...] | None:
-        """Fully known static shape of output ``slot`` of op ``op``, else None (only from a tf.Graph).
+        """Fully known static shape of output ``slot`` of op ``op``, else None (only from a tf.Graph)."""
+        return self.shape_reader()(op, slot)
 
-        Asked once per tensor crossing a GeOp boundary (thousands in a mixed-computing plan), so
-        the op is found by TensorFlow's unchecked name lookup where it has one (see
-        :func:`_op_finder`), about a fifth of ``get_tensor_by_name``'s cost. The view keeps the
-        lookup's name, not the bound method: that would hold on to a graph the view cache reaches
-        only through a weak proxy.
+    def shape_reader(self) -> Callable[[str, int], tuple[int, ...] | None]:
+        """A function answering :meth:`output_shape` for many tensors in a row; drop it after them.
+
+        Asked once per tensor crossing a GeOp boundary (a thousand in a mixed-computing plan of
+        ResNet-50's training step), so the op lookup is resolved once for all of them, and the op
+        is found by TensorFlow's unchecked name lookup where it has one (see :func:`_op_finder`),
+        about a fifth of ``get_tensor_by_name``'s cost. The view keeps the lookup's name, not the
+        bound method: that would hold on to a graph the view cache reaches only through a weak
+        proxy (the function returned holds it, hence "drop it").
         """
         if self.tf_graph is None:
-            return None
+            return _no_shape
         if self._find_op is None:
             self._find_op = _op_finder(self.tf_graph)
-        find: Callable[[str], Operation] = getattr(self.tf_graph, self._find_op)
-        try:
-            out = find(op).outputs[slot].shape.as_list()
-        except (KeyError, ValueError, IndexError):  # ValueError: unknown rank
-            return None
-        if None in out or (out and min(cast("list[int]", out)) < 0):
-            return None
-        return tuple(cast("list[int]", out))
+        return functools.partial(_known_shape, getattr(self.tf_graph, self._find_op))
+
+
+def _no_shape(op: str, slot: int) -> None:
+    """No static shapes without a tf.Graph (a view of a GraphDef)."""
+
+
+def _known_shape(find: Callable[[str], Operation], op: str, slot: int) -> tuple[int, ...] | None:
+    """The fully known static shape of output ``slot`` of the op ``find`` returns for ``op``, else None."""
+    try:
+        dims = find(op).outputs[slot].shape.as_list()
+    except (KeyError, ValueError, IndexError):  # ValueError: unknown rank
+        return None
+    if None in dims:
+        return None
+    known = cast("list[int]", dims)  # no None, as just tested
+    if known and min(known) < 0:
+        return None
+    return tuple(known)
 
 
 def _op_finder(graph: Graph) -> str:
