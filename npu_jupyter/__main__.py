@@ -38,14 +38,17 @@ def build_kernel(args: list[str]) -> int:
     parser.add_argument("--force", action="store_true", help="rebuild even when a checked library is installed")
     options = parser.parse_args(args)
     from npu_jupyter._runtime import round_kernel
+    from npu_jupyter._tensorflow_import import TensorFlowMissingError
 
     start = time.perf_counter()
     try:
+        there = round_kernel.library_path().is_file() and not options.force
         path = round_kernel.build(force=options.force)
-    except round_kernel.KernelBuildError as exc:
+    except (round_kernel.KernelBuildError, TensorFlowMissingError) as exc:
         print(f"npu_jupyter build-kernel: {exc}", file=sys.stderr)  # noqa: T201
         return 1
-    print(f"rounding kernel ready: {path} ({time.perf_counter() - start:.1f} s)")  # noqa: T201
+    done = "already built" if there else f"built and checked in {time.perf_counter() - start:.1f} s"
+    print(f"rounding kernel ready: {path} ({done})")  # noqa: T201
     return 0
 
 

@@ -115,6 +115,7 @@ def test_build_compiles_checks_and_installs_under_a_key_of_this_tensorflow(cache
     stamp = installed[0].stat().st_mtime_ns
     assert main(["build-kernel"]) == 0  # already there: kept, not rebuilt
     assert installed[0].stat().st_mtime_ns == stamp
+    assert "(already built)" in capsys.readouterr().out
 
 
 def _train(model, mode: str, steps: int, scale: float = 1.0):
@@ -221,3 +222,22 @@ def test_a_second_build_is_not_loaded_beside_the_first(monkeypatch, tmp_path):
     monkeypatch.setattr(round_kernel, "library_path", lambda: other)
     assert not round_kernel.in_use()
     assert "another build of it (npu_emu_round-first.so) is loaded in this process" in round_kernel.status()
+
+
+def test_the_command_says_what_is_missing_in_one_line(monkeypatch, capsys):
+    """No TensorFlow, or a failed build: one line on stderr, exit status 1, no traceback."""
+    from npu_jupyter.__main__ import main
+    from npu_jupyter._tensorflow_import import TensorFlowMissingError
+
+    def missing(**_):
+        raise TensorFlowMissingError("npu_jupyter: TensorFlow is not installed in this Python environment")
+
+    monkeypatch.setattr(round_kernel, "library_path", lambda: Path("/nonexistent/npu_emu_round.so"))
+    monkeypatch.setattr(round_kernel, "build", missing)
+    assert main(["build-kernel"]) == 1
+    assert capsys.readouterr().err == (
+        "npu_jupyter build-kernel: npu_jupyter: TensorFlow is not installed in this Python environment\n"
+    )
+    with pytest.raises(SystemExit) as exit_:  # argparse: its usage and error on stderr
+        main(["build-kernel", "--bogus"])
+    assert exit_.value.code == 2 and "unrecognized arguments: --bogus" in capsys.readouterr().err

@@ -9,17 +9,19 @@
   frame hands each live iteration's value to Python; a ControlTrigger on it gates one of the frame's
   ``NextIteration`` ops so the capture runs every iteration (and stays out of the loop's liveness).
   Iterations are recorded in completion order.
-* **All-finite flags**: ``IsFinite(Sum(x))`` for each float output (``L2Loss(x)`` for a float16-held
-  one; the rounding node's own check where ``NpuEmuRound`` rounds it), packed into one bool vector the
-  emulator fetches with every step whose plan lowers precision,
-  so the first op whose output became inf/NaN is known without the user turning anything on. Flags
-  that can never be the first false one (an op passing on values already checked, a finite constant)
-  are not computed, and a kept value an op hands on unchanged from one checked input (a gradient's
-  ``tuple/control_dependency``) shares that input's flag: the first false flag, and so the finding, is
-  the same. Kept always: the flags of
-  the values a variable write reads (whether the step wrote inf/NaN into a variable) and of the ops the
-  by-design rule judges (:func:`~npu_jupyter._runtime.observe.by_design.may_be_by_design`), so a value
-  the float32 program makes non-finite too is told apart (:mod:`.npu_jupyter._runtime.observe.run_notes`).
+* **All-finite flags**: one float32 scalar per float output that is inf/NaN when a value is (with the
+  rounding kernel, exactly then: the check an ``NpuEmuRound`` made in its own pass, or one
+  ``NpuEmuCheck``; without it ``Sum(x)``, which a finite float32 sum beyond ~3.4e38 overflows too, or
+  ``L2Loss(x)`` for a float16-held one), packed into one vector and passed through IsFinite. The
+  emulator fetches it with every step whose plan lowers precision and that fetches a float tensor or
+  writes a variable, so the first op whose output became inf/NaN is known without the user turning
+  anything on. Flags that can never be the first false one (an op passing on values already checked, a
+  finite constant) are not computed, and a kept value an op hands on unchanged from one checked input
+  (a gradient's ``tuple/control_dependency``) shares that input's flag: the first false flag, and so
+  the finding, is the same. Kept always: the flags of the values a variable write reads (whether the
+  step wrote inf/NaN into a variable) and of the ops the by-design rule judges
+  (:func:`~npu_jupyter._runtime.observe.by_design.may_be_by_design`), so a value the float32 program
+  makes non-finite too is told apart (:mod:`.npu_jupyter._runtime.observe.run_notes`).
 """
 
 from __future__ import annotations
