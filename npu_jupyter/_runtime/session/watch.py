@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
+from npu_jupyter._runtime.observe.by_design import is_variable_write
 from npu_jupyter._runtime.session.liveness import Liveness
 from npu_jupyter._runtime.session.run_graph import Observe
 
@@ -130,8 +131,6 @@ def writes_variables(graph: Graph, executed: set[str]) -> bool:
     """Whether a run writes a variable: a training step fetching only its train op still gets the flags
     that say whether it wrote inf/NaN into a variable (``run_notes.written_non_finite``).
     """
-    from npu_jupyter._runtime.observe.by_design import is_variable_write
-
     return any(is_variable_write(graph.get_operation_by_name(name).type) for name in executed)
 
 
