@@ -94,10 +94,58 @@ def test_the_check_refuses_a_kernel_that_rounds_one_tie_the_wrong_way(cache, mon
     monkeypatch.setattr(round_kernel, "SOURCE", broken)
     with pytest.raises(
         round_kernel.KernelBuildError,
-        match=r"(?s)failed its check.*\nfloat16: \d+ values differ from the Cast pair, first 0x",
+        match=r"(?s)failed its check.*\nfloat16 \(a copy\): \d+ values differ from the Cast pair, first 0x",
     ):
         round_kernel.build()
     assert list(cache.iterdir()) == []
+
+
+def _unrounded_copies(source: str) -> str:
+    """A kernel whose streamed copies (a large tensor the caller still holds) are written unrounded."""
+    return source.replace("_mm512_stream_ps(out + i, y)", "_mm512_stream_ps(out + i, x)").replace(
+        "_mm256_stream_ps(out + i, y)", "_mm256_stream_ps(out + i, x)"
+    )
+
+
+def _unrounded_in_place(source: str) -> str:
+    """A kernel that leaves a tensor it could overwrite (its only reader is the rounding) as it was."""
+    line = "    const bool stream = out != in && x.TotalBytes() >= kStreamBytes;\n"
+    return source.replace(line, line + "    if (out == in) return;\n")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not BUILDABLE, reason="compiles with g++ on Linux x86-64")
+@pytest.mark.parametrize(("break_it", "form"), [(_unrounded_copies, "a copy"), (_unrounded_in_place, "in place")])
+def test_the_check_covers_both_writing_paths(cache, monkeypatch, tmp_path, break_it, form):
+    """A build broken in one writing path alone is refused, and the check says which path.
+
+    The op writes a copy (non-temporal stores past 1 MiB) when the caller still holds its input, as
+    for a weight read from its variable, and rounds in place when the rounding is the input's only
+    reader; the check must take both, or a break in one would be installed.
+    """
+    source = round_kernel.SOURCE.read_text()
+    broken = tmp_path / "round_kernel.cc"
+    broken.write_text(break_it(source))
+    assert broken.read_text() != source
+    monkeypatch.setattr(round_kernel, "SOURCE", broken)
+    with pytest.raises(
+        round_kernel.KernelBuildError, match=rf"float16 \({form}\): \d+ values differ from the Cast pair"
+    ):
+        round_kernel.build()
+    assert list(cache.iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not BUILDABLE, reason="compiles with g++ on Linux x86-64")
+@pytest.mark.parametrize("path", ["NPU_EMU_NO_AVX512", "NPU_EMU_PORTABLE"])
+def test_the_narrower_paths_pass_the_check_on_this_machine(cache, monkeypatch, tmp_path, path):
+    """The F16C path (what a CPU without AVX-512 runs) and the portable one (what a CPU without F16C
+    runs) are checked here too, where the build would otherwise always take the AVX-512 path."""
+    narrowed = tmp_path / "round_kernel.cc"
+    narrowed.write_text(f"#define {path} 1\n" + round_kernel.SOURCE.read_text())
+    monkeypatch.setattr(round_kernel, "SOURCE", narrowed)
+    assert round_kernel.build() == round_kernel.library_path()
+    assert round_kernel.library_path().is_file()
 
 
 @pytest.mark.slow

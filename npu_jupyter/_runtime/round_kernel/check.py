@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
-    from npu_jupyter._tf_types import DType
+    from npu_jupyter._tf_types import DType, Tensor
 
 
 def _values() -> np.ndarray:
@@ -60,6 +60,33 @@ def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Bit-equal, or NaN on both sides (a NaN's payload is not a value)."""
     same: np.ndarray = (a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))
     return same
+
+
+def _roundings(
+    library: ModuleType, tf: ModuleType, values: np.ndarray, dtype: DType
+) -> list[tuple[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]]:
+    """``NpuEmuRound`` and the Cast pair on ``values`` in the op's two writing paths, as
+    (form, (rounded, expected, check, read check)).
+
+    A tensor the caller still holds cannot be overwritten, so the op writes a copy (with non-temporal
+    stores past 1 MiB, as for a weight read from its variable); a tensor only the rounding reads, as
+    inside a function, is rounded in place. A ``concat`` makes such a tensor: a fresh buffer holding
+    the same bits (plus a zero, so its length is odd), which no graph optimization folds away; its
+    rounding is compared with the copy's Cast pair, since the bits are the same.
+    """
+    held = tf.constant(values)
+    copy = [t.numpy() for t in library.npu_emu_round(held, to=dtype)]
+    expected = tf.cast(tf.cast(held, dtype), tf.float32).numpy()
+
+    def in_place(x: Tensor) -> list[Tensor]:
+        rounded: list[Tensor] = library.npu_emu_round(tf.concat([x, tf.zeros([1])], axis=0), to=dtype)
+        return rounded  # the concat's only reader
+
+    rounded, check, read_check = (t.numpy() for t in tf.function(in_place)(held))
+    return [
+        ("a copy", (copy[0], expected, copy[1], copy[2])),
+        ("in place", (rounded[:-1], expected, check, read_check)),
+    ]
 
 
 def _round_checks(library: ModuleType, dtype: DType) -> str:
@@ -111,19 +138,20 @@ def main(path: str) -> int:
     library = tf.load_op_library(path)
     values = _values()
     for dtype in (tf.float16, tf.bfloat16):
-        rounded, check, read_check = (t.numpy() for t in library.npu_emu_round(values, to=dtype))
-        expected = tf.cast(tf.cast(values, dtype), tf.float32).numpy()
-        wrong = np.flatnonzero(~_same(rounded, expected))
-        if wrong.size:
-            k = wrong[0]
-            print(  # noqa: T201 - the check's answer
-                f"{dtype.name}: {wrong.size} values differ from the Cast pair, first 0x{values.view(np.uint32)[k]:08x} "
-                f"-> {rounded[k]!r}, Cast gives {expected[k]!r}"
-            )
-            return 1
-        if not (np.isnan(check) and np.isnan(read_check)):
-            print(f"{dtype.name}: checks are {check!r}, {read_check!r} for values that include inf/NaN")  # noqa: T201
-            return 1
+        for form, (rounded, expected, check, read_check) in _roundings(library, tf, values, dtype):
+            wrong = np.flatnonzero(~_same(rounded, expected))
+            if wrong.size:
+                k = wrong[0]
+                print(  # noqa: T201 - the check's answer
+                    f"{dtype.name} ({form}): {wrong.size} values differ from the Cast pair, first "
+                    f"0x{values.view(np.uint32)[k]:08x} -> {rounded[k]!r}, Cast gives {expected[k]!r}"
+                )
+                return 1
+            if not (np.isnan(check) and np.isnan(read_check)):
+                print(  # noqa: T201
+                    f"{dtype.name} ({form}): checks are {check!r}, {read_check!r} for values that include inf/NaN"
+                )
+                return 1
         problem = _round_checks(library, dtype)
         if problem:
             print(problem)  # noqa: T201
