@@ -33,19 +33,47 @@ def approximate_reason(decision: OpDecision, caps: OpCaps | None, mix_compile_mo
     return ""
 
 
-def mark_approximate(ops: dict[str, OpDecision], library: OpLibrary, mix_compile_mode: bool) -> int:
-    """Set ``approximate`` on every decision resting on approximate data; returns how many."""
+class ApproximateMarks:
+    """Which decisions of one plan rest on approximate data, answered once per (op type, engine, decided dtype).
+
+    :func:`approximate_reason` reads those three only, and a training graph repeats a few dozen
+    triples thousands of times. :func:`~npu_jupyter._plan.planner._decisions` looks each decision's
+    triple up in ``known`` as it builds the decision, and asks :meth:`flagged` for a new triple only:
+    a pass of its own over the finished decisions cost 1 ms of a cold plan of ResNet-50's training step.
+    """
+
+    def __init__(self, library: OpLibrary, mix_compile_mode: bool) -> None:
+        self.library = library
+        self.mix_compile_mode = mix_compile_mode
+        self.known: dict[tuple[str, str, str], bool] = {}
+
+    def flagged(self, decision: OpDecision) -> bool:
+        """Whether ``decision`` rests on approximate data (its op type, engine and ``dtype_after`` are set)."""
+        key = (decision.op_type, decision.engine, decision.dtype_after)
+        flag = self.known.get(key)
+        if flag is None:
+            caps = self.library.caps(decision.op_type)
+            flag = self.known[key] = bool(approximate_reason(decision, caps, self.mix_compile_mode))
+        return flag
+
+
+def approximate_marks(library: OpLibrary, mix_compile_mode: bool) -> ApproximateMarks | None:
+    """The marks for decisions from ``library``; None for a library read from a real CANN install, which marks nothing."""
     if not getattr(library, "approximate", False):
+        return None
+    return ApproximateMarks(library, mix_compile_mode)
+
+
+def mark_approximate(ops: dict[str, OpDecision], library: OpLibrary, mix_compile_mode: bool) -> int:
+    """Set ``approximate`` on every decision resting on approximate data; returns how many.
+
+    For decisions built elsewhere than the planner, which marks its own as it builds them.
+    """
+    marks = approximate_marks(library, mix_compile_mode)
+    if marks is None:
         return 0
     count = 0
-    # the reason depends on the op type, engine and decided dtype only: one answer per distinct triple
-    seen: dict[tuple[str, str, str], bool] = {}
     for decision in ops.values():
-        key = (decision.op_type, decision.engine, decision.dtype_after)
-        flagged = seen.get(key)
-        if flagged is None:
-            caps = library.caps(decision.op_type)
-            flagged = seen[key] = bool(approximate_reason(decision, caps, mix_compile_mode))
-        decision.approximate = flagged
-        count += flagged
+        decision.approximate = flag = marks.flagged(decision)
+        count += flag
     return count

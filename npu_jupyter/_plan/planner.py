@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from npu_jupyter._ops.library import OpLibrary
     from npu_jupyter._options.config import ConfigSource
+    from npu_jupyter._plan.approximate import ApproximateMarks
     from npu_jupyter._plan.graph.graph import GraphView, Node
     from npu_jupyter._plan.model import Engine
     from npu_jupyter._plan.placement import Placement
@@ -108,9 +109,16 @@ def _first_float_index(dtypes: list[str]) -> int | None:
 
 
 def _decisions(
-    view: GraphView, placed: Placement, clusters: list[str | None], precisions: list[OpPrecision]
+    view: GraphView,
+    placed: Placement,
+    clusters: list[str | None],
+    precisions: list[OpPrecision],
+    marks: ApproximateMarks | None,
 ) -> dict[str, OpDecision]:
     """One OpDecision per node, in topological order, from the three stages' per-index answers.
+
+    ``marks`` (None: the op tables are exact) says which decisions rest on approximate data
+    (:mod:`npu_jupyter._plan.approximate`); a decision's triple is looked up here, as it is built.
 
     The decisions hold the view's and the precision stage's lists as they are: every one is a
     read-only list (:mod:`npu_jupyter._plan.readonly`), shared by every plan of a cached graph and by
@@ -131,7 +139,7 @@ def _decisions(
     engines = cast("list[Engine]", placed.engine)  # placement engines are the three Engine names
     decided_of = [p.output_dtypes for p in precisions]
     # what most inputs read: output 0 of a producer in the view (None: no output, or position -1)
-    first = [o[0] if o else None for o in decided_of]
+    first: list[str | None] = [o[0] if o else None for o in decided_of]
     first.append(None)
     first_at = first.__getitem__
     for n, p in zip(view.order, precisions):
@@ -145,21 +153,18 @@ def _decisions(
         outs = n.output_dtypes
         k = 0 if outs and outs[0] in _FLOAT_NAMES else _first_float_index(outs)  # common case inline
         decided = p.output_dtypes
+        after = decided[k] if k is not None and k < len(decided) else ""
         idx = n.in_idx
         input_dtypes, declared = p.input_dtypes, n.input_dtypes
         if idx:
             # most inputs read output 0 of a producer in the view: one lookup per input
             found = list(map(first_at, idx))
-            written = (
-                _producer_dtypes(n, decided_of)
-                if None in found or any(n.input_slots)
-                else cast("list[str]", found)  # no None, as just tested
-            )
+            written = _producer_dtypes(n, decided_of) if None in found or any(n.input_slots) else found
             # what the op reads is what its producers write, unless the adapter casts in between
             if written == input_dtypes:
                 produced = input_dtypes
             else:
-                produced = declared if written == declared else dtype_list(tuple(written))
+                produced = declared if written == declared else dtype_list(tuple(cast("list[str]", written)))
         else:
             produced = NO_STRINGS
         d = new(OpDecision)  # fields in declaration order, as the generated __init__ sets them
@@ -169,7 +174,7 @@ def _decisions(
         d.engine = engine
         d.placement_reason = reason
         d.dtype_before = outs[k] if k is not None else ""
-        d.dtype_after = decided[k] if k is not None and k < len(decided) else ""
+        d.dtype_after = after
         d.precision_reason = p.reason
         d.cluster = clusters[i]
         d.inputs = n.input_names  # read-only lists, shared (see above)
@@ -178,7 +183,11 @@ def _decisions(
         d.impl_mode = p.impl_mode
         d.policy = p.policy
         d.body_ops = n.body
-        d.approximate = False
+        if marks is None:
+            d.approximate = False
+        else:
+            flag = marks.known.get((n.op, engine, after))
+            d.approximate = marks.flagged(d) if flag is None else flag
         d.declared_input_dtypes = declared
         d.producer_dtypes = produced
         ops[name] = d
@@ -294,6 +303,7 @@ def plan(
         Precision is GE's in both.
 
     """
+    from npu_jupyter._plan.approximate import approximate_marks
     from npu_jupyter._plan.functional_flow import functional_flow_note
     from npu_jupyter._plan.graph import graph_exec
     from npu_jupyter._plan.partition import partition
@@ -343,7 +353,9 @@ def plan(
             bar.describe("precision")
             prec = decide_precision(view, placed.device, part.cluster_of, lib, settings)
             bar.advance()
-        ops = _decisions(view, placed, part.cluster_of, prec.ops)
+        # npu_device never reads isGray: no TF2 decision rests on the approximate host-kept list
+        marks = approximate_marks(lib, settings.mix_compile_mode and tf2 is None)
+        ops = _decisions(view, placed, part.cluster_of, prec.ops, marks)
         prec.ops = []  # now held by the decisions: freed before the collector runs, so never scanned
         planned = True
     finally:
@@ -351,10 +363,6 @@ def plan(
             if planned:
                 _promote_to_oldest_generation()
             gc.enable()
-    from npu_jupyter._plan.approximate import mark_approximate
-
-    # npu_device never reads isGray: no TF2 decision rests on the approximate host-kept list
-    mark_approximate(ops, lib, settings.mix_compile_mode and tf2 is None)
     mode_word = "mixed computing" if settings.mix_compile_mode else "full offload"
     notes = graph_notes + placed.notes + part.notes
     if tf2 is not None:
