@@ -6,7 +6,7 @@ everything later reads the :class:`~npu_jupyter._plan.graph.graph.Node` it becom
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence, cast
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence, cast
 
 from npu_jupyter._plan.graph.graph import (
     KEEP_DTYPE,
@@ -57,6 +57,23 @@ SCOPE_ATTRS = (WITHOUT_NPU_COMPILE, KEEP_DTYPE, OP_MAX_SIZE, NO_NEED_OPTIMIZE)
 # Op types whose NodeDef holds more than dtypes for the rules: a while frame, a fused op chain.
 _READ_IN_FULL = frozenset({"Enter", "RefEnter", UNARY_COMPOSITION})
 
+# How read_nodes reads the output dtype of an op type's nodes inline, filled from the recipes as op
+# types are first met: (fixed DataType enum or 0, type attr, position of the input the attr also
+# types or None, the attr's default enum) for an op type of one output of a fixed or attr-given dtype
+# that takes no ref input and calls no function (``Recipe.plain``) and is not read in full; None for
+# every other op type, whose nodes take the full rule (:func:`_read_rest`). One lookup per node
+# answers what the recipe's fields, tested one by one, did.
+_INLINE: dict[str, tuple[int, str, int | None, int] | None] = {}
+
+
+def _inline_rule(op: str) -> tuple[int, str, int | None, int] | None:
+    """The entry of :data:`_INLINE` for ``op``."""
+    recipe = RECIPES.get(op) or recipe_of(op)
+    if recipe.plain is None or op in _READ_IN_FULL:
+        return None
+    fixed, type_attr = recipe.plain
+    return fixed, type_attr, recipe.typed_input, recipe.default_type
+
 
 def read_nodes(
     node_defs: Iterable[NodeDef], library: dict[str, FunctionInfo], scoped: frozenset[str]
@@ -67,27 +84,29 @@ def read_nodes(
     order them (:func:`~npu_jupyter._plan.graph.topology.number_edges`' answer; None when names repeat
     and the listing must be numbered afresh).
 
-    One loop with the common case inline: each input is resolved to the position of its producer
-    among the nodes read so far, and its dtype read from that producer's outputs, so a graph listed
-    producers first needs no second pass over its nodes. A node whose op type has one output of a
-    fixed or attr-given dtype, and which calls no function, needs no other attribute read (every
-    other node takes the full rule, :func:`_read_rest`), and none at all when the attr also types an
-    input whose producer is read (``Recipe.typed_input``): in a valid graph the two dtypes are one.
-    Inputs naming a node listed later (a while loop's back edge, an unsorted GraphDef) are resolved
-    after the loop (:func:`~npu_jupyter._plan.graph.topology.number_edges`).
+    One loop with the common case inline, each field of a node set once: each input is resolved to
+    the position of its producer among the nodes read so far, and its dtype read from that
+    producer's outputs, so a graph listed producers first needs no second pass over its nodes. A
+    node with one or two inputs that each read output 0, and no control input (most nodes), is
+    resolved in the loop; others by :func:`_resolve`. A node whose op type has one output of a
+    fixed or attr-given dtype, and which calls no function (:data:`_INLINE`), needs no other
+    attribute read (every other node takes the full rule, :func:`_read_rest`), and none at all when
+    the attr also types an input whose producer is read (``Recipe.typed_input``): in a valid graph
+    the two dtypes are one. Inputs naming a node listed later (a while loop's back edge, an
+    unsorted GraphDef) are resolved after the loop
+    (:func:`~npu_jupyter._plan.graph.topology.number_edges`).
     """
     out: list[Node] = []
     append = out.append
-    recipes = RECIPES
-    single_output = SINGLE_OUTPUT
     simple = not (library or scoped)
+    inline = _INLINE if simple else {}  # nothing inline: every node takes the full rule
+    single_output = SINGLE_OUTPUT
     pos: dict[str, int] = {}
     producer_at = pos.get
     outs: list[list[str]] = []  # output dtypes per position, for inputs reading another slot
     add_outs = outs.append
     first: list[str] = []  # output 0's dtype per position: what most inputs read
     add_first = first.append
-    first_of = first.__getitem__
     late: list[int] = []
     derived: list[int] = []  # positions whose output dtype was read from an input (see below)
     new = object.__new__
@@ -100,83 +119,66 @@ def read_nodes(
         n.name = name
         n.op = op
         n.index = k
-        n.control_inputs = n.input_dtypes = NO_STRINGS
-        n.in_idx = n.ctrl_idx = ()
         raw = nd.input[:]  # a slice is a plain list, copied in C (iterating the field is slower)
-        if not raw:
-            n.input_names = NO_STRINGS
-            n.input_slots = ()
+        count = len(raw)
+        if not count:
+            n.input_names = n.input_dtypes = n.control_inputs = NO_STRINGS
+            n.input_slots = n.in_idx = n.ctrl_idx = ()
         else:
             # Most input lists name output 0 of each producer and hold no control input: one join
             # and two substring tests find that case, which then needs no per-edge parsing at all.
             joined = "".join(raw)
-            if ":" in joined or "^" in joined:
-                n.input_names = NO_STRINGS
-                n.input_slots = ()
-                _read_inputs(n, raw)
-            else:
+            plain = ":" not in joined and "^" not in joined
+            if plain:
                 n.input_names = ReadOnlyList(raw)
-                n.input_slots = _ZERO_SLOTS.get(len(raw)) or _shared_slots((0,) * len(raw))
-        if raw:
-            names = n.input_names
-            slots = n.input_slots
-            count = len(names)
+                n.input_slots = _ZERO_SLOTS.get(count) or _shared_slots((0,) * count)
+                n.control_inputs = NO_STRINGS
+            else:
+                _read_inputs(n, raw)
             # one or two inputs reading output 0 (most nodes): resolved without building iterators
-            if count == 1 and not slots[0]:
-                j = producer_at(names[0])
+            if plain and count == 1:
+                n.ctrl_idx = ()
+                j = producer_at(raw[0])
                 if j is None:
                     late.append(k)
+                    n.in_idx = ()
+                    n.input_dtypes = NO_STRINGS
                 else:
                     n.in_idx = [j]
                     d = first[j]
                     n.input_dtypes = ones.get(d) or dtype_list((d,))
-            elif count == 2 and not (slots[0] or slots[1]):
-                j = producer_at(names[0])
-                j2 = producer_at(names[1])
+            elif plain and count == 2:
+                n.ctrl_idx = ()
+                j = producer_at(raw[0])
+                j2 = producer_at(raw[1])
                 if j is None or j2 is None:
                     late.append(k)
+                    n.in_idx = ()
+                    n.input_dtypes = NO_STRINGS
                 else:
                     n.in_idx = [j, j2]
                     pair = (first[j], first[j2])
                     n.input_dtypes = lists.get(pair) or dtype_list(pair)
-            elif count:
-                found = list(map(producer_at, names))  # map() runs in C; None: not read (yet)
-                if None in found:
-                    late.append(k)
-                else:
-                    idx = cast("list[int]", found)  # no None, as just tested
-                    n.in_idx = idx
-                    if any(slots):
-                        n.input_dtypes = dtype_list(
-                            tuple(outs[j][slot] if slot < len(outs[j]) else "" for slot, j in zip(slots, idx))
-                        )
-                    else:
-                        n.input_dtypes = dtype_list(tuple(map(first_of, idx)))
-            control = n.control_inputs
-            if control:
-                ctrl = list(map(producer_at, control))
-                if None in ctrl:
-                    if not late or late[-1] != k:
-                        late.append(k)
-                else:
-                    n.ctrl_idx = ctrl  # type: ignore[assignment]  # no None, as just tested
-        recipe = recipes.get(op)
-        single = recipe.plain if recipe is not None and simple else None
-        if single is None or op in _READ_IN_FULL:
+            elif not _resolve(n, producer_at, outs, first):
+                late.append(k)
+        rule = inline.get(op)
+        if rule is None:
             n.output_dtypes = NO_STRINGS
             _read_rest(n, nd, library, scoped)
+            if simple and op not in _INLINE:
+                _INLINE[op] = _inline_rule(op)
         else:
-            fixed, type_attr = single
-            typed = recipe.typed_input  # type: ignore[union-attr]  # single is None without a recipe
-            if not fixed and typed is not None and typed < len(n.input_dtypes) and n.input_dtypes[typed]:
+            fixed, type_attr, typed, default = rule  # typed is None for a fixed dtype
+            dtypes = n.input_dtypes
+            if typed is not None and typed < len(dtypes) and dtypes[typed]:
                 # typed by the same attr as an input whose producer is read: no attr read (most ops)
-                d = n.input_dtypes[typed]
+                d = dtypes[typed]
                 n.output_dtypes = ones.get(d) or dtype_list((d,))
                 derived.append(k)
             else:
                 if not fixed:
                     v = nd.attr.get(type_attr)
-                    fixed = v.type if v is not None else recipe.default_type  # type: ignore[union-attr]
+                    fixed = v.type if v is not None else default
                 hit = single_output.get(fixed) or single_output_of(fixed)
                 n.output_dtypes = hit[0]
                 if hit[1] is not None:  # a ref dtype (float32_ref): the output is a ref
@@ -192,6 +194,40 @@ def read_nodes(
     return out, number_edges(out, late, pos, outs)
 
 
+def _resolve(n: Node, producer_at: Callable[[str], int | None], outs: list[list[str]], first: list[str]) -> bool:
+    """Resolve a node's inputs among the nodes read so far: the rule for a node with more than two
+    inputs, an output slot other than 0 or a control input.
+
+    False when a producer is not read yet: the node's edges are then numbered after the loop.
+    """
+    resolved = True
+    n.in_idx = n.ctrl_idx = ()
+    n.input_dtypes = NO_STRINGS
+    names = n.input_names
+    if names:
+        found = list(map(producer_at, names))  # map() runs in C; None: not read (yet)
+        if None in found:
+            resolved = False
+        else:
+            idx = cast("list[int]", found)  # no None, as just tested
+            n.in_idx = idx
+            slots = n.input_slots
+            if any(slots):
+                n.input_dtypes = dtype_list(
+                    tuple(outs[j][slot] if slot < len(outs[j]) else "" for slot, j in zip(slots, idx))
+                )
+            else:
+                n.input_dtypes = dtype_list(tuple(map(first.__getitem__, idx)))
+    control = n.control_inputs
+    if control:
+        ctrl = list(map(producer_at, control))
+        if None in ctrl:
+            resolved = False
+        else:
+            n.ctrl_idx = ctrl  # type: ignore[assignment]  # no None, as just tested
+    return resolved
+
+
 def _output_dtypes_from_attrs(nodes: list[Node], node_defs: Sequence[NodeDef], which: list[int]) -> None:
     """Read the output dtypes of the nodes at ``which`` from their attrs after all.
 
@@ -202,10 +238,9 @@ def _output_dtypes_from_attrs(nodes: list[Node], node_defs: Sequence[NodeDef], w
     """
     for k in which:
         n, nd = nodes[k], node_defs[k]
-        recipe = RECIPES[n.op]
-        type_attr = cast("tuple[int, str]", recipe.plain)[1]  # only attr-typed outputs are derived
+        _, type_attr, _, default = cast("tuple[int, str, int, int]", _INLINE[n.op])  # only inline types are derived
         v = nd.attr.get(type_attr)
-        hit = single_output_of(v.type if v is not None else recipe.default_type)
+        hit = single_output_of(v.type if v is not None else default)
         n.output_dtypes = hit[0]
         if hit[1] is not None:
             n.output_refs = hit[1]
@@ -252,6 +287,8 @@ _ZERO_SLOTS = {k: _shared_slots((0,) * k) for k in range(1, 9)}  # output 0 of e
 
 def _read_inputs(n: Node, raw: Sequence[str]) -> None:
     """Data inputs as producer names and slots; "^name" entries are control inputs."""
+    n.input_names = n.control_inputs = NO_STRINGS
+    n.input_slots = ()
     slots: list[int] = []
     names: list[str] = []
     control: list[str] = []
