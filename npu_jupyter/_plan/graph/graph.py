@@ -22,7 +22,7 @@ import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import TYPE_CHECKING, Callable, Sequence, cast
+from typing import TYPE_CHECKING, Callable, List, Sequence, Tuple, cast
 
 from npu_jupyter._plan.readonly import NO_STRINGS
 
@@ -118,6 +118,10 @@ class FunctionInfo:
     output_dtypes: list[str]
 
 
+# (preds, succs, consumers) of a view: :meth:`GraphView.preds` and the two after it
+EdgeLists = Tuple[List[Sequence[int]], List[List[int]], List[List[Tuple[int, int]]]]
+
+
 @dataclass
 class GraphView:
     """Nodes in topological order plus the function library and a lazy shape source."""
@@ -127,9 +131,7 @@ class GraphView:
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     tf_graph: Graph | None = None  # the tf.Graph the view came from, for lazy static shapes
     exec_config: GraphExecConfig | None = None  # the graph's own dynamic config
-    _consumers: list[list[tuple[int, int]]] | None = None
-    _preds: list[Sequence[int]] | None = None
-    _succs: list[list[int]] | None = None
+    _edge_lists: EdgeLists | None = None  # (preds, succs, consumers): :func:`_edge_lists`
     _find_op: str | None = None  # name of the tf_graph's op lookup method (:func:`_op_finder`)
     _op_counts: dict[str, int] | None = None
 
@@ -150,46 +152,20 @@ class GraphView:
         A node without control inputs whose producers all come earlier (nearly every node) shares
         its ``in_idx`` list here instead of a copy: fewer objects for the garbage collector to scan.
         """
-        if self._preds is None:
-            preds: list[Sequence[int]] = []
-            for n in self.order:
-                idx, ctrl, i = n.in_idx, n.ctrl_idx, n.index
-                k = len(idx)
-                # one or two inputs (most nodes) are compared inline: min() and max() calls cost more
-                if not ctrl and (
-                    k == 0
-                    or (
-                        0 <= idx[0] < i
-                        and (k == 1 or (0 <= idx[1] < i and (k == 2 or (min(idx) >= 0 and max(idx) < i))))
-                    )
-                ):
-                    preds.append(idx)
-                else:
-                    preds.append([j for j in (*idx, *ctrl) if 0 <= j < i])
-            self._preds = preds
-        return self._preds
+        return self._edges()[0]
 
     def succs(self) -> list[list[int]]:
         """Per node: indices of the consumers in :meth:`preds` (the same edges reversed)."""
-        if self._succs is None:
-            succ: list[list[int]] = [[] for _ in self.order]
-            for i, ps in enumerate(self.preds()):
-                for p in ps:
-                    succ[p].append(i)
-            self._succs = succ
-        return self._succs
+        return self._edges()[1]
 
     def consumers(self) -> list[list[tuple[int, int]]]:
         """Per node index: (consumer index, input position) of every data out-edge."""
-        if self._consumers is None:
-            cons: list[list[tuple[int, int]]] = [[] for _ in self.order]
-            for n in self.order:
-                ci = n.index
-                for pos, j in enumerate(n.in_idx):
-                    if j >= 0:
-                        cons[j].append((ci, pos))
-            self._consumers = cons
-        return self._consumers
+        return self._edges()[2]
+
+    def _edges(self) -> EdgeLists:
+        if self._edge_lists is None:
+            self._edge_lists = _edge_lists(self.order)
+        return self._edge_lists
 
     def shape(self, tensor: str) -> tuple[int, ...] | None:
         """Fully known static shape of ``"op:slot"``, else None (only from a tf.Graph)."""
@@ -218,6 +194,42 @@ class GraphView:
         if self._find_op is None:
             self._find_op = _op_finder(self.tf_graph)
         return functools.partial(_known_shape, getattr(self.tf_graph, self._find_op))
+
+
+def _edge_lists(order: list[Node]) -> EdgeLists:
+    """Every node's earlier producers, consumers among those, and data consumers: (preds, succs, consumers).
+
+    One pass over the nodes builds the three: every plan reads all of them (placement the
+    consumers, clustering the others), and three passes over ResNet-50's training step took 4.6 ms
+    of a cold plan, one 3.6 ms. Both edge lists of a node come out in the order of its inputs, data
+    before control; a data edge from a later node (a while loop's back edge) is a consumer only.
+    """
+    preds: list[Sequence[int]] = []
+    add_pred = preds.append
+    succs: list[list[int]] = [[] for _ in order]
+    cons: list[list[tuple[int, int]]] = [[] for _ in order]
+    for n in order:
+        i, idx, ctrl = n.index, n.in_idx, n.ctrl_idx
+        earlier = not ctrl  # so far: the node's producers are exactly its earlier data producers
+        pos = 0
+        for j in idx:
+            if j < 0:  # not in the view
+                earlier = False
+            else:
+                cons[j].append((i, pos))
+                if j < i:
+                    succs[j].append(i)
+                else:
+                    earlier = False
+            pos += 1  # noqa: SIM113 - enumerate() made the pass a sixth slower
+        if earlier:  # nearly every node: its in_idx is shared, not copied
+            add_pred(idx)
+        else:
+            for j in ctrl:
+                if 0 <= j < i:
+                    succs[j].append(i)
+            add_pred([j for j in (*idx, *ctrl) if 0 <= j < i])
+    return preds, succs, cons
 
 
 def _no_shape(op: str, slot: int) -> None:
