@@ -62,18 +62,3 @@ def approximate_marks(library: OpLibrary, mix_compile_mode: bool) -> Approximate
     if not getattr(library, "approximate", False):
         return None
     return ApproximateMarks(library, mix_compile_mode)
-
-
-def mark_approximate(ops: dict[str, OpDecision], library: OpLibrary, mix_compile_mode: bool) -> int:
-    """Set ``approximate`` on every decision resting on approximate data; returns how many.
-
-    For decisions built elsewhere than the planner, which marks its own as it builds them.
-    """
-    marks = approximate_marks(library, mix_compile_mode)
-    if marks is None:
-        return 0
-    count = 0
-    for decision in ops.values():
-        decision.approximate = flag = marks.flagged(decision)
-        count += flag
-    return count
