@@ -344,9 +344,8 @@ class _Decider:
         0.2 ms of a cold plan). A device op's answer is reused only where the node itself cannot
         matter: outside a keep_dtype scope, and not one whose answer reported an error naming it; a
         gray-list op under mixed precision follows its producer, so its producer's dtype is part of
-        the key. The shared answer's lists
-        equal the node's own in content and are read-only (:mod:`npu_jupyter._plan.readonly`): the
-        decisions hold them as they are.
+        the key. The shared answer's lists equal the node's own in content and are read-only
+        (:mod:`npu_jupyter._plan.readonly`): the decisions hold them as they are.
         ``tests/plan/test_precision.py`` compares the plans with deciding every op on its own.
         """
         if not self.device[n.index]:  # keyed like the device answers below: interned lists, by identity

@@ -102,8 +102,8 @@ unsigned round_half_scalar(const float* in, float* out, int64_t begin, int64_t e
 
 // Past this many bytes a rounded copy (an output in a buffer of its own, as for a weight read from
 // its variable) is written with non-temporal stores. A plain store first reads each destination line
-// from memory; a tensor this large does not stay in a core's cache for its consumer anyway, so that
-// read is wasted. In ResNet-50's training step (batch 2, where weights are half the values rounded)
+// from memory; a tensor this large mostly leaves a core's cache before its consumer reads it, so
+// that read is wasted. In ResNet-50's training step (batch 2, where weights are half the values rounded)
 // the emulator went from about 1.23x to 1.19x a plain session (bench/runtime_bench.py, paired CPU).
 constexpr int64_t kStreamBytes = int64_t{1} << 20;
 
