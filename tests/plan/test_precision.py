@@ -180,6 +180,24 @@ def test_host_ops_keep_their_original_dtype(conv_net):
     assert p.ops["mm"].precision_reason == "runs on the host in its original dtype"
 
 
+def test_host_ops_that_share_an_answer_keep_their_own_dtypes():
+    """Host ops share one precision answer per pair of dtype lists: ops whose outputs match but whose
+    inputs differ (AsString of a float and of an int) each keep their own input dtypes."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [4], name="x")
+        k = tf.compat.v1.placeholder(tf.int32, [4], name="k")
+        tf.strings.as_string(x, name="sx")
+        tf.strings.as_string(k, name="sk")
+        tf.strings.as_string(x * 2.0, name="sx2")
+    p = plan(g, {"mix_compile_mode": True, "precision_mode": "force_fp16"}, fetches=["sx", "sk", "sx2"])
+    host = {name: p.ops[name] for name in ("sx", "sk", "sx2")}
+    assert all(d.engine == "HOST" for d in host.values())
+    assert list(host["sx"].input_dtypes) == list(host["sx2"].input_dtypes) == ["float32"]
+    assert list(host["sk"].input_dtypes) == ["int32"]
+    assert all(list(d.output_dtypes) == ["string"] for d in host.values())
+
+
 # ---- scopes and files -------------------------------------------------------------------------
 
 

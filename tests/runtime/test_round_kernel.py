@@ -137,6 +137,22 @@ def test_the_check_covers_both_writing_paths(cache, monkeypatch, tmp_path, break
 
 @pytest.mark.slow
 @pytest.mark.skipif(not BUILDABLE, reason="compiles with g++ on Linux x86-64")
+def test_the_check_refuses_a_finite_scan_that_misses_inf_and_nan(cache, monkeypatch, tmp_path):
+    """``NpuEmuCheck``'s scan (its SSE2 and AVX2 copies share it) is checked too: one that never sees
+    an inf or NaN is refused, and the check says where it missed."""
+    source = round_kernel.SOURCE.read_text()
+    scan = "hits |= static_cast<Bits>(~bits[i] & kExponent) == 0 ? Bits(1) : Bits(0);"
+    assert scan in source
+    broken = tmp_path / "round_kernel.cc"
+    broken.write_text(source.replace(scan, "hits |= Bits(0) & bits[i];"))
+    monkeypatch.setattr(round_kernel, "SOURCE", broken)
+    with pytest.raises(round_kernel.KernelBuildError, match=r"NpuEmuCheck: misses inf at 0 of 1 float32 values"):
+        round_kernel.build()
+    assert list(cache.iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not BUILDABLE, reason="compiles with g++ on Linux x86-64")
 @pytest.mark.parametrize("path", ["NPU_EMU_NO_AVX512", "NPU_EMU_PORTABLE"])
 def test_the_narrower_paths_pass_the_check_on_this_machine(cache, monkeypatch, tmp_path, path):
     """The F16C path (what a CPU without AVX-512 runs) and the portable one (what a CPU without F16C
