@@ -118,3 +118,29 @@ def test_two_tf_functions_of_one_python_name_are_not_called_retraces():
         both()
     assert len(emulation.reports) == 2
     assert all(_retrace_notes(report) == [] for report in emulation.reports.values())
+
+
+def test_a_function_that_creates_its_variables_is_not_called_retraced_by_their_initialiser():
+    """Keras 3's fit (here the ModelZoo VAE_ID2593): the first call of multi_step_on_iterator creates the
+    optimizer's variables, so TensorFlow also runs initialize_variables, a helper made by the same
+    tf.function. The function's one report said "traced multi_step_on_iterator 2 times ... this report is
+    trace 2 of 2 ... each other trace has its own report", and no other report existed."""
+    import tensorflow as tf
+
+    class Scaled(tf.Module):
+        def __init__(self) -> None:
+            self.weights = None
+
+        @tf.function
+        def __call__(self, x):
+            if self.weights is None:  # built on the first call, as Keras layers and optimizers are
+                self.weights = tf.Variable(tf.ones((4, 2)))
+            return tf.reduce_sum(tf.matmul(x, self.weights))
+
+    model = Scaled()
+    with functions.FunctionEmulation(CONFIG) as emulation:
+        for _ in range(2):
+            model(tf.ones((8, 4)))
+    kinds = {key: report.function.helper for key, report in emulation.reports.items()}
+    assert sorted(kinds.values(), key=str) == [None, "initializer"], kinds  # the helper ran: the case is real
+    assert all(_retrace_notes(report) == [] for report in emulation.reports.values())

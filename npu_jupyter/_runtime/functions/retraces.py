@@ -88,10 +88,14 @@ def note_retraces(reports: dict[str, RunReport], traces: dict[str, Trace], key: 
 
     ``reports`` in the order the traces were first called; ``traces`` each one's :func:`trace_of`.
     A note written when there were fewer traces is replaced, so each report says the current count.
+
+    TensorFlow's helpers are never traces of the function: a ``tf.function`` whose first call creates
+    variables (Keras builds layers and optimizer slots so) also runs ``initialize_variables``, which
+    its own call made, so it has the same origin.
     """
     if helper_kind(key) is not None or key not in traces:  # TensorFlow's helpers: traced per caller
         return
-    keys = [k for k in reports if k in traces and traces[k].same_origin(traces[key])]
+    keys = [k for k in reports if k in traces and helper_kind(k) is None and traces[k].same_origin(traces[key])]
     if len(keys) < 2:
         return
     name = python_name(key)
