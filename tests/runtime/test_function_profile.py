@@ -38,6 +38,7 @@ def test_a_profiled_call_times_the_function_nodes_by_their_plan_decisions(tf, tr
     mm = next(t for t in result.ops if t.name == "mm")
     assert mm.op_type == "MatMul" and mm.engine == decisions["mm"].engine  # not the CPU kernel's name
     assert mm.output_shapes == [[32, 32]] and mm.duration_us > 0
+    assert mm.input_dtypes == list(decisions["mm"].input_dtypes)  # what it reads on the device (the CSV's inputs)
 
 
 def test_profile_files_of_a_call_are_the_session_profile_format(tmp_path, tf, traced):

@@ -62,6 +62,21 @@ def test_op_summary_has_ascend_columns_and_user_op_names_without_casts(tf, hand,
     assert float(mm["Task Duration(us, CPU emulation)"]) > 0
 
 
+def test_op_summary_input_types_are_what_each_op_reads_on_the_device(tf, hand, tmp_path):
+    """A float16 MatMul reads its float32 inputs cast to float16 (as the device's op_summary lists them),
+    and the op after it reads the float16 the MatMul writes: the CSV said FLOAT32 for both, beside the
+    producer's FLOAT16 output one row up. An op the plan leaves in float32 keeps FLOAT32."""
+    report = _profiled(tf, hand, tmp_path, half={"MatMul"})
+    with open(report.op_summary_csv, newline="") as handle:
+        rows = {r["Op Name"]: r for r in csv.DictReader(handle)}
+    decisions = report.plan.ops
+    assert rows["mm"]["Input Data Types"] == ";".join(d.upper() for d in decisions["mm"].input_dtypes)
+    assert rows["mm"]["Input Data Types"] == "FLOAT16;FLOAT16"
+    assert rows["act"]["Input Data Types"] == ";".join(d.upper() for d in decisions["act"].input_dtypes)
+    assert decisions["total"].input_dtypes[0] == "float32"  # a plain op: its graph dtype
+    assert rows["total"]["Input Data Types"].startswith("FLOAT32")
+
+
 def test_op_summary_writes_no_device_columns_it_cannot_measure(tf, hand, tmp_path):
     report = _profiled(tf, hand, tmp_path)
     with open(report.op_summary_csv, newline="") as handle:

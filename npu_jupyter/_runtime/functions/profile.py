@@ -157,6 +157,7 @@ def call_profile(
                 duration_us=max(duration, 0.001),
                 output_shapes=(shapes or {}).get(node, []),
                 output_dtypes=list(decision.output_dtypes or []),
+                input_dtypes=list(decision.input_dtypes),
             )
         )
     return StepProfile(step=step, ops=rows, cast_us=cast_us)

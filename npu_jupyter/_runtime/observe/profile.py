@@ -7,8 +7,9 @@ time reported separately), tag it with the engine the plan chose (AI_CORE / AI_C
 * ``trace_step_<n>.json`` — Chrome trace event format (``traceEvents`` with ``ph: "X"``, ``ts``/``dur``
   in microseconds, ``pid``/``tid``), which Perfetto and ``chrome://tracing`` open. One track per engine.
 * ``op_summary_step_<n>.csv`` — the op_summary columns Ascend users know that a CPU run can fill
-  (op, type, engine, shapes, dtypes, times labelled as CPU emulation); the device-only columns (task,
-  stream and model ids, wait time, block dim, formats) are left out rather than filled with constants.
+  (op, type, engine, shapes, the dtypes each op reads and writes on the device as the plan decided,
+  times labelled as CPU emulation); the device-only columns (task, stream and model ids, wait time,
+  block dim, formats) are left out rather than filled with constants.
 
 Which runs are profiled (:func:`profiles_run`): the steps a user asked about, not every ``session.run``.
 A run that only initialises variables is never traced (an init run plus 3 training steps gives 3
@@ -91,6 +92,8 @@ class OpTiming:
     duration_us: float
     output_shapes: list[list[int]] = field(default_factory=list)
     output_dtypes: list[str] = field(default_factory=list)
+    # each data input's dtype as the device reads it (the plan's, after the adapter's casts); empty: the graph's
+    input_dtypes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -195,6 +198,7 @@ def collect(
                 duration_us=duration,
                 output_shapes=shapes,
                 output_dtypes=types,
+                input_dtypes=list(decision.input_dtypes) if decision is not None else [],
             )
         )
     rows.sort(key=lambda r: r.start_us)
@@ -375,6 +379,8 @@ def op_summary_csv(profile: StepProfile, facts: GraphFacts) -> str:
     writer.writerow(CSV_COLUMNS)
     for t in profile.ops:
         in_shapes, in_types = _input_facts(facts, t.name, shapes)
+        if len(t.input_dtypes) == len(in_types):  # what the op reads on the device, as its output column says
+            in_types = t.input_dtypes
         writer.writerow(
             [
                 t.name,
