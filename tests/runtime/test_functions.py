@@ -566,3 +566,48 @@ def test_an_emulated_call_runs_without_grappler_and_puts_the_users_call_options_
     assert context.context().function_call_options is before
     step(tf.constant(1.0))
     assert seen[-1] is False  # a plain call after the emulation: the context's own options
+
+
+def _unread_ops(graph):
+    """Ops of a FuncGraph that neither its outputs nor its control outputs need (walked on the FuncGraph)."""
+    needed, stack = set(), [t.op for t in graph.outputs] + list(graph.control_outputs)
+    while stack:
+        op = stack.pop()
+        if op.name not in needed:
+            needed.add(op.name)
+            stack += [t.op for t in op.inputs] + list(op.control_inputs)
+    return {op.name for op in graph.get_operations()} - needed
+
+
+def test_ops_the_runtime_prunes_are_not_observed_so_they_raise_no_finding(tmp_path):
+    """A gradient taken through ``x / c`` also builds the gradient for the constant ``c``, which nothing
+    reads: TensorFlow prunes it (as GE would), so it never runs. Observed, it ran and was reported. ModelZoo
+    mnist_convnet_ID2524 (--reference) led its "Largest drift" with such a node (a dropout's
+    truediv/Sum); here, under force_fp16, it alone overflows float16 (x / c^2 = 1.2e5) and was the
+    "first non-finite value" of a call whose results are finite. The live gradient is observed as before."""
+    import tensorflow as tf
+
+    w = tf.Variable(np.full((1, 1), 3.0, np.float32))
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.matmul(tf.ones((1, 1)), w) / tf.constant(0.005))  # 600: finite
+        grad = tape.gradient(loss, w)  # 200: finite
+        w.assign_sub(1e-6 * grad)
+        return loss
+
+    config = {"precision_mode": "force_fp16", "enable_dump_debug": True, "dump_path": str(tmp_path)}
+    dead = _unread_ops(step.get_concrete_function().graph)
+    assert "gradient_tape/truediv/mul" in dead  # -grad * x / c^2: the constant's gradient, read by nothing
+    with functions.FunctionEmulation(config) as emulation:
+        loss = float(step())
+    with functions.FunctionEmulation({"precision_mode": "force_fp16"}, reference=True) as drifted:
+        step()
+    assert np.isfinite(loss)
+    (report,) = emulation.reports.values()
+    assert report.non_finite is None and report.overflow_ops == [] and report.first_overflow is None
+    assert report.overflow_check is not None and report.overflow_check.checked == 1  # the check ran and saw nothing
+    (with_drift,) = drifted.reports.values()
+    assert not set(with_drift.drift) & set(dead)  # no drift row for an op that never runs
+    assert any(op.startswith("gradient_tape/") for op in with_drift.drift)  # the live gradient still has one

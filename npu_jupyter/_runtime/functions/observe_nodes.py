@@ -6,7 +6,9 @@ FunctionDef (:mod:`.npu_jupyter._runtime.functions.rewrite`) gets stateful ``PyF
 (registered in TensorFlow's py-func registry under a token, as ``tf.numpy_function`` does) record
 what the body computed. TensorFlow's function runtime prunes every node that neither a return value
 nor a control return reaches (checked on TF 2.21: without the control return the callback never
-runs), so the nodes are listed in ``control_ret`` / ``signature.control_output``.
+runs), so the nodes are listed in ``control_ret`` / ``signature.control_output``. For the same reason
+only ops a call runs are watched (:meth:`~.npu_jupyter._runtime.functions.rewrite.StoredRefs.has_node`):
+watching a pruned one (a gradient for a constant, which nothing reads) would make the call run it.
 
 What is observed is what the device would store: the rounded tensor where the plan rounds it (the
 output of the ``Cast`` round trip), the original tensor elsewhere. Per execution of a body:
@@ -168,7 +170,7 @@ class FunctionObserver:
 
     def add_nodes(self, fdef: FunctionDefProto, refs: StoredRefs) -> None:
         """Add the flag, head, switch and values nodes to ``fdef`` (a rewritten FunctionDef)."""
-        self.callees = _callees(fdef)
+        self.callees = _callees(fdef, refs)
         for call in self.callees:  # a callee's observer runs only if its call is a control return too
             _control_return(fdef, call)
         self.flagged = [w for w in self.flagged if refs.has_node(w.op)]
@@ -317,10 +319,16 @@ def _op(graph: Graph, name: str) -> Operation | None:
         return None
 
 
-def _callees(fdef: FunctionDefProto) -> dict[str, list[str]]:
-    """Node -> the functions it runs (a call, a loop body, a branch)."""
+def _callees(fdef: FunctionDefProto, refs: StoredRefs) -> dict[str, list[str]]:
+    """Node -> the functions it runs (a call, a loop body, a branch), for the nodes a call of the body runs.
+
+    A call the runtime prunes (its results unread) is left out: made a control return so that its
+    body's observers run, it would run, though neither TensorFlow nor the device runs it.
+    """
     out: dict[str, list[str]] = {}
     for node in fdef.node_def:
+        if not refs.has_node(node.name):
+            continue
         names = []
         for attr in _FUNCTION_ATTRS:
             if attr not in node.attr:

@@ -17,7 +17,8 @@ Not shadowed (their own tensors feed the shadows): the function's arguments; sta
 reads and writes, ``ResourceApply*``, iterators and ``IteratorGetNext``, py funcs, random ops with
 state); ``Optional*`` ops; ops with a resource or variant input or output; constants; calls, loops and
 branches (``PartitionedCall``, ``StatefulPartitionedCall``, ``While``, ``If`` ...) and any op whose
-type is a library function. Control inputs are dropped (data edges order the shadows). The casts the
+type is a library function. Ops the runtime prunes (nothing the call returns or runs reads them) are
+neither shadowed nor compared: they never run. Control inputs are dropped (data edges order the shadows). The casts the
 emulation inserts and the observer nodes are not ops of the original body, so they get no shadow.
 
 Per float output of the body (not constants; shadowed ops, and unshadowed ones whose output is
@@ -116,7 +117,7 @@ class FunctionReference:
 
     def add_nodes(self, fdef: FunctionDef, refs: StoredRefs) -> None:
         """Add the shadows, the comparisons and the callback to ``fdef`` (a rewritten FunctionDef)."""
-        for call in _callees(fdef):  # a callee's reference runs only if its call is a control return too
+        for call in _callees(fdef, refs):  # a callee's reference runs only if its call is a control return too
             _control_return(fdef, call)
         nodes = [n for n in self._original.node_def if refs.has_node(n.name)]
         shadowed = self._needing_shadows({n.name: n for n in nodes})

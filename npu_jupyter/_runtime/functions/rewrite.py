@@ -20,7 +20,7 @@ otherwise the original is handed back untouched.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from npu_jupyter._runtime.rewrite import Rounding, emulation_of, insert_casts, roundings
 
@@ -45,15 +45,25 @@ class StoredRefs:
     """Where the rewritten definition holds the value the device stores for an op's input or output."""
 
     def __init__(
-        self, graph_def: GraphDef, tensor_map: dict[str, str], flat_to_nested: dict[str, str], args: set[str]
+        self,
+        graph_def: GraphDef,
+        tensor_map: dict[str, str],
+        flat_to_nested: dict[str, str],
+        args: set[str],
+        results: Iterable[str],
     ) -> None:
         self._nodes = {node.name: node for node in graph_def.node if node.name not in args}
         self._tensor_map = tensor_map
         self._flat_to_nested = flat_to_nested
+        self._live = live_nodes(graph_def, results)
 
     def has_node(self, op: str) -> bool:
-        """True for an op that is a node of the body (not one of the function's arguments)."""
-        return op in self._nodes
+        """True for an op of the body that a call runs: not an argument, and not pruned (:func:`live_nodes`).
+
+        Observers and the float32 shadow only read such ops: reading a pruned one would make the call
+        run it (and report it), though neither TensorFlow nor the device ever does.
+        """
+        return op in self._nodes and op in self._live
 
     def ref(self, op: str, kind: str, slot: int) -> str | None:
         """FunctionDef spelling of ``op``'s input or output ``slot`` as stored (after its rounding)."""
@@ -69,6 +79,34 @@ class StoredRefs:
     def original(self, op: str, slot: int) -> str:
         """FunctionDef spelling of ``op``'s output ``slot`` as the op computed it (before any rounding)."""
         return _nested(f"{op}:{slot}", self._flat_to_nested)
+
+
+def live_nodes(graph_def: GraphDef, results: Iterable[str]) -> set[str]:
+    """The nodes a call runs: those the ``results`` (return values' and control returns' ops) need.
+
+    TensorFlow's function runtime prunes the others before it runs a body (a gradient taken for a
+    constant, say, which nothing reads; TF 2.21), and ``tf.function`` makes every stateful op a control
+    return, so what is left is exactly what runs. Found backwards over data and control inputs.
+    """
+    inputs = {node.name: node.input for node in graph_def.node}
+    live: set[str] = set()
+    stack = [name for name in results if name in inputs]
+    while stack:
+        name = stack.pop()
+        if name in live:
+            continue
+        live.add(name)
+        for ref in inputs[name]:
+            producer = ref.lstrip("^").split(":", 1)[0]
+            if producer in inputs and producer not in live:
+                stack.append(producer)
+    return live
+
+
+def _result_nodes(fdef: FunctionDef, nested_to_flat: dict[str, str]) -> list[str]:
+    """The ops of ``fdef``'s return values and control returns (flat node names)."""
+    returned = [nested_to_flat.get(ref, ref).split(":", 1)[0] for ref in fdef.ret.values()]
+    return returned + list(fdef.control_ret.values())
 
 
 #: ``observe(definition, refs)`` adds observer nodes to a rewritten FunctionDef in place.
@@ -118,7 +156,7 @@ def rewrite_function(
         flat = nested_to_flat.get(ref, ref)
         if flat in tensor_map:  # the function returns what the device stored (the rounded tensor)
             new.ret[key] = _nested(tensor_map[flat], flat_to_nested)
-    refs = StoredRefs(graph_def, tensor_map, flat_to_nested, args)
+    refs = StoredRefs(graph_def, tensor_map, flat_to_nested, args, _result_nodes(fdef, nested_to_flat))
     if reference is not None:
         reference(new, refs)
     if observe is not None:
