@@ -168,9 +168,12 @@ def test_a_conv_bias_gradient_before_a_batch_norm_is_no_false_alarm_and_a_real_d
     (grad,) = [op for op in ops if op["t"] == "BiasAddGrad" and op["n"].startswith("gradient_tape/BiasAdd/")]
     assert grad["dr"]["rel_rmse"] > 10  # its own reference is noise ...
     assert grad["dr"]["in_rel"] < 0.01  # ... against the data it sums, it drifts as float16 rounds
-    fed = [op["n"] for op in ops if op.get("dr", {}).get("from_cancelled")]
-    # Adam's moments of that gradient; Keras 3 names a process's second Adam "adam_1", as in a suite run
-    assert any(re.match(r"adam(_\d+)?/", name) for name in fed)
+    # Adam's moments of that gradient, which Keras 3 reads through one IdentityN of every gradient: maybe
+    # noise, ranked after the sound figures (an unread Identity of the gradient was marked from_cancelled
+    # here until the emulation stopped running ops TensorFlow prunes). Keras 3 names a process's second
+    # Adam "adam_1", as in a suite run.
+    fed = [op["n"] for op in ops if op.get("dr", {}).get("from_cancelled") or op.get("dr", {}).get("maybe_cancelled")]
+    assert any(re.match(r"adam(_\d+)?/(Sub|Mul)_\d+$", name) for name in fed)
     worst = [ops[k]["n"] for k in payload["run"]["drift_worst"]]
     assert worst[0] == "unshift" and not set(worst) & set(fed)
     listed = _fact(payload, "ops.dr")
