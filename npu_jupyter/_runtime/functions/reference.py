@@ -18,8 +18,9 @@ reads and writes, ``ResourceApply*``, iterators and ``IteratorGetNext``, py func
 state); ``Optional*`` ops; ops with a resource or variant input or output; constants; calls, loops and
 branches (``PartitionedCall``, ``StatefulPartitionedCall``, ``While``, ``If`` ...) and any op whose
 type is a library function. Ops the runtime prunes (nothing the call returns or runs reads them) are
-neither shadowed nor compared: they never run. Control inputs are dropped (data edges order the shadows). The casts the
-emulation inserts and the observer nodes are not ops of the original body, so they get no shadow.
+neither shadowed nor compared: they never run. Control inputs are dropped (data edges order the
+shadows). The casts the emulation inserts and the observer nodes are not ops of the original body, so
+they get no shadow.
 
 Per float output of the body (not constants; shadowed ops, and unshadowed ones whose output is
 rounded), small in-graph reductions compare the stored tensor (the rounded one where the plan rounds

@@ -84,9 +84,10 @@ class StoredRefs:
 def live_nodes(graph_def: GraphDef, results: Iterable[str]) -> set[str]:
     """The nodes a call runs: those the ``results`` (return values' and control returns' ops) need.
 
-    TensorFlow's function runtime prunes the others before it runs a body (a gradient taken for a
-    constant, say, which nothing reads; TF 2.21), and ``tf.function`` makes every stateful op a control
-    return, so what is left is exactly what runs. Found backwards over data and control inputs.
+    TensorFlow's function runtime runs only these (checked on TF 2.21: an unread ``gather`` out of range
+    does not fail the call, a read one does; an unread gradient taken for a constant never runs), and
+    ``tf.function`` lists the stateful ops that must run, variable writes say, as control returns.
+    Found backwards over data and control inputs.
     """
     inputs = {node.name: node.input for node in graph_def.node}
     live: set[str] = set()
