@@ -63,9 +63,9 @@ def test_op_summary_has_ascend_columns_and_user_op_names_without_casts(tf, hand,
 
 
 def test_op_summary_input_types_are_what_each_op_reads_on_the_device(tf, hand, tmp_path):
-    """A float16 MatMul reads its float32 inputs cast to float16 (as the device's op_summary lists them),
-    and the op after it reads the float16 the MatMul writes: the CSV said FLOAT32 for both, beside the
-    producer's FLOAT16 output one row up. An op the plan leaves in float32 keeps FLOAT32."""
+    """A float16 MatMul reads its float32 inputs cast to float16 (as the device's op_summary lists them):
+    the CSV said FLOAT32;FLOAT32 beside the row's own FLOAT16 output. Every row lists the dtypes the plan
+    says its op reads; an op the plan leaves in float32 keeps FLOAT32."""
     report = _profiled(tf, hand, tmp_path, half={"MatMul"})
     with open(report.op_summary_csv, newline="") as handle:
         rows = {r["Op Name"]: r for r in csv.DictReader(handle)}
