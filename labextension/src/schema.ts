@@ -324,8 +324,8 @@ export interface OverflowCheck {
   /** Steps (a traced function's report: calls) whose outputs were checked, in total. */
   checked: number;
   /**
-   * The dump_debug_mode that chose the ops checked (aicore_overflow / atomic_overflow: AI Core ops; all: every
-   * device op).
+   * The dump_debug_mode that chose the ops checked (aicore_overflow / atomic_overflow: AI Core kernels; all: every
+   * device kernel; never an op GE executes itself, which has no kernel).
    */
   mode: string;
   /**

@@ -184,7 +184,11 @@ def _run_facts(payload: Mapping[str, Any]) -> list[Fact]:
 
 
 #: The ops each ``dump_debug_mode`` checks (:func:`~npu_jupyter._runtime.observe.observers.debug_covers`).
-_CHECKED_OPS = {"aicore_overflow": "AI Core ops", "atomic_overflow": "AI Core ops", "all": "device ops"}
+_CHECKED_OPS = {
+    "aicore_overflow": "AI Core kernels",
+    "atomic_overflow": "AI Core kernels",
+    "all": "device kernels (not the ops GE executes itself)",
+}
 
 
 def overflow_check_text(check: Mapping[str, Any], step: str, found: bool) -> str:
@@ -192,7 +196,8 @@ def overflow_check_text(check: Mapping[str, Any], step: str, found: bool) -> str
 
     A check that found nothing says so, or the user cannot tell it from no check: "no inf/NaN in 3 calls
     (emulated float16/float32 storage on this CPU; dump_debug_mode all: the float outputs of the device
-    ops)". One that found an overflow (``found``: the first-overflow line names it) says how much it checked.
+    kernels (not the ops GE executes itself))". One that found an overflow (``found``: the first-overflow
+    line names it) says how much it checked.
     """
     storage = "/".join(check.get("storage") or []) or "float"
     mode = str(check.get("mode") or "")
@@ -200,7 +205,7 @@ def overflow_check_text(check: Mapping[str, Any], step: str, found: bool) -> str
     said = (
         f"{steps} checked, inf/NaN found (the first overflow names the first op)" if found else f"no inf/NaN in {steps}"
     )
-    ops = _CHECKED_OPS.get(mode, "device ops")
+    ops = _CHECKED_OPS.get(mode, _CHECKED_OPS["all"])
     return f"{said} (emulated {storage} storage on this CPU; dump_debug_mode {mode}: the float outputs of the {ops})"
 
 

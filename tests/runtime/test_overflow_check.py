@@ -76,7 +76,8 @@ def test_a_session_check_that_found_an_overflow_names_it_and_claims_no_clean_run
 
 
 def test_a_step_whose_outputs_the_mode_does_not_cover_is_not_counted(tf, hand):
-    """aicore_overflow covers AI Core ops only, no mode covers host ops: such a step was not checked."""
+    """aicore_overflow covers AI Core ops only, no mode covers host ops nor an op GE executes itself (no
+    kernel, so no overflow check on the device): such a step was not checked."""
     import dataclasses
 
     from npu_jupyter._runtime.observe.observers import note_checked
@@ -86,10 +87,11 @@ def test_a_step_whose_outputs_the_mode_does_not_cover_is_not_counted(tf, hand):
     plan = hand.plan(g, {"Mul"})
     ai_cpu = dataclasses.replace(plan.ops["big"], engine="AI_CPU")
     host = dataclasses.replace(plan.ops["big"], engine="HOST")
-    note_checked(report, "aicore_overflow", [("float16", ai_cpu), ("float32", host)])
-    note_checked(report, "all", [("float32", host)])
+    read = dataclasses.replace(plan.ops["big"], op_type="ReadVariableOp")  # GE reads a variable itself
+    note_checked(report, "aicore_overflow", [("float16", ai_cpu), ("float32", host)], plan.soc)
+    note_checked(report, "all", [("float32", host), ("float32", read)], plan.soc)
     assert report.overflow_check is None
-    note_checked(report, "all", [("float16", plan.ops["big"])])
+    note_checked(report, "all", [("float16", plan.ops["big"])], plan.soc)
     assert report.overflow_check == OverflowCheck(1, "all", ("float16",))
 
 

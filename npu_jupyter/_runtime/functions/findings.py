@@ -110,7 +110,7 @@ class FunctionFindings:
 
         An observer made before the option was on (the device reconfigured) checks nothing: not counted.
         """
-        if self.settings.enable_dump_debug:
+        if self.settings.enable_dump_debug and observers:
             outputs = [
                 (w.decided_dtype or w.dtype, observer.plan.ops[w.op])
                 for observer in observers.values()
@@ -118,7 +118,8 @@ class FunctionFindings:
                 for w in observer.flagged
                 if w.op in observer.plan.ops
             ]
-            note_checked(report, self.settings.dump_debug_mode, outputs)
+            soc = next(iter(observers.values())).plan.soc  # one emulation plans every function for one SoC
+            note_checked(report, self.settings.dump_debug_mode, outputs, soc)
 
     def _overflow(
         self,
@@ -139,7 +140,7 @@ class FunctionFindings:
             flagged.extend(
                 (obs.function, w)
                 for w in obs.bad
-                if w.op in plan.ops and debug_covers(self.settings.dump_debug_mode, plan.ops[w.op])
+                if w.op in plan.ops and debug_covers(self.settings.dump_debug_mode, plan.ops[w.op], plan.soc)
             )
         if not flagged:
             return flagged

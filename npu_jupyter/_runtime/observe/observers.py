@@ -88,7 +88,8 @@ class StepObservers:
         if settings.enable_dump_debug and plan is not None:
             overflow_now = self._check_overflow(report, settings, record, plan, graph)
             covered = [w for w in watched.watch if w.kind == "output" and w.is_float and w.op in plan.ops]
-            note_checked(report, settings.dump_debug_mode, [(w.decided_dtype, plan.ops[w.op]) for w in covered])
+            outputs = [(w.decided_dtype, plan.ops[w.op]) for w in covered]
+            note_checked(report, settings.dump_debug_mode, outputs, plan.soc)
         if record.dump_now and plan is not None:
             entries = [
                 entry
@@ -131,7 +132,11 @@ class StepObservers:
         design = design_outputs(bad, self._provenance(plan)) if bad else set()
         flagged: list[str] = []
         for op, slot in bad:
-            if (op, slot) in design or op in flagged or not debug_covers(settings.dump_debug_mode, plan.ops[op]):
+            if (
+                (op, slot) in design
+                or op in flagged
+                or not debug_covers(settings.dump_debug_mode, plan.ops[op], plan.soc)
+            ):
                 continue
             flagged.append(op)
         if not flagged:
@@ -279,13 +284,13 @@ def note_overflow(report: RunReport, step: int, names: list[str], first: str) ->
     report.first_overflow_by_step[step] = first
 
 
-def note_checked(report: RunReport, mode: str, outputs: Sequence[tuple[str, OpDecision]]) -> None:
+def note_checked(report: RunReport, mode: str, outputs: Sequence[tuple[str, OpDecision]], soc: str) -> None:
     """Count a step (call) the overflow check looked at: some output ``mode`` covers was checked.
 
     ``outputs`` are the checked float outputs as (stored dtype, the op's decision); a step with none
     the mode covers is not counted, so the report never says "no inf/NaN" of a check that saw nothing.
     """
-    dtypes = [dtype for dtype, decision in outputs if debug_covers(mode, decision)]
+    dtypes = [dtype for dtype, decision in outputs if debug_covers(mode, decision, soc)]
     if dtypes:
         report.overflow_check = (report.overflow_check or OverflowCheck()).add(mode, dtypes)
 
@@ -348,18 +353,32 @@ def _entries(plan: Plan, w: Watch, values: Sequence[np.ndarray], overflow: bool)
     return [_writer.DumpEntry(w.op, op_type, w.kind, w.slot, v, w.decided_dtype, overflow=overflow) for v in values]
 
 
-def debug_covers(mode: str, decision: OpDecision) -> bool:
-    """Which ops ``dump_debug_mode`` watches: AI Core ops, or all device ops.
+def debug_covers(mode: str, decision: OpDecision, soc: str) -> bool:
+    """Which ops ``dump_debug_mode`` watches on ``soc``: AI Core kernels, or every device kernel.
 
     ``atomic_overflow`` is Atomic Add overflow "after AI Core computation" (the adapter's
     accuracy_comparison doc); which kernels accumulate with Atomic Add is not published per op type,
-    so it watches every AI Core op, like ``aicore_overflow``.
+    so it watches every AI Core op, like ``aicore_overflow``. An op GE executes itself, with no
+    compute kernel (a variable read, a constant, ExpandDims and other shape-only ops), is never
+    watched: CANN compiles the overflow check into each operator (ATC ``--status_check``) and reads
+    the AI Core status register after its task, and such an op has neither. Its output holds inf/NaN
+    only when its input did, and the op that made the value is the one flagged.
     """
     if decision.engine == "HOST":
         return False  # host ops run on the CPU, outside the device's overflow detection
+    if _without_kernel(decision.op_type, soc):
+        return False
     if mode in ("aicore_overflow", "atomic_overflow"):
         return decision.engine == "AI_CORE"
     return True
+
+
+def _without_kernel(op_type: str, soc: str) -> bool:
+    """Whether GE executes ``op_type`` itself on ``soc`` (the op tables' ``kernel`` "ge")."""
+    from npu_jupyter._plan.planner import library_for
+
+    caps = library_for(soc).caps(op_type)
+    return caps is not None and caps.kernel == "ge"
 
 
 def _static_bytes(graph: Graph, w: Watch) -> int:
