@@ -91,9 +91,14 @@ class RunReport:
         with the copies of its feeds and fetches; None where no estimate can be made.
 
         The sweep and the zoo check take their table's figures from here (the graph they ran), so a
-        row and the report of the same run agree.
+        row and the report of the same run agree. A traced function's report has its own graphs: its
+        estimate is the one it carries, whatever ``graph`` is.
         """
         from npu_jupyter.cost.attach import estimate_of
+
+        if self.function is not None:
+            found = self.estimate
+            return found.block if found is not None else None
 
         found = estimate_of(self.plan, graph, self.fed_shapes, fetches=self.fetches)
         return found.block if found is not None else None

@@ -12,13 +12,15 @@ refuse to compile (``Plan.errors``) gets no time: its block says it is refused.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the cost model is imported when an estimate is read
     from npu_jupyter._plan.model import Plan
     from npu_jupyter._tf_types import Graph
     from npu_jupyter.cost.roofline import StepCost
+    from npu_jupyter.cost.shapes import OpFacts
 
 FedShapes = Dict[str, List[int]]
 #: (plan id, fed shapes, fetches) -> the estimate: the reports of one plan fed the same shapes share one.
@@ -105,6 +107,62 @@ def estimate_of(
     return found
 
 
+#: Ops that call a library function: GE compiles the callee's ops into the caller's graph.
+_CALL_OPS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
+
+
+def function_estimate(
+    plan: Plan | None,
+    members: Sequence[tuple[str, Graph]],
+    fed_shapes: FedShapes | None = None,
+    fetches: Sequence[str] = (),
+) -> CostEstimate | None:
+    """The estimate of a traced function's report plan, over the function and the functions it calls.
+
+    ``members`` are ``(prefix, FuncGraph)``: the called function's graph with prefix "", then each
+    function it calls with the prefix its ops carry in the report's plan ("<function>/"). Shapes are
+    each graph's own: a function is traced for the shapes it is called with, and a dimension its trace
+    leaves unknown (a dataset iterator's batch) is counted as 1 and said in the basis, as for a session
+    graph's. ``fed_shapes`` (the call's host tensors: its arguments) and ``fetches`` (its outputs) are
+    the copies each call adds, as a session run's feeds and fetches. A call of a member is not
+    estimated itself (its callee's ops are), and a loop body's ops are counted once, as in a session
+    graph. None when it cannot be made.
+    """
+    if plan is None or not members:
+        return None
+    refused = refused_block(plan)
+    if refused is not None:
+        return CostEstimate(refused, {})
+    from npu_jupyter.cost.roofline import estimate
+    from npu_jupyter.cost.shapes import graph_facts
+    from npu_jupyter.cost.stand_ins import replacement, stand_ins
+
+    try:
+        facts: dict[str, OpFacts] = {}
+        emulated: dict[str, str] = {}
+        for prefix, graph in members:
+            for name, fact in graph_facts(graph).items():
+                if prefix:
+                    fact.inputs = [(prefix + src, slot) for src, slot in fact.inputs]
+                facts.setdefault(prefix + name, fact)
+            emulated.update({prefix + name: kind for name, kind in stand_ins(plan, graph, prefix).items()})
+        skipped, in_place = replacement(emulated)
+        if len(members) > 1:  # the callees' own ops are estimated: their calls are no kernels of their own
+            skipped |= {name for name, decision in plan.ops.items() if decision.op_type in _CALL_OPS}
+        cost = estimate(
+            plan,
+            members[0][1],
+            facts=facts,
+            fed_shapes=fed_shapes,
+            stood_in=skipped,
+            in_place=in_place,
+            fetched=fetches,
+        )
+    except Exception:  # noqa: BLE001 - the estimate is an extra; reading a report must never fail for it
+        return None
+    return CostEstimate(CostBlock.of(cost), {name: us for name, us in cost.est_us().items() if name not in emulated})
+
+
 class PendingEstimate:
     """The estimate of one report's plan, computed once when it is first read.
 
@@ -121,17 +179,26 @@ class PendingEstimate:
         memo: Memo | None = None,
         fetches: Sequence[str] = (),
     ) -> None:
-        self._args: tuple[Any, ...] = (plan, graph, fed_shapes, memo, tuple(fetches))
-        self._done = False
+        self._compute: Callable[[], CostEstimate | None] | None = functools.partial(
+            estimate_of, plan, graph, fed_shapes, memo, tuple(fetches)
+        )
         self._result: CostEstimate | None = None
+
+    @classmethod
+    def of_function(
+        cls, plan: Plan | None, members: Sequence[tuple[str, Graph]], fed_shapes: FedShapes, fetches: Sequence[str]
+    ) -> PendingEstimate:
+        """The pending :func:`function_estimate` of a traced function's report."""
+        pending = cls(None, None)
+        pending._compute = functools.partial(function_estimate, plan, list(members), fed_shapes, tuple(fetches))
+        return pending
 
     def result(self) -> CostEstimate | None:
         """The estimate (computed on the first call), or None when the plan cannot be estimated."""
-        if not self._done:
-            self._result = estimate_of(*self._args)
-            self._done = True
-            self._args = (None, None, None, None, ())  # the graph is no longer needed: let it go
+        if self._compute is not None:
+            compute, self._compute = self._compute, None  # the graphs are no longer needed: let them go
+            self._result = compute()
         return self._result
 
     def __repr__(self) -> str:
-        return f"PendingEstimate(done={self._done})"
+        return f"PendingEstimate(done={self._compute is None})"

@@ -74,8 +74,12 @@ def stamped(kind: str) -> contextlib.AbstractContextManager[None]:
     return _attr_scope({STAND_IN_ATTR: _attr(s=kind)})
 
 
-def stand_ins(plan: Plan | None, graph: Graph | None) -> dict[str, str]:
-    """The plan's ops the emulation stamped as stand-ins on its SoC, by name -> the feature they replace."""
+def stand_ins(plan: Plan | None, graph: Graph | None, prefix: str = "") -> dict[str, str]:
+    """The plan's ops the emulation stamped as stand-ins on its SoC, by name -> the feature they replace.
+
+    ``prefix``: ``graph`` is a function the plan's ops of that prefix come from (a traced function's
+    callee, "<function>/"); the names returned are ``graph``'s own.
+    """
     if plan is None or graph is None:
         return {}
     kinds = {name for name, kind in KINDS.items() if kind.socs is None or plan.soc in kind.socs}
@@ -83,7 +87,7 @@ def stand_ins(plan: Plan | None, graph: Graph | None) -> dict[str, str]:
     if not any(KINDS[k].markers & present for k in kinds):
         return {}  # no stand-in can be there: the per-op look-up below is not paid for every run's plan
     found = {}
-    for name in plan.ops:
+    for name in (op[len(prefix) :] for op in plan.ops if op.startswith(prefix)):
         try:
             value = graph.get_operation_by_name(name).get_attr(STAND_IN_ATTR)
         except (KeyError, ValueError):  # not in this graph (a function's op), or not stamped

@@ -611,3 +611,43 @@ def test_ops_the_runtime_prunes_are_not_observed_so_they_raise_no_finding(tmp_pa
     (with_drift,) = drifted.reports.values()
     assert not set(with_drift.drift) & set(dead)  # no drift row for an op that never runs
     assert any(op.startswith("gradient_tape/") for op in with_drift.drift)  # the live gradient still has one
+
+
+def test_a_function_report_carries_the_cost_models_estimate_of_its_calls():
+    """docs/contract.md (TF2): a traced function's report shows the estimated NPU step like a session's.
+
+    It is the estimate of the report's plan at the shapes the function was traced for, with the argument
+    each call copies to the device and the result it copies back; the same figures as estimating that
+    plan on the function's graph directly, labelled as estimated, and what the zoo check and the sweep
+    read."""
+    import tensorflow as tf
+
+    from npu_jupyter.cost.attach import estimate_of
+
+    w = tf.Variable(np.ones((64, 32), np.float32))
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(tf.matmul(x, w, name="mm")))
+        w.assign_sub(0.01 * tape.gradient(loss, w))
+        return loss
+
+    x = tf.ones((128, 64))
+    blocks = {}
+    for mode in ("allow_mix_precision", "must_keep_origin_dtype"):
+        with functions.FunctionEmulation({"precision_mode": mode}) as emulation:
+            step(x)
+            step(x)
+        (report,) = emulation.reports.values()
+        found = report.estimate
+        graph = step.get_concrete_function(x).graph
+        direct = estimate_of(report.plan, graph, {"x:0": [128, 64]}, fetches=[t.name for t in graph.outputs])
+        assert found is not None and direct is not None and found.block == direct.block
+        assert found.est_us == direct.est_us and found.est_us["mm"] > 0
+        assert "copies the run's 1 fed tensor to the device and 1 fetched tensor back" in found.block.basis
+        assert report.estimate_block(None) == found.block  # the zoo check's and the sweep's figures
+        assert "NPU step (estimated by the cost model, not measured)" in str(report)
+        blocks[mode] = found.block
+    assert blocks["must_keep_origin_dtype"].step_ratio_fp32 == 1.0
+    assert blocks["allow_mix_precision"].memory_ratio_fp32 < 1.0  # the float16 MatMul's tensors are halved

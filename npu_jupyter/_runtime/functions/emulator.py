@@ -180,6 +180,7 @@ class FunctionEmulation:
             if not context.executing_eagerly():
                 return original(function, *args, **kwargs)
             emulation._prepare(function)
+            emulation._attach_estimate(function, args)
             where = caller(entry_points())  # fit's validation and evaluate run one test function
             dumped = emulation._begin(function)
             profiler = emulation._profiler(function)
@@ -316,6 +317,30 @@ class FunctionEmulation:
         self.reports[key] = report
         self._traces[key] = trace_of(function)
         note_retraces(self.reports, self._traces, key)  # a second trace of one tf.function: say which is which
+
+    def _attach_estimate(self, function: AtomicFunction, args: tuple[Any, ...]) -> None:
+        """Give the report of ``function`` the cost model's estimate, computed when it is first read.
+
+        Attached at the first call, whose arguments are the host tensors each call copies to the device
+        (:func:`~npu_jupyter.cost.attach.function_estimate`); a later call of the same trace has the same
+        shapes, as TensorFlow traces again for others.
+        """
+        from npu_jupyter.cost.attach import PendingEstimate
+
+        key = function_name(function)
+        report = self.reports[key]
+        if report.cost is not None or report.plan is None or report.function is None:
+            return
+        main = report.function.plan_function
+        members = [
+            ("" if name == main else f"{name}/", self._graphs[name])
+            for name in self._trees[key]
+            if name in self._graphs
+        ]
+        graph = self._graphs.get(key)
+        fed = host_arguments(graph, args) if graph is not None else {}
+        fetches = [t.name for t in getattr(graph, "outputs", ())]  # a FuncGraph's returned tensors
+        report.cost = PendingEstimate.of_function(report.plan, members, fed, fetches)
 
     def _planned(self, function: AtomicFunction) -> tuple[Plan | None, list[Rounding]]:
         """(Plan or None, the float32 tensors it rounds) of one function, planned once per emulation."""
@@ -541,4 +566,22 @@ class FunctionEmulation:
         return out
 
 
-__all__ = ["KERAS3_NOTE", "TF2_RULE_NOTE", "FunctionEmulation", "supported"]
+def host_arguments(graph: Graph, args: tuple[Any, ...]) -> dict[str, list[int]]:
+    """``{"x:0": [16, 8]}``: each argument of a call that is a tensor a copy carries, by its placeholder.
+
+    Resource handles (variables, iterators), variants and strings are left out: the device reads a
+    variable or an iterator where it is, and no copy carries those.
+    """
+    out: dict[str, list[int]] = {}
+    for placeholder, value in zip(getattr(graph, "inputs", ()), args):  # a FuncGraph's arguments, then captures
+        dtype = getattr(placeholder.dtype, "name", "")
+        shape = getattr(value, "shape", None)
+        if dtype in ("resource", "variant", "string") or shape is None or shape.rank is None:
+            continue
+        dims = shape.as_list()
+        if None not in dims:
+            out[placeholder.name] = dims
+    return out
+
+
+__all__ = ["KERAS3_NOTE", "TF2_RULE_NOTE", "FunctionEmulation", "host_arguments", "supported"]
