@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from npu_jupyter._plan.graph.graph import GraphView
 
+#: Ops that call a library function (a nested ``tf.function``): GE compiles the callee's ops into the
+#: caller's graph, and the emulator plans the callee as a function of its own.
+FUNCTION_CALLS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
+
 #: functional control-flow op -> the TensorFlow call that builds it
 FUNCTIONAL_FLOW = {
     "While": "tf.while_loop",

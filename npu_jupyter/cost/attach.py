@@ -107,10 +107,6 @@ def estimate_of(
     return found
 
 
-#: Ops that call a library function: GE compiles the callee's ops into the caller's graph.
-_CALL_OPS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
-
-
 def function_estimate(
     plan: Plan | None,
     members: Sequence[tuple[str, Graph]],
@@ -133,6 +129,7 @@ def function_estimate(
     refused = refused_block(plan)
     if refused is not None:
         return CostEstimate(refused, {})
+    from npu_jupyter._plan.functional_flow import FUNCTION_CALLS
     from npu_jupyter.cost.roofline import estimate
     from npu_jupyter.cost.shapes import graph_facts
     from npu_jupyter.cost.stand_ins import replacement, stand_ins
@@ -148,7 +145,7 @@ def function_estimate(
             emulated.update({prefix + name: kind for name, kind in stand_ins(plan, graph, prefix).items()})
         skipped, in_place = replacement(emulated)
         if len(members) > 1:  # the callees' own ops are estimated: their calls are no kernels of their own
-            skipped |= {name for name, decision in plan.ops.items() if decision.op_type in _CALL_OPS}
+            skipped |= {name for name, decision in plan.ops.items() if decision.op_type in FUNCTION_CALLS}
         cost = estimate(
             plan,
             members[0][1],

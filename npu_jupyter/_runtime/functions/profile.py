@@ -24,6 +24,7 @@ import tempfile
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from npu_jupyter._plan.functional_flow import FUNCTION_CALLS
 from npu_jupyter._runtime.observe.profile import OpTiming, StepProfile
 from npu_jupyter._runtime.rewrite import ROUND_MARKER
 
@@ -163,8 +164,8 @@ def call_profile(
     return StepProfile(step=step, ops=rows, cast_us=cast_us)
 
 
-#: Ops that call a function; TensorFlow inlines the callee and prefixes its nodes with the call's name.
-_CALL_TYPES = frozenset({"StatefulPartitionedCall", "PartitionedCall"})
+# Ops that call a function (FUNCTION_CALLS): TensorFlow inlines the callee and prefixes its nodes
+# with the call's name.
 
 
 def _body_name(node: str, decisions: dict[str, OpDecision]) -> str:
@@ -172,7 +173,7 @@ def _body_name(node: str, decisions: dict[str, OpDecision]) -> str:
     while node not in decisions and "/" in node:
         head, _, rest = node.partition("/")
         call = decisions.get(head)
-        if call is None or call.op_type not in _CALL_TYPES:
+        if call is None or call.op_type not in FUNCTION_CALLS:
             break
         node = rest
     return node

@@ -9,7 +9,7 @@ here too: :func:`note_overflow`, :func:`note_checked`, :func:`debug_covers`, :cl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -290,7 +290,8 @@ def note_checked(report: RunReport, mode: str, outputs: Sequence[tuple[str, OpDe
     ``outputs`` are the checked float outputs as (stored dtype, the op's decision); a step with none
     the mode covers is not counted, so the report never says "no inf/NaN" of a check that saw nothing.
     """
-    dtypes = [dtype for dtype, decision in outputs if debug_covers(mode, decision, soc)]
+    kernel_free = _kernel_free(soc)  # once per step: every checked output of a step is asked
+    dtypes = [dtype for dtype, decision in outputs if _covers(mode, decision, kernel_free)]
     if dtypes:
         report.overflow_check = (report.overflow_check or OverflowCheck()).add(mode, dtypes)
 
@@ -364,21 +365,31 @@ def debug_covers(mode: str, decision: OpDecision, soc: str) -> bool:
     the AI Core status register after its task, and such an op has neither. Its output holds inf/NaN
     only when its input did, and the op that made the value is the one flagged.
     """
+    return _covers(mode, decision, _kernel_free(soc))
+
+
+def _covers(mode: str, decision: OpDecision, kernel_free: Callable[[str], bool]) -> bool:
+    """:func:`debug_covers` with the SoC's "executed by GE itself" test already looked up."""
     if decision.engine == "HOST":
         return False  # host ops run on the CPU, outside the device's overflow detection
-    if _without_kernel(decision.op_type, soc):
+    if kernel_free(decision.op_type):
         return False
     if mode in ("aicore_overflow", "atomic_overflow"):
         return decision.engine == "AI_CORE"
     return True
 
 
-def _without_kernel(op_type: str, soc: str) -> bool:
-    """Whether GE executes ``op_type`` itself on ``soc`` (the op tables' ``kernel`` "ge")."""
+def _kernel_free(soc: str) -> Callable[[str], bool]:
+    """Whether GE executes an op type itself on ``soc`` (the op tables' ``kernel`` "ge"): no compute kernel."""
     from npu_jupyter._plan.planner import library_for
 
-    caps = library_for(soc).caps(op_type)
-    return caps is not None and caps.kernel == "ge"
+    library = library_for(soc)
+
+    def kernel_free(op_type: str) -> bool:
+        caps = library.caps(op_type)
+        return caps is not None and caps.kernel == "ge"
+
+    return kernel_free
 
 
 def _static_bytes(graph: Graph, w: Watch) -> int:
